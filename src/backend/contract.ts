@@ -1,0 +1,303 @@
+/**
+ * The backend contract: the one interface every store implements (SQLite,
+ * Redis, SQS). The CLI, the worker runtime and the redrive engine talk only
+ * to this; a feature exists for a backend when the shared conformance suite
+ * (`test/conformance/`) passes on it.
+ *
+ * Rules every implementation keeps:
+ * - Every state change is atomic and checks the state machine (`core/states`).
+ * - Every write made on behalf of a worker checks the lease's fence token and
+ *   throws `LeaseLostError` when it does not match.
+ * - Every state change appends a `JobEvent`.
+ * - Reads are bounded: lists are pages of at most `MAX_PAGE_LIMIT`.
+ * - Time comes from the injected `Clock`, never from `Date.now()` directly.
+ */
+import type {
+  DeadReason,
+  DlqEntry,
+  Effect,
+  Job,
+  JobClass,
+  JobEnvelope,
+  JobEvent,
+  JobState,
+  SubmitRequest,
+} from '../core/schemas.js';
+import type { Action, Verdict } from '../core/verdict.js';
+
+export type BackendKind = 'sqlite' | 'redis' | 'sqs';
+
+export const MAX_PAGE_LIMIT = 1000;
+
+export interface PageRequest {
+  /** 1..MAX_PAGE_LIMIT. */
+  limit: number;
+  /** Opaque cursor from the previous page's `next_cursor`. */
+  cursor?: string | null;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Null on the last page. Paging is by job id (a ULID), so jobs added meanwhile never cause duplicates or gaps. */
+  next_cursor: string | null;
+}
+
+export interface SubmitResult {
+  job: Job;
+  /** False when the idempotency key matched an existing job with the same body. */
+  created: boolean;
+}
+
+export interface JobFilter {
+  queue?: string;
+  states?: JobState[];
+  tenant?: string;
+  class?: JobClass;
+  workflow?: string;
+  /** created_at >= since (epoch ms). */
+  since?: number;
+  /** created_at < until (epoch ms). */
+  until?: number;
+}
+
+export type CancelResult =
+  /** A queued/scheduled job ended at once. */
+  | { status: 'cancelled'; job: Job }
+  /** A running job was flagged; its worker sees it at the next heartbeat. */
+  | { status: 'cancel_requested'; job: Job }
+  /** Already terminal: nothing changed. */
+  | { status: 'already_terminal'; job: Job };
+
+export interface EventQuery {
+  queue?: string;
+  jobId?: string;
+  /** Start after this `seq` (exclusive). */
+  afterSeq?: string;
+  /** Only events at or after this time (epoch ms). */
+  since?: number;
+  /** Keep waiting for new events until `signal` aborts. */
+  follow?: boolean;
+  signal?: AbortSignal;
+}
+
+// ---------------------------------------------------------------- worker
+
+export interface ClaimRequest {
+  queue: string;
+  workerId: string;
+  workerVersion?: string | null;
+  /** How many jobs to claim at most. */
+  max: number;
+  /** Lease length; capped at the job's deadline. */
+  leaseMs: number;
+  /** Classes this worker takes; all when absent. */
+  classes?: JobClass[];
+}
+
+/** What the backend needs to check a worker's write: the job and its fence token. */
+export interface LeaseRef {
+  jobId: string;
+  fence: number;
+}
+
+export interface Lease extends LeaseRef {
+  job: Job;
+  envelope: JobEnvelope;
+  /** Epoch ms. Never after the job's deadline. */
+  expiresAt: number;
+}
+
+export type HeartbeatResult =
+  | { jobId: string; status: 'ok'; expiresAt: number; cancelRequested: boolean; deadlineReached: boolean }
+  /** The fence no longer matches (expired and reclaimed, or ended): stop working on it. */
+  | { jobId: string; status: 'lost' };
+
+/** An error from a handler, classified by `core/retry.classifyError`. */
+export interface Failure {
+  code: string;
+  message: string;
+  retryable: boolean;
+  workerVersion?: string | null;
+}
+
+/**
+ * What `fail` decided, computed by the backend from `core/retry` (it owns the
+ * retry budget counters). Returned so the worker can log it.
+ */
+export type FailureOutcome =
+  | { kind: 'retry'; runAt: number; job: Job }
+  | { kind: 'dead'; reason: DeadReason; job: Job }
+  | { kind: 'expired'; job: Job };
+
+/** How a job is ended when its handler stopped because of cancel or deadline. */
+export type AbortOutcome = 'cancelled' | 'expired';
+
+// ---------------------------------------------------------------- DLQ
+
+export interface DlqFilter {
+  queue?: string;
+  tenant?: string;
+  workflow?: string;
+  errorCodes?: string[];
+  reason?: DeadReason;
+  /** dead_at >= since (epoch ms). */
+  since?: number;
+  /** dead_at < until (epoch ms). */
+  until?: number;
+  minAttempts?: number;
+  maxAttempts?: number;
+  /** true: only entries whose deadline passed (or has less than minRemainingMs left); false: only the others. */
+  expired?: boolean;
+  minRemainingMs?: number;
+  partial?: boolean;
+  /** Case-insensitive substring of error code, error message, workflow, tenant or job id. */
+  grep?: string;
+  /** Evaluate `expired` against this time (epoch ms); defaults to the backend clock. */
+  now?: number;
+}
+
+export type BulkAction = Action;
+
+/** The attempts policy of a redrive. */
+export type AttemptsPolicy = { kind: 'reset' } | { kind: 'extra'; n: number };
+
+/** A plan item's verdict; the rules live in `core/verdict`. */
+export type PlanVerdict = Verdict;
+
+export const LEDGER_STATUSES = ['planned', 'moved', 'skipped', 'failed'] as const;
+export type LedgerStatus = (typeof LEDGER_STATUSES)[number];
+
+export interface LedgerItem {
+  run_id: string;
+  job_id: string;
+  verdict: PlanVerdict;
+  status: LedgerStatus;
+  /** Why it was skipped or failed. */
+  detail: string | null;
+  updated_at: string;
+}
+
+export interface RunRecord {
+  run_id: string;
+  queue: string;
+  action: BulkAction;
+  /** OS user and context name of the operator. */
+  user: string;
+  context: string | null;
+  reason: string | null;
+  /** The selector as given, for the audit. */
+  filters: Record<string, unknown>;
+  options: {
+    attempts?: AttemptsPolicy;
+    maxRedrives?: number;
+    minRemainingMs?: number;
+    includePartial?: boolean;
+    rate?: number | null;
+    batchSize?: number;
+  };
+  created_at: string;
+  updated_at: string;
+  status: 'planned' | 'running' | 'interrupted' | 'completed' | 'completed_with_failures';
+  counts: Record<LedgerStatus, number>;
+}
+
+export interface LockHolder {
+  /** Who: `user@host pid N`. */
+  owner: string;
+  host: string;
+  pid: number;
+  run_id: string | null;
+  acquired_at: string;
+}
+
+export type LockResult = { acquired: true } | { acquired: false; holder: LockHolder };
+
+/** Applying one ledger item: atomic per job, and only if the ledger item is still `planned`. */
+export interface ApplyRequest {
+  runId: string;
+  jobIds: string[];
+  /** Re-checked at apply time, inside the same atomic step as the move. */
+  now: number;
+}
+
+// ---------------------------------------------------------------- stats
+
+export interface QueueStats {
+  queue: string;
+  counts: Record<JobState, number>;
+  dlq_size: number;
+  /** Age of the oldest claimable job (ms), null when none. */
+  oldest_queued_age_ms: number | null;
+  running: number;
+}
+
+// ---------------------------------------------------------------- the interface
+
+export interface Backend {
+  readonly kind: BackendKind;
+  /** Where it points, with credentials redacted: safe to print. */
+  readonly description: string;
+
+  // ---- producers and operators
+  /** Idempotent on `idempotency_key`: same key and body → same job, `created: false`; same key, other body → `IdempotencyConflictError`. */
+  submit(req: SubmitRequest): Promise<SubmitResult>;
+  get(jobId: string): Promise<Job | null>;
+  list(filter: JobFilter, page: PageRequest): Promise<Page<Job>>;
+  cancel(jobId: string, reason: string | null): Promise<CancelResult>;
+  /** Events in `seq` order. With `follow`, waits for new ones until `signal` aborts. */
+  events(query: EventQuery): AsyncIterable<JobEvent>;
+  /** Names of queues that have (or had) jobs: for completion and stats. Bounded. */
+  queues(): Promise<string[]>;
+
+  // ---- workers
+  /** Claims up to `max` claimable jobs with fairness across classes and tenants; reclaims expired leases first. */
+  claim(req: ClaimRequest): Promise<Lease[]>;
+  /** Extends leases (never past the deadline) and reports cancel requests. */
+  heartbeat(leases: LeaseRef[], leaseMs: number): Promise<HeartbeatResult[]>;
+  checkpoint(lease: LeaseRef, data: unknown): Promise<void>;
+  /** Records an effect as started, or returns the existing record (which may be `done`). */
+  beginEffect(lease: LeaseRef, key: string): Promise<Effect>;
+  finishEffect(lease: LeaseRef, key: string, result: unknown): Promise<Effect>;
+  complete(lease: LeaseRef, result: string | null): Promise<Job>;
+  /** Retry (scheduled), DLQ (dead) or expired, per `core/retry`. */
+  fail(lease: LeaseRef, failure: Failure): Promise<FailureOutcome>;
+  /** Ends a running job after its handler stopped for a cancel request or a passed deadline. */
+  abort(lease: LeaseRef, outcome: AbortOutcome): Promise<Job>;
+  /** Gives a job back without counting the attempt (graceful shutdown). */
+  release(lease: LeaseRef): Promise<void>;
+
+  // ---- DLQ
+  dlqList(filter: DlqFilter, page: PageRequest): Promise<Page<DlqEntry>>;
+  dlqGet(jobId: string): Promise<DlqEntry | null>;
+  /** The exact stored bytes of an entry (for `dlq show --raw`). */
+  dlqRaw(jobId: string): Promise<Uint8Array | null>;
+
+  // ---- bulk runs: plan, ledger, lock, audit
+  /** Persists the audit record and the frozen plan as ledger items (`planned` or `skipped`). */
+  createRun(run: RunRecord, items: Array<{ job_id: string; verdict: PlanVerdict; detail: string | null }>): Promise<void>;
+  getRun(runId: string): Promise<RunRecord | null>;
+  listRuns(filter: { queue?: string }, page: PageRequest): Promise<Page<RunRecord>>;
+  updateRun(runId: string, patch: Partial<Pick<RunRecord, 'status' | 'updated_at'>>): Promise<RunRecord>;
+  /** Ledger items in job-id order, optionally only one status. */
+  ledger(runId: string, page: PageRequest, status?: LedgerStatus): Promise<Page<LedgerItem>>;
+  /**
+   * Applies the run's action to these planned items. Atomic per job: the
+   * move and its ledger update commit together, and an item whose ledger
+   * status is no longer `planned` is left alone, so a killed run resumes
+   * with nothing doubled. Re-checks each job (still dead, not expired since,
+   * not partial unless allowed, under the redrive cap); a job that fails a
+   * check is marked `skipped` with its reason.
+   */
+  applyRunItems(req: ApplyRequest): Promise<LedgerItem[]>;
+  /** One lock per queue for bulk DLQ actions. */
+  acquireLock(queue: string, holder: LockHolder): Promise<LockResult>;
+  releaseLock(queue: string, runId: string | null): Promise<void>;
+  readLock(queue: string): Promise<LockHolder | null>;
+  /** Removes a lock whatever its holder (an operator breaking a dead process's lock). */
+  breakLock(queue: string): Promise<LockHolder | null>;
+
+  // ---- stats
+  stats(queue: string): Promise<QueueStats>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,145 @@
+/**
+ * Typed errors that carry their exit code. Only `cli/main` turns them into a
+ * process exit; everything else throws them.
+ *
+ * The exit codes are a public contract (`agentq help exit-codes`): scripts
+ * branch on them, so a code never changes meaning.
+ */
+export const ExitCode = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  declined: 3,
+  auth: 4,
+  notFound: 5,
+  partial: 6,
+  /** EX_TEMPFAIL: backpressure, a held lock or a transient backend error. */
+  retryLater: 75,
+  /** EX_CONFIG: bad configuration file, unknown context. */
+  config: 78,
+  interrupted: 130,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** Exit codes of `agentq submit --wait` (documented in the README). */
+export const WaitExitCode = {
+  succeeded: 0,
+  /** The job reached a terminal state other than `succeeded`. */
+  endedWithoutSuccess: 1,
+  /** `--timeout` passed before the job ended; the job keeps running. */
+  timedOut: 124,
+} as const;
+
+export const EXIT_CODE_DOCS: ReadonlyArray<{ code: number; name: string; meaning: string }> = [
+  { code: 0, name: 'ok', meaning: 'Success. An empty list is a success.' },
+  { code: 1, name: 'failure', meaning: 'The operation failed, or a waited-for job ended without success.' },
+  { code: 2, name: 'usage', meaning: 'Invalid flags, arguments or input; the message names the rule that was broken.' },
+  { code: 3, name: 'declined', meaning: 'Confirmation declined, or a mutation in a script without --yes.' },
+  { code: 4, name: 'auth', meaning: 'Authentication or permission error from the backend, or a read-only context.' },
+  { code: 5, name: 'not-found', meaning: 'The job, run or other named object does not exist.' },
+  { code: 6, name: 'partial', meaning: 'A bulk action finished but some items failed; see the ledger.' },
+  { code: 75, name: 'retry-later', meaning: 'Backpressure, a held lock or a transient backend error; retry later.' },
+  { code: 78, name: 'config', meaning: 'Bad configuration: unreadable config file, unknown context, bad URL.' },
+  { code: 124, name: 'wait-timeout', meaning: 'submit --wait: --timeout passed before the job ended.' },
+  { code: 130, name: 'interrupted', meaning: 'Interrupted (Ctrl-C); bulk actions print the command to resume.' },
+];
+
+export class AgentqError extends Error {
+  /** Stable machine-readable code, e.g. `INPUT_TOO_LARGE`. */
+  readonly code: string;
+  readonly exitCode: number;
+  /** A line of advice printed after the message (what to do instead). */
+  readonly hint: string | undefined;
+
+  constructor(code: string, message: string, exitCode: number, hint?: string) {
+    super(message);
+    this.name = new.target.name;
+    this.code = code;
+    this.exitCode = exitCode;
+    this.hint = hint;
+  }
+}
+
+/** Bad input: names the rule that was broken. Exit 2. */
+export class ValidationError extends AgentqError {
+  constructor(message: string, hint?: string, code = 'VALIDATION') {
+    super(code, message, ExitCode.usage, hint);
+  }
+}
+
+export class NotFoundError extends AgentqError {
+  constructor(message: string, code = 'NOT_FOUND') {
+    super(code, message, ExitCode.notFound);
+  }
+}
+
+export class ConfigError extends AgentqError {
+  constructor(message: string, hint?: string) {
+    super('CONFIG', message, ExitCode.config, hint);
+  }
+}
+
+export class DeclinedError extends AgentqError {
+  constructor(message: string, hint?: string) {
+    super('DECLINED', message, ExitCode.declined, hint);
+  }
+}
+
+export class PermissionError extends AgentqError {
+  constructor(message: string, hint?: string) {
+    super('PERMISSION', message, ExitCode.auth, hint);
+  }
+}
+
+/** Backpressure, a held lock or a transient backend error. Exit 75. */
+export class RetryLaterError extends AgentqError {
+  /** When it is worth retrying, if known (epoch ms). */
+  readonly retryAfterMs: number | undefined;
+  constructor(message: string, code = 'RETRY_LATER', hint?: string, retryAfterMs?: number) {
+    super(code, message, ExitCode.retryLater, hint);
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/** A state transition the state machine does not allow (e.g. cancel a succeeded job). */
+export class IllegalTransitionError extends AgentqError {
+  constructor(message: string) {
+    super('ILLEGAL_TRANSITION', message, ExitCode.failure);
+  }
+}
+
+/** Idempotency key reused with a different request body. Exit 2: it is a caller bug. */
+export class IdempotencyConflictError extends AgentqError {
+  readonly existingJobId: string;
+  constructor(key: string, existingJobId: string) {
+    super(
+      'IDEMPOTENCY_CONFLICT',
+      `idempotency key ${JSON.stringify(key)} was already used for ${existingJobId} with a different request body`,
+      ExitCode.usage,
+      'Use a new idempotency key for a different request, or resend the original body.',
+    );
+    this.existingJobId = existingJobId;
+  }
+}
+
+/**
+ * A write by a worker whose lease is gone (expired, reclaimed by another
+ * worker, or the job ended). The fence token on every write detects it.
+ */
+export class LeaseLostError extends AgentqError {
+  readonly jobId: string;
+  constructor(jobId: string, detail = 'the lease expired or was taken over') {
+    super('LEASE_LOST', `lease lost on ${jobId}: ${detail}`, ExitCode.failure);
+    this.jobId = jobId;
+  }
+}
+
+export class InterruptedError extends AgentqError {
+  constructor(message = 'interrupted', hint?: string) {
+    super('INTERRUPTED', message, ExitCode.interrupted, hint);
+  }
+}
+
+export function isAgentqError(e: unknown): e is AgentqError {
+  return e instanceof AgentqError;
+}

@@ -1,0 +1,233 @@
+/**
+ * The wire model: zod schemas for everything agentq prints as JSON or stores.
+ * These shapes are the public contract (`-o json`, `tail -o ndjson`, the
+ * library API). Field names are snake_case on the wire; times are ISO-8601
+ * strings in UTC.
+ */
+import { z } from 'zod';
+
+export const INLINE_INPUT_MAX_BYTES = 64 * 1024;
+
+export const JOB_CLASSES = ['interactive', 'batch', 'maintenance'] as const;
+export const JobClass = z.enum(JOB_CLASSES);
+export type JobClass = z.infer<typeof JobClass>;
+
+export const JOB_STATES = ['queued', 'scheduled', 'running', 'succeeded', 'dead', 'cancelled', 'expired'] as const;
+export const JobState = z.enum(JOB_STATES);
+export type JobState = z.infer<typeof JobState>;
+
+/** How a terminal job ended, as reported to users. `partially_completed` = a non-success with effects started. */
+export const OUTCOMES = ['succeeded', 'failed', 'cancelled', 'expired', 'partially_completed'] as const;
+export const Outcome = z.enum(OUTCOMES);
+export type Outcome = z.infer<typeof Outcome>;
+
+export const DEAD_REASONS = ['exhausted', 'permanent', 'lease_lost', 'custody'] as const;
+export const DeadReason = z.enum(DEAD_REASONS);
+export type DeadReason = z.infer<typeof DeadReason>;
+
+const isoTime = z.iso.datetime({ offset: true });
+
+/** Queue, tenant and key names: printable, bounded, no separators that break key layouts. */
+export const NAME_RULE = 'must be 1-128 characters of letters, digits and . _ - (starting with a letter or digit)';
+export const Name = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, `name ${NAME_RULE}`);
+
+export const WORKFLOW_RULE = 'must look like name:vN, e.g. research_report:v3';
+export const Workflow = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}:v\d{1,6}$/, `workflow ${WORKFLOW_RULE}`);
+
+export const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'sha256 must be 64 lowercase hex digits');
+
+export const Budget = z.object({
+  tokens: z.number().int().positive().nullable().default(null),
+  cost_usd: z.number().positive().nullable().default(null),
+});
+export type Budget = z.infer<typeof Budget>;
+
+/**
+ * What a producer sends. Defaults are applied by `normalizeSubmit` in
+ * `core/submit.ts`, not here, so the idempotency check compares like with like.
+ */
+export const SubmitRequest = z
+  .object({
+    workflow: Workflow,
+    queue: Name.default('default'),
+    tenant_id: Name.default('default'),
+    operation: z.string().min(1).max(200).nullable().default(null),
+    class: JobClass.default('batch'),
+    input: z.string().nullable().default(null),
+    input_ref: z.string().min(1).max(2048).nullable().default(null),
+    input_sha256: Sha256.nullable().default(null),
+    deadline_at: isoTime.nullable().default(null),
+    idempotency_key: z.string().min(1).max(256).nullable().default(null),
+    max_attempts: z.number().int().min(1).max(100).default(3),
+    trace_id: z.string().min(1).max(128).nullable().default(null),
+    budget: Budget.nullable().default(null),
+    allowed_tools: z.array(z.string().min(1).max(128)).max(256).default([]),
+    /** Estimated seconds of work, for admission control; defaults per workflow in config. */
+    estimated_seconds: z.number().positive().nullable().default(null),
+    /** Not before this time: the job starts `scheduled`. */
+    run_at: isoTime.nullable().default(null),
+  })
+  .strict();
+export type SubmitRequest = z.input<typeof SubmitRequest>;
+export type NormalizedSubmit = z.output<typeof SubmitRequest>;
+
+export const AttemptRecord = z.object({
+  attempt: z.number().int().min(1),
+  worker_id: z.string(),
+  worker_version: z.string().nullable(),
+  started_at: isoTime,
+  ended_at: isoTime.nullable(),
+  /** `succeeded`, `failed`, `lease_lost`, `cancelled`, `expired`, `released`, or null while running. */
+  outcome: z.string().nullable(),
+  error_code: z.string().nullable(),
+  error_message: z.string().nullable(),
+});
+export type AttemptRecord = z.infer<typeof AttemptRecord>;
+
+export const EFFECT_STATUSES = ['started', 'done'] as const;
+export const Effect = z.object({
+  key: z.string(),
+  status: z.enum(EFFECT_STATUSES),
+  /** Stable key to hand to the external system: `<job_id>:<effect key>`. */
+  idempotency_key: z.string(),
+  attempt: z.number().int(),
+  started_at: isoTime,
+  done_at: isoTime.nullable(),
+  result: z.unknown().nullable(),
+});
+export type Effect = z.infer<typeof Effect>;
+
+export const LeaseInfo = z.object({
+  worker_id: z.string(),
+  fence: z.number().int(),
+  expires_at: isoTime,
+});
+export type LeaseInfo = z.infer<typeof LeaseInfo>;
+
+export const JobError = z.object({
+  code: z.string(),
+  message: z.string(),
+  retryable: z.boolean(),
+});
+export type JobError = z.infer<typeof JobError>;
+
+export const DeadInfo = z.object({
+  reason: DeadReason,
+  dead_at: isoTime,
+  error_code: z.string(),
+  error_message: z.string(),
+  worker_version: z.string().nullable(),
+});
+export type DeadInfo = z.infer<typeof DeadInfo>;
+
+export const Lineage = z.object({
+  redrive_count: z.number().int().min(0),
+  redriven_at: isoTime.nullable(),
+  redrive_run: z.string().nullable(),
+});
+export type Lineage = z.infer<typeof Lineage>;
+
+/** The envelope a worker receives: the submit fields plus identity and attempt. */
+export const JobEnvelope = z.object({
+  job_id: z.string(),
+  tenant_id: z.string(),
+  queue: z.string(),
+  workflow: z.string(),
+  operation: z.string().nullable(),
+  class: JobClass,
+  input: z.string().nullable(),
+  input_ref: z.string().nullable(),
+  input_sha256: z.string().nullable(),
+  deadline_at: isoTime.nullable(),
+  idempotency_key: z.string().nullable(),
+  attempt: z.number().int().min(0),
+  max_attempts: z.number().int().min(1),
+  trace_id: z.string().nullable(),
+  budget: Budget.nullable(),
+  allowed_tools: z.array(z.string()),
+  estimated_seconds: z.number().nullable(),
+  created_at: isoTime,
+});
+export type JobEnvelope = z.infer<typeof JobEnvelope>;
+
+/** A job as stored and shown by `inspect -o json`. */
+export const Job = JobEnvelope.extend({
+  state: JobState,
+  /** Set for terminal jobs. */
+  outcome: Outcome.nullable(),
+  updated_at: isoTime,
+  /** When a `queued`/`scheduled` job becomes claimable. */
+  run_at: isoTime,
+  ended_at: isoTime.nullable(),
+  lease: LeaseInfo.nullable(),
+  cancel_requested_at: isoTime.nullable(),
+  cancel_reason: z.string().nullable(),
+  checkpoint: z.unknown().nullable(),
+  effects: z.array(Effect),
+  last_error: JobError.nullable(),
+  attempts: z.array(AttemptRecord),
+  result: z.string().nullable(),
+  dead: DeadInfo.nullable(),
+  lineage: Lineage,
+});
+export type Job = z.infer<typeof Job>;
+
+export const EVENT_TYPES = [
+  'submitted',
+  'claimed',
+  'checkpoint',
+  'effect_started',
+  'effect_done',
+  'retry_scheduled',
+  'succeeded',
+  'dead',
+  'cancel_requested',
+  'cancelled',
+  'expired',
+  'lease_expired',
+  'released',
+  'redriven',
+  'purged',
+] as const;
+export const EventType = z.enum(EVENT_TYPES);
+export type EventType = z.infer<typeof EventType>;
+
+/** One line of `tail -o ndjson`. `seq` is a per-backend monotonically increasing cursor. */
+export const JobEvent = z.object({
+  type: EventType,
+  seq: z.string(),
+  at: isoTime,
+  job_id: z.string(),
+  queue: z.string(),
+  tenant_id: z.string(),
+  from_state: JobState.nullable(),
+  to_state: JobState.nullable(),
+  attempt: z.number().int(),
+  data: z.record(z.string(), z.unknown()).nullable(),
+});
+export type JobEvent = z.infer<typeof JobEvent>;
+
+/** A job in the DLQ, as `dlq list/show -o json` prints it. */
+export const DlqEntry = z.object({
+  job_id: z.string(),
+  queue: z.string(),
+  tenant_id: z.string(),
+  workflow: z.string(),
+  class: JobClass,
+  dead_at: isoTime,
+  reason: DeadReason,
+  error_code: z.string(),
+  error_message: z.string(),
+  worker_version: z.string().nullable(),
+  attempts: z.number().int(),
+  max_attempts: z.number().int(),
+  deadline_at: isoTime.nullable(),
+  /** True when the effect ledger shows an external effect started. */
+  partial: z.boolean(),
+  redrive_count: z.number().int(),
+  /** Set when the stored entry cannot be parsed into a job: never moved or deleted by bulk actions. */
+  malformed: z.string().nullable(),
+  /** The full job, when it parses. */
+  job: Job.nullable(),
+});
+export type DlqEntry = z.infer<typeof DlqEntry>;

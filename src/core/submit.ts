@@ -1,0 +1,64 @@
+import { createHash } from 'node:crypto';
+import { ValidationError } from './errors.js';
+import { INLINE_INPUT_MAX_BYTES, SubmitRequest, type NormalizedSubmit } from './schemas.js';
+import { formatZodError } from './validate.js';
+
+/**
+ * Validates and fills defaults. Pure apart from hashing. Enforces the rules a
+ * schema cannot express: the inline input cap, and that a reference comes
+ * with its checksum.
+ */
+export function normalizeSubmit(raw: unknown, now: number): NormalizedSubmit {
+  const parsed = SubmitRequest.safeParse(raw);
+  if (!parsed.success) throw new ValidationError(formatZodError(parsed.error, 'submit request'));
+  const req = parsed.data;
+  if (req.input !== null) {
+    const bytes = Buffer.byteLength(req.input, 'utf8');
+    if (bytes > INLINE_INPUT_MAX_BYTES) {
+      throw new ValidationError(
+        `inline input is ${bytes} bytes; the limit is ${INLINE_INPUT_MAX_BYTES} bytes (64 KiB)`,
+        'Store the document elsewhere and pass a reference: --input-ref s3://bucket/key --input-sha256 <hex>, or --input-file PATH.',
+        'INPUT_TOO_LARGE',
+      );
+    }
+    if (req.input_ref !== null) {
+      throw new ValidationError('give either inline input or input_ref, not both');
+    }
+  }
+  if (req.input_ref !== null && req.input_sha256 === null) {
+    throw new ValidationError('input_ref needs input_sha256: a reference must carry the checksum of what it points to');
+  }
+  if (req.input_sha256 !== null && req.input_ref === null) {
+    throw new ValidationError('input_sha256 is only meaningful with input_ref');
+  }
+  if (req.deadline_at !== null && Date.parse(req.deadline_at) <= now) {
+    throw new ValidationError(`deadline_at ${req.deadline_at} is not in the future`);
+  }
+  // Normalise times to UTC ISO so the fingerprint does not depend on how the zone was written.
+  if (req.deadline_at !== null) req.deadline_at = new Date(req.deadline_at).toISOString();
+  if (req.run_at !== null) req.run_at = new Date(req.run_at).toISOString();
+  return req;
+}
+
+/**
+ * Fingerprint of the request body for idempotency: the same key with a
+ * different fingerprint is refused. Keys are sorted so field order does not matter.
+ */
+export function requestFingerprint(req: NormalizedSubmit): string {
+  return createHash('sha256').update(stableStringify(req)).digest('hex');
+}
+
+export function stableStringify(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (Array.isArray(v)) return `[${v.map(stableStringify).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o)
+    .sort()
+    .filter((k) => o[k] !== undefined)
+    .map((k) => `${JSON.stringify(k)}:${stableStringify(o[k])}`)
+    .join(',')}}`;
+}
+
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}

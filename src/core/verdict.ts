@@ -1,0 +1,67 @@
+/**
+ * The verdict of a bulk DLQ action on one entry. Used twice with the same
+ * rules: when the plan is built, and again inside the backend's atomic apply
+ * step (a job may have expired, or left the DLQ, since the plan was made).
+ */
+import type { DlqEntry } from './schemas.js';
+
+export type Action = 'redrive' | 'purge' | 'expire';
+
+export type Verdict =
+  | 'redrive'
+  | 'purge'
+  | 'expire'
+  | 'skip:expired'
+  | 'skip:partial'
+  | 'skip:quarantined'
+  | 'skip:malformed'
+  | 'skip:not_in_dlq'
+  | 'skip:not_expired';
+
+export interface VerdictOptions {
+  action: Action;
+  /** Epoch ms. */
+  now: number;
+  /** Less time than this left before the deadline counts as expired (a redrive could not finish). */
+  minRemainingMs: number;
+  /** Redrive jobs whose effect ledger shows an external effect started (needs --force). */
+  includePartial: boolean;
+  /** Jobs redriven this many times already are quarantined. */
+  maxRedrives: number;
+}
+
+export const DEFAULT_MAX_REDRIVES = 3;
+
+/** True when the deadline has passed or less than `minRemainingMs` is left. */
+export function isExpiredAt(deadlineAt: string | null, now: number, minRemainingMs = 0): boolean {
+  if (deadlineAt === null) return false;
+  return Date.parse(deadlineAt) - now <= minRemainingMs;
+}
+
+export function verdictFor(entry: DlqEntry | null, o: VerdictOptions): { verdict: Verdict; detail: string | null } {
+  if (entry === null) return { verdict: 'skip:not_in_dlq', detail: 'the job is no longer in the DLQ' };
+  if (entry.malformed !== null) return { verdict: 'skip:malformed', detail: entry.malformed };
+  const expired = isExpiredAt(entry.deadline_at, o.now, o.minRemainingMs);
+  switch (o.action) {
+    case 'purge':
+      return { verdict: 'purge', detail: null };
+    case 'expire':
+      return expired
+        ? { verdict: 'expire', detail: null }
+        : { verdict: 'skip:not_expired', detail: `deadline ${entry.deadline_at ?? 'none'} has not passed` };
+    case 'redrive':
+      if (expired) {
+        return {
+          verdict: 'skip:expired',
+          detail: o.minRemainingMs > 0 && Date.parse(entry.deadline_at!) > o.now ? `less than the minimum remaining time left before ${entry.deadline_at}` : `deadline ${entry.deadline_at} passed`,
+        };
+      }
+      if (entry.partial && !o.includePartial) {
+        return { verdict: 'skip:partial', detail: 'the effect ledger shows an external effect started; reconcile by hand or use --include-partial --force' };
+      }
+      if (entry.redrive_count >= o.maxRedrives) {
+        return { verdict: 'skip:quarantined', detail: `redriven ${entry.redrive_count} times already (limit ${o.maxRedrives})` };
+      }
+      return { verdict: 'redrive', detail: null };
+  }
+}
