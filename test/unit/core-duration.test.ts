@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { formatDuration, parseDeadline, parseDuration, parseIsoTime, parsePastTime } from '../../src/core/duration.js';
+import { ValidationError } from '../../src/core/errors.js';
+
+describe('parseDuration', () => {
+  it.each([
+    ['90s', 90_000],
+    ['15m', 900_000],
+    ['2h', 7_200_000],
+    ['1d', 86_400_000],
+    ['1h30m', 5_400_000],
+    ['500ms', 500],
+    ['1.5h', 5_400_000],
+    ['1w', 604_800_000],
+  ])('%s is %d ms', (text, ms) => {
+    expect(parseDuration(text)).toBe(ms);
+  });
+
+  it('trims surrounding spaces', () => {
+    expect(parseDuration(' 2h ')).toBe(7_200_000);
+  });
+
+  it.each(['', '30', 'h', '2x', ' ', '-5m', '5m3', 'abc'])('refuses %j and names the rule', (text) => {
+    expect(() => parseDuration(text, 'deadline')).toThrow(ValidationError);
+    expect(() => parseDuration(text, 'deadline')).toThrow(/use a number with a unit/);
+  });
+});
+
+describe('formatDuration', () => {
+  it('is compact and keeps two units', () => {
+    expect(formatDuration(5_400_000)).toBe('1h30m');
+    expect(formatDuration(90_061_000)).toBe('1d1h');
+    expect(formatDuration(45_000)).toBe('45s');
+    expect(formatDuration(120)).toBe('120ms');
+    expect(formatDuration(-60_000)).toBe('-1m');
+  });
+});
+
+describe('absolute and relative times', () => {
+  const now = Date.UTC(2026, 10, 29, 10, 0, 0);
+
+  it('a relative deadline is from now; an absolute one is parsed with its zone', () => {
+    expect(parseDeadline('2h', now)).toBe(now + 7_200_000);
+    expect(parseDeadline('2026-11-29T12:00:00+01:00', now)).toBe(Date.UTC(2026, 10, 29, 11));
+  });
+
+  it('a deadline in the past is refused', () => {
+    expect(() => parseDeadline('2026-11-29T09:00:00Z', now)).toThrow(/not in the future/);
+  });
+
+  it('a time without a zone is refused: it means different instants on different machines', () => {
+    expect(() => parseIsoTime('2026-11-29T10:00:00')).toThrow(/no time zone/);
+  });
+
+  it('--since 6h means six hours ago', () => {
+    expect(parsePastTime('6h', now)).toBe(now - 6 * 3_600_000);
+    expect(parsePastTime('2026-11-28', now)).toBe(Date.UTC(2026, 10, 28));
+  });
+
+  it('garbage is refused with the rule', () => {
+    expect(() => parseIsoTime('2026-13-45T99:00:00Z')).toThrow(ValidationError);
+  });
+});

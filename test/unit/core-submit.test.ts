@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock, seededRandom } from '../../src/core/clock.js';
+import { ValidationError } from '../../src/core/errors.js';
+import { createIdFactory, isJobId } from '../../src/core/ids.js';
+import { INLINE_INPUT_MAX_BYTES } from '../../src/core/schemas.js';
+import { normalizeSubmit, requestFingerprint } from '../../src/core/submit.js';
+
+const now = Date.UTC(2026, 10, 29);
+
+describe('normalizeSubmit', () => {
+  it('fills defaults', () => {
+    const r = normalizeSubmit({ workflow: 'research_report:v3' }, now);
+    expect(r).toMatchObject({ queue: 'default', tenant_id: 'default', class: 'batch', max_attempts: 3, allowed_tools: [] });
+  });
+  it('caps inline input at 64 KiB and points to --input-ref', () => {
+    const big = 'x'.repeat(INLINE_INPUT_MAX_BYTES + 1);
+    try {
+      normalizeSubmit({ workflow: 'w:v1', input: big }, now);
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ValidationError);
+      expect((e as ValidationError).code).toBe('INPUT_TOO_LARGE');
+      expect((e as ValidationError).hint).toMatch(/--input-ref/);
+    }
+    expect(() => normalizeSubmit({ workflow: 'w:v1', input: 'x'.repeat(INLINE_INPUT_MAX_BYTES) }, now)).not.toThrow();
+  });
+  it('counts bytes, not characters', () => {
+    const emoji = '€'.repeat(Math.floor(INLINE_INPUT_MAX_BYTES / 3) + 1); // 3 bytes each
+    expect(() => normalizeSubmit({ workflow: 'w:v1', input: emoji }, now)).toThrow(/bytes/);
+  });
+  it('a reference needs its checksum', () => {
+    expect(() => normalizeSubmit({ workflow: 'w:v1', input_ref: 's3://b/k' }, now)).toThrow(/input_sha256/);
+  });
+  it('names the broken rule for bad fields', () => {
+    expect(() => normalizeSubmit({ workflow: 'nope' }, now)).toThrow(/workflow: .*name:vN/);
+    expect(() => normalizeSubmit({ workflow: 'w:v1', class: 'urgent' }, now)).toThrow(/class/);
+    expect(() => normalizeSubmit({ workflow: 'w:v1', queue: 'a b' }, now)).toThrow(/queue: name must be/);
+    expect(() => normalizeSubmit({ workflow: 'w:v1', surprise: 1 }, now)).toThrow(ValidationError);
+  });
+  it('refuses a deadline in the past', () => {
+    expect(() => normalizeSubmit({ workflow: 'w:v1', deadline_at: '2026-01-01T00:00:00Z' }, now)).toThrow(/not in the future/);
+  });
+});
+
+describe('requestFingerprint', () => {
+  it('ignores field order and zone spelling, not content', () => {
+    const a = normalizeSubmit({ workflow: 'w:v1', tenant_id: 't', deadline_at: '2026-12-01T01:00:00+01:00' }, now);
+    const b = normalizeSubmit({ deadline_at: '2026-12-01T00:00:00Z', tenant_id: 't', workflow: 'w:v1' }, now);
+    const c = normalizeSubmit({ workflow: 'w:v1', tenant_id: 'u' }, now);
+    expect(requestFingerprint(a)).toBe(requestFingerprint(b));
+    expect(requestFingerprint(a)).not.toBe(requestFingerprint(c));
+  });
+});
+
+describe('job ids', () => {
+  it('are job_ + ULID and sort in creation order within one millisecond', () => {
+    const clock = new ManualClock(now);
+    const next = createIdFactory(clock, seededRandom(1));
+    const ids = Array.from({ length: 100 }, () => next('job_'));
+    expect(ids.every(isJobId)).toBe(true);
+    expect([...ids].sort()).toEqual(ids);
+    expect(isJobId('job_nope')).toBe(false);
+  });
+});
