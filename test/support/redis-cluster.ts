@@ -1,0 +1,75 @@
+/**
+ * A real local Redis Cluster of 3 masters (no replicas) for integration
+ * tests: three `redis-server --cluster-enabled yes` processes on free loopback
+ * ports (each port + 10000 free too, for the cluster bus), joined with
+ * `redis-cli --cluster create … --cluster-yes`, torn down afterwards.
+ * Start it once per test file: creating a cluster takes about a second.
+ */
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, killChild, serverArgs, spawnRedis, waitForPing } from './redis-server.js';
+
+export interface RedisCluster {
+  ports: number[];
+  /** `redis+cluster://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3` */
+  url: string;
+  stop(): Promise<void>;
+  cli(port: number, ...args: string[]): string;
+}
+
+function cli(port: number, ...args: string[]): string {
+  const r = spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`redis-cli -p ${port} ${args.join(' ')} failed: ${r.stderr}${r.stdout}`);
+  return r.stdout;
+}
+
+export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
+  const root = mkdtempSync(join(tmpdir(), 'agentq-cluster-'));
+  const children: ChildProcess[] = [];
+  const ports: number[] = [];
+  try {
+    for (let i = 0; i < masters; i++) {
+      const port = await freePort(10000);
+      const dir = join(root, String(port));
+      mkdirSync(dir);
+      ports.push(port);
+      children.push(
+        spawnRedis(
+          serverArgs(port, dir, {
+            args: ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-node-timeout', '5000'],
+          }),
+        ),
+      );
+    }
+    await Promise.all(ports.map((p) => waitForPing(p)));
+    const create = spawnSync(
+      'redis-cli',
+      ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'],
+      { encoding: 'utf8' },
+    );
+    if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stderr}${create.stdout}`);
+    // Every node must agree the cluster is up before clients connect.
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const ok = ports.every((p) => cli(p, 'cluster', 'info').includes('cluster_state:ok'));
+      if (ok) break;
+      if (Date.now() > deadline) throw new Error('cluster did not reach cluster_state:ok');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  } catch (e) {
+    await Promise.all(children.map((c) => killChild(c)));
+    rmSync(root, { recursive: true, force: true });
+    throw e;
+  }
+  return {
+    ports,
+    url: `redis+cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`,
+    cli,
+    stop: async () => {
+      await Promise.all(children.map((c) => killChild(c)));
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}

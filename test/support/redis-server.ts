@@ -1,0 +1,151 @@
+/**
+ * A throwaway `redis-server` for integration tests: the installed binary,
+ * started on a free loopback port with its own temp dir, and killed (dir
+ * removed) afterwards. Never the machine's Redis on 6379.
+ *
+ * `--save ''` turns RDB snapshots off; `aof` turns the append-only file on
+ * (with `appendfsync always` by default) for the restart tests.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface RedisServerOptions {
+  aof?: boolean;
+  appendfsync?: 'always' | 'everysec' | 'no';
+  /** Extra `--name value` arguments. */
+  args?: string[];
+  /** Use this port (e.g. to restart on the same one). */
+  port?: number;
+  /** Use this directory (e.g. to restart on the same AOF). */
+  dir?: string;
+}
+
+export interface RedisServer {
+  port: number;
+  host: string;
+  url: string;
+  dir: string;
+  /** SIGKILLs the server (no shutdown save) and waits for it to exit. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port and directory. */
+  start(): Promise<void>;
+  /** Kills it and removes its directory. */
+  stop(): Promise<void>;
+  /** Runs `redis-cli` against it and returns stdout. */
+  cli(...args: string[]): string;
+}
+
+/** A free TCP port on 127.0.0.1 (and, when `alsoPlus` is given, port+alsoPlus free too: the cluster bus). */
+export async function freePort(alsoPlus?: number): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const srv = createServer();
+      srv.once('error', reject);
+      srv.listen(0, '127.0.0.1', () => {
+        const p = (srv.address() as { port: number }).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    if (alsoPlus === undefined) return port;
+    if (port + alsoPlus > 65535) continue;
+    if (await isFree(port + alsoPlus)) return port;
+  }
+  throw new Error('no free port pair found');
+}
+
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+/** Resolves when a PING on the port gets +PONG (polls with a deadline, no fixed sleep). */
+export async function waitForPing(port: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = new Socket();
+      let buf = '';
+      const done = (v: boolean) => {
+        s.destroy();
+        resolve(v);
+      };
+      s.setTimeout(1000, () => done(false));
+      s.once('error', () => done(false));
+      s.connect(port, '127.0.0.1', () => s.write('PING\r\n'));
+      s.on('data', (d) => {
+        buf += d.toString();
+        if (buf.includes('\r\n')) done(buf.startsWith('+PONG'));
+      });
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`redis-server on ${port} did not answer PING within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+export function serverArgs(port: number, dir: string, o: RedisServerOptions): string[] {
+  return [
+    '--port', String(port),
+    '--bind', '127.0.0.1',
+    '--dir', dir,
+    '--save', '',
+    '--appendonly', o.aof ? 'yes' : 'no',
+    '--appendfsync', o.appendfsync ?? 'always',
+    '--maxmemory-policy', 'noeviction',
+    '--daemonize', 'no',
+    '--logfile', join(dir, 'redis.log'),
+    ...(o.args ?? []),
+  ];
+}
+
+export function spawnRedis(args: string[]): ChildProcess {
+  const child = spawn('redis-server', args, { stdio: 'ignore' });
+  child.unref();
+  return child;
+}
+
+export function killChild(child: ChildProcess | null): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+export async function startRedisServer(o: RedisServerOptions = {}): Promise<RedisServer> {
+  const port = o.port ?? (await freePort());
+  const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'agentq-redis-'));
+  let child: ChildProcess | null = null;
+  const start = async () => {
+    child = spawnRedis(serverArgs(port, dir, o));
+    await waitForPing(port);
+  };
+  const kill = async () => {
+    await killChild(child);
+    child = null;
+  };
+  await start();
+  return {
+    port,
+    host: '127.0.0.1',
+    url: `redis://127.0.0.1:${port}`,
+    dir,
+    kill,
+    start,
+    stop: async () => {
+      await kill();
+      rmSync(dir, { recursive: true, force: true });
+    },
+    cli: (...args: string[]) => {
+      const r = spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`redis-cli ${args.join(' ')} failed: ${r.stderr}`);
+      return r.stdout;
+    },
+  };
+}
