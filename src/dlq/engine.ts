@@ -1,0 +1,233 @@
+/**
+ * The bulk-action engine behind `dlq redrive`, `dlq purge` and `dlq expire`
+ * (and the TUI): select → plan → (confirm, done by the caller) → lock →
+ * ledger → apply in paced batches → audit.
+ *
+ * Nothing here knows about commander or `process`: the backend, the clock,
+ * sleeping, the operator's identity, progress and Ctrl-C (an AbortSignal) are
+ * all passed in.
+ *
+ * Why it cannot lose or double a job: the plan is written to the durable
+ * ledger before anything moves; each batch goes to `applyRunItems`, which
+ * moves a job and marks its ledger item in one atomic step and ignores items
+ * no longer `planned`. A run killed at any point leaves every item either
+ * `planned` (not touched) or done (moved/skipped/failed) — `--resume` picks
+ * up exactly the `planned` ones.
+ */
+import type { Backend, BulkAction, LedgerStatus, RunRecord } from '../backend/contract.js';
+import type { Clock } from '../core/clock.js';
+import { toIso } from '../core/duration.js';
+import { NotFoundError, ValidationError } from '../core/errors.js';
+import { DEFAULT_ATTEMPTS_POLICY, PlanBuilder, type AttemptsPolicy, type PartialNotice, type Plan } from '../core/plan.js';
+import { DEFAULT_MAX_REDRIVES } from '../core/verdict.js';
+import type { Selector } from './filter.js';
+import { takeQueueLock, type Identity, type LockOptions, type ProcessProbe } from './lock.js';
+import type { ProgressSink } from './progress.js';
+import { Pacer } from './rate.js';
+import { walkDlq } from './select.js';
+
+export interface EngineDeps {
+  backend: Backend;
+  clock: Clock;
+  /** Waits `ms`, resolving early when `signal` aborts. */
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  newRunId: () => string;
+  identity: Identity;
+  probe?: ProcessProbe;
+}
+
+export interface PlanRequest {
+  action: BulkAction;
+  selector: Selector;
+  maxRedrives?: number;
+  includePartial?: boolean;
+  attempts?: AttemptsPolicy;
+  signal?: AbortSignal;
+}
+
+export interface BuiltPlan {
+  plan: Plan;
+  /** Partial jobs this plan would redrive (only with includePartial): show their effects before confirming. */
+  partialNotices: PartialNotice[];
+}
+
+/** Select and judge: a read-only walk; the result is the frozen plan. */
+export async function buildPlan(deps: Pick<EngineDeps, 'backend' | 'clock'>, req: PlanRequest): Promise<BuiltPlan> {
+  const now = deps.clock.now();
+  const maxRedrives = req.maxRedrives ?? DEFAULT_MAX_REDRIVES;
+  const includePartial = req.includePartial ?? false;
+  const builder = new PlanBuilder({ action: req.action, now, minRemainingMs: req.selector.minRemainingMs, includePartial, maxRedrives });
+  for await (const page of walkDlq(deps.backend, req.selector.filter, { signal: req.signal })) {
+    for (const entry of page) builder.add(entry);
+  }
+  const options: Plan['options'] =
+    req.action === 'redrive'
+      ? { attempts: req.attempts ?? DEFAULT_ATTEMPTS_POLICY, maxRedrives, minRemainingMs: req.selector.minRemainingMs, includePartial }
+      : { minRemainingMs: req.selector.minRemainingMs };
+  const plan = builder.finish({ action: req.action, createdAt: toIso(now), filters: req.selector.given, options });
+  return { plan, partialNotices: builder.partialNotices };
+}
+
+export interface RunSettings {
+  reason: string | null;
+  /** Jobs per second; null = unlimited. */
+  rate: number | null;
+  batchSize: number;
+  lock?: LockOptions;
+}
+
+/**
+ * Takes the queue lock and writes the audit record and the frozen plan to
+ * the ledger. Returns the run, lock held; follow with `applyRun`.
+ */
+export async function startRun(deps: EngineDeps, plan: Plan, s: RunSettings): Promise<RunRecord> {
+  if (plan.queue === null) throw new ValidationError('the plan is empty: nothing to do');
+  const runId = deps.newRunId();
+  const at = toIso(deps.clock.now());
+  await takeQueueLock(deps.backend, plan.queue, deps.identity, runId, at, { probe: deps.probe, ...s.lock });
+  const run: RunRecord = {
+    run_id: runId,
+    queue: plan.queue,
+    action: plan.action,
+    user: `${deps.identity.user}@${deps.identity.host}`,
+    context: deps.identity.context,
+    reason: s.reason,
+    filters: plan.filters,
+    options: { ...plan.options, rate: s.rate, batchSize: s.batchSize },
+    created_at: at,
+    updated_at: at,
+    status: 'planned',
+    counts: { planned: 0, moved: 0, skipped: 0, failed: 0 },
+  };
+  try {
+    await deps.backend.createRun(
+      run,
+      plan.items.map((i) => ({ job_id: i.job_id, verdict: i.verdict, detail: i.detail })),
+    );
+  } catch (e) {
+    await deps.backend.releaseLock(plan.queue, runId).catch(() => undefined);
+    throw e;
+  }
+  return (await deps.backend.getRun(runId)) ?? run;
+}
+
+export interface ApplyControl {
+  signal?: AbortSignal;
+  onProgress?: ProgressSink;
+  /** Overrides of the run's recorded pacing (e.g. `--resume --rate 10`). */
+  rate?: number | null;
+  batchSize?: number;
+  resumed?: boolean;
+}
+
+export interface ApplyResult {
+  run: RunRecord;
+  /** True when stopped by the signal: the rest of the items are still `planned`. */
+  interrupted: boolean;
+  /** What this session did (a resumed run did part of its work earlier). */
+  session: Record<Exclude<LedgerStatus, 'planned'>, number>;
+}
+
+/** Applies the run's `planned` ledger items in paced batches; releases the lock at the end. Expects the lock held. */
+export async function applyRun(deps: EngineDeps, runId: string, c: ApplyControl = {}): Promise<ApplyResult> {
+  const { backend, clock } = deps;
+  const start = await backend.getRun(runId);
+  if (!start) throw new NotFoundError(`run ${runId} does not exist`, 'RUN_NOT_FOUND');
+  const rate = c.rate !== undefined ? c.rate : (start.options.rate ?? null);
+  const batchSize = c.batchSize ?? start.options.batchSize ?? 100;
+  const remaining = start.counts.planned;
+  const session = { moved: 0, skipped: 0, failed: 0 };
+  const t0 = clock.now();
+  const pacer = new Pacer(rate, () => clock.now());
+  let interrupted = false;
+  let failedHard = true;
+  try {
+    await backend.updateRun(runId, { status: 'running', updated_at: toIso(t0) });
+    c.onProgress?.({ kind: 'started', run_id: runId, action: start.action, queue: start.queue, remaining, resumed: c.resumed ?? false });
+    let cursor: string | null = null;
+    let done = 0;
+    for (;;) {
+      // Ctrl-C is honoured between batches only: a batch in flight always finishes and is recorded.
+      if (c.signal?.aborted) {
+        interrupted = true;
+        break;
+      }
+      const page = await backend.ledger(runId, { limit: batchSize, cursor }, 'planned');
+      const ids = page.items.filter((i) => i.status === 'planned').map((i) => i.job_id);
+      if (ids.length > 0) {
+        const wait = pacer.delayFor();
+        if (wait > 0) await deps.sleep(wait, c.signal);
+        if (c.signal?.aborted) {
+          interrupted = true;
+          break;
+        }
+        pacer.issue(ids.length);
+        const results = await backend.applyRunItems({ runId, jobIds: ids, now: clock.now() });
+        for (const r of results) {
+          if (r.status === 'moved') session.moved++;
+          else if (r.status === 'skipped') session.skipped++;
+          else if (r.status === 'failed') session.failed++;
+        }
+        done += ids.length;
+        c.onProgress?.({
+          kind: 'batch',
+          run_id: runId,
+          done,
+          remaining_at_start: remaining,
+          ...session,
+          elapsed_ms: clock.now() - t0,
+        });
+      }
+      if (page.next_cursor === null) break;
+      cursor = page.next_cursor;
+    }
+    const final = await finishRun(deps, start, interrupted);
+    failedHard = false;
+    if (interrupted) c.onProgress?.({ kind: 'interrupted', run_id: runId, done, remaining_at_start: remaining });
+    else c.onProgress?.({ kind: 'finished', run_id: runId, counts: final.counts });
+    return { run: final, interrupted, session };
+  } finally {
+    if (failedHard) {
+      // A backend error mid-run: mark it resumable and let go of the lock; every finished item is already in the ledger.
+      await backend.updateRun(runId, { status: 'interrupted', updated_at: toIso(clock.now()) }).catch(() => undefined);
+    }
+    await backend.releaseLock(start.queue, runId).catch(() => undefined);
+  }
+}
+
+async function finishRun(deps: EngineDeps, start: RunRecord, interrupted: boolean): Promise<RunRecord> {
+  const now = toIso(deps.clock.now());
+  const current = (await deps.backend.getRun(start.run_id)) ?? start;
+  const status: RunRecord['status'] = interrupted
+    ? 'interrupted'
+    : current.counts.planned > 0
+      ? 'interrupted'
+      : current.counts.failed > 0
+        ? 'completed_with_failures'
+        : 'completed';
+  return deps.backend.updateRun(start.run_id, { status, updated_at: now });
+}
+
+/**
+ * `--resume RUN_ID`: takes the lock again (a lock left behind by this same
+ * run's killed process is taken over; anything else needs `--break-lock`)
+ * and applies what is still `planned`.
+ */
+export async function resumeRun(deps: EngineDeps, runId: string, c: ApplyControl & { lock?: LockOptions } = {}): Promise<ApplyResult> {
+  const run = await deps.backend.getRun(runId);
+  if (!run) throw new NotFoundError(`run ${runId} does not exist`, 'RUN_NOT_FOUND');
+  if (run.status === 'completed' || run.status === 'completed_with_failures') {
+    return { run, interrupted: false, session: { moved: 0, skipped: 0, failed: 0 } };
+  }
+  await takeQueueLock(deps.backend, run.queue, deps.identity, runId, toIso(deps.clock.now()), {
+    probe: deps.probe,
+    ...c.lock,
+    resumingRunId: runId,
+  });
+  return applyRun(deps, runId, { ...c, resumed: true });
+}
+
+/** The shell command that resumes a run, printed on Ctrl-C. No --yes: the plan was confirmed when the run was made. */
+export function resumeCommand(run: Pick<RunRecord, 'run_id' | 'action'>): string {
+  return `agentq dlq ${run.action} --resume ${run.run_id}`;
+}

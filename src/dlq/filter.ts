@@ -1,0 +1,129 @@
+/**
+ * The DLQ selector: flags as typed by the operator → a validated `DlqFilter`.
+ * Every rule is checked here, before any read or write, and a broken rule is
+ * named in the error (exit 2), so `--since 6` or `--min-attempts 3
+ * --max-attempts 1` never silently selects nothing — or everything.
+ */
+import { ValidationError } from '../core/errors.js';
+import type { DlqFilter } from '../backend/contract.js';
+import { parseDuration, parsePastTime, toIso } from '../core/duration.js';
+import { DEAD_REASONS, NAME_RULE, Name, WORKFLOW_RULE, Workflow, type DeadReason } from '../core/schemas.js';
+
+/** The selector flags shared by list, summary, export, redrive, purge and expire. */
+export interface SelectorInput {
+  queue?: string;
+  tenant?: string;
+  workflow?: string;
+  errorCode?: string[];
+  reason?: string;
+  since?: string;
+  until?: string;
+  minAttempts?: string;
+  maxAttempts?: string;
+  expired?: boolean;
+  notExpired?: boolean;
+  minRemaining?: string;
+  /** `--partial` → true, `--no-partial` → false. */
+  partial?: boolean;
+  grep?: string;
+}
+
+export interface Selector {
+  filter: DlqFilter;
+  /** The flags as given (only those present), for plans and the audit record. */
+  given: Record<string, unknown>;
+  /** From `--min-remaining`; 0 when absent. Also feeds the redrive verdicts. */
+  minRemainingMs: number;
+}
+
+const ERROR_CODE_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+
+function parseCount(text: string, flag: string): number {
+  if (!/^\d{1,9}$/.test(text.trim())) throw new ValidationError(`${flag} ${JSON.stringify(text)} must be a whole number ≥ 0`);
+  return Number(text.trim());
+}
+
+export function parseSelector(input: SelectorInput, now: number): Selector {
+  const filter: DlqFilter = {};
+  const given: Record<string, unknown> = {};
+
+  if (input.queue !== undefined) {
+    if (!Name.safeParse(input.queue).success) throw new ValidationError(`--queue ${JSON.stringify(input.queue)}: a queue name ${NAME_RULE}`);
+    filter.queue = given.queue = input.queue;
+  }
+  if (input.tenant !== undefined) {
+    if (!Name.safeParse(input.tenant).success) throw new ValidationError(`--tenant ${JSON.stringify(input.tenant)}: a tenant id ${NAME_RULE}`);
+    filter.tenant = given.tenant = input.tenant;
+  }
+  if (input.workflow !== undefined) {
+    if (!Workflow.safeParse(input.workflow).success) throw new ValidationError(`--workflow ${JSON.stringify(input.workflow)}: a workflow ${WORKFLOW_RULE}`);
+    filter.workflow = given.workflow = input.workflow;
+  }
+  if (input.errorCode !== undefined && input.errorCode.length > 0) {
+    for (const code of input.errorCode) {
+      if (!ERROR_CODE_RE.test(code)) {
+        throw new ValidationError(`--error-code ${JSON.stringify(code)}: an error code is 1-128 letters, digits and _ . : - (e.g. PROVIDER_429)`);
+      }
+    }
+    filter.errorCodes = [...new Set(input.errorCode)];
+    given.error_code = filter.errorCodes;
+  }
+  if (input.reason !== undefined) {
+    if (!(DEAD_REASONS as readonly string[]).includes(input.reason)) {
+      throw new ValidationError(`--reason ${JSON.stringify(input.reason)}: the dead reason must be one of ${DEAD_REASONS.join(', ')}`);
+    }
+    filter.reason = input.reason as DeadReason;
+    given.reason = input.reason;
+  }
+  if (input.since !== undefined) {
+    filter.since = parsePastTime(input.since, now, '--since');
+    given.since = toIso(filter.since);
+  }
+  if (input.until !== undefined) {
+    filter.until = parsePastTime(input.until, now, '--until');
+    given.until = toIso(filter.until);
+  }
+  if (filter.since !== undefined && filter.until !== undefined && filter.since >= filter.until) {
+    throw new ValidationError(`--since (${toIso(filter.since)}) must be before --until (${toIso(filter.until)})`);
+  }
+  if (input.minAttempts !== undefined) filter.minAttempts = given.min_attempts = parseCount(input.minAttempts, '--min-attempts');
+  if (input.maxAttempts !== undefined) filter.maxAttempts = given.max_attempts = parseCount(input.maxAttempts, '--max-attempts');
+  if (filter.minAttempts !== undefined && filter.maxAttempts !== undefined && filter.minAttempts > filter.maxAttempts) {
+    throw new ValidationError(`--min-attempts (${filter.minAttempts}) must not be greater than --max-attempts (${filter.maxAttempts})`);
+  }
+  if (input.expired && input.notExpired) throw new ValidationError('--expired and --not-expired exclude each other: give one');
+  let minRemainingMs = 0;
+  if (input.minRemaining !== undefined) {
+    minRemainingMs = parseDuration(input.minRemaining, '--min-remaining');
+    given.min_remaining = input.minRemaining;
+    filter.minRemainingMs = minRemainingMs;
+  }
+  if (input.expired) filter.expired = given.expired = true;
+  if (input.notExpired) {
+    filter.expired = false;
+    given.expired = false;
+  }
+  if (filter.expired !== undefined) filter.now = now;
+  if (input.partial !== undefined) filter.partial = given.partial = input.partial;
+  if (input.grep !== undefined) {
+    if (input.grep.length === 0 || input.grep.length > 200) throw new ValidationError('--grep TEXT must be 1-200 characters');
+    filter.grep = given.grep = input.grep;
+  }
+  return { filter, given, minRemainingMs };
+}
+
+/** True when the operator narrowed the selection at all. `--min-remaining` alone does not select. */
+export function hasSelector(s: Selector): boolean {
+  return Object.keys(s.given).some((k) => k !== 'min_remaining');
+}
+
+/** A bulk action with no selector would touch the whole DLQ: refused unless `--all` says so. */
+export function requireSelector(s: Selector, all: boolean, verb: string): void {
+  if (!hasSelector(s) && !all) {
+    throw new ValidationError(
+      `${verb} with no selector would act on the whole DLQ: refused`,
+      'Narrow it (--queue, --tenant, --workflow, --error-code, --since, …) or say --all explicitly.',
+      'NO_SELECTOR',
+    );
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * What a bulk run reports while it works, as a discriminated union — events
+ * apart from rendering. The CLI renders them as a bar (terminal) or plain
+ * lines (stderr elsewhere); the TUI renders them its own way.
+ */
+import type { BulkAction, LedgerStatus } from '../backend/contract.js';
+
+export type RunEvent =
+  | { kind: 'started'; run_id: string; action: BulkAction; queue: string; remaining: number; resumed: boolean }
+  | {
+      kind: 'batch';
+      run_id: string;
+      /** Items handled in this session / items that were planned when it started. */
+      done: number;
+      remaining_at_start: number;
+      moved: number;
+      skipped: number;
+      failed: number;
+      elapsed_ms: number;
+    }
+  | { kind: 'interrupted'; run_id: string; done: number; remaining_at_start: number }
+  | { kind: 'finished'; run_id: string; counts: Record<LedgerStatus, number> };
+
+export type ProgressSink = (e: RunEvent) => void;
+
+function pct(done: number, total: number): string {
+  return total === 0 ? '100%' : `${Math.floor((done * 100) / total)}%`;
+}
+
+function rate(done: number, elapsedMs: number): string {
+  return elapsedMs <= 0 ? '-' : `${Math.round((done * 1000) / elapsedMs)}/s`;
+}
+
+/** One plain line per event: for logs and CI (stderr, not a terminal). */
+export function formatProgressLine(e: RunEvent): string {
+  switch (e.kind) {
+    case 'started':
+      return `${e.action} ${e.run_id} on ${e.queue}: ${e.resumed ? 'resuming, ' : ''}${e.remaining} to go`;
+    case 'batch':
+      return `${e.run_id}: ${e.done}/${e.remaining_at_start} (${pct(e.done, e.remaining_at_start)}) moved=${e.moved} skipped=${e.skipped} failed=${e.failed} ${rate(e.done, e.elapsed_ms)}`;
+    case 'interrupted':
+      return `${e.run_id}: interrupted after ${e.done}/${e.remaining_at_start}; the ledger is recorded`;
+    case 'finished':
+      return `${e.run_id}: finished: moved=${e.counts.moved} skipped=${e.counts.skipped} failed=${e.counts.failed}`;
+  }
+}
+
+/** A one-line bar redrawn in place (`\r`), for a terminal. */
+export function formatProgressBar(e: Extract<RunEvent, { kind: 'batch' }>, width = 30): string {
+  const frac = e.remaining_at_start === 0 ? 1 : e.done / e.remaining_at_start;
+  const full = Math.round(frac * width);
+  return `[${'#'.repeat(full)}${'.'.repeat(width - full)}] ${pct(e.done, e.remaining_at_start)} ${e.done}/${e.remaining_at_start} moved ${e.moved} skipped ${e.skipped} failed ${e.failed} ${rate(e.done, e.elapsed_ms)}`;
+}
+
+/**
+ * A sink writing to a stream: a bar on a terminal, lines elsewhere. Lines are
+ * throttled (at most one batch line per `everyMs`) so a fast run does not
+ * flood a CI log; start, interruption and the end are always written.
+ */
+export function streamProgress(out: { write(s: string): unknown }, o: { isTTY: boolean; now: () => number; everyMs?: number }): ProgressSink {
+  let last = -Infinity;
+  let barShown = false;
+  const every = o.everyMs ?? 1000;
+  return (e) => {
+    if (o.isTTY) {
+      if (e.kind === 'batch') {
+        out.write(`\r${formatProgressBar(e)}`);
+        barShown = true;
+        return;
+      }
+      if (barShown) out.write('\n');
+      barShown = false;
+      out.write(`${formatProgressLine(e)}\n`);
+      return;
+    }
+    if (e.kind === 'batch') {
+      const t = o.now();
+      if (t - last < every && e.done < e.remaining_at_start) return;
+      last = t;
+    }
+    out.write(`${formatProgressLine(e)}\n`);
+  };
+}
