@@ -1,0 +1,113 @@
+/**
+ * The public shapes of the worker runtime: what a handler receives, what the
+ * worker reports while it runs, and the options of `createWorker`.
+ */
+import type { Backend, FailureOutcome } from '../backend/contract.js';
+import type { Clock } from '../core/clock.js';
+import type { Effect, JobClass, JobEnvelope } from '../core/schemas.js';
+
+/** Why a handler's signal was aborted. The signal's `reason` is an `AbortReason` wrapped in a `JobAbortedError`. */
+export type AbortReason =
+  /** `agentq cancel` on the running job, seen at a heartbeat. */
+  | 'cancelled'
+  /** The job's deadline passed. */
+  | 'deadline'
+  /** The fence no longer matches: another worker may own the job now. Stop writing. */
+  | 'lease_lost'
+  /** The worker is stopping and the grace period ran out; the lease is released, the attempt not counted. */
+  | 'shutdown';
+
+export interface JobContext {
+  /** Aborted on cancel, deadline, lost lease or shutdown; `signal.reason` is a `JobAbortedError`. */
+  readonly signal: AbortSignal;
+  /** 1 on the first attempt. */
+  readonly attempt: number;
+  readonly workerId: string;
+  /** The checkpoint saved by an earlier attempt (or earlier in this one), for resuming. */
+  readonly lastCheckpoint: unknown;
+  /** The effect ledger as it was when the job was claimed. */
+  readonly effects: readonly Effect[];
+  /** Epoch ms when the current lease runs out (moves on every heartbeat). */
+  readonly leaseExpiresAt: number;
+  /** Heartbeats this lease now. Throws `LeaseLostError` when the lease is gone; aborts the signal on cancel/deadline. */
+  heartbeat(): Promise<void>;
+  /** Saves resumable progress, fenced by the lease. */
+  checkpoint(data: unknown): Promise<void>;
+  /**
+   * Runs an irreversible action at most once per job as far as the store can
+   * tell: recorded `started`, then `done` with its result. An effect already
+   * `done` is not run again; its recorded result is returned. `fn` receives a
+   * stable idempotency key (`<job_id>:<key>`) to hand to the external system,
+   * so an effect whose attempt died between the call and the `done` record is
+   * safe to repeat on the next attempt.
+   */
+  effect<T>(key: string, fn: (idempotencyKey: string) => T | Promise<T>): Promise<T>;
+}
+
+/**
+ * A job handler. Return a value to complete the job (a string is stored as is,
+ * anything else as JSON, `undefined`/`null` as no result); throw to fail it
+ * (see `toFailure` for how errors are classified).
+ */
+export type Handler = (job: JobEnvelope, ctx: JobContext) => unknown | Promise<unknown>;
+
+/** What the worker reports while it runs: events apart from rendering. */
+export type WorkerEvent =
+  | { kind: 'started'; workerId: string; queue: string }
+  | { kind: 'claimed'; jobId: string; attempt: number; fence: number }
+  | { kind: 'succeeded'; jobId: string; attempt: number; durationMs: number }
+  | { kind: 'failed'; jobId: string; attempt: number; code: string; message: string; outcome: FailureOutcome['kind'] }
+  | { kind: 'aborted'; jobId: string; attempt: number; reason: 'cancelled' | 'expired' }
+  | { kind: 'lease_lost'; jobId: string; attempt: number }
+  | { kind: 'released'; jobId: string; attempt: number }
+  /** A handler ignored its aborted signal past the abort grace; its job was ended without it. */
+  | { kind: 'handler_detached'; jobId: string; reason: AbortReason }
+  /** A backend call failed; the worker keeps going (a lease left behind expires and is reclaimed). */
+  | { kind: 'backend_error'; op: string; jobId: string | null; error: unknown }
+  | { kind: 'stopping'; inFlight: number }
+  | { kind: 'stopped' };
+
+export type WorkerLogger = (event: WorkerEvent) => void;
+
+export interface WorkerOptions {
+  /** The store; or `url` to open one (closed again when the worker stops). */
+  backend?: Backend;
+  url?: string;
+  queue: string;
+  handler: Handler;
+  /** Jobs in flight at once. @default 1 */
+  concurrency?: number;
+  /** Lease length per claim and heartbeat (capped at each job's deadline by the backend). @default 60_000 */
+  leaseMs?: number;
+  /** How often all in-flight leases are heartbeaten, in one call. Must be below `leaseMs`. @default leaseMs / 4 */
+  heartbeatMs?: number;
+  /** Classes this worker takes; all when absent. */
+  classes?: JobClass[];
+  /** @default `<host>:<pid>:<random>` */
+  workerId?: string;
+  /** Recorded on every attempt and in DLQ entries. */
+  workerVersion?: string | null;
+  /** Used for local deadline checks; pass the backend's clock in tests. @default systemClock */
+  clock?: Clock;
+  /** On `stop()`, how long running handlers may finish before their signals abort and their leases are released. @default 30_000 */
+  gracefulMs?: number;
+  /** After a signal aborts (cancel, deadline, lost lease, shutdown), how long the handler gets to return before the worker ends the job without it. @default 10_000 */
+  abortGraceMs?: number;
+  /** When a claim finds nothing, wait this long, doubling up to `maxIdleMs`. @default 25 */
+  minIdleMs?: number;
+  /** @default 1_000 */
+  maxIdleMs?: number;
+  logger?: WorkerLogger;
+}
+
+export interface Worker {
+  readonly workerId: string;
+  /** Starts the claim and heartbeat loops. Idempotent. */
+  start(): Promise<void>;
+  /** Graceful stop: no new claims; running handlers get `gracefulMs`, then are aborted and their leases released. Resolves when stopped. */
+  stop(): Promise<void>;
+  /** Resolves when the worker has stopped (after `stop()`). */
+  readonly done: Promise<void>;
+  /** Jobs in flight right now. */
+  inFlight(): number;
+}

@@ -1,0 +1,478 @@
+/**
+ * The library worker: a claim loop that keeps `concurrency` jobs in flight,
+ * one heartbeat call for every in-flight lease, and the translation of each
+ * handler's ending into exactly one fenced write (complete, fail, abort or
+ * release).
+ *
+ * Delivery is at-least-once. The worker never decides retries, DLQ moves or
+ * lease expiry itself: the backend does (core/retry, fence tokens). What the
+ * worker guarantees is that it stops writing as soon as it learns a lease is
+ * gone, and that a handler's signal aborts on cancel, deadline, lost lease or
+ * shutdown.
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Backend, FailureOutcome, HeartbeatResult, Lease, LeaseRef } from '../backend/contract.js';
+import { systemClock, type Clock } from '../core/clock.js';
+import { LeaseLostError, ValidationError } from '../core/errors.js';
+import { Name } from '../core/schemas.js';
+import { toFailure } from './classify.js';
+import { runEffect } from './effect.js';
+import { JobAbortedError } from './handler-error.js';
+import type { AbortReason, JobContext, Worker, WorkerEvent, WorkerOptions } from './types.js';
+import { Waker } from './waker.js';
+
+export const WORKER_DEFAULTS = {
+  concurrency: 1,
+  leaseMs: 60_000,
+  gracefulMs: 30_000,
+  abortGraceMs: 10_000,
+  minIdleMs: 25,
+  maxIdleMs: 1_000,
+} as const;
+
+/** Attempts for a finishing write (complete/fail/abort/release) that hit a transient backend error. */
+const FINISH_TRIES = 3;
+
+interface InFlight {
+  lease: Lease;
+  ref: LeaseRef;
+  controller: AbortController;
+  expiresAt: number;
+  deadlineAt: number | null;
+  startedAt: number;
+  abortReason: AbortReason | null;
+  /** The handler returned or threw. */
+  settled: boolean;
+  /** No more writes for this lease: it was lost, or the worker ended the job without the handler. */
+  closed: boolean;
+  graceTimer: NodeJS.Timeout | null;
+  /** Resolves when the slot is free again (the job ended, or the handler was detached). */
+  slotFreed: Promise<void>;
+  freeSlot: () => void;
+}
+
+type HandlerOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+export function createWorker(options: WorkerOptions): Worker {
+  return new WorkerRuntime(options);
+}
+
+function validate(o: WorkerOptions): void {
+  if (!o.backend && !o.url) throw new ValidationError('createWorker needs either `backend` or `url`');
+  if (!Name.safeParse(o.queue).success) throw new ValidationError(`queue ${JSON.stringify(o.queue)} is not a valid queue name`);
+  if (typeof o.handler !== 'function') throw new ValidationError('handler must be a function (job, ctx) => result');
+  const c = o.concurrency ?? WORKER_DEFAULTS.concurrency;
+  if (!Number.isInteger(c) || c < 1) throw new ValidationError(`concurrency must be a whole number of at least 1, got ${c}`);
+  const lease = o.leaseMs ?? WORKER_DEFAULTS.leaseMs;
+  if (!(lease >= 100)) throw new ValidationError(`leaseMs must be at least 100 ms, got ${lease}`);
+  const hb = o.heartbeatMs ?? lease / 4;
+  if (!(hb > 0 && hb < lease)) throw new ValidationError(`heartbeatMs must be less than leaseMs (${hb} ≥ ${lease}): a lease would expire between heartbeats`);
+}
+
+class WorkerRuntime implements Worker {
+  readonly workerId: string;
+  readonly done: Promise<void>;
+
+  private readonly o: WorkerOptions;
+  private readonly clock: Clock;
+  private readonly concurrency: number;
+  private readonly leaseMs: number;
+  private readonly heartbeatMs: number;
+  private readonly gracefulMs: number;
+  private readonly abortGraceMs: number;
+  private readonly minIdleMs: number;
+  private readonly maxIdleMs: number;
+  private readonly workerVersion: string | null;
+
+  private backend: Backend | null;
+  private readonly ownsBackend: boolean;
+  private state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
+  private readonly inflight = new Map<string, InFlight>();
+  private readonly waker = new Waker();
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private heartbeatRunning: Promise<void> | null = null;
+  private claimLoopDone: Promise<void> = Promise.resolve();
+  private stopping: Promise<void> | null = null;
+  private resolveDone!: () => void;
+
+  constructor(o: WorkerOptions) {
+    validate(o);
+    this.o = o;
+    this.clock = o.clock ?? systemClock;
+    this.concurrency = o.concurrency ?? WORKER_DEFAULTS.concurrency;
+    this.leaseMs = o.leaseMs ?? WORKER_DEFAULTS.leaseMs;
+    this.heartbeatMs = o.heartbeatMs ?? Math.floor(this.leaseMs / 4);
+    this.gracefulMs = o.gracefulMs ?? WORKER_DEFAULTS.gracefulMs;
+    this.abortGraceMs = o.abortGraceMs ?? WORKER_DEFAULTS.abortGraceMs;
+    this.minIdleMs = o.minIdleMs ?? WORKER_DEFAULTS.minIdleMs;
+    this.maxIdleMs = Math.max(o.maxIdleMs ?? WORKER_DEFAULTS.maxIdleMs, this.minIdleMs);
+    this.workerVersion = o.workerVersion ?? null;
+    this.workerId = o.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    this.backend = o.backend ?? null;
+    this.ownsBackend = !o.backend;
+    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+  }
+
+  inFlight(): number {
+    return this.inflight.size;
+  }
+
+  async start(): Promise<void> {
+    if (this.state !== 'idle') return;
+    this.state = 'running';
+    if (!this.backend) {
+      const { openBackend } = await import('../backend/open.js');
+      this.backend = await openBackend(this.o.url!, { clock: this.clock });
+    }
+    this.log({ kind: 'started', workerId: this.workerId, queue: this.o.queue });
+    this.scheduleHeartbeat();
+    this.claimLoopDone = this.claimLoop();
+  }
+
+  stop(): Promise<void> {
+    if (this.stopping) return this.stopping;
+    this.stopping = this.shutdown();
+    return this.stopping;
+  }
+
+  // ------------------------------------------------------------ claim loop
+
+  private async claimLoop(): Promise<void> {
+    const backend = this.backend!;
+    let idleMs = this.minIdleMs;
+    while (this.state === 'running') {
+      const free = this.concurrency - this.inflight.size;
+      if (free <= 0) {
+        await this.waker.sleep(null);
+        continue;
+      }
+      let leases: Lease[];
+      try {
+        leases = await backend.claim({
+          queue: this.o.queue,
+          workerId: this.workerId,
+          workerVersion: this.workerVersion,
+          max: free,
+          leaseMs: this.leaseMs,
+          ...(this.o.classes ? { classes: this.o.classes } : {}),
+        });
+      } catch (error) {
+        this.log({ kind: 'backend_error', op: 'claim', jobId: null, error });
+        await this.waker.sleep(idleMs);
+        idleMs = Math.min(idleMs * 2, this.maxIdleMs);
+        continue;
+      }
+      if (this.state !== 'running') {
+        // stop() arrived while the claim was in flight: hand these back untouched.
+        await Promise.all(leases.map((l) => this.releaseQuietly({ jobId: l.jobId, fence: l.fence }, l.envelope.attempt)));
+        break;
+      }
+      if (leases.length === 0) {
+        await this.waker.sleep(idleMs);
+        idleMs = Math.min(idleMs * 2, this.maxIdleMs);
+        continue;
+      }
+      idleMs = this.minIdleMs;
+      for (const lease of leases) this.run(lease);
+    }
+  }
+
+  private run(lease: Lease): void {
+    let freeSlot!: () => void;
+    const slotFreed = new Promise<void>((resolve) => (freeSlot = resolve));
+    const entry: InFlight = {
+      lease,
+      ref: { jobId: lease.jobId, fence: lease.fence },
+      controller: new AbortController(),
+      expiresAt: lease.expiresAt,
+      deadlineAt: lease.envelope.deadline_at === null ? null : Date.parse(lease.envelope.deadline_at),
+      startedAt: this.clock.now(),
+      abortReason: null,
+      settled: false,
+      closed: false,
+      graceTimer: null,
+      slotFreed,
+      freeSlot: () => {
+        if (this.inflight.get(lease.jobId) === entry) this.inflight.delete(lease.jobId);
+        freeSlot();
+        this.waker.wake();
+      },
+    };
+    this.inflight.set(lease.jobId, entry);
+    this.log({ kind: 'claimed', jobId: lease.jobId, attempt: lease.envelope.attempt, fence: lease.fence });
+    void this.execute(entry);
+  }
+
+  private async execute(entry: InFlight): Promise<void> {
+    let outcome: HandlerOutcome;
+    try {
+      outcome = { ok: true, value: await this.o.handler(entry.lease.envelope, this.contextFor(entry)) };
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    entry.settled = true;
+    if (entry.graceTimer) clearTimeout(entry.graceTimer);
+    try {
+      if (!entry.closed) await this.finish(entry, outcome);
+      else if (entry.abortReason === 'lease_lost') this.log({ kind: 'lease_lost', jobId: entry.ref.jobId, attempt: this.attemptOf(entry) });
+    } finally {
+      entry.freeSlot();
+    }
+  }
+
+  /** The one write that ends this attempt. */
+  private async finish(entry: InFlight, outcome: HandlerOutcome): Promise<void> {
+    const backend = this.backend!;
+    const { ref } = entry;
+    const attempt = this.attemptOf(entry);
+    entry.closed = true;
+    try {
+      if (outcome.ok) {
+        // Work that finished is kept even if a cancel or shutdown arrived meanwhile.
+        await this.withRetries(() => backend.complete(ref, serializeResult(outcome.value)));
+        this.log({ kind: 'succeeded', jobId: ref.jobId, attempt, durationMs: this.clock.now() - entry.startedAt });
+        return;
+      }
+      if (outcome.error instanceof LeaseLostError) {
+        this.log({ kind: 'lease_lost', jobId: ref.jobId, attempt });
+        return;
+      }
+      switch (entry.abortReason) {
+        case 'shutdown':
+          await this.withRetries(() => backend.release(ref));
+          this.log({ kind: 'released', jobId: ref.jobId, attempt });
+          return;
+        case 'cancelled':
+        case 'deadline': {
+          const end = entry.abortReason === 'cancelled' ? 'cancelled' : 'expired';
+          await this.withRetries(() => backend.abort(ref, end));
+          this.log({ kind: 'aborted', jobId: ref.jobId, attempt, reason: end });
+          return;
+        }
+        default: {
+          const failure = toFailure(outcome.error, this.workerVersion);
+          const result: FailureOutcome = await this.withRetries(() => backend.fail(ref, failure));
+          this.log({ kind: 'failed', jobId: ref.jobId, attempt, code: failure.code, message: failure.message, outcome: result.kind });
+        }
+      }
+    } catch (error) {
+      if (error instanceof LeaseLostError) this.log({ kind: 'lease_lost', jobId: ref.jobId, attempt });
+      // Anything else: the lease is left to expire and the job is reclaimed (at-least-once holds).
+      else this.log({ kind: 'backend_error', op: 'finish', jobId: ref.jobId, error });
+    }
+  }
+
+  private async withRetries<T>(op: () => Promise<T>): Promise<T> {
+    for (let i = 1; ; i++) {
+      try {
+        return await op();
+      } catch (error) {
+        if (error instanceof LeaseLostError || i >= FINISH_TRIES) throw error;
+        await new Promise((r) => setTimeout(r, 20 * 4 ** i));
+      }
+    }
+  }
+
+  // ------------------------------------------------------------ handler context
+
+  private contextFor(entry: InFlight): JobContext {
+    const backend = this.backend!;
+    const { ref, lease } = entry;
+    const guard = <T>(p: Promise<T>): Promise<T> =>
+      p.catch((error: unknown) => {
+        if (error instanceof LeaseLostError) this.markLost(entry);
+        throw error;
+      });
+    const assertOpen = (): void => {
+      if (entry.closed) throw new LeaseLostError(ref.jobId, 'this worker no longer holds the lease');
+    };
+    return {
+      signal: entry.controller.signal,
+      attempt: lease.envelope.attempt,
+      workerId: this.workerId,
+      lastCheckpoint: lease.job.checkpoint ?? null,
+      effects: lease.job.effects,
+      get leaseExpiresAt() {
+        return entry.expiresAt;
+      },
+      heartbeat: async () => {
+        assertOpen();
+        const [result] = await guard(backend.heartbeat([ref], this.leaseMs));
+        if (result) this.applyHeartbeat(entry, result);
+        if (!result || result.status === 'lost') throw new LeaseLostError(ref.jobId);
+      },
+      checkpoint: async (data: unknown) => {
+        assertOpen();
+        await guard(backend.checkpoint(ref, data));
+      },
+      effect: async <T>(key: string, fn: (idempotencyKey: string) => T | Promise<T>): Promise<T> => {
+        assertOpen();
+        return guard(runEffect(backend, ref, key, fn, entry.controller.signal));
+      },
+    };
+  }
+
+  // ------------------------------------------------------------ heartbeats, cancel, deadline
+
+  private scheduleHeartbeat(): void {
+    if (this.state === 'stopped') return;
+    this.heartbeatTimer = setTimeout(() => {
+      this.heartbeatRunning = this.heartbeatTick().finally(() => {
+        this.heartbeatRunning = null;
+        this.scheduleHeartbeat();
+      });
+    }, this.nextHeartbeatDelay());
+    // The heartbeat alone must not keep a process alive; the claim loop and handlers do.
+    this.heartbeatTimer.unref();
+  }
+
+  /** Every `heartbeatMs`, or sooner when a deadline falls before that, so deadline aborts are prompt. */
+  private nextHeartbeatDelay(): number {
+    let delay = this.heartbeatMs;
+    const now = this.clock.now();
+    for (const f of this.inflight.values()) {
+      if (f.deadlineAt !== null && f.abortReason === null) delay = Math.min(delay, Math.max(f.deadlineAt - now, 0) + 5);
+    }
+    return Math.max(delay, 5);
+  }
+
+  private async heartbeatTick(): Promise<void> {
+    const now = this.clock.now();
+    const open = [...this.inflight.values()].filter((f) => !f.closed && !f.settled);
+    for (const f of open) {
+      if (f.deadlineAt !== null && now >= f.deadlineAt) this.abortJob(f, 'deadline');
+    }
+    if (open.length === 0) return;
+    let results: HeartbeatResult[];
+    try {
+      results = await this.backend!.heartbeat(
+        open.map((f) => f.ref),
+        this.leaseMs,
+      );
+    } catch (error) {
+      this.log({ kind: 'backend_error', op: 'heartbeat', jobId: null, error });
+      // Unable to extend: once a lease has run out, someone else may own the job. Stop the handler.
+      for (const f of open) if (this.clock.now() >= f.expiresAt) this.abortJob(f, 'lease_lost');
+      return;
+    }
+    for (const r of results) {
+      const f = this.inflight.get(r.jobId);
+      if (f) this.applyHeartbeat(f, r);
+    }
+  }
+
+  private applyHeartbeat(f: InFlight, r: HeartbeatResult): void {
+    if (r.status === 'lost') {
+      this.markLost(f);
+      return;
+    }
+    f.expiresAt = r.expiresAt;
+    if (r.cancelRequested) this.abortJob(f, 'cancelled');
+    else if (r.deadlineReached) this.abortJob(f, 'deadline');
+  }
+
+  private markLost(f: InFlight): void {
+    f.closed = true;
+    this.abortJob(f, 'lease_lost');
+  }
+
+  /**
+   * Aborts the handler's signal (first reason wins, except that a lost lease
+   * always closes writes). If the handler has not returned after
+   * `abortGraceMs`, the job is ended without it and its slot freed.
+   */
+  private abortJob(f: InFlight, reason: AbortReason): void {
+    if (f.settled || f.abortReason !== null) return;
+    f.abortReason = reason;
+    f.controller.abort(new JobAbortedError(f.ref.jobId, reason));
+    f.graceTimer = setTimeout(() => void this.detach(f), this.abortGraceMs);
+  }
+
+  private async detach(f: InFlight): Promise<void> {
+    if (f.settled) return;
+    const reason = f.abortReason!;
+    this.log({ kind: 'handler_detached', jobId: f.ref.jobId, reason });
+    const wasClosed = f.closed;
+    f.closed = true;
+    try {
+      if (!wasClosed) {
+        const backend = this.backend!;
+        const attempt = this.attemptOf(f);
+        if (reason === 'shutdown') {
+          await this.releaseQuietly(f.ref, attempt);
+        } else if (reason === 'cancelled' || reason === 'deadline') {
+          const end = reason === 'cancelled' ? 'cancelled' : 'expired';
+          await this.withRetries(() => backend.abort(f.ref, end));
+          this.log({ kind: 'aborted', jobId: f.ref.jobId, attempt, reason: end });
+        }
+      }
+    } catch (error) {
+      if (error instanceof LeaseLostError) this.log({ kind: 'lease_lost', jobId: f.ref.jobId, attempt: this.attemptOf(f) });
+      else this.log({ kind: 'backend_error', op: 'abort', jobId: f.ref.jobId, error });
+    } finally {
+      f.freeSlot();
+    }
+  }
+
+  // ------------------------------------------------------------ shutdown
+
+  private async shutdown(): Promise<void> {
+    if (this.state === 'idle') {
+      this.state = 'stopped';
+      this.resolveDone();
+      return;
+    }
+    this.state = 'stopping';
+    this.log({ kind: 'stopping', inFlight: this.inflight.size });
+    this.waker.wake();
+    await this.claimLoopDone;
+
+    // Running handlers get the grace period to finish on their own…
+    const all = (): Promise<void> => Promise.all([...this.inflight.values()].map((f) => f.slotFreed)).then(() => undefined);
+    let graceTimer: NodeJS.Timeout | undefined;
+    await Promise.race([all(), new Promise<void>((r) => (graceTimer = setTimeout(r, this.gracefulMs)))]);
+    clearTimeout(graceTimer);
+    // …then their signals abort and their leases go back without counting the attempt.
+    for (const f of this.inflight.values()) this.abortJob(f, 'shutdown');
+    await all();
+
+    this.state = 'stopped';
+    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
+    await this.heartbeatRunning;
+    if (this.ownsBackend && this.backend) await this.backend.close();
+    this.log({ kind: 'stopped' });
+    this.resolveDone();
+  }
+
+  private async releaseQuietly(ref: LeaseRef, attempt: number): Promise<void> {
+    try {
+      await this.withRetries(() => this.backend!.release(ref));
+      this.log({ kind: 'released', jobId: ref.jobId, attempt });
+    } catch (error) {
+      if (error instanceof LeaseLostError) this.log({ kind: 'lease_lost', jobId: ref.jobId, attempt });
+      else this.log({ kind: 'backend_error', op: 'release', jobId: ref.jobId, error });
+    }
+  }
+
+  // ------------------------------------------------------------ helpers
+
+  private attemptOf(f: InFlight): number {
+    return f.lease.envelope.attempt;
+  }
+
+  private log(event: WorkerEvent): void {
+    try {
+      this.o.logger?.(event);
+    } catch {
+      // A faulty logger must not take the worker down.
+    }
+  }
+}
+
+/** A handler's return value as stored: strings as is, other values as JSON, nothing as null. */
+export function serializeResult(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value) ?? null;
+}

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { RetryLaterError, ValidationError } from '../../src/core/errors.js';
+import { toFailure, MAX_ERROR_MESSAGE_CHARS } from '../../src/worker/classify.js';
+import { HandlerError } from '../../src/worker/handler-error.js';
+
+describe('toFailure: what a thrown value means for the retry decision', () => {
+  it('keeps a HandlerError code and takes retryability from the error-code table', () => {
+    expect(toFailure(new HandlerError('PROVIDER_429', 'slow down'))).toEqual({
+      code: 'PROVIDER_429',
+      message: 'slow down',
+      retryable: true,
+      workerVersion: null,
+    });
+    expect(toFailure(new HandlerError('BUDGET_EXCEEDED', 'out of tokens')).retryable).toBe(false);
+  });
+
+  it('lets an explicit retryable flag override the table', () => {
+    expect(toFailure(new HandlerError('VALIDATION', 'x', { retryable: true })).retryable).toBe(true);
+    expect(toFailure(new HandlerError('PROVIDER_429', 'x', { retryable: false })).retryable).toBe(false);
+  });
+
+  it('treats an unknown handler code as permanent unless marked retryable', () => {
+    expect(toFailure(new HandlerError('MY_CODE', 'x')).retryable).toBe(false);
+    expect(toFailure(new HandlerError('MY_CODE', 'x', { retryable: true })).retryable).toBe(true);
+  });
+
+  it('maps Node network errors to NETWORK (retryable)', () => {
+    const e = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    expect(toFailure(e)).toMatchObject({ code: 'NETWORK', retryable: true });
+  });
+
+  it('maps HTTP statuses of SDK errors to the documented codes', () => {
+    expect(toFailure(Object.assign(new Error('rate'), { status: 429 }))).toMatchObject({ code: 'PROVIDER_429', retryable: true });
+    expect(toFailure(Object.assign(new Error('bad gw'), { statusCode: 502 }))).toMatchObject({ code: 'PROVIDER_5XX', retryable: true });
+    expect(toFailure(Object.assign(new Error('no'), { status: 403 }))).toMatchObject({ code: 'PERMISSION', retryable: false });
+    expect(toFailure(Object.assign(new Error('??'), { status: 404 }))).toMatchObject({ code: 'HTTP_404', retryable: false });
+  });
+
+  it('maps TimeoutError to TIMEOUT (retryable)', () => {
+    const e = new Error('took too long');
+    e.name = 'TimeoutError';
+    expect(toFailure(e)).toMatchObject({ code: 'TIMEOUT', retryable: true });
+  });
+
+  it('treats typed agentq errors by their code: validation permanent, retry-later retryable', () => {
+    expect(toFailure(new ValidationError('bad input'))).toMatchObject({ code: 'VALIDATION', retryable: false });
+    expect(toFailure(new RetryLaterError('busy'))).toMatchObject({ code: 'RETRY_LATER', retryable: true });
+  });
+
+  it('makes any other throw a permanent HANDLER_FAILED carrying the message and worker version', () => {
+    expect(toFailure(new TypeError('undefined is not a function'), 'v7')).toEqual({
+      code: 'HANDLER_FAILED',
+      message: 'undefined is not a function',
+      retryable: false,
+      workerVersion: 'v7',
+    });
+    expect(toFailure('plain string')).toMatchObject({ code: 'HANDLER_FAILED', message: 'plain string' });
+    expect(toFailure({ weird: 1 })).toMatchObject({ code: 'HANDLER_FAILED', message: '{"weird":1}' });
+  });
+
+  it('bounds the message so a DLQ entry stays small', () => {
+    const f = toFailure(new Error('x'.repeat(MAX_ERROR_MESSAGE_CHARS + 10)));
+    expect(f.message.startsWith('x'.repeat(MAX_ERROR_MESSAGE_CHARS))).toBe(true);
+    expect(f.message).toContain('[truncated 10 chars]');
+  });
+});
