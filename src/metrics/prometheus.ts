@@ -1,0 +1,132 @@
+/**
+ * Renders queue statistics in the Prometheus text exposition format (0.0.4),
+ * for `agentq stats -o prometheus` and `agentq metrics serve`.
+ *
+ * Gauges describe the queue now (depth, oldest age, DLQ size, backlog);
+ * counters are the backend's cumulative totals (so `rate()` works across
+ * scrapes); time in queue and execution time are summaries over the backend's
+ * bounded recent samples (quantiles 0.5/0.95/0.99, with `_sum`/`_count` of
+ * those samples, documented as such in HELP).
+ *
+ * A figure a backend does not keep is left out rather than written as 0, so
+ * an alert on it cannot be silently satisfied.
+ */
+import type { QueueStats } from '../backend/contract.js';
+import { percentile } from '../core/stats.js';
+
+export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+type Labels = Record<string, string>;
+
+interface Family {
+  name: string;
+  type: 'gauge' | 'counter' | 'summary';
+  help: string;
+  samples: Array<{ suffix?: string; labels: Labels; value: number }>;
+}
+
+/** Label values may hold anything; the format needs `\`, `"` and newline escaped. */
+export function escapeLabelValue(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+function formatValue(v: number): string {
+  if (Number.isNaN(v)) return 'NaN';
+  if (v === Infinity) return '+Inf';
+  if (v === -Infinity) return '-Inf';
+  return String(v);
+}
+
+function formatLabels(labels: Labels): string {
+  const parts = Object.entries(labels).map(([k, v]) => `${k}="${escapeLabelValue(v)}"`);
+  return parts.length ? `{${parts.join(',')}}` : '';
+}
+
+function renderFamilies(families: Family[]): string {
+  const out: string[] = [];
+  for (const f of families) {
+    if (f.samples.length === 0) continue;
+    out.push(`# HELP ${f.name} ${f.help}`);
+    out.push(`# TYPE ${f.name} ${f.type}`);
+    for (const s of f.samples) out.push(`${f.name}${s.suffix ?? ''}${formatLabels(s.labels)} ${formatValue(s.value)}`);
+  }
+  return out.join('\n') + '\n';
+}
+
+const QUANTILES = [0.5, 0.95, 0.99];
+
+function summarySamples(queue: string, samplesMs: number[] | undefined): Family['samples'] {
+  if (samplesMs === undefined) return [];
+  const out: Family['samples'] = [];
+  for (const q of QUANTILES) {
+    const v = percentile(samplesMs, q * 100);
+    out.push({ labels: { queue, quantile: String(q) }, value: v === null ? NaN : v / 1000 });
+  }
+  out.push({ suffix: '_sum', labels: { queue }, value: samplesMs.reduce((a, b) => a + b, 0) / 1000 });
+  out.push({ suffix: '_count', labels: { queue }, value: samplesMs.length });
+  return out;
+}
+
+/** The exposition of every given queue, one family at a time (the format wants a family's samples together). */
+export function renderPrometheus(stats: readonly QueueStats[], extra: { scrapeSeconds?: number } = {}): string {
+  const fam = (name: string, type: Family['type'], help: string): Family => ({ name, type, help, samples: [] });
+  const depth = fam('agentq_queue_depth', 'gauge', 'Jobs by queue, service class and state (queued, scheduled, running).');
+  const oldest = fam('agentq_oldest_age_seconds', 'gauge', 'Age of the oldest claimable job, 0 when none.');
+  const dlq = fam('agentq_dlq_size', 'gauge', 'Jobs in the dead-letter queue.');
+  const backlog = fam('agentq_backlog_seconds', 'gauge', 'Estimated seconds of queued work.');
+  const tenantDepth = fam('agentq_tenant_queue_depth', 'gauge', 'Jobs by queue, tenant and state (the deepest tenants only).');
+  const tiq = fam('agentq_time_in_queue_seconds', 'summary', 'Time from claimable to claimed, over the most recent samples the backend keeps.');
+  const exec = fam('agentq_execution_seconds', 'summary', 'Time from claim to the end of the attempt, over the most recent samples the backend keeps.');
+  const jobs = fam('agentq_jobs_total', 'counter', 'Jobs by how they were submitted or ended: submitted, succeeded, dead, expired, cancelled.');
+  const attempts = fam('agentq_attempts_total', 'counter', 'Attempts started (claims).');
+  const retries = fam('agentq_retries_total', 'counter', 'Failed attempts that were scheduled for another try.');
+  const byAttempt = fam('agentq_attempt_outcomes_total', 'counter', 'How attempt number N ended: succeeded or failed.');
+
+  for (const s of stats) {
+    const queue = s.queue;
+    if (s.by_class) {
+      for (const c of s.by_class) {
+        for (const state of ['queued', 'scheduled', 'running'] as const) {
+          depth.samples.push({ labels: { queue, class: c.key, state }, value: c[state] });
+        }
+        oldest.samples.push({ labels: { queue, class: c.key }, value: (c.oldest_queued_age_ms ?? 0) / 1000 });
+        backlog.samples.push({ labels: { queue, class: c.key }, value: c.backlog_seconds });
+      }
+    } else {
+      // Without a class breakdown the whole queue is one series; `class="all"` keeps the label set stable.
+      for (const state of ['queued', 'scheduled'] as const) {
+        depth.samples.push({ labels: { queue, class: 'all', state }, value: s.counts[state] });
+      }
+      depth.samples.push({ labels: { queue, class: 'all', state: 'running' }, value: s.running });
+      oldest.samples.push({ labels: { queue, class: 'all' }, value: (s.oldest_queued_age_ms ?? 0) / 1000 });
+      if (s.backlog_seconds !== undefined) backlog.samples.push({ labels: { queue, class: 'all' }, value: s.backlog_seconds });
+    }
+    dlq.samples.push({ labels: { queue }, value: s.dlq_size });
+    for (const t of s.by_tenant ?? []) {
+      for (const state of ['queued', 'scheduled', 'running'] as const) {
+        tenantDepth.samples.push({ labels: { queue, tenant: t.key, state }, value: t[state] });
+      }
+    }
+    tiq.samples.push(...summarySamples(queue, s.time_in_queue_ms));
+    exec.samples.push(...summarySamples(queue, s.execution_ms));
+    if (s.totals) {
+      for (const outcome of ['submitted', 'succeeded', 'dead', 'expired', 'cancelled'] as const) {
+        jobs.samples.push({ labels: { queue, outcome }, value: s.totals[outcome] });
+      }
+      attempts.samples.push({ labels: { queue }, value: s.totals.attempts });
+      retries.samples.push({ labels: { queue }, value: s.totals.retried });
+    }
+    for (const a of s.by_attempt ?? []) {
+      byAttempt.samples.push({ labels: { queue, attempt: String(a.attempt), outcome: 'succeeded' }, value: a.succeeded });
+      byAttempt.samples.push({ labels: { queue, attempt: String(a.attempt), outcome: 'failed' }, value: a.failed });
+    }
+  }
+
+  const families = [depth, oldest, dlq, backlog, tenantDepth, tiq, exec, jobs, attempts, retries, byAttempt];
+  if (extra.scrapeSeconds !== undefined) {
+    const scrape = fam('agentq_stats_collect_seconds', 'gauge', 'Time taken to collect these statistics from the backend.');
+    scrape.samples.push({ labels: {}, value: extra.scrapeSeconds });
+    families.push(scrape);
+  }
+  return renderFamilies(families);
+}

@@ -1,0 +1,111 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { QueueStats } from '../../src/backend/contract.js';
+import { escapeLabelValue, PROMETHEUS_CONTENT_TYPE, renderPrometheus } from '../../src/metrics/prometheus.js';
+import { isLoopback, parseListen, startMetricsServer, type MetricsServer } from '../../src/metrics/server.js';
+import { parseAndValidate, sampleValue } from './prom-validate.js';
+
+const counts = { queued: 7, scheduled: 2, running: 3, succeeded: 10, dead: 1, cancelled: 0, expired: 0 };
+const breakdown = (key: string, queued: number) => ({ key, queued, scheduled: 0, running: 1, dlq_size: 0, oldest_queued_age_ms: 90_000, backlog_seconds: queued * 60 });
+
+const rich: QueueStats = {
+  queue: 'research',
+  counts,
+  dlq_size: 1,
+  oldest_queued_age_ms: 90_000,
+  running: 3,
+  backlog_seconds: 540,
+  by_class: [breakdown('interactive', 2), breakdown('batch', 5), breakdown('maintenance', 0)],
+  by_tenant: [breakdown('acme', 6), breakdown('globex', 1)],
+  totals: { submitted: 23, attempts: 20, succeeded: 10, retried: 4, dead: 1, expired: 0, cancelled: 0 },
+  by_attempt: [{ attempt: 1, succeeded: 8, failed: 5 }],
+  time_in_queue_ms: [100, 200, 300, 400],
+  execution_ms: [],
+};
+
+const bare: QueueStats = { queue: 'weird"q\\x', counts, dlq_size: 0, oldest_queued_age_ms: null, running: 0 };
+
+describe('renderPrometheus', () => {
+  it('writes a valid exposition with depth by queue, class and state', () => {
+    const fams = parseAndValidate(renderPrometheus([rich, bare], { scrapeSeconds: 0.01 }));
+    expect(sampleValue(fams, 'agentq_queue_depth', { queue: 'research', class: 'batch', state: 'queued' })).toBe(5);
+    expect(sampleValue(fams, 'agentq_oldest_age_seconds', { queue: 'research', class: 'interactive' })).toBe(90);
+    expect(sampleValue(fams, 'agentq_dlq_size', { queue: 'research' })).toBe(1);
+    expect(sampleValue(fams, 'agentq_backlog_seconds', { queue: 'research', class: 'batch' })).toBe(300);
+    expect(sampleValue(fams, 'agentq_jobs_total', { queue: 'research', outcome: 'dead' })).toBe(1);
+    expect(sampleValue(fams, 'agentq_tenant_queue_depth', { queue: 'research', tenant: 'acme', state: 'queued' })).toBe(6);
+    const tiq = fams.find((f) => f.name === 'agentq_time_in_queue_seconds')!;
+    expect(tiq.type).toBe('SUMMARY');
+  });
+
+  it('writes time in queue as a summary with quantiles, _sum and _count per queue', () => {
+    const text = renderPrometheus([rich]);
+    const fams = parseAndValidate(text);
+    // parse-prometheus-text-format folds a labelled summary into one object keyed by quantile
+    // (it drops the labels and the labelled _sum/_count), so those two lines are checked as text.
+    expect(fams.find((f) => f.name === 'agentq_time_in_queue_seconds')!.metrics[0]!.quantiles).toEqual({ '0.5': '0.25', '0.95': '0.385', '0.99': '0.397' });
+    expect(text).toContain('agentq_time_in_queue_seconds_sum{queue="research"} 1\n');
+    expect(text).toContain('agentq_time_in_queue_seconds_count{queue="research"} 4\n');
+    // No samples kept yet: quantiles are NaN (the format's "unknown"), count 0.
+    expect(text).toContain('agentq_execution_seconds{queue="research",quantile="0.5"} NaN\n');
+    expect(text).toContain('agentq_execution_seconds_count{queue="research"} 0\n');
+  });
+
+  it('falls back to class="all" and leaves out what a backend does not keep', () => {
+    const text = renderPrometheus([bare]);
+    const fams = parseAndValidate(text);
+    expect(sampleValue(fams, 'agentq_queue_depth', { queue: 'weird"q\\x', class: 'all', state: 'queued' })).toBe(7);
+    expect(sampleValue(fams, 'agentq_oldest_age_seconds', { queue: 'weird"q\\x' })).toBe(0);
+    expect(text).not.toContain('agentq_backlog_seconds');
+    expect(text).not.toContain('agentq_jobs_total');
+  });
+
+  it('escapes label values so no sample can break a line', () => {
+    expect(escapeLabelValue('a"b\\c\nd')).toBe('a\\"b\\\\c\\nd');
+    const text = renderPrometheus([{ ...bare, queue: 'evil\n# TYPE agentq_dlq_size counter' }]);
+    expect(text.split('\n').filter((l) => l.startsWith('# TYPE agentq_dlq_size'))).toEqual(['# TYPE agentq_dlq_size gauge']);
+    parseAndValidate(text);
+  });
+});
+
+describe('parseListen', () => {
+  it('parses host:port forms and binds loopback when the host is empty', () => {
+    expect(parseListen('127.0.0.1:9464')).toEqual({ host: '127.0.0.1', port: 9464 });
+    expect(parseListen('[::1]:0')).toEqual({ host: '::1', port: 0 });
+    expect(parseListen(':9464')).toEqual({ host: '127.0.0.1', port: 9464 });
+    expect(() => parseListen('9464')).toThrow(/HOST:PORT/);
+    expect(() => parseListen('h:70000')).toThrow(/HOST:PORT/);
+  });
+  it('knows loopback addresses', () => {
+    expect(isLoopback('127.0.0.1')).toBe(true);
+    expect(isLoopback('::1')).toBe(true);
+    expect(isLoopback('0.0.0.0')).toBe(false);
+  });
+});
+
+describe('metrics server', () => {
+  let server: MetricsServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  it('serves /metrics on a free loopback port in the exposition format', async () => {
+    server = await startMetricsServer({ listen: { host: '127.0.0.1', port: 0 }, collect: async () => renderPrometheus([rich]) });
+    expect(server.address.port).toBeGreaterThan(0);
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const res = await fetch(`${server.url}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe(PROMETHEUS_CONTENT_TYPE);
+    const fams = parseAndValidate(await res.text());
+    expect(sampleValue(fams, 'agentq_dlq_size', { queue: 'research' })).toBe(1);
+    expect((await fetch(`${server.url}/nope`)).status).toBe(404);
+    expect((await fetch(`${server.url}/metrics`, { method: 'POST' })).status).toBe(405);
+  });
+
+  it('answers 503 when collecting fails, so the target shows as down', async () => {
+    server = await startMetricsServer({ listen: { host: '127.0.0.1', port: 0 }, collect: async () => Promise.reject(new Error('backend gone')) });
+    const res = await fetch(`${server.url}/metrics`);
+    expect(res.status).toBe(503);
+    expect(await res.text()).toContain('backend gone');
+  });
+});
