@@ -20,6 +20,9 @@ export type AbortReason =
 export interface JobContext {
   /** Aborted on cancel, deadline, lost lease or shutdown; `signal.reason` is a `JobAbortedError`. */
   readonly signal: AbortSignal;
+  readonly jobId: string;
+  /** The lease's fence token: every write for this attempt carries it. */
+  readonly fence: number;
   /** 1 on the first attempt. */
   readonly attempt: number;
   readonly workerId: string;

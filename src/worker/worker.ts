@@ -289,6 +289,8 @@ class WorkerRuntime implements Worker {
     };
     return {
       signal: entry.controller.signal,
+      jobId: ref.jobId,
+      fence: ref.fence,
       attempt: lease.envelope.attempt,
       workerId: this.workerId,
       lastCheckpoint: lease.job.checkpoint ?? null,

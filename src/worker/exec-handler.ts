@@ -1,0 +1,179 @@
+/**
+ * The exec handler behind `agentq worker -- CMD ARGS...`: one child process
+ * per job, started from an argv (never a shell string, so nothing in a job can
+ * inject a command).
+ *
+ * Protocol (documented in the README, "Workers"):
+ * - stdin: the job envelope as one JSON line; environment: `JOB_ENV`.
+ * - stdout: the job result, capped (`CappedOutput`).
+ * - stderr: passed through line by line, prefixed with the job id.
+ * - exit 0 = success; 75 (EX_TEMPFAIL) = retryable failure; anything else =
+ *   permanent failure. A code reported with `agentq job error CODE` names the
+ *   failure; when that code is in the error-code table, the table decides
+ *   whether it is retried (so `PROVIDER_429` is retried even after exit 1).
+ * - cancel, deadline, lost lease or shutdown: SIGTERM to the child's process
+ *   group, SIGKILL after `killGraceMs`.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ERROR_CODE_TABLE } from '../core/retry.js';
+import type { JobEnvelope } from '../core/schemas.js';
+import { CappedOutput, DEFAULT_RESULT_CAP_BYTES, LineSplitter } from './capped-output.js';
+import { HandlerError } from './handler-error.js';
+import { jobEnv, type ErrorReport } from './job-env.js';
+import type { Handler, JobContext } from './types.js';
+
+export const EXIT_RETRYABLE = 75;
+export const DEFAULT_KILL_GRACE_MS = 10_000;
+/** How much of a failed child's stderr goes into the error message when it reported no message. */
+const STDERR_TAIL_BYTES = 2048;
+
+export interface ExecHandlerOptions {
+  command: string;
+  args: readonly string[];
+  /** The store URL handed to the child as `AGENTQ_URL` (for `agentq job ...`). */
+  url: string;
+  /** The child's base environment. @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /** @default 64 KiB */
+  resultCapBytes?: number;
+  /** SIGTERM → SIGKILL. @default 10_000 */
+  killGraceMs?: number;
+  /** Receives each stderr line of a child; the caller prefixes and sanitises. */
+  onStderrLine?: (jobId: string, line: string) => void;
+}
+
+export interface ExecHandler {
+  handler: Handler;
+  /** Removes the report directory. */
+  close(): Promise<void>;
+}
+
+export async function createExecHandler(o: ExecHandlerOptions): Promise<ExecHandler> {
+  const reportDir = await mkdtemp(join(tmpdir(), 'agentq-worker-'));
+  const handler: Handler = (job, ctx) => runChild(o, reportDir, job, ctx);
+  return { handler, close: () => rm(reportDir, { recursive: true, force: true }) };
+}
+
+function runChild(o: ExecHandlerOptions, reportDir: string, job: JobEnvelope, ctx: JobContext): Promise<string | null> {
+  const reportFile = join(reportDir, `${job.job_id}.${ctx.fence}.json`);
+  const stdout = new CappedOutput(o.resultCapBytes ?? DEFAULT_RESULT_CAP_BYTES);
+  const stderrTail = new CappedTail(STDERR_TAIL_BYTES);
+  const lines = new LineSplitter((line) => o.onStderrLine?.(job.job_id, line));
+
+  return new Promise((resolve, reject) => {
+    if (ctx.signal.aborted) {
+      reject(ctx.signal.reason);
+      return;
+    }
+    const child = spawn(o.command, [...o.args], {
+      env: { ...(o.env ?? process.env), ...jobEnv({ envelope: job, fence: ctx.fence, url: o.url, reportFile }) },
+      stdio: ['pipe', 'pipe', 'pipe'],
+      // Its own process group, so a SIGTERM reaches what a shell script started too.
+      detached: true,
+    });
+    let killTimer: NodeJS.Timeout | null = null;
+    let spawnError: Error | null = null;
+
+    const signalGroup = (sig: NodeJS.Signals): void => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, sig);
+      } catch {
+        child.kill(sig);
+      }
+    };
+    const onAbort = (): void => {
+      signalGroup('SIGTERM');
+      killTimer = setTimeout(() => signalGroup('SIGKILL'), o.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
+    };
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+
+    child.stdout.on('data', (c: Buffer) => stdout.push(c));
+    child.stderr.on('data', (c: Buffer) => {
+      lines.push(c);
+      stderrTail.push(c);
+    });
+    // A handler that never reads stdin closes the pipe: that is its business, not an error.
+    child.stdin.on('error', () => {});
+    child.stdin.end(`${JSON.stringify(job)}\n`);
+
+    // A grandchild that inherited stdout can hold the pipe open after the handler exited; do not wait for it forever.
+    child.on('exit', () => {
+      setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+      }, 2000).unref();
+    });
+    child.on('error', (e) => {
+      spawnError = e;
+    });
+    child.on('close', (code, signal) => {
+      ctx.signal.removeEventListener('abort', onAbort);
+      if (killTimer) clearTimeout(killTimer);
+      lines.flush();
+      void settle(code, signal);
+    });
+
+    const settle = async (code: number | null, signal: NodeJS.Signals | null): Promise<void> => {
+      const report = await readReport(reportFile);
+      if (spawnError) {
+        // The worker's own set-up is broken (missing binary, permissions): not the job's fault, so retryable.
+        reject(new HandlerError('SPAWN_FAILED', `cannot run ${o.command}: ${spawnError.message}`, { retryable: true }));
+        return;
+      }
+      if (code === 0) {
+        resolve(stdout.truncatedBytes === 0 && stdout.text() === '' ? null : stdout.text());
+        return;
+      }
+      if (ctx.signal.aborted) {
+        // Stopped on purpose; the worker ends the job as cancelled/expired/released.
+        reject(ctx.signal.reason);
+        return;
+      }
+      reject(failureFor(o.command, code, signal, report, stderrTail.text()));
+    };
+  });
+}
+
+/** The error for a child that did not exit 0. */
+export function failureFor(
+  command: string,
+  code: number | null,
+  signal: NodeJS.Signals | null,
+  report: ErrorReport | null,
+  stderrTail: string,
+): HandlerError {
+  const how = signal ? `was killed by ${signal}` : `exited with ${code}`;
+  const errorCode = report?.code ?? (code === EXIT_RETRYABLE ? 'TRANSIENT' : 'HANDLER_FAILED');
+  const known = ERROR_CODE_TABLE[errorCode];
+  const retryable = known ? known.retryable : code === EXIT_RETRYABLE;
+  const tail = stderrTail.trim();
+  const message = report?.message ?? (tail ? `${command} ${how}: ${tail}` : `${command} ${how}`);
+  return new HandlerError(errorCode, message, { retryable });
+}
+
+async function readReport(file: string): Promise<ErrorReport | null> {
+  try {
+    const parsed = JSON.parse(await readFile(file, 'utf8')) as Partial<ErrorReport>;
+    await rm(file, { force: true });
+    if (typeof parsed.code !== 'string') return null;
+    return { code: parsed.code, message: typeof parsed.message === 'string' ? parsed.message : null };
+  } catch {
+    return null;
+  }
+}
+
+/** Keeps the last N bytes of a stream (the end of stderr is where the error is). */
+class CappedTail {
+  private buf = Buffer.alloc(0);
+  constructor(private readonly cap: number) {}
+  push(c: Buffer): void {
+    this.buf = Buffer.concat([this.buf, c]);
+    if (this.buf.length > this.cap) this.buf = this.buf.subarray(this.buf.length - this.cap);
+  }
+  text(): string {
+    return this.buf.toString('utf8');
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * The environment the exec worker gives each handler process, and the
+ * reading side used by `agentq job ...` inside it. One module owns the names
+ * so the two sides cannot drift apart.
+ */
+import { ValidationError } from '../core/errors.js';
+import type { LeaseRef } from '../backend/contract.js';
+import type { JobEnvelope } from '../core/schemas.js';
+
+export const JOB_ENV = {
+  jobId: 'AGENTQ_JOB_ID',
+  attempt: 'AGENTQ_ATTEMPT',
+  deadlineAt: 'AGENTQ_DEADLINE_AT',
+  traceId: 'AGENTQ_TRACE_ID',
+  queue: 'AGENTQ_QUEUE',
+  tenant: 'AGENTQ_TENANT',
+  workflow: 'AGENTQ_WORKFLOW',
+  /** The store, so `agentq job checkpoint|effect` can write to it. */
+  url: 'AGENTQ_URL',
+  /** The lease's fence token: writes from a stale handler process are refused. */
+  fence: 'AGENTQ_LEASE_FENCE',
+  /** Where `agentq job error` leaves the code for the worker to read after exit. */
+  reportFile: 'AGENTQ_REPORT_FILE',
+  /** Set for the command run by `agentq job effect`: the key to pass to the external system. */
+  idempotencyKey: 'AGENTQ_IDEMPOTENCY_KEY',
+} as const;
+
+export interface JobEnvInput {
+  envelope: JobEnvelope;
+  fence: number;
+  url: string;
+  reportFile: string;
+}
+
+/** The variables set for a handler process (on top of the worker's own environment). */
+export function jobEnv(i: JobEnvInput): Record<string, string> {
+  const e = i.envelope;
+  return {
+    [JOB_ENV.jobId]: e.job_id,
+    [JOB_ENV.attempt]: String(e.attempt),
+    [JOB_ENV.deadlineAt]: e.deadline_at ?? '',
+    [JOB_ENV.traceId]: e.trace_id ?? '',
+    [JOB_ENV.queue]: e.queue,
+    [JOB_ENV.tenant]: e.tenant_id,
+    [JOB_ENV.workflow]: e.workflow,
+    [JOB_ENV.url]: i.url,
+    [JOB_ENV.fence]: String(i.fence),
+    [JOB_ENV.reportFile]: i.reportFile,
+  };
+}
+
+export interface CurrentLease {
+  lease: LeaseRef;
+  url: string;
+  reportFile: string | null;
+}
+
+/** The lease an `agentq job ...` command acts on; refuses to run outside a handler. */
+export function currentLease(env: NodeJS.ProcessEnv): CurrentLease {
+  const jobId = env[JOB_ENV.jobId];
+  const fence = Number(env[JOB_ENV.fence]);
+  const url = env[JOB_ENV.url];
+  if (!jobId || !url || !Number.isInteger(fence)) {
+    throw new ValidationError(
+      `agentq job commands run inside a handler started by \`agentq worker\`: ${JOB_ENV.jobId}, ${JOB_ENV.fence} and ${JOB_ENV.url} must be set`,
+    );
+  }
+  return { lease: { jobId, fence }, url, reportFile: env[JOB_ENV.reportFile] || null };
+}
+
+/** What `agentq job error` reports. */
+export interface ErrorReport {
+  code: string;
+  message: string | null;
+}
+
+export const ERROR_CODE_RULE = 'must be 1-64 characters of A-Z, 0-9 and _ (e.g. PROVIDER_429)';
+export const ERROR_CODE_RE = /^[A-Z0-9_]{1,64}$/;

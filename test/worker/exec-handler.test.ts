@@ -1,0 +1,161 @@
+/**
+ * The exec handler protocol, against real child processes (node itself as
+ * the handler command). No store is involved: the handler is called with a
+ * job envelope and a context, as the worker calls it.
+ */
+import { existsSync, rmSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { JobEnvelope } from '../../src/core/schemas.js';
+import { createExecHandler, type ExecHandler } from '../../src/worker/exec-handler.js';
+import { HandlerError, JobAbortedError } from '../../src/worker/handler-error.js';
+import type { JobContext } from '../../src/worker/types.js';
+import { pollUntil } from '../support/poll.js';
+
+const envelope: JobEnvelope = {
+  job_id: 'job_01JABCDEFGHJKMNPQRSTVWXYZ0',
+  tenant_id: 'acme',
+  queue: 'research',
+  workflow: 'report:v1',
+  operation: null,
+  class: 'batch',
+  input: 'hello',
+  input_ref: null,
+  input_sha256: null,
+  deadline_at: '2030-01-01T00:00:00.000Z',
+  idempotency_key: null,
+  attempt: 2,
+  max_attempts: 3,
+  trace_id: 'trace-1',
+  budget: null,
+  allowed_tools: [],
+  estimated_seconds: null,
+  created_at: '2026-01-01T00:00:00.000Z',
+};
+
+function ctxWith(signal: AbortSignal = new AbortController().signal): JobContext {
+  return {
+    signal,
+    jobId: envelope.job_id,
+    fence: 7,
+    attempt: envelope.attempt,
+    workerId: 'w1',
+    lastCheckpoint: null,
+    effects: [],
+    leaseExpiresAt: 0,
+    heartbeat: async () => {},
+    checkpoint: async () => {},
+    effect: async (_k, fn) => fn('x'),
+  };
+}
+
+async function exec(script: string, opts: { signal?: AbortSignal; killGraceMs?: number; cap?: number; lines?: string[] } = {}) {
+  const h: ExecHandler = await createExecHandler({
+    command: process.execPath,
+    args: ['-e', script],
+    url: 'sqlite:/tmp/nowhere.db',
+    resultCapBytes: opts.cap ?? 64 * 1024,
+    killGraceMs: opts.killGraceMs ?? 10_000,
+    onStderrLine: (jobId, line) => opts.lines?.push(`[${jobId}] ${line}`),
+  });
+  try {
+    return await h.handler(envelope, ctxWith(opts.signal));
+  } finally {
+    await h.close();
+  }
+}
+
+const readStdin = `let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{`;
+
+describe('exec handler: one child process per job', () => {
+  it('passes the envelope as JSON on stdin and returns stdout as the result', async () => {
+    const out = await exec(`${readStdin} const j=JSON.parse(s); process.stdout.write(j.job_id+'|'+j.input)})`);
+    expect(out).toBe(`${envelope.job_id}|hello`);
+  });
+
+  it('sets the job environment, including what agentq job commands need', async () => {
+    const out = await exec(
+      `const e=process.env; console.log(JSON.stringify([e.AGENTQ_JOB_ID,e.AGENTQ_ATTEMPT,e.AGENTQ_DEADLINE_AT,e.AGENTQ_TRACE_ID,e.AGENTQ_QUEUE,e.AGENTQ_TENANT,e.AGENTQ_URL,e.AGENTQ_LEASE_FENCE,!!e.AGENTQ_REPORT_FILE]))`,
+    );
+    expect(JSON.parse(out as string)).toEqual([
+      envelope.job_id,
+      '2',
+      '2030-01-01T00:00:00.000Z',
+      'trace-1',
+      'research',
+      'acme',
+      'sqlite:/tmp/nowhere.db',
+      '7',
+      true,
+    ]);
+  });
+
+  it('returns null when the handler printed nothing', async () => {
+    expect(await exec('')).toBeNull();
+  });
+
+  it('caps the result and says how much was cut', async () => {
+    const out = (await exec(`process.stdout.write('a'.repeat(5000))`, { cap: 1000 })) as string;
+    expect(out).toBe(`${'a'.repeat(1000)}…[truncated 4000 bytes]`);
+  });
+
+  it('exit 75 is a retryable failure (TRANSIENT)', async () => {
+    const e = await exec('process.exit(75)').catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(HandlerError);
+    expect(e).toMatchObject({ code: 'TRANSIENT', retryable: true });
+  });
+
+  it('another non-zero exit is permanent and carries the end of stderr', async () => {
+    const e = await exec(`console.error('boom: missing field title'); process.exit(3)`).catch((x: unknown) => x);
+    expect(e).toMatchObject({ code: 'HANDLER_FAILED', retryable: false });
+    expect((e as Error).message).toContain('exited with 3');
+    expect((e as Error).message).toContain('boom: missing field title');
+  });
+
+  it('a reported code from the table decides retryability, whatever the exit status', async () => {
+    const report = (code: string, exit: number) =>
+      `require('fs').writeFileSync(process.env.AGENTQ_REPORT_FILE, JSON.stringify({code:'${code}',message:'reported'})); process.exit(${exit})`;
+    await expect(exec(report('PROVIDER_429', 1))).rejects.toMatchObject({ code: 'PROVIDER_429', retryable: true, message: 'reported' });
+    await expect(exec(report('VALIDATION', 75))).rejects.toMatchObject({ code: 'VALIDATION', retryable: false });
+    // An unknown code falls back to the exit status.
+    await expect(exec(report('MY_CODE', 75))).rejects.toMatchObject({ code: 'MY_CODE', retryable: true });
+    await expect(exec(report('MY_CODE', 2))).rejects.toMatchObject({ code: 'MY_CODE', retryable: false });
+  });
+
+  it('passes stderr through line by line, prefixed with the job id', async () => {
+    const lines: string[] = [];
+    await exec(`process.stderr.write('one\\ntwo\\nthree')`, { lines });
+    expect(lines).toEqual([`[${envelope.job_id}] one`, `[${envelope.job_id}] two`, `[${envelope.job_id}] three`]);
+  });
+
+  it('an abort sends SIGTERM; the handler rejects with the abort reason', async () => {
+    const ac = new AbortController();
+    const marker = `/tmp/agentq-exec-${process.pid}-${Date.now()}`;
+    const run = exec(`require('fs').writeFileSync('${marker}','up'); setInterval(()=>{}, 1000)`, { signal: ac.signal });
+    await pollUntil(() => existsSync(marker), { what: 'child started' });
+    ac.abort(new JobAbortedError(envelope.job_id, 'cancelled'));
+    await expect(run).rejects.toMatchObject({ name: 'JobAbortedError', reason: 'cancelled' });
+    rmSync(marker, { force: true });
+  });
+
+  it('a child that ignores SIGTERM is killed with SIGKILL after the kill grace', async () => {
+    const ac = new AbortController();
+    const marker = `/tmp/agentq-exec-${process.pid}-${Date.now()}-term`;
+    const run = exec(
+      `process.on('SIGTERM',()=>{require('fs').writeFileSync('${marker}.term','x')}); require('fs').writeFileSync('${marker}','up'); setInterval(()=>{}, 1000)`,
+      { signal: ac.signal, killGraceMs: 200 },
+    );
+    await pollUntil(() => existsSync(marker), { what: 'child started' });
+    ac.abort(new JobAbortedError(envelope.job_id, 'deadline'));
+    await expect(run).rejects.toMatchObject({ reason: 'deadline' });
+    // It did receive (and ignore) the SIGTERM first.
+    expect(existsSync(`${marker}.term`)).toBe(true);
+    rmSync(marker, { force: true });
+    rmSync(`${marker}.term`, { force: true });
+  });
+
+  it('a command that cannot start is a retryable SPAWN_FAILED (the worker, not the job, is broken)', async () => {
+    const h = await createExecHandler({ command: '/nonexistent/agentq-handler', args: [], url: 'sqlite::memory:' });
+    await expect(h.handler(envelope, ctxWith())).rejects.toMatchObject({ code: 'SPAWN_FAILED', retryable: true });
+    await h.close();
+  });
+});
