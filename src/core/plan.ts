@@ -76,7 +76,7 @@ export const PlanSchema = z.object({
   /** The selector as the operator gave it, for review and the audit. */
   filters: z.record(z.string(), z.unknown()),
   options: PlanOptions,
-  totals: z.record(z.string(), z.number().int().min(0)),
+  totals: z.object({ total: z.number().int().min(0), acting: z.number().int().min(0) }).catchall(z.number().int().min(0)),
   items: z.array(PlanItem),
 });
 export type Plan = z.infer<typeof PlanSchema>;

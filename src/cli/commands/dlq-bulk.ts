@@ -1,0 +1,218 @@
+/**
+ * `agentq dlq redrive | purge | expire`: the bulk actions. One flow for all
+ * three — select → frozen plan → show (dry run) → confirm → lock → ledger →
+ * paced apply → audit — so each safety rule is written once.
+ */
+import { AgentqError, DeclinedError, ExitCode, InterruptedError, ValidationError } from '../../core/errors.js';
+import { parsePlan, serializePlan, type AttemptsPolicy, type Plan } from '../../core/plan.js';
+import type { BulkAction, RunRecord } from '../../backend/contract.js';
+import { applyRun, buildPlan, resumeCommand, resumeRun, startRun, type ApplyResult, type EngineDeps } from '../../dlq/engine.js';
+import { hasSelector, parseSelector, requireSelector, type SelectorInput } from '../../dlq/filter.js';
+import { streamProgress } from '../../dlq/progress.js';
+import { DEFAULT_RATE_PER_SEC, effectiveBatchSize, parseBatchSize, parseRate } from '../../dlq/rate.js';
+import { printObject, printRecords } from '../output/format.js';
+import { sanitize } from '../output/sanitize.js';
+import { PLAN_ITEM_COLUMNS } from './dlq-columns.js';
+import { refuseIfReadOnly, type DlqIo } from './dlq-io.js';
+
+export interface BulkOptions extends SelectorInput {
+  all?: boolean;
+  dryRun?: boolean;
+  planOut?: string;
+  plan?: string;
+  resume?: string;
+  yes?: boolean;
+  force?: boolean;
+  rate?: string;
+  batchSize?: string;
+  breakLock?: boolean;
+  reason?: string;
+  // redrive only
+  includePartial?: boolean;
+  maxRedrives?: string;
+  resetAttempts?: boolean;
+  extraAttempts?: string;
+  /** The dead-reason filter: `--dead-reason` here, because `--reason` is the operator's audit text on bulk commands. */
+  deadReason?: string;
+}
+
+/** Above this many jobs a terminal confirmation asks for the count to be typed, not just "y". */
+export const TYPED_CONFIRM_THRESHOLD = 20;
+
+const VERB: Record<BulkAction, { verb: string; done: string }> = {
+  redrive: { verb: 'redrive', done: 'moved back to the queue' },
+  purge: { verb: 'purge', done: 'deleted from the DLQ' },
+  expire: { verb: 'expire', done: 'moved to expired' },
+};
+
+function engineDeps(io: DlqIo, backend: EngineDeps['backend']): EngineDeps {
+  return { backend, clock: io.clock, sleep: io.sleep, newRunId: io.newRunId, identity: io.identity, probe: io.probe };
+}
+
+function parsePositiveInt(text: string, flag: string, min: number, max: number): number {
+  const n = /^\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!(n >= min && n <= max)) throw new ValidationError(`${flag} ${JSON.stringify(text)} must be a whole number from ${min} to ${max}`);
+  return n;
+}
+
+function attemptsPolicy(o: BulkOptions): AttemptsPolicy | undefined {
+  if (o.resetAttempts && o.extraAttempts !== undefined) throw new ValidationError('--reset-attempts and --extra-attempts exclude each other: give one');
+  if (o.resetAttempts) return { kind: 'reset' };
+  if (o.extraAttempts !== undefined) return { kind: 'extra', n: parsePositiveInt(o.extraAttempts, '--extra-attempts', 1, 100) };
+  return undefined;
+}
+
+function selectorInput(o: BulkOptions): SelectorInput {
+  // On bulk commands `--reason` is the operator's audit text, so the dead-reason filter is `--dead-reason`.
+  const { reason: _auditReason, deadReason, ...rest } = o;
+  return { ...rest, reason: deadReason };
+}
+
+export async function dlqBulk(action: BulkAction, o: BulkOptions, io: DlqIo): Promise<RunRecord | Plan> {
+  const rate = o.rate !== undefined ? parseRate(o.rate) : DEFAULT_RATE_PER_SEC;
+  const requestedBatch = o.batchSize !== undefined ? parseBatchSize(o.batchSize) : undefined;
+  if (o.reason !== undefined && (o.reason.length === 0 || o.reason.length > 500)) throw new ValidationError('--reason must be 1-500 characters');
+
+  if (o.resume !== undefined) return resume(action, o, io, rate, requestedBatch);
+
+  const built = await planFor(action, o, io);
+  const { plan } = built;
+  if (o.planOut !== undefined) {
+    await io.writeFile(o.planOut, serializePlan(plan));
+    io.err.write(`plan saved to ${o.planOut}: apply exactly this plan with: agentq dlq ${action} --plan ${o.planOut}\n`);
+  }
+  if (built.partialNotices.length > 0) printPartialNotices(built.partialNotices, io);
+  if (o.dryRun) {
+    await printPlan(plan, io);
+    return plan;
+  }
+  if (plan.totals.acting === 0) {
+    printTotals(plan, io.err);
+    io.err.write(`nothing to ${action}: no job in this selection passes the checks\n`);
+    return plan;
+  }
+  refuseIfReadOnly(io, `dlq ${action}`);
+  await confirm(action, plan, o, io);
+  const backend = await io.backend();
+  const deps = engineDeps(io, backend);
+  const run = await startRun(deps, plan, {
+    reason: o.reason ?? null,
+    rate,
+    batchSize: effectiveBatchSize(requestedBatch, rate),
+    lock: { breakLock: o.breakLock, force: o.force },
+  });
+  io.err.write(`run ${run.run_id}: ${plan.totals.acting} to ${action}, ${plan.totals.total - plan.totals.acting} skipped by the plan\n`);
+  const result = await applyRun(deps, run.run_id, { signal: io.signal, onProgress: progressSink(io) });
+  return report(result, io);
+}
+
+async function resume(action: BulkAction, o: BulkOptions, io: DlqIo, rate: number | null, batch: number | undefined): Promise<RunRecord> {
+  if (hasSelector(parseSelector(selectorInput(o), io.clock.now())) || o.all || o.plan !== undefined || o.dryRun) {
+    throw new ValidationError('--resume continues a recorded run exactly: selectors, --all, --plan and --dry-run do not apply');
+  }
+  refuseIfReadOnly(io, `dlq ${action} --resume`);
+  const backend = await io.backend();
+  const run = await backend.getRun(o.resume!);
+  if (run && run.action !== action) throw new ValidationError(`run ${run.run_id} is a ${run.action} run; resume it with: ${resumeCommand(run)}`);
+  const deps = engineDeps(io, backend);
+  const result = await resumeRun(deps, o.resume!, {
+    signal: io.signal,
+    onProgress: progressSink(io),
+    ...(o.rate !== undefined ? { rate } : {}),
+    ...(batch !== undefined ? { batchSize: batch } : {}),
+    lock: { breakLock: o.breakLock, force: o.force },
+  });
+  return report(result, io);
+}
+
+async function planFor(action: BulkAction, o: BulkOptions, io: DlqIo) {
+  const attempts = attemptsPolicy(o);
+  const includePartial = o.includePartial ?? false;
+  if (includePartial && !o.force) {
+    throw new ValidationError('--include-partial redrives jobs that already started an external effect: it also needs --force', 'Check the effects listed by a --dry-run first.');
+  }
+  if (o.plan !== undefined) {
+    const selector = parseSelector(selectorInput(o), io.clock.now());
+    if (hasSelector(selector) || o.all || attempts !== undefined || o.maxRedrives !== undefined || o.includePartial) {
+      throw new ValidationError('--plan applies exactly the saved plan: selectors and plan options (--all, --include-partial, --max-redrives, attempts) do not apply');
+    }
+    const plan = parsePlan(await io.readFile(o.plan), `plan file ${o.plan}`);
+    if (plan.action !== action) throw new ValidationError(`plan file ${o.plan} is a ${plan.action} plan; apply it with: agentq dlq ${plan.action} --plan ${o.plan}`);
+    if (plan.options.includePartial && !o.force) throw new ValidationError(`plan file ${o.plan} includes partial jobs: applying it also needs --force`);
+    return { plan, partialNotices: [] };
+  }
+  const selector = parseSelector(selectorInput(o), io.clock.now());
+  requireSelector(selector, o.all ?? false, `dlq ${action}`);
+  const maxRedrives = o.maxRedrives !== undefined ? parsePositiveInt(o.maxRedrives, '--max-redrives', 1, 1000) : undefined;
+  const backend = await io.backend();
+  return buildPlan({ backend, clock: io.clock }, { action, selector, maxRedrives, includePartial, attempts, signal: io.signal });
+}
+
+function printPartialNotices(notices: Array<{ job_id: string; effects: Array<{ key: string; status: string; started_at: string; done_at: string | null; idempotency_key: string }> }>, io: DlqIo): void {
+  io.err.write(`WARNING: ${notices.length} job(s) in this plan already started an external effect; redriving them may repeat it:\n`);
+  for (const n of notices) {
+    io.err.write(`  ${sanitize(n.job_id)}\n`);
+    for (const e of n.effects) {
+      io.err.write(`    effect ${sanitize(e.key)}: ${e.status} since ${sanitize(e.started_at)}${e.done_at ? `, done ${sanitize(e.done_at)}` : ''} (idempotency key ${sanitize(e.idempotency_key)})\n`);
+    }
+  }
+}
+
+function totalsLine(plan: Plan): string {
+  const parts = Object.entries(plan.totals)
+    .filter(([k]) => k !== 'total' && k !== 'acting')
+    .sort(([a], [b]) => (a.startsWith('skip:') ? 1 : 0) - (b.startsWith('skip:') ? 1 : 0) || a.localeCompare(b))
+    .map(([k, v]) => `${v} ${k}`);
+  return `plan: ${plan.totals.total} selected${parts.length ? `: ${parts.join(', ')}` : ''}${plan.queue ? ` (queue ${sanitize(plan.queue)})` : ''}`;
+}
+
+function printTotals(plan: Plan, w: { write(s: string): void }): void {
+  w.write(`${totalsLine(plan)}\n`);
+}
+
+async function printPlan(plan: Plan, io: DlqIo): Promise<void> {
+  if (io.out.format === 'json' || io.out.format === 'ndjson') {
+    printObject(io.out, plan);
+    return;
+  }
+  await printRecords(io.out, { columns: PLAN_ITEM_COLUMNS }, plan.items);
+  // The totals belong with the table for a person; in plain output they would corrupt the rows.
+  printTotals(plan, io.out.format === 'plain' ? io.err : io.out);
+}
+
+async function confirm(action: BulkAction, plan: Plan, o: BulkOptions, io: DlqIo): Promise<void> {
+  if (o.yes) return;
+  if (!io.interactive) {
+    throw new DeclinedError(`dlq ${action} changes ${plan.totals.acting} jobs and there is no terminal to confirm on: add --yes`, 'Review it first with --dry-run.');
+  }
+  printTotals(plan, io.err);
+  io.err.write(`context ${io.contextName ?? '(default)'}: ${plan.totals.acting} jobs will be ${VERB[action].done}.\n`);
+  if (plan.totals.acting > TYPED_CONFIRM_THRESHOLD) {
+    const answer = (await io.prompt(`Type the number of jobs (${plan.totals.acting}) to ${action} them: `)).trim();
+    if (answer !== String(plan.totals.acting)) throw new DeclinedError(`confirmation did not match ${plan.totals.acting}: nothing was changed`);
+  } else {
+    const answer = (await io.prompt(`${VERB[action].verb} ${plan.totals.acting} jobs? [y/N] `)).trim().toLowerCase();
+    if (answer !== 'y' && answer !== 'yes') throw new DeclinedError('declined: nothing was changed');
+  }
+}
+
+function progressSink(io: DlqIo) {
+  return streamProgress(io.err, { isTTY: io.err.isTTY, now: () => io.clock.now() });
+}
+
+/** Prints the run record, then maps the outcome to the exit code: 0 all moved, 6 some failed, 130 interrupted. */
+async function report(result: ApplyResult, io: DlqIo): Promise<RunRecord> {
+  const run = result.run;
+  if (io.out.format === 'json' || io.out.format === 'ndjson') printObject(io.out, run);
+  else {
+    const { RUN_COLUMNS } = await import('./dlq-columns.js');
+    await printRecords(io.out, { columns: RUN_COLUMNS }, [run]);
+  }
+  if (result.interrupted || run.counts.planned > 0) {
+    throw new InterruptedError(`run ${run.run_id} stopped with ${run.counts.planned} jobs still planned; the ledger is recorded`, `Resume it with: ${resumeCommand(run)}`);
+  }
+  if (run.counts.failed > 0) {
+    throw new AgentqError('PARTIAL', `run ${run.run_id}: ${run.counts.failed} jobs failed to ${run.action}`, ExitCode.partial, `See them with: agentq dlq runs show ${run.run_id} --status failed`);
+  }
+  return run;
+}

@@ -1,0 +1,57 @@
+/** How DLQ entries, plan items and runs look in tables and plain output. Sanitised by the renderers. */
+import type { LedgerItem, RunRecord } from '../../backend/contract.js';
+import type { PlanItem } from '../../core/plan.js';
+import type { DlqEntry } from '../../core/schemas.js';
+import type { Column } from '../output/columns.js';
+
+function flags(e: DlqEntry): string {
+  const f: string[] = [];
+  if (e.malformed !== null) f.push('malformed');
+  if (e.partial) f.push('partial');
+  if (e.redrive_count > 0) f.push(`redriven×${e.redrive_count}`);
+  return f.join(',');
+}
+
+export const DLQ_ENTRY_COLUMNS: readonly Column<DlqEntry>[] = [
+  { header: 'JOB', get: (e) => e.job_id },
+  { header: 'QUEUE', get: (e) => e.queue, wide: true },
+  { header: 'TENANT', get: (e) => e.tenant_id },
+  { header: 'WORKFLOW', get: (e) => e.workflow },
+  { header: 'ERROR', get: (e) => e.error_code },
+  { header: 'REASON', get: (e) => e.reason, wide: true },
+  { header: 'DEAD AT', get: (e) => ({ time: e.dead_at }) },
+  { header: 'ATTEMPTS', get: (e) => `${e.attempts}/${e.max_attempts}` },
+  { header: 'DEADLINE', get: (e) => ({ time: e.deadline_at }) },
+  { header: 'FLAGS', get: flags },
+  { header: 'WORKER', get: (e) => e.worker_version, wide: true },
+  { header: 'MESSAGE', get: (e) => e.malformed ?? e.error_message, flexible: true },
+];
+
+export const PLAN_ITEM_COLUMNS: readonly Column<PlanItem>[] = [
+  { header: 'JOB', get: (i) => i.job_id },
+  { header: 'VERDICT', get: (i) => i.verdict },
+  { header: 'DETAIL', get: (i) => i.detail, flexible: true },
+];
+
+export const LEDGER_COLUMNS: readonly Column<LedgerItem>[] = [
+  { header: 'JOB', get: (i) => i.job_id },
+  { header: 'VERDICT', get: (i) => i.verdict },
+  { header: 'STATUS', get: (i) => i.status },
+  { header: 'UPDATED', get: (i) => ({ time: i.updated_at }) },
+  { header: 'DETAIL', get: (i) => i.detail, flexible: true },
+];
+
+export const RUN_COLUMNS: readonly Column<RunRecord>[] = [
+  { header: 'RUN', get: (r) => r.run_id },
+  { header: 'ACTION', get: (r) => r.action },
+  { header: 'QUEUE', get: (r) => r.queue },
+  { header: 'USER', get: (r) => r.user },
+  { header: 'CONTEXT', get: (r) => r.context, wide: true },
+  { header: 'CREATED', get: (r) => ({ time: r.created_at }) },
+  { header: 'STATUS', get: (r) => r.status },
+  { header: 'MOVED', get: (r) => r.counts.moved },
+  { header: 'SKIPPED', get: (r) => r.counts.skipped },
+  { header: 'FAILED', get: (r) => r.counts.failed },
+  { header: 'LEFT', get: (r) => r.counts.planned },
+  { header: 'REASON', get: (r) => r.reason, flexible: true },
+];

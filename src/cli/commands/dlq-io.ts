@@ -1,0 +1,45 @@
+/**
+ * What the `dlq` commands need from the outside world, as one injected
+ * object: the CLI builds it from its `CommandContext` (see `dlq-context.ts`),
+ * tests build it by hand. Nothing in the dlq commands touches `process`.
+ */
+import type { Backend } from '../../backend/contract.js';
+import type { Clock } from '../../core/clock.js';
+import { PermissionError } from '../../core/errors.js';
+import type { Identity, ProcessProbe } from '../../dlq/lock.js';
+import type { OutputTarget } from '../output/format.js';
+
+export interface DlqIo {
+  /** Opened on first use, so usage errors never wait for a connection. */
+  backend(): Promise<Backend>;
+  clock: Clock;
+  /** stdout. `drain` resolves once the stream can take more (bounded memory for `--all`). */
+  out: OutputTarget & { drain?: () => Promise<void>; isTTY: boolean; writeBytes(b: Uint8Array): Promise<void> };
+  /** stderr: progress, prompts, warnings. */
+  err: { write(s: string): void; isTTY: boolean };
+  /** stdin and stdout are terminals, not CI, not --no-input. */
+  interactive: boolean;
+  /** Asks on the terminal; only called when `interactive`. */
+  prompt(question: string): Promise<string>;
+  /** Aborts on the first Ctrl-C: bulk actions finish the current batch, record the ledger and stop. */
+  signal: AbortSignal;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  newRunId(): string;
+  identity: Identity;
+  /** The active context is read-only: mutations are refused. */
+  readOnly: boolean;
+  contextName: string | null;
+  probe?: ProcessProbe;
+  readFile(path: string): Promise<string>;
+  /** Writes a file atomically (a plan file is never left half-written). */
+  writeFile(path: string, text: string): Promise<void>;
+}
+
+export function refuseIfReadOnly(io: Pick<DlqIo, 'readOnly' | 'contextName'>, what: string): void {
+  if (io.readOnly) {
+    throw new PermissionError(
+      `context ${io.contextName ?? '(default)'} is read-only: ${what} is refused`,
+      'Switch to a writable context (--context NAME) for mutations; dry runs (--dry-run) still work here.',
+    );
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * `agentq dlq list` and `agentq dlq export`.
+ *
+ * `list` shows one page (`--limit`, `--cursor`) or, with `--all`, streams the
+ * whole selection page by page; `export` always streams NDJSON. Streaming
+ * waits for stdout to drain after each page, so memory stays bounded however
+ * large the DLQ and however slow the reader.
+ */
+import { MAX_PAGE_LIMIT } from '../../backend/contract.js';
+import { ValidationError } from '../../core/errors.js';
+import { parseSelector, type SelectorInput } from '../../dlq/filter.js';
+import { walkDlq } from '../../dlq/select.js';
+import { printObject, RecordStream } from '../output/format.js';
+import { ndjsonLine } from '../output/ndjson.js';
+import { DLQ_ENTRY_COLUMNS } from './dlq-columns.js';
+import type { DlqIo } from './dlq-io.js';
+
+export interface DlqListOptions extends SelectorInput {
+  limit?: string;
+  cursor?: string;
+  all?: boolean;
+}
+
+export const DEFAULT_LIST_LIMIT = 50;
+
+function parseLimit(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_LIST_LIMIT;
+  const n = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!(n >= 1 && n <= MAX_PAGE_LIMIT)) throw new ValidationError(`--limit ${JSON.stringify(text)} must be a whole number from 1 to ${MAX_PAGE_LIMIT}`);
+  return n;
+}
+
+export async function dlqList(opts: DlqListOptions, io: DlqIo): Promise<void> {
+  const selector = parseSelector(opts, io.clock.now());
+  const limit = parseLimit(opts.limit);
+  if (opts.all && opts.cursor !== undefined) throw new ValidationError('--all walks the whole selection; it cannot start at --cursor');
+  const backend = await io.backend();
+  if (opts.all) {
+    // `--all` streams: NDJSON unless another line-oriented format was asked for.
+    const format = io.out.format === 'json' || io.out.format === 'table' || io.out.format === 'wide' ? (io.out.format === 'json' ? 'json' : 'ndjson') : io.out.format;
+    const stream = new RecordStream({ ...io.out, format }, { columns: DLQ_ENTRY_COLUMNS });
+    for await (const page of walkDlq(backend, selector.filter, { pageSize: MAX_PAGE_LIMIT, signal: io.signal })) {
+      await stream.page(page);
+      await io.out.drain?.();
+    }
+    stream.end();
+    return;
+  }
+  const page = await backend.dlqList(selector.filter, { limit, cursor: opts.cursor ?? null });
+  if (io.out.format === 'json') {
+    printObject(io.out, page);
+    return;
+  }
+  const stream = new RecordStream(io.out, { columns: DLQ_ENTRY_COLUMNS });
+  await stream.page(page.items);
+  stream.end();
+  if (page.items.length === 0 && io.out.format !== 'ndjson' && io.out.format !== 'plain') io.err.write('The DLQ has no entries matching this selection.\n');
+  if (page.next_cursor !== null) io.err.write(`More entries: add --cursor ${page.next_cursor} (or --all to stream them all).\n`);
+}
+
+export async function dlqExport(opts: SelectorInput, io: DlqIo): Promise<number> {
+  const selector = parseSelector(opts, io.clock.now());
+  const backend = await io.backend();
+  let n = 0;
+  for await (const page of walkDlq(backend, selector.filter, { pageSize: MAX_PAGE_LIMIT, signal: io.signal })) {
+    for (const e of page) io.out.write(ndjsonLine(e));
+    n += page.length;
+    await io.out.drain?.();
+  }
+  io.err.write(`exported ${n} DLQ entr${n === 1 ? 'y' : 'ies'}\n`);
+  return n;
+}

@@ -1,0 +1,78 @@
+/**
+ * `agentq dlq runs` and `agentq dlq runs show RUN_ID`: the audit trail of
+ * bulk actions — who, from which context, when, why, with which filters, and
+ * what happened to every job (the ledger).
+ */
+import { LEDGER_STATUSES, MAX_PAGE_LIMIT, type LedgerStatus } from '../../backend/contract.js';
+import { NotFoundError, ValidationError } from '../../core/errors.js';
+import { Name, NAME_RULE } from '../../core/schemas.js';
+import { RecordStream, printObject, printRecords } from '../output/format.js';
+import { ndjsonLine } from '../output/ndjson.js';
+import { sanitize } from '../output/sanitize.js';
+import { LEDGER_COLUMNS, RUN_COLUMNS } from './dlq-columns.js';
+import type { DlqIo } from './dlq-io.js';
+
+export interface DlqRunsOptions {
+  queue?: string;
+  limit?: string;
+  cursor?: string;
+}
+
+export async function dlqRuns(o: DlqRunsOptions, io: DlqIo): Promise<void> {
+  if (o.queue !== undefined && !Name.safeParse(o.queue).success) throw new ValidationError(`--queue ${JSON.stringify(o.queue)}: a queue name ${NAME_RULE}`);
+  const limit = o.limit === undefined ? 50 : Number(o.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) throw new ValidationError(`--limit must be a whole number from 1 to ${MAX_PAGE_LIMIT}`);
+  const backend = await io.backend();
+  const page = await backend.listRuns(o.queue ? { queue: o.queue } : {}, { limit, cursor: o.cursor ?? null });
+  if (io.out.format === 'json') {
+    printObject(io.out, page);
+    return;
+  }
+  await printRecords(io.out, { columns: RUN_COLUMNS }, page.items);
+  if (page.next_cursor !== null) io.err.write(`More runs: add --cursor ${page.next_cursor}\n`);
+}
+
+export interface DlqRunShowOptions {
+  status?: string;
+}
+
+export async function dlqRunShow(runId: string, o: DlqRunShowOptions, io: DlqIo): Promise<void> {
+  if (o.status !== undefined && !(LEDGER_STATUSES as readonly string[]).includes(o.status)) {
+    throw new ValidationError(`--status ${JSON.stringify(o.status)} must be one of ${LEDGER_STATUSES.join(', ')}`);
+  }
+  const status = o.status as LedgerStatus | undefined;
+  const backend = await io.backend();
+  const run = await backend.getRun(runId);
+  if (!run) throw new NotFoundError(`run ${runId} does not exist`, 'RUN_NOT_FOUND');
+  const json = io.out.format === 'json' || io.out.format === 'ndjson';
+  if (json) {
+    // One NDJSON stream: the run record first, then one line per ledger item — bounded memory for big runs.
+    io.out.write(ndjsonLine({ type: 'run', ...run }));
+  } else {
+    const lines = [
+      ['run', run.run_id],
+      ['action', run.action],
+      ['queue', run.queue],
+      ['status', run.status],
+      ['by', `${run.user}${run.context ? ` (context ${run.context})` : ''}`],
+      ['created', run.created_at],
+      ['updated', run.updated_at],
+      ['reason', run.reason ?? '-'],
+      ['filters', JSON.stringify(run.filters)],
+      ['options', JSON.stringify(run.options)],
+      ['counts', `moved ${run.counts.moved}, skipped ${run.counts.skipped}, failed ${run.counts.failed}, still planned ${run.counts.planned}`],
+    ];
+    for (const [k, v] of lines) io.out.write(`${k!.padEnd(8)} ${sanitize(v)}\n`);
+    io.out.write('\n');
+  }
+  const stream = json ? null : new RecordStream(io.out, { columns: LEDGER_COLUMNS });
+  let cursor: string | null = null;
+  do {
+    const page = await backend.ledger(runId, { limit: MAX_PAGE_LIMIT, cursor }, status);
+    if (json) for (const item of page.items) io.out.write(ndjsonLine({ type: 'ledger_item', ...item }));
+    else await stream!.page(page.items);
+    await io.out.drain?.();
+    cursor = page.next_cursor;
+  } while (cursor !== null);
+  stream?.end();
+}

@@ -1,0 +1,94 @@
+/**
+ * `agentq dlq show JOB`: everything in one DLQ entry. The payload preview is
+ * sanitised (it is untrusted text); `--raw` writes the exact stored bytes —
+ * refused on a terminal unless `--force`, since raw bytes may carry escape
+ * sequences that take over the terminal.
+ */
+import { NotFoundError, ValidationError } from '../../core/errors.js';
+import type { DlqEntry } from '../../core/schemas.js';
+import { printObject } from '../output/format.js';
+import { sanitize } from '../output/sanitize.js';
+import type { DlqIo } from './dlq-io.js';
+
+export interface DlqShowOptions {
+  raw?: boolean;
+  force?: boolean;
+}
+
+export const PREVIEW_CHARS = 2000;
+
+export async function dlqShow(jobId: string, opts: DlqShowOptions, io: DlqIo): Promise<void> {
+  if (opts.raw && io.out.isTTY && !opts.force) {
+    throw new ValidationError('--raw writes the stored bytes unfiltered and stdout is a terminal: refused', 'Redirect to a file (> entry.bin) or pipe it, or add --force.');
+  }
+  const backend = await io.backend();
+  if (opts.raw) {
+    const bytes = await backend.dlqRaw(jobId);
+    if (bytes === null) throw new NotFoundError(`${jobId} is not in the DLQ`);
+    await io.out.writeBytes(bytes);
+    return;
+  }
+  const entry = await backend.dlqGet(jobId);
+  if (entry === null) throw new NotFoundError(`${jobId} is not in the DLQ`);
+  if (io.out.format === 'json' || io.out.format === 'ndjson') {
+    printObject(io.out, entry);
+    return;
+  }
+  io.out.write(renderEntry(entry));
+}
+
+const s = (v: unknown) => sanitize(v === null || v === undefined ? '-' : String(v));
+
+/** The human view of one entry. Every untrusted value goes through the sanitiser. */
+export function renderEntry(e: DlqEntry): string {
+  const lines: string[] = [];
+  const field = (k: string, v: unknown) => lines.push(`${k.padEnd(15)} ${s(v)}`);
+  field('job', e.job_id);
+  field('queue', e.queue);
+  field('tenant', e.tenant_id);
+  field('workflow', e.workflow);
+  field('class', e.class);
+  field('dead at', e.dead_at);
+  field('reason', e.reason);
+  field('error', `${e.error_code}: ${e.error_message}`);
+  field('worker version', e.worker_version);
+  field('attempts', `${e.attempts}/${e.max_attempts}`);
+  field('deadline', e.deadline_at ?? 'none');
+  field('partial', e.partial ? 'yes — the effect ledger shows an external effect started' : 'no');
+  field('redrives', e.redrive_count);
+  if (e.malformed !== null) {
+    field('MALFORMED', e.malformed);
+    lines.push('                (a malformed entry is never moved or deleted by bulk actions; read it with --raw)');
+  }
+  const job = e.job;
+  if (job) {
+    field('operation', job.operation);
+    field('trace', job.trace_id);
+    field('created', job.created_at);
+    field('input ref', job.input_ref ? `${job.input_ref} (sha256 ${job.input_sha256})` : null);
+    if (job.lineage.redriven_at) field('last redrive', `${job.lineage.redriven_at} by run ${job.lineage.redrive_run}`);
+    lines.push('', 'attempts:');
+    for (const a of job.attempts) {
+      lines.push(`  #${a.attempt} ${s(a.started_at)} → ${s(a.ended_at)} ${s(a.outcome)} ${a.error_code ? `${s(a.error_code)}: ${s(a.error_message)}` : ''} (worker ${s(a.worker_id)} ${s(a.worker_version)})`);
+    }
+    lines.push('', `effects: ${job.effects.length === 0 ? 'none' : ''}`);
+    for (const ef of job.effects) {
+      lines.push(`  ${s(ef.key)} ${ef.status} attempt ${ef.attempt} started ${s(ef.started_at)}${ef.done_at ? ` done ${s(ef.done_at)}` : ''} idempotency key ${s(ef.idempotency_key)}`);
+    }
+    if (job.checkpoint !== null && job.checkpoint !== undefined) lines.push('', 'checkpoint:', indent(preview(JSON.stringify(job.checkpoint))));
+    if (job.input !== null) lines.push('', 'input (preview):', indent(preview(job.input)));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function preview(text: string): string {
+  const cut = text.length > PREVIEW_CHARS;
+  return sanitize(cut ? text.slice(0, PREVIEW_CHARS) : text, { allowNewlines: true }) + (cut ? `\n… (${text.length - PREVIEW_CHARS} more characters; -o json or --raw for all)` : '');
+}
+
+function indent(t: string): string {
+  return t
+    .split('\n')
+    .map((l) => `  ${l}`)
+    .join('\n');
+}

@@ -1,0 +1,33 @@
+/** `agentq dlq summary --by error_code,workflow,tenant`: triage by error. */
+import { parseSelector, type SelectorInput } from '../../dlq/filter.js';
+import { parseSummaryKeys, summarizeDlq, type SummaryGroup } from '../../dlq/summary.js';
+import type { Column } from '../output/columns.js';
+import { printObject, printRecords } from '../output/format.js';
+import type { DlqIo } from './dlq-io.js';
+
+export interface DlqSummaryOptions extends SelectorInput {
+  by?: string;
+}
+
+export async function dlqSummary(opts: DlqSummaryOptions, io: DlqIo): Promise<void> {
+  const now = io.clock.now();
+  const selector = parseSelector(opts, now);
+  const by = parseSummaryKeys(opts.by ?? 'error_code');
+  const backend = await io.backend();
+  const summary = await summarizeDlq(backend, selector.filter, by, { now, minRemainingMs: selector.minRemainingMs, signal: io.signal });
+  if (io.out.format === 'json' || io.out.format === 'ndjson') {
+    printObject(io.out, summary);
+    return;
+  }
+  const columns: Column<SummaryGroup>[] = [
+    ...by.map((k) => ({ header: k.toUpperCase().replace('_', ' '), get: (g: SummaryGroup) => g.key[k] ?? null, flexible: true })),
+    { header: 'COUNT', get: (g) => g.count },
+    { header: 'OLDEST', get: (g) => ({ time: g.oldest_dead_at }) },
+    { header: 'NEWEST', get: (g) => ({ time: g.newest_dead_at }) },
+    { header: 'EXPIRED', get: (g) => g.expired },
+    { header: 'PARTIAL', get: (g) => g.partial },
+    { header: 'MALFORMED', get: (g) => g.malformed, wide: true },
+  ];
+  await printRecords(io.out, { columns }, summary.groups);
+  if (io.out.format === 'table' || io.out.format === 'wide') io.out.write(`${summary.total} entries in ${summary.groups.length} groups\n`);
+}
