@@ -1,1 +1,56 @@
+/**
+ * The library API for producers and workers.
+ *
+ * ```ts
+ * import { createClient, createWorker, HandlerError } from 'agentq';
+ *
+ * const client = await createClient({ url: 'sqlite:./agentq.db' });
+ * await client.submit({ workflow: 'research_report:v3', queue: 'research', input: 'topic: queues' });
+ *
+ * const worker = createWorker({
+ *   url: 'sqlite:./agentq.db',
+ *   queue: 'research',
+ *   concurrency: 4,
+ *   handler: async (job, ctx) => {
+ *     const order = await ctx.effect('create-order', (key) => shop.createOrder({ idempotencyKey: key }));
+ *     await ctx.checkpoint({ orderId: order.id });
+ *     if (ctx.signal.aborted) return;
+ *     return { orderId: order.id };
+ *   },
+ * });
+ * await worker.start();
+ * process.on('SIGTERM', () => void worker.stop());
+ * ```
+ */
+import type { Backend } from './backend/contract.js';
+import type { Clock, Random } from './core/clock.js';
+
 export const VERSION = "0.1.0";
+
+export { createWorker, serializeResult, WORKER_DEFAULTS } from './worker/worker.js';
+export { HandlerError, JobAbortedError } from './worker/handler-error.js';
+export { toFailure } from './worker/classify.js';
+export type { AbortReason, Handler, JobContext, Worker, WorkerEvent, WorkerLogger, WorkerOptions } from './worker/types.js';
+export type * from './backend/contract.js';
+export type { Job, JobEnvelope, JobEvent, JobState, JobClass, DlqEntry, Effect, SubmitRequest } from './core/schemas.js';
+export { DEFAULT_RETRY_POLICY, ERROR_CODE_TABLE } from './core/retry.js';
+export { AgentqError, LeaseLostError, ExitCode } from './core/errors.js';
+export { ManualClock, systemClock } from './core/clock.js';
+
+export interface ClientOptions {
+  /** `sqlite:PATH`, `redis://…`. @default `AGENTQ_URL`, else the embedded default store */
+  url?: string;
+  clock?: Clock;
+  random?: Random;
+}
+
+/**
+ * Opens a store for producers and operators: the `Backend` contract
+ * (`submit`, `get`, `list`, `cancel`, `events`, `stats`, `dlqList`, …).
+ * Close it with `close()`.
+ */
+export async function createClient(opts: ClientOptions = {}): Promise<Backend> {
+  const { openBackend, defaultDataUrl } = await import('./backend/open.js');
+  const url = opts.url ?? process.env.AGENTQ_URL ?? defaultDataUrl(process.env);
+  return openBackend(url, { ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.random ? { random: opts.random } : {}) });
+}
