@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+// agentq entry. Plain JavaScript so it runs before anything is compiled or loaded.
+// It does only what must happen before the CLI's modules load, then hands over:
+//   1. colour: decide once (--color, NO_COLOR, FORCE_COLOR, TERM=dumb, TTY) and
+//      publish the decision as FORCE_COLOR, because chalk and Ink read it when
+//      they load, chalk ignores NO_COLOR, and chalk mis-reads `--color never`
+//      (a bare `--color` in argv) as "force colour";
+//   2. EPIPE: `agentq list | head -1` closes the pipe early; exit quietly
+//      instead of printing a stack trace;
+//   3. the AWS SDK's Node-version maintenance warning is noise for operators;
+//   4. lazy import of the compiled CLI (dist/), so this file stays tiny.
+import process from 'node:process';
+
+// ---- 2. EPIPE
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err) => {
+    if (err && err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
+}
+
+// ---- 3. drop the AWS SDK's "will no longer support Node.js" warning (only that one)
+const emitWarning = process.emitWarning.bind(process);
+process.emitWarning = (warning, ...rest) => {
+  const text = typeof warning === 'string' ? warning : warning && warning.message;
+  const type = typeof rest[0] === 'string' ? rest[0] : rest[0] && rest[0].type;
+  if (typeof text === 'string' && /AWS SDK for JavaScript/i.test(text) && (type === 'NodeDeprecationWarning' || /Node\.?js/i.test(text))) return;
+  return emitWarning(warning, ...rest);
+};
+process.env.AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE ??= '1';
+
+// ---- 1. colour
+function colourWhen(argv) {
+  let when = 'auto';
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--') break;
+    if (a === '--no-color') when = 'never';
+    else if (a === '--color') {
+      const next = argv[i + 1];
+      when = next === 'auto' || next === 'always' || next === 'never' ? next : 'always';
+    } else if (a.startsWith('--color=')) when = a.slice('--color='.length);
+  }
+  return when;
+}
+
+let cli;
+try {
+  const { resolveColourLevel } = await import('../dist/cli/output/colour.js');
+  const level = resolveColourLevel({
+    when: colourWhen(process.argv.slice(2)),
+    env: process.env,
+    isTTY: process.stdout.isTTY === true,
+  });
+  process.env.FORCE_COLOR = String(level);
+  // FORCE_COLOR now carries the decision; keeping NO_COLOR too only makes newer Node versions warn in child processes.
+  if (level === 0) delete process.env.NO_COLOR;
+  cli = await import('../dist/cli/main.js');
+} catch (err) {
+  if (err && err.code === 'ERR_MODULE_NOT_FOUND' && String(err.message).includes('/dist/')) {
+    process.stderr.write('agentq is not built yet: run `npm run build` (or `npm ci`, which builds it) first.\n');
+    process.exit(1);
+  }
+  throw err;
+}
+await cli.runCli(process.argv.slice(2));

@@ -1,0 +1,99 @@
+/**
+ * `agentq context list|use|show`: kubectl-style contexts from the user and
+ * project config files (see `../config.ts` for the file format and precedence).
+ */
+import { ConfigError } from '../../core/errors.js';
+import type { CommandContext } from '../context.js';
+import { writeCurrentContext } from '../config.js';
+import { printObject, printRecords, isMachineFormat } from '../output/format.js';
+import { redactCredentials } from '../output/redact.js';
+import { sanitize } from '../output/sanitize.js';
+
+interface ContextRow {
+  name: string;
+  current: boolean;
+  url: string | null;
+  read_only: boolean;
+  queue: string | null;
+  file: string;
+}
+
+export async function list(_opts: unknown, ctx: CommandContext): Promise<void> {
+  const cfg = ctx.config();
+  const active = cfg.context?.name ?? null;
+  const rows: ContextRow[] = Object.entries(cfg.contexts)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, c]) => ({
+      name,
+      current: name === active,
+      url: c.url === undefined ? null : redactCredentials(c.url),
+      read_only: c.readOnly === true,
+      queue: c.queue ?? null,
+      file: c.file,
+    }));
+  if (rows.length === 0 && !isMachineFormat(ctx.format)) {
+    ctx.note(`no contexts defined; add them to ${cfg.userFilePath} or a .agentq.json in your project`);
+  }
+  await printRecords(
+    ctx.out,
+    {
+      columns: [
+        { header: 'current', get: (r) => (r.current ? '*' : '') },
+        { header: 'name', get: (r) => r.name },
+        { header: 'url', get: (r) => r.url ?? '(default)', flexible: true },
+        { header: 'mode', get: (r) => (r.read_only ? 'read-only' : 'read-write') },
+        { header: 'queue', get: (r) => r.queue },
+        { header: 'file', get: (r) => r.file, wide: true, flexible: true },
+      ],
+    },
+    rows,
+  );
+}
+
+export async function use(opts: { name: string }, ctx: CommandContext): Promise<void> {
+  const cfg = ctx.config();
+  if (!cfg.contexts[opts.name]) {
+    const known = Object.keys(cfg.contexts);
+    throw new ConfigError(
+      `unknown context ${JSON.stringify(opts.name)}`,
+      known.length ? `Known contexts: ${known.join(', ')}.` : `No contexts are defined; add one to ${cfg.userFilePath}.`,
+    );
+  }
+  writeCurrentContext(cfg.userFilePath, opts.name);
+  ctx.note(`current context is now ${sanitize(opts.name)} (in ${cfg.userFilePath})`);
+  if (cfg.projectFile?.currentContext && cfg.projectFile.currentContext !== opts.name) {
+    ctx.warn(`${cfg.projectFile.path} sets currentContext ${sanitize(cfg.projectFile.currentContext)}, which wins inside this project`);
+  }
+}
+
+export async function show(_opts: unknown, ctx: CommandContext): Promise<void> {
+  const cfg = ctx.config();
+  const url = redactCredentials(await ctx.backendUrl());
+  const info = {
+    context: cfg.context?.name ?? null,
+    context_source: cfg.context?.source ?? null,
+    url,
+    url_source: cfg.urlSource,
+    read_only: cfg.context?.readOnly === true,
+    queue: ctx.defaultQueue(),
+    project_file: cfg.projectFile?.path ?? null,
+    user_file: cfg.userFilePath,
+  };
+  if (isMachineFormat(ctx.format)) {
+    printObject(ctx.out, info);
+    return;
+  }
+  const lines: Array<[string, string]> = [
+    ['context', info.context === null ? '(none)' : `${info.context} (from ${info.context_source})`],
+    ['url', `${info.url} (from ${info.url_source})`],
+    ['mode', info.read_only ? 'read-only' : 'read-write'],
+    ['queue', info.queue],
+    ['project file', info.project_file ?? '(none)'],
+    ['user file', info.user_file],
+  ];
+  if (ctx.format === 'plain') {
+    for (const [k, v] of lines) ctx.out.write(`${k}\t${sanitize(v)}\n`);
+    return;
+  }
+  for (const [k, v] of lines) ctx.out.write(`${(k + ':').padEnd(14)}${sanitize(v)}\n`);
+}

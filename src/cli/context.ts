@@ -1,0 +1,224 @@
+/**
+ * What every command gets besides its own options: streams, environment,
+ * clock, output format, colour, configuration, the backend, and the means to
+ * ask the operator. Built once per invocation by `main`; commands never touch
+ * `process` themselves, so they can be run in-process by tests with fake
+ * streams.
+ */
+import type { Backend } from '../backend/contract.js';
+import type { Clock } from '../core/clock.js';
+import { DeclinedError, PermissionError } from '../core/errors.js';
+import type { Palette } from './output/colour.js';
+import type { OutputFormat, OutputTarget } from './output/format.js';
+import type { ResolvedConfig } from './config.js';
+import { sanitize } from './output/sanitize.js';
+import { redactCredentials } from './output/redact.js';
+
+export interface OutStream {
+  write(chunk: string): boolean;
+  isTTY?: boolean;
+  columns?: number;
+}
+
+export interface InStream extends NodeJS.EventEmitter {
+  isTTY?: boolean;
+  setRawMode?(mode: boolean): unknown;
+  pause?(): unknown;
+  resume?(): unknown;
+}
+
+export interface CliIo {
+  stdout: OutStream;
+  stderr: OutStream;
+  stdin: InStream;
+}
+
+/** The options every command accepts (registered on the root program). */
+export interface GlobalOptions {
+  url?: string;
+  context?: string;
+  output?: string;
+  json?: boolean;
+  color?: string | boolean;
+  /** `--no-input` sets this to false. */
+  input?: boolean;
+  debug?: boolean;
+}
+
+export interface ConfirmOptions {
+  /** `--yes` was given: proceed without asking. */
+  yes?: boolean;
+  /**
+   * For large or dangerous actions: the operator must type this exact text
+   * (e.g. the number of jobs) instead of `y`.
+   */
+  typeToConfirm?: string;
+}
+
+export interface CommandContext {
+  readonly io: CliIo;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  readonly clock: Clock;
+  /** stdin and stdout are terminals, not CI, and no `--no-input`. Computed once. */
+  readonly isInteractive: boolean;
+  readonly format: OutputFormat;
+  /** Records go here (stdout); see `output/format.ts`. */
+  readonly out: OutputTarget;
+  readonly palette: Palette;
+  readonly debug: boolean;
+  /** Aborted on the first Ctrl-C / SIGTERM. Long-running commands stop at a safe point. */
+  readonly signal: AbortSignal;
+  readonly globals: GlobalOptions;
+
+  /** Configuration and context (read on first use; a broken file throws ConfigError, exit 78). */
+  config(): ResolvedConfig;
+  /** The backend URL after precedence, with the embedded default filled in. */
+  backendUrl(): Promise<string>;
+  /** Opens the backend once; `main` closes it at exit. */
+  openBackend(): Promise<Backend>;
+  /** The queue a command uses when it got no `--queue`: the context's queue, else `default`. */
+  defaultQueue(): string;
+  /** Throws PermissionError (exit 4) in a read-only context. Call before any mutation. */
+  assertMutable(action: string): void;
+  /**
+   * Asks before a mutation. `--yes` skips it; without a terminal and without
+   * `--yes` it throws DeclinedError (exit 3); a "no" throws DeclinedError too.
+   */
+  confirm(question: string, opts?: ConfirmOptions): Promise<void>;
+  /** Reads one line from the operator (terminal only). */
+  prompt(question: string): Promise<string>;
+  /** A line on stderr (untrusted parts must already be sanitised; credentials are redacted here). */
+  note(message: string): void;
+  warn(message: string): void;
+}
+
+export interface ContextDeps {
+  io: CliIo;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  clock: Clock;
+  globals: GlobalOptions;
+  format: OutputFormat;
+  palette: Palette;
+  signal: AbortSignal;
+  /** Resolves configuration (injected so tests can stub it). */
+  loadConfig: () => ResolvedConfig;
+  /** Opens a backend for a URL (injected so tests can pass an in-memory one). */
+  open: (url: string) => Promise<Backend>;
+  defaultUrl: () => Promise<string>;
+  readLine: (question: string) => Promise<string>;
+}
+
+/** Interactive = both ends are terminals, not CI, and prompting was not switched off. */
+export function computeInteractive(io: CliIo, env: Record<string, string | undefined>, input: boolean | undefined): boolean {
+  if (input === false) return false;
+  if (isCi(env)) return false;
+  return io.stdin.isTTY === true && io.stdout.isTTY === true;
+}
+
+export function isCi(env: Record<string, string | undefined>): boolean {
+  const ci = env.CI;
+  if (ci !== undefined && ci !== '' && ci !== '0' && ci.toLowerCase() !== 'false') return true;
+  return env.GITHUB_ACTIONS === 'true' || env.BUILDKITE === 'true' || env.GITLAB_CI !== undefined || env.TF_BUILD !== undefined;
+}
+
+export class CliContext implements CommandContext {
+  readonly io: CliIo;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  readonly clock: Clock;
+  readonly isInteractive: boolean;
+  readonly format: OutputFormat;
+  readonly out: OutputTarget;
+  readonly palette: Palette;
+  readonly debug: boolean;
+  readonly signal: AbortSignal;
+  readonly globals: GlobalOptions;
+  private resolved: ResolvedConfig | undefined;
+  private backend: Promise<Backend> | undefined;
+
+  constructor(private readonly deps: ContextDeps) {
+    this.io = deps.io;
+    this.env = deps.env;
+    this.cwd = deps.cwd;
+    this.clock = deps.clock;
+    this.globals = deps.globals;
+    this.format = deps.format;
+    this.palette = deps.palette;
+    this.signal = deps.signal;
+    this.debug = deps.globals.debug === true || deps.env.AGENTQ_DEBUG === '1';
+    this.isInteractive = computeInteractive(deps.io, deps.env, deps.globals.input);
+    this.out = {
+      format: deps.format,
+      write: (s) => void deps.io.stdout.write(s),
+      width: deps.io.stdout.isTTY ? deps.io.stdout.columns : undefined,
+      palette: deps.palette,
+    };
+  }
+
+  config(): ResolvedConfig {
+    this.resolved ??= this.deps.loadConfig();
+    return this.resolved;
+  }
+
+  async backendUrl(): Promise<string> {
+    return this.config().url ?? (await this.deps.defaultUrl());
+  }
+
+  openBackend(): Promise<Backend> {
+    this.backend ??= this.backendUrl().then((url) => this.deps.open(url));
+    return this.backend;
+  }
+
+  /** Closes the backend if it was opened. Called by `main` only. */
+  async close(): Promise<void> {
+    if (!this.backend) return;
+    const b = await this.backend.catch(() => null);
+    this.backend = undefined;
+    await b?.close();
+  }
+
+  defaultQueue(): string {
+    return this.config().context?.queue ?? 'default';
+  }
+
+  assertMutable(action: string): void {
+    const ctx = this.config().context;
+    if (ctx?.readOnly) {
+      throw new PermissionError(
+        `context ${JSON.stringify(ctx.name)} is read-only: ${action} refused`,
+        `Use a context that allows changes (agentq context list), or remove "readOnly" from ${ctx.name} in ${ctx.file}.`,
+      );
+    }
+  }
+
+  async confirm(question: string, opts: ConfirmOptions = {}): Promise<void> {
+    if (opts.yes) return;
+    if (!this.isInteractive) {
+      throw new DeclinedError('confirmation needed but there is no terminal to ask on', 'Pass --yes to confirm in scripts.');
+    }
+    const ctxName = this.config().context?.name;
+    const where = ctxName ? `[${sanitize(ctxName)}] ` : '';
+    if (opts.typeToConfirm !== undefined) {
+      const answer = await this.prompt(`${where}${question} Type ${opts.typeToConfirm} to confirm: `);
+      if (answer.trim() !== opts.typeToConfirm) throw new DeclinedError(`declined: expected ${JSON.stringify(opts.typeToConfirm)}`);
+      return;
+    }
+    const answer = await this.prompt(`${where}${question} [y/N] `);
+    if (!/^y(es)?$/i.test(answer.trim())) throw new DeclinedError('declined');
+  }
+
+  prompt(question: string): Promise<string> {
+    if (!this.isInteractive) return Promise.reject(new DeclinedError('cannot prompt: not on a terminal (or --no-input)'));
+    return this.deps.readLine(question);
+  }
+
+  note(message: string): void {
+    this.io.stderr.write(redactCredentials(message) + '\n');
+  }
+
+  warn(message: string): void {
+    this.io.stderr.write(`${this.palette.warn('warning:')} ${redactCredentials(message)}\n`);
+  }
+}

@@ -1,0 +1,207 @@
+/**
+ * The one place that turns outcomes into exit codes and prints errors.
+ *
+ * `main(argv, env)` runs one invocation with injected streams and returns the
+ * exit code (tests call it in-process); `runCli()` is what `bin/agentq.js`
+ * calls: it wires the real process (signals, exit). Nothing else in agentq
+ * calls `process.exit`.
+ *
+ * Error reporting:
+ * - AgentqError → `error: message` (+ `hint: ...`) on stderr, its exit code;
+ * - commander usage errors → commander's message, exit 2;
+ * - anything else is a bug → `internal error: ...` and a ready-to-file report line, exit 1;
+ * - stack traces only with `--debug` or `AGENTQ_DEBUG=1`;
+ * - every message has credentials redacted and control characters made visible.
+ */
+import type { Command, CommanderError } from 'commander';
+import type { Backend } from '../backend/contract.js';
+import { systemClock, type Clock } from '../core/clock.js';
+import { AgentqError, ExitCode } from '../core/errors.js';
+import { CliContext, type CliIo, type GlobalOptions } from './context.js';
+import { parseColourWhen, resolveColourLevel, createPalette } from './output/colour.js';
+import { resolveFormat } from './output/format.js';
+import { redactCredentials } from './output/redact.js';
+import { sanitize } from './output/sanitize.js';
+import { agentqVersion, buildProgram } from './program.js';
+
+export interface MainEnv {
+  io: CliIo;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  clock?: Clock;
+  /** Aborted on Ctrl-C / SIGTERM by `runCli`. */
+  signal?: AbortSignal;
+  /** Replaces `openBackend(url)` from `backend/open` (tests). */
+  openBackend?: (url: string) => Promise<Backend>;
+}
+
+/**
+ * Rewrites `--color`, `--color X` and `--no-color` to `--color=X` before
+ * commander sees them: commander would take the next word as the value of an
+ * optional `--color [when]` (`agentq --color list` → colour "list", no command),
+ * so the option is declared with a required value and normalised here.
+ */
+export function normaliseArgv(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') {
+      out.push(...argv.slice(i));
+      break;
+    }
+    if (a === '--no-color') out.push('--color=never');
+    else if (a === '--color') {
+      const next = argv[i + 1];
+      if (next === 'auto' || next === 'always' || next === 'never') {
+        out.push(`--color=${next}`);
+        i++;
+      } else out.push('--color=always');
+    } else out.push(a);
+  }
+  return out;
+}
+
+function isCommanderError(e: unknown): e is CommanderError {
+  const code = (e as { code?: unknown } | null)?.code;
+  return e instanceof Error && typeof code === 'string' && code.startsWith('commander.');
+}
+
+const COMMANDER_OK = new Set(['commander.helpDisplayed', 'commander.help', 'commander.version']);
+
+/** Safe to print: credentials redacted, control characters visible, line breaks kept. */
+export function printable(message: string): string {
+  return sanitize(redactCredentials(message), { allowNewlines: true });
+}
+
+export async function main(argv: readonly string[], m: MainEnv): Promise<number> {
+  const { io, env } = m;
+  const args = normaliseArgv(argv);
+  const debug = env.AGENTQ_DEBUG === '1' || args.includes('--debug');
+  let ctx: CliContext | undefined;
+  const signal = m.signal ?? new AbortController().signal;
+
+  const program = buildProgram({
+    run: async (cmd: Command, opts, runner) => {
+      const globals = cmd.optsWithGlobals() as GlobalOptions;
+      const when = parseColourWhen(globals.color);
+      const stdoutTTY = io.stdout.isTTY === true;
+      const palette = await createPalette(resolveColourLevel({ when, env, isTTY: stdoutTTY }));
+      ctx = new CliContext({
+        io,
+        env,
+        cwd: m.cwd,
+        clock: m.clock ?? systemClock,
+        globals,
+        format: resolveFormat(globals.output, globals.json, stdoutTTY),
+        palette,
+        signal,
+        loadConfig: () => {
+          // Lazy so `--help`/`--version` never read config files.
+          return configModule.resolveConfig({ flags: { url: globals.url, context: globals.context }, env, cwd: m.cwd });
+        },
+        open: async (url) => (m.openBackend ? m.openBackend(url) : (await import('../backend/open.js')).openBackend(url)),
+        defaultUrl: async () => (await import('../backend/open.js')).defaultDataUrl(env),
+        readLine: (q) => readLine(io, q),
+      });
+      await runner(opts, ctx);
+    },
+  });
+  // Every message commander prints goes through the same rules as ours.
+  program.configureOutput({
+    writeOut: (s) => void io.stdout.write(s),
+    writeErr: (s) => void io.stderr.write(s),
+    outputError: (s, write) => write(printable(s)),
+  });
+  const configModule = await import('./config.js');
+
+  try {
+    await program.parseAsync(args, { from: 'user' });
+    return ExitCode.ok;
+  } catch (e) {
+    return reportError(e, { io, debug: debug || (ctx?.debug ?? false), argv: args });
+  } finally {
+    if (ctx) {
+      try {
+        await ctx.close();
+      } catch (e) {
+        if (debug) io.stderr.write(printable(`warning: closing the backend failed: ${(e as Error).message}`) + '\n');
+      }
+    }
+  }
+}
+
+/** Prints an error the way an operator should see it and returns its exit code. */
+export function reportError(e: unknown, o: { io: CliIo; debug: boolean; argv: readonly string[] }): number {
+  const { io, debug } = o;
+  if (isCommanderError(e)) {
+    if (COMMANDER_OK.has(e.code)) return ExitCode.ok;
+    // commander already printed its message (through outputError).
+    return ExitCode.usage;
+  }
+  if (e instanceof AgentqError) {
+    io.stderr.write(printable(`error: ${e.message}`) + '\n');
+    if (e.hint) io.stderr.write(printable(`hint: ${e.hint}`) + '\n');
+    if (debug && e.stack) io.stderr.write(printable(e.stack) + '\n');
+    return e.exitCode;
+  }
+  const err = e instanceof Error ? e : new Error(String(e));
+  io.stderr.write(printable(`internal error: ${err.message}`) + '\n');
+  io.stderr.write(
+    printable(
+      `This is a bug in agentq. Please report it with this line: agentq ${agentqVersion()}; node ${process.version}; ${process.platform}-${process.arch}; ` +
+        `command: agentq ${o.argv.join(' ')}; error: ${err.name}: ${err.message}`,
+    ) + '\n',
+  );
+  if (debug && err.stack) io.stderr.write(printable(err.stack) + '\n');
+  else io.stderr.write('Run again with --debug (or AGENTQ_DEBUG=1) for a stack trace.\n');
+  return ExitCode.failure;
+}
+
+/** One line from the operator's terminal; the prompt goes to stderr so stdout stays data. */
+async function readLine(io: CliIo, question: string): Promise<string> {
+  const { createInterface } = await import('node:readline');
+  const rl = createInterface({ input: io.stdin as NodeJS.ReadableStream, output: io.stderr as NodeJS.WritableStream, terminal: true });
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      rl.once('close', () => reject(new AgentqErrorClosed()));
+      rl.question(question, resolve);
+    });
+  } finally {
+    rl.close();
+  }
+}
+
+class AgentqErrorClosed extends AgentqError {
+  constructor() {
+    super('DECLINED', 'no answer (input closed)', ExitCode.declined);
+  }
+}
+
+/**
+ * The process entry (called by bin/agentq.js): real streams, signals, exit.
+ * The first Ctrl-C aborts `ctx.signal` so a command can stop at a safe point
+ * (tail --follow ends, a redrive finishes its batch); a second one exits 130
+ * at once.
+ */
+export async function runCli(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSignal = (sig: NodeJS.Signals) => {
+    interrupts++;
+    if (interrupts > 1) process.exit(sig === 'SIGTERM' ? 143 : ExitCode.interrupted);
+    controller.abort(new Error(sig));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const code = await main(argv, {
+    io: { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
+    env: process.env,
+    cwd: process.cwd(),
+    signal: controller.signal,
+  });
+  // Exit explicitly: an open handle (a timer, a socket) must not keep a finished command alive.
+  // stdout/stderr writes to pipes and files are synchronous on POSIX, so nothing is lost.
+  process.exitCode = code;
+  await new Promise<void>((resolve) => (process.stdout.writableLength > 0 ? process.stdout.once('drain', () => resolve()) : resolve()));
+  process.exit(code);
+}

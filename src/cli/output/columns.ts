@@ -1,0 +1,39 @@
+/**
+ * Columns describe a record once for every text output mode (table, wide,
+ * plain). A cell is a value, not a formatted string: times stay times so the
+ * table can show them compactly and plain output can show ISO-8601.
+ */
+export type Cell = string | number | boolean | null | undefined | { time: string | number | null } | { text: string; style?: string };
+
+export interface Column<T> {
+  header: string;
+  get: (row: T) => Cell;
+  /** Shown only with `-o wide`. */
+  wide?: boolean;
+  /** Untrusted free text that may be shortened to fit the terminal (messages, names). */
+  flexible?: boolean;
+}
+
+export type TextMode = 'table' | 'plain';
+
+/** A cell as text (not yet sanitised). */
+export function cellText(cell: Cell, mode: TextMode): string {
+  if (cell === null || cell === undefined) return mode === 'table' ? '-' : '';
+  if (typeof cell === 'string') return cell;
+  if (typeof cell === 'number' || typeof cell === 'boolean') return String(cell);
+  if ('time' in cell) {
+    if (cell.time === null) return mode === 'table' ? '-' : '';
+    const iso = typeof cell.time === 'number' ? new Date(cell.time).toISOString() : cell.time;
+    // The table drops milliseconds and the T/Z clutter; plain keeps the exact ISO-8601 value.
+    return mode === 'table' ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : iso;
+  }
+  return cell.text;
+}
+
+export function cellStyle(cell: Cell): string | undefined {
+  return cell !== null && typeof cell === 'object' && 'text' in cell ? cell.style : undefined;
+}
+
+export function visibleColumns<T>(columns: readonly Column<T>[], wide: boolean): Column<T>[] {
+  return columns.filter((c) => wide || !c.wide);
+}

@@ -1,0 +1,110 @@
+/**
+ * Table output for terminals (`-o table`, `-o wide`): kubectl-style columns
+ * without borders, sized to the terminal. When the natural widths do not fit,
+ * the flexible (free-text) columns are shortened with `…` first, then the
+ * widest ones, so ids and states stay readable on a narrow terminal.
+ *
+ * Loaded only when a table is printed: cli-table3 is not on the start path
+ * of scripts, which get plain output.
+ */
+import Table from 'cli-table3';
+import { sanitize } from './sanitize.js';
+import { cellStyle, cellText, visibleColumns, type Column } from './columns.js';
+import type { Palette } from './colour.js';
+
+const GAP = 2;
+const MIN_COL = 6;
+
+export interface TableOptions {
+  /** Terminal width in columns; undefined means unlimited. */
+  width?: number;
+  wide?: boolean;
+  palette: Palette;
+  /** Fixed widths (from an earlier page of the same stream) so pages line up. */
+  colWidths?: number[];
+  /** Print the header row (false for the second and later pages of a stream). */
+  header?: boolean;
+}
+
+/** Display width of a sanitised string: wide (East Asian, emoji) characters take two cells. */
+export function displayWidth(s: string): number {
+  let w = 0;
+  for (const ch of s) {
+    const cp = ch.codePointAt(0)!;
+    if (cp === 0x200d || (cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0x300 && cp <= 0x36f)) continue; // joiners, variation selectors, combining marks
+    w += isWide(cp) ? 2 : 1;
+  }
+  return w;
+}
+
+function isWide(cp: number): boolean {
+  return (
+    (cp >= 0x1100 && cp <= 0x115f) ||
+    (cp >= 0x2e80 && cp <= 0xa4cf) ||
+    (cp >= 0xac00 && cp <= 0xd7a3) ||
+    (cp >= 0xf900 && cp <= 0xfaff) ||
+    (cp >= 0xfe30 && cp <= 0xfe4f) ||
+    (cp >= 0xff00 && cp <= 0xff60) ||
+    (cp >= 0xffe0 && cp <= 0xffe6) ||
+    (cp >= 0x1f300 && cp <= 0x1faff) ||
+    (cp >= 0x20000 && cp <= 0x3fffd)
+  );
+}
+
+/** Column widths that fit `width`: shrink flexible columns first, then the widest, never below MIN_COL. */
+export function fitWidths(natural: number[], flexible: boolean[], width: number | undefined): number[] {
+  const widths = [...natural];
+  if (width === undefined) return widths;
+  const total = () => widths.reduce((a, b) => a + b, 0) + GAP * (widths.length - 1);
+  while (total() > width) {
+    let pick = -1;
+    for (const pass of [true, false]) {
+      for (let i = 0; i < widths.length; i++) {
+        if (widths[i]! <= MIN_COL || (pass && !flexible[i])) continue;
+        if (pick === -1 || widths[i]! > widths[pick]!) pick = i;
+      }
+      if (pick !== -1) break;
+    }
+    if (pick === -1) break; // cannot shrink further: let the terminal wrap
+    widths[pick] = Math.max(MIN_COL, widths[pick]! - Math.max(1, total() - width));
+  }
+  return widths;
+}
+
+export interface RenderedTable {
+  text: string;
+  colWidths: number[];
+}
+
+export function renderTable<T>(allColumns: readonly Column<T>[], rows: readonly T[], opts: TableOptions): RenderedTable {
+  const columns = visibleColumns(allColumns, opts.wide ?? false);
+  const head = columns.map((c) => c.header.toUpperCase());
+  const cells = rows.map((row) => columns.map((c) => sanitize(cellText(c.get(row), 'table'))));
+  const natural = head.map((h, i) => Math.max(displayWidth(h), ...cells.map((r) => displayWidth(r[i]!))));
+  const colWidths = opts.colWidths ?? fitWidths(natural, columns.map((c) => c.flexible ?? false), opts.width);
+  const table = new Table({
+    head: opts.header === false ? [] : head.map((h) => opts.palette.bold(h)),
+    // cli-table3 counts padding inside colWidths.
+    colWidths: colWidths.map((w, i) => w + (i < colWidths.length - 1 ? GAP : 0)),
+    wordWrap: false,
+    truncate: '…',
+    chars: {
+      top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
+      bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
+      left: '', 'left-mid': '', mid: '', 'mid-mid': '',
+      right: '', 'right-mid': '', middle: '',
+    },
+    style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0, compact: true },
+  });
+  rows.forEach((row, r) => {
+    table.push(
+      cells[r]!.map((text, i) => {
+        const style = cellStyle(columns[i]!.get(row));
+        return style === 'state' ? opts.palette.state(text) : text;
+      }),
+    );
+  });
+  // cli-table3 pads the last column; trailing spaces only make copy-paste worse.
+  const text = table.length === 0 && opts.header === false ? '' : table.toString().split('\n').map((l) => l.trimEnd()).join('\n') + '\n';
+  return { text, colWidths };
+}

@@ -1,0 +1,239 @@
+/**
+ * The command tree: commander registration ONLY. No command logic lives here,
+ * and nothing heavy is imported at the top, because this file is on the start
+ * path of every invocation (`agentq --help` must stay close to bare `node`).
+ *
+ * HOW TO ADD A COMMAND (the pattern every engineer follows):
+ *
+ *   1. Write `src/cli/commands/<name>.ts` exporting
+ *        export async function run(opts: <YourOptions>, ctx: CommandContext): Promise<void>
+ *      It reads its options, talks to the backend through `await ctx.openBackend()`,
+ *      prints records through `ctx.out` (see `output/format.ts`: `printRecords`,
+ *      `RecordStream`, `printObject`), writes notes/progress with `ctx.note()` to
+ *      stderr, calls `ctx.assertMutable('what')` before any mutation and
+ *      `await ctx.confirm(...)` before a dangerous one, and THROWS typed errors
+ *      from `core/errors.ts` (it never prints errors or calls process.exit —
+ *      `main.ts` does). Every untrusted string it prints goes through
+ *      `sanitize()` from `output/sanitize.ts` (records printed with columns are
+ *      sanitised for you). Never import ink/react outside a TUI command module.
+ *
+ *   2. Register it below with `.action(lazy(() => import('./commands/<name>.js')))`.
+ *      `lazy` loads the module only when the command runs. Positional arguments
+ *      arrive as `opts.args` (an array, in declaration order; a variadic one is
+ *      an array inside it) unless you pass `{ args: (a, b) => ({ a, b }) }` to
+ *      name them. Use `{ fn: 'list' }` to call another export than `run`.
+ *      Subcommand groups (`dlq list`, `context use`) are commands under a parent
+ *      command, each with its own lazy action.
+ *
+ *   3. Give it `--help` text with examples: `.addHelpText('after', examples(...))`.
+ *
+ * Global options (every command): --url, --context, -o/--output, --json,
+ * --color, --no-input, --debug. Read them merged with the command's own via
+ * `ctx.globals` / `ctx.format` rather than from opts.
+ */
+import { readFileSync } from 'node:fs';
+import { Command, Option } from 'commander';
+import type { CommandContext } from './context.js';
+
+/** A command module: `run(opts, ctx)` (or another named export, see `fn`). */
+export type CommandModule = Record<string, unknown>;
+export type CommandRunner = (opts: Record<string, unknown>, ctx: CommandContext) => Promise<unknown> | unknown;
+
+/** How the program reaches `main` without importing it: main passes a host in. */
+export interface ProgramHost {
+  /** Builds the context for the command that is about to run, then runs it. */
+  run(cmd: Command, opts: Record<string, unknown>, runner: CommandRunner): Promise<void>;
+}
+
+export interface LazyOptions {
+  fn?: string;
+  args?: (...positional: unknown[]) => Record<string, unknown>;
+}
+
+export const OUTPUT_CHOICES = ['table', 'wide', 'plain', 'json', 'ndjson'];
+
+let packageVersion: string | undefined;
+/** The version from package.json (dist/cli/program.js → ../../package.json). */
+export function agentqVersion(): string {
+  if (packageVersion === undefined) {
+    try {
+      packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+    } catch {
+      packageVersion = '0.0.0-unknown';
+    }
+  }
+  return packageVersion;
+}
+
+/** `Examples:` help text from pairs of [command line, what it does]. */
+export function examples(...lines: Array<[string, string]>): string {
+  return '\nExamples:\n' + lines.map(([cmd, what]) => `  # ${what}\n  $ ${cmd}\n`).join('');
+}
+
+export function buildProgram(host: ProgramHost): Command {
+  const lazy =
+    (load: () => Promise<CommandModule>, o: LazyOptions = {}) =>
+    async (...actionArgs: unknown[]): Promise<void> => {
+      // commander calls action(...positionals, opts, command)
+      const cmd = actionArgs[actionArgs.length - 1] as Command;
+      const positional = actionArgs.slice(0, -2);
+      const opts: Record<string, unknown> = { ...cmd.opts(), ...(o.args ? o.args(...positional) : { args: positional }) };
+      await host.run(cmd, opts, async (options, ctx) => {
+        const mod = await load();
+        const fn = mod[o.fn ?? 'run'];
+        if (typeof fn !== 'function') throw new Error(`command module has no export ${o.fn ?? 'run'}`);
+        return (fn as CommandRunner)(options, ctx);
+      });
+    };
+
+  const program = new Command('agentq');
+  program
+    .description('Queue layer and operator CLI for long, flaky, expensive AI-agent jobs.')
+    .version(`agentq ${agentqVersion()} (node ${process.version})`, '-V, --version', 'show the agentq and Node versions')
+    .option('--url <url>', 'backend URL (sqlite:PATH, redis://..., ...); overrides AGENTQ_URL and contexts')
+    .option('--context <name>', 'use this context from the config file')
+    .addOption(new Option('-o, --output <format>', 'output format (default: table on a terminal, plain otherwise)').choices(OUTPUT_CHOICES))
+    .option('--json', 'same as -o json')
+    .addOption(new Option('--color <when>', 'colour: auto, always or never (a bare --color means always)').choices(['auto', 'always', 'never']).default('auto'))
+    .option('--no-input', 'never prompt (mutations then need --yes)')
+    .option('--debug', 'print stack traces for errors (also AGENTQ_DEBUG=1)')
+    .helpCommand(false)
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .showSuggestionAfterError(true)
+    .exitOverride();
+
+  program.addHelpText(
+    'after',
+    '\nRun `agentq help exit-codes` for the exit codes, `agentq <command> --help` for a command.\n' +
+      examples(
+        ['agentq demo', 'try it: a local queue with sample jobs, no configuration needed'],
+        ['agentq submit research_report:v3 --tenant acme --input-ref s3://b/in.json --input-sha256 <hex> --deadline 2h', 'submit a job'],
+        ['agentq list --state running --tenant acme', 'list running jobs of one tenant'],
+      ),
+  );
+
+  // ------------------------------------------------------------ jobs
+  program
+    .command('submit')
+    .description('submit a job and print its id (validates, persists, returns at once)')
+    .argument('<workflow>', 'workflow as name:vN, e.g. research_report:v3')
+    .option('-q, --queue <queue>', 'queue name (default: the context\'s queue, else "default")')
+    .option('--tenant <tenant>', 'tenant id', 'default')
+    .addOption(new Option('--class <class>', 'service class').choices(['interactive', 'batch', 'maintenance']).default('batch'))
+    .option('--operation <name>', 'operation within the workflow')
+    .option('--deadline <when>', 'deadline: a duration from now (90s, 2h, 1d) or an ISO-8601 time with zone')
+    .option('--idempotency-key <key>', 'the same key returns the same job instead of a duplicate')
+    .option('--input <text>', 'inline input (at most 64 KiB; use --input-ref for documents)')
+    .option('--input-file <path>', 'inline input read from a file (at most 64 KiB), sha256 computed')
+    .option('--input-ref <ref>', 'reference to the input (s3://..., https://...), with --input-sha256')
+    .option('--input-sha256 <hex>', 'sha256 of what --input-ref points to (64 hex digits)')
+    .option('--max-attempts <n>', 'attempts before the job goes to the DLQ (1-100)', '3')
+    .option('--trace-id <id>', 'trace id to correlate logs and spans')
+    .option('--budget-tokens <n>', 'token ceiling for the job')
+    .option('--budget-usd <amount>', 'cost ceiling for the job in USD')
+    .option('--allowed-tool <name>', 'a tool the agent may call (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--estimated-seconds <n>', 'estimated seconds of work (for admission control)')
+    .option('--run-at <when>', 'do not start before this time (duration from now or ISO-8601)')
+    .option('--wait', 'follow the job until it ends; exit 0 succeeded, 1 ended otherwise, 124 timed out')
+    .option('--timeout <duration>', 'with --wait: stop waiting after this long (the job keeps running)')
+    .addHelpText(
+      'after',
+      examples(
+        ['agentq submit research_report:v3 --tenant acme --input-ref s3://bucket/in/doc.pdf --input-sha256 9f86d0…', 'a job whose input lives elsewhere'],
+        ['agentq submit summarize:v1 --input "short text" --deadline 15m --class interactive', 'small inline input, due in 15 minutes'],
+        ['agentq submit smoke:v1 --input-file in.json --wait --timeout 5m -o json', 'a CI smoke job: wait for the outcome'],
+        ['agentq submit report:v2 --idempotency-key order-123', 'safe to repeat: the same key returns the same job'],
+      ),
+    )
+    .action(lazy(() => import('./commands/submit.js'), { args: (workflow) => ({ workflow }) }));
+
+  program
+    .command('inspect')
+    .description('show one job: state, outcome, attempts, lease, deadline, checkpoint, effects, errors, events')
+    .argument('<job>', 'job id (job_...)')
+    .option('--events <n>', 'how many recent events to show', '10')
+    .addHelpText('after', examples(['agentq inspect job_01JD3K…', 'everything about one job'], ['agentq inspect job_01JD3K… -o json | jq .state', 'for scripts']))
+    .action(lazy(() => import('./commands/inspect.js'), { args: (job) => ({ job }) }));
+
+  program
+    .command('list')
+    .alias('ls')
+    .description('list jobs, newest first, a page at a time')
+    .option('-q, --queue <queue>', 'only this queue')
+    .option('--state <states>', 'only these states (comma-separated: queued,scheduled,running,succeeded,dead,cancelled,expired)')
+    .option('--tenant <tenant>', 'only this tenant')
+    .addOption(new Option('--class <class>', 'only this class').choices(['interactive', 'batch', 'maintenance']))
+    .option('--workflow <workflow>', 'only this workflow (name:vN)')
+    .option('--since <when>', 'created at or after (duration ago, e.g. 6h, or ISO-8601)')
+    .option('--until <when>', 'created before (duration ago or ISO-8601)')
+    .option('--limit <n>', 'jobs per page (1-1000)', '50')
+    .option('--cursor <cursor>', 'continue from the cursor printed by the previous page')
+    .option('--all', 'stream every page (bounded memory)')
+    .addHelpText(
+      'after',
+      examples(
+        ['agentq list --state running --tenant acme', 'what is running for one tenant'],
+        ['agentq list --queue research --since 1h -o wide', 'recent jobs with more columns'],
+        ['agentq list --state dead --all -o ndjson | jq -r .job_id', 'every dead job id, streamed'],
+      ),
+    )
+    .action(lazy(() => import('./commands/list.js')));
+
+  program
+    .command('cancel')
+    .description('cancel jobs: a queued job ends at once, a running job is asked to stop at its next heartbeat')
+    .argument('<jobs...>', 'job ids')
+    .option('--reason <text>', 'why (recorded on the job)')
+    .addHelpText('after', examples(['agentq cancel job_01JD3K… --reason "customer withdrew"', 'cancel one job'], ['agentq list --state queued --tenant acme -o ndjson | jq -r .job_id | xargs agentq cancel', 'cancel many']))
+    .action(lazy(() => import('./commands/cancel.js'), { args: (jobs) => ({ jobs }) }));
+
+  program
+    .command('tail')
+    .description('print job events (submitted, claimed, retries, outcomes); --follow keeps waiting for new ones')
+    .option('-q, --queue <queue>', 'only events of this queue')
+    .option('--job <job>', 'only events of this job')
+    .option('--since <when>', 'events at or after (duration ago or ISO-8601)')
+    .option('-f, --follow', 'keep printing new events until Ctrl-C (which exits 0)')
+    .addHelpText('after', examples(['agentq tail --queue research --follow -o ndjson', 'stream events as JSON lines (each has a "type")'], ['agentq tail --job job_01JD3K…', 'the history of one job']))
+    .action(lazy(() => import('./commands/tail.js')));
+
+  // ------------------------------------------------------------ help, config, demo
+  program
+    .command('help')
+    .description('show help for a command, or a topic: exit-codes')
+    .argument('[topic...]', 'a command (e.g. "dlq redrive") or "exit-codes"')
+    .addHelpText('after', examples(['agentq help exit-codes', 'the exit codes scripts can rely on'], ['agentq help submit', 'same as agentq submit --help']))
+    .action(lazy(() => import('./commands/help.js'), { args: (topic) => ({ topic, program }) }));
+
+  const context = program.command('context').description('show and switch configuration contexts (kubectl-style)');
+  context
+    .command('list')
+    .description('list contexts from the user and project config files')
+    .action(lazy(() => import('./commands/context.js'), { fn: 'list' }));
+  context
+    .command('use')
+    .description('make a context current (written to the user config file)')
+    .argument('<name>', 'context name')
+    .action(lazy(() => import('./commands/context.js'), { fn: 'use', args: (name) => ({ name }) }));
+  context
+    .command('show')
+    .description('show the active context, backend URL (redacted) and where each setting comes from')
+    .action(lazy(() => import('./commands/context.js'), { fn: 'show' }));
+  context.addHelpText(
+    'after',
+    examples(['agentq context list', 'known contexts'], ['agentq context use prod', 'switch'], ['agentq --context staging list', 'one command against another context']),
+  );
+
+  program
+    .command('demo')
+    .description('try agentq: create a local queue on the embedded default, submit sample jobs and show them')
+    .option('-q, --queue <queue>', 'queue for the sample jobs', 'demo')
+    .option('--jobs <n>', 'how many sample jobs', '6')
+    .addHelpText('after', examples(['agentq demo', 'works on a fresh machine, no configuration']))
+    .action(lazy(() => import('./commands/demo.js')));
+
+  // ------------------------------------------------------------ other engineers' commands
+  // (worker, job, dlq, stats, completion, ... register below with the same `lazy` pattern)
+
+  return program;
+}
