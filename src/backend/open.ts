@@ -1,0 +1,80 @@
+/**
+ * Chooses and opens a backend from a connection URL:
+ *   sqlite:PATH, sqlite:///abs/path, sqlite::memory:   the embedded default
+ *   redis://, rediss://                                 the Redis adapter (lazy-loaded)
+ * Adapters are imported lazily so a command only loads the driver it uses.
+ */
+import { mkdirSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join } from 'node:path';
+import type { AdmissionLimits } from '../core/admission.js';
+import type { Clock, Random } from '../core/clock.js';
+import { ConfigError, isAgentqError } from '../core/errors.js';
+import type { FairnessOptions } from '../core/fairness.js';
+import type { Backend } from './contract.js';
+
+export interface OpenOptions {
+  clock?: Clock;
+  random?: Random;
+  admission?: AdmissionLimits;
+  fairness?: FairnessOptions;
+}
+
+/** `sqlite:$XDG_DATA_HOME/agentq/agentq.db`, falling back to ~/.local/share (XDG base directory spec). */
+export function defaultDataUrl(env: Record<string, string | undefined> = process.env): string {
+  const xdg = env.XDG_DATA_HOME;
+  // The spec says a relative XDG path is invalid and must be ignored.
+  const base = xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), '.local', 'share');
+  return `sqlite:${join(base, 'agentq', 'agentq.db')}`;
+}
+
+const SECRET_PARAM = /pass|secret|token|key|credential|auth|sig/i;
+
+/**
+ * The URL with credentials hidden, safe to print in any message: the
+ * password of `user:password@`, a lone userinfo that may be a token
+ * (`redis://TOKEN@host`), and query parameters that look secret.
+ */
+export function redactUrl(url: string): string {
+  let out = url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^@/?#]*)@/i, (_m, scheme: string, userinfo: string) => {
+    const colon = userinfo.indexOf(':');
+    if (colon >= 0) return `${scheme}${userinfo.slice(0, colon)}:***@`;
+    return `${scheme}***@`;
+  });
+  out = out.replace(/([?&])([^=&#]+)=([^&#]*)/g, (m, sep: string, name: string) => (SECRET_PARAM.test(name) ? `${sep}${name}=***` : m));
+  return out;
+}
+
+function sqlitePath(rest: string): string {
+  if (rest === ':memory:') return ':memory:';
+  // sqlite:///abs/path and sqlite://relative are accepted as well as sqlite:PATH.
+  let p = rest.startsWith('//') ? rest.slice(2) : rest;
+  if (p.startsWith('~/')) p = join(homedir(), p.slice(2));
+  return p;
+}
+
+export async function openBackend(url: string, opts: OpenOptions = {}): Promise<Backend> {
+  const shown = redactUrl(url);
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
+  if (scheme === 'sqlite') {
+    const path = sqlitePath(url.slice('sqlite:'.length));
+    if (path === '') throw new ConfigError(`the URL ${shown} names no database file`, 'Use sqlite:PATH, e.g. sqlite:./agentq.db, or sqlite::memory:.');
+    try {
+      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      const { SqliteBackend } = await import('./sqlite/index.js');
+      return new SqliteBackend({ path, ...opts });
+    } catch (e) {
+      if (isAgentqError(e)) throw e;
+      throw new ConfigError(`cannot open ${shown}: ${(e as Error).message}`);
+    }
+  }
+  if (scheme === 'redis' || scheme === 'rediss') {
+    // ---- REDIS BRANCH: the Redis engineer replaces this throw with a lazy
+    // `await import('./redis/index.js')` and constructs the adapter with `opts`.
+    throw new ConfigError(`the Redis backend is not available in this build (${shown})`);
+  }
+  throw new ConfigError(
+    `unsupported backend URL ${shown}`,
+    'Use sqlite:PATH (the embedded default), redis://HOST:PORT or rediss://HOST:PORT.',
+  );
+}

@@ -1,0 +1,152 @@
+/**
+ * Between rows and the wire model. The job document (JSON of `Job`) is the
+ * source of truth; the indexed columns are derived from it on every write so
+ * filters run in SQL.
+ */
+import { toIso } from '../../core/duration.js';
+import { AgentqError, ExitCode } from '../../core/errors.js';
+import { DlqEntry, Job, JobEvent, type DeadReason, type JobClass } from '../../core/schemas.js';
+import { isPartial } from '../../core/states.js';
+
+export interface JobRow {
+  id: string;
+  queue: string;
+  state: string;
+  tenant: string;
+  class: string;
+  workflow: string;
+  created_at: number;
+  run_at: number;
+  deadline_at: number | null;
+  attempt: number;
+  max_attempts: number;
+  fence: number;
+  dead_at: number | null;
+  dead_reason: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  worker_version: string | null;
+  partial: number;
+  redrive_count: number;
+  doc: string | Buffer;
+}
+
+export interface EventRow {
+  seq: number;
+  job_id: string;
+  queue: string;
+  tenant: string;
+  type: string;
+  at: number;
+  from_state: string | null;
+  to_state: string | null;
+  attempt: number;
+  data: string | null;
+}
+
+export function msOrNull(iso: string | null): number | null {
+  return iso === null ? null : Date.parse(iso);
+}
+
+/** The column values derived from a job, in the order `UPDATE_JOB_SQL` binds them. */
+export function jobColumns(job: Job, fence: number) {
+  return {
+    id: job.job_id,
+    state: job.state,
+    updated_at: Date.parse(job.updated_at),
+    run_at: Date.parse(job.run_at),
+    attempt: job.attempt,
+    max_attempts: job.max_attempts,
+    fence,
+    lease_expires_at: job.lease ? Date.parse(job.lease.expires_at) : null,
+    dead_at: job.dead ? Date.parse(job.dead.dead_at) : null,
+    dead_reason: job.dead?.reason ?? null,
+    error_code: job.dead?.error_code ?? null,
+    error_message: job.dead?.error_message ?? null,
+    worker_version: job.dead?.worker_version ?? null,
+    partial: isPartial(job) ? 1 : 0,
+    redrive_count: job.lineage.redrive_count,
+    doc: JSON.stringify(job),
+  };
+}
+
+export const UPDATE_JOB_SQL = `UPDATE jobs SET state = @state, updated_at = @updated_at, run_at = @run_at, attempt = @attempt,
+  max_attempts = @max_attempts, fence = @fence, lease_expires_at = @lease_expires_at, dead_at = @dead_at,
+  dead_reason = @dead_reason, error_code = @error_code, error_message = @error_message,
+  worker_version = @worker_version, partial = @partial, redrive_count = @redrive_count, doc = @doc WHERE id = @id`;
+
+export class MalformedJobError extends AgentqError {
+  constructor(jobId: string, why: string) {
+    super('MALFORMED_ENTRY', `the stored record of ${jobId} is malformed: ${why}`, ExitCode.failure);
+  }
+}
+
+function docText(doc: string | Buffer): string {
+  return typeof doc === 'string' ? doc : doc.toString('utf8');
+}
+
+/** Parses a stored job; the document is trusted (we wrote it), so no schema check on the hot path. */
+export function rowToJob(row: Pick<JobRow, 'id' | 'doc'>): Job {
+  try {
+    return JSON.parse(docText(row.doc)) as Job;
+  } catch (e) {
+    throw new MalformedJobError(row.id, (e as Error).message);
+  }
+}
+
+/**
+ * A DLQ entry from a row. The document is validated here: a DLQ may hold
+ * records from older versions or written by hand, and a bad one must be
+ * listed as malformed (and never moved), not crash the listing.
+ */
+export function rowToDlqEntry(row: JobRow): DlqEntry {
+  let job: Job | null = null;
+  let malformed: string | null = null;
+  try {
+    const parsed = Job.safeParse(JSON.parse(docText(row.doc)));
+    if (parsed.success) job = parsed.data;
+    else malformed = `the stored job does not match the schema: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'job'}: ${i.message}`).join('; ')}`;
+  } catch (e) {
+    malformed = `the stored job is not valid JSON: ${(e as Error).message}`;
+  }
+  if (job && job.state !== 'dead') malformed = `the stored job says state ${job.state} but it is indexed as dead`;
+  const dead = job?.dead ?? null;
+  return {
+    job_id: row.id,
+    queue: row.queue,
+    tenant_id: row.tenant,
+    workflow: row.workflow,
+    class: (['interactive', 'batch', 'maintenance'].includes(row.class) ? row.class : 'batch') as JobClass,
+    dead_at: toIso(row.dead_at ?? (dead ? Date.parse(dead.dead_at) : row.created_at)),
+    reason: (dead?.reason ?? row.dead_reason ?? 'permanent') as DeadReason,
+    error_code: dead?.error_code ?? row.error_code ?? 'UNKNOWN',
+    error_message: dead?.error_message ?? row.error_message ?? '',
+    worker_version: dead?.worker_version ?? row.worker_version ?? null,
+    attempts: job?.attempt ?? row.attempt,
+    max_attempts: job?.max_attempts ?? row.max_attempts,
+    deadline_at: job ? job.deadline_at : row.deadline_at === null ? null : toIso(row.deadline_at),
+    partial: job ? isPartial(job) : row.partial === 1,
+    redrive_count: job?.lineage.redrive_count ?? row.redrive_count,
+    malformed,
+    job: malformed === null ? job : null,
+  };
+}
+
+export function rowToEvent(r: EventRow): JobEvent {
+  return {
+    type: r.type as JobEvent['type'],
+    seq: String(r.seq),
+    at: toIso(r.at),
+    job_id: r.job_id,
+    queue: r.queue,
+    tenant_id: r.tenant,
+    from_state: r.from_state as JobEvent['from_state'],
+    to_state: r.to_state as JobEvent['to_state'],
+    attempt: r.attempt,
+    data: r.data === null ? null : (JSON.parse(r.data) as Record<string, unknown>),
+  };
+}
+
+export function docBytes(doc: string | Buffer): Uint8Array {
+  return typeof doc === 'string' ? new Uint8Array(Buffer.from(doc, 'utf8')) : new Uint8Array(doc);
+}

@@ -1,0 +1,96 @@
+/**
+ * Reading the DLQ: filters in SQL over the indexed columns, keyset paging by
+ * job id, and entries that do not parse returned as malformed rather than
+ * thrown (see `rowToDlqEntry`).
+ */
+import type { DlqEntry } from '../../core/schemas.js';
+import type { DlqFilter, Page, PageRequest } from '../contract.js';
+import { docBytes, rowToDlqEntry, type JobRow } from './codec.js';
+import { checkPage, type SqliteStore } from './store.js';
+
+export function dlqWhere(filter: DlqFilter, now: number): { sql: string; params: Record<string, unknown> } {
+  const where = [`state = 'dead'`];
+  const params: Record<string, unknown> = {};
+  if (filter.queue !== undefined) {
+    where.push('queue = @queue');
+    params.queue = filter.queue;
+  }
+  if (filter.tenant !== undefined) {
+    where.push('tenant = @tenant');
+    params.tenant = filter.tenant;
+  }
+  if (filter.workflow !== undefined) {
+    where.push('workflow = @workflow');
+    params.workflow = filter.workflow;
+  }
+  if (filter.errorCodes !== undefined && filter.errorCodes.length > 0) {
+    const names = filter.errorCodes.map((c, i) => {
+      params[`code${i}`] = c;
+      return `@code${i}`;
+    });
+    where.push(`error_code IN (${names.join(', ')})`);
+  }
+  if (filter.reason !== undefined) {
+    where.push('dead_reason = @reason');
+    params.reason = filter.reason;
+  }
+  if (filter.since !== undefined) {
+    where.push('dead_at >= @since');
+    params.since = filter.since;
+  }
+  if (filter.until !== undefined) {
+    where.push('dead_at < @until');
+    params.until = filter.until;
+  }
+  if (filter.minAttempts !== undefined) {
+    where.push('attempt >= @minAttempts');
+    params.minAttempts = filter.minAttempts;
+  }
+  if (filter.maxAttempts !== undefined) {
+    where.push('attempt <= @maxAttempts');
+    params.maxAttempts = filter.maxAttempts;
+  }
+  if (filter.expired !== undefined) {
+    // The same rule as core/verdict isExpiredAt: expired when at most minRemaining is left.
+    params.now = filter.now ?? now;
+    params.minRemaining = filter.minRemainingMs ?? 0;
+    where.push(filter.expired ? 'deadline_at IS NOT NULL AND deadline_at - @now <= @minRemaining' : '(deadline_at IS NULL OR deadline_at - @now > @minRemaining)');
+  }
+  if (filter.partial !== undefined) {
+    where.push('partial = @partial');
+    params.partial = filter.partial ? 1 : 0;
+  }
+  if (filter.grep !== undefined && filter.grep !== '') {
+    // instr on lower-cased text: a plain substring, no LIKE wildcards to escape.
+    params.grep = filter.grep.toLowerCase();
+    where.push(
+      `(instr(lower(coalesce(error_code, '')), @grep) > 0 OR instr(lower(coalesce(error_message, '')), @grep) > 0
+        OR instr(lower(workflow), @grep) > 0 OR instr(lower(tenant), @grep) > 0 OR instr(lower(id), @grep) > 0)`,
+    );
+  }
+  return { sql: where.join(' AND '), params };
+}
+
+export function dlqList(store: SqliteStore, filter: DlqFilter, page: PageRequest): Page<DlqEntry> {
+  checkPage(page.limit);
+  const { sql, params } = dlqWhere(filter, store.clock.now());
+  let where = sql;
+  if (page.cursor) {
+    where += ' AND id > @cursor';
+    params.cursor = page.cursor;
+  }
+  const rows = store.db.prepare(`SELECT * FROM jobs WHERE ${where} ORDER BY id LIMIT ${page.limit + 1}`).all(params) as JobRow[];
+  const more = rows.length > page.limit;
+  const items = (more ? rows.slice(0, page.limit) : rows).map(rowToDlqEntry);
+  return { items, next_cursor: more ? items[items.length - 1]!.job_id : null };
+}
+
+export function dlqGet(store: SqliteStore, jobId: string): DlqEntry | null {
+  const row = store.row(jobId);
+  return row && row.state === 'dead' ? rowToDlqEntry(row) : null;
+}
+
+export function dlqRaw(store: SqliteStore, jobId: string): Uint8Array | null {
+  const row = store.row(jobId);
+  return row && row.state === 'dead' ? docBytes(row.doc) : null;
+}

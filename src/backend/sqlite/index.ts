@@ -1,0 +1,408 @@
+/**
+ * The embedded SQLite backend: the default store, a single file shared
+ * safely by several processes on one host (WAL, busy_timeout, every write in
+ * BEGIN IMMEDIATE). See docs/architecture.md, "SQLite backend".
+ */
+import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
+import { systemClock, systemRandom, type Clock, type Random } from '../../core/clock.js';
+import { toIso } from '../../core/duration.js';
+import { IdempotencyConflictError, NotFoundError, RetryLaterError, ValidationError } from '../../core/errors.js';
+import type { FairnessOptions } from '../../core/fairness.js';
+import { JOB_ID_PREFIX, createIdFactory } from '../../core/ids.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../core/retry.js';
+import { JOB_STATES, type DlqEntry, type Effect, type Job, type JobEvent, type JobState, type SubmitRequest } from '../../core/schemas.js';
+import { isPartial, isTerminal, outcomeFor } from '../../core/states.js';
+import { normalizeSubmit, requestFingerprint } from '../../core/submit.js';
+import type {
+  AbortOutcome,
+  ApplyRequest,
+  Backend,
+  CancelResult,
+  ClaimRequest,
+  DlqFilter,
+  EventQuery,
+  Failure,
+  FailureOutcome,
+  HeartbeatResult,
+  JobFilter,
+  Lease,
+  LeaseRef,
+  LedgerItem,
+  LedgerStatus,
+  LockHolder,
+  LockResult,
+  Page,
+  PageRequest,
+  PlanVerdict,
+  QueueStats,
+  RunRecord,
+  SubmitResult,
+} from '../contract.js';
+import { rowToEvent, rowToJob, type EventRow, type JobRow } from './codec.js';
+import { dlqGet, dlqList, dlqRaw } from './dlq.js';
+import { SqliteRuns } from './runs.js';
+import { SqliteStore, checkPage, moveTo } from './store.js';
+import { SqliteWorkerOps } from './worker.js';
+
+export interface SqliteBackendOptions {
+  /** A file path, or `:memory:` (one connection only: for tests). */
+  path: string;
+  clock?: Clock;
+  random?: Random;
+  /** Backlog limits for admission control; none when absent. */
+  admission?: AdmissionLimits;
+  fairness?: FairnessOptions;
+  retryPolicy?: RetryPolicy;
+  /** How often `events({ follow: true })` looks for new rows. */
+  followPollMs?: number;
+}
+
+const EVENT_BATCH = 500;
+const MAX_QUEUES = 1000;
+
+export class SqliteBackend implements Backend {
+  readonly kind = 'sqlite' as const;
+  readonly description: string;
+  private readonly store: SqliteStore;
+  private readonly worker: SqliteWorkerOps;
+  private readonly runs: SqliteRuns;
+  private readonly newId: (prefix: string) => string;
+  private readonly admission: AdmissionLimits | undefined;
+  private readonly followPollMs: number;
+
+  constructor(opts: SqliteBackendOptions) {
+    const clock = opts.clock ?? systemClock;
+    const random = opts.random ?? systemRandom;
+    this.description = `sqlite:${opts.path}`;
+    this.store = new SqliteStore(opts.path, clock, random);
+    this.worker = new SqliteWorkerOps(this.store, { fairness: opts.fairness ?? {}, retryPolicy: opts.retryPolicy ?? DEFAULT_RETRY_POLICY });
+    this.runs = new SqliteRuns(this.store);
+    this.newId = createIdFactory(clock, random);
+    this.admission = opts.admission;
+    this.followPollMs = opts.followPollMs ?? 150;
+  }
+
+  private get db() {
+    return this.store.db;
+  }
+
+  // ------------------------------------------------------------ producers and operators
+
+  async submit(req: SubmitRequest): Promise<SubmitResult> {
+    const n = normalizeSubmit(req, this.store.clock.now());
+    const fingerprint = requestFingerprint(n);
+    return this.store.write(() => {
+      const now = this.store.clock.now();
+      if (n.idempotency_key !== null) {
+        const existing = this.db.prepare('SELECT * FROM jobs WHERE queue = ? AND idem_key = ?').get(n.queue, n.idempotency_key) as (JobRow & { fingerprint: string }) | undefined;
+        if (existing) {
+          if (existing.fingerprint !== fingerprint) throw new IdempotencyConflictError(n.idempotency_key, existing.id);
+          return { job: rowToJob(existing), created: false };
+        }
+      }
+      const estimated = n.estimated_seconds ?? DEFAULT_ESTIMATED_SECONDS;
+      if (this.admission) this.admit(n.queue, n.class, n.tenant_id, estimated, now);
+
+      const runAt = n.run_at === null ? now : Math.max(Date.parse(n.run_at), now);
+      const state: JobState = runAt > now ? 'scheduled' : 'queued';
+      const job: Job = {
+        job_id: this.newId(JOB_ID_PREFIX),
+        tenant_id: n.tenant_id,
+        queue: n.queue,
+        workflow: n.workflow,
+        operation: n.operation,
+        class: n.class,
+        input: n.input,
+        input_ref: n.input_ref,
+        input_sha256: n.input_sha256,
+        deadline_at: n.deadline_at,
+        idempotency_key: n.idempotency_key,
+        attempt: 0,
+        max_attempts: n.max_attempts,
+        trace_id: n.trace_id,
+        budget: n.budget,
+        allowed_tools: n.allowed_tools,
+        estimated_seconds: n.estimated_seconds,
+        created_at: toIso(now),
+        state,
+        outcome: null,
+        updated_at: toIso(now),
+        run_at: toIso(runAt),
+        ended_at: null,
+        lease: null,
+        cancel_requested_at: null,
+        cancel_reason: null,
+        checkpoint: null,
+        effects: [],
+        last_error: null,
+        attempts: [],
+        result: null,
+        dead: null,
+        lineage: { redrive_count: 0, redriven_at: null, redrive_run: null },
+      };
+      this.db
+        .prepare(
+          `INSERT INTO jobs (id, queue, state, tenant, class, workflow, created_at, updated_at, run_at, deadline_at, attempt, max_attempts,
+             fence, estimated_seconds, idem_key, fingerprint, doc)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 0, ?, ?, ?, ?)`,
+        )
+        .run(
+          job.job_id, job.queue, state, job.tenant_id, job.class, job.workflow, now, now, runAt,
+          job.deadline_at === null ? null : Date.parse(job.deadline_at), job.max_attempts, n.estimated_seconds,
+          n.idempotency_key, fingerprint, JSON.stringify(job),
+        );
+      this.store.event(job, 'submitted', null, state, now, state === 'scheduled' ? { run_at: job.run_at } : null);
+      return { job, created: true };
+    });
+  }
+
+  /** Refuses work over the backlog limit of its class or tenant (read from the trigger-kept counters). */
+  private admit(queue: string, cls: Job['class'], tenant: string, estimated: number, now: number): void {
+    const backlog = this.db.prepare('SELECT seconds FROM backlog WHERE queue = ? AND dim = ? AND name = ?');
+    const classRow = backlog.get(queue, 'class', cls) as { seconds: number } | undefined;
+    const tenantRow = backlog.get(queue, 'tenant', tenant) as { seconds: number } | undefined;
+    const decision = admissionDecision(
+      { queue, class: cls, tenant, estimatedSeconds: estimated, classBacklogSeconds: classRow?.seconds ?? 0, tenantBacklogSeconds: tenantRow?.seconds ?? 0 },
+      this.admission!,
+    );
+    if (!decision.admit) {
+      throw new RetryLaterError(decision.message, decision.code, 'Submit again later, or raise the backlog limit if workers can keep up.', now + decision.retryAfterMs);
+    }
+  }
+
+  async get(jobId: string): Promise<Job | null> {
+    const row = this.store.row(jobId);
+    return row ? rowToJob(row) : null;
+  }
+
+  async list(filter: JobFilter, page: PageRequest): Promise<Page<Job>> {
+    checkPage(page.limit);
+    const where: string[] = [];
+    const params: Record<string, unknown> = {};
+    if (filter.queue !== undefined) {
+      where.push('queue = @queue');
+      params.queue = filter.queue;
+    }
+    if (filter.states !== undefined && filter.states.length > 0) {
+      const names = filter.states.map((s, i) => {
+        if (!JOB_STATES.includes(s)) throw new ValidationError(`state must be one of ${JOB_STATES.join(', ')}, got ${JSON.stringify(s)}`);
+        params[`s${i}`] = s;
+        return `@s${i}`;
+      });
+      where.push(`state IN (${names.join(', ')})`);
+    }
+    if (filter.tenant !== undefined) {
+      where.push('tenant = @tenant');
+      params.tenant = filter.tenant;
+    }
+    if (filter.class !== undefined) {
+      where.push('class = @class');
+      params.class = filter.class;
+    }
+    if (filter.workflow !== undefined) {
+      where.push('workflow = @workflow');
+      params.workflow = filter.workflow;
+    }
+    if (filter.since !== undefined) {
+      where.push('created_at >= @since');
+      params.since = filter.since;
+    }
+    if (filter.until !== undefined) {
+      where.push('created_at < @until');
+      params.until = filter.until;
+    }
+    if (page.cursor) {
+      where.push('id > @cursor');
+      params.cursor = page.cursor;
+    }
+    // Keyset paging by id (a ULID): rows added meanwhile sort after the cursor, so no duplicates and no gaps.
+    const rows = this.db
+      .prepare(`SELECT id, doc FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT ${page.limit + 1}`)
+      .all(params) as Array<Pick<JobRow, 'id' | 'doc'>>;
+    const more = rows.length > page.limit;
+    const items = (more ? rows.slice(0, page.limit) : rows).map(rowToJob);
+    return { items, next_cursor: more ? items[items.length - 1]!.job_id : null };
+  }
+
+  async cancel(jobId: string, reason: string | null): Promise<CancelResult> {
+    return this.store.write(() => {
+      const now = this.store.clock.now();
+      const found = this.store.load(jobId);
+      if (!found) throw new NotFoundError(`job ${jobId} not found`, 'JOB_NOT_FOUND');
+      const { job, fence } = found;
+      if (isTerminal(job.state)) return { status: 'already_terminal', job };
+      if (job.state === 'running') {
+        if (job.cancel_requested_at === null) {
+          job.cancel_requested_at = toIso(now);
+          job.cancel_reason = reason;
+          job.updated_at = toIso(now);
+          this.store.save(job, fence);
+          this.store.event(job, 'cancel_requested', 'running', 'running', now, reason === null ? null : { reason });
+        }
+        return { status: 'cancel_requested', job };
+      }
+      const from = job.state;
+      moveTo(job, 'cancelled', now);
+      job.cancel_requested_at = toIso(now);
+      job.cancel_reason = reason;
+      job.outcome = outcomeFor('cancelled', isPartial(job));
+      job.ended_at = toIso(now);
+      this.store.save(job, fence);
+      this.store.event(job, 'cancelled', from, 'cancelled', now, reason === null ? null : { reason });
+      return { status: 'cancelled', job };
+    });
+  }
+
+  async *events(query: EventQuery): AsyncIterable<JobEvent> {
+    let after = 0;
+    if (query.afterSeq !== undefined && query.afterSeq !== null) {
+      after = Number(query.afterSeq);
+      if (!Number.isSafeInteger(after) || after < 0) throw new ValidationError(`event cursor ${JSON.stringify(query.afterSeq)} is not a sequence number of this backend`);
+    }
+    const where = ['seq > @after'];
+    const params: Record<string, unknown> = {};
+    if (query.queue !== undefined) {
+      where.push('queue = @queue');
+      params.queue = query.queue;
+    }
+    if (query.jobId !== undefined) {
+      where.push('job_id = @jobId');
+      params.jobId = query.jobId;
+    }
+    if (query.since !== undefined) {
+      where.push('at >= @since');
+      params.since = query.since;
+    }
+    const sql = `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ${EVENT_BATCH}`;
+    for (;;) {
+      if (query.signal?.aborted || !this.db.open) return;
+      const rows = this.db.prepare(sql).all({ ...params, after }) as EventRow[];
+      for (const r of rows) {
+        after = r.seq;
+        yield rowToEvent(r);
+        if (query.signal?.aborted) return;
+      }
+      if (rows.length === EVENT_BATCH) continue;
+      if (!query.follow) return;
+      await pause(this.followPollMs, query.signal);
+    }
+  }
+
+  async queues(): Promise<string[]> {
+    const rows = this.db.prepare(`SELECT DISTINCT queue FROM queue_counts ORDER BY queue LIMIT ${MAX_QUEUES}`).all() as Array<{ queue: string }>;
+    return rows.map((r) => r.queue);
+  }
+
+  // ------------------------------------------------------------ workers
+
+  async claim(req: ClaimRequest): Promise<Lease[]> {
+    return this.worker.claim(req);
+  }
+  async heartbeat(leases: LeaseRef[], leaseMs: number): Promise<HeartbeatResult[]> {
+    return this.worker.heartbeat(leases, leaseMs);
+  }
+  async checkpoint(lease: LeaseRef, data: unknown): Promise<void> {
+    this.worker.checkpoint(lease, data);
+  }
+  async beginEffect(lease: LeaseRef, key: string): Promise<Effect> {
+    return this.worker.beginEffect(lease, key);
+  }
+  async finishEffect(lease: LeaseRef, key: string, result: unknown): Promise<Effect> {
+    return this.worker.finishEffect(lease, key, result);
+  }
+  async complete(lease: LeaseRef, result: string | null): Promise<Job> {
+    return this.worker.complete(lease, result);
+  }
+  async fail(lease: LeaseRef, failure: Failure): Promise<FailureOutcome> {
+    return this.worker.fail(lease, failure);
+  }
+  async abort(lease: LeaseRef, outcome: AbortOutcome): Promise<Job> {
+    return this.worker.abort(lease, outcome);
+  }
+  async release(lease: LeaseRef): Promise<void> {
+    this.worker.release(lease);
+  }
+
+  // ------------------------------------------------------------ DLQ
+
+  async dlqList(filter: DlqFilter, page: PageRequest): Promise<Page<DlqEntry>> {
+    return dlqList(this.store, filter, page);
+  }
+  async dlqGet(jobId: string): Promise<DlqEntry | null> {
+    return dlqGet(this.store, jobId);
+  }
+  async dlqRaw(jobId: string): Promise<Uint8Array | null> {
+    return dlqRaw(this.store, jobId);
+  }
+
+  // ------------------------------------------------------------ runs, ledger, locks
+
+  async createRun(run: RunRecord, items: Array<{ job_id: string; verdict: PlanVerdict; detail: string | null }>): Promise<void> {
+    this.runs.createRun(run, items);
+  }
+  async getRun(runId: string): Promise<RunRecord | null> {
+    return this.runs.getRun(runId);
+  }
+  async listRuns(filter: { queue?: string }, page: PageRequest): Promise<Page<RunRecord>> {
+    return this.runs.listRuns(filter, page);
+  }
+  async updateRun(runId: string, patch: Partial<Pick<RunRecord, 'status' | 'updated_at'>>): Promise<RunRecord> {
+    return this.runs.updateRun(runId, patch);
+  }
+  async ledger(runId: string, page: PageRequest, status?: LedgerStatus): Promise<Page<LedgerItem>> {
+    return this.runs.ledger(runId, page, status);
+  }
+  async applyRunItems(req: ApplyRequest): Promise<LedgerItem[]> {
+    return this.runs.applyRunItems(req);
+  }
+  async acquireLock(queue: string, holder: LockHolder): Promise<LockResult> {
+    return this.runs.acquireLock(queue, holder);
+  }
+  async releaseLock(queue: string, runId: string | null): Promise<void> {
+    this.runs.releaseLock(queue, runId);
+  }
+  async readLock(queue: string): Promise<LockHolder | null> {
+    return this.runs.readLock(queue);
+  }
+  async breakLock(queue: string): Promise<LockHolder | null> {
+    return this.runs.breakLock(queue);
+  }
+
+  // ------------------------------------------------------------ stats
+
+  async stats(queue: string): Promise<QueueStats> {
+    const now = this.store.clock.now();
+    const counts = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
+    const rows = this.db.prepare('SELECT state, n FROM queue_counts WHERE queue = ?').all(queue) as Array<{ state: JobState; n: number }>;
+    for (const r of rows) if (r.state in counts) counts[r.state] = r.n;
+    // One index seek (jobs_oldest), not a scan.
+    const oldest = this.db
+      .prepare(`SELECT min(run_at) AS t FROM jobs WHERE queue = ? AND state IN ('queued','scheduled') AND run_at <= ?`)
+      .get(queue, now) as { t: number | null };
+    return {
+      queue,
+      counts,
+      dlq_size: counts.dead,
+      oldest_queued_age_ms: oldest.t === null ? null : now - oldest.t,
+      running: counts.running,
+    };
+  }
+
+  async close(): Promise<void> {
+    this.store.close();
+  }
+}
+
+/** Waits `ms`, or less if the signal aborts. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,236 @@
+/**
+ * Bulk DLQ runs: the audit record, the frozen plan as a ledger, the per-queue
+ * lock, and `applyRunItems`, where safe redrive happens. Each job's move and
+ * its ledger update commit together, and only an item still `planned` is
+ * touched, so a run killed at any point resumes with nothing doubled.
+ */
+import { toIso } from '../../core/duration.js';
+import { NotFoundError, ValidationError } from '../../core/errors.js';
+import { LEDGER_STATUSES } from '../contract.js';
+import type { ApplyRequest, LedgerItem, LedgerStatus, LockHolder, LockResult, Page, PageRequest, PlanVerdict, RunRecord } from '../contract.js';
+import { DEFAULT_MAX_REDRIVES, verdictFor } from '../../core/verdict.js';
+import { isPartial, outcomeFor, assertTransition } from '../../core/states.js';
+import { rowToDlqEntry, rowToJob } from './codec.js';
+import { checkPage, moveTo, type SqliteStore } from './store.js';
+
+interface LedgerRow {
+  run_id: string;
+  job_id: string;
+  verdict: string;
+  status: string;
+  detail: string | null;
+  updated_at: number;
+}
+
+function toItem(r: LedgerRow): LedgerItem {
+  return {
+    run_id: r.run_id,
+    job_id: r.job_id,
+    verdict: r.verdict as PlanVerdict,
+    status: r.status as LedgerStatus,
+    detail: r.detail,
+    updated_at: toIso(r.updated_at),
+  };
+}
+
+const ACTION_VERDICTS = new Set(['redrive', 'purge', 'expire']);
+
+function emptyCounts(): Record<LedgerStatus, number> {
+  return Object.fromEntries(LEDGER_STATUSES.map((s) => [s, 0])) as Record<LedgerStatus, number>;
+}
+
+export class SqliteRuns {
+  constructor(private readonly store: SqliteStore) {}
+
+  private get db() {
+    return this.store.db;
+  }
+
+  private readRun(runId: string): RunRecord | null {
+    const row = this.db.prepare('SELECT doc FROM runs WHERE run_id = ?').get(runId) as { doc: string } | undefined;
+    return row ? (JSON.parse(row.doc) as RunRecord) : null;
+  }
+
+  private writeRun(run: RunRecord): void {
+    this.db.prepare('UPDATE runs SET doc = ? WHERE run_id = ?').run(JSON.stringify(run), run.run_id);
+  }
+
+  createRun(run: RunRecord, items: Array<{ job_id: string; verdict: PlanVerdict; detail: string | null }>): void {
+    this.store.write(() => {
+      const now = this.store.clock.now();
+      if (this.readRun(run.run_id)) throw new ValidationError(`run ${run.run_id} already exists`);
+      const counts = emptyCounts();
+      const insert = this.db.prepare('INSERT INTO ledger (run_id, job_id, verdict, status, detail, updated_at) VALUES (?, ?, ?, ?, ?, ?)');
+      for (const item of items) {
+        // The plan decides: an action verdict is planned, anything else is skipped now with its reason.
+        const status: LedgerStatus = ACTION_VERDICTS.has(item.verdict) ? 'planned' : 'skipped';
+        insert.run(run.run_id, item.job_id, item.verdict, status, item.detail, now);
+        counts[status] += 1;
+      }
+      const stored: RunRecord = { ...run, counts };
+      this.db.prepare('INSERT INTO runs (run_id, queue, doc) VALUES (?, ?, ?)').run(run.run_id, run.queue, JSON.stringify(stored));
+    });
+  }
+
+  getRun(runId: string): RunRecord | null {
+    return this.readRun(runId);
+  }
+
+  listRuns(filter: { queue?: string }, page: PageRequest): Page<RunRecord> {
+    checkPage(page.limit);
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.queue !== undefined) {
+      where.push('queue = ?');
+      params.push(filter.queue);
+    }
+    if (page.cursor) {
+      where.push('run_id < ?');
+      params.push(page.cursor);
+    }
+    // Newest first: run ids are ULIDs, so id order is creation order.
+    const rows = this.db
+      .prepare(`SELECT run_id, doc FROM runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY run_id DESC LIMIT ${page.limit + 1}`)
+      .all(...params) as Array<{ run_id: string; doc: string }>;
+    const more = rows.length > page.limit;
+    const items = (more ? rows.slice(0, page.limit) : rows).map((r) => JSON.parse(r.doc) as RunRecord);
+    return { items, next_cursor: more ? items[items.length - 1]!.run_id : null };
+  }
+
+  updateRun(runId: string, patch: Partial<Pick<RunRecord, 'status' | 'updated_at'>>): RunRecord {
+    return this.store.write(() => {
+      const run = this.readRun(runId);
+      if (!run) throw new NotFoundError(`run ${runId} not found`, 'RUN_NOT_FOUND');
+      if (patch.status !== undefined) run.status = patch.status;
+      run.updated_at = patch.updated_at ?? toIso(this.store.clock.now());
+      this.writeRun(run);
+      return run;
+    });
+  }
+
+  ledger(runId: string, page: PageRequest, status?: LedgerStatus): Page<LedgerItem> {
+    checkPage(page.limit);
+    const where = ['run_id = ?'];
+    const params: unknown[] = [runId];
+    if (status !== undefined) {
+      where.push('status = ?');
+      params.push(status);
+    }
+    if (page.cursor) {
+      where.push('job_id > ?');
+      params.push(page.cursor);
+    }
+    const rows = this.db.prepare(`SELECT * FROM ledger WHERE ${where.join(' AND ')} ORDER BY job_id LIMIT ${page.limit + 1}`).all(...params) as LedgerRow[];
+    const more = rows.length > page.limit;
+    const items = (more ? rows.slice(0, page.limit) : rows).map(toItem);
+    return { items, next_cursor: more ? items[items.length - 1]!.job_id : null };
+  }
+
+  applyRunItems(req: ApplyRequest): LedgerItem[] {
+    return this.store.write(() => {
+      const run = this.readRun(req.runId);
+      if (!run) throw new NotFoundError(`run ${req.runId} not found`, 'RUN_NOT_FOUND');
+      const selectItem = this.db.prepare('SELECT * FROM ledger WHERE run_id = ? AND job_id = ?');
+      const setItem = this.db.prepare('UPDATE ledger SET verdict = ?, status = ?, detail = ?, updated_at = ? WHERE run_id = ? AND job_id = ?');
+      const out: LedgerItem[] = [];
+      for (const jobId of req.jobIds) {
+        const item = selectItem.get(req.runId, jobId) as LedgerRow | undefined;
+        if (!item) continue; // not part of this run's plan: never touched
+        if (item.status !== 'planned') {
+          out.push(toItem(item)); // already handled (a resumed run): leave it alone
+          continue;
+        }
+        const now = this.store.clock.now();
+        let result: { verdict: string; status: LedgerStatus; detail: string | null };
+        try {
+          // A savepoint per job: if one job's move throws, only that job rolls back and is marked failed.
+          result = this.db.transaction(() => this.applyOne(run, jobId, req.now, now))();
+        } catch (e) {
+          result = { verdict: item.verdict, status: 'failed', detail: e instanceof Error ? e.message : String(e) };
+        }
+        setItem.run(result.verdict, result.status, result.detail, now, req.runId, jobId);
+        run.counts.planned -= 1;
+        run.counts[result.status] += 1;
+        out.push(toItem({ ...item, ...result, updated_at: now }));
+      }
+      run.updated_at = toIso(this.store.clock.now());
+      this.writeRun(run);
+      return out;
+    });
+  }
+
+  private applyOne(run: RunRecord, jobId: string, checkAt: number, now: number): { verdict: string; status: LedgerStatus; detail: string | null } {
+    const row = this.store.row(jobId);
+    const entry = row && row.state === 'dead' ? rowToDlqEntry(row) : null;
+    const { verdict, detail } = verdictFor(entry, {
+      action: run.action,
+      now: checkAt,
+      minRemainingMs: run.options.minRemainingMs ?? 0,
+      includePartial: run.options.includePartial ?? false,
+      maxRedrives: run.options.maxRedrives ?? DEFAULT_MAX_REDRIVES,
+    });
+    if (verdict !== run.action || !row) return { verdict, status: 'skipped', detail };
+    const job = rowToJob(row);
+    switch (run.action) {
+      case 'redrive': {
+        assertTransition(jobId, 'dead', 'queued');
+        moveTo(job, 'queued', now);
+        job.run_at = toIso(now);
+        const attempts = run.options.attempts ?? { kind: 'reset' };
+        if (attempts.kind === 'reset') job.attempt = 0;
+        else job.max_attempts = job.attempt + attempts.n;
+        job.outcome = null;
+        job.ended_at = null;
+        job.dead = null;
+        job.lease = null;
+        job.cancel_requested_at = null;
+        job.cancel_reason = null;
+        job.lineage = { redrive_count: job.lineage.redrive_count + 1, redriven_at: toIso(now), redrive_run: run.run_id };
+        this.store.save(job, row.fence);
+        this.store.event(job, 'redriven', 'dead', 'queued', now, { run_id: run.run_id, redrive_count: job.lineage.redrive_count });
+        break;
+      }
+      case 'purge':
+        this.db.prepare('DELETE FROM effects WHERE job_id = ?').run(jobId);
+        this.db.prepare('DELETE FROM jobs WHERE id = ?').run(jobId);
+        this.store.event(job, 'purged', 'dead', null, now, { run_id: run.run_id });
+        break;
+      case 'expire':
+        assertTransition(jobId, 'dead', 'expired');
+        moveTo(job, 'expired', now);
+        job.outcome = outcomeFor('expired', isPartial(job));
+        job.ended_at = toIso(now);
+        this.store.save(job, row.fence);
+        this.store.event(job, 'expired', 'dead', 'expired', now, { run_id: run.run_id });
+        break;
+    }
+    return { verdict, status: 'moved', detail: null };
+  }
+
+  acquireLock(queue: string, holder: LockHolder): LockResult {
+    return this.store.write(() => {
+      const held = this.readLock(queue);
+      if (held) return { acquired: false, holder: held };
+      this.db.prepare('INSERT INTO locks (queue, run_id, holder) VALUES (?, ?, ?)').run(queue, holder.run_id, JSON.stringify(holder));
+      return { acquired: true };
+    });
+  }
+
+  releaseLock(queue: string, runId: string | null): void {
+    // Only the holder's own run releases it: a finished run never drops a lock someone else took after a break.
+    this.store.write(() => this.db.prepare('DELETE FROM locks WHERE queue = ? AND run_id IS ?').run(queue, runId));
+  }
+
+  readLock(queue: string): LockHolder | null {
+    const row = this.db.prepare('SELECT holder FROM locks WHERE queue = ?').get(queue) as { holder: string } | undefined;
+    return row ? (JSON.parse(row.holder) as LockHolder) : null;
+  }
+
+  breakLock(queue: string): LockHolder | null {
+    return this.store.write(() => {
+      const held = this.readLock(queue);
+      this.db.prepare('DELETE FROM locks WHERE queue = ?').run(queue);
+      return held;
+    });
+  }
+}

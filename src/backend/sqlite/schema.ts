@@ -1,0 +1,194 @@
+/**
+ * The SQLite schema and its migrations. `PRAGMA user_version` records which
+ * migrations ran; each runs in one immediate transaction, so two processes
+ * opening a fresh file at once do not both create it.
+ *
+ * Counters (per-state counts, per-tenant counts, backlog seconds) are kept by
+ * triggers on `jobs`, so no code path can forget them and `stats`, fairness
+ * and admission control never scan the jobs table.
+ */
+import type Database from 'better-sqlite3';
+import { DEFAULT_ESTIMATED_SECONDS } from '../../core/admission.js';
+
+const PENDING = `('queued','scheduled')`;
+
+const MIGRATIONS: string[] = [
+  // 1: the initial schema.
+  `
+  CREATE TABLE jobs (
+    id TEXT PRIMARY KEY,
+    queue TEXT NOT NULL,
+    state TEXT NOT NULL,
+    tenant TEXT NOT NULL,
+    class TEXT NOT NULL,
+    workflow TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    run_at INTEGER NOT NULL,
+    deadline_at INTEGER,
+    attempt INTEGER NOT NULL DEFAULT 0,
+    max_attempts INTEGER NOT NULL,
+    fence INTEGER NOT NULL DEFAULT 0,
+    lease_expires_at INTEGER,
+    estimated_seconds REAL,
+    idem_key TEXT,
+    fingerprint TEXT,
+    dead_at INTEGER,
+    dead_reason TEXT,
+    error_code TEXT,
+    error_message TEXT,
+    worker_version TEXT,
+    partial INTEGER NOT NULL DEFAULT 0,
+    redrive_count INTEGER NOT NULL DEFAULT 0,
+    doc TEXT NOT NULL
+  ) STRICT;
+  CREATE UNIQUE INDEX jobs_idem ON jobs(queue, idem_key) WHERE idem_key IS NOT NULL;
+  CREATE INDEX jobs_queue ON jobs(queue, id);
+  CREATE INDEX jobs_state ON jobs(state, id);
+  CREATE INDEX jobs_tenant ON jobs(tenant, id);
+  CREATE INDEX jobs_workflow ON jobs(workflow, id);
+  CREATE INDEX jobs_created ON jobs(created_at);
+  CREATE INDEX jobs_claimable ON jobs(queue, class, tenant, run_at, id) WHERE state IN ${PENDING};
+  CREATE INDEX jobs_oldest ON jobs(queue, run_at) WHERE state IN ${PENDING};
+  CREATE INDEX jobs_leases ON jobs(queue, lease_expires_at) WHERE state = 'running';
+  CREATE INDEX jobs_dead ON jobs(queue, id) WHERE state = 'dead';
+  CREATE INDEX jobs_dead_code ON jobs(error_code, id) WHERE state = 'dead';
+  CREATE INDEX jobs_dead_at ON jobs(dead_at) WHERE state = 'dead';
+
+  CREATE TABLE events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id TEXT NOT NULL,
+    queue TEXT NOT NULL,
+    tenant TEXT NOT NULL,
+    type TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    from_state TEXT,
+    to_state TEXT,
+    attempt INTEGER NOT NULL,
+    data TEXT
+  ) STRICT;
+  CREATE INDEX events_queue ON events(queue, seq);
+  CREATE INDEX events_job ON events(job_id, seq);
+
+  CREATE TABLE effects (
+    job_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    status TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    started_at INTEGER NOT NULL,
+    done_at INTEGER,
+    result TEXT,
+    PRIMARY KEY (job_id, key)
+  ) STRICT;
+
+  CREATE TABLE queue_counts (
+    queue TEXT NOT NULL,
+    state TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (queue, state)
+  ) STRICT, WITHOUT ROWID;
+
+  -- Only non-zero rows are kept, so candidate tenants are read without a scan of idle ones.
+  CREATE TABLE tenant_counts (
+    queue TEXT NOT NULL,
+    class TEXT NOT NULL,
+    tenant TEXT NOT NULL,
+    state TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (queue, state, class, tenant)
+  ) STRICT, WITHOUT ROWID;
+
+  -- Seconds of queued + scheduled work per (queue, class) and (queue, tenant), for admission control.
+  CREATE TABLE backlog (
+    queue TEXT NOT NULL,
+    dim TEXT NOT NULL,
+    name TEXT NOT NULL,
+    seconds REAL NOT NULL,
+    PRIMARY KEY (queue, dim, name)
+  ) STRICT, WITHOUT ROWID;
+
+  -- Attempts and retries per queue in 10 s buckets: the retry budget's "recent traffic".
+  CREATE TABLE traffic (
+    queue TEXT NOT NULL,
+    bucket INTEGER NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    retries INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (queue, bucket)
+  ) STRICT, WITHOUT ROWID;
+
+  CREATE TABLE fairness (
+    queue TEXT PRIMARY KEY,
+    state TEXT NOT NULL
+  ) STRICT;
+
+  CREATE TABLE runs (
+    run_id TEXT PRIMARY KEY,
+    queue TEXT NOT NULL,
+    doc TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX runs_queue ON runs(queue, run_id);
+
+  CREATE TABLE ledger (
+    run_id TEXT NOT NULL,
+    job_id TEXT NOT NULL,
+    verdict TEXT NOT NULL,
+    status TEXT NOT NULL,
+    detail TEXT,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (run_id, job_id)
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX ledger_status ON ledger(run_id, status, job_id);
+
+  CREATE TABLE locks (
+    queue TEXT PRIMARY KEY,
+    run_id TEXT,
+    holder TEXT NOT NULL
+  ) STRICT;
+
+  ${countTriggers()}
+  `,
+];
+
+function countTriggers(): string {
+  const est = (row: 'NEW' | 'OLD') => `coalesce(${row}.estimated_seconds, ${DEFAULT_ESTIMATED_SECONDS})`;
+  const add = (row: 'NEW' | 'OLD', sign: 1 | -1) => `
+    INSERT INTO queue_counts(queue, state, n) VALUES (${row}.queue, ${row}.state, ${sign})
+      ON CONFLICT(queue, state) DO UPDATE SET n = n + ${sign};
+    INSERT INTO tenant_counts(queue, class, tenant, state, n) VALUES (${row}.queue, ${row}.class, ${row}.tenant, ${row}.state, ${sign})
+      ON CONFLICT(queue, state, class, tenant) DO UPDATE SET n = n + ${sign};
+    DELETE FROM tenant_counts WHERE queue = ${row}.queue AND state = ${row}.state AND class = ${row}.class AND tenant = ${row}.tenant AND n = 0;
+    INSERT INTO backlog(queue, dim, name, seconds)
+      SELECT ${row}.queue, 'class', ${row}.class, ${sign} * ${est(row)} WHERE ${row}.state IN ${PENDING}
+      ON CONFLICT(queue, dim, name) DO UPDATE SET seconds = max(0, seconds + ${sign} * ${est(row)});
+    INSERT INTO backlog(queue, dim, name, seconds)
+      SELECT ${row}.queue, 'tenant', ${row}.tenant, ${sign} * ${est(row)} WHERE ${row}.state IN ${PENDING}
+      ON CONFLICT(queue, dim, name) DO UPDATE SET seconds = max(0, seconds + ${sign} * ${est(row)});`;
+  return `
+  CREATE TRIGGER jobs_count_insert AFTER INSERT ON jobs BEGIN ${add('NEW', 1)} END;
+  CREATE TRIGGER jobs_count_delete AFTER DELETE ON jobs BEGIN ${add('OLD', -1)} END;
+  CREATE TRIGGER jobs_count_update AFTER UPDATE OF state ON jobs WHEN OLD.state IS NOT NEW.state BEGIN
+    ${add('OLD', -1)}
+    ${add('NEW', 1)}
+  END;`;
+}
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Sets the connection up and brings the schema to the current version. */
+export function openSchema(db: Database.Database): void {
+  // Wait for another process's write instead of failing with SQLITE_BUSY.
+  db.pragma('busy_timeout = 5000');
+  if (db.name !== ':memory:' && db.name !== '') db.pragma('journal_mode = WAL');
+  // WAL + NORMAL: durable at checkpoints, never corrupt; the usual trade for a local queue.
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = OFF');
+  const migrate = db.transaction(() => {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version > SCHEMA_VERSION) {
+      throw new Error(`database schema version ${version} is newer than this agentq (${SCHEMA_VERSION}); upgrade agentq`);
+    }
+    for (let v = version; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]!);
+    if (version !== SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  });
+  migrate.immediate();
+}

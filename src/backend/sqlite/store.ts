@@ -1,0 +1,135 @@
+/**
+ * The connection and the few primitives every operation is built from: load
+ * and save a job (document + derived columns), append an event, run a write
+ * transaction. Every write runs inside `BEGIN IMMEDIATE`, which takes the
+ * database's write lock up front: a read-then-write cannot interleave with
+ * another process's write, and a busy database is waited for (busy_timeout)
+ * at BEGIN instead of failing half-way with SQLITE_BUSY.
+ */
+import Database from 'better-sqlite3';
+import type { Clock, Random } from '../../core/clock.js';
+import { toIso } from '../../core/duration.js';
+import { ValidationError } from '../../core/errors.js';
+import type { AttemptRecord, EventType, Job, JobEnvelope, JobState } from '../../core/schemas.js';
+import { MAX_PAGE_LIMIT } from '../contract.js';
+import { UPDATE_JOB_SQL, jobColumns, rowToJob, type JobRow } from './codec.js';
+import { openSchema } from './schema.js';
+
+const TRAFFIC_BUCKET_MS = 10_000;
+
+export class SqliteStore {
+  readonly db: Database.Database;
+  private readonly updateJob: Database.Statement;
+  private readonly selectJob: Database.Statement;
+  private readonly insertEvent: Database.Statement;
+  private readonly addTraffic: Database.Statement;
+  private readonly readTraffic: Database.Statement;
+  private readonly pruneTraffic: Database.Statement;
+
+  constructor(
+    path: string,
+    readonly clock: Clock,
+    readonly random: Random,
+  ) {
+    this.db = new Database(path);
+    openSchema(this.db);
+    this.updateJob = this.db.prepare(UPDATE_JOB_SQL);
+    this.selectJob = this.db.prepare('SELECT * FROM jobs WHERE id = ?');
+    this.insertEvent = this.db.prepare(
+      'INSERT INTO events (job_id, queue, tenant, type, at, from_state, to_state, attempt, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    this.addTraffic = this.db.prepare(
+      `INSERT INTO traffic (queue, bucket, attempts, retries) VALUES (?, ?, ?, ?)
+       ON CONFLICT (queue, bucket) DO UPDATE SET attempts = attempts + excluded.attempts, retries = retries + excluded.retries`,
+    );
+    this.readTraffic = this.db.prepare(
+      'SELECT coalesce(sum(attempts), 0) AS attempts, coalesce(sum(retries), 0) AS retries FROM traffic WHERE queue = ? AND bucket > ?',
+    );
+    this.pruneTraffic = this.db.prepare('DELETE FROM traffic WHERE queue = ? AND bucket < ?');
+  }
+
+  /** Runs `fn` in one `BEGIN IMMEDIATE` transaction (nested calls become savepoints). */
+  write<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  row(jobId: string): JobRow | undefined {
+    return this.selectJob.get(jobId) as JobRow | undefined;
+  }
+
+  load(jobId: string): { job: Job; fence: number; row: JobRow } | null {
+    const row = this.row(jobId);
+    if (!row) return null;
+    return { job: rowToJob(row), fence: row.fence, row };
+  }
+
+  save(job: Job, fence: number): void {
+    this.updateJob.run(jobColumns(job, fence));
+  }
+
+  event(job: Job, type: EventType, from: JobState | null, to: JobState | null, at: number, data: Record<string, unknown> | null = null): void {
+    this.insertEvent.run(job.job_id, job.queue, job.tenant_id, type, at, from, to, job.attempt, data === null ? null : JSON.stringify(data));
+  }
+
+  countTraffic(queue: string, now: number, attempts: number, retries: number): void {
+    if (attempts === 0 && retries === 0) return;
+    this.addTraffic.run(queue, Math.floor(now / TRAFFIC_BUCKET_MS) * TRAFFIC_BUCKET_MS, attempts, retries);
+  }
+
+  recentTraffic(queue: string, now: number, windowMs: number): { attempts: number; retries: number } {
+    return this.readTraffic.get(queue, now - windowMs) as { attempts: number; retries: number };
+  }
+
+  pruneTrafficBefore(queue: string, before: number): void {
+    this.pruneTraffic.run(queue, before);
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}
+
+export function checkPage(limit: number): void {
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
+    throw new ValidationError(`limit must be an integer from 1 to ${MAX_PAGE_LIMIT}, got ${limit}`);
+  }
+}
+
+export function toEnvelope(job: Job): JobEnvelope {
+  return {
+    job_id: job.job_id,
+    tenant_id: job.tenant_id,
+    queue: job.queue,
+    workflow: job.workflow,
+    operation: job.operation,
+    class: job.class,
+    input: job.input,
+    input_ref: job.input_ref,
+    input_sha256: job.input_sha256,
+    deadline_at: job.deadline_at,
+    idempotency_key: job.idempotency_key,
+    attempt: job.attempt,
+    max_attempts: job.max_attempts,
+    trace_id: job.trace_id,
+    budget: job.budget,
+    allowed_tools: job.allowed_tools,
+    estimated_seconds: job.estimated_seconds,
+    created_at: job.created_at,
+  };
+}
+
+/** Closes the running attempt record with how it ended. */
+export function endAttempt(job: Job, now: number, outcome: string, error: { code: string; message: string } | null = null): void {
+  const rec: AttemptRecord | undefined = job.attempts[job.attempts.length - 1];
+  if (!rec || rec.ended_at !== null) return;
+  rec.ended_at = toIso(now);
+  rec.outcome = outcome;
+  rec.error_code = error?.code ?? null;
+  rec.error_message = error?.message ?? null;
+}
+
+/** Moves a job to a new state and stamps it; the caller checked the transition. */
+export function moveTo(job: Job, state: JobState, now: number): void {
+  job.state = state;
+  job.updated_at = toIso(now);
+}

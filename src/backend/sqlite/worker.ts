@@ -1,0 +1,401 @@
+/**
+ * The worker side: claim (with lease reaping and fair choice), heartbeat,
+ * checkpoint, effects and the ways an attempt ends. Every worker write checks
+ * the lease's fence token inside the same transaction as the write, so a
+ * worker whose lease was taken over can never overwrite the new holder.
+ */
+import { toIso } from '../../core/duration.js';
+import { LeaseLostError, ValidationError } from '../../core/errors.js';
+import { nextPick, parseFairnessState, tenantCap, type Candidates, type FairnessOptions } from '../../core/fairness.js';
+import { decideFailure, type RetryPolicy } from '../../core/retry.js';
+import { JOB_CLASSES, type Effect, type Job, type JobClass } from '../../core/schemas.js';
+import { assertTransition, isPartial, outcomeFor } from '../../core/states.js';
+import type { AbortOutcome, ClaimRequest, Failure, FailureOutcome, HeartbeatResult, Lease, LeaseRef } from '../contract.js';
+import { rowToJob, type JobRow } from './codec.js';
+import { endAttempt, moveTo, toEnvelope, type SqliteStore } from './store.js';
+
+/** Expired leases reaped per claim call: bounded so one claim never does unbounded work. */
+const REAP_BATCH = 100;
+
+export interface WorkerConfig {
+  fairness: FairnessOptions;
+  retryPolicy: RetryPolicy;
+}
+
+interface EffectRow {
+  job_id: string;
+  key: string;
+  status: 'started' | 'done';
+  attempt: number;
+  started_at: number;
+  done_at: number | null;
+  result: string | null;
+}
+
+function toEffect(r: EffectRow): Effect {
+  return {
+    key: r.key,
+    status: r.status,
+    idempotency_key: `${r.job_id}:${r.key}`,
+    attempt: r.attempt,
+    started_at: toIso(r.started_at),
+    done_at: r.done_at === null ? null : toIso(r.done_at),
+    result: r.result === null ? null : (JSON.parse(r.result) as unknown),
+  };
+}
+
+export class SqliteWorkerOps {
+  constructor(
+    private readonly store: SqliteStore,
+    private readonly config: WorkerConfig,
+  ) {}
+
+  private get db() {
+    return this.store.db;
+  }
+
+  /** The job behind a lease, if the lease is still the current one; otherwise `LeaseLostError`. */
+  private leased(ref: LeaseRef): { job: Job; fence: number } {
+    const found = this.store.load(ref.jobId);
+    if (!found) throw new LeaseLostError(ref.jobId, 'the job no longer exists');
+    if (found.job.state !== 'running') throw new LeaseLostError(ref.jobId, `the job is ${found.job.state}`);
+    if (found.fence !== ref.fence) throw new LeaseLostError(ref.jobId, `fence ${ref.fence} is stale (current ${found.fence})`);
+    return found;
+  }
+
+  claim(req: ClaimRequest): Lease[] {
+    if (!Number.isInteger(req.max) || req.max < 1) throw new ValidationError(`claim max must be a positive integer, got ${req.max}`);
+    if (!(req.leaseMs > 0)) throw new ValidationError(`lease must be positive, got ${req.leaseMs} ms`);
+    const classes = new Set<JobClass>(req.classes && req.classes.length > 0 ? req.classes : JOB_CLASSES);
+    return this.store.write(() => {
+      const now = this.store.clock.now();
+      this.reapExpiredLeases(req.queue, now);
+
+      // Candidates: tenants with queued or scheduled work, per class. Maintained
+      // by triggers, so this reads only non-empty (class, tenant) cells.
+      const cells = this.db
+        .prepare(`SELECT class, tenant FROM tenant_counts WHERE queue = ? AND state IN ('queued','scheduled') AND n > 0`)
+        .all(req.queue) as Array<{ class: JobClass; tenant: string }>;
+      const candidates = new Map<JobClass, Set<string>>();
+      for (const c of cells) {
+        if (!classes.has(c.class)) continue;
+        let s = candidates.get(c.class);
+        if (!s) candidates.set(c.class, (s = new Set()));
+        s.add(c.tenant);
+      }
+      const capped = this.config.fairness.tenantConcurrency !== undefined || this.config.fairness.tenantConcurrencyOverrides !== undefined;
+      const running = new Map<string, number>();
+      if (capped) {
+        const rows = this.db
+          .prepare(`SELECT tenant, sum(n) AS n FROM tenant_counts WHERE queue = ? AND state = 'running' GROUP BY tenant`)
+          .all(req.queue) as Array<{ tenant: string; n: number }>;
+        for (const r of rows) running.set(r.tenant, r.n);
+        for (const [, tenants] of candidates) {
+          for (const t of tenants) if ((running.get(t) ?? 0) >= tenantCap(t, this.config.fairness)) tenants.delete(t);
+        }
+      }
+
+      const stateRow = this.db.prepare('SELECT state FROM fairness WHERE queue = ?').get(req.queue) as { state: string } | undefined;
+      let fair = parseFairnessState(stateRow?.state);
+      const head = this.db.prepare(
+        `SELECT * FROM jobs WHERE queue = ? AND class = ? AND tenant = ? AND state IN ('queued','scheduled') AND run_at <= ?
+         ORDER BY run_at, id LIMIT 1`,
+      );
+      const leases: Lease[] = [];
+      while (leases.length < req.max) {
+        const view: Candidates = {};
+        for (const [c, s] of candidates) if (s.size > 0) view[c] = [...s];
+        const choice = nextPick(fair, view, this.config.fairness);
+        if (!choice) break;
+        const { class: cls, tenant } = choice.pick;
+        const row = head.get(req.queue, cls, tenant, now) as JobRow | undefined;
+        if (!row) {
+          // Nothing ready yet (only future retries): drop it and ask again from the same state.
+          candidates.get(cls)!.delete(tenant);
+          continue;
+        }
+        const job = rowToJob(row);
+        if (job.deadline_at !== null && Date.parse(job.deadline_at) <= now) {
+          // Never start a job past its deadline: it ends expired instead.
+          this.endPending(job, row.fence, 'expired', now, { why: 'deadline passed before it was claimed' });
+          continue;
+        }
+        fair = choice.state;
+        leases.push(this.startAttempt(job, row.fence, req, now));
+        if (capped) {
+          const n = (running.get(tenant) ?? 0) + 1;
+          running.set(tenant, n);
+          if (n >= tenantCap(tenant, this.config.fairness)) for (const [, s] of candidates) s.delete(tenant);
+        }
+      }
+      if (leases.length > 0) {
+        this.db.prepare('INSERT INTO fairness (queue, state) VALUES (?, ?) ON CONFLICT (queue) DO UPDATE SET state = excluded.state').run(req.queue, JSON.stringify(fair));
+        this.store.countTraffic(req.queue, now, leases.length, 0);
+      }
+      return leases;
+    });
+  }
+
+  private startAttempt(job: Job, fence: number, req: ClaimRequest, now: number): Lease {
+    const from = job.state;
+    assertTransition(job.job_id, from, 'running');
+    const newFence = fence + 1;
+    const deadline = job.deadline_at === null ? Infinity : Date.parse(job.deadline_at);
+    const expiresAt = Math.min(now + req.leaseMs, deadline);
+    moveTo(job, 'running', now);
+    job.attempt += 1;
+    job.lease = { worker_id: req.workerId, fence: newFence, expires_at: toIso(expiresAt) };
+    job.attempts.push({
+      attempt: job.attempt,
+      worker_id: req.workerId,
+      worker_version: req.workerVersion ?? null,
+      started_at: toIso(now),
+      ended_at: null,
+      outcome: null,
+      error_code: null,
+      error_message: null,
+    });
+    this.store.save(job, newFence);
+    this.store.event(job, 'claimed', from, 'running', now, { worker_id: req.workerId, fence: newFence, lease_expires_at: job.lease.expires_at });
+    return { jobId: job.job_id, fence: newFence, job, envelope: toEnvelope(job), expiresAt };
+  }
+
+  /** Ends a queued/scheduled job without running it (deadline passed). */
+  private endPending(job: Job, fence: number, to: 'expired' | 'cancelled', now: number, data: Record<string, unknown>): void {
+    const from = job.state;
+    assertTransition(job.job_id, from, to);
+    moveTo(job, to, now);
+    job.outcome = outcomeFor(to, isPartial(job));
+    job.ended_at = toIso(now);
+    this.store.save(job, fence);
+    this.store.event(job, to, from, to, now, data);
+  }
+
+  /**
+   * A lease that ran out without a heartbeat means the worker crashed or
+   * stalled. The attempt counts; the job is retried like any transient
+   * failure (LEASE_EXPIRED), or goes dead with reason `lease_lost` when it
+   * has no attempts left.
+   */
+  private reapExpiredLeases(queue: string, now: number): void {
+    const rows = this.db
+      .prepare(`SELECT * FROM jobs WHERE queue = ? AND state = 'running' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ${REAP_BATCH}`)
+      .all(queue, now) as JobRow[];
+    for (const row of rows) {
+      const job = rowToJob(row);
+      const lost = { code: 'LEASE_EXPIRED', message: `lease of ${job.lease?.worker_id ?? 'a worker'} expired at ${job.lease?.expires_at ?? '?'} without a heartbeat` };
+      endAttempt(job, now, 'lease_lost', lost);
+      job.last_error = { ...lost, retryable: true };
+      this.store.event(job, 'lease_expired', 'running', null, now, { worker_id: job.lease?.worker_id ?? null, fence: row.fence });
+      job.lease = null;
+      if (job.cancel_requested_at !== null) {
+        this.endRunning(job, row.fence, 'cancelled', now, { why: 'cancel requested before the lease expired' });
+        continue;
+      }
+      const decision = decideFailure(
+        { retryable: true, attempt: job.attempt, maxAttempts: job.max_attempts, deadlineAt: job.deadline_at === null ? null : Date.parse(job.deadline_at) },
+        now,
+        this.store.random,
+        this.store.recentTraffic(queue, now, this.config.retryPolicy.retryBudgetWindowMs),
+        this.config.retryPolicy,
+      );
+      if (decision.kind === 'retry') this.scheduleRetry(job, row.fence, decision.runAt, decision.overBudget, lost.code, now);
+      else if (decision.kind === 'expired') this.endRunning(job, row.fence, 'expired', now, { why: 'lease expired and the deadline leaves no room for a retry' });
+      else this.bury(job, row.fence, 'lease_lost', lost.code, lost.message, null, now);
+    }
+  }
+
+  private scheduleRetry(job: Job, fence: number, runAt: number, overBudget: boolean, code: string, now: number): void {
+    assertTransition(job.job_id, 'running', 'scheduled');
+    moveTo(job, 'scheduled', now);
+    job.run_at = toIso(runAt);
+    job.lease = null;
+    this.store.save(job, fence);
+    this.store.event(job, 'retry_scheduled', 'running', 'scheduled', now, { run_at: job.run_at, error_code: code, over_budget: overBudget });
+    this.store.countTraffic(job.queue, now, 0, 1);
+  }
+
+  /** Running → a terminal state other than dead. */
+  private endRunning(job: Job, fence: number, to: 'succeeded' | 'cancelled' | 'expired', now: number, data: Record<string, unknown> | null): void {
+    assertTransition(job.job_id, 'running', to);
+    moveTo(job, to, now);
+    job.outcome = outcomeFor(to, isPartial(job));
+    job.ended_at = toIso(now);
+    job.lease = null;
+    this.store.save(job, fence);
+    this.store.event(job, to, 'running', to, now, data);
+  }
+
+  /** Running → dead: into the DLQ with everything triage needs. */
+  private bury(job: Job, fence: number, reason: 'exhausted' | 'permanent' | 'lease_lost', code: string, message: string, workerVersion: string | null, now: number): void {
+    assertTransition(job.job_id, 'running', 'dead');
+    moveTo(job, 'dead', now);
+    job.outcome = outcomeFor('dead', isPartial(job));
+    job.ended_at = toIso(now);
+    job.lease = null;
+    const version = workerVersion ?? job.attempts[job.attempts.length - 1]?.worker_version ?? null;
+    job.dead = { reason, dead_at: toIso(now), error_code: code, error_message: message, worker_version: version };
+    this.store.save(job, fence);
+    this.store.event(job, 'dead', 'running', 'dead', now, { reason, error_code: code });
+  }
+
+  heartbeat(leases: LeaseRef[], leaseMs: number): HeartbeatResult[] {
+    if (!(leaseMs > 0)) throw new ValidationError(`lease must be positive, got ${leaseMs} ms`);
+    return this.store.write(() => {
+      const now = this.store.clock.now();
+      return leases.map((ref): HeartbeatResult => {
+        const found = this.store.load(ref.jobId);
+        if (!found || found.job.state !== 'running' || found.fence !== ref.fence || !found.job.lease) return { jobId: ref.jobId, status: 'lost' };
+        const { job, fence } = found;
+        const lease = found.job.lease;
+        const deadline = job.deadline_at === null ? Infinity : Date.parse(job.deadline_at);
+        // The lease of one attempt never outlives the user's deadline.
+        const expiresAt = Math.max(Math.min(now + leaseMs, deadline), Date.parse(lease.expires_at));
+        const capped = Math.min(expiresAt, deadline);
+        lease.expires_at = toIso(capped);
+        job.updated_at = toIso(now);
+        this.store.save(job, fence);
+        return { jobId: ref.jobId, status: 'ok', expiresAt: capped, cancelRequested: job.cancel_requested_at !== null, deadlineReached: now >= deadline };
+      });
+    });
+  }
+
+  checkpoint(ref: LeaseRef, data: unknown): void {
+    this.store.write(() => {
+      const now = this.store.clock.now();
+      const { job, fence } = this.leased(ref);
+      job.checkpoint = data === undefined ? null : data;
+      job.updated_at = toIso(now);
+      this.store.save(job, fence);
+      this.store.event(job, 'checkpoint', 'running', 'running', now, null);
+    });
+  }
+
+  beginEffect(ref: LeaseRef, key: string): Effect {
+    checkEffectKey(key);
+    return this.store.write(() => {
+      const now = this.store.clock.now();
+      const { job, fence } = this.leased(ref);
+      const existing = this.db.prepare('SELECT * FROM effects WHERE job_id = ? AND key = ?').get(job.job_id, key) as EffectRow | undefined;
+      if (existing) return toEffect(existing);
+      const row: EffectRow = { job_id: job.job_id, key, status: 'started', attempt: job.attempt, started_at: now, done_at: null, result: null };
+      this.db.prepare('INSERT INTO effects (job_id, key, status, attempt, started_at, done_at, result) VALUES (@job_id, @key, @status, @attempt, @started_at, @done_at, @result)').run(row);
+      const effect = toEffect(row);
+      job.effects.push(effect);
+      job.updated_at = toIso(now);
+      this.store.save(job, fence);
+      this.store.event(job, 'effect_started', 'running', 'running', now, { key });
+      return effect;
+    });
+  }
+
+  finishEffect(ref: LeaseRef, key: string, result: unknown): Effect {
+    checkEffectKey(key);
+    return this.store.write(() => {
+      const now = this.store.clock.now();
+      const { job, fence } = this.leased(ref);
+      const existing = this.db.prepare('SELECT * FROM effects WHERE job_id = ? AND key = ?').get(job.job_id, key) as EffectRow | undefined;
+      if (existing?.status === 'done') return toEffect(existing);
+      const row: EffectRow = {
+        job_id: job.job_id,
+        key,
+        status: 'done',
+        attempt: existing?.attempt ?? job.attempt,
+        started_at: existing?.started_at ?? now,
+        done_at: now,
+        result: result === undefined ? null : JSON.stringify(result),
+      };
+      this.db
+        .prepare(
+          `INSERT INTO effects (job_id, key, status, attempt, started_at, done_at, result) VALUES (@job_id, @key, @status, @attempt, @started_at, @done_at, @result)
+           ON CONFLICT (job_id, key) DO UPDATE SET status = excluded.status, done_at = excluded.done_at, result = excluded.result`,
+        )
+        .run(row);
+      const effect = toEffect(row);
+      const i = job.effects.findIndex((e) => e.key === key);
+      if (i >= 0) job.effects[i] = effect;
+      else job.effects.push(effect);
+      job.updated_at = toIso(now);
+      this.store.save(job, fence);
+      this.store.event(job, 'effect_done', 'running', 'running', now, { key });
+      return effect;
+    });
+  }
+
+  complete(ref: LeaseRef, result: string | null): Job {
+    return this.store.write(() => {
+      const now = this.store.clock.now();
+      const { job, fence } = this.leased(ref);
+      endAttempt(job, now, 'succeeded');
+      job.result = result;
+      this.endRunning(job, fence, 'succeeded', now, null);
+      return job;
+    });
+  }
+
+  fail(ref: LeaseRef, failure: Failure): FailureOutcome {
+    return this.store.write(() => {
+      const now = this.store.clock.now();
+      const { job, fence } = this.leased(ref);
+      const error = { code: failure.code, message: failure.message };
+      endAttempt(job, now, 'failed', error);
+      job.last_error = { ...error, retryable: failure.retryable };
+      const decision = decideFailure(
+        { retryable: failure.retryable, attempt: job.attempt, maxAttempts: job.max_attempts, deadlineAt: job.deadline_at === null ? null : Date.parse(job.deadline_at) },
+        now,
+        this.store.random,
+        this.store.recentTraffic(job.queue, now, this.config.retryPolicy.retryBudgetWindowMs),
+        this.config.retryPolicy,
+      );
+      switch (decision.kind) {
+        case 'retry':
+          this.scheduleRetry(job, fence, decision.runAt, decision.overBudget, failure.code, now);
+          return { kind: 'retry', runAt: decision.runAt, job };
+        case 'expired':
+          this.endRunning(job, fence, 'expired', now, { error_code: failure.code, why: 'no retry fits before the deadline' });
+          return { kind: 'expired', job };
+        case 'dead':
+          this.bury(job, fence, decision.reason as 'exhausted' | 'permanent', failure.code, failure.message, failure.workerVersion ?? null, now);
+          return { kind: 'dead', reason: decision.reason, job };
+      }
+    });
+  }
+
+  abort(ref: LeaseRef, outcome: AbortOutcome): Job {
+    if (outcome !== 'cancelled' && outcome !== 'expired') throw new ValidationError(`abort outcome must be cancelled or expired, got ${String(outcome)}`);
+    return this.store.write(() => {
+      const now = this.store.clock.now();
+      const { job, fence } = this.leased(ref);
+      endAttempt(job, now, outcome);
+      this.endRunning(job, fence, outcome, now, job.cancel_reason !== null && outcome === 'cancelled' ? { reason: job.cancel_reason } : null);
+      return job;
+    });
+  }
+
+  release(ref: LeaseRef): void {
+    this.store.write(() => {
+      const now = this.store.clock.now();
+      const { job, fence } = this.leased(ref);
+      endAttempt(job, now, 'released');
+      if (job.cancel_requested_at !== null) {
+        // Given back after a cancel request: nothing left to run.
+        this.endRunning(job, fence, 'cancelled', now, { why: 'released after a cancel request' });
+        return;
+      }
+      // Not counted: the worker stopped by choice (shutdown), not because the job failed.
+      job.attempt = Math.max(0, job.attempt - 1);
+      assertTransition(job.job_id, 'running', 'queued');
+      moveTo(job, 'queued', now);
+      job.run_at = toIso(now);
+      job.lease = null;
+      this.store.save(job, fence);
+      this.store.event(job, 'released', 'running', 'queued', now, null);
+    });
+  }
+}
+
+function checkEffectKey(key: string): void {
+  if (typeof key !== 'string' || key.length === 0 || key.length > 256) {
+    throw new ValidationError('effect key must be 1-256 characters');
+  }
+}
