@@ -1,0 +1,111 @@
+import { Box, Text, useApp, useInput } from 'ink';
+import { useCallback, useEffect, useReducer } from 'react';
+import type { Clock } from '../core/clock.js';
+import { DetailView } from './DetailView.js';
+import { EntryList } from './EntryList.js';
+import type { TriageFilter } from './filter.js';
+import { GroupView } from './GroupView.js';
+import { Header, type HeaderInfo } from './Header.js';
+import { HelpOverlay } from './HelpOverlay.js';
+import { keyName } from './keymap.js';
+import { frameHeight, listRows, type TerminalSize } from './layout.js';
+import { PickerView } from './PickerView.js';
+import { RedriveDialog } from './RedriveDialog.js';
+import type { RedrivePort } from './redrive-port.js';
+import type { TriageSource } from './source.js';
+import { initialState, reduce, type TriageAction, type TriageState } from './state.js';
+import { StatusBar } from './StatusBar.js';
+import { useDetail } from './use-detail.js';
+import { useDlqRows } from './use-dlq-rows.js';
+import { useRedrive } from './use-redrive.js';
+import { useTerminalSize } from './use-terminal-size.js';
+
+export interface AppProps {
+  source: TriageSource;
+  /** The DLQ engine's redrive, or null when it is not available. */
+  redrive: RedrivePort | null;
+  info: HeaderInfo;
+  /** Why mutations are refused (read-only context), or null. */
+  readOnlyReason: string | null;
+  clock: Clock;
+  initialFilter?: Partial<TriageFilter>;
+  /** A fixed terminal size (tests); by default the output stream's size, following resizes. */
+  size?: TerminalSize;
+  /**
+   * How often ages, deadlines and the expired count are refreshed.
+   * @default 10000 (0 disables it: tests move a ManualClock instead)
+   */
+  tickMs?: number;
+  /** Called with every state after it changes (tests, benchmarks). */
+  onState?: (s: TriageState) => void;
+}
+
+export function App(props: AppProps) {
+  const { source, redrive, info, clock } = props;
+  const size = useTerminalSize(props.size);
+  const { exit } = useApp();
+  const [state, dispatch] = useReducer(
+    reduce,
+    undefined,
+    (): TriageState => initialState({ now: clock.now(), pageSize: listRows(size), readOnlyReason: props.readOnlyReason, filter: props.initialFilter }),
+  );
+
+  useDlqRows(source, state.loadGeneration, dispatch as (a: TriageAction) => void);
+  useDetail(source, state.detail, clock, dispatch);
+  useRedrive(redrive, state.redrive, dispatch);
+
+  useEffect(() => {
+    dispatch({ type: 'resize', pageSize: listRows(size) });
+  }, [size.rows, size.columns]);
+
+  const tickMs = props.tickMs ?? 10_000;
+  useEffect(() => {
+    if (tickMs <= 0) return;
+    const t = setInterval(() => dispatch({ type: 'tick', now: clock.now() }), tickMs);
+    t.unref?.();
+    return () => clearInterval(t);
+  }, [tickMs, clock]);
+
+  useEffect(() => {
+    if (state.isQuitting) exit();
+  }, [state.isQuitting, exit]);
+
+  const onState = props.onState;
+  useEffect(() => {
+    onState?.(state);
+  }, [state, onState]);
+
+  const onInput = useCallback((input: string, key: Parameters<typeof keyName>[1]) => {
+    dispatch({ type: 'key', name: keyName(input, key) });
+  }, []);
+  useInput(onInput);
+
+  const height = frameHeight(size);
+  return (
+    <Box flexDirection="column" height={height} width={size.columns} overflow="hidden">
+      <Header info={info} state={state} />
+      <Box flexDirection="column" flexGrow={1} overflow="hidden">
+        <Body state={state} width={size.columns} />
+      </Box>
+      <StatusBar state={state} />
+    </Box>
+  );
+}
+
+function Body({ state, width }: { state: TriageState; width: number }) {
+  if (state.isHelpOpen) return <HelpOverlay mode={state.mode} height={state.pageSize + 1} />;
+  switch (state.mode) {
+    case 'groups':
+      return <GroupView state={state} width={width} />;
+    case 'detail':
+      return <DetailView state={state} />;
+    case 'picker':
+      return <PickerView state={state} width={width} />;
+    case 'confirm':
+    case 'progress':
+    case 'result':
+      return state.redrive === null ? <Text> </Text> : <RedriveDialog flow={state.redrive} width={width} />;
+    default:
+      return <EntryList state={state} width={width} />;
+  }
+}

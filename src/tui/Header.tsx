@@ -1,0 +1,40 @@
+import { Text } from 'ink';
+import { describeFilter, isFilterEmpty } from './filter.js';
+import type { TriageState } from './state.js';
+import { clean, count } from './text.js';
+
+export interface HeaderInfo {
+  /** Config context name, null when none. */
+  context: string | null;
+  /** Backend description, credentials already redacted. */
+  backend: string;
+  /** The queue the command was narrowed to, null for all queues. */
+  queue: string | null;
+}
+
+/** Two lines: where we are (context, backend, queue) and the counts. */
+export function Header({ info, state }: { info: HeaderInfo; state: TriageState }) {
+  const where = [
+    `context ${info.context === null ? '(none)' : clean(info.context)}`,
+    clean(info.backend),
+    `queue ${info.queue === null ? '(all)' : clean(info.queue)}`,
+  ].join(' · ');
+  const loading = state.loadError !== null ? `  LOAD FAILED: ${clean(state.loadError)}` : state.isLoading ? '  loading…' : '';
+  const ro = state.readOnlyReason === null ? '' : '  [read-only]';
+  const selected = state.selectionLabel === null ? count(state.selected.size) : `${count(state.selected.size)} (${clean(state.selectionLabel)})`;
+  const filter = isFilterEmpty(state.filter) ? '' : `  filter: ${clean(describeFilter(state.filter))}`;
+  return (
+    <>
+      <Text wrap="truncate-end">
+        <Text bold>agentq DLQ triage</Text> · {where}
+        {ro}
+        {loading}
+      </Text>
+      <Text wrap="truncate-end">
+        total {count(state.rows.length)} · shown {count(state.visible.length)} · expired {count(state.expiredCount)} · partial{' '}
+        {count(state.partialCount)} · selected {selected}
+        {filter}
+      </Text>
+    </>
+  );
+}

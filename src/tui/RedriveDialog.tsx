@@ -1,0 +1,105 @@
+import { Box, Text } from 'ink';
+import type { PlannedRedrive } from './redrive-port.js';
+import { typedCountRequired, type RedriveFlow } from './state.js';
+import { clean, count, fitRight } from './text.js';
+
+/**
+ * The redrive flow on screen: the plan split, the confirmation (focused on
+ * Cancel; typing the count for more than 20 jobs), the progress of the run,
+ * and its result with the run id. Words, not colours, carry the meaning.
+ */
+export function RedriveDialog({ flow, width }: { flow: RedriveFlow; width: number }) {
+  const w = Math.max(40, Math.min(90, width - 2));
+  return (
+    <Box flexDirection="column" borderStyle="round" width={w} paddingX={1}>
+      <Body flow={flow} />
+    </Box>
+  );
+}
+
+function Body({ flow }: { flow: RedriveFlow }) {
+  switch (flow.step) {
+    case 'planning':
+      return (
+        <>
+          <Text bold>Redrive {count(flow.jobIds.length)} selected jobs</Text>
+          <Text>Building the plan (each job judged: expired, partial, quarantined)…</Text>
+          <Text dimColor>Esc cancels</Text>
+        </>
+      );
+    case 'confirm':
+      return <Confirm planned={flow.planned} focus={flow.focus} typed={flow.typed} />;
+    case 'applying': {
+      const p = flow.progress;
+      const pct = p.total === 0 ? 100 : Math.floor((p.done * 100) / p.total);
+      const bar = '#'.repeat(Math.floor(pct / 5)).padEnd(20, '.');
+      return (
+        <>
+          <Text bold>Redriving {clean(flow.planned.split.queue ?? '')}</Text>
+          <Text>
+            [{bar}] {pct}% {count(p.done)}/{count(p.total)}
+          </Text>
+          <Text>
+            moved {count(p.moved)} · skipped {count(p.skipped)} · failed {count(p.failed)}
+          </Text>
+          <Text dimColor>{flow.isStopRequested ? 'stopping after the current batch…' : 'Esc / Ctrl-C stops after the current batch'}</Text>
+        </>
+      );
+    }
+    case 'done': {
+      const r = flow.result;
+      return (
+        <>
+          <Text bold>Redrive {r.resumeCommand === null ? 'finished' : 'stopped'}: run {clean(r.runId)}</Text>
+          <Text>
+            moved {count(r.moved)} · skipped {count(r.skipped)} · failed {count(r.failed)} · status {clean(r.status)}
+          </Text>
+          {r.resumeCommand !== null ? <Text>resume with: {clean(r.resumeCommand)}</Text> : null}
+          <Text dimColor>audit: agentq dlq runs show {clean(r.runId)} · Enter back to the list</Text>
+        </>
+      );
+    }
+    case 'failed':
+      return (
+        <>
+          <Text bold>Redrive not done</Text>
+          <Text wrap="wrap">{clean(flow.message)}</Text>
+          <Text dimColor>Enter back to the list</Text>
+        </>
+      );
+  }
+}
+
+function Confirm({ planned, focus, typed }: { planned: PlannedRedrive; focus: 'cancel' | 'redrive'; typed: string }) {
+  const s = planned.split;
+  const need = typedCountRequired(planned);
+  const line = (label: string, n: number) => (
+    <Text>
+      {label.padEnd(26)}
+      {fitRight(count(n), 9)}
+    </Text>
+  );
+  return (
+    <>
+      <Text bold>
+        Redrive plan for queue {clean(s.queue ?? '(none)')}: {count(s.total)} selected
+      </Text>
+      {line('redrive', s.redrive)}
+      {line('skip: expired', s.skipExpired)}
+      {line('skip: partial effects', s.skipPartial)}
+      {line('skip: quarantined', s.quarantined)}
+      {s.skipOther > 0 ? line('skip: other (malformed…)', s.skipOther) : null}
+      {need !== null ? (
+        <Text>
+          Type {count(need)} to confirm: <Text inverse>{typed === '' ? ' ' : typed}</Text>
+          {typed === String(need) ? '  ✓' : ''}
+        </Text>
+      ) : null}
+      <Text>
+        {focus === 'cancel' ? <Text inverse>{'> Cancel <'}</Text> : '  Cancel  '}
+        {'   '}
+        {focus === 'redrive' ? <Text inverse>{`> Redrive ${count(s.redrive)} <`}</Text> : `  Redrive ${count(s.redrive)}  `}
+      </Text>
+    </>
+  );
+}

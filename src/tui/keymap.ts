@@ -1,0 +1,207 @@
+/**
+ * The keymap: one table that both the input handler and the `?` help
+ * overlay read, so the help can never drift from what the keys do.
+ *
+ * Keys follow k9s / lazygit habits: j/k and arrows move, PgUp/PgDn page,
+ * `<`/Home and `>`/End/`G` jump to the top and bottom (lazygit's keys), `/`
+ * filters, Enter opens, Esc goes back, `?` helps, `q` quits. `g` is the
+ * group-by-error view (issue 6), so it is NOT "top" as in vim: a single key
+ * with one meaning beats a `gg` chord that needs a timeout to tell apart.
+ */
+
+/** Where the input goes; each mode has its own bindings. */
+export type Mode = 'list' | 'groups' | 'detail' | 'picker' | 'filter' | 'confirm' | 'progress' | 'result' | 'help';
+
+export type Command =
+  | 'cursor.down'
+  | 'cursor.up'
+  | 'page.down'
+  | 'page.up'
+  | 'cursor.top'
+  | 'cursor.bottom'
+  | 'open'
+  | 'back'
+  | 'select.toggle'
+  | 'select.allMatching'
+  | 'select.clear'
+  | 'filter.expired'
+  | 'filter.partial'
+  | 'filter.text'
+  | 'filter.clear'
+  | 'pick.errorCode'
+  | 'pick.tenant'
+  | 'groups.open'
+  | 'redrive.open'
+  | 'help.toggle'
+  | 'quit'
+  | 'input.submit'
+  | 'input.cancel'
+  | 'input.backspace'
+  | 'dialog.focusNext'
+  | 'run.stop';
+
+/** A normalised key: a printable character (`j`, `G`, `/`, `?`), or a name (`down`, `pgdn`, `home`, `enter`, `esc`, `space`, `tab`, `backspace`, `C-c`). */
+export type KeyName = string;
+
+export interface Binding {
+  modes: readonly Mode[];
+  keys: readonly KeyName[];
+  command: Command;
+  /** One line in the help overlay. */
+  help: string;
+}
+
+const BROWSE: readonly Mode[] = ['list', 'groups', 'detail', 'picker'];
+
+export const BINDINGS: readonly Binding[] = [
+  { modes: BROWSE, keys: ['j', 'down'], command: 'cursor.down', help: 'move down' },
+  { modes: BROWSE, keys: ['k', 'up'], command: 'cursor.up', help: 'move up' },
+  { modes: BROWSE, keys: ['pgdn', 'C-f', 'C-d'], command: 'page.down', help: 'page down' },
+  { modes: BROWSE, keys: ['pgup', 'C-b', 'C-u'], command: 'page.up', help: 'page up' },
+  { modes: BROWSE, keys: ['home', '<'], command: 'cursor.top', help: 'go to the top' },
+  { modes: BROWSE, keys: ['end', '>', 'G'], command: 'cursor.bottom', help: 'go to the bottom' },
+  { modes: ['list'], keys: ['enter'], command: 'open', help: 'open the entry: error, attempts, checkpoint, effects, payload' },
+  { modes: ['groups'], keys: ['enter'], command: 'open', help: 'show the entries of this group' },
+  { modes: ['picker'], keys: ['enter'], command: 'input.submit', help: 'use this value' },
+  { modes: ['list'], keys: ['space'], command: 'select.toggle', help: 'select / unselect the entry' },
+  { modes: ['list'], keys: ['a'], command: 'select.allMatching', help: 'select ALL entries matching the filter (not only this page)' },
+  { modes: ['list'], keys: ['c'], command: 'select.clear', help: 'clear the selection' },
+  { modes: ['list', 'groups'], keys: ['e'], command: 'filter.expired', help: 'hide / show expired jobs' },
+  { modes: ['list', 'groups'], keys: ['p'], command: 'filter.partial', help: 'hide / show partially completed jobs' },
+  { modes: ['list', 'groups'], keys: ['/'], command: 'filter.text', help: 'text filter (Esc restores the previous one)' },
+  { modes: ['list', 'groups'], keys: ['E'], command: 'pick.errorCode', help: 'pick an error code' },
+  { modes: ['list', 'groups'], keys: ['T'], command: 'pick.tenant', help: 'pick a tenant' },
+  { modes: ['list', 'groups'], keys: ['x'], command: 'filter.clear', help: 'clear every filter' },
+  { modes: ['list'], keys: ['g'], command: 'groups.open', help: 'group by error code × workflow' },
+  { modes: ['list'], keys: ['R'], command: 'redrive.open', help: 'redrive the selection (plan, confirm, apply)' },
+  { modes: ['groups', 'detail', 'picker'], keys: ['esc', 'backspace'], command: 'back', help: 'back' },
+  { modes: ['groups'], keys: ['g'], command: 'back', help: 'back to the list' },
+  { modes: ['filter'], keys: ['enter'], command: 'input.submit', help: 'apply the filter' },
+  { modes: ['filter'], keys: ['esc'], command: 'input.cancel', help: 'restore the previous filter' },
+  { modes: ['filter', 'confirm'], keys: ['backspace'], command: 'input.backspace', help: 'delete a character' },
+  { modes: ['confirm'], keys: ['tab', 'left', 'right'], command: 'dialog.focusNext', help: 'move focus between Cancel and Redrive' },
+  { modes: ['confirm'], keys: ['enter'], command: 'input.submit', help: 'press the focused button' },
+  { modes: ['confirm'], keys: ['esc'], command: 'input.cancel', help: 'cancel' },
+  { modes: ['progress'], keys: ['C-c', 'esc'], command: 'run.stop', help: 'stop after the current batch (resume later)' },
+  { modes: ['result'], keys: ['enter', 'esc'], command: 'back', help: 'back to the list (reloaded)' },
+  { modes: ['list', 'groups', 'detail', 'picker', 'result'], keys: ['?'], command: 'help.toggle', help: 'this help' },
+  { modes: ['help'], keys: ['?', 'esc', 'q'], command: 'help.toggle', help: 'close the help' },
+  { modes: ['list', 'groups', 'detail', 'picker', 'result'], keys: ['q', 'C-c'], command: 'quit', help: 'quit' },
+];
+
+/** The modes where printable keys are text, not commands. */
+export const TEXT_MODES: ReadonlySet<Mode> = new Set(['filter', 'confirm']);
+
+/** The subset of Ink's `Key` the keymap reads (kept structural so tests need no Ink). */
+export interface InkKey {
+  upArrow?: boolean;
+  downArrow?: boolean;
+  leftArrow?: boolean;
+  rightArrow?: boolean;
+  pageUp?: boolean;
+  pageDown?: boolean;
+  home?: boolean;
+  end?: boolean;
+  return?: boolean;
+  escape?: boolean;
+  tab?: boolean;
+  shift?: boolean;
+  backspace?: boolean;
+  delete?: boolean;
+  ctrl?: boolean;
+  meta?: boolean;
+}
+
+/** Ink's `(input, key)` as one key name. */
+export function keyName(input: string, key: InkKey): KeyName {
+  if (key.upArrow) return 'up';
+  if (key.downArrow) return 'down';
+  if (key.leftArrow) return 'left';
+  if (key.rightArrow) return 'right';
+  if (key.pageUp) return 'pgup';
+  if (key.pageDown) return 'pgdn';
+  if (key.home) return 'home';
+  if (key.end) return 'end';
+  if (key.return) return 'enter';
+  if (key.escape) return 'esc';
+  if (key.tab) return key.shift ? 'S-tab' : 'tab';
+  // Terminals send DEL (0x7f) for the Backspace key, which Ink reports as `delete`.
+  if (key.backspace || key.delete) return 'backspace';
+  if (key.ctrl && input.length === 1) return `C-${input.toLowerCase()}`;
+  if (input === ' ') return 'space';
+  return input;
+}
+
+export type Resolved = { kind: 'command'; command: Command } | { kind: 'text'; text: string } | { kind: 'none' };
+
+/**
+ * What a key means in a mode. In text modes, a key bound to a command runs
+ * it and any other printable text is typed (so `q` types a q in the filter).
+ */
+export function resolveKey(mode: Mode, name: KeyName): Resolved {
+  for (const b of BINDINGS) {
+    if (b.modes.includes(mode) && b.keys.includes(name)) return { kind: 'command', command: b.command };
+  }
+  if (TEXT_MODES.has(mode)) {
+    if (name === 'space') return { kind: 'text', text: ' ' };
+    if (isPrintable(name)) return { kind: 'text', text: name };
+  }
+  return { kind: 'none' };
+}
+
+/** One key or a paste of printable characters; named keys (`down`, `C-x`) are not text. */
+function isPrintable(name: KeyName): boolean {
+  if (name.length === 0) return false;
+  if (name.length > 1 && /^(up|down|left|right|pgup|pgdn|home|end|enter|esc|tab|S-tab|backspace|space|C-.)$/.test(name)) return false;
+  // Control bytes never become filter text; everything else typed or pasted does.
+  // eslint-disable-next-line no-control-regex
+  return !/[\u0000-\u001f\u007f-\u009f]/.test(name);
+}
+
+const KEY_LABELS: Record<string, string> = {
+  down: '↓',
+  up: '↑',
+  left: '←',
+  right: '→',
+  pgdn: 'PgDn',
+  pgup: 'PgUp',
+  home: 'Home',
+  end: 'End',
+  enter: 'Enter',
+  esc: 'Esc',
+  space: 'Space',
+  tab: 'Tab',
+  backspace: 'Backspace',
+};
+
+export function keyLabel(name: KeyName): string {
+  if (name.startsWith('C-')) return `Ctrl-${name.slice(2)}`;
+  return KEY_LABELS[name] ?? name;
+}
+
+export const MODE_TITLES: Record<Mode, string> = {
+  list: 'List',
+  groups: 'Groups (by error)',
+  detail: 'Entry detail',
+  picker: 'Picker',
+  filter: 'Text filter',
+  confirm: 'Redrive dialog',
+  progress: 'Redrive running',
+  result: 'Redrive result',
+  help: 'Help',
+};
+
+export interface HelpLine {
+  keys: string;
+  help: string;
+}
+
+/** The help overlay's sections, generated from `BINDINGS` in table order. */
+export function helpSections(): Array<{ mode: Mode; title: string; lines: HelpLine[] }> {
+  const modes = Object.keys(MODE_TITLES) as Mode[];
+  return modes.map((mode) => ({
+    mode,
+    title: MODE_TITLES[mode],
+    lines: BINDINGS.filter((b) => b.modes.includes(mode)).map((b) => ({ keys: b.keys.map(keyLabel).join(' '), help: b.help })),
+  }));
+}

@@ -1,0 +1,102 @@
+/**
+ * Screen geometry and list cells, pure. The frame is kept at most
+ * `rows - 1` lines high: when Ink's output reaches the terminal's height it
+ * clears and redraws the whole screen on every update (flicker, and slow
+ * over SSH), so the list gets what remains after the chrome.
+ */
+import { formatDuration } from '../core/duration.js';
+import { isRowExpired, type TriageRow } from './row.js';
+import { clean, fit, fitRight } from './text.js';
+
+/** Header (2 lines), column header (1), status bar (1). */
+export const CHROME_LINES = 4;
+
+export interface TerminalSize {
+  columns: number;
+  rows: number;
+}
+
+/** The frame height: one line less than the terminal. */
+export function frameHeight(size: TerminalSize): number {
+  return Math.max(3, size.rows - 1);
+}
+
+/** How many list rows fit. */
+export function listRows(size: TerminalSize): number {
+  return Math.max(1, frameHeight(size) - CHROME_LINES);
+}
+
+export interface Column {
+  key: 'cursor' | 'sel' | 'id' | 'workflow' | 'tenant' | 'error' | 'attempts' | 'age' | 'deadline' | 'partial' | 'redrives';
+  title: string;
+  width: number;
+  isRight?: boolean;
+}
+
+const FIXED: Column[] = [
+  { key: 'cursor', title: '', width: 1 },
+  { key: 'sel', title: '[ ]', width: 3 },
+  { key: 'id', title: 'JOB', width: 30 },
+  { key: 'attempts', title: 'ATT', width: 5, isRight: true },
+  { key: 'age', title: 'AGE', width: 6, isRight: true },
+  { key: 'deadline', title: 'DEADLINE', width: 9, isRight: true },
+  { key: 'partial', title: 'PARTIAL', width: 7 },
+  { key: 'redrives', title: 'REDRV', width: 5, isRight: true },
+];
+
+/**
+ * Columns for a terminal `width` wide: the fixed columns keep their size,
+ * workflow / tenant / error code share the rest (error code gets the most:
+ * it is what triage sorts by), and everything is cut with an ellipsis.
+ */
+export function listColumns(width: number): Column[] {
+  const fixed = FIXED.reduce((n, c) => n + c.width, 0);
+  const gaps = FIXED.length + 3 - 1;
+  const flex = Math.max(15, width - fixed - gaps);
+  const error = Math.max(5, Math.floor(flex * 0.4));
+  const workflow = Math.max(5, Math.floor(flex * 0.35));
+  const tenant = Math.max(5, flex - error - workflow);
+  const byKey = Object.fromEntries(FIXED.map((c) => [c.key, c])) as Record<string, Column>;
+  return [
+    byKey.cursor!,
+    byKey.sel!,
+    byKey.id!,
+    { key: 'workflow', title: 'WORKFLOW', width: workflow },
+    { key: 'tenant', title: 'TENANT', width: tenant },
+    { key: 'error', title: 'ERROR', width: error },
+    byKey.attempts!,
+    byKey.age!,
+    byKey.deadline!,
+    byKey.partial!,
+    byKey.redrives!,
+  ];
+}
+
+export function headerLine(cols: readonly Column[]): string {
+  return cols.map((c) => (c.isRight ? fitRight(c.title, c.width) : fit(c.title, c.width))).join(' ');
+}
+
+/** Deadline cell: "expired", "none", or the time left. */
+export function deadlineCell(row: TriageRow, now: number): string {
+  if (row.deadlineMs === null) return 'none';
+  if (isRowExpired(row, now)) return 'expired';
+  return formatDuration(row.deadlineMs - now);
+}
+
+/** One list line. Every string from the entry is sanitised before it is cut to width. */
+export function rowLine(row: TriageRow, cols: readonly Column[], o: { now: number; isCursor: boolean; isSelected: boolean }): string {
+  const cells: Record<Column['key'], string> = {
+    cursor: o.isCursor ? '›' : ' ',
+    sel: o.isSelected ? '[x]' : '[ ]',
+    id: clean(row.jobId),
+    workflow: clean(row.workflow),
+    tenant: clean(row.tenant),
+    error: (row.isMalformed ? 'MALFORMED ' : '') + clean(row.errorCode),
+    attempts: `${row.attempts}/${row.maxAttempts}`,
+    age: formatDuration(Math.max(0, o.now - row.deadAtMs)),
+    deadline: deadlineCell(row, o.now),
+    partial: row.isPartial ? 'yes' : '-',
+    redrives: String(row.redriveCount),
+  };
+  return cols.map((c) => (c.isRight ? fitRight(cells[c.key], c.width) : fit(cells[c.key], c.width))).join(' ');
+}

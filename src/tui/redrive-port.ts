@@ -1,0 +1,47 @@
+/**
+ * What the TUI needs from the DLQ engine to redrive a selection. The TUI
+ * never moves a job itself: the implementation (`redrive-gateway.ts`) goes
+ * through the engine's plan, confirmation-free apply (the dialog is the
+ * confirmation), ledger, lock and audit in `src/dlq`.
+ */
+export interface PlanSplit {
+  /** Jobs in the plan (the selection). */
+  total: number;
+  /** Jobs the run will move. */
+  redrive: number;
+  skipExpired: number;
+  skipPartial: number;
+  quarantined: number;
+  /** Malformed, no longer in the DLQ, or any other skip. */
+  skipOther: number;
+  queue: string | null;
+}
+
+export interface PlannedRedrive {
+  split: PlanSplit;
+  /** The engine's frozen plan, passed back unchanged to `apply`. */
+  handle: unknown;
+}
+
+export interface RedriveProgress {
+  done: number;
+  total: number;
+  moved: number;
+  skipped: number;
+  failed: number;
+}
+
+export interface RedriveResult {
+  runId: string;
+  status: string;
+  moved: number;
+  skipped: number;
+  failed: number;
+  /** Set when the run stopped early (Esc / Ctrl-C): the command that resumes it. */
+  resumeCommand: string | null;
+}
+
+export interface RedrivePort {
+  plan(jobIds: readonly string[], signal: AbortSignal): Promise<PlannedRedrive>;
+  apply(planned: PlannedRedrive, onProgress: (p: RedriveProgress) => void, signal: AbortSignal): Promise<RedriveResult>;
+}

@@ -1,0 +1,81 @@
+/**
+ * The triage row: the small part of a `DlqEntry` the list needs, kept for
+ * every entry of the DLQ. A full entry carries the whole job (attempts,
+ * checkpoint, effects, payload); 100,000 of those would not fit the TUI's
+ * memory budget, so the list keeps rows and the detail view fetches the one
+ * entry it shows (`dlqGet`).
+ *
+ * Strings here are raw (untrusted) data: they are sanitised where they are
+ * rendered, never stored sanitised, so filters match what is really stored.
+ */
+import type { DlqEntry } from '../core/schemas.js';
+
+export interface TriageRow {
+  jobId: string;
+  queue: string;
+  workflow: string;
+  tenant: string;
+  errorCode: string;
+  attempts: number;
+  maxAttempts: number;
+  /** Epoch ms. */
+  deadAtMs: number;
+  /** Epoch ms, null when the job has no deadline. */
+  deadlineMs: number | null;
+  /** The effect ledger shows an external effect started. */
+  isPartial: boolean;
+  redriveCount: number;
+  isMalformed: boolean;
+  /**
+   * Lower-cased job id, workflow, tenant, error code and the start of the
+   * error message: what the text filter searches (the same fields as
+   * `DlqFilter.grep`), computed once so a keystroke is a plain scan.
+   */
+  haystack: string;
+}
+
+/** Enough of the error message to find a row by it; the detail view shows the whole message. */
+const MESSAGE_SEARCH_CHARS = 160;
+
+/**
+ * Repeated values (workflow, tenant, error code, queue) are shared through
+ * this pool: a DLQ of 100,000 entries has a handful of distinct values, and
+ * one string per distinct value instead of one per row keeps memory flat.
+ */
+export class StringPool {
+  private readonly pool = new Map<string, string>();
+  intern(s: string): string {
+    const known = this.pool.get(s);
+    if (known !== undefined) return known;
+    this.pool.set(s, s);
+    return s;
+  }
+}
+
+export function toTriageRow(entry: DlqEntry, pool: StringPool = new StringPool()): TriageRow {
+  const message = entry.error_message.slice(0, MESSAGE_SEARCH_CHARS);
+  return {
+    jobId: entry.job_id,
+    queue: pool.intern(entry.queue),
+    workflow: pool.intern(entry.workflow),
+    tenant: pool.intern(entry.tenant_id),
+    errorCode: pool.intern(entry.error_code),
+    attempts: entry.attempts,
+    maxAttempts: entry.max_attempts,
+    deadAtMs: Date.parse(entry.dead_at),
+    deadlineMs: entry.deadline_at === null ? null : Date.parse(entry.deadline_at),
+    isPartial: entry.partial,
+    redriveCount: entry.redrive_count,
+    isMalformed: entry.malformed !== null,
+    haystack: `${entry.job_id}\n${entry.workflow}\n${entry.tenant_id}\n${entry.error_code}\n${message}`.toLowerCase(),
+  };
+}
+
+/**
+ * The rule of `core/verdict.isExpiredAt` with no minimum remaining time
+ * (`deadline - now <= 0`), on the parsed deadline: this runs for every row on
+ * every filter change, so it must not re-parse an ISO string.
+ */
+export function isRowExpired(row: TriageRow, now: number): boolean {
+  return row.deadlineMs !== null && row.deadlineMs - now <= 0;
+}

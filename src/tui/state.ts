@@ -1,0 +1,440 @@
+/**
+ * The TUI's state and its pure reducer. Every key press becomes a `Command`
+ * (through the keymap) and every I/O result an action; the reducer is the
+ * only place state changes, so the whole UI can be tested without a terminal.
+ *
+ * Side effects (fetch a detail, build a plan, apply it, reload) are started
+ * by the app when the state asks for them (`detail.entry === undefined`,
+ * `redrive.step === 'planning'`...), never by the reducer.
+ */
+import { EMPTY_FILTER, describeFilter, filterRows, type TriageFilter } from './filter.js';
+import { distinctCounts, groupByError, type ErrorGroup } from './groups.js';
+import { resolveKey, type Command, type KeyName, type Mode } from './keymap.js';
+import type { PlannedRedrive, RedriveProgress, RedriveResult } from './redrive-port.js';
+import { isRowExpired, type TriageRow } from './row.js';
+import { indexOfSorted, moveCursor, placeCursor, type ListWindow, type Motion } from './window.js';
+import { count } from './text.js';
+
+export type PickerKind = 'errorCode' | 'tenant';
+
+export interface PickerState extends ListWindow {
+  kind: PickerKind;
+  /** `value: null` is "(any)". */
+  options: Array<{ value: string | null; count: number }>;
+}
+
+export interface GroupsState extends ListWindow {
+  items: ErrorGroup[];
+}
+
+export interface DetailState {
+  jobId: string;
+  /** Undefined while loading; null when the entry left the DLQ. */
+  lines: string[] | null | undefined;
+  error: string | null;
+  scroll: number;
+  /** Where to go back to. */
+  from: Mode;
+}
+
+export type RedriveFlow =
+  | { step: 'planning'; jobIds: string[] }
+  | { step: 'confirm'; planned: PlannedRedrive; focus: 'cancel' | 'redrive'; typed: string }
+  | { step: 'applying'; planned: PlannedRedrive; progress: RedriveProgress; isStopRequested: boolean }
+  | { step: 'done'; result: RedriveResult }
+  /** `hasApplied`: the failure came during apply, so the DLQ may have changed and is reloaded. */
+  | { step: 'failed'; message: string; hasApplied: boolean };
+
+/** Above this many jobs, the dialog asks to type the count (as `dlq redrive` does on a terminal). */
+export const TYPED_CONFIRM_ABOVE = 20;
+
+export interface TriageState {
+  rows: TriageRow[];
+  isLoading: boolean;
+  loadError: string | null;
+  /** Bumped to ask the app to load the DLQ again (after a redrive). */
+  loadGeneration: number;
+  now: number;
+  filter: TriageFilter;
+  /** Indices into `rows` matching `filter`, ascending. */
+  visible: number[];
+  list: ListWindow;
+  /** How many list rows fit on screen. */
+  pageSize: number;
+  expiredCount: number;
+  partialCount: number;
+  selected: ReadonlySet<string>;
+  /** Set by `a`: says the selection is every entry matching a filter, not only what is on screen. */
+  selectionLabel: string | null;
+  mode: Mode;
+  isHelpOpen: boolean;
+  /** The text filter being typed, and the one to restore on Esc. */
+  textDraft: string;
+  textBefore: string;
+  picker: PickerState | null;
+  groups: GroupsState | null;
+  detail: DetailState | null;
+  redrive: RedriveFlow | null;
+  /** Why redrive is disabled (read-only context), or null. */
+  readOnlyReason: string | null;
+  /** A one-line message in the status bar (cleared by the next key). */
+  notice: string | null;
+  isQuitting: boolean;
+}
+
+export type TriageAction =
+  | { type: 'rows/append'; rows: TriageRow[]; isDone: boolean }
+  | { type: 'rows/failed'; message: string }
+  | { type: 'tick'; now: number }
+  | { type: 'resize'; pageSize: number }
+  /** A key press; resolved through the keymap against the current mode here, so a fast typist never hits a stale mode. */
+  | { type: 'key'; name: KeyName }
+  | { type: 'detail/loaded'; jobId: string; lines: string[] | null; error?: string }
+  | { type: 'redrive/planned'; planned: PlannedRedrive }
+  | { type: 'redrive/progress'; progress: RedriveProgress }
+  | { type: 'redrive/finished'; result: RedriveResult }
+  | { type: 'redrive/failed'; message: string };
+
+export function initialState(o: { now: number; pageSize: number; readOnlyReason?: string | null; filter?: Partial<TriageFilter> }): TriageState {
+  return {
+    rows: [],
+    isLoading: true,
+    loadError: null,
+    loadGeneration: 0,
+    now: o.now,
+    filter: { ...EMPTY_FILTER, ...o.filter },
+    visible: [],
+    list: { cursor: 0, top: 0 },
+    pageSize: Math.max(1, o.pageSize),
+    expiredCount: 0,
+    partialCount: 0,
+    selected: new Set(),
+    selectionLabel: null,
+    mode: 'list',
+    isHelpOpen: false,
+    textDraft: '',
+    textBefore: '',
+    picker: null,
+    groups: null,
+    detail: null,
+    redrive: null,
+    readOnlyReason: o.readOnlyReason ?? null,
+    notice: null,
+    isQuitting: false,
+  };
+}
+
+/** The keymap mode for the next key: the help overlay captures input while open. */
+export function inputMode(s: TriageState): Mode {
+  return s.isHelpOpen ? 'help' : s.mode;
+}
+
+/** The row under the cursor, if any. */
+export function currentRow(s: TriageState): TriageRow | undefined {
+  const i = s.visible[s.list.cursor];
+  return i === undefined ? undefined : s.rows[i];
+}
+
+export function reduce(s: TriageState, a: TriageAction): TriageState {
+  switch (a.type) {
+    case 'rows/append':
+      return appendRows(s, a.rows, a.isDone);
+    case 'rows/failed':
+      return { ...s, isLoading: false, loadError: a.message };
+    case 'tick':
+      return refilter({ ...s, now: a.now, expiredCount: countExpired(s.rows, a.now) }, s.filter);
+    case 'resize': {
+      const pageSize = Math.max(1, a.pageSize);
+      return { ...s, pageSize, list: placeCursor(s.list, s.list.cursor, s.visible.length, pageSize) };
+    }
+    case 'detail/loaded':
+      if (s.detail === null || s.detail.jobId !== a.jobId) return s;
+      return { ...s, detail: { ...s.detail, lines: a.lines, error: a.error ?? null } };
+    case 'redrive/planned':
+      if (s.redrive?.step !== 'planning') return s;
+      return { ...s, redrive: { step: 'confirm', planned: a.planned, focus: 'cancel', typed: '' } };
+    case 'redrive/progress':
+      if (s.redrive?.step !== 'applying') return s;
+      return { ...s, redrive: { ...s.redrive, progress: a.progress } };
+    case 'redrive/finished':
+      return { ...s, mode: 'result', redrive: { step: 'done', result: a.result } };
+    case 'redrive/failed':
+      return { ...s, mode: 'result', redrive: { step: 'failed', message: a.message, hasApplied: s.redrive?.step === 'applying' } };
+    case 'key': {
+      const resolved = resolveKey(inputMode(s), a.name);
+      if (resolved.kind === 'none') return s;
+      if (resolved.kind === 'text') return typeText({ ...s, notice: null }, resolved.text);
+      return command({ ...s, notice: null }, resolved.command);
+    }
+  }
+}
+
+// ------------------------------------------------------------------ rows and filters
+
+function appendRows(s: TriageState, rows: TriageRow[], isDone: boolean): TriageState {
+  if (rows.length === 0) return { ...s, isLoading: !isDone };
+  const from = s.rows.length;
+  // Appending in place: the array is owned by the state and never shared with a previous
+  // state's consumers (React only compares the state object), and copying 100,000 rows
+  // for each page would make loading quadratic.
+  const all = s.rows;
+  for (const r of rows) all.push(r);
+  let expired = s.expiredCount;
+  let partial = s.partialCount;
+  for (const r of rows) {
+    if (isRowExpired(r, s.now)) expired++;
+    if (r.isPartial) partial++;
+  }
+  const more = filterRows(all, s.filter, s.now, from);
+  const visible = more.length === 0 ? s.visible : s.visible.concat(more);
+  return {
+    ...s,
+    rows: all,
+    isLoading: !isDone,
+    expiredCount: expired,
+    partialCount: partial,
+    visible,
+    list: placeCursor(s.list, s.list.cursor, visible.length, s.pageSize),
+  };
+}
+
+function countExpired(rows: readonly TriageRow[], now: number): number {
+  let n = 0;
+  for (const r of rows) if (isRowExpired(r, now)) n++;
+  return n;
+}
+
+/** Applies a new filter, keeping the cursor on the same job when it still matches. */
+function refilter(s: TriageState, filter: TriageFilter): TriageState {
+  const before = s.visible[s.list.cursor];
+  const visible = filterRows(s.rows, filter, s.now);
+  const at = before === undefined ? -1 : indexOfSorted(visible, before);
+  const list = placeCursor(at === -1 ? { cursor: 0, top: 0 } : s.list, at === -1 ? 0 : at, visible.length, s.pageSize);
+  const next = { ...s, filter, visible, list };
+  return next.groups === null ? next : { ...next, groups: regroup(next) };
+}
+
+function regroup(s: TriageState): GroupsState {
+  const items = groupByError(s.rows, s.visible, s.now);
+  return { items, ...placeCursor(s.groups ?? { cursor: 0, top: 0 }, s.groups?.cursor ?? 0, items.length, s.pageSize) };
+}
+
+// ------------------------------------------------------------------ text input
+
+function typeText(s: TriageState, text: string): TriageState {
+  if (s.mode === 'filter') {
+    const textDraft = s.textDraft + text;
+    // Live filtering: the list follows each keystroke, Enter keeps it, Esc restores.
+    return refilter({ ...s, textDraft }, { ...s.filter, text: textDraft });
+  }
+  if (s.mode === 'confirm' && s.redrive?.step === 'confirm') {
+    const digits = text.replace(/[^0-9]/g, '');
+    if (digits === '') return s;
+    return { ...s, redrive: { ...s.redrive, typed: (s.redrive.typed + digits).slice(0, 12) } };
+  }
+  return s;
+}
+
+// ------------------------------------------------------------------ commands
+
+const MOTIONS: Partial<Record<Command, Motion>> = {
+  'cursor.down': 'down',
+  'cursor.up': 'up',
+  'page.down': 'pageDown',
+  'page.up': 'pageUp',
+  'cursor.top': 'top',
+  'cursor.bottom': 'bottom',
+};
+
+function command(s: TriageState, c: Command): TriageState {
+  if (c === 'help.toggle') return { ...s, isHelpOpen: !s.isHelpOpen };
+  // The overlay covers the screen: keys do not act behind it (the keymap's `help` mode only closes it).
+  if (s.isHelpOpen) return s;
+  if (c === 'quit') return { ...s, isQuitting: true };
+  const motion = MOTIONS[c];
+  if (motion !== undefined) return move(s, motion);
+  switch (s.mode) {
+    case 'list':
+      return listCommand(s, c);
+    case 'groups':
+      return groupsCommand(s, c);
+    case 'detail':
+      return c === 'back' ? { ...s, mode: s.detail?.from ?? 'list', detail: null } : s;
+    case 'picker':
+      return pickerCommand(s, c);
+    case 'filter':
+      return filterInputCommand(s, c);
+    case 'confirm':
+      return confirmCommand(s, c);
+    case 'progress':
+      if (c === 'run.stop' && s.redrive?.step === 'applying') return { ...s, redrive: { ...s.redrive, isStopRequested: true }, notice: 'stopping after the current batch…' };
+      return s;
+    case 'result':
+      if (c === 'back' && s.redrive?.step === 'failed' && !s.redrive.hasApplied) return { ...s, mode: 'list', redrive: null };
+      if (c === 'back') {
+        // The DLQ changed: drop the rows and the selection, and ask for a fresh load.
+        return {
+          ...s,
+          mode: 'list',
+          redrive: null,
+          rows: [],
+          visible: [],
+          list: { cursor: 0, top: 0 },
+          expiredCount: 0,
+          partialCount: 0,
+          selected: new Set(),
+          selectionLabel: null,
+          isLoading: true,
+          loadGeneration: s.loadGeneration + 1,
+        };
+      }
+      return s;
+    case 'help':
+      return s;
+  }
+}
+
+function move(s: TriageState, m: Motion): TriageState {
+  switch (s.mode) {
+    case 'list':
+      return { ...s, list: moveCursor(s.list, m, s.visible.length, s.pageSize) };
+    case 'groups':
+      return s.groups === null ? s : { ...s, groups: { ...s.groups, ...moveCursor(s.groups, m, s.groups.items.length, s.pageSize) } };
+    case 'picker':
+      return s.picker === null ? s : { ...s, picker: { ...s.picker, ...moveCursor(s.picker, m, s.picker.options.length, s.pageSize) } };
+    case 'detail': {
+      if (s.detail === null || !Array.isArray(s.detail.lines)) return s;
+      const w = moveCursor({ cursor: s.detail.scroll, top: s.detail.scroll }, m, Math.max(1, s.detail.lines.length - s.pageSize + 1), 1);
+      return { ...s, detail: { ...s.detail, scroll: w.cursor } };
+    }
+    default:
+      return s;
+  }
+}
+
+function listCommand(s: TriageState, c: Command): TriageState {
+  switch (c) {
+    case 'open': {
+      const row = currentRow(s);
+      if (row === undefined) return s;
+      return { ...s, mode: 'detail', detail: { jobId: row.jobId, lines: undefined, error: null, scroll: 0, from: 'list' } };
+    }
+    case 'select.toggle': {
+      const row = currentRow(s);
+      if (row === undefined) return s;
+      const selected = new Set(s.selected);
+      if (selected.has(row.jobId)) selected.delete(row.jobId);
+      else selected.add(row.jobId);
+      // Moving down after a toggle lets space-space-space select a run of rows (as in lazygit).
+      return { ...s, selected, selectionLabel: null, list: moveCursor(s.list, 'down', s.visible.length, s.pageSize) };
+    }
+    case 'select.allMatching': {
+      const selected = new Set(s.selected);
+      for (const i of s.visible) selected.add(s.rows[i]!.jobId);
+      const label = `all ${count(s.visible.length)} matching ${describeFilter(s.filter)}`;
+      return { ...s, selected, selectionLabel: s.selected.size === 0 ? label : `${label} (+ earlier picks)`, notice: `selected ${label}` };
+    }
+    case 'select.clear':
+      return { ...s, selected: new Set(), selectionLabel: null };
+    case 'groups.open':
+      return { ...s, mode: 'groups', groups: regroup({ ...s, groups: null }) };
+    case 'redrive.open':
+      if (s.readOnlyReason !== null) return { ...s, notice: `redrive disabled: ${s.readOnlyReason}` };
+      if (s.selected.size === 0) return { ...s, notice: 'nothing selected: Space selects an entry, a selects all matching the filter' };
+      return { ...s, mode: 'confirm', redrive: { step: 'planning', jobIds: [...s.selected] } };
+    default:
+      return filterCommand(s, c);
+  }
+}
+
+/** Filter commands shared by the list and the groups view. */
+function filterCommand(s: TriageState, c: Command): TriageState {
+  switch (c) {
+    case 'filter.expired':
+      return refilter(s, { ...s.filter, hideExpired: !s.filter.hideExpired });
+    case 'filter.partial':
+      return refilter(s, { ...s.filter, hidePartial: !s.filter.hidePartial });
+    case 'filter.clear':
+      return refilter({ ...s, textDraft: '' }, EMPTY_FILTER);
+    case 'filter.text':
+      return { ...s, mode: 'filter', textDraft: s.filter.text, textBefore: s.filter.text, groups: null };
+    case 'pick.errorCode':
+    case 'pick.tenant': {
+      const kind: PickerKind = c === 'pick.errorCode' ? 'errorCode' : 'tenant';
+      const options = [{ value: null, count: s.rows.length }, ...distinctCounts(s.rows, kind)];
+      const currentValue = kind === 'errorCode' ? s.filter.errorCode : s.filter.tenant;
+      const at = Math.max(0, options.findIndex((o) => o.value === currentValue));
+      return { ...s, mode: 'picker', groups: null, picker: { kind, options, ...placeCursor({ cursor: 0, top: 0 }, at, options.length, s.pageSize) } };
+    }
+    default:
+      return s;
+  }
+}
+
+function groupsCommand(s: TriageState, c: Command): TriageState {
+  if (s.groups === null) return s;
+  if (c === 'back') return { ...s, mode: 'list', groups: null };
+  if (c === 'open') {
+    const g = s.groups.items[s.groups.cursor];
+    if (g === undefined) return s;
+    return refilter({ ...s, mode: 'list', groups: null }, { ...s.filter, errorCode: g.errorCode, workflow: g.workflow });
+  }
+  return filterCommand(s, c);
+}
+
+function pickerCommand(s: TriageState, c: Command): TriageState {
+  if (s.picker === null) return s;
+  if (c === 'back') return { ...s, mode: 'list', picker: null };
+  if (c === 'input.submit') {
+    const chosen = s.picker.options[s.picker.cursor]?.value ?? null;
+    const filter = s.picker.kind === 'errorCode' ? { ...s.filter, errorCode: chosen } : { ...s.filter, tenant: chosen };
+    return refilter({ ...s, mode: 'list', picker: null }, filter);
+  }
+  return s;
+}
+
+function filterInputCommand(s: TriageState, c: Command): TriageState {
+  switch (c) {
+    case 'input.submit':
+      return { ...s, mode: 'list' };
+    case 'input.cancel':
+      return refilter({ ...s, mode: 'list', textDraft: s.textBefore }, { ...s.filter, text: s.textBefore });
+    case 'input.backspace': {
+      const textDraft = [...s.textDraft].slice(0, -1).join('');
+      return refilter({ ...s, textDraft }, { ...s.filter, text: textDraft });
+    }
+    default:
+      return s;
+  }
+}
+
+/** How many jobs the operator must type to confirm, or null when no typing is needed. */
+export function typedCountRequired(planned: PlannedRedrive): number | null {
+  return planned.split.redrive > TYPED_CONFIRM_ABOVE ? planned.split.redrive : null;
+}
+
+function confirmCommand(s: TriageState, c: Command): TriageState {
+  const r = s.redrive;
+  if (c === 'input.cancel' || (r?.step === 'planning' && c === 'back')) return { ...s, mode: 'list', redrive: null, notice: 'redrive cancelled: nothing moved' };
+  if (r?.step === 'failed' || r === null) return c === 'input.submit' ? { ...s, mode: 'list', redrive: null } : s;
+  if (r.step !== 'confirm') return s;
+  switch (c) {
+    case 'dialog.focusNext':
+      return { ...s, redrive: { ...r, focus: r.focus === 'cancel' ? 'redrive' : 'cancel' } };
+    case 'input.backspace':
+      return { ...s, redrive: { ...r, typed: r.typed.slice(0, -1) } };
+    case 'input.submit': {
+      if (r.focus === 'cancel') return { ...s, mode: 'list', redrive: null, notice: 'redrive cancelled: nothing moved' };
+      if (r.planned.split.redrive === 0) return { ...s, notice: 'nothing to redrive: every selected job would be skipped' };
+      const need = typedCountRequired(r.planned);
+      if (need !== null && r.typed !== String(need)) return { ...s, notice: `type ${need} to confirm` };
+      return {
+        ...s,
+        mode: 'progress',
+        redrive: { step: 'applying', planned: r.planned, progress: { done: 0, total: r.planned.split.total, moved: 0, skipped: 0, failed: 0 }, isStopRequested: false },
+      };
+    }
+    default:
+      return s;
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * The TUI's one door for untrusted text: every string from an entry (ids,
+ * names, codes, messages, payloads) passes through the project's sanitiser
+ * (`cli/output/sanitize`) before it reaches a frame. Ink's own handling of
+ * escape sequences is not enough: it passes OSC and C1 controls through.
+ */
+import { sanitize } from '../cli/output/sanitize.js';
+
+export function clean(text: string): string {
+  return sanitize(text);
+}
+
+/** Cuts to `width` columns with an ellipsis; pads to `width` when `pad` (table cells). Works on sanitised text. */
+export function fit(text: string, width: number, pad = true): string {
+  if (width <= 0) return '';
+  const chars = [...text];
+  if (chars.length > width) return width === 1 ? '…' : chars.slice(0, width - 1).join('') + '…';
+  return pad ? text + ' '.repeat(width - chars.length) : text;
+}
+
+/** Right-aligns within `width` (numbers). */
+export function fitRight(text: string, width: number): string {
+  const chars = [...text];
+  if (chars.length >= width) return fit(text, width);
+  return ' '.repeat(width - chars.length) + text;
+}
+
+const groupFmt = new Intl.NumberFormat('en-US');
+
+/** 100000 → "100,000": counts in the header are read at a glance. */
+export function count(n: number): string {
+  return groupFmt.format(n);
+}

@@ -1,0 +1,25 @@
+import { useEffect, type Dispatch } from 'react';
+import type { Clock } from '../core/clock.js';
+import { detailLines } from './detail.js';
+import type { TriageSource } from './source.js';
+import type { DetailState, TriageAction } from './state.js';
+
+/** Fetches the full entry when the detail view opens on a job. */
+export function useDetail(source: TriageSource, detail: DetailState | null, clock: Clock, dispatch: Dispatch<TriageAction>): void {
+  const jobId = detail?.lines === undefined ? detail?.jobId : undefined;
+  useEffect(() => {
+    if (jobId === undefined) return;
+    let isLive = true;
+    source.get(jobId).then(
+      (entry) => {
+        if (isLive) dispatch({ type: 'detail/loaded', jobId, lines: entry === null ? null : detailLines(entry, clock.now()) });
+      },
+      (e: unknown) => {
+        if (isLive) dispatch({ type: 'detail/loaded', jobId, lines: null, error: e instanceof Error ? e.message : String(e) });
+      },
+    );
+    return () => {
+      isLive = false;
+    };
+  }, [source, jobId, clock, dispatch]);
+}

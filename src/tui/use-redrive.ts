@@ -1,0 +1,54 @@
+import { useEffect, useRef, type Dispatch } from 'react';
+import type { RedrivePort } from './redrive-port.js';
+import type { RedriveFlow, TriageAction } from './state.js';
+
+/**
+ * Runs the redrive flow's I/O when the state asks for it: builds the plan
+ * when the dialog opens, applies it once confirmed, and aborts (after the
+ * current batch, as the engine guarantees) when a stop is requested.
+ */
+export function useRedrive(port: RedrivePort | null, flow: RedriveFlow | null, dispatch: Dispatch<TriageAction>): void {
+  const applyAbort = useRef<AbortController | null>(null);
+  const planJobIds = flow?.step === 'planning' ? flow.jobIds : null;
+  const applying = flow?.step === 'applying' ? flow.planned : null;
+  const isStopRequested = flow?.step === 'applying' && flow.isStopRequested;
+
+  useEffect(() => {
+    if (planJobIds === null) return;
+    if (port === null) {
+      dispatch({ type: 'redrive/failed', message: 'redrive is not available here' });
+      return;
+    }
+    const abort = new AbortController();
+    port.plan(planJobIds, abort.signal).then(
+      (planned) => {
+        if (!abort.signal.aborted) dispatch({ type: 'redrive/planned', planned });
+      },
+      (e: unknown) => {
+        if (!abort.signal.aborted) dispatch({ type: 'redrive/failed', message: e instanceof Error ? e.message : String(e) });
+      },
+    );
+    // Esc while planning: stop the walk; the reducer already left the dialog.
+    return () => abort.abort();
+  }, [port, planJobIds, dispatch]);
+
+  useEffect(() => {
+    if (applying === null || port === null) return;
+    const abort = new AbortController();
+    applyAbort.current = abort;
+    port
+      .apply(applying, (progress) => dispatch({ type: 'redrive/progress', progress }), abort.signal)
+      .then(
+        (result) => dispatch({ type: 'redrive/finished', result }),
+        (e: unknown) => dispatch({ type: 'redrive/failed', message: e instanceof Error ? e.message : String(e) }),
+      )
+      .finally(() => {
+        applyAbort.current = null;
+      });
+    // No abort on cleanup: once a run has started it finishes its batch and records the ledger.
+  }, [port, applying, dispatch]);
+
+  useEffect(() => {
+    if (isStopRequested) applyAbort.current?.abort();
+  }, [isStopRequested]);
+}
