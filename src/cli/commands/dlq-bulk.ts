@@ -13,7 +13,7 @@ import { DEFAULT_RATE_PER_SEC, effectiveBatchSize, parseBatchSize, parseRate } f
 import { printObject, printRecords } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
 import { PLAN_ITEM_COLUMNS } from './dlq-columns.js';
-import { refuseIfReadOnly, type DlqIo } from './dlq-io.js';
+import type { DlqIo } from './dlq-io.js';
 
 export interface BulkOptions extends SelectorInput {
   all?: boolean;
@@ -91,7 +91,7 @@ export async function dlqBulk(action: BulkAction, o: BulkOptions, io: DlqIo): Pr
     io.err.write(`nothing to ${action}: no job in this selection passes the checks\n`);
     return plan;
   }
-  refuseIfReadOnly(io, `dlq ${action}`);
+  io.assertMutable(`dlq ${action}`);
   await confirm(action, plan, o, io);
   const backend = await io.backend();
   const deps = engineDeps(io, backend);
@@ -110,7 +110,7 @@ async function resume(action: BulkAction, o: BulkOptions, io: DlqIo, rate: numbe
   if (hasSelector(parseSelector(selectorInput(o), io.clock.now())) || o.all || o.plan !== undefined || o.dryRun) {
     throw new ValidationError('--resume continues a recorded run exactly: selectors, --all, --plan and --dry-run do not apply');
   }
-  refuseIfReadOnly(io, `dlq ${action} --resume`);
+  io.assertMutable(`dlq ${action} --resume`);
   const backend = await io.backend();
   const run = await backend.getRun(o.resume!);
   if (run && run.action !== action) throw new ValidationError(`run ${run.run_id} is a ${run.action} run; resume it with: ${resumeCommand(run)}`);

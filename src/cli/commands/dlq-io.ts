@@ -5,7 +5,6 @@
  */
 import type { Backend } from '../../backend/contract.js';
 import type { Clock } from '../../core/clock.js';
-import { PermissionError } from '../../core/errors.js';
 import type { Identity, ProcessProbe } from '../../dlq/lock.js';
 import type { OutputTarget } from '../output/format.js';
 
@@ -26,20 +25,12 @@ export interface DlqIo {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
   newRunId(): string;
   identity: Identity;
-  /** The active context is read-only: mutations are refused. */
-  readOnly: boolean;
+  /** Throws PermissionError (exit 4) in a read-only context. */
+  assertMutable(what: string): void;
+  /** The active context's name, shown in confirmations and recorded in the audit. */
   contextName: string | null;
   probe?: ProcessProbe;
   readFile(path: string): Promise<string>;
   /** Writes a file atomically (a plan file is never left half-written). */
   writeFile(path: string, text: string): Promise<void>;
-}
-
-export function refuseIfReadOnly(io: Pick<DlqIo, 'readOnly' | 'contextName'>, what: string): void {
-  if (io.readOnly) {
-    throw new PermissionError(
-      `context ${io.contextName ?? '(default)'} is read-only: ${what} is refused`,
-      'Switch to a writable context (--context NAME) for mutations; dry runs (--dry-run) still work here.',
-    );
-  }
 }

@@ -1,0 +1,89 @@
+/**
+ * Builds the dlq commands' `DlqIo` from the CLI's `CommandContext`: the one
+ * place where the dlq commands meet the process (pid, host, user, files,
+ * timers).
+ */
+import { once } from 'node:events';
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { hostname, userInfo } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { systemRandom } from '../../core/clock.js';
+import { createIdFactory, RUN_ID_PREFIX } from '../../core/ids.js';
+import { ValidationError } from '../../core/errors.js';
+import type { CommandContext } from '../context.js';
+import type { DlqIo } from './dlq-io.js';
+
+function osUser(env: Readonly<Record<string, string | undefined>>): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return env.USER ?? env.LOGNAME ?? 'unknown';
+  }
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts (Ctrl-C must not wait out a rate-limit pause). */
+export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+export function dlqIoFrom(ctx: CommandContext): DlqIo {
+  const stdout = ctx.io.stdout as NodeJS.WritableStream & { isTTY?: boolean; writableNeedDrain?: boolean };
+  const newId = createIdFactory(ctx.clock, systemRandom);
+  return {
+    backend: () => ctx.openBackend(),
+    clock: ctx.clock,
+    out: {
+      ...ctx.out,
+      isTTY: ctx.io.stdout.isTTY === true,
+      async drain() {
+        if (stdout.writableNeedDrain && typeof stdout.once === 'function') await once(stdout, 'drain');
+      },
+      async writeBytes(b: Uint8Array) {
+        if (!stdout.write(b as unknown as string) && typeof stdout.once === 'function') await once(stdout, 'drain');
+      },
+    },
+    err: { write: (s) => void ctx.io.stderr.write(s), isTTY: ctx.io.stderr.isTTY === true },
+    interactive: ctx.isInteractive,
+    prompt: (q) => ctx.prompt(q),
+    signal: ctx.signal,
+    sleep: abortableSleep,
+    newRunId: () => newId(RUN_ID_PREFIX),
+    identity: { user: osUser(ctx.env), host: hostname(), pid: process.pid, context: contextName(ctx) },
+    assertMutable: (what) => ctx.assertMutable(what),
+    contextName: contextName(ctx),
+    readFile: async (path) => {
+      try {
+        return await readFile(path, 'utf8');
+      } catch (e) {
+        throw new ValidationError(`cannot read ${path}: ${(e as Error).message}`);
+      }
+    },
+    writeFile: async (path, text) => {
+      // Write aside, then rename: a reviewer never finds half a plan.
+      const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
+      try {
+        await writeFile(tmp, text, { mode: 0o644 });
+        await rename(tmp, path);
+      } catch (e) {
+        throw new ValidationError(`cannot write ${path}: ${(e as Error).message}`);
+      }
+    },
+  };
+}
+
+function contextName(ctx: CommandContext): string | null {
+  try {
+    return ctx.config().context?.name ?? null;
+  } catch {
+    return null;
+  }
+}
