@@ -34,6 +34,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import type { CommandContext } from './context.js';
+import { registerDlq } from './commands/dlq-register.js';
 
 /** A command module: `run(opts, ctx)` (or another named export, see `fn`). */
 export type CommandModule = Record<string, unknown>;
@@ -234,6 +235,7 @@ export function buildProgram(host: ProgramHost): Command {
 
   // ------------------------------------------------------------ other engineers' commands
   // (worker, job, dlq, stats, completion, ... register below with the same `lazy` pattern)
+  registerDlq(program, lazy);
 
   return program;
 }
