@@ -1,0 +1,335 @@
+/** Producers and operators: submit, get, list, cancel, events, queues. */
+import { describe, expect, it } from 'vitest';
+import { MAX_PAGE_LIMIT } from '../../src/backend/contract.js';
+import { IdempotencyConflictError, NotFoundError, ValidationError } from '../../src/core/errors.js';
+import { isJobId } from '../../src/core/ids.js';
+import { INLINE_INPUT_MAX_BYTES, Job, JobEvent } from '../../src/core/schemas.js';
+import { pollUntil } from '../support/poll.js';
+import { allEvents, claimOne, eventTypes, iso, req, useFixture, type MakeFixture } from './fixture.js';
+
+export function jobCases(make: MakeFixture): void {
+  describe('submit and get', () => {
+    const fx = useFixture(make);
+
+    it('returns the stored job, with every envelope field, valid against the Job schema', async () => {
+      const { backend, clock } = fx();
+      const deadline = iso(clock.now() + 7_200_000);
+      const { job, created } = await backend.submit(
+        req({
+          queue: 'research',
+          tenant_id: 'acme',
+          operation: 'summarise',
+          class: 'interactive',
+          input_ref: 's3://bucket/in/doc.pdf',
+          input_sha256: 'a'.repeat(64),
+          deadline_at: deadline,
+          idempotency_key: 'k-1',
+          max_attempts: 5,
+          trace_id: 'trace-123',
+          budget: { tokens: 1000, cost_usd: 2.5 },
+          allowed_tools: ['search', 'fetch'],
+          estimated_seconds: 120,
+        }),
+      );
+      expect(created).toBe(true);
+      expect(isJobId(job.job_id)).toBe(true);
+      expect(Job.parse(job)).toEqual(job);
+      expect(job).toMatchObject({
+        queue: 'research',
+        tenant_id: 'acme',
+        workflow: 'research_report:v3',
+        operation: 'summarise',
+        class: 'interactive',
+        input: null,
+        input_ref: 's3://bucket/in/doc.pdf',
+        input_sha256: 'a'.repeat(64),
+        deadline_at: deadline,
+        idempotency_key: 'k-1',
+        attempt: 0,
+        max_attempts: 5,
+        trace_id: 'trace-123',
+        budget: { tokens: 1000, cost_usd: 2.5 },
+        allowed_tools: ['search', 'fetch'],
+        estimated_seconds: 120,
+        state: 'queued',
+        outcome: null,
+        created_at: iso(clock.now()),
+        run_at: iso(clock.now()),
+        lease: null,
+        effects: [],
+        attempts: [],
+        dead: null,
+        lineage: { redrive_count: 0, redriven_at: null, redrive_run: null },
+      });
+      const got = await backend.get(job.job_id);
+      expect(got).toEqual(job);
+    });
+
+    it('applies defaults: queue default, tenant default, class batch, 3 attempts', async () => {
+      const { backend } = fx();
+      const { job } = await backend.submit(req({ input: 'hello' }));
+      expect(job).toMatchObject({ queue: 'default', tenant_id: 'default', class: 'batch', max_attempts: 3, input: 'hello' });
+    });
+
+    it('returns null for an unknown job', async () => {
+      expect(await fx().backend.get('job_01JZZZZZZZZZZZZZZZZZZZZZZZ')).toBeNull();
+    });
+
+    it('starts a job with a future run_at as scheduled', async () => {
+      const { backend, clock } = fx();
+      const { job } = await backend.submit(req({ run_at: iso(clock.now() + 60_000) }));
+      expect(job.state).toBe('scheduled');
+      expect(job.run_at).toBe(iso(clock.now() + 60_000));
+    });
+
+    it('gives ids that sort by creation time', async () => {
+      const { backend, clock } = fx();
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        ids.push((await backend.submit(req())).job.job_id);
+        if (i % 2) clock.advance(1);
+      }
+      expect([...ids].sort()).toEqual(ids);
+    });
+  });
+
+  describe('idempotency', () => {
+    const fx = useFixture(make);
+
+    it('returns the same job with created: false for the same key and body', async () => {
+      const { backend } = fx();
+      const a = await backend.submit(req({ idempotency_key: 'order-7', input: 'x' }));
+      const b = await backend.submit(req({ idempotency_key: 'order-7', input: 'x' }));
+      expect(a.created).toBe(true);
+      expect(b.created).toBe(false);
+      expect(b.job.job_id).toBe(a.job.job_id);
+      expect((await backend.list({}, { limit: 10 })).items).toHaveLength(1);
+      expect(await eventTypes(backend, a.job.job_id)).toEqual(['submitted']);
+    });
+
+    it('refuses the same key with a different body', async () => {
+      const { backend } = fx();
+      const a = await backend.submit(req({ idempotency_key: 'order-7', input: 'x' }));
+      const err = await backend.submit(req({ idempotency_key: 'order-7', input: 'y' })).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(IdempotencyConflictError);
+      expect((err as IdempotencyConflictError).existingJobId).toBe(a.job.job_id);
+      expect((err as IdempotencyConflictError).exitCode).toBe(2);
+    });
+
+    it('scopes keys to a queue', async () => {
+      const { backend } = fx();
+      const a = await backend.submit(req({ idempotency_key: 'k', queue: 'a' }));
+      const b = await backend.submit(req({ idempotency_key: 'k', queue: 'b' }));
+      expect(b.created).toBe(true);
+      expect(b.job.job_id).not.toBe(a.job.job_id);
+    });
+  });
+
+  describe('validation', () => {
+    const fx = useFixture(make);
+
+    it('accepts inline input of exactly 64 KiB and refuses one byte more, pointing to --input-ref', async () => {
+      const { backend } = fx();
+      await expect(backend.submit(req({ input: 'a'.repeat(INLINE_INPUT_MAX_BYTES) }))).resolves.toMatchObject({ created: true });
+      const err = await backend.submit(req({ input: 'a'.repeat(INLINE_INPUT_MAX_BYTES + 1) })).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as ValidationError).code).toBe('INPUT_TOO_LARGE');
+      expect((err as ValidationError).hint).toMatch(/--input-ref/);
+      expect((await backend.list({}, { limit: 10 })).items).toHaveLength(1);
+    });
+
+    it('counts the cap in UTF-8 bytes, not characters', async () => {
+      const { backend } = fx();
+      // 'é' is two bytes: half the characters already reach the cap.
+      await expect(backend.submit(req({ input: 'é'.repeat(INLINE_INPUT_MAX_BYTES / 2 + 1) }))).rejects.toBeInstanceOf(ValidationError);
+    });
+
+    it('refuses a deadline in the past and a bad workflow name', async () => {
+      const { backend, clock } = fx();
+      await expect(backend.submit(req({ deadline_at: iso(clock.now() - 1) }))).rejects.toBeInstanceOf(ValidationError);
+      await expect(backend.submit(req({ workflow: 'no-version' }))).rejects.toBeInstanceOf(ValidationError);
+    });
+
+    it('refuses page limits outside 1..MAX_PAGE_LIMIT', async () => {
+      const { backend } = fx();
+      await expect(backend.list({}, { limit: 0 })).rejects.toBeInstanceOf(ValidationError);
+      await expect(backend.list({}, { limit: MAX_PAGE_LIMIT + 1 })).rejects.toBeInstanceOf(ValidationError);
+    });
+  });
+
+  describe('list', () => {
+    const fx = useFixture(make);
+
+    it('filters by queue, state, tenant, class, workflow and created time', async () => {
+      const { backend, clock } = fx();
+      const t0 = clock.now();
+      const a = (await backend.submit(req({ queue: 'q1', tenant_id: 'acme', class: 'interactive' }))).job;
+      clock.advance(1000);
+      const b = (await backend.submit(req({ queue: 'q1', tenant_id: 'globex', workflow: 'triage:v1' }))).job;
+      clock.advance(1000);
+      const c = (await backend.submit(req({ queue: 'q2', tenant_id: 'acme', class: 'maintenance' }))).job;
+      await backend.cancel(c.job_id, null);
+      const ids = async (filter: Parameters<typeof backend.list>[0]) => (await backend.list(filter, { limit: 100 })).items.map((j) => j.job_id);
+      expect(await ids({})).toEqual([a.job_id, b.job_id, c.job_id]);
+      expect(await ids({ queue: 'q1' })).toEqual([a.job_id, b.job_id]);
+      expect(await ids({ tenant: 'acme' })).toEqual([a.job_id, c.job_id]);
+      expect(await ids({ class: 'interactive' })).toEqual([a.job_id]);
+      expect(await ids({ workflow: 'triage:v1' })).toEqual([b.job_id]);
+      expect(await ids({ states: ['cancelled'] })).toEqual([c.job_id]);
+      expect(await ids({ states: ['queued', 'cancelled'], tenant: 'acme' })).toEqual([a.job_id, c.job_id]);
+      expect(await ids({ since: t0 + 1000 })).toEqual([b.job_id, c.job_id]);
+      expect(await ids({ until: t0 + 1000 })).toEqual([a.job_id]);
+      expect(await ids({ since: t0 + 1000, until: t0 + 2000 })).toEqual([b.job_id]);
+      expect(await ids({ queue: 'nope' })).toEqual([]);
+    });
+
+    it('pages by cursor with no duplicates and no gaps while jobs are being added', async () => {
+      const { backend, clock } = fx();
+      const before: string[] = [];
+      for (let i = 0; i < 23; i++) before.push((await backend.submit(req())).job.job_id);
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const page = await backend.list({}, { limit: 5, cursor });
+        seen.push(...page.items.map((j) => j.job_id));
+        cursor = page.next_cursor;
+        pages++;
+        // New work arriving between pages (later ids) must not shift or repeat what was seen.
+        clock.advance(10);
+        if (pages < 4) await backend.submit(req());
+        expect(pages).toBeLessThan(50);
+      } while (cursor !== null);
+      expect(new Set(seen).size).toBe(seen.length);
+      expect([...seen].sort()).toEqual(seen);
+      for (const id of before) expect(seen).toContain(id);
+      expect(seen.length).toBe(23 + 3);
+    });
+
+    it('returns next_cursor null on the last page, also when it is exactly full', async () => {
+      const { backend } = fx();
+      for (let i = 0; i < 4; i++) await backend.submit(req());
+      const p1 = await backend.list({}, { limit: 2 });
+      expect(p1.next_cursor).not.toBeNull();
+      const p2 = await backend.list({}, { limit: 2, cursor: p1.next_cursor });
+      expect(p2.items).toHaveLength(2);
+      expect(p2.next_cursor).toBeNull();
+    });
+  });
+
+  describe('cancel', () => {
+    const fx = useFixture(make);
+
+    it('ends a queued job at once', async () => {
+      const { backend } = fx();
+      const { job } = await backend.submit(req());
+      const r = await backend.cancel(job.job_id, 'customer withdrew');
+      expect(r.status).toBe('cancelled');
+      expect(r.job).toMatchObject({ state: 'cancelled', outcome: 'cancelled', cancel_reason: 'customer withdrew' });
+      expect(r.job.ended_at).not.toBeNull();
+      expect(await backend.get(job.job_id)).toMatchObject({ state: 'cancelled' });
+      expect(await backend.claim({ queue: 'default', workerId: 'w', max: 5, leaseMs: 1000 })).toEqual([]);
+    });
+
+    it('ends a scheduled job at once', async () => {
+      const { backend, clock } = fx();
+      const { job } = await backend.submit(req({ run_at: iso(clock.now() + 60_000) }));
+      expect((await backend.cancel(job.job_id, null)).status).toBe('cancelled');
+    });
+
+    it('flags a running job and leaves it running', async () => {
+      const { backend } = fx();
+      const { job } = await backend.submit(req());
+      await claimOne(backend);
+      const r = await backend.cancel(job.job_id, 'stop');
+      expect(r.status).toBe('cancel_requested');
+      expect(r.job.state).toBe('running');
+      expect(r.job.cancel_requested_at).not.toBeNull();
+      expect((await backend.get(job.job_id))!.state).toBe('running');
+    });
+
+    it('refuses to change a terminal job (already_terminal) and changes nothing', async () => {
+      const { backend } = fx();
+      const { job } = await backend.submit(req());
+      await backend.cancel(job.job_id, 'first');
+      const again = await backend.cancel(job.job_id, 'second');
+      expect(again.status).toBe('already_terminal');
+      expect(again.job.cancel_reason).toBe('first');
+      expect(await eventTypes(backend, job.job_id)).toEqual(['submitted', 'cancelled']);
+    });
+
+    it('throws NotFoundError (exit 5) for an unknown job', async () => {
+      const err = await fx().backend.cancel('job_01JZZZZZZZZZZZZZZZZZZZZZZZ', null).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(NotFoundError);
+      expect((err as NotFoundError).exitCode).toBe(5);
+    });
+  });
+
+  describe('events and queues', () => {
+    const fx = useFixture(make);
+
+    it('records an event for every transition, in seq order, valid against the JobEvent schema', async () => {
+      const { backend } = fx();
+      const { job } = await backend.submit(req({ tenant_id: 'acme' }));
+      const lease = await claimOne(backend);
+      await backend.complete(lease, 'ok');
+      const events = await allEvents(backend, { jobId: job.job_id });
+      expect(events.map((e) => [e.type, e.from_state, e.to_state])).toEqual([
+        ['submitted', null, 'queued'],
+        ['claimed', 'queued', 'running'],
+        ['succeeded', 'running', 'succeeded'],
+      ]);
+      for (const e of events) {
+        expect(JobEvent.parse(e)).toEqual(e);
+        expect(e).toMatchObject({ job_id: job.job_id, queue: 'default', tenant_id: 'acme' });
+      }
+      expect(events[1]!.attempt).toBe(1);
+    });
+
+    it('filters by queue and job, and resumes after a seq', async () => {
+      const { backend } = fx();
+      const a = (await backend.submit(req({ queue: 'qa' }))).job;
+      const b = (await backend.submit(req({ queue: 'qb' }))).job;
+      await backend.cancel(a.job_id, null);
+      expect((await allEvents(backend, { queue: 'qa' })).map((e) => e.job_id)).toEqual([a.job_id, a.job_id]);
+      expect((await allEvents(backend, { jobId: b.job_id })).map((e) => e.type)).toEqual(['submitted']);
+      const all = await allEvents(backend);
+      expect(all).toHaveLength(3);
+      const rest = await allEvents(backend, { afterSeq: all[0]!.seq });
+      expect(rest.map((e) => e.seq)).toEqual(all.slice(1).map((e) => e.seq));
+    });
+
+    it('filters by time', async () => {
+      const { backend, clock } = fx();
+      await backend.submit(req());
+      clock.advance(5000);
+      const t = clock.now();
+      const { job } = await backend.submit(req());
+      expect((await allEvents(backend, { since: t })).map((e) => e.job_id)).toEqual([job.job_id]);
+    });
+
+    it('follows new events until the signal aborts', async () => {
+      const { backend } = fx();
+      await backend.submit(req());
+      const ac = new AbortController();
+      const seen: JobEvent[] = [];
+      const done = (async () => {
+        for await (const e of backend.events({ follow: true, signal: ac.signal })) seen.push(e);
+      })();
+      await pollUntil(() => seen.length === 1, { what: 'the existing event' });
+      const { job } = await backend.submit(req());
+      await pollUntil(() => seen.length === 2, { what: 'the new event' });
+      expect(seen[1]!.job_id).toBe(job.job_id);
+      ac.abort();
+      await done;
+    });
+
+    it('lists the queues that have jobs', async () => {
+      const { backend } = fx();
+      expect(await backend.queues()).toEqual([]);
+      await backend.submit(req({ queue: 'beta' }));
+      await backend.submit(req({ queue: 'alpha' }));
+      expect([...(await backend.queues())].sort()).toEqual(['alpha', 'beta']);
+    });
+  });
+}

@@ -1,0 +1,24 @@
+/**
+ * The shared conformance suite: every backend runs it by passing a factory,
+ * and a feature exists for a backend when this passes on it. Cases talk to
+ * the `Backend` contract only (never SQL or Redis commands).
+ */
+import { describe } from 'vitest';
+import { dlqCases } from './cases-dlq.js';
+import { fairnessCases } from './cases-fairness.js';
+import { jobCases } from './cases-jobs.js';
+import { runCases } from './cases-runs.js';
+import { workerCases } from './cases-worker.js';
+import type { MakeFixture } from './fixture.js';
+
+export type { ConformanceFixture, FixtureOptions, MakeFixture } from './fixture.js';
+
+export function runConformanceSuite(name: string, makeFixture: MakeFixture): void {
+  describe(`${name} backend conformance`, () => {
+    jobCases(makeFixture);
+    workerCases(makeFixture);
+    fairnessCases(makeFixture);
+    dlqCases(makeFixture);
+    runCases(makeFixture);
+  });
+}
