@@ -1,0 +1,400 @@
+/**
+ * The library worker end to end through the backend contract: retries,
+ * DLQ entries, effects across attempts, deadlines, cancellation, lost leases,
+ * graceful stop, concurrency and batched heartbeats. Parameterised by
+ * fixture so every backend runs the same cases (SQLite in worker-sqlite.test.ts).
+ *
+ * Time: the store runs on a ManualClock, so backoff windows and deadlines
+ * pass when a test says so. Heartbeat ticks are real timers with a short
+ * period; every wait is a poll with a deadline, never a fixed sleep.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Backend, HeartbeatResult, LeaseRef } from '../../src/backend/contract.js';
+import type { ManualClock } from '../../src/core/clock.js';
+import { LeaseLostError } from '../../src/core/errors.js';
+import type { Job, SubmitRequest } from '../../src/core/schemas.js';
+import { HandlerError, JobAbortedError } from '../../src/worker/handler-error.js';
+import type { Handler, Worker, WorkerEvent, WorkerOptions } from '../../src/worker/types.js';
+import { createWorker } from '../../src/worker/worker.js';
+import { pollUntil } from '../support/poll.js';
+
+export interface WorkerFixture {
+  backend: Backend;
+  clock: ManualClock;
+  cleanup(): Promise<void>;
+}
+
+const Q = 'work';
+const RETRY_WINDOW_MS = 16_000; // past the first backoff window (5–15 s)
+
+/** A promise with its resolver, to hold a handler at a point the test chooses. */
+function gate(): { open: () => void; wait: Promise<void> } {
+  let open!: () => void;
+  const wait = new Promise<void>((r) => (open = r));
+  return { open, wait };
+}
+
+/** Resolves when the signal aborts, with its reason. */
+function aborted(signal: AbortSignal): Promise<unknown> {
+  return new Promise((r) => (signal.aborted ? r(signal.reason) : signal.addEventListener('abort', () => r(signal.reason), { once: true })));
+}
+
+export function runWorkerSuite(name: string, makeFixture: () => Promise<WorkerFixture>): void {
+  describe(`library worker (${name})`, () => {
+    let fx: WorkerFixture;
+    let workers: Worker[];
+    let events: WorkerEvent[];
+
+    beforeEach(async () => {
+      fx = await makeFixture();
+      workers = [];
+      events = [];
+    });
+    afterEach(async () => {
+      for (const w of workers) await w.stop();
+      await fx.cleanup();
+    });
+
+    const start = async (handler: Handler, opts: Partial<WorkerOptions> = {}): Promise<Worker> => {
+      const w = createWorker({
+        backend: fx.backend,
+        clock: fx.clock,
+        queue: Q,
+        handler,
+        leaseMs: 30_000,
+        heartbeatMs: 20,
+        minIdleMs: 5,
+        maxIdleMs: 20,
+        workerVersion: 'v-test',
+        gracefulMs: 5_000,
+        abortGraceMs: 5_000,
+        logger: (e) => events.push(e),
+        ...opts,
+      });
+      workers.push(w);
+      await w.start();
+      return w;
+    };
+    const submit = async (req: Partial<SubmitRequest> = {}): Promise<Job> =>
+      (await fx.backend.submit({ workflow: 'test:v1', queue: Q, input: 'x', ...req })).job;
+    const until = async (id: string, pred: (j: Job) => boolean, what: string): Promise<Job> =>
+      pollUntil(async () => {
+        const j = await fx.backend.get(id);
+        return j && pred(j) ? j : null;
+      }, { what });
+    const inState = (id: string, state: Job['state']): Promise<Job> => until(id, (j) => j.state === state, `${id} ${state}`);
+
+    it('completes a job with the handler result: strings as is, other values as JSON', async () => {
+      const a = await submit({ input: 'text' });
+      const b = await submit({ input: 'json' });
+      await start(async (job) => (job.input === 'text' ? 'plain result' : { words: 3 }));
+      expect((await inState(a.job_id, 'succeeded')).result).toBe('plain result');
+      const done = await inState(b.job_id, 'succeeded');
+      expect(JSON.parse(done.result!)).toEqual({ words: 3 });
+      expect(done.attempts).toHaveLength(1);
+      expect(done.attempts[0]).toMatchObject({ worker_version: 'v-test', error_code: null });
+    });
+
+    it('retries a retryable error after the backoff window, then succeeds', async () => {
+      const job = await submit({ max_attempts: 3 });
+      await start(async (_job, ctx) => {
+        if (ctx.attempt === 1) throw new HandlerError('PROVIDER_429', 'rate limited');
+        return 'second time lucky';
+      });
+      const scheduled = await inState(job.job_id, 'scheduled');
+      expect(scheduled.last_error).toMatchObject({ code: 'PROVIDER_429', retryable: true });
+      expect(Date.parse(scheduled.run_at) - fx.clock.now()).toBeGreaterThanOrEqual(5_000);
+      fx.clock.advance(RETRY_WINDOW_MS);
+      const done = await inState(job.job_id, 'succeeded');
+      expect(done.attempts.map((a) => a.error_code)).toEqual(['PROVIDER_429', null]);
+      expect(events.filter((e) => e.kind === 'failed')).toEqual([
+        expect.objectContaining({ jobId: job.job_id, code: 'PROVIDER_429', outcome: 'retry' }),
+      ]);
+    });
+
+    it('sends a permanent error straight to the DLQ with code, message and worker version', async () => {
+      const job = await submit({ max_attempts: 5 });
+      await start(async () => {
+        throw new HandlerError('VALIDATION', 'input has no title');
+      });
+      const dead = await inState(job.job_id, 'dead');
+      expect(dead.attempts).toHaveLength(1);
+      expect(dead.dead).toMatchObject({ reason: 'permanent', error_code: 'VALIDATION', error_message: 'input has no title', worker_version: 'v-test' });
+      const entry = await fx.backend.dlqGet(job.job_id);
+      expect(entry).toMatchObject({ reason: 'permanent', error_code: 'VALIDATION', worker_version: 'v-test', partial: false });
+    });
+
+    it('an unexpected throw is permanent (HANDLER_FAILED); a network error is retried', async () => {
+      const bug = await submit({ input: 'bug' });
+      const net = await submit({ input: 'net' });
+      await start(async (job) => {
+        if (job.input === 'bug') throw new TypeError('cannot read properties of undefined');
+        throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+      });
+      expect((await inState(bug.job_id, 'dead')).dead).toMatchObject({ error_code: 'HANDLER_FAILED' });
+      expect((await inState(net.job_id, 'scheduled')).last_error).toMatchObject({ code: 'NETWORK', retryable: true });
+    });
+
+    it('exhausts attempts into the DLQ with attempt history, last checkpoint and effect ledger', async () => {
+      const job = await submit({ max_attempts: 2, trace_id: 'trace-xyz' });
+      await start(async (_job, ctx) => {
+        await ctx.checkpoint({ step: ctx.attempt });
+        await ctx.effect('notify', () => ({ sent: true }));
+        throw new HandlerError('PROVIDER_5XX', `upstream 503 on attempt ${ctx.attempt}`);
+      });
+      await inState(job.job_id, 'scheduled');
+      fx.clock.advance(RETRY_WINDOW_MS);
+      const dead = await inState(job.job_id, 'dead');
+      expect(dead.outcome).toBe('partially_completed');
+      expect(dead.dead).toMatchObject({ reason: 'exhausted', error_code: 'PROVIDER_5XX', error_message: 'upstream 503 on attempt 2' });
+      expect(dead.attempts.map((a) => [a.attempt, a.error_code, a.worker_version])).toEqual([
+        [1, 'PROVIDER_5XX', 'v-test'],
+        [2, 'PROVIDER_5XX', 'v-test'],
+      ]);
+      expect(dead.checkpoint).toEqual({ step: 2 });
+      expect(dead.effects).toEqual([expect.objectContaining({ key: 'notify', status: 'done', result: { sent: true } })]);
+      const entry = (await fx.backend.dlqGet(job.job_id))!;
+      expect(entry).toMatchObject({ reason: 'exhausted', attempts: 2, partial: true, worker_version: 'v-test' });
+      expect(entry.job?.trace_id).toBe('trace-xyz');
+    });
+
+    it('never runs an effect that is recorded done again: the next attempt gets the recorded result', async () => {
+      const job = await submit({ max_attempts: 3 });
+      const calls: string[] = [];
+      const seen: unknown[] = [];
+      await start(async (_job, ctx) => {
+        const receipt = await ctx.effect('charge-card', (idempotencyKey) => {
+          calls.push(idempotencyKey);
+          return { receipt: 'r-1' };
+        });
+        seen.push(receipt);
+        if (ctx.attempt === 1) throw new HandlerError('TIMEOUT', 'tool timed out after the charge');
+        return 'ok';
+      });
+      await inState(job.job_id, 'scheduled');
+      fx.clock.advance(RETRY_WINDOW_MS);
+      await inState(job.job_id, 'succeeded');
+      expect(calls).toEqual([`${job.job_id}:charge-card`]);
+      expect(seen).toEqual([{ receipt: 'r-1' }, { receipt: 'r-1' }]);
+    });
+
+    it('an effect started but not done is called again with the same idempotency key', async () => {
+      const job = await submit({ max_attempts: 3 });
+      const keys: string[] = [];
+      await start(async (_job, ctx) =>
+        ctx.effect('send-email', (key) => {
+          keys.push(key);
+          // The external call "succeeded" but the attempt died before recording done.
+          if (ctx.attempt === 1) throw new HandlerError('NETWORK', 'connection reset after send');
+          return 'sent';
+        }),
+      );
+      await inState(job.job_id, 'scheduled');
+      expect((await fx.backend.get(job.job_id))!.effects[0]).toMatchObject({ status: 'started' });
+      fx.clock.advance(RETRY_WINDOW_MS);
+      await inState(job.job_id, 'succeeded');
+      expect(keys).toEqual([`${job.job_id}:send-email`, `${job.job_id}:send-email`]);
+    });
+
+    it('aborts a running job whose deadline passes: expired, or partially_completed with effects', async () => {
+      const plain = await submit({ deadline_at: new Date(fx.clock.now() + 10_000).toISOString(), input: 'plain' });
+      const partial = await submit({ deadline_at: new Date(fx.clock.now() + 10_000).toISOString(), input: 'partial' });
+      const reasons: unknown[] = [];
+      await start(
+        async (job, ctx) => {
+          if (job.input === 'partial') await ctx.effect('create-order', () => 'order-1');
+          const reason = await aborted(ctx.signal);
+          reasons.push(reason);
+          throw reason;
+        },
+        { concurrency: 2 },
+      );
+      await until(plain.job_id, (j) => j.state === 'running', 'plain running');
+      await until(partial.job_id, (j) => j.effects.length === 1, 'partial effect recorded');
+      fx.clock.advance(11_000);
+      expect((await inState(plain.job_id, 'expired')).outcome).toBe('expired');
+      expect((await inState(partial.job_id, 'expired')).outcome).toBe('partially_completed');
+      expect(reasons).toHaveLength(2);
+      for (const r of reasons) expect(r).toMatchObject({ name: 'JobAbortedError', reason: 'deadline' });
+    });
+
+    it('cancel of a running job reaches the handler through ctx.signal at the next heartbeat', async () => {
+      const job = await submit();
+      const started = gate();
+      let reason: unknown;
+      await start(async (_job, ctx) => {
+        started.open();
+        reason = await aborted(ctx.signal);
+        // A cancelled job starts no new tool calls.
+        await expect(ctx.effect('late', () => 'never')).rejects.toBeInstanceOf(JobAbortedError);
+        throw reason;
+      });
+      await started.wait;
+      expect((await fx.backend.cancel(job.job_id, 'customer withdrew')).status).toBe('cancel_requested');
+      const ended = await inState(job.job_id, 'cancelled');
+      expect(ended.outcome).toBe('cancelled');
+      expect(ended.effects).toEqual([]);
+      expect(reason).toBeInstanceOf(JobAbortedError);
+      expect((reason as JobAbortedError).reason).toBe('cancelled');
+      expect(events).toContainEqual(expect.objectContaining({ kind: 'aborted', jobId: job.job_id, reason: 'cancelled' }));
+    });
+
+    it('a handler that ignores its aborted signal is detached after the abort grace; the job still ends', async () => {
+      const job = await submit();
+      const started = gate();
+      const w = await start(
+        async () => {
+          started.open();
+          await new Promise(() => {}); // never returns
+        },
+        { abortGraceMs: 50 },
+      );
+      await started.wait;
+      await fx.backend.cancel(job.job_id, null);
+      await inState(job.job_id, 'cancelled');
+      await pollUntil(() => w.inFlight() === 0, { what: 'slot freed' });
+      expect(events).toContainEqual({ kind: 'handler_detached', jobId: job.job_id, reason: 'cancelled' });
+    });
+
+    it('a lost lease stops every write: heartbeat reports it, the signal aborts, checkpoint and complete are refused', async () => {
+      const job = await submit({ max_attempts: 5 });
+      const started = gate();
+      const proceed = gate();
+      let heartbeatError: unknown;
+      let checkpointError: unknown;
+      let signalReason: unknown;
+      // Heartbeats far apart so the lease can run out between them.
+      await start(
+        async (_job, ctx) => {
+          started.open();
+          await proceed.wait;
+          heartbeatError = await ctx.heartbeat().catch((e: unknown) => e);
+          signalReason = ctx.signal.reason;
+          checkpointError = await ctx.checkpoint({ stale: true }).catch((e: unknown) => e);
+          return 'stale result';
+        },
+        { leaseMs: 10_000, heartbeatMs: 9_999 },
+      );
+      await started.wait;
+      fx.clock.advance(11_000);
+      // Another worker's claim reclaims the expired lease (it counts as an attempt and is rescheduled).
+      await fx.backend.claim({ queue: Q, workerId: 'other', max: 1, leaseMs: 10_000 });
+      const reclaimed = await inState(job.job_id, 'scheduled');
+      proceed.open();
+      await pollUntil(() => events.some((e) => e.kind === 'lease_lost' && e.jobId === job.job_id), { what: 'lease_lost event' });
+      expect(heartbeatError).toBeInstanceOf(LeaseLostError);
+      expect(signalReason).toMatchObject({ reason: 'lease_lost' });
+      expect(checkpointError).toBeInstanceOf(LeaseLostError);
+      const after = (await fx.backend.get(job.job_id))!;
+      expect(after.state).toBe('scheduled');
+      expect(after.checkpoint).toBeNull();
+      expect(after.result).toBeNull();
+      expect(after.attempts).toEqual(reclaimed.attempts);
+      expect(events.some((e) => e.kind === 'succeeded')).toBe(false);
+    });
+
+    it('a handler that returns after its lease was taken over cannot complete the job', async () => {
+      const job = await submit({ max_attempts: 5 });
+      const started = gate();
+      const proceed = gate();
+      await start(
+        async () => {
+          started.open();
+          await proceed.wait;
+          return 'too late';
+        },
+        { leaseMs: 10_000, heartbeatMs: 9_999 },
+      );
+      await started.wait;
+      fx.clock.advance(11_000);
+      await fx.backend.claim({ queue: Q, workerId: 'other', max: 1, leaseMs: 10_000 });
+      await inState(job.job_id, 'scheduled');
+      proceed.open();
+      await pollUntil(() => events.some((e) => e.kind === 'lease_lost' && e.jobId === job.job_id), { what: 'lease_lost event' });
+      expect((await fx.backend.get(job.job_id))!).toMatchObject({ state: 'scheduled', result: null });
+    });
+
+    it('graceful stop lets a running handler finish within the grace period', async () => {
+      const job = await submit();
+      const started = gate();
+      const finish = gate();
+      const w = await start(async () => {
+        started.open();
+        await finish.wait;
+        return 'finished during shutdown';
+      });
+      await started.wait;
+      const stopping = w.stop();
+      finish.open();
+      await stopping;
+      expect((await fx.backend.get(job.job_id))!).toMatchObject({ state: 'succeeded', result: 'finished during shutdown' });
+    });
+
+    it('graceful stop past the grace period aborts the handler and releases its lease without counting the attempt', async () => {
+      const job = await submit({ max_attempts: 1 });
+      const started = gate();
+      let reason: unknown;
+      const w = await start(
+        async (_job, ctx) => {
+          started.open();
+          reason = await aborted(ctx.signal);
+          throw reason;
+        },
+        { gracefulMs: 30 },
+      );
+      await started.wait;
+      await w.stop();
+      expect(reason).toMatchObject({ reason: 'shutdown' });
+      const released = (await fx.backend.get(job.job_id))!;
+      expect(released.state).toBe('queued');
+      // max_attempts 1 and still claimable: the released attempt did not count.
+      const again = await fx.backend.claim({ queue: Q, workerId: 'next', max: 1, leaseMs: 10_000 });
+      expect(again.map((l) => l.jobId)).toEqual([job.job_id]);
+      expect(events).toContainEqual(expect.objectContaining({ kind: 'released', jobId: job.job_id }));
+    });
+
+    it('keeps at most `concurrency` jobs in flight and heartbeats all their leases in one call', async () => {
+      const jobs = await Promise.all(Array.from({ length: 7 }, (_, i) => submit({ input: String(i) })));
+      const heartbeatBatches: number[] = [];
+      const counting: Backend = new Proxy(fx.backend, {
+        get(target, prop, receiver) {
+          if (prop === 'heartbeat') {
+            return (leases: LeaseRef[], ms: number): Promise<HeartbeatResult[]> => {
+              heartbeatBatches.push(leases.length);
+              return target.heartbeat(leases, ms);
+            };
+          }
+          const v = Reflect.get(target, prop, receiver) as unknown;
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        },
+      });
+      let running = 0;
+      let maxRunning = 0;
+      const release = gate();
+      await start(
+        async () => {
+          running++;
+          maxRunning = Math.max(maxRunning, running);
+          await release.wait;
+          running--;
+          return 'ok';
+        },
+        { backend: counting, concurrency: 3 },
+      );
+      await pollUntil(() => heartbeatBatches.includes(3), { what: 'a heartbeat carrying all three leases' });
+      expect(running).toBe(3);
+      release.open();
+      for (const j of jobs) await inState(j.job_id, 'succeeded');
+      expect(maxRunning).toBe(3);
+      expect(Math.max(...heartbeatBatches)).toBe(3);
+    });
+
+    it('takes only the classes it was given', async () => {
+      const batch = await submit({ class: 'batch' });
+      const interactive = await submit({ class: 'interactive' });
+      await start(async () => 'ok', { classes: ['interactive'] });
+      await inState(interactive.job_id, 'succeeded');
+      expect((await fx.backend.get(batch.job_id))!.state).toBe('queued');
+    });
+  });
+}
