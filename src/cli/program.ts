@@ -159,7 +159,7 @@ export function buildProgram(host: ProgramHost): Command {
   program
     .command('list')
     .alias('ls')
-    .description('list jobs, newest first, a page at a time')
+    .description('list jobs in creation order (oldest first), a page at a time')
     .option('-q, --queue <queue>', 'only this queue')
     .option('--state <states>', 'only these states (comma-separated: queued,scheduled,running,succeeded,dead,cancelled,expired)')
     .option('--tenant <tenant>', 'only this tenant')

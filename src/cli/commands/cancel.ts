@@ -1,6 +1,68 @@
-import { AgentqError } from '../../core/errors.js';
+/**
+ * `agentq cancel JOB... [--reason]`: a queued or scheduled job ends at once;
+ * a running job gets a cancel request its worker sees at the next heartbeat;
+ * a job that already ended is left alone (and said so).
+ *
+ * Several ids: each is tried; failures are reported per job and the exit
+ * code is 6 (partial) when some failed, or the failure's own code when all did.
+ */
+import type { CancelResult } from '../../backend/contract.js';
+import { AgentqError, ExitCode, NotFoundError } from '../../core/errors.js';
 import type { CommandContext } from '../context.js';
+import { RecordStream } from '../output/format.js';
+import { sanitize } from '../output/sanitize.js';
+import { checkJobId } from '../parse.js';
 
-export async function run(_opts: Record<string, unknown>, _ctx: CommandContext): Promise<void> {
-  throw new AgentqError('NOT_IMPLEMENTED', 'cancel is being written right now', 1);
+export interface CancelOptions {
+  jobs: string[];
+  reason?: string;
+}
+
+interface CancelRow {
+  job_id: string;
+  status: CancelResult['status'];
+  state: string;
+  job: CancelResult['job'];
+}
+
+const MEANING: Record<CancelResult['status'], string> = {
+  cancelled: 'cancelled',
+  cancel_requested: 'cancel requested (the worker stops at its next heartbeat)',
+  already_terminal: 'already ended, nothing changed',
+};
+
+export async function run(o: CancelOptions, ctx: CommandContext): Promise<void> {
+  const ids = o.jobs.map(checkJobId);
+  ctx.assertMutable('cancel');
+  const backend = await ctx.openBackend();
+  const stream = new RecordStream<CancelRow>(ctx.out, {
+    columns: [
+      { header: 'job', get: (r) => r.job_id },
+      { header: 'result', get: (r) => MEANING[r.status] ?? r.status, flexible: true },
+      { header: 'state', get: (r) => ({ text: r.state, style: 'state' }) },
+    ],
+    toJson: (r) => ({ job_id: r.job_id, status: r.status, job: r.job }),
+  });
+  const failures: AgentqError[] = [];
+  for (const id of ids) {
+    if (ctx.signal.aborted) break;
+    try {
+      const job = await backend.get(id);
+      if (!job) throw new NotFoundError(`job ${id} not found`);
+      const r = await backend.cancel(id, o.reason ?? null);
+      await stream.page([{ job_id: id, status: r.status, state: r.job.state, job: r.job }]);
+    } catch (e) {
+      if (!(e instanceof AgentqError) || ids.length === 1) throw e;
+      failures.push(e);
+      ctx.note(`error: ${id}: ${sanitize(e.message)}`);
+    }
+  }
+  stream.end();
+  if (failures.length === 0) return;
+  const allFailed = failures.length === ids.length;
+  throw new AgentqError(
+    'CANCEL_PARTIAL',
+    `${failures.length} of ${ids.length} jobs could not be cancelled`,
+    allFailed && failures.every((f) => f.exitCode === failures[0]!.exitCode) ? failures[0]!.exitCode : ExitCode.partial,
+  );
 }

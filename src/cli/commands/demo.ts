@@ -1,6 +1,84 @@
-import { AgentqError } from '../../core/errors.js';
+/**
+ * `agentq demo`: the first thing a new user runs. Creates a local queue on
+ * the embedded SQLite default (no configuration, no server), submits a few
+ * sample jobs and shows them, then prints what to try next.
+ *
+ * It deliberately ignores AGENTQ_URL and contexts (only an explicit `--url`
+ * is honoured): sample jobs must never land in a production queue because a
+ * context happened to be current.
+ */
+import type { Backend } from '../../backend/contract.js';
+import type { Job, SubmitRequest } from '../../core/schemas.js';
 import type { CommandContext } from '../context.js';
+import { printRecords } from '../output/format.js';
+import { redactCredentials } from '../output/redact.js';
+import { parseIntOption } from '../parse.js';
+import { JOB_COLUMNS } from './list.js';
 
-export async function run(_opts: Record<string, unknown>, _ctx: CommandContext): Promise<void> {
-  throw new AgentqError('NOT_IMPLEMENTED', 'demo is being written right now', 1);
+export interface DemoOptions {
+  queue?: string;
+  jobs?: string;
+}
+
+const WORKFLOWS = ['research_report:v3', 'summarize:v1', 'send_invoice:v2', 'triage_ticket:v1'] as const;
+const TENANTS = ['acme', 'globex', 'initech'] as const;
+const CLASSES = ['interactive', 'batch', 'maintenance'] as const;
+
+/** The sample jobs: varied tenants, classes and deadlines so list filters have something to show. */
+export function sampleRequests(queue: string, n: number, now: number): SubmitRequest[] {
+  return Array.from({ length: n }, (_, i) => ({
+    workflow: WORKFLOWS[i % WORKFLOWS.length]!,
+    queue,
+    tenant_id: TENANTS[i % TENANTS.length]!,
+    class: CLASSES[i % CLASSES.length]!,
+    input: JSON.stringify({ sample: i + 1, prompt: `demo task ${i + 1}` }),
+    deadline_at: new Date(now + (i + 1) * 30 * 60_000).toISOString(),
+    trace_id: `demo-trace-${i + 1}`,
+    estimated_seconds: 5,
+    allowed_tools: i % 2 === 0 ? ['web_search'] : [],
+  }));
+}
+
+/**
+ * HOOK for the worker runtime (issue 3): process the sample jobs here (an
+ * in-process library worker with a flaky handler that sends some to the DLQ),
+ * writing progress with `ctx.note`. The demo re-reads and shows the jobs
+ * afterwards, so whatever this does is visible. Until then it does nothing.
+ */
+export async function processSampleJobs(_backend: Backend, _jobs: Job[], _ctx: CommandContext): Promise<void> {}
+
+export async function run(o: DemoOptions, ctx: CommandContext): Promise<void> {
+  const n = parseIntOption(o.jobs ?? '6', '--jobs', 1, 1000)!;
+  const queue = o.queue ?? 'demo';
+  const { openBackend, defaultDataUrl } = await import('../../backend/open.js');
+  const url = ctx.globals.url ?? defaultDataUrl(ctx.env);
+  ctx.note(`demo: using ${redactCredentials(url)}${ctx.globals.url ? '' : ' (the embedded default; nothing to configure)'}`);
+  const backend = await openBackend(url);
+  try {
+    const submitted: Job[] = [];
+    for (const req of sampleRequests(queue, n, ctx.clock.now())) submitted.push((await backend.submit(req)).job);
+    ctx.note(`demo: submitted ${submitted.length} sample jobs to queue "${queue}"`);
+
+    await processSampleJobs(backend, submitted, ctx);
+
+    const shown: Job[] = [];
+    for (const j of submitted) shown.push((await backend.get(j.job_id)) ?? j);
+    await printRecords(ctx.out, { columns: JOB_COLUMNS }, shown);
+
+    const first = submitted[0]!.job_id;
+    const urlFlag = ctx.globals.url ? ` --url ${redactCredentials(ctx.globals.url)}` : '';
+    ctx.note(
+      [
+        '',
+        'Next:',
+        `  agentq${urlFlag} inspect ${first}          # everything about one job`,
+        `  agentq${urlFlag} list --queue ${queue} --tenant acme   # filter`,
+        `  agentq${urlFlag} tail --queue ${queue} -o ndjson       # the events so far`,
+        `  agentq${urlFlag} cancel ${first} --reason "demo"`,
+        '  agentq help exit-codes',
+      ].join('\n'),
+    );
+  } finally {
+    await backend.close();
+  }
 }

@@ -1,6 +1,136 @@
-import { AgentqError } from '../../core/errors.js';
+/**
+ * `agentq inspect JOB`: everything about one job, for the person on call.
+ * `-o json` prints the job exactly as the `Job` schema describes it.
+ */
+import { NotFoundError } from '../../core/errors.js';
+import { formatDuration } from '../../core/duration.js';
+import type { DlqEntry, Job, JobEvent } from '../../core/schemas.js';
 import type { CommandContext } from '../context.js';
+import { isMachineFormat, printObject } from '../output/format.js';
+import { sanitize } from '../output/sanitize.js';
+import { checkJobId, parseIntOption } from '../parse.js';
 
-export async function run(_opts: Record<string, unknown>, _ctx: CommandContext): Promise<void> {
-  throw new AgentqError('NOT_IMPLEMENTED', 'inspect is being written right now', 1);
+export interface InspectOptions {
+  job: string;
+  events?: string;
+}
+
+export async function run(o: InspectOptions, ctx: CommandContext): Promise<void> {
+  const id = checkJobId(o.job);
+  const eventCount = parseIntOption(o.events ?? '10', '--events', 0, 1000)!;
+  const backend = await ctx.openBackend();
+  const job = await backend.get(id);
+  if (!job) throw new NotFoundError(`job ${id} not found in ${backend.description}`);
+  if (isMachineFormat(ctx.format)) {
+    printObject(ctx.out, job);
+    return;
+  }
+  const dlq = job.state === 'dead' ? await backend.dlqGet(id) : null;
+  const events = eventCount > 0 ? await lastEvents(backend.events({ jobId: id }), eventCount) : [];
+  ctx.out.write(renderJob(job, dlq, events, ctx.clock.now(), ctx.format === 'plain'));
+}
+
+/** Keeps only the newest `n` events: memory stays bounded however long the history. */
+async function lastEvents(it: AsyncIterable<JobEvent>, n: number): Promise<JobEvent[]> {
+  const ring: JobEvent[] = [];
+  for await (const e of it) {
+    ring.push(e);
+    if (ring.length > n) ring.shift();
+  }
+  return ring;
+}
+
+/** `2026-11-29T10:00:00.000Z (in 1h20m)` / `(5m ago)`. */
+function when(iso: string | null, now: number, plain: boolean): string {
+  if (iso === null) return '-';
+  if (plain) return iso;
+  const delta = Date.parse(iso) - now;
+  const rel = delta >= 0 ? `in ${formatDuration(delta)}` : `${formatDuration(-delta)} ago`;
+  return `${iso} (${rel})`;
+}
+
+const s = (v: unknown) => sanitize(v);
+
+/**
+ * The text view: `label  value` lines, then sections. Plain output uses a tab
+ * between label and value and exact ISO times, so it stays greppable.
+ */
+export function renderJob(job: Job, dlq: DlqEntry | null, events: JobEvent[], now: number, plain: boolean): string {
+  const lines: string[] = [];
+  const row = (label: string, value: string) => lines.push(plain ? `${label}\t${value}` : `${(label + ':').padEnd(14)}${value}`);
+  const section = (title: string) => lines.push('', plain ? `# ${title}` : `${title}:`);
+
+  row('job', s(job.job_id));
+  row('workflow', s(job.workflow) + (job.operation ? ` / ${s(job.operation)}` : ''));
+  row('queue', s(job.queue));
+  row('tenant', s(job.tenant_id));
+  row('class', s(job.class));
+  row('state', s(job.state) + (job.outcome ? ` (outcome: ${s(job.outcome)})` : ''));
+  row('attempts', `${job.attempt} of ${job.max_attempts}`);
+  row('created', when(job.created_at, now, plain));
+  row('updated', when(job.updated_at, now, plain));
+  if (job.state === 'queued' || job.state === 'scheduled') row('runs at', when(job.run_at, now, plain));
+  if (job.ended_at) row('ended', when(job.ended_at, now, plain));
+  if (job.deadline_at) {
+    const left = Date.parse(job.deadline_at) - now;
+    row('deadline', `${plain ? job.deadline_at : job.deadline_at + (left > 0 ? ` (${formatDuration(left)} left)` : ` (passed ${formatDuration(-left)} ago)`)}`);
+  } else row('deadline', 'none');
+  if (job.lease) row('lease', `held by ${s(job.lease.worker_id)}, fence ${job.lease.fence}, expires ${when(job.lease.expires_at, now, plain)}`);
+  else row('lease', job.state === 'running' ? 'none (lost?)' : 'none');
+  if (job.cancel_requested_at) row('cancel', `requested ${when(job.cancel_requested_at, now, plain)}${job.cancel_reason ? `: ${s(job.cancel_reason)}` : ''}`);
+  if (job.input_ref) row('input', `ref ${s(job.input_ref)} sha256 ${s(job.input_sha256)}`);
+  else if (job.input !== null) row('input', `inline, ${Buffer.byteLength(job.input, 'utf8')} bytes: ${preview(job.input, 80)}`);
+  else row('input', 'none');
+  if (job.idempotency_key) row('idempotency', s(job.idempotency_key));
+  if (job.trace_id) row('trace', s(job.trace_id));
+  if (job.budget) row('budget', [job.budget.tokens !== null ? `${job.budget.tokens} tokens` : null, job.budget.cost_usd !== null ? `$${job.budget.cost_usd}` : null].filter(Boolean).join(', ') || 'none');
+  if (job.allowed_tools.length) row('tools', job.allowed_tools.map(s).join(', '));
+  if (job.last_error) row('last error', `${s(job.last_error.code)}: ${s(job.last_error.message)} (${job.last_error.retryable ? 'retryable' : 'permanent'})`);
+  if (job.result !== null) row('result', preview(job.result, 200));
+  const dead = job.dead;
+  if (dead) {
+    row('dlq', `${s(dead.reason)} since ${when(dead.dead_at, now, plain)}: ${s(dead.error_code)}: ${s(dead.error_message)}`);
+    if (dead.worker_version) row('worker ver.', s(dead.worker_version));
+    if (dlq) row('redrive', dlq.partial ? 'skipped by default: partial (effects started)' : dlq.malformed ? `never: malformed (${s(dlq.malformed)})` : 'eligible if not expired');
+  }
+  if (job.lineage.redrive_count > 0) {
+    row('lineage', `redriven ${job.lineage.redrive_count}x, last ${when(job.lineage.redriven_at, now, plain)}${job.lineage.redrive_run ? ` in ${s(job.lineage.redrive_run)}` : ''}`);
+  }
+  if (job.checkpoint !== null && job.checkpoint !== undefined) row('checkpoint', preview(JSON.stringify(job.checkpoint), 200));
+
+  if (job.attempts.length) {
+    section(`attempts (${job.attempts.length})`);
+    for (const a of job.attempts) {
+      const err = a.error_code ? ` ${s(a.error_code)}${a.error_message ? `: ${preview(a.error_message, 80)}` : ''}` : '';
+      lines.push(
+        plain
+          ? [a.attempt, s(a.worker_id), s(a.worker_version ?? ''), a.started_at, a.ended_at ?? '', s(a.outcome ?? 'running'), s(a.error_code ?? '')].join('\t')
+          : `  #${a.attempt} ${s(a.worker_id)}${a.worker_version ? `@${s(a.worker_version)}` : ''} started ${when(a.started_at, now, false)} → ${s(a.outcome ?? 'running')}${err}`,
+      );
+    }
+  }
+  if (job.effects.length) {
+    section(`effects (${job.effects.length})${job.effects.some((e) => e.status === 'started') ? ' — some started but not recorded done' : ''}`);
+    for (const e of job.effects) {
+      lines.push(
+        plain
+          ? [s(e.key), e.status, e.attempt, e.started_at, e.done_at ?? '', s(e.idempotency_key)].join('\t')
+          : `  ${s(e.key)}: ${e.status} (attempt ${e.attempt}, idempotency key ${s(e.idempotency_key)})`,
+      );
+    }
+  }
+  if (events.length) {
+    section(`recent events (${events.length})`);
+    for (const ev of events) {
+      const move = ev.from_state || ev.to_state ? ` ${ev.from_state ?? '-'} → ${ev.to_state ?? '-'}` : '';
+      lines.push(plain ? [s(ev.at), s(ev.type), s(ev.from_state ?? ''), s(ev.to_state ?? ''), ev.attempt].join('\t') : `  ${s(ev.at)} ${s(ev.type)}${s(move)} (attempt ${ev.attempt})`);
+    }
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** A one-line, sanitised, shortened view of a long text. */
+function preview(text: string, max: number): string {
+  const cut = text.length > max ? text.slice(0, max) : text;
+  return sanitize(cut) + (text.length > max ? `… (${text.length} chars)` : '');
 }

@@ -1,6 +1,71 @@
-import { AgentqError } from '../../core/errors.js';
+/**
+ * `agentq list`: jobs page by page. One page by default (the next cursor is
+ * printed on stderr, so stdout stays pure data); `--all` walks every page in
+ * bounded memory, writing each page before fetching the next.
+ */
+import { parsePastTime } from '../../core/duration.js';
+import type { Job, JobClass } from '../../core/schemas.js';
+import type { JobFilter } from '../../backend/contract.js';
 import type { CommandContext } from '../context.js';
+import type { Column } from '../output/columns.js';
+import { RecordStream } from '../output/format.js';
+import { parseIntOption, parseStates } from '../parse.js';
+import { sanitize } from '../output/sanitize.js';
 
-export async function run(_opts: Record<string, unknown>, _ctx: CommandContext): Promise<void> {
-  throw new AgentqError('NOT_IMPLEMENTED', 'list is being written right now', 1);
+export interface ListOptions {
+  queue?: string;
+  state?: string;
+  tenant?: string;
+  class?: string;
+  workflow?: string;
+  since?: string;
+  until?: string;
+  limit?: string;
+  cursor?: string;
+  all?: boolean;
+}
+
+export const JOB_COLUMNS: readonly Column<Job>[] = [
+  { header: 'job', get: (j) => j.job_id },
+  { header: 'queue', get: (j) => j.queue },
+  { header: 'tenant', get: (j) => j.tenant_id },
+  { header: 'workflow', get: (j) => j.workflow, flexible: true },
+  { header: 'class', get: (j) => j.class, wide: true },
+  { header: 'state', get: (j) => ({ text: j.state, style: 'state' }) },
+  { header: 'attempts', get: (j) => `${j.attempt}/${j.max_attempts}` },
+  { header: 'created', get: (j) => ({ time: j.created_at }) },
+  { header: 'deadline', get: (j) => ({ time: j.deadline_at }), wide: true },
+  { header: 'outcome', get: (j) => j.outcome, wide: true },
+  { header: 'error', get: (j) => j.last_error?.code ?? null, wide: true, flexible: true },
+];
+
+export function buildFilter(o: ListOptions, now: number): JobFilter {
+  const f: JobFilter = {};
+  if (o.queue !== undefined) f.queue = o.queue;
+  const states = parseStates(o.state);
+  if (states) f.states = states;
+  if (o.tenant !== undefined) f.tenant = o.tenant;
+  if (o.class !== undefined) f.class = o.class as JobClass;
+  if (o.workflow !== undefined) f.workflow = o.workflow;
+  if (o.since !== undefined) f.since = parsePastTime(o.since, now, '--since');
+  if (o.until !== undefined) f.until = parsePastTime(o.until, now, '--until');
+  return f;
+}
+
+export async function run(o: ListOptions, ctx: CommandContext): Promise<void> {
+  const filter = buildFilter(o, ctx.clock.now());
+  const limit = parseIntOption(o.limit ?? '50', '--limit', 1, 1000)!;
+  const backend = await ctx.openBackend();
+  const stream = new RecordStream(ctx.out, { columns: JOB_COLUMNS });
+  let cursor: string | null = o.cursor ?? null;
+  let shown = 0;
+  do {
+    const page = await backend.list(filter, { limit, cursor });
+    await stream.page(page.items);
+    shown += page.items.length;
+    cursor = page.next_cursor;
+  } while (o.all && cursor !== null && !ctx.signal.aborted);
+  stream.end();
+  if (shown === 0 && (ctx.format === 'table' || ctx.format === 'wide')) ctx.note('no jobs match');
+  if (!o.all && cursor !== null) ctx.note(`more jobs: continue with --cursor ${sanitize(cursor)} (or use --all)`);
 }

@@ -1,6 +1,172 @@
-import { AgentqError } from '../../core/errors.js';
+/**
+ * `agentq submit WORKFLOW`: validate, persist, print the job id at once.
+ * With `--wait`, follow the job to its end for CI smoke jobs (exit codes in
+ * `WaitExitCode`: 0 succeeded, 1 ended without success, 124 timed out).
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { AgentqError, InterruptedError, ValidationError, WaitExitCode } from '../../core/errors.js';
+import { parseDeadline, parseDuration, parseIsoTime, toIso } from '../../core/duration.js';
+import { INLINE_INPUT_MAX_BYTES, type Job, type SubmitRequest } from '../../core/schemas.js';
+import { isTerminal } from '../../core/states.js';
+import { sha256Hex } from '../../core/submit.js';
+import type { Backend } from '../../backend/contract.js';
 import type { CommandContext } from '../context.js';
+import { isMachineFormat, printObject } from '../output/format.js';
+import { sanitize } from '../output/sanitize.js';
+import { parseIntOption, parsePositiveNumber } from '../parse.js';
 
-export async function run(_opts: Record<string, unknown>, _ctx: CommandContext): Promise<void> {
-  throw new AgentqError('NOT_IMPLEMENTED', 'submit is being written right now', 1);
+export interface SubmitOptions {
+  workflow: string;
+  queue?: string;
+  tenant?: string;
+  class?: string;
+  operation?: string;
+  deadline?: string;
+  idempotencyKey?: string;
+  input?: string;
+  inputFile?: string;
+  inputRef?: string;
+  inputSha256?: string;
+  maxAttempts?: string;
+  traceId?: string;
+  budgetTokens?: string;
+  budgetUsd?: string;
+  allowedTool?: string[];
+  estimatedSeconds?: string;
+  runAt?: string;
+  wait?: boolean;
+  timeout?: string;
+}
+
+/** Turns flags into a submit request (the backend validates it again with the zod schema). */
+export function buildSubmitRequest(o: SubmitOptions, now: number, defaultQueue: string): SubmitRequest {
+  if (o.input !== undefined && o.inputFile !== undefined) throw new ValidationError('give --input or --input-file, not both');
+  if (o.input !== undefined && o.inputRef !== undefined) throw new ValidationError('give either inline input (--input) or a reference (--input-ref), not both');
+  if (o.inputFile !== undefined && o.inputSha256 !== undefined) throw new ValidationError('--input-sha256 is computed from --input-file; give only one of them');
+  if (o.timeout !== undefined && !o.wait) throw new ValidationError('--timeout only applies with --wait');
+
+  let input: string | null = o.input ?? null;
+  let inputRef: string | null = o.inputRef ?? null;
+  let inputSha256: string | null = o.inputSha256 ?? null;
+  if (o.inputFile !== undefined) {
+    const { bytes, sha256 } = readInputFile(o.inputFile);
+    if (inputRef !== null) {
+      // --input-ref s3://... --input-file local-copy: the file is only used for its checksum.
+      inputSha256 = sha256;
+    } else {
+      if (bytes.length > INLINE_INPUT_MAX_BYTES) {
+        throw new ValidationError(
+          `--input-file ${o.inputFile} is ${bytes.length} bytes; inline input is limited to ${INLINE_INPUT_MAX_BYTES} bytes (64 KiB)`,
+          `Upload it and pass a reference instead: --input-ref <url> --input-sha256 ${sha256} (or --input-ref <url> --input-file ${o.inputFile}).`,
+          'INPUT_TOO_LARGE',
+        );
+      }
+      const text = bytes.toString('utf8');
+      if (!Buffer.from(text, 'utf8').equals(bytes)) {
+        throw new ValidationError(`--input-file ${o.inputFile} is not UTF-8 text; inline input must be text`, `Store it elsewhere and pass --input-ref <url> --input-sha256 ${sha256}.`);
+      }
+      input = text;
+    }
+  }
+  if (inputSha256 !== null) inputSha256 = inputSha256.toLowerCase();
+
+  const tokens = parseIntOption(o.budgetTokens, '--budget-tokens', 1, Number.MAX_SAFE_INTEGER);
+  const usd = parsePositiveNumber(o.budgetUsd, '--budget-usd');
+  return {
+    workflow: o.workflow,
+    queue: o.queue ?? defaultQueue,
+    tenant_id: o.tenant ?? 'default',
+    class: (o.class ?? 'batch') as SubmitRequest['class'],
+    operation: o.operation ?? null,
+    input,
+    input_ref: inputRef,
+    input_sha256: inputSha256,
+    deadline_at: o.deadline !== undefined ? toIso(parseDeadline(o.deadline, now)) : null,
+    idempotency_key: o.idempotencyKey ?? null,
+    max_attempts: parseIntOption(o.maxAttempts ?? '3', '--max-attempts', 1, 100),
+    trace_id: o.traceId ?? null,
+    budget: tokens !== undefined || usd !== undefined ? { tokens: tokens ?? null, cost_usd: usd ?? null } : null,
+    allowed_tools: o.allowedTool ?? [],
+    estimated_seconds: parsePositiveNumber(o.estimatedSeconds, '--estimated-seconds') ?? null,
+    run_at: o.runAt !== undefined ? toIso(parseRunAt(o.runAt, now)) : null,
+  };
+}
+
+function parseRunAt(text: string, now: number): number {
+  return /^\d{4}-\d{2}-\d{2}/.test(text.trim()) ? parseIsoTime(text, '--run-at') : now + parseDuration(text, '--run-at');
+}
+
+function readInputFile(path: string): { bytes: Buffer; sha256: string } {
+  let bytes: Buffer;
+  try {
+    if (statSync(path).isDirectory()) throw new ValidationError(`--input-file ${path} is a directory`);
+    bytes = readFileSync(path);
+  } catch (e) {
+    if (e instanceof AgentqError) throw e;
+    throw new ValidationError(`--input-file ${path} cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  return { bytes, sha256: sha256Hex(bytes) };
+}
+
+export async function run(o: SubmitOptions, ctx: CommandContext): Promise<void> {
+  const waitTimeoutMs = o.timeout !== undefined ? parseDuration(o.timeout, '--timeout') : undefined;
+  const req = buildSubmitRequest(o, ctx.clock.now(), ctx.defaultQueue());
+  ctx.assertMutable('submit');
+  const backend = await ctx.openBackend();
+  const { job, created } = await backend.submit(req);
+  if (!created) ctx.note(`idempotency key matched an existing job: ${job.job_id} (${job.state}); nothing new was submitted`);
+
+  if (!o.wait) {
+    if (isMachineFormat(ctx.format)) printObject(ctx.out, job);
+    else ctx.out.write(`${job.job_id}\n`);
+    return;
+  }
+  // --wait: the id first (so a script that is killed still knows it), unless the output is one JSON document.
+  if (!isMachineFormat(ctx.format)) ctx.out.write(`${job.job_id}\n`);
+  const final = await waitForEnd(backend, job, ctx, waitTimeoutMs);
+  if (isMachineFormat(ctx.format)) printObject(ctx.out, final);
+  const summary = `${final.job_id} ${final.state}${final.outcome && final.outcome !== final.state ? ` (${final.outcome})` : ''}`;
+  if (final.state === 'succeeded') {
+    ctx.note(summary);
+    return;
+  }
+  const why = final.last_error ? `: ${final.last_error.code}: ${sanitize(final.last_error.message)}` : '';
+  throw new AgentqError('ENDED_WITHOUT_SUCCESS', `${summary}${why}`, WaitExitCode.endedWithoutSuccess, `See: agentq inspect ${final.job_id}`);
+}
+
+/** Polls the job until it is terminal, the timeout passes (exit 124) or Ctrl-C (exit 130). */
+export async function waitForEnd(backend: Backend, job: Job, ctx: CommandContext, timeoutMs: number | undefined, pollMs = 200): Promise<Job> {
+  const until = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
+  let current = job;
+  for (;;) {
+    if (isTerminal(current.state)) return current;
+    if (ctx.signal.aborted) throw new InterruptedError(`stopped waiting for ${job.job_id} (it keeps running)`, `Check on it with: agentq inspect ${job.job_id}`);
+    const left = until - Date.now();
+    if (left <= 0) {
+      throw new AgentqError(
+        'WAIT_TIMEOUT',
+        `${job.job_id} is still ${current.state} after ${o2s(timeoutMs!)}; it keeps running`,
+        WaitExitCode.timedOut,
+        `Check on it with: agentq inspect ${job.job_id}`,
+      );
+    }
+    await sleep(Math.min(pollMs, left), ctx.signal);
+    current = (await backend.get(job.job_id)) ?? current;
+  }
+}
+
+function o2s(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
 }

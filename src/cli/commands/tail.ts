@@ -1,6 +1,51 @@
-import { AgentqError } from '../../core/errors.js';
+/**
+ * `agentq tail`: job events in order. `-o ndjson` gives one JSON object per
+ * line with a `type` field (the `JobEvent` schema). `--follow` keeps waiting
+ * for new events until Ctrl-C, which ends it normally (exit 0): following
+ * until interrupted is what the command is for.
+ */
+import { parsePastTime } from '../../core/duration.js';
+import type { JobEvent } from '../../core/schemas.js';
+import type { EventQuery } from '../../backend/contract.js';
 import type { CommandContext } from '../context.js';
+import type { Column } from '../output/columns.js';
+import { RecordStream } from '../output/format.js';
+import { checkJobId } from '../parse.js';
 
-export async function run(_opts: Record<string, unknown>, _ctx: CommandContext): Promise<void> {
-  throw new AgentqError('NOT_IMPLEMENTED', 'tail is being written right now', 1);
+export interface TailOptions {
+  queue?: string;
+  job?: string;
+  since?: string;
+  follow?: boolean;
+}
+
+export const EVENT_COLUMNS: readonly Column<JobEvent>[] = [
+  { header: 'at', get: (e) => ({ time: e.at }) },
+  { header: 'type', get: (e) => e.type },
+  { header: 'job', get: (e) => e.job_id },
+  { header: 'queue', get: (e) => e.queue },
+  { header: 'tenant', get: (e) => e.tenant_id, wide: true },
+  { header: 'from', get: (e) => e.from_state },
+  { header: 'to', get: (e) => (e.to_state ? { text: e.to_state, style: 'state' } : null) },
+  { header: 'attempt', get: (e) => e.attempt },
+  { header: 'seq', get: (e) => e.seq, wide: true },
+];
+
+export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
+  const query: EventQuery = { follow: o.follow === true, signal: ctx.signal };
+  if (o.queue !== undefined) query.queue = o.queue;
+  if (o.job !== undefined) query.jobId = checkJobId(o.job);
+  if (o.since !== undefined) query.since = parsePastTime(o.since, ctx.clock.now(), '--since');
+  const backend = await ctx.openBackend();
+  const stream = new RecordStream(ctx.out, { columns: EVENT_COLUMNS });
+  try {
+    for await (const event of backend.events(query)) {
+      await stream.page([event]);
+      if (ctx.signal.aborted) break;
+    }
+  } catch (e) {
+    // Ctrl-C while following: the backend may end the iteration with an AbortError; that is the normal end.
+    if (!ctx.signal.aborted) throw e;
+  }
+  stream.end();
 }

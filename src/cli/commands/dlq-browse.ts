@@ -1,0 +1,99 @@
+/**
+ * `agentq dlq browse` (also `agentq tui`): the interactive DLQ triage TUI.
+ *
+ * This module is on the start path only of these two commands and imports
+ * no Ink or React itself: the app is loaded with `import()` after the checks,
+ * so `--help` and the "not a terminal" error stay fast.
+ */
+import { PermissionError, ValidationError } from '../../core/errors.js';
+import { parseSelector, type SelectorInput } from '../../dlq/filter.js';
+import { DEFAULT_RATE_PER_SEC, parseBatchSize, parseRate } from '../../dlq/rate.js';
+import type { CommandContext } from '../context.js';
+import { isCi } from '../context.js';
+import { dlqIoFrom } from './dlq-context.js';
+
+export interface BrowseOptions extends Pick<SelectorInput, 'queue' | 'tenant' | 'workflow' | 'errorCode' | 'since' | 'until' | 'grep'> {
+  /** Redrive pacing, as `dlq redrive --rate`. */
+  rate?: string;
+  batchSize?: string;
+  maxRedrives?: string;
+}
+
+/** Why the TUI cannot run here, or null when it can. */
+export function notInteractiveReason(ctx: Pick<CommandContext, 'io' | 'env' | 'globals'>): string | null {
+  if (ctx.io.stdin.isTTY !== true && ctx.io.stdout.isTTY !== true) return 'stdin and stdout are not terminals';
+  if (ctx.io.stdin.isTTY !== true) return 'stdin is not a terminal';
+  if (ctx.io.stdout.isTTY !== true) return 'stdout is not a terminal';
+  if (ctx.globals.input === false) return '--no-input was given';
+  if (isCi(ctx.env)) return 'CI is set in the environment';
+  return null;
+}
+
+export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<void> {
+  const why = notInteractiveReason(ctx);
+  if (why !== null) {
+    // Refuse before raw mode is ever attempted: Ink would crash on a pipe.
+    throw new ValidationError(
+      `agentq dlq browse is interactive and needs a terminal: ${why}`,
+      'For scripts use `agentq dlq list` (filters, -o json/ndjson), `agentq dlq summary --by error_code,workflow` and `agentq dlq redrive --dry-run`.',
+      'NOT_A_TERMINAL',
+    );
+  }
+  const now = ctx.clock.now();
+  const contextQueue = ctx.config().context?.queue;
+  const selector = parseSelector(
+    {
+      queue: opts.queue ?? contextQueue,
+      tenant: opts.tenant,
+      workflow: opts.workflow,
+      errorCode: opts.errorCode,
+      since: opts.since,
+      until: opts.until,
+      grep: opts.grep,
+    },
+    now,
+  );
+  const rate = opts.rate !== undefined ? parseRate(opts.rate) : DEFAULT_RATE_PER_SEC;
+  const batchSize = opts.batchSize !== undefined ? parseBatchSize(opts.batchSize) : undefined;
+  const maxRedrives = opts.maxRedrives !== undefined ? parseMaxRedrives(opts.maxRedrives) : undefined;
+
+  let readOnlyReason: string | null = null;
+  try {
+    ctx.assertMutable('redrive');
+  } catch (e) {
+    if (!(e instanceof PermissionError)) throw e;
+    readOnlyReason = e.message;
+  }
+
+  const backend = await ctx.openBackend();
+  const io = dlqIoFrom(ctx);
+  const [{ runTui }, { backendSource }, { engineRedrive }] = await Promise.all([
+    import('../../tui/run.js'),
+    import('../../tui/source.js'),
+    import('../../tui/redrive-gateway.js'),
+  ]);
+  await runTui(
+    {
+      source: backendSource(backend, selector.filter),
+      redrive: engineRedrive(
+        { backend, clock: ctx.clock, sleep: io.sleep, newRunId: io.newRunId, identity: io.identity, probe: io.probe },
+        { baseFilter: selector.filter, given: selector.given, rate, batchSize, maxRedrives },
+      ),
+      info: { context: io.contextName, backend: backend.description, queue: selector.filter.queue ?? null },
+      readOnlyReason,
+      clock: ctx.clock,
+    },
+    {
+      stdin: ctx.io.stdin as NodeJS.ReadStream,
+      stdout: ctx.io.stdout as NodeJS.WriteStream,
+      stderr: ctx.io.stderr as NodeJS.WriteStream,
+      signal: ctx.signal,
+    },
+  );
+}
+
+function parseMaxRedrives(text: string): number {
+  const n = /^\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!(n >= 1 && n <= 1000)) throw new ValidationError(`--max-redrives ${JSON.stringify(text)} must be a whole number from 1 to 1000`);
+  return n;
+}

@@ -1,0 +1,111 @@
+/**
+ * Registration of the operability commands (issue 8): `stats`, `metrics
+ * serve`, `dlq check`, `completion` and the hidden `__complete`. Imported by
+ * `cli/program.ts`; it imports nothing but commander, and every action is
+ * lazy, so it adds nothing to start-up.
+ */
+import { Option, type Command } from 'commander';
+import type { CommandModule, LazyOptions } from '../program.js';
+
+type Lazy = (load: () => Promise<CommandModule>, o?: LazyOptions) => (...args: unknown[]) => Promise<void>;
+
+function ex(...lines: Array<[string, string]>): string {
+  return '\nExamples:\n' + lines.map(([cmd, what]) => `  # ${what}\n  $ ${cmd}\n`).join('');
+}
+
+/**
+ * `-o prometheus` is a global `-o` value that only `stats` understands: the
+ * root parses `-o` wherever it appears, so take it back off the globals
+ * before the command runs and hand it to `stats` as its own option.
+ */
+function claimPrometheusOutput(program: Command) {
+  return (_self: Command, action: Command): void => {
+    if (program.opts().output === 'prometheus') {
+      program.setOptionValueWithSource('output', undefined, 'default');
+      action.setOptionValue('prometheus', true);
+    }
+  };
+}
+
+export function registerOps(program: Command, lazy: Lazy): void {
+  program
+    .command('stats')
+    .description('queue health: depth, oldest age, time in queue and execution p50/p95, retry and DLQ rates, backlog, throughput')
+    .option('-q, --queue <queue>', 'only this queue (default: every queue)')
+    .addOption(new Option('--by <dimension>', 'break the figures down by service class or tenant').choices(['class', 'tenant']))
+    .option('-w, --watch', 'refresh on a terminal, with sparklines of depth and oldest age')
+    .option('--interval <duration>', 'with --watch: time between refreshes', '2s')
+    .hook('preAction', claimPrometheusOutput(program))
+    .addHelpText(
+      'after',
+      '\nOutput: a table on a terminal, plain lines otherwise; -o json for scripts (an array, one object per queue);\n' +
+        '-o prometheus for the Prometheus text format (see also `agentq metrics serve`).\n' +
+        ex(
+          ['agentq stats --queue research', 'age of oldest, time-in-queue p95, DLQ rate, backlog seconds'],
+          ['agentq stats --by tenant', 'who is queued where'],
+          ['agentq stats --watch', 'live view with sparklines (Ctrl-C to stop)'],
+          ['agentq stats -o json | jq ".[] | {queue, dlq_rate}"', 'for scripts'],
+          ['agentq stats -o prometheus > /var/lib/node_exporter/agentq.prom', 'for the node_exporter textfile collector'],
+        ),
+    )
+    .action(lazy(() => import('./stats.js')));
+
+  const metrics = program.command('metrics').description('expose queue statistics to Prometheus');
+  metrics
+    .command('serve')
+    .description('serve /metrics in the Prometheus text format (loopback only unless --listen says otherwise)')
+    .option('--listen <host:port>', 'address to listen on', '127.0.0.1:9464')
+    .addHelpText(
+      'after',
+      '\nEach scrape reads maintained counters and bounded samples from the backend (no scans), for every queue.\n' +
+        'Binding to a non-loopback address exposes queue names and tenant ids: put it behind your network policy.\n' +
+        ex(['agentq metrics serve', 'http://127.0.0.1:9464/metrics'], ['agentq metrics serve --listen 0.0.0.0:9464', 'reachable from other hosts (think first)']),
+    )
+    .action(lazy(() => import('./metrics.js')));
+
+  const dlq = program.commands.find((c) => c.name() === 'dlq') ?? program.command('dlq').description('triage the dead-letter queue');
+  dlq
+    .command('check')
+    .description('alert check for cron and CI: exit 0 when the DLQ is within limits, 1 with a one-line reason when not')
+    .option('-q, --queue <queue>', 'only this queue (default: every queue)')
+    .option('--max-size <n>', 'at most this many jobs in the DLQ')
+    .option('--max-age <duration>', 'no DLQ entry older than this (e.g. 1h, 2d)')
+    .option('--max-rate <rate>', 'at most this share of ended jobs went to the DLQ (0.05 or 5%)')
+    .addHelpText(
+      'after',
+      '\nA DLQ needs an owner and an alert on growth. With no limit given, any entry fails the check (--max-size 0).\n' +
+        ex(
+          ['agentq dlq check --queue research --max-size 100 --max-age 6h', 'in cron: mail the reason when it fails'],
+          ['agentq dlq check --max-rate 2%', 'fail CI when more than 2% of jobs end in the DLQ'],
+        ),
+    )
+    .action(lazy(() => import('./dlq-check.js')));
+
+  program
+    .command('completion')
+    .description('print the shell completion script for bash, zsh or fish')
+    .argument('<shell>', 'bash, zsh or fish')
+    .addHelpText('after', () => INSTALL_TEXT)
+    .action(lazy(() => import('./completion.js'), { args: (shell) => ({ shell, program }) }));
+
+  // Hidden: what the completion scripts call for live values. Not for people.
+  program
+    .command('__complete', { hidden: true })
+    .argument('<kind>', 'queues, contexts, dlq-jobs, error-codes, tenants')
+    .argument('[words...]', 'the command line typed so far (after --)')
+    .action(lazy(() => import('./completion.js'), { fn: 'complete', args: (kind, words) => ({ kind, words }) }));
+}
+
+// Kept here (not in the completion module) so `--help` needs no extra import.
+const INSTALL_TEXT = `
+Install:
+  bash   echo 'source <(agentq completion bash)' >> ~/.bashrc
+         or: agentq completion bash > ~/.local/share/bash-completion/completions/agentq
+  zsh    agentq completion zsh > "\${fpath[1]}/_agentq"    (then restart zsh, or: autoload -U compinit && compinit)
+         or, in ~/.zshrc after compinit: source <(agentq completion zsh)
+  fish   agentq completion fish > ~/.config/fish/completions/agentq.fish
+
+The same scripts ship in the npm package, under completions/ in $(npm root -g)/agentq.
+Queue names, contexts, DLQ job ids and error codes are completed live from the
+configured backend (a hidden \`agentq __complete\` call that gives up after ~500 ms).
+`;

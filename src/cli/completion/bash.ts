@@ -1,0 +1,96 @@
+/**
+ * The bash completion script. Plain bash (no bash-completion helpers needed,
+ * works on bash 3.2 too): lookup functions generated from the command tree
+ * set one global each instead of printing, so a TAB costs no subshells except
+ * the one `agentq __complete` call for dynamic values.
+ */
+import { globalOptions, optionFlags, pathKey as key, renderShLookups } from './sh-lookup.js';
+import { type CommandSpec, type OptionSpec, flattenSpec, shQuote } from './spec.js';
+
+export function renderBash(root: CommandSpec, header: string): string {
+  const all = flattenSpec(root);
+  const L: string[] = [];
+  L.push(`# bash completion for ${root.name}`, ...header.split('\n').map((l) => `# ${l}`), '');
+
+  L.push(...renderShLookups(root));
+
+  // Candidate words for subcommands of PATH.
+  L.push('__agentq_cmds() {', '  __agentq_r=', '  case "$1" in');
+  for (const c of all) {
+    if (c.subcommands.length) L.push(`    ${shQuote(key(c))}) __agentq_r=${shQuote(c.subcommands.map((s) => s.name).join(' '))} ;;`);
+  }
+  L.push('  esac', '}', '');
+
+  // Option flags valid at PATH: its own, then the root's (global) ones.
+  const flags = (os: OptionSpec[]): string[] => os.flatMap(optionFlags);
+  L.push('__agentq_opts() {', '  __agentq_r=', '  case "$1" in');
+  for (const c of all) {
+    const own = flags(c.options);
+    const globals = c === root ? [] : flags(globalOptions(root)).filter((f) => !own.includes(f));
+    L.push(`    ${shQuote(key(c))}) __agentq_r=${shQuote([...own, ...globals].join(' '))} ;;`);
+  }
+  L.push('  esac', '}', '');
+
+  L.push(
+    '# Candidates for a value spec, filtered by the word being completed.',
+    '__agentq_values() {',
+    '  local spec="$1" cur="$2"',
+    '  case "$spec" in',
+    "    choices:*) COMPREPLY=($(compgen -W \"${spec#choices:}\" -- \"$cur\")) ;;",
+    '    file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")) ;;',
+    '    dyn:*)',
+    '      # One short-lived call; `__complete` gives up after ~500 ms so a slow backend never hangs the shell.',
+    '      local IFS=$\'\\n\'',
+    '      COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" __complete "${spec#dyn:}" -- "${COMP_WORDS[@]:1:COMP_CWORD-1}" 2>/dev/null)" -- "$cur")) ;;',
+    '    *) COMPREPLY=() ;;',
+    '  esac',
+    '}',
+    '',
+  );
+
+  L.push(
+    '_agentq() {',
+    '  local cur="${COMP_WORDS[COMP_CWORD]}" prev="" path="" npos=0 i=1 w',
+    '  # bash splits `--queue=re` into `--queue` `=` `re`: complete the value part.',
+    '  if [ "$cur" = "=" ]; then cur=""; prev="${COMP_WORDS[COMP_CWORD-1]}"',
+    '  elif [ "$COMP_CWORD" -ge 2 ] && [ "${COMP_WORDS[COMP_CWORD-1]}" = "=" ]; then prev="${COMP_WORDS[COMP_CWORD-2]}"',
+    '  elif [ "$COMP_CWORD" -ge 1 ]; then prev="${COMP_WORDS[COMP_CWORD-1]}"; fi',
+    '  while [ "$i" -lt "$COMP_CWORD" ]; do',
+    '    w="${COMP_WORDS[i]}"',
+    '    case "$w" in',
+    '      --) break ;;',
+    '      -*)',
+    '        __agentq_optval "$path" "$w"',
+    '        if [ -n "$__agentq_r" ]; then',
+    '          if [ "${COMP_WORDS[i+1]}" = "=" ]; then i=$((i+2)); else i=$((i+1)); fi',
+    '        fi ;;',
+    '      *)',
+    '        __agentq_sub "$path" "$w"',
+    '        if [ -n "$__agentq_r" ] && [ "$npos" -eq 0 ]; then path="${path:+$path }$__agentq_r"; else npos=$((npos+1)); fi ;;',
+    '    esac',
+    '    i=$((i+1))',
+    '  done',
+    '  case "$prev" in',
+    '    -*)',
+    '      __agentq_optval "$path" "$prev"',
+    '      if [ -n "$__agentq_r" ]; then __agentq_values "$__agentq_r" "$cur"; return 0; fi ;;',
+    '  esac',
+    '  if [ "${cur#-}" != "$cur" ]; then',
+    '    __agentq_opts "$path"',
+    '    COMPREPLY=($(compgen -W "$__agentq_r" -- "$cur"))',
+    '    return 0',
+    '  fi',
+    '  __agentq_cmds "$path"',
+    '  if [ -n "$__agentq_r" ] && [ "$npos" -eq 0 ]; then',
+    '    COMPREPLY=($(compgen -W "$__agentq_r" -- "$cur"))',
+    '    return 0',
+    '  fi',
+    '  __agentq_argval "$path" "$npos"',
+    '  __agentq_values "$__agentq_r" "$cur"',
+    '}',
+    '',
+    'complete -F _agentq agentq',
+    '',
+  );
+  return L.join('\n');
+}

@@ -1,0 +1,43 @@
+/**
+ * Option parsing helpers shared by commands: each failure is a
+ * ValidationError (exit 2) whose message names the flag and the rule.
+ */
+import { ValidationError } from '../core/errors.js';
+import { JOB_STATES, type JobState } from '../core/schemas.js';
+import { isJobId } from '../core/ids.js';
+
+export function parseIntOption(value: unknown, flag: string, min: number, max: number): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  const s = String(value).trim();
+  if (!/^-?\d+$/.test(s)) throw new ValidationError(`${flag} ${JSON.stringify(value)} must be a whole number from ${min} to ${max}`);
+  const n = Number(s);
+  if (n < min || n > max) throw new ValidationError(`${flag} ${s} must be a whole number from ${min} to ${max}`);
+  return n;
+}
+
+export function parsePositiveNumber(value: unknown, flag: string): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  const n = Number(String(value).trim());
+  if (!Number.isFinite(n) || n <= 0) throw new ValidationError(`${flag} ${JSON.stringify(value)} must be a positive number`);
+  return n;
+}
+
+export function parseStates(value: unknown): JobState[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  const parts = String(value)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const p of parts) {
+    if (!(JOB_STATES as readonly string[]).includes(p)) {
+      throw new ValidationError(`--state ${JSON.stringify(p)} is not a job state: use ${JOB_STATES.join(', ')} (comma-separated)`);
+    }
+  }
+  return parts as JobState[];
+}
+
+/** A job id argument: `job_` + a ULID. Checked before any backend call so typos exit 2, not 5. */
+export function checkJobId(id: string): string {
+  if (!isJobId(id)) throw new ValidationError(`${JSON.stringify(id)} is not a job id: job ids look like job_ followed by 26 ULID characters (job_01JD3K...)`);
+  return id;
+}
