@@ -1,2 +1,408 @@
-import type { MakeFixture } from './fixture.js';
-export function workerCases(_make: MakeFixture): void {}
+/** Workers: claim, leases and fences, heartbeats, retries, deadlines, cancellation, effects, release. */
+import { describe, expect, it } from 'vitest';
+import { LeaseLostError, RetryLaterError } from '../../src/core/errors.js';
+import { JobEnvelope } from '../../src/core/schemas.js';
+import { allEvents, claimOne, eventTypes, iso, req, useFixture, type MakeFixture } from './fixture.js';
+
+export function workerCases(make: MakeFixture): void {
+  describe('claim and leases', () => {
+    const fx = useFixture(make);
+
+    it('claims a queued job: running, attempt 1, a fence, a lease, an attempt record and the envelope', async () => {
+      const { backend, clock } = fx();
+      const { job } = await backend.submit(req({ trace_id: 't-1' }));
+      const lease = await claimOne(backend, 'default', { leaseMs: 30_000, workerId: 'w-a', workerVersion: 'v2' });
+      expect(lease.jobId).toBe(job.job_id);
+      expect(lease.expiresAt).toBe(clock.now() + 30_000);
+      expect(lease.job).toMatchObject({ state: 'running', attempt: 1, lease: { worker_id: 'w-a', fence: lease.fence, expires_at: iso(clock.now() + 30_000) } });
+      expect(lease.job.attempts).toEqual([
+        { attempt: 1, worker_id: 'w-a', worker_version: 'v2', started_at: iso(clock.now()), ended_at: null, outcome: null, error_code: null, error_message: null },
+      ]);
+      expect(JobEnvelope.parse(lease.envelope)).toMatchObject({ job_id: job.job_id, attempt: 1, trace_id: 't-1' });
+      expect(await backend.get(job.job_id)).toMatchObject({ state: 'running', attempt: 1 });
+      // Hidden while leased.
+      expect(await backend.claim({ queue: 'default', workerId: 'w-b', max: 5, leaseMs: 1000 })).toEqual([]);
+    });
+
+    it('claims at most max jobs, only from the named queue and classes, oldest first', async () => {
+      const { backend } = fx();
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push((await backend.submit(req({ queue: 'q' }))).job.job_id);
+      await backend.submit(req({ queue: 'other' }));
+      const maint = (await backend.submit(req({ queue: 'q', class: 'maintenance' }))).job;
+      const got = await backend.claim({ queue: 'q', workerId: 'w', max: 3, leaseMs: 1000, classes: ['batch'] });
+      expect(got.map((l) => l.jobId)).toEqual(ids.slice(0, 3));
+      const rest = await backend.claim({ queue: 'q', workerId: 'w', max: 10, leaseMs: 1000, classes: ['batch'] });
+      expect(rest.map((l) => l.jobId)).toEqual(ids.slice(3));
+      const m = await backend.claim({ queue: 'q', workerId: 'w', max: 10, leaseMs: 1000 });
+      expect(m.map((l) => l.jobId)).toEqual([maint.job_id]);
+    });
+
+    it('does not claim a scheduled job before its run_at', async () => {
+      const { backend, clock } = fx();
+      const { job } = await backend.submit(req({ run_at: iso(clock.now() + 60_000) }));
+      expect(await backend.claim({ queue: 'default', workerId: 'w', max: 1, leaseMs: 1000 })).toEqual([]);
+      clock.advance(60_000);
+      expect((await claimOne(backend)).jobId).toBe(job.job_id);
+    });
+
+    it('caps the lease at the deadline, and heartbeats never extend past it', async () => {
+      const { backend, clock } = fx();
+      const deadline = clock.now() + 30_000;
+      await backend.submit(req({ deadline_at: iso(deadline) }));
+      const lease = await claimOne(backend, 'default', { leaseMs: 60_000 });
+      expect(lease.expiresAt).toBe(deadline);
+      clock.advance(10_000);
+      const [hb] = await backend.heartbeat([lease], 60_000);
+      expect(hb).toEqual({ jobId: lease.jobId, status: 'ok', expiresAt: deadline, cancelRequested: false, deadlineReached: false });
+      clock.set(deadline);
+      const [late] = await backend.heartbeat([lease], 60_000);
+      expect(late).toMatchObject({ status: 'ok', deadlineReached: true });
+      expect((late as { expiresAt: number }).expiresAt).toBeLessThanOrEqual(deadline);
+    });
+
+    it('extends a lease by heartbeat', async () => {
+      const { backend, clock } = fx();
+      await backend.submit(req());
+      const lease = await claimOne(backend, 'default', { leaseMs: 10_000 });
+      clock.advance(8_000);
+      const [hb] = await backend.heartbeat([lease], 10_000);
+      expect(hb).toMatchObject({ status: 'ok', expiresAt: clock.now() + 10_000 });
+      expect((await backend.get(lease.jobId))!.lease!.expires_at).toBe(iso(clock.now() + 10_000));
+      // Past the original expiry but within the extended lease: not reclaimed.
+      clock.advance(5_000);
+      expect(await backend.claim({ queue: 'default', workerId: 'w2', max: 1, leaseMs: 1000 })).toEqual([]);
+    });
+
+    it('reclaims an expired lease: the attempt counts, the old fence is dead, the job is retried', async () => {
+      const { backend, clock } = fx();
+      const { job } = await backend.submit(req({ max_attempts: 3 }));
+      const first = await claimOne(backend, 'default', { leaseMs: 10_000, workerId: 'w-a' });
+      clock.advance(10_001);
+      // Reaped inside claim; retried after backoff like a transient failure.
+      expect(await backend.claim({ queue: 'default', workerId: 'w-b', max: 1, leaseMs: 10_000 })).toEqual([]);
+      const reaped = (await backend.get(job.job_id))!;
+      expect(reaped.state).toBe('scheduled');
+      expect(reaped.attempts[0]).toMatchObject({ outcome: 'lease_lost', error_code: 'LEASE_EXPIRED' });
+      expect(reaped.last_error).toMatchObject({ code: 'LEASE_EXPIRED', retryable: true });
+      const types = await eventTypes(backend, job.job_id);
+      expect(types).toEqual(['submitted', 'claimed', 'lease_expired', 'retry_scheduled']);
+      clock.set(Date.parse(reaped.run_at));
+      const second = await claimOne(backend, 'default', { workerId: 'w-b' });
+      expect(second.jobId).toBe(job.job_id);
+      expect(second.job.attempt).toBe(2);
+      expect(second.fence).toBeGreaterThan(first.fence);
+      expect(await backend.heartbeat([first], 10_000)).toEqual([{ jobId: job.job_id, status: 'lost' }]);
+      await expect(backend.complete(first, 'late')).rejects.toBeInstanceOf(LeaseLostError);
+      expect((await backend.complete(second, 'ok')).state).toBe('succeeded');
+    });
+
+    it('sends a job whose lease expired on its last attempt to the DLQ with reason lease_lost', async () => {
+      const { backend, clock } = fx();
+      const { job } = await backend.submit(req({ max_attempts: 1 }));
+      await claimOne(backend, 'default', { leaseMs: 5_000 });
+      clock.advance(6_000);
+      await backend.claim({ queue: 'default', workerId: 'w', max: 1, leaseMs: 1000 });
+      const dead = (await backend.get(job.job_id))!;
+      expect(dead.state).toBe('dead');
+      expect(dead.dead).toMatchObject({ reason: 'lease_lost', error_code: 'LEASE_EXPIRED' });
+      expect((await backend.dlqGet(job.job_id))!.reason).toBe('lease_lost');
+    });
+
+    it('checks the fence on complete, fail, checkpoint, effects, abort and release', async () => {
+      const { backend } = fx();
+      await backend.submit(req());
+      const lease = await claimOne(backend);
+      const stale = { jobId: lease.jobId, fence: lease.fence - 1 };
+      await expect(backend.complete(stale, null)).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(backend.fail(stale, { code: 'NETWORK', message: 'x', retryable: true })).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(backend.checkpoint(stale, { step: 1 })).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(backend.beginEffect(stale, 'e')).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(backend.finishEffect(stale, 'e', 1)).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(backend.abort(stale, 'cancelled')).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(backend.release(stale)).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(backend.complete({ jobId: 'job_01JZZZZZZZZZZZZZZZZZZZZZZZ', fence: 1 }, null)).rejects.toBeInstanceOf(LeaseLostError);
+      // Nothing the stale writes tried is visible.
+      const job = (await backend.get(lease.jobId))!;
+      expect(job).toMatchObject({ state: 'running', checkpoint: null, effects: [] });
+      // A finished job refuses further writes even with its last fence.
+      await backend.complete(lease, 'done');
+      await expect(backend.complete(lease, 'again')).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(backend.checkpoint(lease, 1)).rejects.toBeInstanceOf(LeaseLostError);
+    });
+
+    it('completes a job with its result and closes the attempt record', async () => {
+      const { backend, clock } = fx();
+      await backend.submit(req());
+      const lease = await claimOne(backend);
+      clock.advance(1234);
+      const done = await backend.complete(lease, '{"answer":42}');
+      expect(done).toMatchObject({ state: 'succeeded', outcome: 'succeeded', result: '{"answer":42}', lease: null, ended_at: iso(clock.now()) });
+      expect(done.attempts[0]).toMatchObject({ outcome: 'succeeded', ended_at: iso(clock.now()) });
+      expect(await backend.get(lease.jobId)).toEqual(done);
+    });
+
+    it('stores checkpoints', async () => {
+      const { backend } = fx();
+      await backend.submit(req());
+      const lease = await claimOne(backend);
+      await backend.checkpoint(lease, { step: 3, notes: ['a'] });
+      expect((await backend.get(lease.jobId))!.checkpoint).toEqual({ step: 3, notes: ['a'] });
+      expect(await eventTypes(backend, lease.jobId)).toContain('checkpoint');
+    });
+  });
+
+  describe('failures and retries', () => {
+    const fx = useFixture(make);
+
+    it('schedules a retryable failure after a jittered backoff (5-15 s, then 30-90 s) and claims it again after', async () => {
+      const { backend, clock } = fx();
+      const { job } = await backend.submit(req({ max_attempts: 5 }));
+      const l1 = await claimOne(backend);
+      const t1 = clock.now();
+      const o1 = await backend.fail(l1, { code: 'PROVIDER_429', message: 'slow down', retryable: true });
+      expect(o1.kind).toBe('retry');
+      const run1 = (o1 as { runAt: number }).runAt;
+      expect(run1).toBeGreaterThanOrEqual(t1 + 5_000);
+      expect(run1).toBeLessThanOrEqual(t1 + 15_000);
+      expect(o1.job).toMatchObject({ state: 'scheduled', run_at: iso(run1), last_error: { code: 'PROVIDER_429', message: 'slow down', retryable: true } });
+      expect(o1.job.attempts[0]).toMatchObject({ outcome: 'failed', error_code: 'PROVIDER_429', error_message: 'slow down' });
+      clock.set(run1 - 1);
+      expect(await backend.claim({ queue: 'default', workerId: 'w', max: 1, leaseMs: 1000 })).toEqual([]);
+      clock.set(run1);
+      const l2 = await claimOne(backend);
+      expect(l2.job.attempt).toBe(2);
+      const t2 = clock.now();
+      const o2 = await backend.fail(l2, { code: 'NETWORK', message: 'reset', retryable: true });
+      const run2 = (o2 as { runAt: number }).runAt;
+      expect(run2).toBeGreaterThanOrEqual(t2 + 30_000);
+      expect(run2).toBeLessThanOrEqual(t2 + 90_000);
+      expect(await eventTypes(backend, job.job_id)).toEqual(['submitted', 'claimed', 'retry_scheduled', 'claimed', 'retry_scheduled']);
+    });
+
+    it('sends a job that runs out of attempts to the DLQ with full triage information', async () => {
+      const { backend, clock } = fx();
+      const { job } = await backend.submit(req({ max_attempts: 2, trace_id: 'trace-9', tenant_id: 'acme' }));
+      const l1 = await claimOne(backend, 'default', { workerVersion: 'v1' });
+      await backend.checkpoint(l1, { step: 1 });
+      const o1 = await backend.fail(l1, { code: 'TIMEOUT', message: 'tool timed out', retryable: true, workerVersion: 'v1' });
+      clock.set((o1 as { runAt: number }).runAt);
+      const l2 = await claimOne(backend, 'default', { workerVersion: 'v2' });
+      await backend.checkpoint(l2, { step: 2 });
+      const o2 = await backend.fail(l2, { code: 'TIMEOUT', message: 'tool timed out again', retryable: true, workerVersion: 'v2' });
+      expect(o2).toMatchObject({ kind: 'dead', reason: 'exhausted' });
+      const dead = (await backend.get(job.job_id))!;
+      expect(dead).toMatchObject({
+        state: 'dead',
+        outcome: 'failed',
+        checkpoint: { step: 2 },
+        trace_id: 'trace-9',
+        dead: { reason: 'exhausted', dead_at: iso(clock.now()), error_code: 'TIMEOUT', error_message: 'tool timed out again', worker_version: 'v2' },
+      });
+      expect(dead.attempts.map((a) => [a.attempt, a.worker_version, a.outcome, a.error_code])).toEqual([
+        [1, 'v1', 'failed', 'TIMEOUT'],
+        [2, 'v2', 'failed', 'TIMEOUT'],
+      ]);
+      const entry = (await backend.dlqGet(job.job_id))!;
+      expect(entry).toMatchObject({
+        job_id: job.job_id,
+        tenant_id: 'acme',
+        reason: 'exhausted',
+        error_code: 'TIMEOUT',
+        error_message: 'tool timed out again',
+        worker_version: 'v2',
+        attempts: 2,
+        max_attempts: 2,
+        partial: false,
+        redrive_count: 0,
+        malformed: null,
+      });
+      expect(entry.job).toEqual(dead);
+      expect((await eventTypes(backend, job.job_id)).at(-1)).toBe('dead');
+    });
+
+    it('sends a permanent failure to the DLQ at once, and marks it partial when an effect started', async () => {
+      const { backend } = fx();
+      const { job } = await backend.submit(req({ max_attempts: 5 }));
+      const lease = await claimOne(backend);
+      await backend.beginEffect(lease, 'create-order');
+      const out = await backend.fail(lease, { code: 'PERMISSION', message: '403', retryable: false });
+      expect(out).toMatchObject({ kind: 'dead', reason: 'permanent' });
+      expect(out.job.outcome).toBe('partially_completed');
+      expect((await backend.dlqGet(job.job_id))!.partial).toBe(true);
+    });
+
+    it('ends a job expired instead of scheduling a retry past its deadline', async () => {
+      const { backend, clock } = fx();
+      const { job } = await backend.submit(req({ max_attempts: 5, deadline_at: iso(clock.now() + 4_000) }));
+      const lease = await claimOne(backend);
+      // The first retry waits at least 5 s: it cannot start before the deadline.
+      const out = await backend.fail(lease, { code: 'NETWORK', message: 'reset', retryable: true });
+      expect(out.kind).toBe('expired');
+      expect(await backend.get(job.job_id)).toMatchObject({ state: 'expired', outcome: 'expired' });
+    });
+
+    it('never claims a job past its deadline: it ends expired', async () => {
+      const { backend, clock } = fx();
+      const { job } = await backend.submit(req({ deadline_at: iso(clock.now() + 10_000) }));
+      const other = (await backend.submit(req())).job;
+      clock.advance(10_000);
+      const got = await backend.claim({ queue: 'default', workerId: 'w', max: 5, leaseMs: 1000 });
+      expect(got.map((l) => l.jobId)).toEqual([other.job_id]);
+      expect(await backend.get(job.job_id)).toMatchObject({ state: 'expired', outcome: 'expired', attempt: 0 });
+      expect(await eventTypes(backend, job.job_id)).toEqual(['submitted', 'expired']);
+    });
+  });
+
+  describe('cancellation, abort and release', () => {
+    const fx = useFixture(make);
+
+    it('delivers a cancel request to the running worker through its heartbeat, then ends cancelled', async () => {
+      const { backend } = fx();
+      const { job } = await backend.submit(req());
+      const lease = await claimOne(backend);
+      expect((await backend.heartbeat([lease], 60_000))[0]).toMatchObject({ cancelRequested: false });
+      await backend.cancel(job.job_id, 'customer withdrew');
+      expect((await backend.heartbeat([lease], 60_000))[0]).toMatchObject({ status: 'ok', cancelRequested: true });
+      const ended = await backend.abort(lease, 'cancelled');
+      expect(ended).toMatchObject({ state: 'cancelled', outcome: 'cancelled', lease: null });
+      expect(ended.attempts[0]!.outcome).toBe('cancelled');
+      expect(await eventTypes(backend, job.job_id)).toEqual(['submitted', 'claimed', 'cancel_requested', 'cancelled']);
+    });
+
+    it('reports partially_completed when an aborted job had started an effect', async () => {
+      const { backend, clock } = fx();
+      await backend.submit(req({ deadline_at: iso(clock.now() + 60_000) }));
+      const lease = await claimOne(backend);
+      await backend.beginEffect(lease, 'send-email');
+      clock.advance(60_000);
+      expect((await backend.heartbeat([lease], 60_000))[0]).toMatchObject({ deadlineReached: true });
+      expect(await backend.abort(lease, 'expired')).toMatchObject({ state: 'expired', outcome: 'partially_completed' });
+    });
+
+    it('ends an aborted job without effects as expired', async () => {
+      const { backend } = fx();
+      await backend.submit(req());
+      const lease = await claimOne(backend);
+      expect(await backend.abort(lease, 'expired')).toMatchObject({ state: 'expired', outcome: 'expired' });
+    });
+
+    it('releases a job without counting the attempt', async () => {
+      const { backend } = fx();
+      const { job } = await backend.submit(req({ max_attempts: 1 }));
+      const lease = await claimOne(backend);
+      await backend.release(lease);
+      const back = (await backend.get(job.job_id))!;
+      expect(back).toMatchObject({ state: 'queued', attempt: 0, lease: null });
+      expect(back.attempts[0]!.outcome).toBe('released');
+      const again = await claimOne(backend);
+      expect(again.job.attempt).toBe(1);
+      expect(again.fence).toBeGreaterThan(lease.fence);
+      expect(await eventTypes(backend, job.job_id)).toEqual(['submitted', 'claimed', 'released', 'claimed']);
+    });
+  });
+
+  describe('effects', () => {
+    const fx = useFixture(make);
+
+    it('records started, then done with its result, with a stable idempotency key; begin again returns the record', async () => {
+      const { backend, clock } = fx();
+      const { job } = await backend.submit(req());
+      const lease = await claimOne(backend);
+      const started = await backend.beginEffect(lease, 'charge-card');
+      expect(started).toEqual({
+        key: 'charge-card',
+        status: 'started',
+        idempotency_key: `${job.job_id}:charge-card`,
+        attempt: 1,
+        started_at: iso(clock.now()),
+        done_at: null,
+        result: null,
+      });
+      expect(await backend.beginEffect(lease, 'charge-card')).toEqual(started);
+      clock.advance(500);
+      const done = await backend.finishEffect(lease, 'charge-card', { charge_id: 'ch_1' });
+      expect(done).toMatchObject({ status: 'done', done_at: iso(clock.now()), result: { charge_id: 'ch_1' }, idempotency_key: `${job.job_id}:charge-card` });
+      expect(await backend.beginEffect(lease, 'charge-card')).toEqual(done);
+      // Finishing twice keeps the first result.
+      expect(await backend.finishEffect(lease, 'charge-card', { charge_id: 'other' })).toEqual(done);
+      expect((await backend.get(job.job_id))!.effects).toEqual([done]);
+      const types = await eventTypes(backend, job.job_id);
+      expect(types.filter((t) => t === 'effect_started')).toHaveLength(1);
+      expect(types.filter((t) => t === 'effect_done')).toHaveLength(1);
+    });
+
+    it('carries effects across attempts: a started effect of a dead attempt is returned to the next one', async () => {
+      const { backend, clock } = fx();
+      const { job } = await backend.submit(req({ max_attempts: 3 }));
+      const l1 = await claimOne(backend);
+      await backend.beginEffect(l1, 'send-email');
+      await backend.beginEffect(l1, 'create-order');
+      await backend.finishEffect(l1, 'create-order', 'order-1');
+      const o = await backend.fail(l1, { code: 'NETWORK', message: 'x', retryable: true });
+      clock.set((o as { runAt: number }).runAt);
+      const l2 = await claimOne(backend);
+      const email = await backend.beginEffect(l2, 'send-email');
+      expect(email).toMatchObject({ status: 'started', attempt: 1, idempotency_key: `${job.job_id}:send-email` });
+      expect(await backend.beginEffect(l2, 'create-order')).toMatchObject({ status: 'done', result: 'order-1' });
+    });
+  });
+
+  describe('admission control', () => {
+    const fx = useFixture(make, { admission: { batchMaxBacklogSeconds: 300, interactiveMaxBacklogSeconds: 600, tenantMaxBacklogSeconds: 800 } });
+
+    it('refuses batch work over its backlog (exit 75, says why and when) while interactive work is still admitted', async () => {
+      const { backend, clock } = fx();
+      for (let i = 0; i < 3; i++) await backend.submit(req({ estimated_seconds: 100, tenant_id: `t${i}` }));
+      const err = await backend.submit(req({ estimated_seconds: 100, tenant_id: 'tx' })).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RetryLaterError);
+      expect((err as RetryLaterError).exitCode).toBe(75);
+      expect((err as RetryLaterError).message).toMatch(/batch backlog/);
+      expect((err as RetryLaterError).message).toMatch(/retry in/);
+      expect((err as RetryLaterError).retryAfterMs).toBeGreaterThan(clock.now());
+      await expect(backend.submit(req({ estimated_seconds: 100, class: 'interactive', tenant_id: 'ty' }))).resolves.toMatchObject({ created: true });
+      // Nothing was stored for the refused submit.
+      expect((await backend.list({ class: 'batch' }, { limit: 100 })).items).toHaveLength(3);
+    });
+
+    it('admits again once workers drain the backlog', async () => {
+      const { backend } = fx();
+      for (let i = 0; i < 3; i++) await backend.submit(req({ estimated_seconds: 100, tenant_id: `t${i}` }));
+      await expect(backend.submit(req({ estimated_seconds: 100 }))).rejects.toBeInstanceOf(RetryLaterError);
+      await backend.claim({ queue: 'default', workerId: 'w', max: 1, leaseMs: 60_000 });
+      await expect(backend.submit(req({ estimated_seconds: 100 }))).resolves.toMatchObject({ created: true });
+    });
+
+    it('counts a job without an estimate as 60 s, and limits one tenant across classes', async () => {
+      const { backend } = fx();
+      for (let i = 0; i < 5; i++) await backend.submit(req({ class: 'interactive', tenant_id: 'big', estimated_seconds: 90 }));
+      // Tenant big: 450 s interactive + 60 s (no estimate) + 200 s batch = 710 s; batch backlog 260 s.
+      await backend.submit(req({ tenant_id: 'big' }));
+      await backend.submit(req({ tenant_id: 'big', estimated_seconds: 200 }));
+      // 100 s more fits the interactive class (550 <= 600) but not the tenant (810 > 800).
+      const err = await backend.submit(req({ class: 'interactive', tenant_id: 'big', estimated_seconds: 100 })).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RetryLaterError);
+      expect((err as RetryLaterError).message).toMatch(/tenant big/);
+      await expect(backend.submit(req({ class: 'interactive', tenant_id: 'small', estimated_seconds: 50 }))).resolves.toMatchObject({ created: true });
+    });
+
+    it('does not refuse a duplicate submit that returns the existing job', async () => {
+      const { backend } = fx();
+      const first = await backend.submit(req({ estimated_seconds: 300, idempotency_key: 'k' }));
+      const again = await backend.submit(req({ estimated_seconds: 300, idempotency_key: 'k' }));
+      expect(again).toMatchObject({ created: false, job: { job_id: first.job.job_id } });
+    });
+  });
+
+  describe('events of worker transitions', () => {
+    const fx = useFixture(make);
+
+    it('records claimed with the worker and fence', async () => {
+      const { backend } = fx();
+      await backend.submit(req());
+      const lease = await claimOne(backend, 'default', { workerId: 'w-7' });
+      const claimed = (await allEvents(backend, { jobId: lease.jobId })).find((e) => e.type === 'claimed')!;
+      expect(claimed.data).toMatchObject({ worker_id: 'w-7', fence: lease.fence });
+    });
+  });
+}
