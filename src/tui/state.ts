@@ -304,12 +304,18 @@ function move(s: TriageState, m: Motion): TriageState {
       return s.picker === null ? s : { ...s, picker: { ...s.picker, ...moveCursor(s.picker, m, s.picker.options.length, s.pageSize) } };
     case 'detail': {
       if (s.detail === null || !Array.isArray(s.detail.lines)) return s;
-      const w = moveCursor({ cursor: s.detail.scroll, top: s.detail.scroll }, m, Math.max(1, s.detail.lines.length - s.pageSize + 1), 1);
-      return { ...s, detail: { ...s.detail, scroll: w.cursor } };
+      return { ...s, detail: { ...s.detail, scroll: scrollBy(s.detail.scroll, m, s.detail.lines.length, s.pageSize) } };
     }
     default:
       return s;
   }
+}
+
+/** Scrolling text (the detail view): the last page stays full instead of scrolling into blank lines. */
+function scrollBy(scroll: number, m: Motion, lines: number, page: number): number {
+  const max = Math.max(0, lines - page);
+  const step = { down: 1, up: -1, pageDown: page, pageUp: -page, top: -Infinity, bottom: Infinity }[m];
+  return Math.min(max, Math.max(0, scroll + step));
 }
 
 function listCommand(s: TriageState, c: Command): TriageState {

@@ -1,0 +1,118 @@
+/**
+ * The TUI's redrive, built only from the DLQ engine (`src/dlq`) and the
+ * plan rules (`core/plan`, `core/verdict`): a frozen plan of the selected
+ * job ids, the per-queue lock, the durable ledger, the audit record and the
+ * paced apply are the engine's. The TUI adds nothing but the confirmation
+ * dialog in front of it.
+ */
+import type { Backend, DlqFilter } from '../backend/contract.js';
+import { toIso } from '../core/duration.js';
+import { DEFAULT_ATTEMPTS_POLICY, PlanBuilder, planTotals, type AttemptsPolicy, type Plan } from '../core/plan.js';
+import type { DlqEntry } from '../core/schemas.js';
+import { DEFAULT_MAX_REDRIVES } from '../core/verdict.js';
+import { applyRun, resumeCommand, startRun, type EngineDeps } from '../dlq/engine.js';
+import type { RunEvent } from '../dlq/progress.js';
+import { effectiveBatchSize } from '../dlq/rate.js';
+import { walkDlq } from '../dlq/select.js';
+import type { PlannedRedrive, PlanSplit, RedrivePort, RedriveProgress, RedriveResult } from './redrive-port.js';
+
+export interface GatewaySettings {
+  /** The command's own selector (`--queue`, `--tenant`…): where a large selection is looked up. */
+  baseFilter: DlqFilter;
+  /** The command's flags as given, recorded in the audit with the selection size. */
+  given: Record<string, unknown>;
+  /** Jobs per second; null = unlimited. */
+  rate: number | null;
+  batchSize?: number;
+  maxRedrives?: number;
+  attempts?: AttemptsPolicy;
+}
+
+/**
+ * Up to this many selected jobs are fetched one by one (`dlqGet`); above it,
+ * one paged walk of the command's selection is cheaper than N lookups.
+ */
+const FETCH_ONE_BY_ONE_MAX = 2000;
+const FETCH_CONCURRENCY = 32;
+
+export function engineRedrive(deps: EngineDeps, s: GatewaySettings): RedrivePort {
+  return {
+    async plan(jobIds, signal) {
+      const wanted = new Set(jobIds);
+      const maxRedrives = s.maxRedrives ?? DEFAULT_MAX_REDRIVES;
+      const builder = new PlanBuilder({ action: 'redrive', now: deps.clock.now(), minRemainingMs: 0, includePartial: false, maxRedrives });
+      let found = 0;
+      for await (const entries of selectedEntries(deps.backend, s.baseFilter, wanted, signal)) {
+        for (const e of entries) {
+          if (wanted.has(e.job_id) && builder.add(e) !== null) found++;
+        }
+      }
+      const plan = builder.finish({
+        action: 'redrive',
+        createdAt: toIso(deps.clock.now()),
+        filters: { ...s.given, via: 'agentq dlq browse', selected: jobIds.length },
+        options: { attempts: s.attempts ?? DEFAULT_ATTEMPTS_POLICY, maxRedrives, minRemainingMs: 0, includePartial: false },
+      });
+      return { split: splitOf(plan, jobIds.length - found), handle: plan };
+    },
+
+    async apply(planned, onProgress, signal) {
+      const plan = planned.handle as Plan;
+      const batchSize = effectiveBatchSize(s.batchSize, s.rate);
+      const run = await startRun(deps, plan, { reason: 'agentq dlq browse (TUI)', rate: s.rate, batchSize });
+      const total = planned.split.total;
+      const skippedAtPlan = total - run.counts.planned;
+      const toProgress = (e: RunEvent): RedriveProgress | null =>
+        e.kind === 'batch'
+          ? { done: skippedAtPlan + e.done, total, moved: e.moved, skipped: skippedAtPlan + e.skipped, failed: e.failed }
+          : null;
+      const result = await applyRun(deps, run.run_id, {
+        signal,
+        onProgress: (e) => {
+          const p = toProgress(e);
+          if (p !== null) onProgress(p);
+        },
+      });
+      const counts = result.run.counts;
+      const out: RedriveResult = {
+        runId: result.run.run_id,
+        status: result.run.status,
+        moved: counts.moved,
+        skipped: counts.skipped,
+        failed: counts.failed,
+        resumeCommand: result.interrupted ? resumeCommand(result.run) : null,
+      };
+      return out;
+    },
+  };
+}
+
+async function* selectedEntries(backend: Backend, base: DlqFilter, wanted: ReadonlySet<string>, signal: AbortSignal): AsyncGenerator<DlqEntry[]> {
+  if (wanted.size > FETCH_ONE_BY_ONE_MAX) {
+    yield* walkDlq(backend, base, { pageSize: 1000, signal });
+    return;
+  }
+  const ids = [...wanted].sort();
+  for (let i = 0; i < ids.length; i += FETCH_CONCURRENCY) {
+    signal.throwIfAborted();
+    const got = await Promise.all(ids.slice(i, i + FETCH_CONCURRENCY).map((id) => backend.dlqGet(id)));
+    yield got.filter((e): e is DlqEntry => e !== null);
+  }
+}
+
+function splitOf(plan: Plan, missing: number): PlanSplit {
+  const t = planTotals(plan.items);
+  const redrive = t.redrive ?? 0;
+  const skipExpired = t['skip:expired'] ?? 0;
+  const skipPartial = t['skip:partial'] ?? 0;
+  const quarantined = t['skip:quarantined'] ?? 0;
+  return {
+    total: t.total + missing,
+    redrive,
+    skipExpired,
+    skipPartial,
+    quarantined,
+    skipOther: t.total - redrive - skipExpired - skipPartial - quarantined + missing,
+    queue: plan.queue,
+  };
+}

@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { BINDINGS, helpSections, keyLabel, keyName, resolveKey, type Mode } from '../../src/tui/keymap.js';
+
+describe('keyName', () => {
+  it('names Ink keys the way the keymap spells them', () => {
+    expect(keyName('', { downArrow: true })).toBe('down');
+    expect(keyName('', { upArrow: true })).toBe('up');
+    expect(keyName('', { pageDown: true })).toBe('pgdn');
+    expect(keyName('', { pageUp: true })).toBe('pgup');
+    expect(keyName('', { home: true })).toBe('home');
+    expect(keyName('', { end: true })).toBe('end');
+    expect(keyName('\r', { return: true })).toBe('enter');
+    expect(keyName('', { escape: true })).toBe('esc');
+    expect(keyName('\t', { tab: true })).toBe('tab');
+    expect(keyName(' ', {})).toBe('space');
+    expect(keyName('G', { shift: true })).toBe('G');
+    expect(keyName('c', { ctrl: true })).toBe('C-c');
+  });
+
+  it('treats DEL (what terminals send for Backspace, reported by Ink as delete) as backspace', () => {
+    expect(keyName('', { delete: true })).toBe('backspace');
+    expect(keyName('', { backspace: true })).toBe('backspace');
+  });
+});
+
+describe('resolveKey', () => {
+  it('moves with j/k and the arrows in every browsing mode', () => {
+    for (const mode of ['list', 'groups', 'detail', 'picker'] as Mode[]) {
+      expect(resolveKey(mode, 'j')).toEqual({ kind: 'command', command: 'cursor.down' });
+      expect(resolveKey(mode, 'down')).toEqual({ kind: 'command', command: 'cursor.down' });
+      expect(resolveKey(mode, 'k')).toEqual({ kind: 'command', command: 'cursor.up' });
+      expect(resolveKey(mode, 'up')).toEqual({ kind: 'command', command: 'cursor.up' });
+    }
+  });
+
+  it('gives g to the group view and top/bottom to Home/< and End/>/G (no g ambiguity)', () => {
+    expect(resolveKey('list', 'g')).toEqual({ kind: 'command', command: 'groups.open' });
+    expect(resolveKey('list', 'home')).toEqual({ kind: 'command', command: 'cursor.top' });
+    expect(resolveKey('list', '<')).toEqual({ kind: 'command', command: 'cursor.top' });
+    expect(resolveKey('list', 'G')).toEqual({ kind: 'command', command: 'cursor.bottom' });
+    expect(resolveKey('list', 'end')).toEqual({ kind: 'command', command: 'cursor.bottom' });
+    expect(resolveKey('groups', 'g')).toEqual({ kind: 'command', command: 'back' });
+  });
+
+  it('types printable keys in the text filter instead of running their commands', () => {
+    expect(resolveKey('filter', 'q')).toEqual({ kind: 'text', text: 'q' });
+    expect(resolveKey('filter', 'e')).toEqual({ kind: 'text', text: 'e' });
+    expect(resolveKey('filter', 'space')).toEqual({ kind: 'text', text: ' ' });
+    expect(resolveKey('filter', 'esc')).toEqual({ kind: 'command', command: 'input.cancel' });
+    expect(resolveKey('filter', 'enter')).toEqual({ kind: 'command', command: 'input.submit' });
+  });
+
+  it('never types control characters or named keys as filter text', () => {
+    expect(resolveKey('filter', '\x1b[31m')).toEqual({ kind: 'none' });
+    expect(resolveKey('filter', 'down')).toEqual({ kind: 'none' });
+    expect(resolveKey('filter', 'C-x')).toEqual({ kind: 'none' });
+  });
+
+  it('does not quit from the redrive dialog or while a run is applying', () => {
+    expect(resolveKey('confirm', 'q')).toEqual({ kind: 'text', text: 'q' });
+    expect(resolveKey('progress', 'q')).toEqual({ kind: 'none' });
+    expect(resolveKey('progress', 'C-c')).toEqual({ kind: 'command', command: 'run.stop' });
+  });
+
+  it('captures every key while the help is open; only ?, Esc and q close it', () => {
+    expect(resolveKey('help', 'j')).toEqual({ kind: 'none' });
+    expect(resolveKey('help', 'R')).toEqual({ kind: 'none' });
+    for (const k of ['?', 'esc', 'q']) expect(resolveKey('help', k)).toEqual({ kind: 'command', command: 'help.toggle' });
+  });
+
+  it('has no key bound twice in one mode (the first binding would silently win)', () => {
+    const seen = new Map<string, string>();
+    for (const b of BINDINGS) {
+      for (const mode of b.modes) {
+        for (const k of b.keys) {
+          const id = `${mode} ${k}`;
+          expect(seen.get(id), `${id} bound to ${seen.get(id)} and ${b.command}`).toBeUndefined();
+          seen.set(id, b.command);
+        }
+      }
+    }
+  });
+});
+
+describe('help overlay', () => {
+  it('is generated from the same bindings the input handler resolves', () => {
+    const sections = helpSections();
+    const list = sections.find((s) => s.mode === 'list')!;
+    for (const b of BINDINGS.filter((b) => b.modes.includes('list'))) {
+      expect(list.lines).toContainEqual({ keys: b.keys.map(keyLabel).join(' '), help: b.help });
+      for (const k of b.keys) expect(resolveKey('list', k)).toEqual({ kind: 'command', command: b.command });
+    }
+  });
+
+  it('labels keys for people', () => {
+    expect(keyLabel('pgdn')).toBe('PgDn');
+    expect(keyLabel('C-c')).toBe('Ctrl-c');
+    expect(keyLabel('j')).toBe('j');
+  });
+});

@@ -1,0 +1,297 @@
+import { describe, expect, it } from 'vitest';
+import { StringPool, toTriageRow } from '../../src/tui/row.js';
+import type { PlannedRedrive } from '../../src/tui/redrive-port.js';
+import { currentRow, initialState, reduce, type TriageAction, type TriageState } from '../../src/tui/state.js';
+import { makeEntry, T0, type EntryOptions } from './support/entries.js';
+
+function rowsOf(n: number, opts: (i: number) => EntryOptions = () => ({})) {
+  const pool = new StringPool();
+  return Array.from({ length: n }, (_, i) => toTriageRow(makeEntry(i, opts(i)), pool));
+}
+
+function loaded(n: number, opts?: (i: number) => EntryOptions, pageSize = 10, extra: Partial<Parameters<typeof initialState>[0]> = {}): TriageState {
+  return reduce(initialState({ now: T0, pageSize, ...extra }), { type: 'rows/append', rows: rowsOf(n, opts), isDone: true });
+}
+
+function keys(s: TriageState, ...names: string[]): TriageState {
+  return names.reduce((acc, name) => reduce(acc, { type: 'key', name } satisfies TriageAction), s);
+}
+
+function planned(redrive: number, total = redrive): PlannedRedrive {
+  return { split: { total, redrive, skipExpired: total - redrive, skipPartial: 0, quarantined: 0, skipOther: 0, queue: 'research' }, handle: {} };
+}
+
+describe('loading', () => {
+  it('appends pages, counts expired and partial, and keeps loading until done', () => {
+    let s = initialState({ now: T0, pageSize: 5 });
+    const pool = new StringPool();
+    s = reduce(s, { type: 'rows/append', rows: [0, 1, 2].map((i) => toTriageRow(makeEntry(i, { deadlineIn: -1 }), pool)), isDone: false });
+    expect(s.isLoading).toBe(true);
+    s = reduce(s, { type: 'rows/append', rows: [3, 4].map((i) => toTriageRow(makeEntry(i, { isPartial: true }), pool)), isDone: false });
+    s = reduce(s, { type: 'rows/append', rows: [], isDone: true });
+    expect(s.isLoading).toBe(false);
+    expect(s.rows.length).toBe(5);
+    expect(s.expiredCount).toBe(3);
+    expect(s.partialCount).toBe(2);
+    expect(s.visible).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('filters rows that arrive after a filter was set', () => {
+    let s = keys(initialState({ now: T0, pageSize: 5 }), 'e');
+    s = reduce(s, { type: 'rows/append', rows: rowsOf(4, (i) => ({ deadlineIn: i % 2 === 0 ? -1 : 60_000 })), isDone: true });
+    expect(s.visible.map((i) => s.rows[i]!.jobId)).toEqual([s.rows[1]!.jobId, s.rows[3]!.jobId]);
+  });
+
+  it('recounts expired jobs when time passes (tick)', () => {
+    let s = loaded(3, (i) => ({ deadlineIn: (i + 1) * 1000 }));
+    expect(s.expiredCount).toBe(0);
+    s = reduce(s, { type: 'tick', now: T0 + 2000 });
+    expect(s.expiredCount).toBe(2);
+  });
+});
+
+describe('moving', () => {
+  it('keeps the cursor inside a window of pageSize rows', () => {
+    let s = loaded(100, undefined, 10);
+    s = keys(s, ...Array(12).fill('j'));
+    expect(s.list).toEqual({ cursor: 12, top: 3 });
+    s = keys(s, 'pgdn');
+    expect(s.list.cursor).toBe(22);
+    expect(s.list.cursor - s.list.top).toBeLessThan(10);
+    s = keys(s, 'G');
+    expect(s.list).toEqual({ cursor: 99, top: 90 });
+    s = keys(s, 'j');
+    expect(s.list.cursor).toBe(99);
+    s = keys(s, 'home');
+    expect(s.list).toEqual({ cursor: 0, top: 0 });
+    s = keys(s, 'k', 'pgup');
+    expect(s.list).toEqual({ cursor: 0, top: 0 });
+  });
+
+  it('keeps the cursor visible when the terminal shrinks', () => {
+    let s = keys(loaded(100, undefined, 20), ...Array(15).fill('j'));
+    s = reduce(s, { type: 'resize', pageSize: 5 });
+    expect(s.pageSize).toBe(5);
+    expect(s.list.cursor).toBe(15);
+    expect(s.list.cursor - s.list.top).toBeLessThan(5);
+    expect(s.list.cursor).toBeGreaterThanOrEqual(s.list.top);
+  });
+});
+
+describe('filters', () => {
+  const mixed = (i: number): EntryOptions => ({
+    deadlineIn: i % 3 === 0 ? -1000 : 3_600_000,
+    isPartial: i % 4 === 0,
+    errorCode: i % 2 === 0 ? 'PROVIDER_429' : 'TOOL_TIMEOUT',
+    tenant: i < 10 ? 'acme' : 'globex',
+  });
+
+  it('e drops expired and p drops partial jobs; pressing again brings them back', () => {
+    let s = loaded(20, mixed);
+    s = keys(s, 'e');
+    expect(s.visible.every((i) => s.rows[i]!.deadlineMs! > T0)).toBe(true);
+    s = keys(s, 'p');
+    expect(s.visible.every((i) => !s.rows[i]!.isPartial)).toBe(true);
+    expect(s.visible.length).toBe(20 - 7 - 5 + 2); // 7 expired (0,3,..18), 5 partial (0,4,..16), 2 both (0,12)
+    s = keys(s, 'e', 'p');
+    expect(s.visible.length).toBe(20);
+  });
+
+  it('/ filters as you type, Enter keeps it, and Esc restores the previous filter', () => {
+    let s = loaded(20, mixed);
+    s = keys(s, '/', 't', 'o', 'o', 'l', '_', 't', 'enter');
+    expect(s.mode).toBe('list');
+    expect(s.filter.text).toBe('tool_t');
+    expect(s.visible.length).toBe(10);
+    s = keys(s, '/', 'backspace', 'backspace', 'backspace', 'backspace', 'backspace', 'backspace', 'g', 'l', 'o', 'b', 'e', 'x');
+    expect(s.filter.text).toBe('globex');
+    expect(s.visible.length).toBe(10);
+    s = keys(s, 'esc');
+    expect(s.mode).toBe('list');
+    expect(s.filter.text).toBe('tool_t');
+    expect(s.visible.length).toBe(10);
+  });
+
+  it('the error-code and tenant pickers list values by count and set the filter', () => {
+    let s = loaded(20, mixed);
+    s = keys(s, 'E');
+    expect(s.mode).toBe('picker');
+    expect(s.picker!.options.map((o) => o.value)).toEqual([null, 'PROVIDER_429', 'TOOL_TIMEOUT']);
+    s = keys(s, 'j', 'j', 'enter');
+    expect(s.filter.errorCode).toBe('TOOL_TIMEOUT');
+    s = keys(s, 'T', 'j', 'enter');
+    expect(s.filter.tenant).not.toBeNull();
+    expect(s.visible.every((i) => s.rows[i]!.errorCode === 'TOOL_TIMEOUT' && s.rows[i]!.tenant === s.filter.tenant)).toBe(true);
+    s = keys(s, 'E', 'home', 'enter');
+    expect(s.filter.errorCode).toBeNull();
+    s = keys(s, 'x');
+    expect(s.visible.length).toBe(20);
+  });
+
+  it('keeps the cursor on the same job when a filter still shows it', () => {
+    let s = loaded(20, mixed);
+    s = keys(s, 'j'); // row 1: TOOL_TIMEOUT, not expired
+    const id = currentRow(s)!.jobId;
+    s = keys(s, 'e');
+    expect(currentRow(s)!.jobId).toBe(id);
+  });
+});
+
+describe('group-by-error view', () => {
+  it('counts error code × workflow and drills into a group', () => {
+    let s = loaded(30, (i) => ({ errorCode: i < 20 ? 'PROVIDER_429' : 'SCHEMA', workflow: i % 2 === 0 ? 'a:v1' : 'b:v2', deadlineIn: i < 3 ? -1 : 1000 }));
+    s = keys(s, 'g');
+    expect(s.mode).toBe('groups');
+    expect(s.groups!.items.map((g) => [g.errorCode, g.workflow, g.count])).toEqual([
+      ['PROVIDER_429', 'a:v1', 10],
+      ['PROVIDER_429', 'b:v2', 10],
+      ['SCHEMA', 'a:v1', 5],
+      ['SCHEMA', 'b:v2', 5],
+    ]);
+    expect(s.groups!.items[0]!.expired).toBe(2);
+    s = keys(s, 'j', 'j', 'enter');
+    expect(s.mode).toBe('list');
+    expect(s.filter).toMatchObject({ errorCode: 'SCHEMA', workflow: 'a:v1' });
+    expect(s.visible.length).toBe(5);
+  });
+
+  it('regroups when a filter toggles inside the view', () => {
+    let s = keys(loaded(10, (i) => ({ deadlineIn: i < 4 ? -1 : 1000 })), 'g');
+    expect(s.groups!.items[0]!.count).toBe(10);
+    s = keys(s, 'e');
+    expect(s.groups!.items[0]!.count).toBe(6);
+    s = keys(s, 'esc');
+    expect(s.mode).toBe('list');
+  });
+});
+
+describe('selection', () => {
+  it('space toggles the row under the cursor and moves down', () => {
+    let s = loaded(5);
+    s = keys(s, 'space', 'space');
+    expect([...s.selected]).toEqual([s.rows[0]!.jobId, s.rows[1]!.jobId]);
+    s = keys(s, 'k', 'space');
+    expect([...s.selected]).toEqual([s.rows[0]!.jobId]);
+  });
+
+  it('a selects every entry matching the filter, not only the visible page, and says so', () => {
+    let s = loaded(500, (i) => ({ errorCode: i % 5 === 0 ? 'SCHEMA' : 'PROVIDER_429' }), 10);
+    s = keys(s, '/', 's', 'c', 'h', 'e', 'm', 'a', 'enter', 'a');
+    expect(s.selected.size).toBe(100);
+    expect(s.selectionLabel).toBe('all 100 matching text="schema"');
+    expect([...s.selected].every((id) => s.rows.find((r) => r.jobId === id)!.errorCode === 'SCHEMA')).toBe(true);
+    s = keys(s, 'c');
+    expect(s.selected.size).toBe(0);
+  });
+});
+
+describe('redrive dialog', () => {
+  it('refuses in a read-only context and says why', () => {
+    const s = keys(loaded(3, undefined, 10, { readOnlyReason: 'context "prod" is read-only' }), 'space', 'R');
+    expect(s.mode).toBe('list');
+    expect(s.redrive).toBeNull();
+    expect(s.notice).toContain('read-only');
+  });
+
+  it('refuses with nothing selected', () => {
+    const s = keys(loaded(3), 'R');
+    expect(s.redrive).toBeNull();
+    expect(s.notice).toContain('nothing selected');
+  });
+
+  it('plans the selection, opens focused on Cancel, and Enter there cancels', () => {
+    let s = keys(loaded(3), 'space', 'R');
+    expect(s.redrive).toEqual({ step: 'planning', jobIds: [s.rows[0]!.jobId] });
+    s = reduce(s, { type: 'redrive/planned', planned: planned(1) });
+    expect(s.redrive).toMatchObject({ step: 'confirm', focus: 'cancel' });
+    s = keys(s, 'enter');
+    expect(s.mode).toBe('list');
+    expect(s.redrive).toBeNull();
+    expect(s.notice).toContain('nothing moved');
+  });
+
+  it('up to 20 jobs: Tab to Redrive and Enter applies', () => {
+    let s = reduce(keys(loaded(3), 'a', 'R'), { type: 'redrive/planned', planned: planned(3) });
+    s = keys(s, 'tab', 'enter');
+    expect(s.mode).toBe('progress');
+    expect(s.redrive).toMatchObject({ step: 'applying', progress: { done: 0, total: 3 } });
+  });
+
+  it('above 20 jobs the count must be typed exactly before Redrive works', () => {
+    let s = reduce(keys(loaded(30), 'a', 'R'), { type: 'redrive/planned', planned: planned(25, 30) });
+    s = keys(s, 'tab', 'enter');
+    expect(s.mode).toBe('confirm');
+    expect(s.notice).toBe('type 25 to confirm');
+    s = keys(s, '2', '6', 'enter');
+    expect(s.mode).toBe('confirm');
+    s = keys(s, 'backspace', 'x', '5', 'enter');
+    expect(s.mode).toBe('progress');
+  });
+
+  it('a plan with nothing to redrive cannot be applied', () => {
+    let s = reduce(keys(loaded(3), 'a', 'R'), { type: 'redrive/planned', planned: planned(0, 3) });
+    s = keys(s, 'tab', 'enter');
+    expect(s.mode).toBe('confirm');
+    expect(s.notice).toContain('nothing to redrive');
+  });
+
+  it('Esc/Ctrl-C while applying asks to stop after the batch; q does not quit mid-run', () => {
+    let s = reduce(keys(loaded(3), 'a', 'R'), { type: 'redrive/planned', planned: planned(3) });
+    s = keys(s, 'tab', 'enter', 'q');
+    expect(s.isQuitting).toBe(false);
+    s = keys(s, 'C-c');
+    expect(s.redrive).toMatchObject({ step: 'applying', isStopRequested: true });
+  });
+
+  it('the result leads back to a fresh load of the DLQ with the selection cleared', () => {
+    let s = reduce(keys(loaded(3), 'a', 'R'), { type: 'redrive/planned', planned: planned(3) });
+    s = keys(s, 'tab', 'enter');
+    s = reduce(s, { type: 'redrive/progress', progress: { done: 3, total: 3, moved: 3, skipped: 0, failed: 0 } });
+    s = reduce(s, { type: 'redrive/finished', result: { runId: 'run_X', status: 'completed', moved: 3, skipped: 0, failed: 0, resumeCommand: null } });
+    expect(s.mode).toBe('result');
+    const gen = s.loadGeneration;
+    s = keys(s, 'enter');
+    expect(s).toMatchObject({ mode: 'list', loadGeneration: gen + 1, isLoading: true, rows: [] });
+    expect(s.selected.size).toBe(0);
+  });
+
+  it('a planning failure (e.g. a selection over two queues) returns to the list without reloading', () => {
+    let s = keys(loaded(3), 'a', 'R');
+    s = reduce(s, { type: 'redrive/failed', message: 'the selection spans 2 queues' });
+    expect(s.mode).toBe('result');
+    s = keys(s, 'enter');
+    expect(s.mode).toBe('list');
+    expect(s.rows.length).toBe(3);
+    expect(s.selected.size).toBe(3);
+  });
+});
+
+describe('detail, help and quit', () => {
+  it('Enter opens the entry under the cursor and Esc goes back', () => {
+    let s = keys(loaded(3), 'j', 'enter');
+    expect(s.detail).toMatchObject({ jobId: s.rows[1]!.jobId, lines: undefined });
+    s = reduce(s, { type: 'detail/loaded', jobId: s.rows[1]!.jobId, lines: Array.from({ length: 40 }, (_, i) => `line ${i}`) });
+    s = keys(s, 'j', 'j', 'pgdn');
+    expect(s.detail!.scroll).toBe(12);
+    s = keys(s, 'G');
+    expect(s.detail!.scroll).toBe(30);
+    s = keys(s, 'esc');
+    expect(s.mode).toBe('list');
+    expect(s.detail).toBeNull();
+  });
+
+  it('ignores a detail that arrives for a job no longer shown', () => {
+    let s = keys(loaded(3), 'enter', 'esc');
+    s = reduce(s, { type: 'detail/loaded', jobId: s.rows[0]!.jobId, lines: ['x'] });
+    expect(s.detail).toBeNull();
+  });
+
+  it('? opens a help that swallows keys until closed', () => {
+    let s = keys(loaded(3), '?', 'j', 'R', 'q');
+    expect(s.isHelpOpen).toBe(false);
+    expect(s.isQuitting).toBe(false);
+    expect(s.list.cursor).toBe(0);
+    s = keys(s, 'q');
+    expect(s.isQuitting).toBe(true);
+  });
+});
