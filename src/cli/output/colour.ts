@@ -5,6 +5,8 @@
  * the CLI builds its own chalk instance from the level so nothing depends on
  * chalk sniffing `process.argv` (it mis-reads `--color never` as "force colour").
  *
+ * Precedence: `--color` > FORCE_COLOR > NO_COLOR > TERM=dumb > is stdout a terminal.
+ *
  * Colour never carries meaning alone: every coloured word is also a word.
  */
 import type { ChalkInstance } from 'chalk';
@@ -18,13 +20,12 @@ export interface ColourInputs {
   isTTY: boolean;
 }
 
-/** The colour level for a stream. Precedence: `--color` flag, then NO_COLOR, FORCE_COLOR, TERM=dumb, then the terminal. */
+/** The colour level for a stream. Precedence: `--color` flag, then FORCE_COLOR, NO_COLOR, TERM=dumb, then the terminal. */
 export function resolveColourLevel({ when, env, isTTY }: ColourInputs): ColourLevel {
   if (when === 'never') return 0;
   const depth = terminalDepth(env);
   if (when === 'always') return depth === 0 ? 1 : depth;
-  // https://no-color.org: present and not empty disables colour.
-  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return 0;
+  // FORCE_COLOR before NO_COLOR, as Node itself decides (it warns that NO_COLOR is ignored when both are set).
   const force = env.FORCE_COLOR;
   if (force !== undefined) {
     if (force === '' || force === 'true') return depth === 0 ? 1 : depth;
@@ -32,6 +33,8 @@ export function resolveColourLevel({ when, env, isTTY }: ColourInputs): ColourLe
     const n = Number.parseInt(force, 10);
     if (Number.isFinite(n)) return Math.max(0, Math.min(3, n)) as ColourLevel;
   }
+  // https://no-color.org: present and not empty disables colour.
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return 0;
   if (env.TERM === 'dumb') return 0;
   if (!isTTY) return 0;
   return depth === 0 ? 1 : depth;
