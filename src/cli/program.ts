@@ -35,6 +35,7 @@ import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import type { CommandContext } from './context.js';
 import { registerDlq } from './commands/dlq-register.js';
+import { registerOps } from './commands/ops-register.js';
 
 /** A command module: `run(opts, ctx)` (or another named export, see `fn`). */
 export type CommandModule = Record<string, unknown>;
@@ -51,7 +52,8 @@ export interface LazyOptions {
   args?: (...positional: unknown[]) => Record<string, unknown>;
 }
 
-export const OUTPUT_CHOICES = ['table', 'wide', 'plain', 'json', 'ndjson'];
+/** `prometheus` is understood by `agentq stats` only (see commands/ops-register.ts); other commands refuse it. */
+export const OUTPUT_CHOICES = ['table', 'wide', 'plain', 'json', 'ndjson', 'prometheus'];
 
 let packageVersion: string | undefined;
 /** The version from package.json (dist/cli/program.js → ../../package.json). */
@@ -236,6 +238,7 @@ export function buildProgram(host: ProgramHost): Command {
   // ------------------------------------------------------------ other engineers' commands
   // (worker, job, dlq, stats, completion, ... register below with the same `lazy` pattern)
   registerDlq(program, lazy);
+  registerOps(program, lazy); // stats, metrics serve, dlq check, completion (after dlq: adds `dlq check`)
 
   return program;
 }

@@ -1,0 +1,82 @@
+/**
+ * `agentq dlq check`: an alert check for cron and CI. Exit 0 when every
+ * checked queue's DLQ is within the limits; exit 1 with a one-line reason
+ * (the first broken queue, and how many more) when not.
+ *
+ * `main` prints the reason as one `error: ...` line on stderr.
+ *
+ * Reads only maintained counters (`stats`) and, for `--max-age`, asks the
+ * backend for one entry older than the limit (`dlqList` with `until`, limit
+ * 1): never a walk of the DLQ.
+ */
+import type { Backend } from '../../backend/contract.js';
+import { AgentqError, ExitCode, ValidationError } from '../../core/errors.js';
+import { formatDuration, parseDuration } from '../../core/duration.js';
+import { buildStatsReport, checkDlqLimits, parseRate, type DlqLimits } from '../../core/stats.js';
+import type { CommandContext } from '../context.js';
+import { sanitize } from '../output/sanitize.js';
+
+export interface DlqCheckOptions {
+  queue?: string;
+  maxSize?: string;
+  maxAge?: string;
+  maxRate?: string;
+}
+
+/** Exit 1 with the reason; `main` prints `error: <reason>` on stderr. */
+export class DlqCheckFailed extends AgentqError {
+  constructor(reason: string) {
+    super('DLQ_CHECK_FAILED', reason, ExitCode.failure);
+  }
+}
+
+export function parseLimits(opts: DlqCheckOptions): DlqLimits {
+  const limits: DlqLimits = {};
+  if (opts.maxSize !== undefined) {
+    if (!/^\d+$/.test(opts.maxSize)) throw new ValidationError(`--max-size ${JSON.stringify(opts.maxSize)} must be a whole number of jobs (0 or more)`);
+    limits.maxSize = Number(opts.maxSize);
+  }
+  if (opts.maxAge !== undefined) limits.maxAgeMs = parseDuration(opts.maxAge, '--max-age');
+  if (opts.maxRate !== undefined) {
+    const r = parseRate(opts.maxRate);
+    if (r === null) throw new ValidationError(`--max-rate ${JSON.stringify(opts.maxRate)} must be a fraction from 0 to 1 (0.05) or a percentage (5%)`);
+    limits.maxRate = r;
+  }
+  // No limit at all: the strictest useful check, "the DLQ is empty".
+  if (limits.maxSize === undefined && limits.maxAgeMs === undefined && limits.maxRate === undefined) limits.maxSize = 0;
+  return limits;
+}
+
+/** Age of one DLQ entry older than `maxAgeMs`, if any: a single bounded query. */
+async function agedEntry(backend: Backend, queue: string, now: number, maxAgeMs: number): Promise<number | null> {
+  const page = await backend.dlqList({ queue, until: now - maxAgeMs }, { limit: 1 });
+  const e = page.items[0];
+  return e ? now - Date.parse(e.dead_at) : null;
+}
+
+export async function run(opts: DlqCheckOptions, ctx: CommandContext): Promise<void> {
+  const limits = parseLimits(opts);
+  const backend = await ctx.openBackend();
+  const queues = opts.queue !== undefined ? [opts.queue] : await backend.queues();
+  const now = ctx.clock.now();
+  const reasons: string[] = [];
+  for (const queue of queues) {
+    const report = buildStatsReport(await backend.stats(queue));
+    const reason = checkDlqLimits(
+      {
+        queue: sanitize(queue),
+        dlq_size: report.dlq_size,
+        dlq_rate: report.dlq_rate,
+        oldest_dead_age_ms: limits.maxAgeMs !== undefined && report.dlq_size > 0 ? await agedEntry(backend, queue, now, limits.maxAgeMs) : null,
+      },
+      limits,
+      formatDuration,
+    );
+    if (reason) reasons.push(reason);
+  }
+  if (reasons.length === 0) {
+    ctx.note(`ok: ${queues.length} queue${queues.length === 1 ? '' : 's'} within limits`);
+    return;
+  }
+  throw new DlqCheckFailed(reasons.length === 1 ? reasons[0]! : `${reasons[0]} (and ${reasons.length - 1} more queue${reasons.length === 2 ? '' : 's'})`);
+}

@@ -1,0 +1,188 @@
+/**
+ * `agentq stats [--queue Q] [--by class|tenant] [--watch]`: queue health from
+ * the backend's maintained counters and bounded samples (never a scan), with
+ * every derived figure computed once in `core/stats`.
+ */
+import type { Backend, QueueStats, StatsBreakdown } from '../../backend/contract.js';
+import { ValidationError } from '../../core/errors.js';
+import { formatDuration, parseDuration } from '../../core/duration.js';
+import { buildStatsReport, sparkline, StatsHistory, type StatsReport } from '../../core/stats.js';
+import { renderPrometheus } from '../../metrics/prometheus.js';
+import type { CommandContext } from '../context.js';
+import type { Column } from '../output/columns.js';
+import { printObject, printRecords, type OutputTarget } from '../output/format.js';
+import { sanitize } from '../output/sanitize.js';
+
+export interface StatsOptions {
+  queue?: string;
+  by?: 'class' | 'tenant';
+  watch?: boolean;
+  interval?: string;
+  /** Set by the registration when `-o prometheus` was given. */
+  prometheus?: boolean;
+}
+
+/** Reads the figures of the given queues (or every queue the backend knows). */
+export async function collectStats(backend: Backend, queue: string | undefined): Promise<QueueStats[]> {
+  const queues = queue !== undefined ? [queue] : await backend.queues();
+  const out: QueueStats[] = [];
+  for (const q of queues) out.push(await backend.stats(q));
+  return out;
+}
+
+// ---------------------------------------------------------------- columns
+
+type Fmt = { dur: (ms: number | null | undefined) => string | number | null; pct: (r: number | null) => string | number | null };
+
+function formatters(plain: boolean): Fmt {
+  return plain
+    ? {
+        // Plain output is for scripts: seconds and fractions as numbers.
+        dur: (ms) => (ms === null || ms === undefined ? null : Math.round(ms) / 1000),
+        pct: (r) => (r === null ? null : Number(r.toFixed(4))),
+      }
+    : {
+        dur: (ms) => (ms === null || ms === undefined ? null : formatDuration(ms)),
+        pct: (r) => (r === null ? null : `${(r * 100).toFixed(1)}%`),
+      };
+}
+
+export function queueColumns(f: Fmt): Column<StatsReport>[] {
+  return [
+    { header: 'QUEUE', get: (r) => r.queue, flexible: true },
+    { header: 'QUEUED', get: (r) => r.queued },
+    { header: 'SCHED', get: (r) => r.scheduled },
+    { header: 'RUNNING', get: (r) => r.running },
+    { header: 'DLQ', get: (r) => r.dlq_size },
+    { header: 'OLDEST', get: (r) => f.dur(r.oldest_queued_age_ms) },
+    { header: 'WAIT P50', get: (r) => f.dur(r.time_in_queue?.p50_ms) },
+    { header: 'WAIT P95', get: (r) => f.dur(r.time_in_queue?.p95_ms) },
+    { header: 'EXEC P50', get: (r) => f.dur(r.execution?.p50_ms) },
+    { header: 'EXEC P95', get: (r) => f.dur(r.execution?.p95_ms) },
+    { header: 'RETRY', get: (r) => f.pct(r.retry_rate) },
+    { header: 'DLQ RATE', get: (r) => f.pct(r.dlq_rate) },
+    { header: 'BACKLOG', get: (r) => f.dur(r.backlog_seconds === null ? null : r.backlog_seconds * 1000) },
+    { header: 'JOBS/S', get: (r) => (r.throughput_per_s === null ? null : Number(r.throughput_per_s.toFixed(2))) },
+    { header: 'DRAIN', get: (r) => f.dur(r.drain_estimate_seconds === null ? null : r.drain_estimate_seconds * 1000), wide: true },
+    {
+      header: 'SUCCESS BY ATTEMPT',
+      wide: true,
+      get: (r) => r.success_rate_by_attempt.map((a) => `#${a.attempt} ${f.pct(a.rate) ?? '-'}`).join(' ') || null,
+    },
+  ];
+}
+
+interface BreakdownRow extends StatsBreakdown {
+  queue: string;
+}
+
+export function breakdownColumns(by: 'class' | 'tenant', f: Fmt): Column<BreakdownRow>[] {
+  return [
+    { header: 'QUEUE', get: (r) => r.queue, flexible: true },
+    { header: by === 'class' ? 'CLASS' : 'TENANT', get: (r) => r.key, flexible: true },
+    { header: 'QUEUED', get: (r) => r.queued },
+    { header: 'SCHED', get: (r) => r.scheduled },
+    { header: 'RUNNING', get: (r) => r.running },
+    { header: 'DLQ', get: (r) => r.dlq_size },
+    { header: 'OLDEST', get: (r) => f.dur(r.oldest_queued_age_ms) },
+    { header: 'BACKLOG', get: (r) => f.dur(r.backlog_seconds * 1000) },
+  ];
+}
+
+function breakdownRows(reports: StatsReport[], by: 'class' | 'tenant'): BreakdownRow[] {
+  const rows: BreakdownRow[] = [];
+  for (const r of reports) {
+    const parts = by === 'class' ? r.by_class : r.by_tenant;
+    if (parts === null) continue;
+    for (const b of parts) rows.push({ ...b, queue: r.queue });
+  }
+  return rows;
+}
+
+async function printReports(out: OutputTarget, reports: StatsReport[], by: StatsOptions['by']): Promise<void> {
+  if (out.format === 'json' || out.format === 'ndjson') {
+    if (out.format === 'json') printObject(out, reports);
+    else for (const r of reports) printObject(out, r);
+    return;
+  }
+  const f = formatters(out.format === 'plain');
+  if (by) await printRecords(out, { columns: breakdownColumns(by, f) }, breakdownRows(reports, by));
+  else await printRecords(out, { columns: queueColumns(f) }, reports);
+}
+
+// ---------------------------------------------------------------- watch
+
+/** The sparkline block under the table in `--watch`: depth and oldest age per queue. */
+export function renderSparklines(reports: StatsReport[], history: StatsHistory, width = 30): string {
+  const nameWidth = Math.min(24, Math.max(5, ...reports.map((r) => sanitize(r.queue).length)));
+  const lines = [`${'QUEUE'.padEnd(nameWidth)}  DEPTH${' '.repeat(width - 5)}  OLDEST AGE`];
+  for (const r of reports) {
+    const name = sanitize(r.queue).slice(0, nameWidth).padEnd(nameWidth);
+    const depth = sparkline(history.get(`${r.queue}\0depth`), width).padEnd(width);
+    const age = sparkline(history.get(`${r.queue}\0age`), width);
+    lines.push(`${name}  ${depth}  ${age}`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+export function recordHistory(history: StatsHistory, reports: StatsReport[]): void {
+  for (const r of reports) {
+    history.push(`${r.queue}\0depth`, r.queued + r.scheduled);
+    history.push(`${r.queue}\0age`, r.oldest_queued_age_ms);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+const CLEAR = '\x1b[H\x1b[2J';
+
+async function watch(opts: StatsOptions, ctx: CommandContext, backend: Backend): Promise<void> {
+  if (ctx.io.stdout.isTTY !== true) {
+    throw new ValidationError('--watch redraws a terminal, but stdout is not one', 'For scripts, run `agentq stats -o json` on a schedule, or scrape `agentq metrics serve`.');
+  }
+  const intervalMs = parseDuration(opts.interval ?? '2s', '--interval');
+  if (intervalMs < 200) throw new ValidationError('--interval must be at least 200ms');
+  const history = new StatsHistory(60);
+  const width = Math.max(10, Math.min(60, Math.floor(((ctx.io.stdout.columns ?? 100) - 30) / 2)));
+  while (!ctx.signal.aborted) {
+    const reports = (await collectStats(backend, opts.queue)).map(buildStatsReport);
+    recordHistory(history, reports);
+    const frame: string[] = [];
+    const buffer: OutputTarget = { ...ctx.out, write: (s) => void frame.push(s) };
+    await printReports(buffer, reports, opts.by);
+    const at = new Date(ctx.clock.now()).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+    ctx.io.stdout.write(`${CLEAR}agentq stats — ${at} — every ${formatDuration(intervalMs)}, Ctrl-C to stop\n\n${frame.join('')}\n${renderSparklines(reports, history, width)}`);
+    await sleep(intervalMs, ctx.signal);
+  }
+}
+
+// ---------------------------------------------------------------- the command
+
+export async function run(opts: StatsOptions, ctx: CommandContext): Promise<void> {
+  const backend = await ctx.openBackend();
+  if (opts.prometheus) {
+    if (opts.watch) throw new ValidationError('-o prometheus prints one snapshot; it cannot be combined with --watch', 'Use `agentq metrics serve` for a live endpoint.');
+    const t0 = ctx.clock.now();
+    const stats = await collectStats(backend, opts.queue);
+    ctx.io.stdout.write(renderPrometheus(stats, { scrapeSeconds: (ctx.clock.now() - t0) / 1000 }));
+    return;
+  }
+  if (opts.watch) return watch(opts, ctx, backend);
+  const reports = (await collectStats(backend, opts.queue)).map(buildStatsReport);
+  await printReports(ctx.out, reports, opts.by);
+  if (opts.by && reports.some((r) => (opts.by === 'class' ? r.by_class : r.by_tenant) === null)) {
+    ctx.note(`This backend does not keep figures by ${opts.by} yet: queues without them are left out.`);
+  }
+  if (reports.length === 0 && ctx.out.format !== 'json' && ctx.out.format !== 'ndjson') ctx.note('No queues yet: submit a job first (agentq submit ...).');
+}
