@@ -14,8 +14,13 @@ export interface ConformanceFixture {
   backend: Backend;
   clock: ManualClock;
   cleanup(): Promise<void>;
-  /** Stores a DLQ entry in `queue` whose job document does not parse; returns its job id. */
-  injectMalformedDlqEntry?(queue: string): Promise<string>;
+  /**
+   * Stores a DLQ entry in `queue` whose job document does not parse (as an
+   * older version or a hand edit could leave behind), by writing to the
+   * store directly; returns its job id. Every backend provides it: the rule
+   * that malformed entries are listed and never moved must be proven on each.
+   */
+  injectMalformedDlqEntry(queue: string): Promise<string>;
 }
 
 /** Backend options some cases need; a fixture passes them to its backend's constructor. */
