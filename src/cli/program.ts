@@ -36,6 +36,7 @@ import { Command, Option } from 'commander';
 import type { CommandContext } from './context.js';
 import { registerDlq } from './commands/dlq-register.js';
 import { registerOps } from './commands/ops-register.js';
+import { registerBrowse } from './commands/dlq-browse-register.js';
 
 /** A command module: `run(opts, ctx)` (or another named export, see `fn`). */
 export type CommandModule = Record<string, unknown>;
@@ -239,6 +240,7 @@ export function buildProgram(host: ProgramHost): Command {
   // (worker, job, dlq, stats, completion, ... register below with the same `lazy` pattern)
   registerDlq(program, lazy);
   registerOps(program, lazy); // stats, metrics serve, dlq check, completion (after dlq: adds `dlq check`)
+  registerBrowse(program, lazy);
 
   return program;
 }
