@@ -1,0 +1,131 @@
+/**
+ * The built CLI as a user meets it: version, help, exit codes of usage
+ * errors, start-up hygiene (no ink/react for non-TUI commands), EPIPE.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXIT_CODE_DOCS } from '../../src/core/errors.js';
+import { collect, makeCliHome, REPO_ROOT, runCli, runCliOk, spawnCli, type CliHome } from '../support/cli.js';
+import { hasEscapeByte } from '../support/hostile.js';
+
+let home: CliHome;
+beforeAll(() => {
+  home = makeCliHome();
+});
+afterAll(() => home.cleanup());
+
+describe('version and help', () => {
+  it('--version shows the agentq and Node versions', async () => {
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
+    const r = await runCliOk(home, ['--version']);
+    expect(r.stdout.trim()).toBe(`agentq ${pkg.version} (node ${process.version})`);
+  });
+
+  it('--help lists the commands and exits 0 without escape bytes', async () => {
+    const r = await runCliOk(home, ['--help']);
+    for (const cmd of ['submit', 'inspect', 'list', 'cancel', 'tail', 'context', 'demo', 'help']) expect(r.stdout).toMatch(new RegExp(`^  ${cmd}\\b`, 'm'));
+    expect(hasEscapeByte(r.stdoutBytes)).toBe(false);
+  });
+
+  it.each(['submit', 'inspect', 'list', 'cancel', 'tail', 'demo', 'context'])('%s --help has examples', async (cmd) => {
+    const r = await runCliOk(home, [cmd, '--help']);
+    expect(r.stdout).toContain('Examples:');
+    expect(r.stdout).toContain('$ agentq');
+  });
+
+  it('help COMMAND is the same as COMMAND --help', async () => {
+    const a = await runCliOk(home, ['help', 'submit']);
+    const b = await runCliOk(home, ['submit', '--help']);
+    expect(a.stdout).toBe(b.stdout);
+  });
+
+  it('help exit-codes lists every documented code, tab-separated when piped', async () => {
+    const r = await runCliOk(home, ['help', 'exit-codes']);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines.map((l) => Number(l.split('\t')[0]))).toEqual(EXIT_CODE_DOCS.map((d) => d.code));
+    const json = JSON.parse((await runCliOk(home, ['help', 'exit-codes', '-o', 'json'])).stdout) as unknown[];
+    expect(json).toEqual(EXIT_CODE_DOCS);
+  });
+});
+
+describe('usage errors exit 2 and name the rule', () => {
+  it.each([
+    [['bogus'], /unknown command 'bogus'/],
+    [['list', '--bogus'], /unknown option '--bogus'/],
+    [['inspect'], /missing required argument 'job'/],
+    [['list', '-o', 'yaml'], /argument 'yaml' is invalid/],
+    [['list', '--state', 'runing'], /--state "runing" is not a job state: use queued, scheduled/],
+    [['list', '--limit', '0'], /--limit 0 must be a whole number from 1 to 1000/],
+    [['list', '--since', '30'], /is not a duration: use a number with a unit/],
+    [['inspect', 'job_nope'], /is not a job id/],
+    [['submit', 'no-version'], /workflow must look like name:vN/],
+    [['submit', 'x:v1', '--deadline', '2026-01-01T00:00:00'], /has no time zone/],
+    [['submit', 'x:v1', '--max-attempts', '0'], /--max-attempts 0 must be a whole number from 1 to 100/],
+    [['help', 'nonsense'], /no help for "nonsense"/],
+  ])('agentq %j', async (args, message) => {
+    const r = await runCli(home, args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stdout).toBe('');
+  });
+
+  it('no stack trace without --debug; with AGENTQ_DEBUG=1 there is one', async () => {
+    const plain = await runCli(home, ['inspect', 'job_nope']);
+    expect(plain.stderr).not.toMatch(/\n\s+at /);
+    const debug = await runCli(home, ['inspect', 'job_nope'], { env: { AGENTQ_DEBUG: '1' } });
+    expect(debug.code).toBe(2);
+    expect(debug.stderr).toMatch(/\n\s+at /);
+  });
+});
+
+describe('start-up hygiene', () => {
+  const trace = (name: string) => join(home.dir, `trace-${name}.txt`);
+  const traced = async (name: string, args: string[], expectCode = 0) => {
+    const file = trace(name);
+    await runCliOk(home, args, {
+      expectCode,
+      nodeArgs: ['--import', join(REPO_ROOT, 'test', 'support', 'trace-imports.mjs')],
+      env: { AGENTQ_TRACE_IMPORTS: file },
+    });
+    return readFileSync(file, 'utf8').split('\n').filter(Boolean);
+  };
+  const inkOrReact = (urls: string[]) => urls.filter((u) => /\/node_modules\/(ink|react|react-reconciler|yoga-layout)\//.test(u));
+
+  it('the tracer sees node_modules imports (positive control: it can catch ink)', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const file = trace('control');
+    execFileSync(process.execPath, ['--import', join(REPO_ROOT, 'test', 'support', 'trace-imports.mjs'), '-e', 'await import("ink")', '--input-type=module'], {
+      cwd: REPO_ROOT,
+      env: { ...home.env, AGENTQ_TRACE_IMPORTS: file },
+    });
+    expect(inkOrReact(readFileSync(file, 'utf8').split('\n'))).not.toEqual([]);
+  });
+
+  it.each([
+    ['version', ['--version'], 0],
+    ['help', ['--help'], 0],
+    ['demo', ['demo', '--jobs', '2'], 0],
+    ['list', ['list', '--all'], 0],
+    ['submit', ['submit', 'x:v1'], 0],
+    ['tail', ['tail'], 0],
+    ['inspect-missing', ['inspect', 'job_01JD3K0000000000000000000A'], 5],
+  ] as const)('agentq %s never loads ink or react', async (name, args, code) => {
+    const urls = await traced(name, [...args], code);
+    expect(urls.some((u) => u.includes('/node_modules/commander/'))).toBe(true);
+    expect(inkOrReact(urls)).toEqual([]);
+  });
+});
+
+describe('pipes', () => {
+  it('`agentq list | head -1` exits quietly when the reader goes away (EPIPE)', async () => {
+    await runCliOk(home, ['demo', '--jobs', '1000', '--queue', 'epipe']);
+    const child = spawnCli(home, ['list', '--queue', 'epipe', '--all', '--limit', '100', '-o', 'json']);
+    child.stdin.end();
+    // Close our end after the first chunk: the rest (~1.5 MB) can only hit a closed pipe.
+    child.stdout.once('data', () => child.stdout.destroy());
+    const r = await collect(child);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+  });
+});
