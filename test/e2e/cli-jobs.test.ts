@@ -1,0 +1,228 @@
+/**
+ * The job commands end to end through the built CLI on the embedded SQLite
+ * default of a fresh home: submit, inspect, list, cancel, tail, demo; exit
+ * codes as documented; JSON output validated against the public schemas.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { Job, JobEvent } from '../../src/core/schemas.js';
+import { collect, makeCliHome, parseNdjson, runCli, runCliOk, spawnCli, type CliHome } from '../support/cli.js';
+import { hasEscapeByte } from '../support/hostile.js';
+import { pollUntil } from '../support/poll.js';
+
+let home: CliHome;
+beforeAll(() => {
+  home = makeCliHome();
+});
+afterAll(() => home.cleanup());
+
+const submitJson = async (args: string[]) => Job.parse(JSON.parse((await runCliOk(home, ['submit', ...args, '-o', 'json'])).stdout));
+
+describe('submit', () => {
+  it('prints only the job id, and the job is stored with every envelope field', async () => {
+    const r = await runCliOk(home, [
+      'submit', 'research_report:v3',
+      '--queue', 'research', '--tenant', 'acme', '--class', 'interactive', '--operation', 'summarise',
+      '--deadline', '2h', '--idempotency-key', 'order-1', '--input-ref', 's3://bucket/in/doc.pdf',
+      '--input-sha256', 'a'.repeat(64), '--max-attempts', '5', '--trace-id', 'trace-1', '--budget-tokens', '5000',
+      '--budget-usd', '1.5', '--allowed-tool', 'web_search', '--allowed-tool', 'calculator', '--estimated-seconds', '30',
+    ]);
+    const id = r.stdout.trim();
+    expect(id).toMatch(/^job_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(hasEscapeByte(r.stdoutBytes)).toBe(false);
+    const job = Job.parse(JSON.parse((await runCliOk(home, ['inspect', id, '-o', 'json'])).stdout));
+    expect(job).toMatchObject({
+      job_id: id, workflow: 'research_report:v3', queue: 'research', tenant_id: 'acme', class: 'interactive',
+      operation: 'summarise', idempotency_key: 'order-1', input_ref: 's3://bucket/in/doc.pdf', input_sha256: 'a'.repeat(64),
+      max_attempts: 5, trace_id: 'trace-1', budget: { tokens: 5000, cost_usd: 1.5 }, allowed_tools: ['web_search', 'calculator'],
+      estimated_seconds: 30, state: 'queued',
+    });
+    const left = Date.parse(job.deadline_at!) - Date.parse(job.created_at);
+    expect(left).toBeGreaterThan(2 * 3_600_000 - 60_000);
+    expect(left).toBeLessThanOrEqual(2 * 3_600_000);
+  });
+
+  it('the same idempotency key returns the same job (and says so on stderr)', async () => {
+    const a = await runCliOk(home, ['submit', 'x:v1', '--idempotency-key', 'same-key']);
+    const b = await runCliOk(home, ['submit', 'x:v1', '--idempotency-key', 'same-key']);
+    expect(b.stdout).toBe(a.stdout);
+    expect(b.stderr).toContain('matched an existing job');
+    const c = await runCli(home, ['submit', 'x:v1', '--idempotency-key', 'same-key', '--tenant', 'other']);
+    expect(c.code).toBe(2);
+    expect(c.stderr).toContain('was already used');
+  });
+
+  it('inline input over 64 KiB is refused (exit 2) with a pointer to --input-ref', async () => {
+    const r = await runCli(home, ['submit', 'x:v1', '--input', 'x'.repeat(64 * 1024 + 1)]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('limit is 65536 bytes');
+    expect(r.stderr).toContain('--input-ref');
+    const ok = await submitJson(['x:v1', '--input', 'x'.repeat(64 * 1024)]);
+    expect(ok.input).toHaveLength(64 * 1024);
+  });
+
+  it('--input-file: small files inline; large ones refused with the computed sha256; with --input-ref only the checksum is used', async () => {
+    const small = join(home.dir, 'small.json');
+    writeFileSync(small, '{"q":"hello"}');
+    expect((await submitJson(['x:v1', '--input-file', small])).input).toBe('{"q":"hello"}');
+    const big = join(home.dir, 'big.bin');
+    writeFileSync(big, Buffer.alloc(70_000, 'a'));
+    const r = await runCli(home, ['submit', 'x:v1', '--input-file', big]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--input-ref <url> --input-sha256 [0-9a-f]{64}/);
+    const ref = await submitJson(['x:v1', '--input-ref', 's3://b/big.bin', '--input-file', big]);
+    expect(ref).toMatchObject({ input: null, input_ref: 's3://b/big.bin' });
+    const { createHash } = await import('node:crypto');
+    expect(ref.input_sha256).toBe(createHash('sha256').update(Buffer.alloc(70_000, 'a')).digest('hex'));
+  });
+
+  it('refuses a reference without its checksum (exit 2)', async () => {
+    const r = await runCli(home, ['submit', 'x:v1', '--input-ref', 's3://b/k']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('input_ref needs input_sha256');
+  });
+
+  it('--wait --timeout exits 124 when the job does not end in time (no worker runs here)', async () => {
+    const r = await runCli(home, ['submit', 'x:v1', '--wait', '--timeout', '300ms']);
+    expect(r.code).toBe(124);
+    expect(r.stdout.trim()).toMatch(/^job_/);
+    expect(r.stderr).toContain('keeps running');
+  });
+
+  it('--wait exits 1 when the job ends without success (cancelled by someone else)', async () => {
+    const waiter = spawnCli(home, ['submit', 'x:v1', '--wait', '--queue', 'waiting']);
+    waiter.stdin.end();
+    const done = collect(waiter);
+    let out = '';
+    waiter.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    const id = await pollUntil(() => out.match(/job_\w+/)?.[0], { what: 'the job id from submit --wait' });
+    await runCliOk(home, ['cancel', id, '--reason', 'test']);
+    const r = await done;
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`${id} cancelled`);
+  });
+});
+
+describe('inspect', () => {
+  it('shows state, attempts, deadline and events; exits 5 for an unknown job', async () => {
+    const job = await submitJson(['x:v1', '--deadline', '1h', '--tenant', 'acme']);
+    const r = await runCliOk(home, ['inspect', job.job_id]);
+    expect(r.stdout).toMatch(/^state\tqueued$/m);
+    expect(r.stdout).toMatch(/^attempts\t0 of 3$/m);
+    expect(r.stdout).toMatch(new RegExp(`^deadline\t${job.deadline_at!.replace(/\./g, '\\.')}$`, 'm'));
+    expect(r.stdout).toMatch(/submitted/);
+    const missing = await runCli(home, ['inspect', 'job_01JD3K0000000000000000000A']);
+    expect(missing.code).toBe(5);
+    expect(missing.stderr).toContain('not found');
+  });
+});
+
+describe('list', () => {
+  beforeAll(async () => {
+    await runCliOk(home, ['demo', '--jobs', '7', '--queue', 'listing']);
+  });
+
+  it('plain output: one tab-separated line per job, no header', async () => {
+    const r = await runCliOk(home, ['list', '--queue', 'listing']);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines).toHaveLength(7);
+    for (const l of lines) expect(l.split('\t')[0]).toMatch(/^job_/);
+    expect(hasEscapeByte(r.stdoutBytes)).toBe(false);
+  });
+
+  it('filters by tenant, class, workflow and state', async () => {
+    const acme = z.array(Job).parse(JSON.parse((await runCliOk(home, ['list', '--queue', 'listing', '--tenant', 'acme', '-o', 'json'])).stdout));
+    expect(acme.length).toBeGreaterThan(0);
+    expect(acme.every((j) => j.tenant_id === 'acme')).toBe(true);
+    const cls = z.array(Job).parse(JSON.parse((await runCliOk(home, ['list', '--queue', 'listing', '--class', 'maintenance', '--json'])).stdout));
+    expect(cls.every((j) => j.class === 'maintenance')).toBe(true);
+    const wf = z.array(Job).parse(JSON.parse((await runCliOk(home, ['list', '--queue', 'listing', '--workflow', 'summarize:v1', '--json'])).stdout));
+    expect(wf.length).toBeGreaterThan(0);
+    expect(wf.every((j) => j.workflow === 'summarize:v1')).toBe(true);
+    const none = await runCliOk(home, ['list', '--queue', 'listing', '--state', 'succeeded,dead']);
+    expect(none.stdout).toBe(''); // an empty list is a success
+  });
+
+  it('pages with --cursor (printed on stderr) without duplicates or gaps, and --all streams everything', async () => {
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (let i = 0; i < 10; i++) {
+      const r = await runCliOk(home, ['list', '--queue', 'listing', '--limit', '3', ...(cursor ? ['--cursor', cursor] : [])]);
+      seen.push(...r.stdout.trim().split('\n').filter(Boolean).map((l) => l.split('\t')[0]!));
+      cursor = r.stderr.match(/--cursor (\S+)/)?.[1];
+      if (!cursor) break;
+    }
+    expect(seen).toHaveLength(7);
+    expect(new Set(seen).size).toBe(7);
+    const all = z.array(Job).parse(JSON.parse((await runCliOk(home, ['list', '--queue', 'listing', '--limit', '2', '--all', '-o', 'json'])).stdout));
+    expect(all.map((j) => j.job_id)).toEqual(seen);
+    const nd = parseNdjson((await runCliOk(home, ['list', '--queue', 'listing', '--limit', '2', '--all', '-o', 'ndjson'])).stdout);
+    expect(nd.map((j) => Job.parse(j).job_id)).toEqual(seen);
+  });
+
+  it('-o wide prints a table with a header even when piped', async () => {
+    const r = await runCliOk(home, ['list', '--queue', 'listing', '-o', 'wide']);
+    expect(r.stdout.split('\n')[0]).toMatch(/^JOB\s+QUEUE\s+TENANT\s+WORKFLOW\s+CLASS\s+STATE/);
+    expect(hasEscapeByte(r.stdoutBytes)).toBe(false);
+  });
+});
+
+describe('cancel', () => {
+  it('cancels a queued job at once, reports an ended job as already ended, and exits 6 when some ids fail', async () => {
+    const job = await submitJson(['x:v1']);
+    const r = await runCliOk(home, ['cancel', job.job_id, '--reason', 'customer withdrew', '-o', 'json']);
+    const rows = z.array(z.object({ job_id: z.string(), status: z.string(), job: Job })).parse(JSON.parse(r.stdout));
+    expect(rows[0]).toMatchObject({ job_id: job.job_id, status: 'cancelled', job: { state: 'cancelled', cancel_reason: 'customer withdrew' } });
+    const again = await runCliOk(home, ['cancel', job.job_id]);
+    expect(again.stdout).toContain('already ended');
+    const mixed = await runCli(home, ['cancel', job.job_id, 'job_01JD3K0000000000000000000A']);
+    expect(mixed.code).toBe(6);
+    const missing = await runCli(home, ['cancel', 'job_01JD3K0000000000000000000A']);
+    expect(missing.code).toBe(5);
+  });
+});
+
+describe('tail', () => {
+  it('prints events as NDJSON lines with a type field (JobEvent schema)', async () => {
+    const job = await submitJson(['x:v1', '--queue', 'tailq']);
+    await runCliOk(home, ['cancel', job.job_id]);
+    const events = parseNdjson((await runCliOk(home, ['tail', '--job', job.job_id, '-o', 'ndjson'])).stdout).map((e) => JobEvent.parse(e));
+    expect(events.map((e) => e.type)).toEqual(['submitted', 'cancelled']);
+    const q = parseNdjson((await runCliOk(home, ['tail', '--queue', 'tailq', '-o', 'ndjson'])).stdout).map((e) => JobEvent.parse(e));
+    expect(q.every((e) => e.queue === 'tailq')).toBe(true);
+  });
+
+  it('--follow prints new events as they happen, and Ctrl-C ends it with exit 0', async () => {
+    const child = spawnCli(home, ['tail', '--queue', 'followq', '--follow', '-o', 'ndjson']);
+    child.stdin.end();
+    const done = collect(child);
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    const job = await submitJson(['x:v1', '--queue', 'followq']);
+    await pollUntil(() => out.includes(job.job_id), { what: 'the submitted event in tail --follow' });
+    child.kill('SIGINT');
+    const r = await done;
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    const events = parseNdjson(r.stdout).map((e) => JobEvent.parse(e));
+    expect(events.map((e) => [e.type, e.job_id])).toContainEqual(['submitted', job.job_id]);
+  });
+});
+
+describe('demo', () => {
+  it('works in a fresh home with no configuration and tells the user what to try next', async () => {
+    const fresh = makeCliHome();
+    try {
+      const r = await runCliOk(fresh, ['demo']);
+      expect(r.stdout.trim().split('\n')).toHaveLength(6);
+      expect(r.stderr).toContain('the embedded default');
+      expect(r.stderr).toContain('agentq inspect job_');
+      const listed = await runCliOk(fresh, ['list', '--queue', 'demo']);
+      expect(listed.stdout.trim().split('\n')).toHaveLength(6);
+    } finally {
+      fresh.cleanup();
+    }
+  });
+});
