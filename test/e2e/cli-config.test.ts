@@ -1,0 +1,143 @@
+/**
+ * Configuration through the built CLI: precedence, contexts, read-only
+ * contexts refusing mutations (exit 4), config errors (exit 78), and
+ * credentials redacted in everything printed.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { makeCliHome, runCli, runCliOk, type CliHome } from '../support/cli.js';
+
+let home: CliHome;
+let userFile: string;
+const writeUser = (v: unknown) => {
+  mkdirSync(join(home.dir, 'config', 'agentq'), { recursive: true });
+  writeFileSync(userFile, typeof v === 'string' ? v : JSON.stringify(v));
+};
+beforeEach(() => {
+  home = makeCliHome();
+  userFile = join(home.dir, 'config', 'agentq', 'config.json');
+});
+afterEach(() => home.cleanup());
+
+describe('where agentq connects', () => {
+  it('flag > env > context > default, shown by context show', async () => {
+    const a = `sqlite:${join(home.dir, 'a.db')}`;
+    const b = `sqlite:${join(home.dir, 'b.db')}`;
+    const def = JSON.parse((await runCliOk(home, ['context', 'show', '-o', 'json'])).stdout);
+    expect(def).toMatchObject({ context: null, url: home.dataUrl, url_source: 'default', queue: 'default' });
+    writeUser({ currentContext: 'a', contexts: { a: { url: a, queue: 'research' } } });
+    expect(JSON.parse((await runCliOk(home, ['context', 'show', '-o', 'json'])).stdout)).toMatchObject({ context: 'a', url: a, url_source: 'context', queue: 'research' });
+    expect(JSON.parse((await runCliOk(home, ['context', 'show', '-o', 'json'], { env: { AGENTQ_URL: b } })).stdout)).toMatchObject({ url: b, url_source: 'env' });
+    expect(JSON.parse((await runCliOk(home, ['--url', a, 'context', 'show', '-o', 'json'], { env: { AGENTQ_URL: b } })).stdout)).toMatchObject({ url: a, url_source: 'flag' });
+  });
+
+  it('jobs go where the context points, into its default queue', async () => {
+    const a = `sqlite:${join(home.dir, 'a.db')}`;
+    writeUser({ currentContext: 'a', contexts: { a: { url: a, queue: 'research' } } });
+    const id = (await runCliOk(home, ['submit', 'x:v1'])).stdout.trim();
+    const job = JSON.parse((await runCliOk(home, ['--url', a, 'inspect', id, '-o', 'json'])).stdout);
+    expect(job.queue).toBe('research');
+    // Not in the default database.
+    expect((await runCli(home, ['--url', home.dataUrl, 'inspect', id])).code).toBe(5);
+  });
+
+  it('a project file found upward from the working directory wins over the user file', async () => {
+    writeUser({ currentContext: 'user', contexts: { user: { url: `sqlite:${join(home.dir, 'user.db')}` } } });
+    const project = join(home.dir, 'repo');
+    mkdirSync(join(project, 'src', 'deep'), { recursive: true });
+    writeFileSync(join(project, '.agentq.json'), JSON.stringify({ url: `sqlite:${join(home.dir, 'project.db')}` }));
+    const show = JSON.parse((await runCliOk(home, ['context', 'show', '-o', 'json'], { cwd: join(project, 'src', 'deep') })).stdout);
+    // The user file's current context still applies (its url is a context url, which beats a bare project url) ...
+    expect(show.context).toBe('user');
+    // ... unless the project names its own current context.
+    writeFileSync(join(project, '.agentq.json'), JSON.stringify({ currentContext: 'proj', contexts: { proj: { url: `sqlite:${join(home.dir, 'project.db')}` } } }));
+    const show2 = JSON.parse((await runCliOk(home, ['context', 'show', '-o', 'json'], { cwd: join(project, 'src', 'deep') })).stdout);
+    expect(show2).toMatchObject({ context: 'proj', context_source: 'project', url: `sqlite:${join(home.dir, 'project.db')}` });
+  });
+});
+
+describe('contexts', () => {
+  beforeEach(() => {
+    writeUser({
+      contexts: {
+        dev: { url: `sqlite:${join(home.dir, 'dev.db')}` },
+        prod: { url: `sqlite:${join(home.dir, 'prod.db')}`, readOnly: true },
+      },
+    });
+  });
+
+  it('context list / use / show', async () => {
+    const list = await runCliOk(home, ['context', 'list']);
+    expect(list.stdout.trimEnd().split('\n').map((l) => l.split('\t').slice(0, 2))).toEqual([['', 'dev'], ['', 'prod']]);
+    const use = await runCliOk(home, ['context', 'use', 'prod']);
+    expect(use.stderr).toContain('current context is now prod');
+    expect(JSON.parse(readFileSync(userFile, 'utf8')).currentContext).toBe('prod');
+    expect((await runCliOk(home, ['context', 'list'])).stdout).toMatch(/^\*\tprod\t/m);
+    expect((await runCliOk(home, ['context', 'show'])).stdout).toMatch(/^context\tprod \(from user\)$/m);
+    expect((await runCli(home, ['context', 'use', 'nope'])).code).toBe(78);
+  });
+
+  it('a read-only context refuses mutations with exit 4 and names the context; reads still work', async () => {
+    const id = (await runCliOk(home, ['--context', 'dev', 'submit', 'x:v1'])).stdout.trim();
+    const prodUrl = `sqlite:${join(home.dir, 'prod.db')}`;
+    await runCliOk(home, ['--url', prodUrl, 'submit', 'x:v1']);
+    for (const args of [['submit', 'x:v1'], ['cancel', id]]) {
+      const r = await runCli(home, ['--context', 'prod', ...args]);
+      expect(r.code).toBe(4);
+      expect(r.stderr).toContain('context "prod" is read-only');
+    }
+    expect((await runCliOk(home, ['--context', 'prod', 'list'])).stdout.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('an unknown context exits 78 and lists the known ones', async () => {
+    const r = await runCli(home, ['--context', 'staging', 'list']);
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain('unknown context "staging"');
+    expect(r.stderr).toContain('dev, prod');
+    const env = await runCli(home, ['list'], { env: { AGENTQ_CONTEXT: 'staging' } });
+    expect(env.code).toBe(78);
+  });
+});
+
+describe('configuration errors exit 78', () => {
+  it.each([
+    ['unparseable', '{ "contexts": '],
+    ['wrong type', '{ "contexts": [] }'],
+  ])('%s user file', async (_what, text) => {
+    writeUser(text);
+    const r = await runCli(home, ['list']);
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain(userFile);
+  });
+
+  it('an unsupported URL scheme', async () => {
+    const r = await runCli(home, ['--url', 'mongodb://db/x', 'list']);
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain('unsupported backend URL');
+  });
+
+  it('a broken config does not break --help, --version or help exit-codes', async () => {
+    writeUser('nope');
+    for (const args of [['--help'], ['--version'], ['help', 'exit-codes']]) expect((await runCli(home, args)).code).toBe(0);
+  });
+});
+
+describe('credentials are redacted in every message', () => {
+  it('in errors, in context show and in context list', async () => {
+    const secretUrl = 'mongodb://admin:hunter2@db.example:27017/x?authSource=admin&token=s3cr3t';
+    const r = await runCli(home, ['--url', secretUrl, 'list']);
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain('admin:***@');
+    expect(r.stderr + r.stdout).not.toContain('hunter2');
+    expect(r.stderr + r.stdout).not.toContain('s3cr3t');
+
+    writeUser({ contexts: { prod: { url: 'redis://default:hunter2@redis.example:6379' } } });
+    const list = await runCliOk(home, ['context', 'list', '-o', 'json']);
+    expect(list.stdout).toContain('redis://default:***@redis.example:6379');
+    expect(list.stdout).not.toContain('hunter2');
+    const show = await runCliOk(home, ['context', 'show'], { env: { AGENTQ_URL: 'redis://:hunter2@127.0.0.1:1' } });
+    expect(show.stdout).not.toContain('hunter2');
+    expect(show.stdout).toContain('redis://:***@127.0.0.1:1');
+  });
+});
