@@ -1,0 +1,73 @@
+/**
+ * The committed completion scripts, loaded in their real shells: top-level
+ * commands, `dlq` subcommands, option values (`--class`, `-o`) and a live
+ * value (queue names from a temp SQLite store through `agentq __complete`).
+ * Needs `npm run build` (npm test does) and bash, zsh and fish installed
+ * (.ci/run installs them).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeCliHome, runCliOk, type CliHome } from '../support/cli.js';
+import { candidates, makeAgentqOnPath, type ShellName } from './shell-harness.js';
+
+let home: CliHome;
+let env: Record<string, string>;
+const QUEUE = `research-${process.pid}`;
+
+beforeAll(async () => {
+  home = makeCliHome('agentq-completion-');
+  env = { ...home.env, PATH: `${makeAgentqOnPath(home.dir)}:${home.env.PATH}` };
+  // Two queues in the default store of this home: one to find by prefix, one that must be filtered out.
+  await runCliOk(home, ['submit', 'demo:v1', '--queue', QUEUE]);
+  await runCliOk(home, ['submit', 'demo:v1', '--queue', 'other']);
+}, 60_000);
+
+afterAll(() => home?.cleanup());
+
+const SHELLS: ShellName[] = ['bash', 'zsh', 'fish'];
+
+describe.each(SHELLS)('%s completion', (shell) => {
+  it('offers the top-level commands, without the hidden __complete', async () => {
+    const all = await candidates(shell, 'agentq ', env);
+    expect(all).toEqual(expect.arrayContaining(['submit', 'inspect', 'list', 'cancel', 'tail', 'dlq', 'stats', 'metrics', 'completion', 'context']));
+    expect(all).not.toContain('__complete');
+    expect(await candidates(shell, 'agentq dl', env)).toEqual(['dlq']);
+    expect(await candidates(shell, 'agentq st', env)).toEqual(['stats']);
+  });
+
+  it('offers the dlq subcommands', async () => {
+    const subs = await candidates(shell, 'agentq dlq ', env);
+    expect(subs).toEqual(expect.arrayContaining(['list', 'show', 'summary', 'redrive', 'purge', 'expire', 'check']));
+    expect(subs).not.toContain('submit');
+    expect(await candidates(shell, 'agentq dlq re', env)).toEqual(['redrive']);
+  });
+
+  it('offers the service classes for --class and the formats for -o', async () => {
+    expect(await candidates(shell, 'agentq submit --class ', env)).toEqual(['batch', 'interactive', 'maintenance']);
+    expect(await candidates(shell, 'agentq list --class in', env)).toEqual(['interactive']);
+    expect(await candidates(shell, 'agentq list -o ', env)).toEqual(['json', 'ndjson', 'plain', 'prometheus', 'table', 'wide']);
+    // A global option after a subcommand of a group still completes.
+    expect(await candidates(shell, 'agentq dlq list -o nd', env)).toEqual(['ndjson']);
+  });
+
+  it('offers the options of the command under the cursor', async () => {
+    expect(await candidates(shell, 'agentq dlq check --max-', env)).toEqual(['--max-age', '--max-rate', '--max-size']);
+  });
+
+  it('offers live queue names from the store for --queue', async () => {
+    expect(await candidates(shell, 'agentq stats --queue ', env)).toEqual(expect.arrayContaining([QUEUE, 'other']));
+    expect(await candidates(shell, 'agentq dlq list --queue res', env)).toEqual([QUEUE]);
+  });
+
+  it('skips option values when finding the command path', async () => {
+    // `json` (the value of --output) must not be taken for a subcommand or an argument.
+    expect(await candidates(shell, 'agentq --output json dlq check --max-s', env)).toEqual(['--max-size']);
+    expect(await candidates(shell, 'agentq completion ', env)).toEqual(['bash', 'fish', 'zsh']);
+  });
+});
+
+describe('zsh autoloaded from fpath', () => {
+  it('works as an fpath function file (#compdef), not only when sourced', async () => {
+    expect(await candidates('zsh', 'agentq dl', env, { zshMode: 'fpath' })).toEqual(['dlq']);
+    expect(await candidates('zsh', 'agentq stats --queue res', env, { zshMode: 'fpath' })).toEqual([QUEUE]);
+  });
+});
