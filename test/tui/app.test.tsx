@@ -1,22 +1,265 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { cleanup } from 'ink-testing-library';
-import { ManualClock } from '../../src/core/clock.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SqliteBackend } from '../../src/backend/sqlite/index.js';
+import { ManualClock, seededRandom } from '../../src/core/clock.js';
+import { createIdFactory, RUN_ID_PREFIX } from '../../src/core/ids.js';
+import { engineRedrive } from '../../src/tui/redrive-gateway.js';
+import { backendSource } from '../../src/tui/source.js';
+import { findUnsafe, HOSTILE_STRINGS } from '../support/hostile.js';
 import { arraySource, makeEntry, T0 } from './support/entries.js';
 import { KEYS, renderApp } from './support/harness.js';
+import { seedDlq } from './support/seed.js';
 
 afterEach(() => cleanup());
 
 const info = { context: 'prod', backend: 'sqlite:/tmp/x.db', queue: 'research' };
+const base = { redrive: null, info, readOnlyReason: null, tickMs: 0 };
 
-describe('TUI app', () => {
-  it('renders the header and the first rows', async () => {
-    const entries = Array.from({ length: 50 }, (_, i) => makeEntry(i));
-    const app = renderApp({ source: arraySource(entries), redrive: null, info, readOnlyReason: null, clock: new ManualClock(T0), size: { columns: 160, rows: 20 }, tickMs: 0 });
-    const f = await app.waitFor('total 50');
-    console.log(f);
+function lines(frame: string): string[] {
+  return frame.split('\n');
+}
+
+describe('list', () => {
+  it('renders only the rows that fit, and the frame stays one line shorter than the terminal', async () => {
+    const entries = Array.from({ length: 5000 }, (_, i) => makeEntry(i));
+    const app = renderApp({ ...base, source: arraySource(entries), clock: new ManualClock(T0), size: { columns: 160, rows: 30 } });
+    const frame = await app.waitFor('total 5,000');
+    expect(lines(frame).length).toBeLessThanOrEqual(29);
+    expect(lines(frame).filter((l) => l.includes('job_01J')).length).toBe(30 - 1 - 4);
+    await app.press('G');
+    const bottom = await app.waitFor(entries[4999]!.job_id);
+    expect(bottom).not.toContain(entries[0]!.job_id);
+    expect(lines(bottom).length).toBeLessThanOrEqual(29);
+  });
+
+  it('shows the columns: id, workflow, tenant, error, attempts, age, deadline, partial, redrives', async () => {
+    const entries = [makeEntry(0, { deadlineIn: -5000, isPartial: true, redriveCount: 2, tenant: 'globex', errorCode: 'TOOL_TIMEOUT' }), makeEntry(1, { deadlineIn: 90 * 60_000 })];
+    const app = renderApp({ ...base, source: arraySource(entries), clock: new ManualClock(T0), size: { columns: 160, rows: 12 } });
+    const frame = await app.waitFor('total 2');
+    const header = lines(frame).find((l) => l.includes('JOB'))!;
+    for (const col of ['JOB', 'WORKFLOW', 'TENANT', 'ERROR', 'ATT', 'AGE', 'DEADLINE', 'PARTIAL', 'REDRV']) expect(header).toContain(col);
+    const first = lines(frame).find((l) => l.includes(entries[0]!.job_id))!;
+    expect(first).toMatch(/research_report:v3\s+globex\s+TOOL_TIMEOUT\s+3\/3\s+1m\s+expired yes\s+2/);
+    const second = lines(frame).find((l) => l.includes(entries[1]!.job_id))!;
+    expect(second).toMatch(/2m\s+1h30m -\s+0/);
+    expect(frame).toContain('expired 1 · partial 1');
+  });
+
+  it('follows a terminal resize', async () => {
+    const entries = Array.from({ length: 100 }, (_, i) => makeEntry(i));
+    const props = { ...base, source: arraySource(entries), clock: new ManualClock(T0) };
+    const app = renderApp({ ...props, size: { columns: 160, rows: 30 } });
+    await app.waitFor('total 100');
+    app.instance.rerender(<AppWithSize {...props} size={{ columns: 100, rows: 12 }} onStateRef={app} />);
+    const small = await app.waitFor((f) => lines(f).filter((l) => l.includes('job_01J')).length === 12 - 1 - 4);
+    expect(lines(small).length).toBeLessThanOrEqual(11);
+    expect(Math.max(...lines(small).map((l) => [...l].length))).toBeLessThanOrEqual(100);
+  });
+});
+
+// The harness's rerender needs the same onState hook; this keeps it attached.
+import { App, type AppProps } from '../../src/tui/App.js';
+function AppWithSize(p: AppProps & { onStateRef: unknown }) {
+  const { onStateRef: _ignored, ...props } = p;
+  return <App {...props} />;
+}
+
+describe('filters and views through the keyboard', () => {
+  const entries = Array.from({ length: 40 }, (_, i) =>
+    makeEntry(i, {
+      errorCode: i < 30 ? 'PROVIDER_429' : 'SCHEMA_INVALID',
+      workflow: i % 2 === 0 ? 'research_report:v3' : 'summarise:v1',
+      tenant: i < 20 ? 'acme' : 'globex',
+      deadlineIn: i < 5 ? -1000 : 3_600_000,
+      isPartial: i >= 5 && i < 8,
+    }),
+  );
+  const open = () => renderApp({ ...base, source: arraySource(entries), clock: new ManualClock(T0), size: { columns: 160, rows: 30 } });
+
+  it('e, p, / and Esc change what is shown, and the header counts follow', async () => {
+    const app = open();
+    await app.waitFor('total 40 · shown 40 · expired 5 · partial 3');
+    await app.press('e');
+    await app.waitFor('shown 35');
+    await app.press('p');
+    await app.waitFor('shown 32');
+    await app.press('/', ...'schema');
+    await app.waitFor('shown 10');
+    await app.press(KEYS.enter, '/', 'x', 'x');
+    await app.waitFor('shown 0');
+    await app.press(KEYS.esc);
+    const f = await app.waitFor('shown 10');
+    expect(f).toContain('filter: text="schema" no expired no partial');
+  });
+
+  it('g groups by error × workflow and Enter drills into a group', async () => {
+    const app = open();
+    await app.waitFor('total 40');
+    await app.press('g');
+    const groups = await app.waitFor('COUNT');
+    expect(groups).toMatch(/PROVIDER_429\s+research_report:v3\s+15\s+3\s+1/);
+    expect(groups).toMatch(/PROVIDER_429\s+summarise:v1\s+15\s+2\s+2/);
+    expect(groups).toMatch(/SCHEMA_INVALID\s+summarise:v1\s+5\s+0\s+0/);
     await app.press('j', 'j', KEYS.enter);
-    console.log(await app.waitFor('Attempts timeline'));
-    await app.press(KEYS.esc, '?');
-    console.log(app.frame());
+    const list = await app.waitFor('filter: error=SCHEMA_INVALID workflow=research_report:v3');
+    expect(list).toContain('shown 5');
+  });
+
+  it('E and T pick an error code and a tenant', async () => {
+    const app = open();
+    await app.waitFor('total 40');
+    await app.press('E');
+    await app.waitFor('Pick an error code');
+    await app.press('j', 'j', KEYS.enter);
+    await app.waitFor('shown 10');
+    await app.press('T');
+    await app.waitFor('Pick a tenant');
+    await app.press('j', 'j', KEYS.enter);
+    const f = await app.waitFor('filter: error=SCHEMA_INVALID tenant=globex');
+    expect(f).toContain('shown 10');
+  });
+
+  it('a selects all matching the filter and the header says so', async () => {
+    const app = open();
+    await app.waitFor('total 40');
+    await app.press('e', 'a');
+    await app.waitFor('selected 35 (all 35 matching no expired)');
+  });
+
+  it('Enter shows the detail: error, attempts, checkpoint, effects, trace and a payload that scrolls', async () => {
+    const payload = Array.from({ length: 80 }, (_, i) => `payload line ${i}`).join('\n');
+    const es = [makeEntry(0, { isPartial: true, input: payload })];
+    const app = renderApp({ ...base, source: arraySource(es), clock: new ManualClock(T0), size: { columns: 140, rows: 30 } });
+    await app.waitFor('total 1');
+    await app.press(KEYS.enter);
+    const d = await app.waitFor('Attempts timeline');
+    for (const part of ['PROVIDER_429: rate limited', 'Checkpoint', '"step": 2', 'Effect ledger', 'send-email  STARTED (not done)', 'Trace      trace-0']) {
+      expect(d).toContain(part);
+    }
+    expect(d).not.toContain('payload line 0');
+    await app.press(KEYS.pgdn);
+    await app.waitFor('payload line 10');
+    await app.press('G');
+    const end = await app.waitFor('payload line 79');
+    expect(lines(end).length).toBeLessThanOrEqual(29);
+    await app.press(KEYS.esc);
+    await app.waitFor('JOB');
+  });
+
+  it('? shows the help generated from the keymap; Esc closes it', async () => {
+    const app = open();
+    await app.waitFor('total 40');
+    await app.press('?');
+    const help = await app.waitFor('Keys (? or Esc closes)');
+    expect(help).toContain('select ALL entries matching the filter');
+    expect(help).toMatch(/End > G\s+go to the bottom/);
+    await app.press(KEYS.esc);
+    await app.waitFor('JOB');
+  });
+
+  it('q quits the app', async () => {
+    const app = open();
+    await app.waitFor('total 40');
+    await app.press('q');
+    await app.waitForState((s) => s.isQuitting, 'quit');
+  });
+});
+
+describe('read-only context', () => {
+  it('disables redrive and says why', async () => {
+    const app = renderApp({
+      ...base,
+      readOnlyReason: 'context "prod-ro" is read-only: redrive refused',
+      source: arraySource([makeEntry(0)]),
+      clock: new ManualClock(T0),
+      size: { columns: 160, rows: 20 },
+    });
+    await app.waitFor('[read-only]');
+    await app.press(KEYS.space, 'R');
+    await app.waitFor('redrive disabled: context "prod-ro" is read-only');
+  });
+});
+
+describe('hostile data', () => {
+  it('no ESC, C1, BEL or other control byte from an entry reaches any frame', async () => {
+    const entries = HOSTILE_STRINGS.map((h, i) => {
+      const e = makeEntry(i, { tenant: h.value, workflow: h.value, errorCode: h.value, errorMessage: h.value, input: `${h.value}\n${h.value}` });
+      e.job!.trace_id = h.value;
+      e.job!.checkpoint = { note: h.value };
+      e.job!.attempts[0]!.worker_id = h.value;
+      e.job!.effects = [{ key: h.value, status: 'started', idempotency_key: h.value, attempt: 1, started_at: e.dead_at, done_at: null, result: null }];
+      return e;
+    });
+    const app = renderApp({ ...base, info: { context: HOSTILE_STRINGS[5]!.value, backend: 'sqlite:x', queue: HOSTILE_STRINGS[6]!.value }, source: arraySource(entries), clock: new ManualClock(T0), size: { columns: 160, rows: 40 } });
+    await app.waitFor(`total ${entries.length}`);
+    // Every view that shows entry data: list, detail of each entry, groups, pickers, the filter prompt.
+    for (let i = 0; i < entries.length; i++) {
+      await app.press(KEYS.enter);
+      await app.waitFor('Attempts timeline');
+      await app.press(KEYS.esc, 'j');
+    }
+    await app.press('g', 'G', 'g', 'E', 'G', KEYS.esc, 'T', KEYS.esc, '/', 'r', 'e', 'd', KEYS.enter);
+    await app.press('x', 'a', 'R');
+    const all = app.frames.join('\n');
+    expect(all).toContain('\\x1b');
+    expect(findUnsafe(all)).toEqual([]);
+  });
+});
+
+describe('redrive through the DLQ engine (real SQLite store)', () => {
+  it('filter → select all → R → type the count → Redrive moves exactly the planned jobs and shows the run', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));
+    const clock = new ManualClock(T0);
+    const backend = new SqliteBackend({ path: join(dir, 'agentq.db'), clock, random: seededRandom(7) });
+    try {
+      const specs = [
+        ...Array.from({ length: 26 }, () => ({ errorCode: 'PROVIDER_429' })),
+        ...Array.from({ length: 2 }, () => ({ errorCode: 'PROVIDER_429', deadlineInMs: 1000 })),
+        ...Array.from({ length: 2 }, () => ({ errorCode: 'PROVIDER_429', isPartial: true })),
+        ...Array.from({ length: 5 }, () => ({ errorCode: 'SCHEMA_INVALID' })),
+      ];
+      const ids = await seedDlq(backend, clock, 'research', specs);
+      clock.advance(60_000); // the two short deadlines pass
+      const newId = createIdFactory(clock, seededRandom(9));
+      const redrive = engineRedrive(
+        { backend, clock, sleep: async () => undefined, newRunId: () => newId(RUN_ID_PREFIX), identity: { user: 'ops', host: 'test', pid: 1, context: 'prod' } },
+        { baseFilter: { queue: 'research' }, given: { queue: 'research' }, rate: null },
+      );
+      const app = renderApp({ ...base, redrive, source: backendSource(backend, { queue: 'research' }), clock, size: { columns: 160, rows: 30 } });
+      await app.waitFor('total 35 · shown 35 · expired 2 · partial 2');
+      await app.press('/', ...'429', KEYS.enter, 'a', 'R');
+      const dialog = await app.waitFor('Redrive plan for queue research: 30 selected');
+      expect(dialog).toMatch(/redrive\s+26/);
+      expect(dialog).toMatch(/skip: expired\s+2/);
+      expect(dialog).toMatch(/skip: partial effects\s+2/);
+      expect(dialog).toMatch(/skip: quarantined\s+0/);
+      expect(dialog).toContain('> Cancel <');
+      expect(dialog).toContain('Type 26 to confirm');
+      await app.press(KEYS.tab, KEYS.enter);
+      await app.waitFor('type 26 to confirm');
+      await app.press('2', '6', KEYS.enter);
+      const done = await app.waitFor('Redrive finished: run run_');
+      expect(done).toMatch(/moved 26 · skipped 4 · failed 0 · status completed/);
+      const runId = /run (run_[0-9A-Z]{26})/.exec(done)![1]!;
+
+      const run = await backend.getRun(runId);
+      expect(run).toMatchObject({ queue: 'research', action: 'redrive', status: 'completed', counts: { moved: 26, skipped: 4, failed: 0, planned: 0 } });
+      const left = await backend.dlqList({ queue: 'research' }, { limit: 100 });
+      expect(left.items.length).toBe(9); // 2 expired + 2 partial + 5 SCHEMA_INVALID stay in the DLQ
+      for (const id of ids.slice(0, 26)) {
+        const job = await backend.get(id);
+        expect(job).toMatchObject({ state: 'queued', lineage: { redrive_count: 1, redrive_run: runId } });
+      }
+
+      // Back to the list: it reloads from the store.
+      await app.press(KEYS.enter);
+      await app.waitFor('total 9 · shown 4');
+    } finally {
+      await backend.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
