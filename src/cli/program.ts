@@ -242,5 +242,62 @@ export function buildProgram(host: ProgramHost): Command {
   registerOps(program, lazy); // stats, metrics serve, dlq check, completion (after dlq: adds `dlq check`)
   registerBrowse(program, lazy);
 
+  // ------------------------------------------------------------ worker and job (issue 3)
+  program
+    .command('worker')
+    .description('run a handler command once per job: claims, heartbeats, graceful stop on SIGTERM/SIGINT')
+    .argument('<command...>', 'handler command and its arguments, after -- (run directly, never through a shell)')
+    .option('-q, --queue <queue>', 'queue to work on (default: the context\'s queue, else "default")')
+    .option('-c, --concurrency <n>', 'jobs in flight at once', '1')
+    .option('--lease <duration>', 'lease per claim and heartbeat (never past a job\'s deadline)', '60s')
+    .option('--heartbeat <duration>', 'how often all leases are extended (default: a quarter of --lease)')
+    .option('--classes <list>', 'only these classes, comma-separated (interactive,batch,maintenance)')
+    .option('--worker-version <version>', 'recorded on every attempt and DLQ entry (default: $AGENTQ_WORKER_VERSION)')
+    .option('--grace <duration>', 'on SIGTERM/SIGINT: time for running jobs to finish before they are stopped and released', '30s')
+    .option('--kill-grace <duration>', 'a stopped handler gets SIGTERM, then SIGKILL after this long', '10s')
+    .option('--max-result-bytes <n>', 'stdout kept as the job result; the rest is cut with a marker', '65536')
+    .option('--drain', 'exit once nothing is claimable and no job is running (CI, batch runs)')
+    .option('--quiet', 'no per-job lines on stderr')
+    .addHelpText(
+      'after',
+      '\nHandler protocol: the job envelope is JSON on stdin; AGENTQ_JOB_ID, AGENTQ_ATTEMPT, AGENTQ_DEADLINE_AT,\n' +
+        'AGENTQ_TRACE_ID, AGENTQ_QUEUE, AGENTQ_TENANT are set; stdout is the result. Exit 0 = success,\n' +
+        '75 = retryable failure, anything else = permanent. Inside the handler: agentq job checkpoint|effect|error.\n' +
+        examples(
+          ['agentq worker --queue research --concurrency 4 -- ./run-agent.sh', 'four jobs at a time'],
+          ['agentq worker --queue research --lease 2m --grace 1m --worker-version "$GIT_SHA" -- node agent.js', 'longer leases, tagged attempts'],
+          ['agentq worker --queue smoke --drain -- ./check.sh', 'process what is queued, then exit'],
+        ),
+    )
+    .action(lazy(() => import('./commands/worker.js'), { args: (command) => ({ command }) }));
+
+  const job = program.command('job').description('inside a handler run by agentq worker: checkpoint, record an effect, report an error code');
+  job
+    .command('checkpoint')
+    .description('save resumable progress for the current job (JSON if it parses, else text)')
+    .argument('[data]', 'the checkpoint')
+    .option('--file <path>', 'read the checkpoint from a file')
+    .action(lazy(() => import('./commands/job.js'), { fn: 'checkpoint', args: (data) => ({ data }) }));
+  job
+    .command('effect')
+    .description('run CMD as effect KEY unless already done; CMD gets AGENTQ_IDEMPOTENCY_KEY; its stdout is the recorded result')
+    .argument('<key>', 'effect key, unique within the job (e.g. send-invoice)')
+    .argument('<command...>', 'the command, after --')
+    .action(lazy(() => import('./commands/job.js'), { fn: 'effect', args: (key, command) => ({ key, command }) }));
+  job
+    .command('error')
+    .description('report the error code (and message) recorded when this handler exits non-zero')
+    .argument('<code>', 'e.g. PROVIDER_429, VALIDATION, BUDGET_EXCEEDED (see README, Workers)')
+    .argument('[message...]', 'what went wrong')
+    .action(lazy(() => import('./commands/job.js'), { fn: 'error', args: (code, message) => ({ code, message }) }));
+  job.addHelpText(
+    'after',
+    examples(
+      ['agentq job checkpoint \'{"step":3}\'', 'save progress'],
+      ['agentq job effect send-invoice -- ./send-invoice.sh', 'an irreversible step, run once per job'],
+      ['agentq job error PROVIDER_429 "rate limited"; exit 75', 'a retryable failure with its code'],
+    ),
+  );
+
   return program;
 }

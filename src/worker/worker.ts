@@ -169,6 +169,8 @@ class WorkerRuntime implements Worker {
         break;
       }
       if (leases.length === 0) {
+        if (this.inflight.size === 0) this.log({ kind: 'idle' });
+        if (this.state !== 'running') break;
         await this.waker.sleep(idleMs);
         idleMs = Math.min(idleMs * 2, this.maxIdleMs);
         continue;

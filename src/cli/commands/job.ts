@@ -1,0 +1,103 @@
+/**
+ * `agentq job checkpoint|effect|error`: what a handler process started by
+ * `agentq worker` uses to talk to the store about its own job. They act on
+ * the current lease named by the environment (`worker/job-env.ts`), so every
+ * write is fenced: a handler whose lease was taken over gets exit 1
+ * (LEASE_LOST) instead of overwriting the new holder.
+ */
+import { spawn } from 'node:child_process';
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { AgentqError, ValidationError } from '../../core/errors.js';
+import { currentLease, ERROR_CODE_RE, ERROR_CODE_RULE, JOB_ENV, type ErrorReport } from '../../worker/job-env.js';
+import type { CommandContext } from '../context.js';
+import { sanitize } from '../output/sanitize.js';
+
+/** Checkpoints are stored with the job and shown by `inspect`: keep them small. */
+const MAX_CHECKPOINT_BYTES = 64 * 1024;
+
+async function backendFor(ctx: CommandContext) {
+  const lease = currentLease(ctx.env);
+  const { openBackend } = await import('../../backend/open.js');
+  return { ...lease, backend: await openBackend(lease.url) };
+}
+
+/** DATA (or the file's content) is stored as JSON when it parses as JSON, else as a string. */
+export async function checkpoint(o: { data?: string; file?: string }, ctx: CommandContext): Promise<void> {
+  if ((o.data === undefined) === (o.file === undefined)) throw new ValidationError('give the checkpoint as DATA or --file PATH (one of them)');
+  const text = o.file !== undefined ? await readFile(o.file, 'utf8') : o.data!;
+  if (Buffer.byteLength(text) > MAX_CHECKPOINT_BYTES) {
+    throw new ValidationError(`checkpoint is ${Buffer.byteLength(text)} bytes; the limit is ${MAX_CHECKPOINT_BYTES} (store large state elsewhere and checkpoint a reference)`);
+  }
+  let data: unknown = text;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    // Not JSON: kept as a string.
+  }
+  const { lease, backend } = await backendFor(ctx);
+  try {
+    await backend.checkpoint(lease, data);
+  } finally {
+    await backend.close();
+  }
+}
+
+/**
+ * Runs CMD as the effect KEY unless the ledger already has KEY done. CMD gets
+ * `AGENTQ_IDEMPOTENCY_KEY` to pass to the external system; its stdout is
+ * passed through and recorded as the effect's result when it exits 0. When
+ * KEY is already done, CMD is not run and the recorded result is printed.
+ * A non-zero exit of CMD leaves the effect `started` and is this command's exit code.
+ */
+export async function effect(o: { key: string; command: string[] }, ctx: CommandContext): Promise<void> {
+  const [cmd, ...args] = o.command;
+  if (!cmd) throw new ValidationError('give the effect command after --, e.g. agentq job effect send-invoice -- ./send.sh');
+  const { lease, backend } = await backendFor(ctx);
+  try {
+    const record = await backend.beginEffect(lease, o.key);
+    if (record.status === 'done') {
+      ctx.note(`effect ${sanitize(o.key)} is already done (attempt ${record.attempt}); not run again`);
+      const r = record.result;
+      if (r !== null && r !== undefined) ctx.io.stdout.write(typeof r === 'string' ? r : JSON.stringify(r));
+      return;
+    }
+    const { code, stdout } = await runEffectCommand(cmd, args, { ...ctx.env, [JOB_ENV.idempotencyKey]: record.idempotency_key }, ctx);
+    if (code !== 0) {
+      throw new AgentqError('EFFECT_FAILED', `effect ${o.key}: ${cmd} exited with ${code}; recorded as started, not done`, code);
+    }
+    await backend.finishEffect(lease, o.key, stdout);
+  } finally {
+    await backend.close();
+  }
+}
+
+function runEffectCommand(
+  cmd: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+  ctx: CommandContext,
+): Promise<{ code: number; stdout: string }> {
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(cmd, args, { env: env as NodeJS.ProcessEnv, stdio: ['inherit', 'pipe', 'inherit'] });
+    const chunks: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => {
+      chunks.push(c);
+      ctx.io.stdout.write(c.toString('utf8'));
+    });
+    child.on('error', (e) => reject(new ValidationError(`cannot run effect command ${JSON.stringify(cmd)}: ${e.message}`)));
+    child.on('close', (code, signal) => resolveRun({ code: code ?? (signal ? 128 + 15 : 1), stdout: Buffer.concat(chunks).toString('utf8') }));
+  });
+}
+
+/** Reports the error code (and message) the worker records when this handler exits non-zero. */
+export async function error(o: { code: string; message?: string[] }, ctx: CommandContext): Promise<void> {
+  if (!ERROR_CODE_RE.test(o.code)) throw new ValidationError(`error code ${JSON.stringify(o.code)} ${ERROR_CODE_RULE}`);
+  const { reportFile } = currentLease(ctx.env);
+  if (!reportFile) throw new ValidationError(`${JOB_ENV.reportFile} is not set: agentq job error runs inside a handler started by agentq worker`);
+  const message = o.message && o.message.length > 0 ? o.message.join(' ') : null;
+  const report: ErrorReport = { code: o.code, message };
+  // Write then rename: the worker never reads a half-written report.
+  const tmp = `${reportFile}.${process.pid}.tmp`;
+  await writeFile(tmp, JSON.stringify(report));
+  await rename(tmp, reportFile);
+}

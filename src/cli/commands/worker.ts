@@ -1,0 +1,175 @@
+/**
+ * `agentq worker --queue Q [...] -- CMD [ARGS...]`: runs CMD once per job
+ * (see worker/exec-handler.ts for the handler protocol). The library worker
+ * does the claiming, heartbeating and ending; this module turns flags into its
+ * options, prints one line per job on stderr, and stops gracefully on the first
+ * SIGTERM/SIGINT (`ctx.signal`): no new claims, running jobs get `--grace`,
+ * then their handlers are stopped and their leases released.
+ */
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { formatDuration, parseDuration } from '../../core/duration.js';
+import { ValidationError } from '../../core/errors.js';
+import { JOB_CLASSES, type JobClass } from '../../core/schemas.js';
+import { createExecHandler } from '../../worker/exec-handler.js';
+import type { WorkerEvent } from '../../worker/types.js';
+import { createWorker } from '../../worker/worker.js';
+import type { CommandContext } from '../context.js';
+import { parseIntOption } from '../parse.js';
+import { sanitize } from '../output/sanitize.js';
+
+export interface WorkerCommandOptions {
+  command?: string[];
+  queue?: string;
+  concurrency?: string;
+  lease?: string;
+  heartbeat?: string;
+  classes?: string;
+  workerVersion?: string;
+  grace?: string;
+  killGrace?: string;
+  maxResultBytes?: string;
+  drain?: boolean;
+  quiet?: boolean;
+}
+
+export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise<void> {
+  const [command, ...args] = o.command ?? [];
+  if (!command) throw new ValidationError('give the handler command after --, e.g. agentq worker --queue research -- ./run-agent.sh');
+  const executable = resolveExecutable(command, ctx.env, ctx.cwd);
+  const queue = o.queue ?? ctx.defaultQueue();
+  const concurrency = parseIntOption(o.concurrency ?? '1', '--concurrency', 1, 1000)!;
+  const leaseMs = parseDuration(o.lease ?? '60s', '--lease');
+  const heartbeatMs = o.heartbeat === undefined ? Math.floor(leaseMs / 4) : parseDuration(o.heartbeat, '--heartbeat');
+  if (heartbeatMs >= leaseMs) {
+    throw new ValidationError(`--heartbeat ${formatDuration(heartbeatMs)} must be less than --lease ${formatDuration(leaseMs)}: the lease would expire between heartbeats`);
+  }
+  const gracefulMs = parseDuration(o.grace ?? '30s', '--grace');
+  const killGraceMs = parseDuration(o.killGrace ?? '10s', '--kill-grace');
+  const resultCapBytes = parseIntOption(o.maxResultBytes ?? String(64 * 1024), '--max-result-bytes', 0, 16 * 1024 * 1024)!;
+  const classes = parseClasses(o.classes);
+  const workerVersion = o.workerVersion ?? ctx.env.AGENTQ_WORKER_VERSION ?? null;
+  ctx.assertMutable('running a worker');
+
+  const url = await ctx.backendUrl();
+  const backend = await ctx.openBackend();
+  const exec = await createExecHandler({
+    command: executable,
+    args,
+    url,
+    env: ctx.env as NodeJS.ProcessEnv,
+    resultCapBytes,
+    killGraceMs,
+    onStderrLine: (jobId, line) => void ctx.io.stderr.write(`[${jobId}] ${sanitize(line)}\n`),
+  });
+  let drained = false;
+  const worker = createWorker({
+    backend,
+    queue,
+    handler: exec.handler,
+    concurrency,
+    leaseMs,
+    heartbeatMs,
+    gracefulMs,
+    // Past --grace a stopped handler gets the kill grace to exit before its lease is let go.
+    abortGraceMs: killGraceMs + 1_000,
+    clock: ctx.clock,
+    workerVersion,
+    ...(classes ? { classes } : {}),
+    logger: (e) => {
+      if (o.drain && e.kind === 'idle' && !drained) {
+        drained = true;
+        ctx.note(`worker: queue ${sanitize(queue)} has nothing claimable; --drain: stopping`);
+        void worker.stop();
+      }
+      if (!o.quiet) {
+        const line = describe(e);
+        if (line) ctx.note(`worker: ${line}`);
+      }
+    },
+  });
+
+  const onInterrupt = (): void => {
+    ctx.note(`worker: stopping — no new jobs; running jobs have ${formatDuration(gracefulMs)} to finish, then their leases are released (Ctrl-C again to exit at once)`);
+    void worker.stop();
+  };
+  if (ctx.signal.aborted) return;
+  ctx.signal.addEventListener('abort', onInterrupt, { once: true });
+  try {
+    ctx.note(
+      `worker ${sanitize(worker.workerId)}: queue ${sanitize(queue)}, concurrency ${concurrency}, lease ${formatDuration(leaseMs)}, ` +
+        `heartbeat ${formatDuration(heartbeatMs)}: ${sanitize([command, ...args].join(' '))}`,
+    );
+    await worker.start();
+    await worker.done;
+  } finally {
+    ctx.signal.removeEventListener('abort', onInterrupt);
+    await exec.close();
+  }
+}
+
+/** One stderr line per worker event worth telling an operator about. */
+function describe(e: WorkerEvent): string | null {
+  switch (e.kind) {
+    case 'claimed':
+      return `${e.jobId} attempt ${e.attempt}: started`;
+    case 'succeeded':
+      return `${e.jobId} attempt ${e.attempt}: succeeded in ${formatDuration(e.durationMs)}`;
+    case 'failed': {
+      const next = e.outcome === 'retry' ? 'retry scheduled' : e.outcome === 'dead' ? 'moved to the DLQ' : 'expired';
+      return `${e.jobId} attempt ${e.attempt}: failed ${sanitize(e.code)}: ${sanitize(e.message)} → ${next}`;
+    }
+    case 'aborted':
+      return `${e.jobId} attempt ${e.attempt}: stopped, ${e.reason}`;
+    case 'lease_lost':
+      return `${e.jobId} attempt ${e.attempt}: lease lost (another worker may have it); nothing written`;
+    case 'released':
+      return `${e.jobId} attempt ${e.attempt}: lease released (the attempt does not count)`;
+    case 'handler_detached':
+      return `${e.jobId}: handler did not exit after ${e.reason}; job ended without it`;
+    case 'backend_error':
+      return `store error during ${e.op}${e.jobId ? ` of ${e.jobId}` : ''}: ${sanitize(e.error instanceof Error ? e.error.message : String(e.error))}`;
+    case 'stopped':
+      return 'stopped';
+    default:
+      return null;
+  }
+}
+
+function parseClasses(value: string | undefined): JobClass[] | undefined {
+  if (value === undefined) return undefined;
+  const parts = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const p of parts) {
+    if (!(JOB_CLASSES as readonly string[]).includes(p)) {
+      throw new ValidationError(`--classes ${JSON.stringify(p)} is not a class: use ${JOB_CLASSES.join(', ')} (comma-separated)`);
+    }
+  }
+  return parts as JobClass[];
+}
+
+/**
+ * Checks at start-up that the handler command can run, so a typo fails the
+ * worker (exit 2) instead of every job it would claim.
+ */
+export function resolveExecutable(command: string, env: Readonly<Record<string, string | undefined>>, cwd: string): string {
+  const isRunnable = (p: string): boolean => {
+    try {
+      accessSync(p, constants.X_OK);
+      return statSync(p).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (command.includes('/')) {
+    const p = isAbsolute(command) ? command : resolve(cwd, command);
+    if (!isRunnable(p)) throw new ValidationError(`handler command ${JSON.stringify(command)} is not an executable file`, 'Check the path and its execute permission (chmod +x).');
+    return p;
+  }
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (dir && isRunnable(join(dir, command))) return command;
+  }
+  throw new ValidationError(`handler command ${JSON.stringify(command)} was not found on PATH`, 'Give a path (./run-agent.sh) or install the command.');
+}

@@ -1,0 +1,171 @@
+/**
+ * `agentq worker -- CMD` and `agentq job ...` end to end: the built CLI runs
+ * real handler scripts against the embedded store of a throwaway home. Each
+ * test observes the outcome through `agentq inspect -o json`, as an operator
+ * or a script would.
+ */
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Job } from '../../src/core/schemas.js';
+import { AGENTQ_BIN, collect, makeCliHome, runCli, runCliOk, spawnCli, type CliHome } from '../support/cli.js';
+import { pollUntil } from '../support/poll.js';
+
+let home: CliHome;
+beforeEach(() => {
+  home = makeCliHome('agentq-e2e-worker-');
+});
+afterEach(() => home.cleanup());
+
+/** A bash handler script in the home; `$AQ` runs the CLI (same binary as the worker). */
+function handler(name: string, body: string): string {
+  const p = join(home.dir, name);
+  writeFileSync(p, `#!/usr/bin/env bash\nset -u\nAQ="${process.execPath} ${AGENTQ_BIN}"\n${body}\n`);
+  chmodSync(p, 0o755);
+  return p;
+}
+
+async function submit(...args: string[]): Promise<string> {
+  return (await runCliOk(home, ['submit', 'task:v1', '--queue', 'w', ...args])).stdout.trim();
+}
+
+async function inspect(id: string): Promise<Job> {
+  return Job.parse(JSON.parse((await runCliOk(home, ['inspect', id, '-o', 'json'])).stdout));
+}
+
+describe('agentq worker: the handler protocol', () => {
+  it('runs each job: envelope on stdin, env set, stdout is the result, exit codes decide the outcome', async () => {
+    const ok = await submit('--input', 'ok', '--trace-id', 'tr-1');
+    const retry = await submit('--input', 'retry', '--max-attempts', '3');
+    const perm = await submit('--input', 'perm', '--max-attempts', '3');
+    const coded = await submit('--input', 'coded', '--max-attempts', '1');
+    const h = handler(
+      'h.sh',
+      `input=$(cat)
+kind=$(node -e 'console.log(JSON.parse(process.argv[1]).input)' "$input")
+echo "log line for $kind" >&2
+case "$kind" in
+  ok) echo -n "done:$AGENTQ_JOB_ID:$AGENTQ_ATTEMPT:$AGENTQ_TRACE_ID:$AGENTQ_QUEUE:$AGENTQ_TENANT" ;;
+  retry) exit 75 ;;
+  perm) echo "missing field title" >&2; exit 3 ;;
+  coded) $AQ job error BUDGET_EXCEEDED "spent 120k of 100k tokens"; exit 75 ;;
+esac`,
+    );
+    const r = await runCliOk(home, ['worker', '--queue', 'w', '--concurrency', '2', '--worker-version', 'v9', '--drain', '--', h]);
+
+    expect(await inspect(ok)).toMatchObject({ state: 'succeeded', result: `done:${ok}:1:tr-1:w:default` });
+    expect(await inspect(retry)).toMatchObject({ state: 'scheduled', last_error: { code: 'TRANSIENT', retryable: true } });
+    const p = await inspect(perm);
+    expect(p).toMatchObject({ state: 'dead', dead: { reason: 'permanent', error_code: 'HANDLER_FAILED', worker_version: 'v9' } });
+    expect(p.dead!.error_message).toContain('exited with 3');
+    expect(p.dead!.error_message).toContain('missing field title');
+    // A reported code from the table wins over exit 75: budget errors are permanent.
+    expect(await inspect(coded)).toMatchObject({
+      state: 'dead',
+      dead: { reason: 'permanent', error_code: 'BUDGET_EXCEEDED', error_message: 'spent 120k of 100k tokens' },
+    });
+    // stderr is passed through, prefixed with the job id.
+    expect(r.stderr).toContain(`[${ok}] log line for ok`);
+    expect(r.stderr).toMatch(new RegExp(`${perm} attempt 1: failed HANDLER_FAILED: .* → moved to the DLQ`));
+  });
+
+  it('checkpoint and effect act on the current lease; a done effect is not run again; a stale fence is refused', async () => {
+    const id = await submit('--input', 'x');
+    const sideFile = join(home.dir, 'side-effects.log');
+    const h = handler(
+      'h.sh',
+      `$AQ job checkpoint '{"step":2,"note":"half way"}' || exit 1
+first=$($AQ job effect send-invoice -- sh -c 'echo "$AGENTQ_IDEMPOTENCY_KEY" >> ${sideFile}; echo -n invoice-42')
+second=$($AQ job effect send-invoice -- sh -c 'echo "$AGENTQ_IDEMPOTENCY_KEY" >> ${sideFile}; echo -n invoice-43')
+AGENTQ_LEASE_FENCE=999 $AQ job checkpoint '{"stale":true}' 2>/dev/null
+stale=$?
+echo -n "$first|$second|$stale"`,
+    );
+    await runCliOk(home, ['worker', '--queue', 'w', '--drain', '--', h]);
+    const job = await inspect(id);
+    expect(job.state).toBe('succeeded');
+    // The stale write exited 1 (LEASE_LOST) and changed nothing.
+    expect(job.result).toBe('invoice-42|invoice-42|1');
+    expect(job.checkpoint).toEqual({ step: 2, note: 'half way' });
+    expect(job.effects).toEqual([expect.objectContaining({ key: 'send-invoice', status: 'done', result: 'invoice-42' })]);
+    expect(readFileSync(sideFile, 'utf8')).toBe(`${id}:send-invoice\n`);
+  });
+
+  it('caps the result and marks the cut', async () => {
+    const id = await submit('--input', 'x');
+    const h = handler('h.sh', `printf 'a%.0s' $(seq 1 100)`);
+    await runCliOk(home, ['worker', '--queue', 'w', '--drain', '--max-result-bytes', '10', '--', h]);
+    expect((await inspect(id)).result).toBe('aaaaaaaaaa…[truncated 90 bytes]');
+  });
+});
+
+describe('agentq worker: stopping work', () => {
+  it('cancel of a running job reaches the handler as SIGTERM at the next heartbeat; the job ends cancelled', async () => {
+    const id = await submit('--input', 'x');
+    const started = join(home.dir, 'started');
+    const termed = join(home.dir, 'termed');
+    const h = handler('h.sh', `trap 'echo term > ${termed}; exit 143' TERM\ntouch ${started}\nwhile true; do sleep 0.05; done`);
+    const worker = spawnCli(home, ['worker', '--queue', 'w', '--heartbeat', '100ms', '--lease', '5s', '--', h]);
+    const done = collect(worker, 60_000);
+    await pollUntil(() => existsSync(started), { what: 'handler started' });
+    await runCliOk(home, ['cancel', id, '--reason', 'customer withdrew']);
+    await pollUntil(async () => (await inspect(id)).state === 'cancelled', { what: 'job cancelled' });
+    expect(existsSync(termed)).toBe(true);
+    expect((await inspect(id)).outcome).toBe('cancelled');
+    worker.kill('SIGTERM');
+    expect((await done).code).toBe(0);
+  });
+
+  it('a running job whose deadline passes is stopped and ends expired', async () => {
+    const id = await submit('--input', 'x', '--deadline', '2s');
+    const h = handler('h.sh', `while true; do sleep 0.05; done`);
+    const worker = spawnCli(home, ['worker', '--queue', 'w', '--heartbeat', '100ms', '--lease', '10s', '--', h]);
+    const done = collect(worker, 60_000);
+    await pollUntil(async () => (await inspect(id)).state === 'expired', { what: 'job expired', timeoutMs: 30_000 });
+    expect((await inspect(id)).outcome).toBe('expired');
+    worker.kill('SIGTERM');
+    expect((await done).code).toBe(0);
+  });
+
+  it('SIGTERM: no new claims, the running job gets the grace period, then is stopped and its lease released', async () => {
+    const a = await submit('--input', 'a', '--max-attempts', '1');
+    await submit('--input', 'b');
+    const started = join(home.dir, 'started');
+    const h = handler('h.sh', `touch ${started}\nwhile true; do sleep 0.05; done`);
+    const worker = spawnCli(home, ['worker', '--queue', 'w', '--grace', '200ms', '--kill-grace', '1s', '--', h]);
+    const done = collect(worker, 60_000);
+    await pollUntil(() => existsSync(started), { what: 'handler started' });
+    worker.kill('SIGTERM');
+    const r = await done;
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('lease released');
+    const list = JSON.parse((await runCliOk(home, ['list', '--queue', 'w', '-o', 'json'])).stdout) as Job[];
+    // Both jobs are claimable again and the released attempt did not count against max_attempts 1.
+    expect(list.map((j) => j.state)).toEqual(['queued', 'queued']);
+    expect(list.find((j) => j.job_id === a)!.attempts.at(-1)?.outcome).toBe('released');
+  });
+});
+
+describe('agentq worker / job: usage errors', () => {
+  it('refuses a handler command that does not exist, before claiming anything (exit 2)', async () => {
+    const id = await submit('--input', 'x');
+    const r = await runCli(home, ['worker', '--queue', 'w', '--', './no-such-handler.sh']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('no-such-handler.sh');
+    expect((await inspect(id)).state).toBe('queued');
+  });
+
+  it('refuses a heartbeat that is not shorter than the lease (exit 2)', async () => {
+    const r = await runCli(home, ['worker', '--queue', 'w', '--lease', '10s', '--heartbeat', '10s', '--', 'true']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('must be less than --lease');
+  });
+
+  it('agentq job commands outside a handler explain themselves (exit 2)', async () => {
+    const r = await runCli(home, ['job', 'checkpoint', '{}']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('agentq worker');
+    const e = await runCli(home, ['job', 'error', 'not a code']);
+    expect(e.code).toBe(2);
+  });
+});
