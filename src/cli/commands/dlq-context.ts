@@ -51,6 +51,7 @@ export function dlqIoFrom(ctx: CommandContext): DlqIo {
         if (!stdout.write(b as unknown as string) && typeof stdout.once === 'function') await once(stdout, 'drain');
       },
     },
+    formatChosen: ctx.globals.output !== undefined || ctx.globals.json === true,
     err: { write: (s) => void ctx.io.stderr.write(s), isTTY: ctx.io.stderr.isTTY === true },
     interactive: ctx.isInteractive,
     prompt: (q) => ctx.prompt(q),

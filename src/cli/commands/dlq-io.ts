@@ -14,6 +14,8 @@ export interface DlqIo {
   clock: Clock;
   /** stdout. `drain` resolves once the stream can take more (bounded memory for `--all`). */
   out: OutputTarget & { drain?: () => Promise<void>; isTTY: boolean; writeBytes(b: Uint8Array): Promise<void> };
+  /** True when the operator chose the format (-o/--json), rather than the terminal default. */
+  formatChosen: boolean;
   /** stderr: progress, prompts, warnings. */
   err: { write(s: string): void; isTTY: boolean };
   /** stdin and stdout are terminals, not CI, not --no-input. */

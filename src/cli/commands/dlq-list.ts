@@ -36,8 +36,8 @@ export async function dlqList(opts: DlqListOptions, io: DlqIo): Promise<void> {
   if (opts.all && opts.cursor !== undefined) throw new ValidationError('--all walks the whole selection; it cannot start at --cursor');
   const backend = await io.backend();
   if (opts.all) {
-    // `--all` streams: NDJSON unless another line-oriented format was asked for.
-    const format = io.out.format === 'json' || io.out.format === 'table' || io.out.format === 'wide' ? (io.out.format === 'json' ? 'json' : 'ndjson') : io.out.format;
+    // `--all` streams NDJSON unless the operator chose a format (json streams as one array, plain/table page by page).
+    const format = io.formatChosen ? io.out.format : 'ndjson';
     const stream = new RecordStream({ ...io.out, format }, { columns: DLQ_ENTRY_COLUMNS });
     for await (const page of walkDlq(backend, selector.filter, { pageSize: MAX_PAGE_LIMIT, signal: io.signal })) {
       await stream.page(page);
