@@ -8,6 +8,7 @@ import { dlqCases } from './cases-dlq.js';
 import { fairnessCases } from './cases-fairness.js';
 import { jobCases } from './cases-jobs.js';
 import { runCases } from './cases-runs.js';
+import { statsCases } from './cases-stats.js';
 import { workerCases } from './cases-worker.js';
 import type { MakeFixture } from './fixture.js';
 
@@ -20,5 +21,6 @@ export function runConformanceSuite(name: string, makeFixture: MakeFixture): voi
     fairnessCases(makeFixture);
     dlqCases(makeFixture);
     runCases(makeFixture);
+    statsCases(makeFixture);
   });
 }

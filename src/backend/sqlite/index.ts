@@ -41,6 +41,7 @@ import type {
 import { rowToEvent, rowToJob, type EventRow, type JobRow } from './codec.js';
 import { dlqGet, dlqList, dlqRaw } from './dlq.js';
 import { SqliteRuns } from './runs.js';
+import { readExtendedStats } from './stats.js';
 import { SqliteStore, checkPage, moveTo } from './store.js';
 import { SqliteWorkerOps } from './worker.js';
 
@@ -385,6 +386,7 @@ export class SqliteBackend implements Backend {
       dlq_size: counts.dead,
       oldest_queued_age_ms: oldest.t === null ? null : now - oldest.t,
       running: counts.running,
+      ...readExtendedStats(this.db, queue, now),
     };
   }
 

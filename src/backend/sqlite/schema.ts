@@ -9,6 +9,7 @@
  */
 import type Database from 'better-sqlite3';
 import { DEFAULT_ESTIMATED_SECONDS } from '../../core/admission.js';
+import { STATS_MIGRATION } from './stats.js';
 
 const PENDING = `('queued','scheduled')`;
 
@@ -147,6 +148,8 @@ const MIGRATIONS: string[] = [
 
   ${countTriggers()}
   `,
+  // 2: counters, samples and an index for `agentq stats` (see stats.ts).
+  STATS_MIGRATION,
 ];
 
 function countTriggers(): string {
@@ -181,6 +184,7 @@ export function openSchema(db: Database.Database): void {
   if (db.name !== ':memory:' && db.name !== '') db.pragma('journal_mode = WAL');
   // WAL + NORMAL: durable at checkpoints, never corrupt; the usual trade for a local queue.
   db.pragma('synchronous = NORMAL');
+  db.pragma('wal_autocheckpoint = 10000');
   db.pragma('foreign_keys = OFF');
   const migrate = db.transaction(() => {
     const version = db.pragma('user_version', { simple: true }) as number;

@@ -1,0 +1,207 @@
+/**
+ * The figures behind `agentq stats` and `/metrics` for SQLite (issue 8).
+ *
+ * Everything is kept by triggers on `jobs` as the jobs move, in the same
+ * transaction as the move, so no code path can forget them and a read never
+ * scans the jobs table:
+ * - `queue_totals`: cumulative outcome counters per queue;
+ * - `attempt_outcomes`: how attempt N ended (success rate by attempt);
+ * - `stat_samples`: a ring of the last STATS_SAMPLE_LIMIT time-in-queue and
+ *   execution-time samples per queue (slot = sequence mod limit);
+ * - `activity`: per-minute buckets of submissions and ended attempts, pruned
+ *   to the last 15 minutes, for recent throughput;
+ * - an index on (queue, class, run_at) of pending jobs, so the oldest job of a
+ *   class is one seek.
+ * Per-class and per-tenant depth and backlog come from the counters the
+ * schema already keeps (`tenant_counts`, `backlog`).
+ */
+import type Database from 'better-sqlite3';
+import { JOB_CLASSES, type JobState } from '../../core/schemas.js';
+import {
+  STATS_MAX_TENANTS,
+  STATS_RECENT_WINDOW_MS,
+  STATS_SAMPLE_LIMIT,
+  type AttemptOutcomes,
+  type OutcomeTotals,
+  type QueueStats,
+  type StatsBreakdown,
+} from '../contract.js';
+
+const PENDING = `('queued','scheduled')`;
+/** Epoch ms of the start of the attempt that just ended, from the job document (NULL if unreadable). */
+const ATTEMPT_STARTED_MS = `CASE WHEN json_valid(NEW.doc) THEN CAST(round((julianday(json_extract(NEW.doc, '$.attempts[#-1].started_at')) - 2440587.5) * 86400000) AS INTEGER) END`;
+/** An attempt ended: the job left `running` other than by release (back to `queued`, attempt not counted). */
+const ATTEMPT_ENDED = `OLD.state = 'running' AND NEW.state <> 'queued'`;
+
+function sample(kind: 'wait' | 'exec', when: string, ms: string): string {
+  return `
+    INSERT INTO stat_seq(queue, kind, n) SELECT NEW.queue, '${kind}', 1 WHERE ${when}
+      ON CONFLICT(queue, kind) DO UPDATE SET n = n + 1;
+    INSERT INTO stat_samples(queue, kind, slot, seq, ms)
+      SELECT NEW.queue, '${kind}', n % ${STATS_SAMPLE_LIMIT}, n, max(0, ${ms}) FROM stat_seq
+      WHERE (${when}) AND queue = NEW.queue AND kind = '${kind}' AND (${ms}) IS NOT NULL
+      ON CONFLICT(queue, kind, slot) DO UPDATE SET seq = excluded.seq, ms = excluded.ms;`;
+}
+
+/** Migration: appended to the schema's list (it runs once per database, in its own transaction). */
+export const STATS_MIGRATION = `
+  CREATE INDEX jobs_class_oldest ON jobs(queue, class, run_at) WHERE state IN ${PENDING};
+
+  CREATE TABLE queue_totals (
+    queue TEXT NOT NULL,
+    name TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (queue, name)
+  ) STRICT, WITHOUT ROWID;
+
+  CREATE TABLE attempt_outcomes (
+    queue TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    succeeded INTEGER NOT NULL,
+    failed INTEGER NOT NULL,
+    PRIMARY KEY (queue, attempt)
+  ) STRICT, WITHOUT ROWID;
+
+  CREATE TABLE stat_seq (
+    queue TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (queue, kind)
+  ) STRICT, WITHOUT ROWID;
+
+  CREATE TABLE stat_samples (
+    queue TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    slot INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    ms INTEGER NOT NULL,
+    PRIMARY KEY (queue, kind, slot)
+  ) STRICT, WITHOUT ROWID;
+
+  CREATE TABLE activity (
+    queue TEXT NOT NULL,
+    minute INTEGER NOT NULL,
+    submitted INTEGER NOT NULL,
+    succeeded INTEGER NOT NULL,
+    failed INTEGER NOT NULL,
+    PRIMARY KEY (queue, minute)
+  ) STRICT, WITHOUT ROWID;
+
+  CREATE TRIGGER jobs_stats_insert AFTER INSERT ON jobs BEGIN
+    INSERT INTO queue_totals(queue, name, n) VALUES (NEW.queue, 'submitted', 1)
+      ON CONFLICT(queue, name) DO UPDATE SET n = n + 1;
+    INSERT INTO activity(queue, minute, submitted, succeeded, failed) VALUES (NEW.queue, NEW.created_at / 60000, 1, 0, 0)
+      ON CONFLICT(queue, minute) DO UPDATE SET submitted = submitted + 1;
+  END;
+
+  CREATE TRIGGER jobs_stats_update AFTER UPDATE OF state ON jobs WHEN OLD.state IS NOT NEW.state BEGIN
+    INSERT INTO queue_totals(queue, name, n)
+      SELECT NEW.queue, k, 1 FROM (SELECT CASE
+        WHEN NEW.state = 'running' THEN 'attempts'
+        WHEN NEW.state = 'scheduled' AND OLD.state = 'running' THEN 'retried'
+        WHEN NEW.state IN ('succeeded', 'dead', 'expired', 'cancelled') THEN NEW.state
+      END AS k) WHERE k IS NOT NULL
+      ON CONFLICT(queue, name) DO UPDATE SET n = n + 1;
+    INSERT INTO attempt_outcomes(queue, attempt, succeeded, failed)
+      SELECT NEW.queue, NEW.attempt, NEW.state = 'succeeded', NEW.state <> 'succeeded' WHERE ${ATTEMPT_ENDED}
+      ON CONFLICT(queue, attempt) DO UPDATE SET succeeded = succeeded + excluded.succeeded, failed = failed + excluded.failed;
+    INSERT INTO activity(queue, minute, submitted, succeeded, failed)
+      SELECT NEW.queue, NEW.updated_at / 60000, 0, NEW.state = 'succeeded', NEW.state <> 'succeeded' WHERE ${ATTEMPT_ENDED}
+      ON CONFLICT(queue, minute) DO UPDATE SET succeeded = succeeded + excluded.succeeded, failed = failed + excluded.failed;
+    DELETE FROM activity WHERE queue = NEW.queue AND minute < NEW.updated_at / 60000 - 15;
+    ${sample('wait', `NEW.state = 'running'`, `NEW.updated_at - OLD.run_at`)}
+    ${sample('exec', ATTEMPT_ENDED, `NEW.updated_at - ${ATTEMPT_STARTED_MS}`)}
+  END;
+`;
+
+interface CountRow {
+  key: string;
+  state: JobState;
+  n: number;
+}
+
+function emptyBreakdown(key: string): StatsBreakdown {
+  return { key, queued: 0, scheduled: 0, running: 0, dlq_size: 0, oldest_queued_age_ms: null, backlog_seconds: 0 };
+}
+
+function addCount(b: StatsBreakdown, state: JobState, n: number): void {
+  if (state === 'queued' || state === 'scheduled' || state === 'running') b[state] += n;
+  else if (state === 'dead') b.dlq_size += n;
+}
+
+/** The optional `QueueStats` fields, read from the counters above: index seeks and bounded reads only. */
+export function readExtendedStats(db: Database.Database, queue: string, now: number): Partial<QueueStats> {
+  const st = (sql: string) => db.prepare(sql);
+  // A queue that never had a job has nothing to report beyond zeros.
+  const known = st(`SELECT 1 FROM queue_totals WHERE queue = ? UNION ALL SELECT 1 FROM queue_counts WHERE queue = ? LIMIT 1`).get(queue, queue);
+  if (!known) return {};
+
+  const backlogRows = st(`SELECT dim, name, seconds FROM backlog WHERE queue = ?`).all(queue) as Array<{ dim: string; name: string; seconds: number }>;
+  const backlogOf = (dim: string, name: string) => backlogRows.find((r) => r.dim === dim && r.name === name)?.seconds ?? 0;
+
+  // Per class: every class, zeros included, so a dashboard always has the series.
+  const classOldest = st(`SELECT min(run_at) AS t FROM jobs WHERE queue = ? AND class = ? AND state IN ${PENDING} AND run_at <= ?`);
+  const byClass = JOB_CLASSES.map((c) => {
+    const b = emptyBreakdown(c);
+    const t = (classOldest.get(queue, c, now) as { t: number | null }).t;
+    b.oldest_queued_age_ms = t === null ? null : now - t;
+    b.backlog_seconds = backlogOf('class', c);
+    return b;
+  });
+  for (const r of st(`SELECT class AS key, state, sum(n) AS n FROM tenant_counts WHERE queue = ? GROUP BY class, state`).all(queue) as CountRow[]) {
+    const b = byClass.find((x) => x.key === r.key);
+    if (b) addCount(b, r.state, r.n);
+  }
+
+  // Per tenant: the deepest STATS_MAX_TENANTS (counter rows only: bounded by tenants x classes x states).
+  const tenantRows = st(`SELECT tenant AS key, state, sum(n) AS n FROM tenant_counts WHERE queue = ? GROUP BY tenant, state`).all(queue) as CountRow[];
+  const tenants = new Map<string, StatsBreakdown>();
+  for (const r of tenantRows) {
+    let b = tenants.get(r.key);
+    if (!b) tenants.set(r.key, (b = emptyBreakdown(r.key)));
+    addCount(b, r.state, r.n);
+  }
+  const depth = (b: StatsBreakdown) => b.queued + b.scheduled + b.running;
+  const byTenant = [...tenants.values()]
+    .filter((b) => depth(b) + b.dlq_size > 0)
+    .sort((a, b) => depth(b) - depth(a) || b.dlq_size - a.dlq_size || a.key.localeCompare(b.key))
+    .slice(0, STATS_MAX_TENANTS);
+  // Oldest per tenant: one seek per (class, tenant) on the claim index.
+  const tenantOldest = st(`SELECT min(run_at) AS t FROM jobs WHERE queue = ? AND class = ? AND tenant = ? AND state IN ${PENDING} AND run_at <= ?`);
+  for (const b of byTenant) {
+    let oldest: number | null = null;
+    for (const c of JOB_CLASSES) {
+      const t = (tenantOldest.get(queue, c, b.key, now) as { t: number | null }).t;
+      if (t !== null && (oldest === null || t < oldest)) oldest = t;
+    }
+    b.oldest_queued_age_ms = oldest === null ? null : now - oldest;
+    b.backlog_seconds = backlogOf('tenant', b.key);
+  }
+
+  const totals: OutcomeTotals = { submitted: 0, attempts: 0, succeeded: 0, retried: 0, dead: 0, expired: 0, cancelled: 0 };
+  for (const r of st(`SELECT name, n FROM queue_totals WHERE queue = ?`).all(queue) as Array<{ name: keyof OutcomeTotals; n: number }>) {
+    if (r.name in totals) totals[r.name] = r.n;
+  }
+
+  const byAttempt = st(`SELECT attempt, succeeded, failed FROM attempt_outcomes WHERE queue = ? ORDER BY attempt LIMIT 1000`).all(queue) as AttemptOutcomes[];
+  const samples = (kind: string) =>
+    (st(`SELECT ms FROM stat_samples WHERE queue = ? AND kind = ? ORDER BY seq`).all(queue, kind) as Array<{ ms: number }>).map((r) => r.ms);
+
+  // Whole minutes covering the window; window_ms says exactly what was covered.
+  const fromMinute = Math.floor((now - STATS_RECENT_WINDOW_MS) / 60000);
+  const recent = st(
+    `SELECT coalesce(sum(submitted), 0) AS submitted, coalesce(sum(succeeded), 0) AS succeeded, coalesce(sum(failed), 0) AS failed FROM activity WHERE queue = ? AND minute >= ?`,
+  ).get(queue, fromMinute) as { submitted: number; succeeded: number; failed: number };
+
+  return {
+    at: now,
+    backlog_seconds: byClass.reduce((s, b) => s + b.backlog_seconds, 0),
+    by_class: byClass,
+    by_tenant: byTenant,
+    totals,
+    by_attempt: byAttempt,
+    time_in_queue_ms: samples('wait'),
+    execution_ms: samples('exec'),
+    recent: { window_ms: now - fromMinute * 60000, ...recent },
+  };
+}

@@ -1,0 +1,152 @@
+/**
+ * Stats for `agentq stats` and `/metrics` (issue 8), through the contract.
+ *
+ * The fields beyond counts are optional in the contract (a backend may not
+ * keep one yet, and the CLI then shows "n/a"), so each is checked when the
+ * backend provides it: a provided figure must be right. Which backend keeps
+ * which field is pinned by that backend's own test (SQLite: every field,
+ * test/stats/sqlite-stats.test.ts).
+ */
+import { describe, expect, it } from 'vitest';
+import { STATS_SAMPLE_LIMIT, type QueueStats } from '../../src/backend/contract.js';
+import { claimOne, iso, makeDead, req, useFixture, type MakeFixture } from './fixture.js';
+
+function breakdown(s: QueueStats, dim: 'class' | 'tenant', key: string) {
+  return (dim === 'class' ? s.by_class : s.by_tenant)?.find((b) => b.key === key);
+}
+
+export function statsCases(make: MakeFixture): void {
+  describe('stats figures', () => {
+    const fx = useFixture(make);
+
+    it('breaks depth, DLQ, oldest age and backlog down by class and tenant', async () => {
+      const f = fx();
+      const { backend, clock } = f;
+      // The DLQ entry first: makeDead claims the only ready job of the queue.
+      await makeDead(f, { queue: 'q', tenant: 'initech' });
+      const t0 = clock.now();
+      await backend.submit(req({ queue: 'q', class: 'interactive', tenant_id: 'acme', estimated_seconds: 30 }));
+      clock.advance(1000);
+      await backend.submit(req({ queue: 'q', class: 'batch', tenant_id: 'acme', estimated_seconds: 100 }));
+      await backend.submit(req({ queue: 'q', class: 'batch', tenant_id: 'globex', estimated_seconds: 50 }));
+      await backend.submit(req({ queue: 'q', class: 'batch', tenant_id: 'globex', estimated_seconds: 20, run_at: iso(clock.now() + 3_600_000) }));
+      clock.advance(4000);
+      const s = await backend.stats('q');
+      expect(s.counts).toMatchObject({ queued: 3, scheduled: 1, dead: 1 });
+      expect(s.oldest_queued_age_ms).toBe(clock.now() - t0);
+      if (s.backlog_seconds !== undefined) expect(s.backlog_seconds).toBeCloseTo(200);
+      if (s.by_class !== undefined) {
+        expect(s.by_class.map((b) => b.key).sort()).toEqual(['batch', 'interactive', 'maintenance']);
+        expect(breakdown(s, 'class', 'interactive')).toEqual({ key: 'interactive', queued: 1, scheduled: 0, running: 0, dlq_size: 0, oldest_queued_age_ms: 5000, backlog_seconds: 30 });
+        expect(breakdown(s, 'class', 'batch')).toMatchObject({ queued: 2, scheduled: 1, dlq_size: 1, oldest_queued_age_ms: 4000 });
+        expect(breakdown(s, 'class', 'batch')!.backlog_seconds).toBeCloseTo(170);
+        expect(breakdown(s, 'class', 'maintenance')).toMatchObject({ queued: 0, oldest_queued_age_ms: null, backlog_seconds: 0 });
+      }
+      if (s.by_tenant !== undefined) {
+        // Deepest first; a tenant with only DLQ entries is still listed.
+        expect(s.by_tenant.map((b) => b.key)).toEqual(['acme', 'globex', 'initech']);
+        expect(breakdown(s, 'tenant', 'acme')).toMatchObject({ queued: 2, oldest_queued_age_ms: 5000, backlog_seconds: 130 });
+        expect(breakdown(s, 'tenant', 'globex')).toMatchObject({ queued: 1, scheduled: 1, oldest_queued_age_ms: 4000, backlog_seconds: 70 });
+        expect(breakdown(s, 'tenant', 'initech')).toMatchObject({ queued: 0, dlq_size: 1, oldest_queued_age_ms: null });
+      }
+    });
+
+    it('counts outcomes, retries and how each attempt ended', async () => {
+      const f = fx();
+      const { backend, clock } = f;
+      // a: succeeds on attempt 1. b: fails retryably, succeeds on attempt 2. c: permanent failure. d: cancelled while queued.
+      const a = (await backend.submit(req({ queue: 'q' }))).job;
+      await backend.complete(await claimOne(backend, 'q'), null);
+      const b = (await backend.submit(req({ queue: 'q', max_attempts: 3 }))).job;
+      const out = await backend.fail(await claimOne(backend, 'q'), { code: 'PROVIDER_429', message: 'slow down', retryable: true });
+      expect(out.kind).toBe('retry');
+      if (out.kind === 'retry') clock.set(out.runAt);
+      await backend.complete(await claimOne(backend, 'q'), null);
+      await makeDead(f, { queue: 'q' });
+      const d = (await backend.submit(req({ queue: 'q' }))).job;
+      await backend.cancel(d.job_id, 'not needed');
+      expect([a, b, d].every((j) => j.queue === 'q')).toBe(true);
+
+      const s = await backend.stats('q');
+      expect(s.counts).toMatchObject({ succeeded: 2, dead: 1, cancelled: 1, queued: 0, scheduled: 0, running: 0 });
+      if (s.totals !== undefined) {
+        expect(s.totals).toEqual({ submitted: 4, attempts: 4, succeeded: 2, retried: 1, dead: 1, expired: 0, cancelled: 1 });
+      }
+      if (s.by_attempt !== undefined) {
+        expect(s.by_attempt).toEqual([
+          { attempt: 1, succeeded: 1, failed: 2 },
+          { attempt: 2, succeeded: 1, failed: 0 },
+        ]);
+      }
+    });
+
+    it('samples time in queue (claimable to claimed) and execution time (claimed to ended)', async () => {
+      const { backend, clock } = fx();
+      await backend.submit(req({ queue: 'q' }));
+      clock.advance(3000);
+      const lease = await claimOne(backend, 'q');
+      clock.advance(7000);
+      await backend.complete(lease, null);
+      // A retry's wait counts from when it became claimable again, not from submission.
+      await backend.submit(req({ queue: 'q', max_attempts: 2 }));
+      clock.advance(1000);
+      const out = await backend.fail(await claimOne(backend, 'q'), { code: 'NET', message: 'reset', retryable: true });
+      if (out.kind !== 'retry') throw new Error('expected a retry');
+      clock.set(out.runAt + 500);
+      await backend.complete(await claimOne(backend, 'q'), null);
+
+      const s = await backend.stats('q');
+      if (s.time_in_queue_ms !== undefined) expect([...s.time_in_queue_ms].sort((x, y) => x - y)).toEqual([500, 1000, 3000]);
+      if (s.execution_ms !== undefined) expect([...s.execution_ms].sort((x, y) => x - y)).toEqual([0, 0, 7000]);
+    });
+
+    it(`keeps at most ${STATS_SAMPLE_LIMIT} samples, the most recent ones`, async () => {
+      const { backend, clock } = fx();
+      const n = STATS_SAMPLE_LIMIT + 5;
+      for (let i = 0; i < n; i++) await backend.submit(req({ queue: 'q' }));
+      clock.advance(1);
+      // The wait of every claim, in claim order (each batch is claimed 1 ms later than the one before).
+      const waits: number[] = [];
+      while (waits.length < n) {
+        const leases = await backend.claim({ queue: 'q', workerId: 'w', max: 250, leaseMs: 60_000 });
+        expect(leases.length).toBeGreaterThan(0);
+        const wait = clock.now() - Date.parse(leases[0]!.job.created_at);
+        for (let i = 0; i < leases.length; i++) waits.push(wait);
+        clock.advance(1);
+      }
+      const s = await backend.stats('q');
+      if (s.time_in_queue_ms !== undefined) {
+        expect(s.time_in_queue_ms).toHaveLength(STATS_SAMPLE_LIMIT);
+        // The oldest samples were dropped: what is left is the last STATS_SAMPLE_LIMIT claims.
+        const sorted = (xs: number[]) => [...xs].sort((x, y) => x - y);
+        expect(sorted(s.time_in_queue_ms)).toEqual(sorted(waits.slice(-STATS_SAMPLE_LIMIT)));
+        expect(sorted(s.time_in_queue_ms)).not.toEqual(sorted(waits.slice(0, STATS_SAMPLE_LIMIT)));
+      }
+    });
+
+    it('reports recent activity over a window that moves with the clock', async () => {
+      const { backend, clock } = fx();
+      await backend.submit(req({ queue: 'q' }));
+      await backend.submit(req({ queue: 'q' }));
+      await backend.complete(await claimOne(backend, 'q'), null);
+      const s = await backend.stats('q');
+      if (s.recent !== undefined) {
+        expect(s.recent).toMatchObject({ submitted: 2, succeeded: 1, failed: 0 });
+        expect(s.recent.window_ms).toBeGreaterThanOrEqual(5 * 60_000);
+        clock.advance(60 * 60_000);
+        expect((await backend.stats('q')).recent).toMatchObject({ submitted: 0, succeeded: 0, failed: 0 });
+        // Cumulative totals do not age out.
+        expect((await backend.stats('q')).totals).toMatchObject({ submitted: 2, succeeded: 1 });
+      }
+    });
+
+    it('has nothing but zeros for a queue that never had a job', async () => {
+      const { backend } = fx();
+      await backend.submit(req({ queue: 'busy' }));
+      const s = await backend.stats('never-used');
+      expect(s.counts).toEqual({ queued: 0, scheduled: 0, running: 0, succeeded: 0, dead: 0, cancelled: 0, expired: 0 });
+      expect(s.oldest_queued_age_ms).toBeNull();
+      if (s.totals !== undefined) expect(s.totals.submitted).toBe(0);
+    });
+  });
+}
