@@ -105,12 +105,12 @@ export async function main(argv: readonly string[], m: MainEnv): Promise<number>
       });
       await runner(opts, ctx);
     },
-  });
-  // Every message commander prints goes through the same rules as ours.
-  program.configureOutput({
-    writeOut: (s) => void io.stdout.write(s),
-    writeErr: (s) => void io.stderr.write(s),
-    outputError: (s, write) => write(printable(s)),
+    // Every message commander prints goes through the same rules as ours.
+    output: {
+      writeOut: (s) => void io.stdout.write(s),
+      writeErr: (s) => void io.stderr.write(s),
+      outputError: (s, write) => write(printable(s)),
+    },
   });
   const configModule = await import('./config.js');
 

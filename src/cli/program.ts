@@ -32,7 +32,7 @@
  * `ctx.globals` / `ctx.format` rather than from opts.
  */
 import { readFileSync } from 'node:fs';
-import { Command, Option } from 'commander';
+import { Command, Option, type OutputConfiguration } from 'commander';
 import type { CommandContext } from './context.js';
 import { registerDlq } from './commands/dlq-register.js';
 import { registerOps } from './commands/ops-register.js';
@@ -46,6 +46,11 @@ export type CommandRunner = (opts: Record<string, unknown>, ctx: CommandContext)
 export interface ProgramHost {
   /** Builds the context for the command that is about to run, then runs it. */
   run(cmd: Command, opts: Record<string, unknown>, runner: CommandRunner): Promise<void>;
+  /**
+   * Where commander writes help and usage errors. Applied before any command
+   * is added, because subcommands copy the setting when they are created.
+   */
+  output?: OutputConfiguration;
 }
 
 export interface LazyOptions {
@@ -91,6 +96,8 @@ export function buildProgram(host: ProgramHost): Command {
     };
 
   const program = new Command('agentq');
+  // Settings subcommands inherit must be set before the first `.command()`.
+  if (host.output) program.configureOutput(host.output);
   program
     .description('Queue layer and operator CLI for long, flaky, expensive AI-agent jobs.')
     .version(`agentq ${agentqVersion()} (node ${process.version})`, '-V, --version', 'show the agentq and Node versions')
@@ -233,6 +240,7 @@ export function buildProgram(host: ProgramHost): Command {
     .description('try agentq: create a local queue on the embedded default, submit sample jobs and show them')
     .option('-q, --queue <queue>', 'queue for the sample jobs', 'demo')
     .option('--jobs <n>', 'how many sample jobs', '6')
+    .option('--no-worker', 'only submit the sample jobs; do not process them with the demo worker')
     .addHelpText('after', examples(['agentq demo', 'works on a fresh machine, no configuration']))
     .action(lazy(() => import('./commands/demo.js')));
 
