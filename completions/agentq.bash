@@ -280,7 +280,7 @@ __agentq_opts() {
     'context use') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
     'context show') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
     'context help') __agentq_r='--url --context -o --output --json --color --no-input --debug -h --help' ;;
-    'demo') __agentq_r='-q --queue --jobs -h --help --url --context -o --output --json --color --no-input --debug' ;;
+    'demo') __agentq_r='-q --queue --jobs --no-worker -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'dlq') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
     'dlq list') __agentq_r='-q --queue --tenant --workflow --error-code --reason --since --until --min-attempts --max-attempts --expired --not-expired --min-remaining --partial --no-partial --grep --limit --cursor --all -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'dlq show') __agentq_r='--raw --force -h --help --url --context -o --output --json --color --no-input --debug' ;;

@@ -597,6 +597,7 @@ complete -c agentq -n '__agentq_arg \'context use\' 0' -a '(__agentq_dyn context
 complete -c agentq -n '__agentq_arg \'context help\' 0' -a 'list use show'
 complete -c agentq -n '__agentq_within \'demo\'' -s q -l queue -x -a '(__agentq_dyn queues)' -d 'queue for the sample jobs'
 complete -c agentq -n '__agentq_within \'demo\'' -l jobs -x -d 'how many sample jobs'
+complete -c agentq -n '__agentq_within \'demo\'' -l no-worker -d 'only submit the sample jobs; do not process them with the demo worker'
 complete -c agentq -n '__agentq_at \'dlq\'' -a 'list' -d 'list DLQ entries, a page at a time; --all streams them all (NDJSON)'
 complete -c agentq -n '__agentq_at \'dlq\'' -a 'show' -d 'everything in one DLQ entry: error, attempts, effects, checkpoint, payload preview (sanitised)'
 complete -c agentq -n '__agentq_at \'dlq\'' -a 'summary' -d 'counts per group, oldest/newest, and how many are expired or partial: triage by error'

@@ -119,7 +119,7 @@ describe('start-up hygiene', () => {
 
 describe('pipes', () => {
   it('`agentq list | head -1` exits quietly when the reader goes away (EPIPE)', async () => {
-    await runCliOk(home, ['demo', '--jobs', '1000', '--queue', 'epipe']);
+    await runCliOk(home, ['demo', '--jobs', '1000', '--queue', 'epipe', '--no-worker']);
     const child = spawnCli(home, ['list', '--queue', 'epipe', '--all', '--limit', '100', '-o', 'json']);
     child.stdin.end();
     // Close our end after the first chunk: the rest (~1.5 MB) can only hit a closed pipe.

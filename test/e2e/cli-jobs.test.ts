@@ -121,7 +121,7 @@ describe('inspect', () => {
 
 describe('list', () => {
   beforeAll(async () => {
-    await runCliOk(home, ['demo', '--jobs', '7', '--queue', 'listing']);
+    await runCliOk(home, ['demo', '--jobs', '7', '--queue', 'listing', '--no-worker']);
   });
 
   it('plain output: one tab-separated line per job, no header', async () => {

@@ -18,6 +18,8 @@ import { JOB_COLUMNS } from './list.js';
 export interface DemoOptions {
   queue?: string;
   jobs?: string;
+  /** `--no-worker` sets this to false: submit only (tests use the demo as a job generator). */
+  worker?: boolean;
 }
 
 const WORKFLOWS = ['research_report:v3', 'summarize:v1', 'send_invoice:v2', 'triage_ticket:v1'] as const;
@@ -40,12 +42,20 @@ export function sampleRequests(queue: string, n: number, now: number): SubmitReq
 }
 
 /**
- * HOOK for the worker runtime (issue 3): process the sample jobs here (an
- * in-process library worker with a flaky handler that sends some to the DLQ),
- * writing progress with `ctx.note`. The demo re-reads and shows the jobs
- * afterwards, so whatever this does is visible. Until then it does nothing.
+ * The worker runtime's part (issue 3): an in-process library worker with a
+ * flaky handler processes the sample jobs (worker/demo.ts): some succeed, a
+ * rate-limited one is scheduled for a retry, some go to the DLQ. The demo
+ * re-reads and shows the jobs afterwards.
  */
-export async function processSampleJobs(_backend: Backend, _jobs: Job[], _ctx: CommandContext): Promise<void> {}
+export async function processSampleJobs(backend: Backend, jobs: Job[], ctx: CommandContext): Promise<void> {
+  if (jobs.length === 0) return;
+  const { runDemoWorker } = await import('../../worker/demo.js');
+  const queue = jobs[0]!.queue;
+  ctx.note(`demo: a worker (concurrency 3, flaky on purpose) is processing them…`);
+  const r = await runDemoWorker(backend, queue, jobs);
+  ctx.note(`demo: ${r.succeeded} succeeded, ${r.retrying} scheduled for a retry (rate limited), ${r.dead} moved to the DLQ`);
+  if (r.dead > 0) ctx.note(`demo: see them with  agentq dlq list --queue ${queue}   (a partially completed one is never redriven blindly)`);
+}
 
 export async function run(o: DemoOptions, ctx: CommandContext): Promise<void> {
   const n = parseIntOption(o.jobs ?? '6', '--jobs', 1, 1000)!;
@@ -59,7 +69,7 @@ export async function run(o: DemoOptions, ctx: CommandContext): Promise<void> {
     for (const req of sampleRequests(queue, n, ctx.clock.now())) submitted.push((await backend.submit(req)).job);
     ctx.note(`demo: submitted ${submitted.length} sample jobs to queue "${queue}"`);
 
-    await processSampleJobs(backend, submitted, ctx);
+    if (o.worker !== false) await processSampleJobs(backend, submitted, ctx);
 
     const shown: Job[] = [];
     for (const j of submitted) shown.push((await backend.get(j.job_id)) ?? j);
