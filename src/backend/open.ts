@@ -2,6 +2,7 @@
  * Chooses and opens a backend from a connection URL:
  *   sqlite:PATH, sqlite:///abs/path, sqlite::memory:   the embedded default
  *   redis://, rediss://                                 the Redis adapter (lazy-loaded)
+ *   redis+cluster://H:P[,H:P…], rediss+cluster://      the Redis adapter on a Redis Cluster
  * Adapters are imported lazily so a command only loads the driver it uses.
  */
 import { mkdirSync } from 'node:fs';
@@ -68,10 +69,10 @@ export async function openBackend(url: string, opts: OpenOptions = {}): Promise<
       throw new ConfigError(`cannot open ${shown}: ${(e as Error).message}`);
     }
   }
-  if (scheme === 'redis' || scheme === 'rediss') {
-    // ---- REDIS BRANCH: the Redis engineer replaces this throw with a lazy
-    // `await import('./redis/index.js')` and constructs the adapter with `opts`.
-    throw new ConfigError(`the Redis backend is not available in this build (${shown})`);
+  if (scheme === 'redis' || scheme === 'rediss' || scheme === 'redis+cluster' || scheme === 'rediss+cluster') {
+    // Lazy: only commands that use Redis load ioredis.
+    const { RedisBackend, parseRedisUrl } = await import('./redis/index.js');
+    return new RedisBackend(parseRedisUrl(url), opts);
   }
   throw new ConfigError(
     `unsupported backend URL ${shown}`,

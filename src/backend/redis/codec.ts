@@ -1,0 +1,206 @@
+/**
+ * From what the scripts return (flat HGETALL arrays, JSON strings, epoch-ms
+ * numbers) to the wire model of core/schemas (ISO times, nulls).
+ */
+import type { AttemptRecord, DlqEntry, Effect, Job, JobEvent } from '../../core/schemas.js';
+import type { LedgerItem } from '../contract.js';
+
+/** A job's stored parts, as `snapshot()` in the Lua prelude returns them. */
+export type Snapshot = [hash: string[], effects: string[], attempts: string[]];
+
+export function iso(ms: string | number | undefined | null): string | null {
+  if (ms === undefined || ms === null || ms === '') return null;
+  return new Date(Number(ms)).toISOString();
+}
+
+export function flatToMap(flat: string[]): Record<string, string> {
+  const o: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) o[flat[i]!] = flat[i + 1]!;
+  return o;
+}
+
+interface StoredAttempt {
+  attempt: number;
+  worker_id: string;
+  worker_version: string | null;
+  started_at: number;
+  ended_at: number | null;
+  outcome: string | null;
+  error_code: string | null;
+  error_message: string | null;
+}
+
+function attemptFrom(raw: string): AttemptRecord {
+  const a = JSON.parse(raw) as StoredAttempt;
+  return {
+    attempt: a.attempt,
+    worker_id: a.worker_id,
+    worker_version: a.worker_version ?? null,
+    started_at: iso(a.started_at)!,
+    ended_at: iso(a.ended_at),
+    outcome: a.outcome ?? null,
+    error_code: a.error_code ?? null,
+    error_message: a.error_message ?? null,
+  };
+}
+
+export function effectFrom(raw: string): Effect {
+  const e = JSON.parse(raw) as { key: string; status: 'started' | 'done'; idempotency_key: string; attempt: number; started_at: number; done_at: number | null; result?: unknown };
+  return {
+    key: e.key,
+    status: e.status,
+    idempotency_key: e.idempotency_key,
+    attempt: e.attempt,
+    started_at: iso(e.started_at)!,
+    done_at: iso(e.done_at),
+    result: e.result ?? null,
+  };
+}
+
+/** Throws when the stored record cannot be read as a job (the DLQ reports that as `malformed`). */
+export function jobFrom(snap: Snapshot): Job {
+  const [flat, effFlat, atts] = snap;
+  const h = flatToMap(flat);
+  if (h.env === undefined) throw new Error('the job record has no envelope');
+  const env = JSON.parse(h.env) as Record<string, unknown>;
+  if (typeof env.job_id !== 'string' || typeof env.workflow !== 'string') throw new Error('the job envelope lacks job_id or workflow');
+  const effects: Effect[] = [];
+  for (let i = 1; i < effFlat.length; i += 2) effects.push(effectFrom(effFlat[i]!));
+  effects.sort((a, b) => (a.started_at < b.started_at ? -1 : a.started_at > b.started_at ? 1 : a.key < b.key ? -1 : 1));
+  const state = h.st as Job['state'];
+  return {
+    job_id: env.job_id,
+    tenant_id: env.tenant_id as string,
+    queue: env.queue as string,
+    workflow: env.workflow,
+    operation: (env.operation as string | null) ?? null,
+    class: env.class as Job['class'],
+    input: (env.input as string | null) ?? null,
+    input_ref: (env.input_ref as string | null) ?? null,
+    input_sha256: (env.input_sha256 as string | null) ?? null,
+    deadline_at: (env.deadline_at as string | null) ?? null,
+    idempotency_key: (env.idempotency_key as string | null) ?? null,
+    attempt: Number(h.att ?? 0),
+    max_attempts: Number(h.max ?? env.max_attempts ?? 1),
+    trace_id: (env.trace_id as string | null) ?? null,
+    budget: (env.budget as Job['budget']) ?? null,
+    allowed_tools: (env.allowed_tools as string[]) ?? [],
+    estimated_seconds: (env.estimated_seconds as number | null) ?? null,
+    created_at: env.created_at as string,
+    state,
+    outcome: (h.out as Job['outcome']) ?? null,
+    updated_at: iso(h.upd)!,
+    run_at: iso(h.run) ?? (env.created_at as string),
+    ended_at: iso(h.end),
+    lease: state === 'running' && h.lw !== undefined ? { worker_id: h.lw, fence: Number(h.fen), expires_at: iso(h.le)! } : null,
+    cancel_requested_at: iso(h.cra),
+    cancel_reason: h.crr ?? null,
+    checkpoint: h.cp !== undefined ? (JSON.parse(h.cp) as unknown) : null,
+    effects,
+    last_error: h.err !== undefined ? (JSON.parse(h.err) as Job['last_error']) : null,
+    attempts: atts.map(attemptFrom),
+    result: h.res !== undefined ? (JSON.parse(h.res) as string | null) : null,
+    dead:
+      h.dr !== undefined
+        ? { reason: h.dr as NonNullable<Job['dead']>['reason'], dead_at: iso(h.dat)!, error_code: h.dec ?? '', error_message: h.dem ?? '', worker_version: h.dwv ?? null }
+        : null,
+    lineage: { redrive_count: Number(h.rc ?? 0), redriven_at: iso(h.rat), redrive_run: h.rrun ?? null },
+  };
+}
+
+/** A DLQ entry from a stored job; a record that does not parse becomes a `malformed` entry (never moved or deleted in bulk). */
+export function dlqEntryFrom(jobId: string, queue: string, snap: Snapshot): DlqEntry {
+  try {
+    const job = jobFrom(snap);
+    return {
+      job_id: job.job_id,
+      queue: job.queue,
+      tenant_id: job.tenant_id,
+      workflow: job.workflow,
+      class: job.class,
+      dead_at: job.dead?.dead_at ?? job.updated_at,
+      reason: job.dead?.reason ?? 'permanent',
+      error_code: job.dead?.error_code ?? job.last_error?.code ?? '',
+      error_message: job.dead?.error_message ?? job.last_error?.message ?? '',
+      worker_version: job.dead?.worker_version ?? null,
+      attempts: job.attempt,
+      max_attempts: job.max_attempts,
+      deadline_at: job.deadline_at,
+      partial: job.effects.length > 0,
+      redrive_count: job.lineage.redrive_count,
+      malformed: null,
+      job,
+    };
+  } catch (e) {
+    const h = flatToMap(snap[0]);
+    const cls = h.cls === 'interactive' || h.cls === 'maintenance' ? h.cls : 'batch';
+    return {
+      job_id: jobId,
+      queue,
+      tenant_id: h.ten ?? '',
+      workflow: h.wf ?? '',
+      class: cls,
+      dead_at: iso(h.dat) ?? iso(h.upd) ?? new Date(0).toISOString(),
+      reason: 'custody',
+      error_code: h.dec ?? '',
+      error_message: h.dem ?? '',
+      worker_version: h.dwv ?? null,
+      attempts: Number(h.att ?? 0) || 0,
+      max_attempts: Number(h.max ?? 1) || 1,
+      deadline_at: null,
+      partial: Number(h.nef ?? 0) > 0,
+      redrive_count: Number(h.rc ?? 0) || 0,
+      malformed: `unreadable job record: ${(e as Error).message}`,
+      job: null,
+    };
+  }
+}
+
+const TIME_KEYS = ['run_at', 'lease_expires_at'] as const;
+
+interface StoredEvent {
+  type: JobEvent['type'];
+  at: number;
+  job_id: string;
+  queue: string;
+  tenant_id: string;
+  from_state: JobEvent['from_state'];
+  to_state: JobEvent['to_state'];
+  attempt: number;
+  data: Record<string, unknown> | null;
+}
+
+export function eventFrom(seq: string, raw: string): JobEvent {
+  const e = JSON.parse(raw) as StoredEvent;
+  // cjson encodes an empty Lua table as {} and Lua has no null inside tables: normalise.
+  const data = e.data && typeof e.data === 'object' && Object.keys(e.data).length > 0 ? e.data : null;
+  // Scripts store times as epoch ms; the wire model has ISO strings.
+  if (data) for (const k of TIME_KEYS) if (typeof data[k] === 'number') data[k] = iso(data[k] as number);
+  return {
+    type: e.type,
+    seq,
+    at: iso(e.at)!,
+    job_id: e.job_id,
+    queue: e.queue,
+    tenant_id: e.tenant_id,
+    from_state: e.from_state ?? null,
+    to_state: e.to_state ?? null,
+    attempt: e.attempt,
+    data,
+  };
+}
+
+/** Stream ids `ms-seq` in order. */
+export function compareSeq(a: string, b: string): number {
+  const [am, as] = a.split('-');
+  const [bm, bs] = b.split('-');
+  const d = Number(am) - Number(bm);
+  if (d !== 0) return d < 0 ? -1 : 1;
+  const e = Number(as ?? 0) - Number(bs ?? 0);
+  return e < 0 ? -1 : e > 0 ? 1 : 0;
+}
+
+export function ledgerItemFrom(runId: string, jobId: string, raw: string): LedgerItem {
+  const i = JSON.parse(raw) as { verdict: LedgerItem['verdict']; status: LedgerItem['status']; detail: string | null; updated_at: number };
+  return { run_id: runId, job_id: jobId, verdict: i.verdict, status: i.status, detail: i.detail ?? null, updated_at: iso(i.updated_at)! };
+}

@@ -1,0 +1,254 @@
+/**
+ * claim: reap expired leases, then pick up to `max` jobs with fairness, all
+ * in one step.
+ *
+ * KEYS[1] the shard's lease set (routes the call).
+ * ARGV[5] max, [6] lease ms, [7] worker id, [8] worker version (''),
+ * [9] classes this worker takes (comma list), [10] class weights
+ * ('interactive=6,batch=3,maintenance=1'), [11] tenant weights ('t=2,…' or ''),
+ * [12] default tenant concurrency cap (-1 = none), [13] cap overrides ('t=1,…'),
+ * [14] reap limit, [15] retry policy, [16] a uniform random number in [0, 1).
+ *
+ * Waiting jobs (queued, and scheduled retries/delays) sit in one sorted set
+ * per (class, tenant) scored by run_at; a set's head is claimable when its
+ * score <= now. Fairness is core/fairness.ts's nextPick, ported: smooth
+ * weighted round robin across classes with candidates, then deficit round
+ * robin across the class's tenants in name order. The tenants with waiting
+ * work of a class are a lex-sorted set, so "the next tenant after the current
+ * one" is a bounded ZRANGEBYLEX … LIMIT. As in the SQLite adapter, a tenant
+ * whose head is not due yet, or which is at its concurrency cap, is dropped
+ * from this call's candidates and the pick is asked again from the same state.
+ *
+ * Expired leases are decided with core/retry.decideFailure, ported below
+ * (retryable, LEASE_EXPIRED): retry after a jittered backoff, dead with
+ * reason lease_lost when out of attempts, or expired at the deadline.
+ *
+ * Every loop is bounded: at most `reap` leases and `max * 4 + 32` picks per call.
+ */
+export const CLAIM = String.raw`
+local max, leaseMs, worker, wver = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7], ARGV[8]
+local reapLimit, rand = tonumber(ARGV[14]), tonumber(ARGV[16])
+
+-- the retry policy: 'min:max,min:max,...|growth|maxDelay|ratio|minRetries|overBudgetDelay'
+local pol = {}
+for part in string.gmatch(ARGV[15], '[^|]+') do pol[#pol + 1] = part end
+local windows = {}
+for a, b in string.gmatch(pol[1], '(%d+):(%d+)') do windows[#windows + 1] = { tonumber(a), tonumber(b) } end
+local growth, maxDelay, ratio, minRetries, overDelay = tonumber(pol[2]), tonumber(pol[3]), tonumber(pol[4]), tonumber(pol[5]), tonumber(pol[6])
+
+local function backoff(retry, r)
+  local w = windows[math.min(retry, #windows)] or { 1000, 1000 }
+  local lo, hi = w[1], w[2]
+  if retry > #windows then
+    local f = growth ^ (retry - #windows)
+    lo, hi = lo * f, hi * f
+  end
+  return math.min(math.floor(lo + r * (hi - lo) + 0.5), maxDelay)
+end
+
+local function traffic()
+  local b = math.floor(NOW / 60000)
+  local cur = redis.call('HMGET', P .. 'rb:' .. b, 'a', 'r')
+  local prev = redis.call('HMGET', P .. 'rb:' .. (b - 1), 'a', 'r')
+  return (tonumber(cur[1]) or 0) + (tonumber(prev[1]) or 0), (tonumber(cur[2]) or 0) + (tonumber(prev[2]) or 0)
+end
+
+local function countTraffic(field)
+  local rb = P .. 'rb:' .. math.floor(NOW / 60000)
+  redis.call('HINCRBY', rb, field, 1)
+  redis.call('EXPIRE', rb, 900)
+end
+
+-- 1. Reclaim expired leases.
+local expiredLeases = redis.call('ZRANGEBYSCORE', K_LEASES, '-inf', NOW, 'LIMIT', 0, reapLimit)
+for n, id in ipairs(expiredLeases) do
+  redis.call('ZREM', K_LEASES, id)
+  if hget(id, 'st') == 'running' then
+    local att, ten, fence, lw = tonumber(hget(id, 'att')), hget(id, 'ten'), tonumber(hget(id, 'fen')), hget(id, 'lw')
+    local dl = deadlineOf(id)
+    local msg = 'lease of ' .. (lw or 'a worker') .. ' expired without a heartbeat'
+    endAttempt(id, 'lease_lost', 'LEASE_EXPIRED', msg)
+    redis.call('HSET', jk(id), 'err', cjson.encode({ code = 'LEASE_EXPIRED', message = msg, retryable = true }))
+    emit(id, 'lease_expired', 'running', nil, att, ten, { worker_id = lw or cjson.null, fence = fence })
+    redis.call('HDEL', jk(id), 'lw', 'le')
+    -- core/retry.decideFailure, for a retryable failure
+    local kind, runAt, over = nil, nil, false
+    if redis.call('HGET', jk(id), 'cra') then kind = 'cancelled'
+    elseif dl and NOW >= dl then kind = 'expired'
+    elseif att >= tonumber(hget(id, 'max')) then kind = 'dead'
+    else
+      local r = (rand + n * 0.6180339887) % 1
+      local delay = backoff(att, r)
+      local a, rt = traffic()
+      over = rt >= minRetries and rt + 1 > ratio * math.max(a, 1)
+      if over then delay = delay + overDelay end
+      runAt = NOW + delay
+      if dl and runAt >= dl then kind = 'expired' else kind = 'retry' end
+    end
+    if kind == 'cancelled' then
+      move(id, 'running', 'cancelled')
+      finish(id, 'cancelled')
+      total('cancelled')
+      emit(id, 'cancelled', 'running', 'cancelled', att, ten, { why = 'cancel requested before the lease expired' })
+    elseif kind == 'expired' then
+      move(id, 'running', 'expired')
+      finish(id, 'expired')
+      total('expired')
+      emit(id, 'expired', 'running', 'expired', att, ten, { why = 'lease expired and the deadline leaves no room for a retry' })
+    elseif kind == 'dead' then
+      local lastAtt = cjson.decode(redis.call('LINDEX', ak(id), -1) or '{}')
+      redis.call('HSET', jk(id), 'dr', 'lease_lost', 'dat', NOW, 'dec', 'LEASE_EXPIRED', 'dem', msg)
+      if lastAtt.worker_version and lastAtt.worker_version ~= cjson.null then redis.call('HSET', jk(id), 'dwv', lastAtt.worker_version) else redis.call('HDEL', jk(id), 'dwv') end
+      move(id, 'running', 'dead')
+      finish(id, 'dead')
+      redis.call('ZADD', K_DLQ, NOW, id)
+      total('dead')
+      emit(id, 'dead', 'running', 'dead', att, ten, { reason = 'lease_lost', error_code = 'LEASE_EXPIRED' })
+    else
+      move(id, 'running', 'scheduled')
+      enqueue(id, runAt)
+      total('retried')
+      countTraffic('r')
+      emit(id, 'retry_scheduled', 'running', 'scheduled', att, ten, { run_at = runAt, error_code = 'LEASE_EXPIRED', over_budget = over })
+    end
+  end
+end
+
+-- 2. Fair picks.
+local classes = {}
+for c in string.gmatch(ARGV[9], '[^,]+') do classes[#classes + 1] = c end
+local weight = {}
+for c, w in string.gmatch(ARGV[10], '([^,=]+)=([^,]+)') do weight[c] = tonumber(w) end
+local tenantWeight = {}
+for t, w in string.gmatch(ARGV[11], '([^,=]+)=([^,]+)') do tenantWeight[t] = math.max(1, math.floor(tonumber(w))) end
+local capDefault = tonumber(ARGV[12])
+local capOverride = {}
+for t, w in string.gmatch(ARGV[13], '([^,=]+)=([^,]+)') do capOverride[t] = tonumber(w) end
+local capped = capDefault >= 0 or ARGV[13] ~= ''
+local function capOf(t)
+  local c = capOverride[t]
+  if c then return c end
+  if capDefault >= 0 then return capDefault end
+  return math.huge
+end
+local function atCap(t)
+  if not capped then return false end
+  return tonumber(redis.call('HGET', P .. 'rt', t) or '0') >= capOf(t)
+end
+
+local fair = redis.call('HMGET', K_FAIR, 'credit:interactive', 'credit:batch', 'credit:maintenance',
+  'turn:interactive', 'turn:batch', 'turn:maintenance', 'def:interactive', 'def:batch', 'def:maintenance')
+local credit = { interactive = tonumber(fair[1]) or 0, batch = tonumber(fair[2]) or 0, maintenance = tonumber(fair[3]) or 0 }
+local turn = { interactive = fair[4] or false, batch = fair[5] or false, maintenance = fair[6] or false }
+local deficit = { interactive = tonumber(fair[7]) or 0, batch = tonumber(fair[8]) or 0, maintenance = tonumber(fair[9]) or 0 }
+local ALL = { 'interactive', 'batch', 'maintenance' }
+-- Candidates dropped for this call (nothing due, or at the cap), per class.
+local dropped = { interactive = {}, batch = {}, maintenance = {} }
+local ndropped = { interactive = 0, batch = 0, maintenance = 0 }
+local function drop(c, t)
+  if not dropped[c][t] then
+    dropped[c][t] = true
+    ndropped[c] = ndropped[c] + 1
+  end
+end
+local allowed = {}
+for _, c in ipairs(classes) do allowed[c] = true end
+
+-- The first candidate tenant of class c strictly after t (or from the start), skipping dropped ones.
+local function nextTenant(c, after)
+  local min = after and ('(' .. after) or '-'
+  for _ = 1, 8 do
+    local batch = redis.call('ZRANGEBYLEX', tk(c), min, '+', 'LIMIT', 0, 16)
+    for _, t in ipairs(batch) do
+      if not dropped[c][t] then return t end
+    end
+    if #batch < 16 then return nil end
+    min = '(' .. batch[#batch]
+  end
+  return nil
+end
+
+local claimed = {}
+local budget = max * 4 + 32
+while #claimed < max and budget > 0 do
+  budget = budget - 1
+  -- smooth weighted round robin over classes with candidates (computed on copies: committed only if used)
+  local active, totalW, best = {}, 0, nil
+  for _, c in ipairs(ALL) do
+    if allowed[c] and (weight[c] or 0) > 0 and redis.call('ZCARD', tk(c)) > ndropped[c] then active[c] = true end
+  end
+  local nc = { interactive = credit.interactive, batch = credit.batch, maintenance = credit.maintenance }
+  for _, c in ipairs(ALL) do
+    if active[c] then
+      totalW = totalW + weight[c]
+      nc[c] = nc[c] + weight[c]
+      if best == nil or nc[c] > nc[best] then best = c end
+    end
+  end
+  if best == nil then break end
+  nc[best] = nc[best] - totalW
+  for _, c in ipairs(ALL) do if not active[c] then nc[c] = 0 end end
+  -- deficit round robin over the class's tenants, in name order
+  local ten, def = nil, nil
+  local cur = turn[best]
+  if cur and deficit[best] >= 1 and not dropped[best][cur] and redis.call('ZSCORE', tk(best), cur) then
+    ten, def = cur, deficit[best]
+  else
+    ten = (cur and nextTenant(best, cur)) or nextTenant(best, nil)
+    if ten then def = tenantWeight[ten] or 1 end
+  end
+  if not ten then
+    -- every tenant counted in the index was dropped or stale: nothing more in this class
+    for _, c in ipairs(ALL) do if c == best then ndropped[c] = math.huge end end
+  elseif atCap(ten) then
+    drop(best, ten)
+  else
+    local head = redis.call('ZRANGE', rk(best, ten), 0, 0, 'WITHSCORES')
+    if #head == 0 then
+      redis.call('ZREM', tk(best), ten)
+    elseif tonumber(head[2]) > NOW then
+      drop(best, ten)
+    else
+      local id, runAt = head[1], tonumber(head[2])
+      local st = hget(id, 'st')
+      dequeue(id)
+      local dl = deadlineOf(id)
+      if st ~= 'queued' and st ~= 'scheduled' then
+        -- stale index entry: nothing to do
+      elseif dl and NOW >= dl then
+        -- never start a job past its deadline: it ends expired instead
+        move(id, st, 'expired')
+        finish(id, 'expired')
+        total('expired')
+        emit(id, 'expired', st, 'expired', hget(id, 'att'), ten, { why = 'deadline passed before it was claimed' })
+      else
+        credit.interactive, credit.batch, credit.maintenance = nc.interactive, nc.batch, nc.maintenance
+        turn[best] = ten
+        deficit[best] = def - 1
+        local fence = redis.call('HINCRBY', jk(id), 'fen', 1)
+        local att = redis.call('HINCRBY', jk(id), 'att', 1)
+        local exp = NOW + leaseMs
+        if dl and dl < exp then exp = dl end
+        redis.call('HSET', jk(id), 'lw', worker, 'le', exp)
+        if wver ~= '' then redis.call('HSET', jk(id), 'wv', wver) else redis.call('HDEL', jk(id), 'wv') end
+        move(id, st, 'running')
+        redis.call('ZADD', K_LEASES, exp, id)
+        redis.call('RPUSH', ak(id), cjson.encode({ attempt = att, worker_id = worker, worker_version = (wver ~= '' and wver) or cjson.null,
+          started_at = NOW, ended_at = cjson.null, outcome = cjson.null, error_code = cjson.null, error_message = cjson.null }))
+        redis.call('LTRIM', ak(id), -ATTEMPTS_KEEP, -1)
+        total('attempts')
+        countTraffic('a')
+        redis.call('RPUSH', P .. 'tiq', NOW - runAt)
+        redis.call('LTRIM', P .. 'tiq', -SAMPLES_KEEP, -1)
+        emit(id, 'claimed', st, 'running', att, ten, { worker_id = worker, fence = fence, lease_expires_at = exp })
+        claimed[#claimed + 1] = { fence, exp, snapshot(id) }
+        if atCap(ten) then drop(best, ten) end
+      end
+    end
+  end
+end
+redis.call('HSET', K_FAIR, 'credit:interactive', credit.interactive, 'credit:batch', credit.batch, 'credit:maintenance', credit.maintenance,
+  'def:interactive', deficit.interactive, 'def:batch', deficit.batch, 'def:maintenance', deficit.maintenance)
+for _, c in ipairs(ALL) do if turn[c] then redis.call('HSET', K_FAIR, 'turn:' .. c, turn[c]) end end
+return claimed
+`;

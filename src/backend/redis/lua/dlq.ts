@@ -1,0 +1,149 @@
+/**
+ * Bulk DLQ runs. The ledger of a run is kept per queue shard, under the same
+ * hash tag as the jobs it covers, so one script can check the ledger item,
+ * move the job and update the item atomically (Cluster-safe):
+ *   L:<run>            hash   job id → {verdict, status, detail, updated_at}
+ *   Li:<run>:all       zset   job ids (lex, for paging in job-id order)
+ *   Li:<run>:<status>  zset   job ids per ledger status
+ *   Lc:<run>           hash   status → count
+ */
+
+/** ledger_add: KEYS[1] the run's ledger hash; ARGV[5] run id, ARGV[6..] quads of id, verdict, status, detail JSON. */
+export const LEDGER_ADD = String.raw`
+local run = ARGV[5]
+local L, LA, LC = P .. 'L:' .. run, P .. 'Li:' .. run .. ':all', P .. 'Lc:' .. run
+for i = 6, #ARGV, 4 do
+  local id, verdict, status, detail = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  if redis.call('HSETNX', L, id, cjson.encode({ verdict = verdict, status = status, detail = cjson.decode(detail), updated_at = NOW })) == 1 then
+    redis.call('ZADD', LA, 0, id)
+    redis.call('ZADD', P .. 'Li:' .. run .. ':' .. status, 0, id)
+    redis.call('HINCRBY', LC, status, 1)
+  end
+end
+return 0
+`;
+
+/**
+ * apply: applies a run's action to planned ledger items of one shard. Per
+ * item, atomically: the item must still be 'planned' (else it is returned
+ * unchanged: a resumed run never doubles) and the job must still be 'dead'
+ * (else it is skipped as no longer in the DLQ). The verdict was re-checked in
+ * JS with core/verdict.verdictFor just before; a skip verdict is recorded here.
+ *
+ * KEYS[1] the run's ledger hash; ARGV[5] run id, [6] action, [7] attempts
+ * policy (reset|extra), [8] extra n, [9..] triples of id, verdict, detail JSON.
+ * Returns per item {id, item JSON, purged 0|1}.
+ */
+export const APPLY = String.raw`
+local run, action, policy, extra = ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8])
+local L, LC = KEYS[1], P .. 'Lc:' .. run
+local out = {}
+local function setStatus(id, item, status, verdict, detail)
+  redis.call('ZREM', P .. 'Li:' .. run .. ':' .. item.status, id)
+  redis.call('HINCRBY', LC, item.status, -1)
+  item.status = status
+  item.verdict = verdict
+  item.detail = detail
+  item.updated_at = NOW
+  redis.call('ZADD', P .. 'Li:' .. run .. ':' .. status, 0, id)
+  redis.call('HINCRBY', LC, status, 1)
+  local enc = cjson.encode(item)
+  redis.call('HSET', L, id, enc)
+  return enc
+end
+for i = 9, #ARGV, 3 do
+  local id, verdict, detail = ARGV[i], ARGV[i + 1], cjson.decode(ARGV[i + 2])
+  local raw = redis.call('HGET', L, id)
+  local purged = 0
+  if not raw then
+    out[#out + 1] = { id, false, 0 }
+  else
+    local item = cjson.decode(raw)
+    if item.status ~= 'planned' then
+      out[#out + 1] = { id, raw, 0 }
+    elseif string.sub(verdict, 1, 5) == 'skip:' then
+      out[#out + 1] = { id, setStatus(id, item, 'skipped', verdict, detail), 0 }
+    elseif hget(id, 'st') ~= 'dead' then
+      out[#out + 1] = { id, setStatus(id, item, 'skipped', 'skip:not_in_dlq', 'the job is no longer in the DLQ'), 0 }
+    else
+      local att, ten = hget(id, 'att'), hget(id, 'ten')
+      redis.call('ZREM', K_DLQ, id)
+      if action == 'redrive' then
+        redis.call('HDEL', jk(id), 'dr', 'dat', 'dec', 'dem', 'dwv', 'end', 'out', 'wend', 'cra', 'crr')
+        redis.call('HINCRBY', jk(id), 'rc', 1)
+        redis.call('HSET', jk(id), 'rat', NOW, 'rrun', run)
+        if policy == 'reset' then
+          redis.call('HSET', jk(id), 'att', 0)
+        else
+          redis.call('HSET', jk(id), 'max', tonumber(att) + extra)
+        end
+        move(id, 'dead', 'queued')
+        enqueue(id, NOW)
+        emit(id, 'redriven', 'dead', 'queued', hget(id, 'att'), ten, { run_id = run })
+      elseif action == 'expire' then
+        move(id, 'dead', 'expired')
+        finish(id, 'expired')
+        total('expired')
+        emit(id, 'expired', 'dead', 'expired', att, ten, { run_id = run })
+      else
+        emit(id, 'purged', 'dead', cjson.null, att, ten, { run_id = run })
+        redis.call('ZREM', sk('dead'), id)
+        redis.call('HINCRBY', K_COUNT, 'dead', -1)
+        redis.call('ZREM', K_ALL, id)
+        redis.call('DEL', jk(id), ak(id), ek(id))
+        -- the job's event history outlives it for a while (inspect shows 'purged'), then goes
+        redis.call('EXPIRE', hk(id), 604800)
+        purged = 1
+      end
+      out[#out + 1] = { id, setStatus(id, item, 'moved', verdict, cjson.null), purged }
+    end
+  end
+end
+return out
+`;
+
+/** lock_acquire: KEYS[1] the queue's lock; ARGV[1] holder JSON. Returns {1} or {0, holder}. */
+export const LOCK_ACQUIRE = String.raw`
+local cur = redis.call('GET', KEYS[1])
+if cur then return { 0, cur } end
+redis.call('SET', KEYS[1], ARGV[1])
+return { 1 }
+`;
+
+/** lock_release: KEYS[1] the queue's lock; ARGV[1] run id ('' = a holder without a run). Deletes only a lock held for that run. */
+export const LOCK_RELEASE = String.raw`
+local cur = redis.call('GET', KEYS[1])
+if not cur then return 0 end
+local h = cjson.decode(cur)
+local held = h.run_id
+if held == cjson.null or held == nil then held = '' end
+if held ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+`;
+
+/** stats: one shard's maintained counters and bounded samples. KEYS[1] the counters hash. */
+export const STATS = String.raw`
+return {
+  redis.call('HGETALL', K_COUNT),
+  redis.call('HGETALL', K_TOTAL),
+  redis.call('ZRANGEBYSCORE', K_QAGE, '-inf', NOW, 'WITHSCORES', 'LIMIT', 0, 1),
+  redis.call('HGETALL', P .. 'blc'),
+  redis.call('LRANGE', P .. 'tiq', -1000, -1),
+  redis.call('LRANGE', P .. 'exec', -1000, -1),
+  redis.call('HGETALL', P .. 'byatt'),
+}
+`;
+
+/** backlog: seconds of waiting work of a class and of a tenant, for admission control. KEYS[1] routes; ARGV[5] class, [6] tenant. */
+export const BACKLOG = String.raw`
+return { redis.call('HGET', P .. 'blc', ARGV[5]) or '0', redis.call('HGET', P .. 'blt', ARGV[6]) or '0' }
+`;
+
+/** traffic: the retry budget's window (attempts and retries this minute and the last). KEYS[1] routes. */
+export const TRAFFIC = String.raw`
+local b = math.floor(NOW / 60000)
+local cur = redis.call('HMGET', P .. 'rb:' .. b, 'a', 'r')
+local prev = redis.call('HMGET', P .. 'rb:' .. (b - 1), 'a', 'r')
+return { (tonumber(cur[1]) or 0) + (tonumber(prev[1]) or 0), (tonumber(cur[2]) or 0) + (tonumber(prev[2]) or 0) }
+`;

@@ -1,0 +1,158 @@
+/**
+ * Shared Lua helpers, prepended to every script. A script runs against one
+ * queue shard: ARGV[1] is the shard's key prefix `{aq:<queue>:<shard>}:` (one
+ * hash tag, so every key below is in the same slot as KEYS[1], which routes
+ * the call), ARGV[2] the caller's clock (epoch ms: tests control time; Redis
+ * TIME is never read), ARGV[3] the events stream cap.
+ *
+ * Every read here is bounded: single fields, ZRANGE/ZRANGEBYSCORE with LIMIT,
+ * per-job hashes whose size is capped (effects) or lists kept trimmed (attempts,
+ * history).
+ */
+export const PRELUDE = String.raw`
+local P = ARGV[1]
+local NOW = tonumber(ARGV[2])
+local EVMAX = ARGV[3]
+local QUEUE = ARGV[4]
+local function jk(id) return P .. 'j:' .. id end
+local function ak(id) return P .. 'a:' .. id end
+local function ek(id) return P .. 'e:' .. id end
+local function hk(id) return P .. 'h:' .. id end
+local function rk(cls, ten) return P .. 'r:' .. cls .. ':' .. ten end
+local function tk(cls) return P .. 't:' .. cls end
+local function sk(st) return P .. 's:' .. st end
+local K_ALL = P .. 'all'
+local K_LEASES = P .. 'leases'
+local K_DLQ = P .. 'dlq'
+local K_QAGE = P .. 'qage'
+local K_COUNT = P .. 'n'
+local K_TOTAL = P .. 'tot'
+local K_EVENTS = P .. 'ev'
+local K_FAIR = P .. 'fair'
+local ATTEMPTS_KEEP = 200
+local HISTORY_KEEP = 200
+local SAMPLES_KEEP = 1000
+
+local function hget(id, f) return redis.call('HGET', jk(id), f) end
+
+-- Appends an event to the shard's capped stream and to the job's short history.
+local function emit(id, typ, from, to, att, ten, data)
+  local ev = cjson.encode({ type = typ, at = NOW, job_id = id, queue = QUEUE, tenant_id = ten,
+    from_state = from or cjson.null, to_state = to or cjson.null, attempt = tonumber(att) or 0, data = data or cjson.null })
+  local seq = redis.call('XADD', K_EVENTS, 'MAXLEN', '~', EVMAX, '*', 'e', ev)
+  redis.call('RPUSH', hk(id), seq .. '|' .. ev)
+  redis.call('LTRIM', hk(id), -HISTORY_KEEP, -1)
+  return seq
+end
+
+local WAITING = { queued = true, scheduled = true }
+
+-- Moves a job between state indexes and keeps the maintained counters right:
+-- jobs per state, seconds of waiting work per class and tenant (admission
+-- control, backlog), running jobs per tenant (concurrency caps).
+local function move(id, from, to)
+  if from then
+    redis.call('ZREM', sk(from), id)
+    redis.call('HINCRBY', K_COUNT, from, -1)
+  end
+  redis.call('ZADD', sk(to), 0, id)
+  redis.call('HINCRBY', K_COUNT, to, 1)
+  redis.call('HSET', jk(id), 'st', to, 'upd', NOW)
+  local wasWaiting, isWaiting = from and WAITING[from] or false, WAITING[to] or false
+  if wasWaiting ~= isWaiting then
+    local est = tonumber(redis.call('HGET', jk(id), 'est') or '60')
+    if wasWaiting then est = -est end
+    local cls, ten = redis.call('HGET', jk(id), 'cls'), redis.call('HGET', jk(id), 'ten')
+    redis.call('HINCRBYFLOAT', P .. 'blc', cls, est)
+    redis.call('HINCRBYFLOAT', P .. 'blc', 'all', est)
+    redis.call('HINCRBYFLOAT', P .. 'blt', ten, est)
+  end
+  if (from == 'running') ~= (to == 'running') then
+    local ten = redis.call('HGET', jk(id), 'ten')
+    redis.call('HINCRBY', P .. 'rt', ten, (to == 'running') and 1 or -1)
+  end
+end
+
+local function total(field, n) redis.call('HINCRBY', K_TOTAL, field, n or 1) end
+
+-- Makes a waiting job (queued, or scheduled for later) a claim candidate: its (class, tenant) set scored by
+-- run_at, the tenant in the class's tenant index, the age index.
+local function enqueue(id, runAt)
+  local cls = hget(id, 'cls')
+  local ten = hget(id, 'ten')
+  redis.call('ZADD', rk(cls, ten), runAt, id)
+  redis.call('ZADD', tk(cls), 0, ten)
+  redis.call('ZADD', K_QAGE, runAt, id)
+  redis.call('HSET', jk(id), 'run', runAt)
+end
+
+local function dequeue(id)
+  local cls = hget(id, 'cls')
+  local ten = hget(id, 'ten')
+  redis.call('ZREM', rk(cls, ten), id)
+  if redis.call('ZCARD', rk(cls, ten)) == 0 then redis.call('ZREM', tk(cls), ten) end
+  redis.call('ZREM', K_QAGE, id)
+end
+
+local function outcome(id, st)
+  local partial = tonumber(hget(id, 'nef') or '0') > 0
+  if st == 'succeeded' then return 'succeeded' end
+  if partial then return 'partially_completed' end
+  if st == 'dead' then return 'failed' end
+  return st
+end
+
+local function finish(id, st)
+  redis.call('HSET', jk(id), 'end', NOW, 'out', outcome(id, st))
+  redis.call('HDEL', jk(id), 'lw', 'le')
+  redis.call('ZREM', K_LEASES, id)
+end
+
+-- Closes the open attempt record (the last one) with an outcome.
+local function endAttempt(id, out, code, msg)
+  local raw = redis.call('LINDEX', ak(id), -1)
+  if not raw then return end
+  local a = cjson.decode(raw)
+  if a.ended_at ~= cjson.null and a.ended_at ~= nil then return end
+  a.ended_at = NOW
+  a.outcome = out
+  a.error_code = code or cjson.null
+  a.error_message = msg or cjson.null
+  redis.call('LSET', ak(id), -1, cjson.encode(a))
+  local started = tonumber(a.started_at)
+  if started then
+    redis.call('RPUSH', P .. 'exec', NOW - started)
+    redis.call('LTRIM', P .. 'exec', -SAMPLES_KEEP, -1)
+  end
+  local n = tostring(a.attempt)
+  if out == 'succeeded' then redis.call('HINCRBY', P .. 'byatt', n .. ':ok', 1)
+  elseif out ~= 'released' then redis.call('HINCRBY', P .. 'byatt', n .. ':fail', 1) end
+end
+
+-- Ends a job as expired (from any live state), closing its attempt if running.
+local function expire(id, from)
+  if WAITING[from] then dequeue(id) end
+  move(id, from, 'expired')
+  finish(id, 'expired')
+  total('expired')
+  emit(id, 'expired', from, 'expired', hget(id, 'att'), hget(id, 'ten'), nil)
+end
+
+-- A job's whole record for the client: the fixed-size hash, the capped effects hash, the trimmed attempts list.
+local function snapshot(id)
+  local h = redis.call('HGETALL', jk(id))
+  if #h == 0 then return false end
+  return { h, redis.call('HGETALL', ek(id)), redis.call('LRANGE', ak(id), 0, -1) }
+end
+
+-- The fence check every worker write makes: the job is running under this fence.
+local function leaseHeld(id, fence)
+  return hget(id, 'st') == 'running' and hget(id, 'fen') == fence
+end
+
+local function deadlineOf(id)
+  local dl = hget(id, 'dl')
+  if dl and dl ~= '' then return tonumber(dl) end
+  return nil
+end
+`;

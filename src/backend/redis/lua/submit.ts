@@ -1,0 +1,26 @@
+/**
+ * submit: idempotency check and insert in one step.
+ * KEYS[1] job hash, KEYS[2] the shard's idempotency hash.
+ * ARGV[5..]: id, idempotency key ('' for none), fingerprint, envelope JSON,
+ * initial state (queued|scheduled), run_at, deadline ms (''), class, tenant,
+ * max_attempts, workflow, estimated seconds (for the backlog counters).
+ * Returns {'created'} or {'exists', '<job id>|<fingerprint>'}.
+ */
+export const SUBMIT = String.raw`
+local id, idem, fp, env, st, runAt, dl, cls, ten, maxAtt, wf, est = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], tonumber(ARGV[10]), ARGV[11], ARGV[12], ARGV[13], ARGV[14], ARGV[15], ARGV[16]
+if idem ~= '' then
+  local existing = redis.call('HGET', KEYS[2], idem)
+  if existing then return { 'exists', existing } end
+  redis.call('HSET', KEYS[2], idem, id .. '|' .. fp)
+end
+redis.call('HSET', KEYS[1], 'env', env, 'att', 0, 'max', maxAtt, 'dl', dl, 'cls', cls, 'ten', ten, 'wf', wf,
+  'cat', NOW, 'upd', NOW, 'fen', 0, 'nef', 0, 'rc', 0, 'est', est)
+redis.call('ZADD', K_ALL, 0, id)
+move(id, nil, st)
+enqueue(id, runAt)
+total('submitted')
+redis.call('RPUSH', P .. 'subs', NOW)
+redis.call('LTRIM', P .. 'subs', -SAMPLES_KEEP, -1)
+emit(id, 'submitted', nil, st, 0, ten, (st == 'scheduled') and { run_at = runAt } or nil)
+return { 'created' }
+`;

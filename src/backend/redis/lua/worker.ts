@@ -1,0 +1,190 @@
+/**
+ * The worker's writes. Each checks the fence (the job is running under the
+ * caller's fence token) in the same step as the write; a mismatch returns
+ * {'lost'} and the client throws LeaseLostError.
+ *
+ * A finished job refuses further writes even with its last fence, so a
+ * terminal write re-sent after a reconnect reports a lost lease: the worker
+ * treats that as "someone else owns the outcome", and the job's stored state
+ * (the first write, which did apply) is the truth.
+ */
+
+/** heartbeat: KEYS[1] lease set; ARGV[5] lease ms, ARGV[6..] pairs of id, fence. Returns per lease {status, exp, cancel, deadline}. */
+export const HEARTBEAT = String.raw`
+local leaseMs = tonumber(ARGV[5])
+local out = {}
+for i = 6, #ARGV, 2 do
+  local id, fence = ARGV[i], ARGV[i + 1]
+  if leaseHeld(id, fence) then
+    local dl = deadlineOf(id)
+    local exp = NOW + leaseMs
+    if dl and dl < exp then exp = dl end
+    local cur = tonumber(hget(id, 'le') or '0')
+    if exp < cur then exp = cur end
+    redis.call('HSET', jk(id), 'le', exp)
+    redis.call('ZADD', K_LEASES, exp, id)
+    local cancel = redis.call('HGET', jk(id), 'cra') and 1 or 0
+    local reached = (dl and NOW >= dl) and 1 or 0
+    out[#out + 1] = { 'ok', exp, cancel, reached }
+  else
+    out[#out + 1] = { 'lost' }
+  end
+end
+return out
+`;
+
+/** checkpoint: KEYS[1] job hash; ARGV[5] id, [6] fence, [7] checkpoint JSON. */
+export const CHECKPOINT = String.raw`
+local id, fence = ARGV[5], ARGV[6]
+if not leaseHeld(id, fence) then return { 'lost' } end
+redis.call('HSET', KEYS[1], 'cp', ARGV[7], 'upd', NOW)
+emit(id, 'checkpoint', 'running', 'running', hget(id, 'att'), hget(id, 'ten'), cjson.null)
+return { 'ok' }
+`;
+
+/**
+ * effect_begin: records an effect as started, or returns the existing record.
+ * KEYS[1] job hash, KEYS[2] effects hash; ARGV[5] id, [6] fence, [7] key, [8] effects cap.
+ */
+export const EFFECT_BEGIN = String.raw`
+local id, fence, key, cap = ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8])
+if not leaseHeld(id, fence) then return { 'lost' } end
+local existing = redis.call('HGET', KEYS[2], key)
+if existing then return { 'ok', existing } end
+if tonumber(hget(id, 'nef') or '0') >= cap then return { 'too_many' } end
+local att = hget(id, 'att')
+local e = cjson.encode({ key = key, status = 'started', idempotency_key = id .. ':' .. key, attempt = tonumber(att),
+  started_at = NOW, done_at = cjson.null, result = cjson.null })
+redis.call('HSET', KEYS[2], key, e)
+redis.call('HINCRBY', KEYS[1], 'nef', 1)
+redis.call('HSET', KEYS[1], 'upd', NOW)
+emit(id, 'effect_started', 'running', 'running', att, hget(id, 'ten'), { key = key })
+return { 'ok', e }
+`;
+
+/** effect_finish: KEYS[1] job hash, KEYS[2] effects hash; ARGV[5] id, [6] fence, [7] key, [8] result JSON. */
+export const EFFECT_FINISH = String.raw`
+local id, fence, key = ARGV[5], ARGV[6], ARGV[7]
+if not leaseHeld(id, fence) then return { 'lost' } end
+local raw = redis.call('HGET', KEYS[2], key)
+local e
+if raw then
+  e = cjson.decode(raw)
+  if e.status == 'done' then return { 'ok', raw } end
+else
+  -- finished without a recorded start: record it done at once
+  e = { key = key, idempotency_key = id .. ':' .. key, attempt = tonumber(hget(id, 'att')), started_at = NOW }
+  redis.call('HINCRBY', KEYS[1], 'nef', 1)
+end
+e.status = 'done'
+e.done_at = NOW
+e.result = cjson.decode(ARGV[8])
+local enc = cjson.encode(e)
+redis.call('HSET', KEYS[2], key, enc)
+redis.call('HSET', KEYS[1], 'upd', NOW)
+emit(id, 'effect_done', 'running', 'running', hget(id, 'att'), hget(id, 'ten'), { key = key })
+return { 'ok', enc }
+`;
+
+/** complete: KEYS[1] job hash; ARGV[5] id, [6] fence, [7] result JSON (a string or null). */
+export const COMPLETE = String.raw`
+local id, fence = ARGV[5], ARGV[6]
+local st = hget(id, 'st')
+if not leaseHeld(id, fence) then return { 'lost', st or '' } end
+redis.call('HSET', KEYS[1], 'res', ARGV[7])
+endAttempt(id, 'succeeded', nil, nil)
+move(id, 'running', 'succeeded')
+finish(id, 'succeeded')
+total('succeeded')
+emit(id, 'succeeded', 'running', 'succeeded', hget(id, 'att'), hget(id, 'ten'), cjson.null)
+return { 'ok', snapshot(id) }
+`;
+
+/**
+ * fail: applies the decision made in JS by core/retry.decideFailure from the
+ * job snapshot (retry, dead or expired); the fence and state are checked here.
+ * KEYS[1] job hash; ARGV[5] id, [6] fence, [7] kind (retry|dead|expired),
+ * [8] run_at (retry), [9] dead reason, [10] error JSON, [11] code, [12] message,
+ * [13] worker version (''), [14] over the retry budget ('1'/'0').
+ */
+export const FAIL = String.raw`
+local id, fence, kind = ARGV[5], ARGV[6], ARGV[7]
+local st = hget(id, 'st')
+if not leaseHeld(id, fence) then return { 'lost', st or '' } end
+local code, msg, wv = ARGV[11], ARGV[12], ARGV[13]
+local att, ten = hget(id, 'att'), hget(id, 'ten')
+redis.call('HSET', KEYS[1], 'err', ARGV[10])
+if kind == 'retry' then
+  local runAt = tonumber(ARGV[8])
+  endAttempt(id, 'failed', code, msg)
+  redis.call('HDEL', KEYS[1], 'lw', 'le')
+  redis.call('ZREM', K_LEASES, id)
+  move(id, 'running', 'scheduled')
+  enqueue(id, runAt)
+  total('retried')
+  local rb = P .. 'rb:' .. math.floor(NOW / 60000)
+  redis.call('HINCRBY', rb, 'r', 1)
+  redis.call('EXPIRE', rb, 900)
+  emit(id, 'retry_scheduled', 'running', 'scheduled', att, ten, { run_at = runAt, error_code = code, over_budget = ARGV[14] == '1' })
+elseif kind == 'dead' then
+  endAttempt(id, 'failed', code, msg)
+  redis.call('HSET', KEYS[1], 'dr', ARGV[9], 'dat', NOW, 'dec', code, 'dem', msg)
+  if wv == '' then wv = hget(id, 'wv') or '' end
+  if wv ~= '' then redis.call('HSET', KEYS[1], 'dwv', wv) else redis.call('HDEL', KEYS[1], 'dwv') end
+  move(id, 'running', 'dead')
+  finish(id, 'dead')
+  redis.call('ZADD', K_DLQ, NOW, id)
+  total('dead')
+  emit(id, 'dead', 'running', 'dead', att, ten, { reason = ARGV[9], error_code = code })
+else
+  endAttempt(id, 'failed', code, msg)
+  move(id, 'running', 'expired')
+  finish(id, 'expired')
+  total('expired')
+  emit(id, 'expired', 'running', 'expired', att, ten, { error_code = code, why = 'no retry fits before the deadline' })
+end
+return { 'ok', snapshot(id) }
+`;
+
+/** abort: ends a running job whose handler stopped for a cancel or a passed deadline. ARGV[5] id, [6] fence, [7] cancelled|expired. */
+export const ABORT = String.raw`
+local id, fence, to = ARGV[5], ARGV[6], ARGV[7]
+local st = hget(id, 'st')
+if not leaseHeld(id, fence) then return { 'lost', st or '' } end
+endAttempt(id, to, nil, nil)
+if to == 'expired' then
+  move(id, 'running', 'expired')
+  finish(id, 'expired')
+  total('expired')
+  emit(id, 'expired', 'running', 'expired', hget(id, 'att'), hget(id, 'ten'), nil)
+else
+  move(id, 'running', 'cancelled')
+  finish(id, 'cancelled')
+  total('cancelled')
+  local reason = hget(id, 'crr')
+  emit(id, 'cancelled', 'running', 'cancelled', hget(id, 'att'), hget(id, 'ten'), reason and { reason = reason } or nil)
+end
+return { 'ok', snapshot(id) }
+`;
+
+/** release: gives a running job back without counting the attempt (graceful shutdown). ARGV[5] id, [6] fence. */
+export const RELEASE = String.raw`
+local id, fence = ARGV[5], ARGV[6]
+if not leaseHeld(id, fence) then return { 'lost', hget(id, 'st') or '' } end
+endAttempt(id, 'released', nil, nil)
+if redis.call('HGET', KEYS[1], 'cra') then
+  -- given back after a cancel request: nothing left to run
+  move(id, 'running', 'cancelled')
+  finish(id, 'cancelled')
+  total('cancelled')
+  emit(id, 'cancelled', 'running', 'cancelled', hget(id, 'att'), hget(id, 'ten'), { why = 'released after a cancel request' })
+  return { 'ok' }
+end
+redis.call('HINCRBY', KEYS[1], 'att', -1)
+redis.call('HDEL', KEYS[1], 'lw', 'le')
+redis.call('ZREM', K_LEASES, id)
+move(id, 'running', 'queued')
+enqueue(id, NOW)
+emit(id, 'released', 'running', 'queued', hget(id, 'att'), hget(id, 'ten'), cjson.null)
+return { 'ok' }
+`;

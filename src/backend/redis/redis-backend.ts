@@ -1,0 +1,1054 @@
+/**
+ * The Redis backend: ioredis + one Lua script per state transition, standalone
+ * or Cluster. Pure rules (validation, fingerprints, retry decisions, redrive
+ * verdicts) come from core/ exactly as in the SQLite adapter; the scripts only
+ * make each transition atomic and check state and fence in the same step.
+ *
+ * Time is the injected Clock, passed into every script as ARGV: Redis TIME is
+ * never read, so tests control time with a ManualClock.
+ */
+import { Cluster, Redis } from 'ioredis';
+import { encodeTime } from 'ulid';
+import { IdempotencyConflictError, LeaseLostError, NotFoundError, RetryLaterError, ValidationError } from '../../core/errors.js';
+import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
+import { classWeight, type FairnessOptions } from '../../core/fairness.js';
+import { createIdFactory, JOB_ID_PREFIX } from '../../core/ids.js';
+import { DEFAULT_ATTEMPTS_POLICY } from '../../core/plan.js';
+import { decideFailure, DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../core/retry.js';
+import { JOB_CLASSES, JOB_STATES, type DlqEntry, type Effect, type Job, type JobEvent, type JobState, type SubmitRequest } from '../../core/schemas.js';
+import { normalizeSubmit, requestFingerprint } from '../../core/submit.js';
+import { DEFAULT_MAX_REDRIVES, isExpiredAt, verdictFor } from '../../core/verdict.js';
+import { systemClock, systemRandom, type Clock, type Random } from '../../core/clock.js';
+import type {
+  AbortOutcome,
+  ApplyRequest,
+  Backend,
+  CancelResult,
+  ClaimRequest,
+  DlqFilter,
+  EventQuery,
+  Failure,
+  FailureOutcome,
+  HeartbeatResult,
+  JobFilter,
+  Lease,
+  LeaseRef,
+  LedgerItem,
+  LedgerStatus,
+  LockHolder,
+  LockResult,
+  Page,
+  PageRequest,
+  PlanVerdict,
+  QueueStats,
+  RunRecord,
+} from '../contract.js';
+import { MAX_PAGE_LIMIT } from '../contract.js';
+import { compareSeq, dlqEntryFrom, effectFrom, eventFrom, flatToMap, jobFrom, ledgerItemFrom, type Snapshot } from './codec.js';
+import { KeyLayout, shardOf } from './keys.js';
+import { callScript, registerScripts, type ScriptName } from './scripts.js';
+import { parseRedisUrl, type RedisUrlOptions } from './url.js';
+
+export interface RedisBackendDeps {
+  clock?: Clock;
+  random?: Random;
+  retryPolicy?: RetryPolicy;
+  /** How many ids one read script fetches (keeps each call short on big pages). */
+  readChunk?: number;
+  /** Backlog limits for admission control; none when absent. */
+  admission?: AdmissionLimits;
+  fairness?: FairnessOptions;
+}
+
+/** Most effects a job may record: keeps its effects hash (read whole in a snapshot) bounded. */
+export const MAX_EFFECTS_PER_JOB = 1000;
+/** Expired leases reclaimed and scheduled jobs promoted per claim call, at most. */
+const REAP_LIMIT = 100;
+/** How many ids a filtered page scan looks at before returning a short page with a cursor. */
+const SCAN_FACTOR = 10;
+const LEDGER_CHUNK = 500;
+
+type Client = Redis | Cluster;
+
+interface Loc {
+  queue: string;
+  shard: number;
+}
+
+export class RedisBackend implements Backend {
+  readonly kind = 'redis' as const;
+  readonly description: string;
+  private readonly client: Client;
+  private readonly keys: KeyLayout;
+  private readonly clock: Clock;
+  private readonly random: Random;
+  private readonly policy: RetryPolicy;
+  private readonly newId: (prefix: string) => string;
+  private readonly shardCounts = new Map<string, number>();
+  /** job id → where it lives. Immutable once written, so safe to cache (bounded). */
+  private readonly locCache = new Map<string, Loc>();
+  private readonly readChunk: number;
+  private readonly followers = new Set<Client>();
+  private readonly admission: AdmissionLimits | undefined;
+  private readonly fairness: FairnessOptions;
+
+  constructor(
+    private readonly opts: RedisUrlOptions,
+    deps: RedisBackendDeps = {},
+  ) {
+    this.clock = deps.clock ?? systemClock;
+    this.random = deps.random ?? systemRandom;
+    this.policy = deps.retryPolicy ?? DEFAULT_RETRY_POLICY;
+    this.readChunk = deps.readChunk ?? 200;
+    this.admission = deps.admission;
+    this.fairness = deps.fairness ?? {};
+    this.newId = createIdFactory(this.clock, this.random);
+    this.keys = new KeyLayout(opts.prefix);
+    this.description = `redis ${opts.redacted}`;
+    this.client = connect(opts);
+    registerScripts(this.client);
+  }
+
+  /** The raw client: for tests and benchmarks that need to look underneath. */
+  get redis(): Client {
+    return this.client;
+  }
+
+  // ------------------------------------------------------------ plumbing
+
+  private now(): number {
+    return this.clock.now();
+  }
+
+  private async call<T>(name: ScriptName, shardPrefix: string, keys: string[], queue: string, args: Array<string | number>): Promise<T> {
+    try {
+      return (await callScript(this.client, name, keys, [shardPrefix, this.now(), this.opts.eventsMaxLen, queue, ...args])) as T;
+    } catch (e) {
+      throw toBackendError(e);
+    }
+  }
+
+  private async shardsOf(queue: string, create: boolean): Promise<number> {
+    const cached = this.shardCounts.get(queue);
+    if (cached !== undefined) return cached;
+    const meta = this.keys.queueMeta(queue);
+    let v = await this.client.hget(meta, 'shards');
+    if (v === null && create) {
+      await this.client.hsetnx(meta, 'shards', this.opts.shards);
+      await this.client.zadd(this.keys.queues(), 0, queue);
+      v = await this.client.hget(meta, 'shards');
+    }
+    if (v === null) return this.opts.shards;
+    const n = Number(v);
+    this.shardCounts.set(queue, n);
+    return n;
+  }
+
+  private async locate(jobId: string): Promise<Loc | null> {
+    const cached = this.locCache.get(jobId);
+    if (cached) return cached;
+    const v = await this.client.get(this.keys.loc(jobId));
+    if (v === null) return null;
+    const [queue, shard] = v.split('\t');
+    const loc = { queue: queue!, shard: Number(shard) };
+    this.rememberLoc(jobId, loc);
+    return loc;
+  }
+
+  private rememberLoc(jobId: string, loc: Loc): void {
+    if (this.locCache.size >= 100_000) this.locCache.delete(this.locCache.keys().next().value!);
+    this.locCache.set(jobId, loc);
+  }
+
+  private sp(loc: Loc): string {
+    return this.keys.shard(loc.queue, loc.shard);
+  }
+
+  /** Snapshots of jobs of one shard, in chunks so no single script call runs long. */
+  private async readSnapshots(loc: Loc, ids: string[]): Promise<Array<Snapshot | null>> {
+    const p = this.sp(loc);
+    const out: Array<Snapshot | null> = [];
+    const chunks: string[][] = [];
+    for (let i = 0; i < ids.length; i += this.readChunk) chunks.push(ids.slice(i, i + this.readChunk));
+    const results = await Promise.all(chunks.map((c) => this.call<Array<Snapshot | null>>('aqRead', p, [p + 'all'], loc.queue, c)));
+    for (const r of results) for (const s of r) out.push(s ? s : null);
+    return out;
+  }
+
+  private async readJob(jobId: string): Promise<{ loc: Loc; job: Job } | null> {
+    const loc = await this.locate(jobId);
+    if (!loc) return null;
+    const [snap] = await this.readSnapshots(loc, [jobId]);
+    return snap ? { loc, job: jobFrom(snap) } : null;
+  }
+
+  // ------------------------------------------------------------ producers and operators
+
+  async submit(raw: SubmitRequest): Promise<{ job: Job; created: boolean }> {
+    const now = this.now();
+    const req = normalizeSubmit(raw, now);
+    const fp = requestFingerprint(req);
+    const jobId = this.newId(JOB_ID_PREFIX);
+    const shards = await this.shardsOf(req.queue, true);
+    // A tenant's jobs share a shard: per-tenant order, caps and backlog stay exact on a sharded queue,
+    // and a busy queue still spreads over the nodes by its tenants.
+    const loc = { queue: req.queue, shard: shardOf(req.tenant_id, shards) };
+    const p = this.sp(loc);
+    if (req.idempotency_key !== null) {
+      // A duplicate returns the existing job before admission control: resending is never refused.
+      const existing = await this.client.hget(p + 'idem', req.idempotency_key);
+      if (existing !== null) return this.duplicateOf(req.idempotency_key, existing, fp);
+    }
+    const createdAt = new Date(now).toISOString();
+    const estimated = req.estimated_seconds ?? DEFAULT_ESTIMATED_SECONDS;
+    if (this.admission) await this.admit(req.queue, shards, req.class, req.tenant_id, estimated, now);
+    const runAtMs = req.run_at !== null ? Math.max(Date.parse(req.run_at), now) : now;
+    const state: JobState = req.run_at !== null && runAtMs > now ? 'scheduled' : 'queued';
+    const env = {
+      job_id: jobId,
+      tenant_id: req.tenant_id,
+      queue: req.queue,
+      workflow: req.workflow,
+      operation: req.operation,
+      class: req.class,
+      input: req.input,
+      input_ref: req.input_ref,
+      input_sha256: req.input_sha256,
+      deadline_at: req.deadline_at,
+      idempotency_key: req.idempotency_key,
+      max_attempts: req.max_attempts,
+      trace_id: req.trace_id,
+      budget: req.budget,
+      allowed_tools: req.allowed_tools,
+      estimated_seconds: req.estimated_seconds,
+      created_at: createdAt,
+    };
+    // The id → shard index is written first: a job is never stored without a
+    // way to find it. If the submit turns out to be a duplicate, it is removed.
+    await this.client.set(this.keys.loc(jobId), `${loc.queue}\t${loc.shard}`);
+    const res = await this.call<[string, string?]>('aqSubmit', p, [p + 'j:' + jobId, p + 'idem'], loc.queue, [
+      jobId,
+      req.idempotency_key ?? '',
+      fp,
+      JSON.stringify(env),
+      state,
+      runAtMs,
+      req.deadline_at !== null ? Date.parse(req.deadline_at) : '',
+      req.class,
+      req.tenant_id,
+      req.max_attempts,
+      req.workflow,
+      estimated,
+    ]);
+    if (res[0] === 'exists') {
+      await this.client.del(this.keys.loc(jobId));
+      return this.duplicateOf(req.idempotency_key!, res[1]!, fp);
+    }
+    this.rememberLoc(jobId, loc);
+    const job: Job = {
+      ...env,
+      attempt: 0,
+      state,
+      outcome: null,
+      updated_at: createdAt,
+      run_at: new Date(runAtMs).toISOString(),
+      ended_at: null,
+      lease: null,
+      cancel_requested_at: null,
+      cancel_reason: null,
+      checkpoint: null,
+      effects: [],
+      last_error: null,
+      attempts: [],
+      result: null,
+      dead: null,
+      lineage: { redrive_count: 0, redriven_at: null, redrive_run: null },
+    };
+    return { job, created: true };
+  }
+
+  /**
+   * Refuses work over the backlog limit of its class or tenant, summed over
+   * the queue's shards from their maintained counters. The check and the
+   * insert are two steps, so concurrent producers can overshoot a limit by
+   * the jobs in flight; the limit is a brake, not a ledger.
+   */
+  private async admit(queue: string, shards: number, cls: Job['class'], tenant: string, estimated: number, now: number): Promise<void> {
+    let classBacklog = 0;
+    let tenantBacklog = 0;
+    const parts = await Promise.all(
+      Array.from({ length: shards }, (_v, s) => {
+        const p = this.keys.shard(queue, s);
+        return this.call<[string, string]>('aqBacklog', p, [p + 'blc'], queue, [cls, tenant]);
+      }),
+    );
+    for (const [c, t] of parts) {
+      classBacklog += Number(c);
+      tenantBacklog += Number(t);
+    }
+    const decision = admissionDecision(
+      { queue, class: cls, tenant, estimatedSeconds: estimated, classBacklogSeconds: classBacklog, tenantBacklogSeconds: tenantBacklog },
+      this.admission!,
+    );
+    if (!decision.admit) {
+      throw new RetryLaterError(decision.message, decision.code, 'Submit again later, or raise the backlog limit if workers can keep up.', now + decision.retryAfterMs);
+    }
+  }
+
+  private async duplicateOf(key: string, stored: string, fp: string): Promise<{ job: Job; created: boolean }> {
+    const [existingId, existingFp] = stored.split('|') as [string, string];
+    if (existingFp !== fp) throw new IdempotencyConflictError(key, existingId);
+    const existing = await this.readJob(existingId);
+    if (!existing) throw new NotFoundError(`${existingId} (the job of idempotency key ${JSON.stringify(key)}) no longer exists`, 'JOB_NOT_FOUND');
+    return { job: existing.job, created: false };
+  }
+
+  async get(jobId: string): Promise<Job | null> {
+    return (await this.readJob(jobId))?.job ?? null;
+  }
+
+  async list(filter: JobFilter, page: PageRequest): Promise<Page<Job>> {
+    const limit = pageLimit(page);
+    const states = filter.states && filter.states.length > 0 && filter.states.length < JOB_STATES.length ? filter.states : null;
+    const queues = filter.queue ? [filter.queue] : await this.queues();
+    const sources: Array<{ loc: Loc; key: string }> = [];
+    for (const queue of queues) {
+      const shards = await this.shardsOf(queue, false);
+      for (let s = 0; s < shards; s++) {
+        const p = this.keys.shard(queue, s);
+        if (states) for (const st of states) sources.push({ loc: { queue, shard: s }, key: `${p}s:${st}` });
+        else sources.push({ loc: { queue, shard: s }, key: `${p}all` });
+      }
+    }
+    const lower = filter.since !== undefined ? `${JOB_ID_PREFIX}${encodeTime(Math.max(0, filter.since), 10)}` : null;
+    const keep = (j: Job) =>
+      (!filter.tenant || j.tenant_id === filter.tenant) &&
+      (!filter.class || j.class === filter.class) &&
+      (!filter.workflow || j.workflow === filter.workflow) &&
+      (filter.since === undefined || Date.parse(j.created_at) >= filter.since) &&
+      (filter.until === undefined || Date.parse(j.created_at) < filter.until) &&
+      (!states || states.includes(j.state));
+    return this.scanPages(sources, page.cursor ?? null, lower, limit, async (loc, ids) => {
+      const snaps = await this.readSnapshots(loc, ids);
+      return snaps.map((s) => (s ? jobFrom(s) : null)).filter((j): j is Job => j !== null && keep(j));
+    }, (j) => j.job_id);
+  }
+
+  /**
+   * Walks several lex-sorted id sets in merged id order, a bounded batch at a
+   * time, fetching and filtering each batch, until `limit` items are found or
+   * SCAN_FACTOR × limit ids were looked at (then a short page with a cursor).
+   */
+  private async scanPages<T>(
+    sources: Array<{ loc: Loc; key: string }>,
+    cursor: string | null,
+    lower: string | null,
+    limit: number,
+    fetch: (loc: Loc, ids: string[]) => Promise<T[]>,
+    idOf: (t: T) => string,
+  ): Promise<Page<T>> {
+    const items: T[] = [];
+    let after = cursor;
+    if (lower !== null && (after === null || after < lower)) after = null;
+    let scanned = 0;
+    const budget = limit * SCAN_FACTOR;
+    for (;;) {
+      const want = limit - items.length;
+      const min = after !== null ? `(${after}` : lower !== null ? `[${lower}` : '-';
+      // One more than wanted from each source: if the merge has more than `want`, there is another page.
+      const batches = await Promise.all(sources.map((s) => this.client.zrangebylex(s.key, min, '+', 'LIMIT', 0, want + 1)));
+      const merged: Array<{ id: string; src: number }> = [];
+      batches.forEach((b, i) => {
+        for (const id of b) merged.push({ id, src: i });
+      });
+      merged.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      const taken = merged.slice(0, want);
+      const more = merged.length > want;
+      if (taken.length === 0) return { items, next_cursor: null };
+      // Fetch per source, then restore id order.
+      const bySrc = new Map<number, string[]>();
+      for (const t of taken) bySrc.set(t.src, [...(bySrc.get(t.src) ?? []), t.id]);
+      const fetched = (await Promise.all([...bySrc].map(([src, ids]) => fetch(sources[src]!.loc, ids)))).flat();
+      fetched.sort((a, b) => (idOf(a) < idOf(b) ? -1 : idOf(a) > idOf(b) ? 1 : 0));
+      items.push(...fetched);
+      after = taken[taken.length - 1]!.id;
+      scanned += taken.length;
+      if (!more) return { items, next_cursor: null };
+      if (items.length >= limit || scanned >= budget) return { items, next_cursor: after };
+    }
+  }
+
+  async cancel(jobId: string, reason: string | null): Promise<CancelResult> {
+    const loc = await this.locate(jobId);
+    if (!loc) throw new NotFoundError(`job ${jobId} not found`, 'JOB_NOT_FOUND');
+    const p = this.sp(loc);
+    const r = await this.call<[string, Snapshot?]>('aqCancel', p, [p + 'j:' + jobId], loc.queue, [jobId, reason ?? '']);
+    if (r[0] === 'missing') throw new NotFoundError(`job ${jobId} not found`, 'JOB_NOT_FOUND');
+    const job = jobFrom(r[1]!);
+    return { status: r[0] as CancelResult['status'], job } as CancelResult;
+  }
+
+  async queues(): Promise<string[]> {
+    return this.client.zrange(this.keys.queues(), 0, 999);
+  }
+
+  async *events(query: EventQuery): AsyncIterable<JobEvent> {
+    if (query.afterSeq !== undefined && query.afterSeq !== null && !/^\d{1,20}-\d{1,20}$/.test(query.afterSeq)) {
+      throw new ValidationError(`event cursor ${JSON.stringify(query.afterSeq)} is not a sequence number of this backend (Redis stream ids look like 1767225600000-0)`);
+    }
+    const keep = (e: JobEvent) => query.since === undefined || Date.parse(e.at) >= query.since;
+    let last = query.afterSeq ?? null;
+    if (query.jobId) {
+      const loc = await this.locate(query.jobId);
+      if (!loc) return;
+      const p = this.sp(loc);
+      const raw = (await callScript(this.client, 'aqHistory', [`${p}h:${query.jobId}`], [])) as string[];
+      for (const line of raw) {
+        const i = line.indexOf('|');
+        const ev = eventFrom(line.slice(0, i), line.slice(i + 1));
+        if (last !== null && compareSeq(ev.seq, last) <= 0) continue;
+        last = ev.seq;
+        if (keep(ev)) yield ev;
+      }
+      if (!query.follow) return;
+      for await (const ev of this.follow([`${p}ev`], last, query.signal)) {
+        if (ev.job_id === query.jobId && keep(ev)) yield ev;
+      }
+      return;
+    }
+    const queues = query.queue ? [query.queue] : await this.queues();
+    const streams: string[] = [];
+    for (const q of queues) {
+      const n = await this.shardsOf(q, false);
+      for (let s = 0; s < n; s++) streams.push(`${this.keys.shard(q, s)}ev`);
+    }
+    // Catch up: a k-way merge of the streams by seq, a page of each at a time.
+    const cursors = streams.map(() => last);
+    const buffers: Array<Array<[string, string[]]>> = streams.map(() => []);
+    const done = streams.map(() => false);
+    const refill = async (i: number) => {
+      if (done[i] || buffers[i]!.length > 0) return;
+      const from = cursors[i] !== null ? `(${cursors[i]}` : '-';
+      const page = (await this.client.xrange(streams[i]!, from, '+', 'COUNT', 500)) as Array<[string, string[]]>;
+      if (page.length < 500) done[i] = true;
+      buffers[i] = page;
+      if (page.length > 0) cursors[i] = page[page.length - 1]![0];
+    };
+    for (;;) {
+      if (query.signal?.aborted) return;
+      await Promise.all(streams.map((_s, i) => refill(i)));
+      let best = -1;
+      for (let i = 0; i < streams.length; i++) {
+        const head = buffers[i]![0];
+        if (head && (best < 0 || compareSeq(head[0], buffers[best]![0]![0]) < 0)) best = i;
+      }
+      if (best < 0) break;
+      const [seq, fields] = buffers[best]!.shift()!;
+      const ev = eventFrom(seq, fields[1]!);
+      if (last === null || compareSeq(seq, last) > 0) last = seq;
+      if (keep(ev)) yield ev;
+    }
+    if (!query.follow || streams.length === 0) return;
+    for await (const ev of this.follow(streams, last, query.signal)) if (keep(ev)) yield ev;
+  }
+
+  /**
+   * Blocking reads (XREAD BLOCK) on each stream, one dedicated connection per
+   * stream (a blocked connection serves nothing else, and in a Cluster the
+   * streams of different shards may live on different nodes).
+   */
+  private async *follow(streams: string[], after: string | null, signal: AbortSignal | undefined): AsyncIterable<JobEvent> {
+    const pending: JobEvent[] = [];
+    let wake: (() => void) | null = null;
+    let failure: unknown = null;
+    let stopped = false;
+    const conns: Client[] = [];
+    const stop = () => {
+      stopped = true;
+      for (const c of conns) c.disconnect();
+      wake?.();
+    };
+    if (signal?.aborted) return;
+    signal?.addEventListener('abort', stop, { once: true });
+    const start = after ?? '$';
+    const loops = streams.map(async (stream) => {
+      const conn = this.client.duplicate();
+      conns.push(conn);
+      this.followers.add(conn);
+      let from = start;
+      try {
+        while (!stopped) {
+          const res = (await conn.xread('COUNT', 500, 'BLOCK', 1000, 'STREAMS', stream, from)) as Array<[string, Array<[string, string[]]>]> | null;
+          if (!res) continue;
+          for (const [, entries] of res) {
+            for (const [seq, fields] of entries) {
+              from = seq;
+              pending.push(eventFrom(seq, fields[1]!));
+            }
+          }
+          wake?.();
+        }
+      } catch (e) {
+        if (!stopped) failure = e;
+        wake?.();
+      } finally {
+        this.followers.delete(conn);
+        conn.disconnect();
+      }
+    });
+    try {
+      while (!stopped) {
+        if (pending.length === 0) {
+          if (failure) throw toBackendError(failure);
+          await new Promise<void>((r) => (wake = r));
+          wake = null;
+          continue;
+        }
+        pending.sort((a, b) => compareSeq(a.seq, b.seq));
+        while (pending.length > 0 && !stopped) yield pending.shift()!;
+      }
+    } finally {
+      stop();
+      signal?.removeEventListener('abort', stop);
+      await Promise.allSettled(loops);
+    }
+  }
+
+  // ------------------------------------------------------------ workers
+
+  private classWeights(): string {
+    return JOB_CLASSES.map((c) => `${c}=${classWeight(c, this.fairness)}`).join(',');
+  }
+
+  private policyArg(): string {
+    const p = this.policy;
+    return [p.backoff.map((w) => `${w.minMs}:${w.maxMs}`).join(','), p.growth, p.maxDelayMs, p.retryBudgetRatio, p.retryBudgetMinRetries, p.overBudgetDelayMs].join('|');
+  }
+
+  /**
+   * Per queue, the shard the next claim starts at: the one after the shard
+   * that last served. Empty shards are skipped without taking a turn, so
+   * tenants on different shards alternate like tenants within one shard.
+   */
+  private readonly claimTurn = new Map<string, number>();
+
+  async claim(req: ClaimRequest): Promise<Lease[]> {
+    if (!Number.isInteger(req.max) || req.max < 1) throw new ValidationError(`claim max must be a positive integer, got ${req.max}`);
+    if (!(req.leaseMs > 0)) throw new ValidationError(`lease must be positive, got ${req.leaseMs} ms`);
+    const shards = await this.shardsOf(req.queue, false);
+    const classes = (req.classes && req.classes.length > 0 ? req.classes : JOB_CLASSES).join(',');
+    const leases: Lease[] = [];
+    const first = (this.claimTurn.get(req.queue) ?? 0) % shards;
+    // Two passes over the shards, starting at a rotating one: first each shard's
+    // share of what is left, then whatever the others could not fill.
+    for (let k = 0; k < shards * 2 && leases.length < req.max; k++) {
+      const loc = { queue: req.queue, shard: (first + k) % shards };
+      const left = req.max - leases.length;
+      const want = k < shards ? Math.ceil(left / (shards - k)) : left;
+      const p = this.sp(loc);
+      const got = await this.call<Array<[number, number, Snapshot]>>('aqClaim', p, [p + 'leases'], req.queue, [
+        Math.min(want, MAX_PAGE_LIMIT),
+        Math.round(req.leaseMs),
+        req.workerId,
+        req.workerVersion ?? '',
+        classes,
+        this.classWeights(),
+        pairs(this.fairness.tenantWeights),
+        this.fairness.tenantConcurrency ?? -1,
+        pairs(this.fairness.tenantConcurrencyOverrides),
+        REAP_LIMIT,
+        this.policyArg(),
+        this.random(),
+      ]);
+      if (got.length > 0) this.claimTurn.set(req.queue, (loc.shard + 1) % shards);
+      for (const [fence, exp, snap] of got) {
+        const job = jobFrom(snap);
+        this.rememberLoc(job.job_id, loc);
+        leases.push({ jobId: job.job_id, fence: Number(fence), job, envelope: envelopeOf(job), expiresAt: Number(exp) });
+      }
+    }
+    return leases;
+  }
+
+  async heartbeat(leases: LeaseRef[], leaseMs: number): Promise<HeartbeatResult[]> {
+    const byShard = new Map<string, { loc: Loc; refs: Array<{ ref: LeaseRef; index: number }> }>();
+    const out: HeartbeatResult[] = leases.map((l) => ({ jobId: l.jobId, status: 'lost' as const }));
+    await Promise.all(
+      leases.map(async (ref, index) => {
+        const loc = await this.locate(ref.jobId);
+        if (!loc) return;
+        const k = `${loc.queue}\t${loc.shard}`;
+        const g = byShard.get(k) ?? { loc, refs: [] };
+        g.refs.push({ ref, index });
+        byShard.set(k, g);
+      }),
+    );
+    await Promise.all(
+      [...byShard.values()].map(async ({ loc, refs }) => {
+        const p = this.sp(loc);
+        const args: Array<string | number> = [Math.round(leaseMs)];
+        for (const { ref } of refs) args.push(ref.jobId, ref.fence);
+        const res = await this.call<Array<[string, number?, number?, number?]>>('aqHeartbeat', p, [p + 'leases'], loc.queue, args);
+        res.forEach((r, i) => {
+          const { ref, index } = refs[i]!;
+          out[index] =
+            r[0] === 'ok'
+              ? { jobId: ref.jobId, status: 'ok', expiresAt: Number(r[1]), cancelRequested: r[2] === 1, deadlineReached: r[3] === 1 }
+              : { jobId: ref.jobId, status: 'lost' };
+        });
+      }),
+    );
+    return out;
+  }
+
+  private async leaseCall<T extends unknown[]>(lease: LeaseRef, name: ScriptName, extraKeys: string[], args: Array<string | number>): Promise<{ loc: Loc; res: T }> {
+    const loc = await this.locate(lease.jobId);
+    if (!loc) throw new LeaseLostError(lease.jobId, 'the job does not exist');
+    const p = this.sp(loc);
+    const res = await this.call<T>(name, p, [p + 'j:' + lease.jobId, ...extraKeys.map((k) => p + k)], loc.queue, [lease.jobId, lease.fence, ...args]);
+    if (res[0] === 'lost') throw new LeaseLostError(lease.jobId, res[1] ? `the job is ${String(res[1])} under another fence` : undefined);
+    return { loc, res };
+  }
+
+  async checkpoint(lease: LeaseRef, data: unknown): Promise<void> {
+    await this.leaseCall(lease, 'aqCheckpoint', [], [JSON.stringify(data ?? null)]);
+  }
+
+  async beginEffect(lease: LeaseRef, key: string): Promise<Effect> {
+    if (key.length === 0 || key.length > 256) throw new ValidationError('effect key must be 1-256 characters');
+    const { res } = await this.leaseCall<[string, string?]>(lease, 'aqEffectBegin', [`e:${lease.jobId}`], [key, MAX_EFFECTS_PER_JOB]);
+    if (res[0] === 'too_many') throw new ValidationError(`a job may record at most ${MAX_EFFECTS_PER_JOB} effects`);
+    return effectFrom(res[1]!);
+  }
+
+  async finishEffect(lease: LeaseRef, key: string, result: unknown): Promise<Effect> {
+    if (key.length === 0 || key.length > 256) throw new ValidationError('effect key must be 1-256 characters');
+    const { res } = await this.leaseCall<[string, string?]>(lease, 'aqEffectFinish', [`e:${lease.jobId}`], [key, JSON.stringify(result ?? null)]);
+    return effectFrom(res[1]!);
+  }
+
+  async complete(lease: LeaseRef, result: string | null): Promise<Job> {
+    const { res } = await this.leaseCall<[string, Snapshot]>(lease, 'aqComplete', [], [JSON.stringify(result)]);
+    return jobFrom(res[1]);
+  }
+
+  async fail(lease: LeaseRef, failure: Failure): Promise<FailureOutcome> {
+    const found = await this.readJob(lease.jobId);
+    if (!found || found.job.state !== 'running' || found.job.lease?.fence !== lease.fence) {
+      // Maybe a re-sent call whose first try applied: the script answers that.
+      if (!found) throw new LeaseLostError(lease.jobId, 'the job does not exist');
+    }
+    const job = found.job;
+    const now = this.now();
+    const p = this.sp(found.loc);
+    const [attempts, retries] = await this.call<[number, number]>('aqTraffic', p, [p + 'n'], found.loc.queue, []);
+    const decision = decideFailure(
+      { retryable: failure.retryable, attempt: job.attempt, maxAttempts: job.max_attempts, deadlineAt: job.deadline_at ? Date.parse(job.deadline_at) : null },
+      now,
+      this.random,
+      { attempts: Number(attempts), retries: Number(retries) },
+      this.policy,
+    );
+    const { res } = await this.leaseCall<[string, Snapshot]>(lease, 'aqFail', [], [
+      decision.kind,
+      decision.kind === 'retry' ? decision.runAt : '',
+      decision.kind === 'dead' ? decision.reason : '',
+      JSON.stringify({ code: failure.code, message: failure.message, retryable: failure.retryable }),
+      failure.code,
+      failure.message,
+      failure.workerVersion ?? '',
+      decision.kind === 'retry' && decision.overBudget ? '1' : '0',
+    ]);
+    const after = jobFrom(res[1]);
+    if (after.state === 'scheduled') return { kind: 'retry', runAt: Date.parse(after.run_at), job: after };
+    if (after.state === 'dead') return { kind: 'dead', reason: after.dead!.reason, job: after };
+    return { kind: 'expired', job: after };
+  }
+
+  async abort(lease: LeaseRef, outcome: AbortOutcome): Promise<Job> {
+    const { res } = await this.leaseCall<[string, Snapshot]>(lease, 'aqAbort', [], [outcome]);
+    return jobFrom(res[1]);
+  }
+
+  async release(lease: LeaseRef): Promise<void> {
+    await this.leaseCall(lease, 'aqRelease', [], []);
+  }
+
+  // ------------------------------------------------------------ DLQ
+
+  async dlqList(filter: DlqFilter, page: PageRequest): Promise<Page<DlqEntry>> {
+    const limit = pageLimit(page);
+    const queues = filter.queue ? [filter.queue] : await this.queues();
+    const sources: Array<{ loc: Loc; key: string }> = [];
+    for (const queue of queues) {
+      const shards = await this.shardsOf(queue, false);
+      for (let s = 0; s < shards; s++) sources.push({ loc: { queue, shard: s }, key: `${this.keys.shard(queue, s)}s:dead` });
+    }
+    const now = filter.now ?? this.now();
+    const keep = dlqPredicate(filter, now);
+    return this.scanPages(sources, page.cursor ?? null, null, limit, async (loc, ids) => {
+      const snaps = await this.readSnapshots(loc, ids);
+      const out: DlqEntry[] = [];
+      snaps.forEach((s, i) => {
+        if (!s) return;
+        const e = dlqEntryFrom(ids[i]!, loc.queue, s);
+        if (keep(e)) out.push(e);
+      });
+      return out;
+    }, (e) => e.job_id);
+  }
+
+  async dlqGet(jobId: string): Promise<DlqEntry | null> {
+    const loc = await this.locate(jobId);
+    if (!loc) return null;
+    const [snap] = await this.readSnapshots(loc, [jobId]);
+    if (!snap) return null;
+    if (flatToMap(snap[0]).st !== 'dead') return null;
+    return dlqEntryFrom(jobId, loc.queue, snap);
+  }
+
+  async dlqRaw(jobId: string): Promise<Uint8Array | null> {
+    const loc = await this.locate(jobId);
+    if (!loc) return null;
+    const [snap] = await this.readSnapshots(loc, [jobId]);
+    if (!snap || flatToMap(snap[0]).st !== 'dead') return null;
+    // The stored record exactly as kept: the job hash (its envelope unparsed), effects and attempts.
+    const hash = flatToMap(snap[0]);
+    return Buffer.from(JSON.stringify({ job_id: jobId, state: hash.st, stored: { hash, effects: flatToMap(snap[1]), attempts: snap[2] } }), 'utf8');
+  }
+
+  // ------------------------------------------------------------ runs
+
+  private runKey(queue: string, runId: string): string {
+    return `${this.keys.shard(queue, 0)}run:${runId}`;
+  }
+
+  async createRun(run: RunRecord, items: Array<{ job_id: string; verdict: PlanVerdict; detail: string | null }>): Promise<void> {
+    await this.shardsOf(run.queue, true);
+    const record = { ...run, counts: undefined };
+    await this.client.set(this.runKey(run.queue, run.run_id), JSON.stringify(record));
+    await this.client.set(this.keys.runLoc(run.run_id), run.queue);
+    await this.client.zadd(this.keys.runs(), 0, run.run_id);
+    await this.client.zadd(`${this.keys.shard(run.queue, 0)}runs`, 0, run.run_id);
+    // Ledger items go to the shard of their job (so apply is single-slot); unknown jobs to shard 0.
+    const groups = new Map<number, Array<string | number>>();
+    const locs = await Promise.all(items.map((i) => this.locate(i.job_id)));
+    items.forEach((it, i) => {
+      const l = locs[i];
+      const shard = l && l.queue === run.queue ? l.shard : 0;
+      const g = groups.get(shard) ?? [];
+      g.push(it.job_id, it.verdict, it.verdict.startsWith('skip:') ? 'skipped' : 'planned', JSON.stringify(it.detail));
+      groups.set(shard, g);
+    });
+    await Promise.all(
+      [...groups].map(async ([shard, flat]) => {
+        const p = this.keys.shard(run.queue, shard);
+        for (let i = 0; i < flat.length; i += LEDGER_CHUNK * 4) {
+          await this.call('aqLedgerAdd', p, [`${p}L:${run.run_id}`], run.queue, [run.run_id, ...flat.slice(i, i + LEDGER_CHUNK * 4)]);
+        }
+      }),
+    );
+  }
+
+  async getRun(runId: string): Promise<RunRecord | null> {
+    const queue = await this.client.get(this.keys.runLoc(runId));
+    if (queue === null) return null;
+    const raw = await this.client.get(this.runKey(queue, runId));
+    if (raw === null) return null;
+    const rec = JSON.parse(raw) as RunRecord;
+    const counts: Record<LedgerStatus, number> = { planned: 0, moved: 0, skipped: 0, failed: 0 };
+    const shards = await this.shardsOf(queue, false);
+    const parts = await Promise.all(Array.from({ length: shards }, (_v, s) => this.client.hgetall(`${this.keys.shard(queue, s)}Lc:${runId}`)));
+    for (const part of parts) for (const [k, v] of Object.entries(part)) if (k in counts) counts[k as LedgerStatus] += Number(v);
+    return { ...rec, counts };
+  }
+
+  async listRuns(filter: { queue?: string }, page: PageRequest): Promise<Page<RunRecord>> {
+    const limit = pageLimit(page);
+    const key = filter.queue ? `${this.keys.shard(filter.queue, 0)}runs` : this.keys.runs();
+    // Newest first: run ids are ULIDs, so reverse lex order is reverse creation order.
+    const max = page.cursor ? `(${page.cursor}` : '+';
+    const ids = await this.client.zrevrangebylex(key, max, '-', 'LIMIT', 0, limit + 1);
+    const more = ids.length > limit;
+    const chosen = ids.slice(0, limit);
+    const runs = (await Promise.all(chosen.map((id) => this.getRun(id)))).filter((r): r is RunRecord => r !== null);
+    return { items: runs, next_cursor: more ? chosen[chosen.length - 1]! : null };
+  }
+
+  async updateRun(runId: string, patch: Partial<Pick<RunRecord, 'status' | 'updated_at'>>): Promise<RunRecord> {
+    const queue = await this.client.get(this.keys.runLoc(runId));
+    if (queue === null) throw new NotFoundError(`run ${runId} not found`);
+    const key = this.runKey(queue, runId);
+    const raw = await this.client.get(key);
+    if (raw === null) throw new NotFoundError(`run ${runId} not found`);
+    const rec = { ...(JSON.parse(raw) as RunRecord), ...patch };
+    await this.client.set(key, JSON.stringify({ ...rec, counts: undefined }));
+    return (await this.getRun(runId))!;
+  }
+
+  async ledger(runId: string, page: PageRequest, status?: LedgerStatus): Promise<Page<LedgerItem>> {
+    const limit = pageLimit(page);
+    const queue = await this.client.get(this.keys.runLoc(runId));
+    if (queue === null) throw new NotFoundError(`run ${runId} not found`);
+    const shards = await this.shardsOf(queue, false);
+    const sources = Array.from({ length: shards }, (_v, s) => ({ loc: { queue, shard: s }, key: `${this.keys.shard(queue, s)}Li:${runId}:${status ?? 'all'}` }));
+    return this.scanPages(sources, page.cursor ?? null, null, limit, async (loc, ids) => {
+      const raws = await this.client.hmget(`${this.sp(loc)}L:${runId}`, ...ids);
+      const out: LedgerItem[] = [];
+      raws.forEach((r, i) => {
+        if (r === null) return;
+        const item = ledgerItemFrom(runId, ids[i]!, r);
+        if (!status || item.status === status) out.push(item);
+      });
+      return out;
+    }, (i) => i.job_id);
+  }
+
+  async applyRunItems(req: ApplyRequest): Promise<LedgerItem[]> {
+    const run = await this.getRun(req.runId);
+    if (!run) throw new NotFoundError(`run ${req.runId} not found`);
+    const o = run.options ?? {};
+    const verdictOpts = {
+      action: run.action,
+      now: req.now,
+      minRemainingMs: o.minRemainingMs ?? 0,
+      includePartial: o.includePartial ?? false,
+      maxRedrives: o.maxRedrives ?? DEFAULT_MAX_REDRIVES,
+    };
+    const attempts = o.attempts ?? DEFAULT_ATTEMPTS_POLICY;
+    const groups = new Map<number, string[]>();
+    const locs = await Promise.all(req.jobIds.map((id) => this.locate(id)));
+    req.jobIds.forEach((id, i) => {
+      const l = locs[i];
+      const shard = l && l.queue === run.queue ? l.shard : 0;
+      groups.set(shard, [...(groups.get(shard) ?? []), id]);
+    });
+    const results = new Map<string, LedgerItem>();
+    await Promise.all(
+      [...groups].map(async ([shard, ids]) => {
+        const loc = { queue: run.queue, shard };
+        const p = this.sp(loc);
+        const snaps = await this.readSnapshots(loc, ids);
+        const args: Array<string | number> = [req.runId, run.action, attempts.kind, attempts.kind === 'extra' ? attempts.n : 0];
+        ids.forEach((id, i) => {
+          const s = snaps[i];
+          const entry = s && flatToMap(s[0]).st === 'dead' ? dlqEntryFrom(id, run.queue, s) : null;
+          const v = verdictFor(entry, verdictOpts);
+          args.push(id, v.verdict, JSON.stringify(v.detail));
+        });
+        // The script call is naturally idempotent (planned-only), so re-sending after a reconnect is safe.
+        const res = await this.call<Array<[string, string | null, number]>>('aqApply', p, [`${p}L:${req.runId}`], run.queue, args);
+        for (const [id, raw] of res) if (raw) results.set(id, ledgerItemFrom(req.runId, id, raw));
+      }),
+    );
+    return req.jobIds.map((id) => results.get(id)).filter((x): x is LedgerItem => x !== undefined);
+  }
+
+  private lockKey(queue: string): string {
+    return `${this.keys.shard(queue, 0)}lock`;
+  }
+
+  async acquireLock(queue: string, holder: LockHolder): Promise<LockResult> {
+    const r = (await callScript(this.client, 'aqLockAcquire', [this.lockKey(queue)], [JSON.stringify(holder)])) as [number, string?];
+    if (Number(r[0]) === 1) return { acquired: true };
+    return { acquired: false, holder: JSON.parse(r[1]!) as LockHolder };
+  }
+
+  async releaseLock(queue: string, runId: string | null): Promise<void> {
+    await callScript(this.client, 'aqLockRelease', [this.lockKey(queue)], [runId ?? '']);
+  }
+
+  async readLock(queue: string): Promise<LockHolder | null> {
+    const raw = await this.client.get(this.lockKey(queue));
+    return raw === null ? null : (JSON.parse(raw) as LockHolder);
+  }
+
+  async breakLock(queue: string): Promise<LockHolder | null> {
+    const raw = await this.client.getdel(this.lockKey(queue));
+    return raw === null ? null : (JSON.parse(raw) as LockHolder);
+  }
+
+  // ------------------------------------------------------------ stats
+
+  async stats(queue: string): Promise<QueueStats> {
+    const now = this.now();
+    const known = (await this.client.hget(this.keys.queueMeta(queue), 'shards')) !== null;
+    const shards = await this.shardsOf(queue, false);
+    const counts = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
+    const totals = { submitted: 0, attempts: 0, succeeded: 0, retried: 0, dead: 0, expired: 0, cancelled: 0 };
+    const byAttempt = new Map<number, { succeeded: number; failed: number }>();
+    let oldest: number | null = null;
+    const tiq: number[] = [];
+    const exec: number[] = [];
+    const parts = await Promise.all(
+      Array.from({ length: shards }, (_v, s) => {
+        const p = this.keys.shard(queue, s);
+        return this.call<[string[], string[], string[], string[], string[], string[], string[]]>('aqStats', p, [p + 'n'], queue, []);
+      }),
+    );
+    let backlog = 0;
+    for (const [n, tot, qage, blc, t, x, ba] of parts) {
+      backlog += Number(flatToMap(blc).all ?? 0);
+      for (const [k, v] of Object.entries(flatToMap(n))) if (k in counts) counts[k as JobState] += Number(v);
+      for (const [k, v] of Object.entries(flatToMap(tot))) if (k in totals) totals[k as keyof typeof totals] += Number(v);
+      if (qage.length === 2) {
+        const runAt = Number(qage[1]);
+        if (oldest === null || runAt < oldest) oldest = runAt;
+      }
+      tiq.push(...t.map(Number));
+      exec.push(...x.map(Number));
+      for (const [k, v] of Object.entries(flatToMap(ba))) {
+        const [att, kind] = k.split(':');
+        const e = byAttempt.get(Number(att)) ?? { succeeded: 0, failed: 0 };
+        if (kind === 'ok') e.succeeded += Number(v);
+        else e.failed += Number(v);
+        byAttempt.set(Number(att), e);
+      }
+    }
+    const base: QueueStats = {
+      queue,
+      counts,
+      dlq_size: counts.dead,
+      oldest_queued_age_ms: oldest === null ? null : Math.max(0, now - oldest),
+      running: counts.running,
+    };
+    // A queue that never existed has no counters to report beyond zeros ("n/a").
+    if (!known) return base;
+    return {
+      ...base,
+      at: now,
+      backlog_seconds: Math.max(0, Math.round(backlog)),
+      totals,
+      by_attempt: [...byAttempt].sort((a, b) => a[0] - b[0]).map(([attempt, v]) => ({ attempt, ...v })),
+      time_in_queue_ms: tiq.slice(-1000),
+      execution_ms: exec.slice(-1000),
+    };
+  }
+
+  /**
+   * For the conformance suite only: stores a DLQ entry whose job envelope does
+   * not parse (as a damaged or foreign record would), through the normal key
+   * layout, so bulk actions can be shown to leave it alone.
+   */
+  async injectMalformedDlqEntryForTests(queue: string): Promise<string> {
+    await this.shardsOf(queue, true);
+    const jobId = this.newId(JOB_ID_PREFIX);
+    const loc = { queue, shard: 0 };
+    const p = this.sp(loc);
+    const now = this.now();
+    await this.client.set(this.keys.loc(jobId), `${queue}\t0`);
+    await this.client.hset(`${p}j:${jobId}`, { env: '{"job_id": broken', st: 'dead', cls: 'batch', ten: 'acme', wf: 'research_report:v3', att: 1, max: 1, dat: now, upd: now, dr: 'permanent', dec: 'VALIDATION', dem: 'x', nef: 0, rc: 0, fen: 1 });
+    await this.client.zadd(`${p}s:dead`, 0, jobId);
+    await this.client.zadd(`${p}all`, 0, jobId);
+    await this.client.zadd(`${p}dlq`, now, jobId);
+    await this.client.hincrby(`${p}n`, 'dead', 1);
+    return jobId;
+  }
+
+  async close(): Promise<void> {
+    for (const f of this.followers) f.disconnect();
+    try {
+      await this.client.quit();
+    } catch {
+      this.client.disconnect();
+    }
+  }
+}
+
+// ------------------------------------------------------------ helpers
+
+function connect(o: RedisUrlOptions): Client {
+  const tls = o.tls ? {} : undefined;
+  const common = {
+    username: o.username,
+    password: o.password,
+    tls,
+    // Commands issued in the same tick go out as one pipeline per node: bulk
+    // submits and claims cost one round trip, not one each.
+    enableAutoPipelining: true,
+    lazyConnect: false,
+  };
+  if (o.cluster) {
+    // No auto-pipelining on a Cluster: ioredis groups an auto-pipeline by the
+    // first argument, which for EVALSHA is the key count, not a key.
+    return new Cluster(o.nodes, {
+      enableAutoPipelining: false,
+      redisOptions: { username: o.username, password: o.password, tls },
+      clusterRetryStrategy: (times) => Math.min(100 + times * 100, 2000),
+    });
+  }
+  const node = o.nodes[0]!;
+  return new Redis({ ...common, host: node.host, port: node.port, db: o.db, retryStrategy: (times) => Math.min(50 + times * 50, 1000) });
+}
+
+/** `a=1,b=2` for a script argument (names are validated: no `,` or `=` in them). */
+function pairs(o: Record<string, number> | undefined): string {
+  return o ? Object.entries(o).map(([k, v]) => `${k}=${v}`).join(',') : '';
+}
+
+function pageLimit(page: PageRequest): number {
+  const l = page.limit;
+  if (!Number.isInteger(l) || l < 1 || l > MAX_PAGE_LIMIT) throw new ValidationError(`page limit must be an integer from 1 to ${MAX_PAGE_LIMIT}, got ${l}`);
+  return l;
+}
+
+function envelopeOf(job: Job): Lease['envelope'] {
+  return {
+    job_id: job.job_id,
+    tenant_id: job.tenant_id,
+    queue: job.queue,
+    workflow: job.workflow,
+    operation: job.operation,
+    class: job.class,
+    input: job.input,
+    input_ref: job.input_ref,
+    input_sha256: job.input_sha256,
+    deadline_at: job.deadline_at,
+    idempotency_key: job.idempotency_key,
+    attempt: job.attempt,
+    max_attempts: job.max_attempts,
+    trace_id: job.trace_id,
+    budget: job.budget,
+    allowed_tools: job.allowed_tools,
+    estimated_seconds: job.estimated_seconds,
+    created_at: job.created_at,
+  };
+}
+
+export function dlqPredicate(f: DlqFilter, now: number): (e: DlqEntry) => boolean {
+  const grep = f.grep?.toLowerCase();
+  const codes = f.errorCodes && f.errorCodes.length > 0 ? new Set(f.errorCodes) : null;
+  return (e) => {
+    if (f.tenant && e.tenant_id !== f.tenant) return false;
+    if (f.workflow && e.workflow !== f.workflow) return false;
+    if (codes && !codes.has(e.error_code)) return false;
+    if (f.reason && e.reason !== f.reason) return false;
+    const deadAt = Date.parse(e.dead_at);
+    if (f.since !== undefined && deadAt < f.since) return false;
+    if (f.until !== undefined && deadAt >= f.until) return false;
+    if (f.minAttempts !== undefined && e.attempts < f.minAttempts) return false;
+    if (f.maxAttempts !== undefined && e.attempts > f.maxAttempts) return false;
+    if (f.expired !== undefined && isExpiredAt(e.deadline_at, now, f.minRemainingMs ?? 0) !== f.expired) return false;
+    if (f.partial !== undefined && e.partial !== f.partial) return false;
+    if (grep) {
+      const hay = [e.error_code, e.error_message, e.workflow, e.tenant_id, e.job_id].join('\n').toLowerCase();
+      if (!hay.includes(grep)) return false;
+    }
+    return true;
+  };
+}
+
+/** Connection-level failures become RetryLaterError (exit 75); our own typed errors pass through. */
+function toBackendError(e: unknown): Error {
+  if (e instanceof Error && 'exitCode' in e) return e;
+  const msg = e instanceof Error ? e.message : String(e);
+  if (/ECONNREFUSED|ECONNRESET|ETIMEDOUT|Connection is closed|MaxRetriesPerRequest|CLUSTERDOWN|TRYAGAIN|LOADING|EPIPE|ENOTFOUND/i.test(msg)) {
+    return new RetryLaterError(`Redis is unavailable: ${msg}`, 'BACKEND_UNAVAILABLE', 'Check that Redis is up and reachable, then retry.');
+  }
+  return e instanceof Error ? e : new Error(msg);
+}
+
+export function openRedis(url: string, deps: RedisBackendDeps = {}): RedisBackend {
+  return new RedisBackend(parseRedisUrl(url), deps);
+}
+

@@ -1,0 +1,91 @@
+/**
+ * Connection URLs of the Redis backend:
+ *   redis://[user:pass@]host:port[/db]            standalone
+ *   rediss://…                                     standalone over TLS
+ *   redis+cluster://host:port[,host:port…]         seed nodes of a Redis Cluster
+ *   rediss+cluster://…                             Cluster over TLS
+ * Query parameters:
+ *   shards=N         shards of a queue created through this connection (default 1)
+ *   prefix=P         key prefix (default `aq`), to share one Redis between deployments
+ *   events_maxlen=N  cap of each shard's event stream (default 100000, approximate trim)
+ */
+import { ConfigError } from '../../core/errors.js';
+
+export interface RedisUrlOptions {
+  cluster: boolean;
+  tls: boolean;
+  nodes: Array<{ host: string; port: number }>;
+  username: string | undefined;
+  password: string | undefined;
+  db: number;
+  shards: number;
+  prefix: string;
+  eventsMaxLen: number;
+  /** The URL with the password replaced: safe to print. */
+  redacted: string;
+}
+
+const SCHEMES: Record<string, { cluster: boolean; tls: boolean }> = {
+  'redis:': { cluster: false, tls: false },
+  'rediss:': { cluster: false, tls: true },
+  'redis+cluster:': { cluster: true, tls: false },
+  'rediss+cluster:': { cluster: true, tls: true },
+};
+
+export function isRedisUrl(url: string): boolean {
+  return /^rediss?(\+cluster)?:\/\//.test(url);
+}
+
+export function parseRedisUrl(url: string): RedisUrlOptions {
+  const m = /^([a-z+]+:)\/\/(?:([^@/]*)@)?([^/?#]*)(\/[^?#]*)?(\?[^#]*)?$/.exec(url);
+  const scheme = m ? SCHEMES[m[1]!] : undefined;
+  if (!m || !scheme) {
+    throw new ConfigError(`not a Redis URL: ${redact(url)}`, 'Use redis://HOST:PORT, rediss://HOST:PORT or redis+cluster://HOST:PORT[,HOST:PORT...]');
+  }
+  const [, , auth, hostList, path, query] = m;
+  let username: string | undefined;
+  let password: string | undefined;
+  if (auth) {
+    const i = auth.indexOf(':');
+    if (i < 0) password = decodeURIComponent(auth);
+    else {
+      username = decodeURIComponent(auth.slice(0, i)) || undefined;
+      password = decodeURIComponent(auth.slice(i + 1));
+    }
+  }
+  const nodes = (hostList ?? '').split(',').filter(Boolean).map((hp) => {
+    const mm = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(hp);
+    if (!mm) throw new ConfigError(`bad host:port ${JSON.stringify(hp)} in Redis URL`);
+    const port = mm[2] ? Number(mm[2]) : 6379;
+    if (!(port > 0 && port < 65536)) throw new ConfigError(`port must be 1-65535 in Redis URL, got ${mm[2]}`);
+    return { host: mm[1]!.replace(/^\[|\]$/g, ''), port };
+  });
+  if (nodes.length === 0) throw new ConfigError('a Redis URL needs at least one host');
+  if (!scheme.cluster && nodes.length > 1) throw new ConfigError('several hosts need the cluster form: redis+cluster://HOST:PORT,HOST:PORT');
+  const dbText = (path ?? '').replace(/^\//, '');
+  const db = dbText === '' ? 0 : Number(dbText);
+  if (!Number.isInteger(db) || db < 0) throw new ConfigError(`database must be a non-negative integer in Redis URL, got ${JSON.stringify(dbText)}`);
+  if (scheme.cluster && db !== 0) throw new ConfigError('Redis Cluster has only database 0');
+  const params = new URLSearchParams((query ?? '').replace(/^\?/, ''));
+  const shards = intParam(params, 'shards', 1, 1, 1024);
+  const eventsMaxLen = intParam(params, 'events_maxlen', 100_000, 100, 100_000_000);
+  const prefix = params.get('prefix') ?? 'aq';
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(prefix)) throw new ConfigError('prefix must be 1-64 characters of letters, digits and . _ -');
+  return { ...scheme, nodes, username, password, db, shards, prefix, eventsMaxLen, redacted: redact(url) };
+}
+
+function intParam(p: URLSearchParams, name: string, def: number, min: number, max: number): number {
+  const v = p.get(name);
+  if (v === null) return def;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+/** Replaces the password (and anything that looks like one) with `***`. */
+export function redact(url: string): string {
+  return url.replace(/^([a-z+]+:\/\/)([^@/]*)@/, (_all, s: string, auth: string) => {
+    const i = auth.indexOf(':');
+    return i < 0 ? `${s}***@` : `${s}${auth.slice(0, i)}:***@`;
+  });
+}
