@@ -8,6 +8,7 @@ import { systemClock, systemRandom, type Clock, type Random } from '../../core/c
 import { toIso } from '../../core/duration.js';
 import { IdempotencyConflictError, NotFoundError, RetryLaterError, ValidationError } from '../../core/errors.js';
 import type { FairnessOptions } from '../../core/fairness.js';
+import { encodeTime } from 'ulid';
 import { JOB_ID_PREFIX, createIdFactory } from '../../core/ids.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../core/retry.js';
 import { JOB_STATES, type DlqEntry, type Effect, type Job, type JobEvent, type JobState, type SubmitRequest } from '../../core/schemas.js';
@@ -95,7 +96,7 @@ export class SqliteBackend implements Backend {
     return this.store.write(() => {
       const now = this.store.clock.now();
       if (n.idempotency_key !== null) {
-        const existing = this.db.prepare('SELECT * FROM jobs WHERE queue = ? AND idem_key = ?').get(n.queue, n.idempotency_key) as (JobRow & { fingerprint: string }) | undefined;
+        const existing = this.store.sql('SELECT * FROM jobs WHERE queue = ? AND idem_key = ?').get(n.queue, n.idempotency_key) as (JobRow & { fingerprint: string }) | undefined;
         if (existing) {
           if (existing.fingerprint !== fingerprint) throw new IdempotencyConflictError(n.idempotency_key, existing.id);
           return { job: rowToJob(existing), created: false };
@@ -141,8 +142,7 @@ export class SqliteBackend implements Backend {
         dead: null,
         lineage: { redrive_count: 0, redriven_at: null, redrive_run: null },
       };
-      this.db
-        .prepare(
+      this.store.sql(
           `INSERT INTO jobs (id, queue, state, tenant, class, workflow, created_at, updated_at, run_at, deadline_at, attempt, max_attempts,
              fence, estimated_seconds, idem_key, fingerprint, doc)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 0, ?, ?, ?, ?)`,
@@ -159,7 +159,7 @@ export class SqliteBackend implements Backend {
 
   /** Refuses work over the backlog limit of its class or tenant (read from the trigger-kept counters). */
   private admit(queue: string, cls: Job['class'], tenant: string, estimated: number, now: number): void {
-    const backlog = this.db.prepare('SELECT seconds FROM backlog WHERE queue = ? AND dim = ? AND name = ?');
+    const backlog = this.store.sql('SELECT seconds FROM backlog WHERE queue = ? AND dim = ? AND name = ?');
     const classRow = backlog.get(queue, 'class', cls) as { seconds: number } | undefined;
     const tenantRow = backlog.get(queue, 'tenant', tenant) as { seconds: number } | undefined;
     const decision = admissionDecision(
@@ -204,21 +204,24 @@ export class SqliteBackend implements Backend {
       where.push('workflow = @workflow');
       params.workflow = filter.workflow;
     }
+    // Ids are job_ + ULID, whose first 10 characters encode the creation time: a
+    // time window is an id range, which the primary key serves without an index of its own.
     if (filter.since !== undefined) {
-      where.push('created_at >= @since');
+      where.push('id >= @sinceId AND created_at >= @since');
       params.since = filter.since;
+      params.sinceId = idAtTime(filter.since);
     }
     if (filter.until !== undefined) {
-      where.push('created_at < @until');
+      where.push('id < @untilId AND created_at < @until');
       params.until = filter.until;
+      params.untilId = idAtTime(filter.until);
     }
     if (page.cursor) {
       where.push('id > @cursor');
       params.cursor = page.cursor;
     }
     // Keyset paging by id (a ULID): rows added meanwhile sort after the cursor, so no duplicates and no gaps.
-    const rows = this.db
-      .prepare(`SELECT id, doc FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT ${page.limit + 1}`)
+    const rows = this.store.sql(`SELECT id, doc FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT ${page.limit + 1}`)
       .all(params) as Array<Pick<JobRow, 'id' | 'doc'>>;
     const more = rows.length > page.limit;
     const items = (more ? rows.slice(0, page.limit) : rows).map(rowToJob);
@@ -277,7 +280,7 @@ export class SqliteBackend implements Backend {
     const sql = `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ${EVENT_BATCH}`;
     for (;;) {
       if (query.signal?.aborted || !this.db.open) return;
-      const rows = this.db.prepare(sql).all({ ...params, after }) as EventRow[];
+      const rows = this.store.sql(sql).all({ ...params, after }) as EventRow[];
       for (const r of rows) {
         after = r.seq;
         yield rowToEvent(r);
@@ -290,7 +293,7 @@ export class SqliteBackend implements Backend {
   }
 
   async queues(): Promise<string[]> {
-    const rows = this.db.prepare(`SELECT DISTINCT queue FROM queue_counts ORDER BY queue LIMIT ${MAX_QUEUES}`).all() as Array<{ queue: string }>;
+    const rows = this.store.sql(`SELECT DISTINCT queue FROM queue_counts ORDER BY queue LIMIT ${MAX_QUEUES}`).all() as Array<{ queue: string }>;
     return rows.map((r) => r.queue);
   }
 
@@ -374,12 +377,20 @@ export class SqliteBackend implements Backend {
   async stats(queue: string): Promise<QueueStats> {
     const now = this.store.clock.now();
     const counts = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
-    const rows = this.db.prepare('SELECT state, n FROM queue_counts WHERE queue = ?').all(queue) as Array<{ state: JobState; n: number }>;
+    const rows = this.store.sql('SELECT state, n FROM queue_counts WHERE queue = ?').all(queue) as Array<{ state: JobState; n: number }>;
     for (const r of rows) if (r.state in counts) counts[r.state] = r.n;
-    // One index seek (jobs_oldest), not a scan.
-    const oldest = this.db
-      .prepare(`SELECT min(run_at) AS t FROM jobs WHERE queue = ? AND state IN ('queued','scheduled') AND run_at <= ?`)
-      .get(queue, now) as { t: number | null };
+    // One index seek per non-empty (class, tenant) cell of jobs_claimable, not a scan.
+    const cells = this.store
+      .sql(`SELECT class, tenant FROM tenant_counts WHERE queue = ? AND state IN ('queued','scheduled') AND n > 0`)
+      .all(queue) as Array<{ class: string; tenant: string }>;
+    const seek = this.store.sql(
+      `SELECT min(run_at) AS t FROM jobs WHERE queue = ? AND class = ? AND tenant = ? AND state IN ('queued','scheduled') AND run_at <= ?`,
+    );
+    const oldest = { t: null as number | null };
+    for (const c of cells) {
+      const r = seek.get(queue, c.class, c.tenant, now) as { t: number | null };
+      if (r.t !== null && (oldest.t === null || r.t < oldest.t)) oldest.t = r.t;
+    }
     return {
       queue,
       counts,
@@ -393,6 +404,12 @@ export class SqliteBackend implements Backend {
   async close(): Promise<void> {
     this.store.close();
   }
+}
+
+/** The smallest job id created at `ms` (ULID time prefix, random part all zeros). */
+function idAtTime(ms: number): string {
+  const t = Math.min(Math.max(Math.floor(ms), 0), 2 ** 48 - 1);
+  return JOB_ID_PREFIX + encodeTime(t, 10) + '0'.repeat(16);
 }
 
 /** Waits `ms`, or less if the signal aborts. */

@@ -47,12 +47,12 @@ export class SqliteRuns {
   }
 
   private readRun(runId: string): RunRecord | null {
-    const row = this.db.prepare('SELECT doc FROM runs WHERE run_id = ?').get(runId) as { doc: string } | undefined;
+    const row = this.store.sql('SELECT doc FROM runs WHERE run_id = ?').get(runId) as { doc: string } | undefined;
     return row ? (JSON.parse(row.doc) as RunRecord) : null;
   }
 
   private writeRun(run: RunRecord): void {
-    this.db.prepare('UPDATE runs SET doc = ? WHERE run_id = ?').run(JSON.stringify(run), run.run_id);
+    this.store.sql('UPDATE runs SET doc = ? WHERE run_id = ?').run(JSON.stringify(run), run.run_id);
   }
 
   createRun(run: RunRecord, items: Array<{ job_id: string; verdict: PlanVerdict; detail: string | null }>): void {
@@ -60,7 +60,7 @@ export class SqliteRuns {
       const now = this.store.clock.now();
       if (this.readRun(run.run_id)) throw new ValidationError(`run ${run.run_id} already exists`);
       const counts = emptyCounts();
-      const insert = this.db.prepare('INSERT INTO ledger (run_id, job_id, verdict, status, detail, updated_at) VALUES (?, ?, ?, ?, ?, ?)');
+      const insert = this.store.sql('INSERT INTO ledger (run_id, job_id, verdict, status, detail, updated_at) VALUES (?, ?, ?, ?, ?, ?)');
       for (const item of items) {
         // The plan decides: an action verdict is planned, anything else is skipped now with its reason.
         const status: LedgerStatus = ACTION_VERDICTS.has(item.verdict) ? 'planned' : 'skipped';
@@ -68,7 +68,7 @@ export class SqliteRuns {
         counts[status] += 1;
       }
       const stored: RunRecord = { ...run, counts };
-      this.db.prepare('INSERT INTO runs (run_id, queue, doc) VALUES (?, ?, ?)').run(run.run_id, run.queue, JSON.stringify(stored));
+      this.store.sql('INSERT INTO runs (run_id, queue, doc) VALUES (?, ?, ?)').run(run.run_id, run.queue, JSON.stringify(stored));
     });
   }
 
@@ -89,8 +89,7 @@ export class SqliteRuns {
       params.push(page.cursor);
     }
     // Newest first: run ids are ULIDs, so id order is creation order.
-    const rows = this.db
-      .prepare(`SELECT run_id, doc FROM runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY run_id DESC LIMIT ${page.limit + 1}`)
+    const rows = this.store.sql(`SELECT run_id, doc FROM runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY run_id DESC LIMIT ${page.limit + 1}`)
       .all(...params) as Array<{ run_id: string; doc: string }>;
     const more = rows.length > page.limit;
     const items = (more ? rows.slice(0, page.limit) : rows).map((r) => JSON.parse(r.doc) as RunRecord);
@@ -120,7 +119,7 @@ export class SqliteRuns {
       where.push('job_id > ?');
       params.push(page.cursor);
     }
-    const rows = this.db.prepare(`SELECT * FROM ledger WHERE ${where.join(' AND ')} ORDER BY job_id LIMIT ${page.limit + 1}`).all(...params) as LedgerRow[];
+    const rows = this.store.sql(`SELECT * FROM ledger WHERE ${where.join(' AND ')} ORDER BY job_id LIMIT ${page.limit + 1}`).all(...params) as LedgerRow[];
     const more = rows.length > page.limit;
     const items = (more ? rows.slice(0, page.limit) : rows).map(toItem);
     return { items, next_cursor: more ? items[items.length - 1]!.job_id : null };
@@ -130,8 +129,8 @@ export class SqliteRuns {
     return this.store.write(() => {
       const run = this.readRun(req.runId);
       if (!run) throw new NotFoundError(`run ${req.runId} not found`, 'RUN_NOT_FOUND');
-      const selectItem = this.db.prepare('SELECT * FROM ledger WHERE run_id = ? AND job_id = ?');
-      const setItem = this.db.prepare('UPDATE ledger SET verdict = ?, status = ?, detail = ?, updated_at = ? WHERE run_id = ? AND job_id = ?');
+      const selectItem = this.store.sql('SELECT * FROM ledger WHERE run_id = ? AND job_id = ?');
+      const setItem = this.store.sql('UPDATE ledger SET verdict = ?, status = ?, detail = ?, updated_at = ? WHERE run_id = ? AND job_id = ?');
       const out: LedgerItem[] = [];
       for (const jobId of req.jobIds) {
         const item = selectItem.get(req.runId, jobId) as LedgerRow | undefined;
@@ -191,8 +190,8 @@ export class SqliteRuns {
         break;
       }
       case 'purge':
-        this.db.prepare('DELETE FROM effects WHERE job_id = ?').run(jobId);
-        this.db.prepare('DELETE FROM jobs WHERE id = ?').run(jobId);
+        this.store.sql('DELETE FROM effects WHERE job_id = ?').run(jobId);
+        this.store.sql('DELETE FROM jobs WHERE id = ?').run(jobId);
         this.store.event(job, 'purged', 'dead', null, now, { run_id: run.run_id });
         break;
       case 'expire':
@@ -211,25 +210,25 @@ export class SqliteRuns {
     return this.store.write(() => {
       const held = this.readLock(queue);
       if (held) return { acquired: false, holder: held };
-      this.db.prepare('INSERT INTO locks (queue, run_id, holder) VALUES (?, ?, ?)').run(queue, holder.run_id, JSON.stringify(holder));
+      this.store.sql('INSERT INTO locks (queue, run_id, holder) VALUES (?, ?, ?)').run(queue, holder.run_id, JSON.stringify(holder));
       return { acquired: true };
     });
   }
 
   releaseLock(queue: string, runId: string | null): void {
     // Only the holder's own run releases it: a finished run never drops a lock someone else took after a break.
-    this.store.write(() => this.db.prepare('DELETE FROM locks WHERE queue = ? AND run_id IS ?').run(queue, runId));
+    this.store.write(() => this.store.sql('DELETE FROM locks WHERE queue = ? AND run_id IS ?').run(queue, runId));
   }
 
   readLock(queue: string): LockHolder | null {
-    const row = this.db.prepare('SELECT holder FROM locks WHERE queue = ?').get(queue) as { holder: string } | undefined;
+    const row = this.store.sql('SELECT holder FROM locks WHERE queue = ?').get(queue) as { holder: string } | undefined;
     return row ? (JSON.parse(row.holder) as LockHolder) : null;
   }
 
   breakLock(queue: string): LockHolder | null {
     return this.store.write(() => {
       const held = this.readLock(queue);
-      this.db.prepare('DELETE FROM locks WHERE queue = ?').run(queue);
+      this.store.sql('DELETE FROM locks WHERE queue = ?').run(queue);
       return held;
     });
   }

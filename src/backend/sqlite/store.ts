@@ -48,6 +48,18 @@ export class SqliteStore {
     this.pruneTraffic = this.db.prepare('DELETE FROM traffic WHERE queue = ? AND bucket < ?');
   }
 
+  private readonly cache = new Map<string, Database.Statement>();
+
+  /** A prepared statement, compiled once per connection (preparing is most of the cost of a small query). */
+  sql(text: string): Database.Statement {
+    let s = this.cache.get(text);
+    if (!s) {
+      s = this.db.prepare(text);
+      this.cache.set(text, s);
+    }
+    return s;
+  }
+
   /** Runs `fn` in one `BEGIN IMMEDIATE` transaction (nested calls become savepoints). */
   write<T>(fn: () => T): T {
     return this.db.transaction(fn).immediate();

@@ -73,8 +73,7 @@ export class SqliteWorkerOps {
 
       // Candidates: tenants with queued or scheduled work, per class. Maintained
       // by triggers, so this reads only non-empty (class, tenant) cells.
-      const cells = this.db
-        .prepare(`SELECT class, tenant FROM tenant_counts WHERE queue = ? AND state IN ('queued','scheduled') AND n > 0`)
+      const cells = this.store.sql(`SELECT class, tenant FROM tenant_counts WHERE queue = ? AND state IN ('queued','scheduled') AND n > 0`)
         .all(req.queue) as Array<{ class: JobClass; tenant: string }>;
       const candidates = new Map<JobClass, Set<string>>();
       for (const c of cells) {
@@ -86,8 +85,7 @@ export class SqliteWorkerOps {
       const capped = this.config.fairness.tenantConcurrency !== undefined || this.config.fairness.tenantConcurrencyOverrides !== undefined;
       const running = new Map<string, number>();
       if (capped) {
-        const rows = this.db
-          .prepare(`SELECT tenant, sum(n) AS n FROM tenant_counts WHERE queue = ? AND state = 'running' GROUP BY tenant`)
+        const rows = this.store.sql(`SELECT tenant, sum(n) AS n FROM tenant_counts WHERE queue = ? AND state = 'running' GROUP BY tenant`)
           .all(req.queue) as Array<{ tenant: string; n: number }>;
         for (const r of rows) running.set(r.tenant, r.n);
         for (const [, tenants] of candidates) {
@@ -95,9 +93,9 @@ export class SqliteWorkerOps {
         }
       }
 
-      const stateRow = this.db.prepare('SELECT state FROM fairness WHERE queue = ?').get(req.queue) as { state: string } | undefined;
+      const stateRow = this.store.sql('SELECT state FROM fairness WHERE queue = ?').get(req.queue) as { state: string } | undefined;
       let fair = parseFairnessState(stateRow?.state);
-      const head = this.db.prepare(
+      const head = this.store.sql(
         `SELECT * FROM jobs WHERE queue = ? AND class = ? AND tenant = ? AND state IN ('queued','scheduled') AND run_at <= ?
          ORDER BY run_at, id LIMIT 1`,
       );
@@ -129,7 +127,7 @@ export class SqliteWorkerOps {
         }
       }
       if (leases.length > 0) {
-        this.db.prepare('INSERT INTO fairness (queue, state) VALUES (?, ?) ON CONFLICT (queue) DO UPDATE SET state = excluded.state').run(req.queue, JSON.stringify(fair));
+        this.store.sql('INSERT INTO fairness (queue, state) VALUES (?, ?) ON CONFLICT (queue) DO UPDATE SET state = excluded.state').run(req.queue, JSON.stringify(fair));
         this.store.countTraffic(req.queue, now, leases.length, 0);
       }
       return leases;
@@ -178,8 +176,7 @@ export class SqliteWorkerOps {
    * has no attempts left.
    */
   private reapExpiredLeases(queue: string, now: number): void {
-    const rows = this.db
-      .prepare(`SELECT * FROM jobs WHERE queue = ? AND state = 'running' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ${REAP_BATCH}`)
+    const rows = this.store.sql(`SELECT * FROM jobs WHERE queue = ? AND state = 'running' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ${REAP_BATCH}`)
       .all(queue, now) as JobRow[];
     for (const row of rows) {
       const job = rowToJob(row);
@@ -276,10 +273,10 @@ export class SqliteWorkerOps {
     return this.store.write(() => {
       const now = this.store.clock.now();
       const { job, fence } = this.leased(ref);
-      const existing = this.db.prepare('SELECT * FROM effects WHERE job_id = ? AND key = ?').get(job.job_id, key) as EffectRow | undefined;
+      const existing = this.store.sql('SELECT * FROM effects WHERE job_id = ? AND key = ?').get(job.job_id, key) as EffectRow | undefined;
       if (existing) return toEffect(existing);
       const row: EffectRow = { job_id: job.job_id, key, status: 'started', attempt: job.attempt, started_at: now, done_at: null, result: null };
-      this.db.prepare('INSERT INTO effects (job_id, key, status, attempt, started_at, done_at, result) VALUES (@job_id, @key, @status, @attempt, @started_at, @done_at, @result)').run(row);
+      this.store.sql('INSERT INTO effects (job_id, key, status, attempt, started_at, done_at, result) VALUES (@job_id, @key, @status, @attempt, @started_at, @done_at, @result)').run(row);
       const effect = toEffect(row);
       job.effects.push(effect);
       job.updated_at = toIso(now);
@@ -294,7 +291,7 @@ export class SqliteWorkerOps {
     return this.store.write(() => {
       const now = this.store.clock.now();
       const { job, fence } = this.leased(ref);
-      const existing = this.db.prepare('SELECT * FROM effects WHERE job_id = ? AND key = ?').get(job.job_id, key) as EffectRow | undefined;
+      const existing = this.store.sql('SELECT * FROM effects WHERE job_id = ? AND key = ?').get(job.job_id, key) as EffectRow | undefined;
       if (existing?.status === 'done') return toEffect(existing);
       const row: EffectRow = {
         job_id: job.job_id,
@@ -305,8 +302,7 @@ export class SqliteWorkerOps {
         done_at: now,
         result: result === undefined ? null : JSON.stringify(result),
       };
-      this.db
-        .prepare(
+      this.store.sql(
           `INSERT INTO effects (job_id, key, status, attempt, started_at, done_at, result) VALUES (@job_id, @key, @status, @attempt, @started_at, @done_at, @result)
            ON CONFLICT (job_id, key) DO UPDATE SET status = excluded.status, done_at = excluded.done_at, result = excluded.result`,
         )

@@ -1,0 +1,514 @@
+/**
+ * The SQLite store's SQS extension: the transactional outbox, the record of
+ * which SQS message currently carries each job (its delivery), "claim this
+ * exact job id", and custody of messages taken out of an SQS DLQ.
+ *
+ * Kept apart from the SQLite adapter on purpose: it adds tables and triggers
+ * (created only when a store is opened for SQS) and builds on the store's
+ * public primitives (load/save/event/write), so the adapter itself is
+ * unchanged. It opens its own connection to the same file; better-sqlite3
+ * is synchronous, so its transactions and the adapter's never interleave in
+ * one process, and BEGIN IMMEDIATE orders them across processes.
+ *
+ * Why triggers write the outbox: every path that makes a job claimable
+ * without a live SQS message — submit (insert) and redrive (dead → queued /
+ * scheduled, done by the shared `applyRunItems`) — then gets its outbox row
+ * in the same transaction as the state change, whoever wrote it. A crash
+ * after commit and before the publish loses nothing: the relay finds the row.
+ */
+import type Database from 'better-sqlite3';
+import type { Clock, Random } from '../../core/clock.js';
+import { toIso } from '../../core/duration.js';
+import { tenantCap, type FairnessOptions } from '../../core/fairness.js';
+import { createIdFactory, JOB_ID_PREFIX } from '../../core/ids.js';
+import { decideFailure, DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../core/retry.js';
+import type { Job, JobState } from '../../core/schemas.js';
+import { assertTransition, isPartial, isTerminal, outcomeFor } from '../../core/states.js';
+import type { ClaimRequest, Lease } from '../contract.js';
+import { endAttempt, moveTo, SqliteStore, toEnvelope } from './store.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS sqs_outbox (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id TEXT NOT NULL,
+  queue TEXT NOT NULL,
+  class TEXT NOT NULL,
+  why TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  published_at INTEGER,
+  message_id TEXT,
+  tries INTEGER NOT NULL DEFAULT 0,
+  next_try_at INTEGER NOT NULL DEFAULT 0,
+  last_error TEXT
+) STRICT;
+CREATE INDEX IF NOT EXISTS sqs_outbox_pending ON sqs_outbox(next_try_at, id) WHERE published_at IS NULL;
+CREATE INDEX IF NOT EXISTS sqs_outbox_job ON sqs_outbox(job_id);
+
+-- Which SQS message currently carries a job, and the receipt handle of its latest receive.
+CREATE TABLE IF NOT EXISTS sqs_deliveries (
+  job_id TEXT PRIMARY KEY,
+  message_id TEXT NOT NULL,
+  receipt TEXT NOT NULL,
+  queue_url TEXT NOT NULL,
+  received_at INTEGER NOT NULL,
+  dlq_sent_at INTEGER
+) STRICT;
+
+-- Messages taken out of an SQS DLQ: byte-exact body and every attribute, kept before the SQS copy is deleted.
+CREATE TABLE IF NOT EXISTS sqs_custody (
+  job_id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  message_id TEXT NOT NULL UNIQUE,
+  source_queue TEXT NOT NULL,
+  body TEXT NOT NULL,
+  attributes TEXT NOT NULL,
+  receive_count INTEGER,
+  taken_at INTEGER NOT NULL
+) STRICT;
+
+CREATE TRIGGER IF NOT EXISTS sqs_outbox_on_submit AFTER INSERT ON jobs WHEN NEW.state IN ('queued','scheduled') BEGIN
+  INSERT INTO sqs_outbox (job_id, queue, class, why, created_at) VALUES (NEW.id, NEW.queue, NEW.class, 'submit', NEW.updated_at);
+END;
+CREATE TRIGGER IF NOT EXISTS sqs_outbox_on_redrive AFTER UPDATE OF state ON jobs
+  WHEN OLD.state = 'dead' AND NEW.state IN ('queued','scheduled') BEGIN
+  INSERT INTO sqs_outbox (job_id, queue, class, why, created_at) VALUES (NEW.id, NEW.queue, NEW.class, 'redrive', NEW.updated_at);
+END;
+`;
+
+export interface OutboxRow {
+  id: number;
+  job_id: string;
+  queue: string;
+  class: string;
+  why: 'submit' | 'redrive';
+  created_at: number;
+  tries: number;
+}
+
+export interface Delivery {
+  job_id: string;
+  message_id: string;
+  receipt: string;
+  queue_url: string;
+  received_at: number;
+  dlq_sent_at: number | null;
+}
+
+/** One received message, as the store needs to judge it. */
+export interface ReceivedRef {
+  jobId: string;
+  messageId: string;
+  receipt: string;
+  queueUrl: string;
+}
+
+/** What the consumer does with a received message, decided against the store in one transaction. */
+export type Decision =
+  | { kind: 'claimed'; lease: Lease }
+  /** Not now (retry not due, a live lease holds it, the tenant is at its cap): hide it until then. */
+  | { kind: 'hide'; untilMs: number; why: string }
+  /** Nothing left to deliver (terminal job, or a duplicate of the message that carries it). */
+  | { kind: 'delete'; why: string }
+  /** The job is dead in the store but its SQS DLQ copy was not sent yet: send, then delete. */
+  | { kind: 'bury'; job: Job }
+  /** The store has no such job: never dropped; left for the native backstop and custody. */
+  | { kind: 'unknown' };
+
+export type CustodyKind = 'backstop' | 'foreign' | 'malformed' | 'orphan';
+
+export interface CustodyRecord {
+  job_id: string;
+  kind: CustodyKind;
+  message_id: string;
+  source_queue: string;
+  body: string;
+  attributes: Record<string, unknown>;
+  receive_count: number | null;
+  taken_at: string;
+}
+
+export interface SqsStoreOptions {
+  retryPolicy?: RetryPolicy;
+  fairness?: FairnessOptions;
+}
+
+export class SqliteSqsStore {
+  readonly store: SqliteStore;
+  private readonly retryPolicy: RetryPolicy;
+  private readonly fairness: FairnessOptions;
+  private readonly newId: (prefix: string) => string;
+  private readonly stmts = new Map<string, Database.Statement>();
+
+  constructor(path: string, clock: Clock, random: Random, opts: SqsStoreOptions = {}) {
+    this.store = new SqliteStore(path, clock, random);
+    this.retryPolicy = opts.retryPolicy ?? DEFAULT_RETRY_POLICY;
+    this.fairness = opts.fairness ?? {};
+    this.newId = createIdFactory(clock, random);
+    this.store.write(() => this.store.db.exec(SCHEMA));
+  }
+
+  private q(text: string): Database.Statement {
+    let s = this.stmts.get(text);
+    if (!s) this.stmts.set(text, (s = this.store.db.prepare(text)));
+    return s;
+  }
+
+  get now(): number {
+    return this.store.clock.now();
+  }
+
+  // ------------------------------------------------------------ outbox
+
+  /** Unpublished rows due for a (re)try, oldest first. */
+  pendingOutbox(limit: number, jobIds?: string[]): OutboxRow[] {
+    const now = this.now;
+    if (jobIds) {
+      if (jobIds.length === 0) return [];
+      const rows: OutboxRow[] = [];
+      const one = this.q('SELECT * FROM sqs_outbox WHERE job_id = ? AND published_at IS NULL ORDER BY id');
+      for (const id of jobIds) rows.push(...(one.all(id) as OutboxRow[]));
+      return rows;
+    }
+    return this.q('SELECT * FROM sqs_outbox WHERE published_at IS NULL AND next_try_at <= ? ORDER BY id LIMIT ?').all(now, limit) as OutboxRow[];
+  }
+
+  outboxCounts(): { pending: number; published: number; oldest_pending_at: number | null } {
+    const r = this.q(
+      `SELECT sum(published_at IS NULL) AS pending, sum(published_at IS NOT NULL) AS published,
+              min(CASE WHEN published_at IS NULL THEN created_at END) AS oldest FROM sqs_outbox`,
+    ).get() as { pending: number | null; published: number | null; oldest: number | null };
+    return { pending: r.pending ?? 0, published: r.published ?? 0, oldest_pending_at: r.oldest };
+  }
+
+  /** The job as it is now, for building the message body at publish time (null when gone). */
+  jobForPublish(jobId: string): Job | null {
+    return this.store.load(jobId)?.job ?? null;
+  }
+
+  markPublished(items: Array<{ id: number; messageId: string | null }>): void {
+    const now = this.now;
+    const upd = this.q('UPDATE sqs_outbox SET published_at = ?, message_id = ?, tries = tries + 1 WHERE id = ? AND published_at IS NULL');
+    this.store.write(() => {
+      for (const it of items) upd.run(now, it.messageId, it.id);
+    });
+  }
+
+  markPublishFailed(items: Array<{ id: number; error: string }>, retryAt: (tries: number) => number): void {
+    const sel = this.q('SELECT tries FROM sqs_outbox WHERE id = ?');
+    const upd = this.q('UPDATE sqs_outbox SET tries = tries + 1, next_try_at = ?, last_error = ? WHERE id = ? AND published_at IS NULL');
+    this.store.write(() => {
+      for (const it of items) {
+        const row = sel.get(it.id) as { tries: number } | undefined;
+        if (row) upd.run(retryAt(row.tries + 1), it.error.slice(0, 500), it.id);
+      }
+    });
+  }
+
+  // ------------------------------------------------------------ deliveries
+
+  delivery(jobId: string): Delivery | null {
+    return (this.q('SELECT * FROM sqs_deliveries WHERE job_id = ?').get(jobId) as Delivery | undefined) ?? null;
+  }
+
+  private recordDelivery(ref: ReceivedRef, now: number): void {
+    this.q(
+      `INSERT INTO sqs_deliveries (job_id, message_id, receipt, queue_url, received_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (job_id) DO UPDATE SET message_id = excluded.message_id, receipt = excluded.receipt,
+         queue_url = excluded.queue_url, received_at = excluded.received_at,
+         dlq_sent_at = CASE WHEN sqs_deliveries.message_id = excluded.message_id THEN sqs_deliveries.dlq_sent_at END`,
+    ).run(ref.jobId, ref.messageId, ref.receipt, ref.queueUrl, now);
+  }
+
+  /** A later receive of the current message gets a new receipt handle; keep the newest. */
+  private refreshReceipt(ref: ReceivedRef, now: number): void {
+    this.q('UPDATE sqs_deliveries SET receipt = ?, received_at = ? WHERE job_id = ? AND message_id = ?').run(ref.receipt, now, ref.jobId, ref.messageId);
+  }
+
+  markDlqSent(jobId: string): void {
+    this.q('UPDATE sqs_deliveries SET dlq_sent_at = ? WHERE job_id = ?').run(this.now, jobId);
+  }
+
+  forgetDelivery(jobId: string): void {
+    this.q('DELETE FROM sqs_deliveries WHERE job_id = ?').run(jobId);
+  }
+
+  // ------------------------------------------------------------ claim this job id
+
+  /**
+   * Judges one received message against the store and, when the job is
+   * claimable, takes the store lease for that exact job id — all in one
+   * transaction, so two consumers holding copies of the same message cannot
+   * both win (the second sees `running` and a different fence).
+   */
+  consider(ref: ReceivedRef, req: ClaimRequest, now = this.now): Decision {
+    return this.store.write((): Decision => {
+      const found = this.store.load(ref.jobId);
+      if (!found) return { kind: 'unknown' };
+      let { job, fence } = found;
+      const current = this.delivery(ref.jobId);
+
+      if (job.state === 'running') {
+        const expires = job.lease ? Date.parse(job.lease.expires_at) : 0;
+        if (expires > now) {
+          if (current && current.message_id !== ref.messageId) return { kind: 'delete', why: 'a duplicate of the message that carries this running job' };
+          this.refreshReceipt(ref, now);
+          return { kind: 'hide', untilMs: expires, why: 'a live lease holds the job' };
+        }
+        // The message came back because the lease ran out: the worker crashed or stalled.
+        this.reapLease(job, fence, now);
+        ({ job, fence } = this.store.load(ref.jobId)!);
+      }
+
+      if (job.state === 'dead') {
+        if (current && current.message_id === ref.messageId && current.dlq_sent_at === null) {
+          this.refreshReceipt(ref, now);
+          return { kind: 'bury', job };
+        }
+        return { kind: 'delete', why: 'the job is in the DLQ (store)' };
+      }
+      if (isTerminal(job.state)) return { kind: 'delete', why: `the job is ${job.state}` };
+
+      // queued or scheduled
+      if (current && current.message_id !== ref.messageId && this.isLive(current, now)) {
+        return { kind: 'delete', why: 'a duplicate of the message that carries this job' };
+      }
+      const runAt = Date.parse(job.run_at);
+      if (runAt > now) {
+        this.recordDelivery(ref, now);
+        return { kind: 'hide', untilMs: runAt, why: 'not due yet' };
+      }
+      if (job.deadline_at !== null && Date.parse(job.deadline_at) <= now) {
+        this.endPending(job, fence, now);
+        return { kind: 'delete', why: 'the deadline passed before it was claimed' };
+      }
+      if (req.classes && req.classes.length > 0 && !req.classes.includes(job.class)) {
+        return { kind: 'hide', untilMs: now, why: `class ${job.class} is not taken by this worker` };
+      }
+      if (this.atTenantCap(job)) {
+        this.recordDelivery(ref, now);
+        return { kind: 'hide', untilMs: now + 1000, why: `tenant ${job.tenant_id} is at its concurrency cap` };
+      }
+      this.recordDelivery(ref, now);
+      return { kind: 'claimed', lease: this.startAttempt(job, fence, req, now) };
+    });
+  }
+
+  /** A delivery whose message may still be in flight (received in the last while). */
+  private isLive(d: Delivery, _now: number): boolean {
+    return d.dlq_sent_at === null;
+  }
+
+  private atTenantCap(job: Job): boolean {
+    if (this.fairness.tenantConcurrency === undefined && this.fairness.tenantConcurrencyOverrides === undefined) return false;
+    const row = this.q(`SELECT coalesce(sum(n), 0) AS n FROM tenant_counts WHERE queue = ? AND tenant = ? AND state = 'running'`).get(job.queue, job.tenant_id) as { n: number };
+    return row.n >= tenantCap(job.tenant_id, this.fairness);
+  }
+
+  /** Claimable (queued + scheduled) counts per class of a queue: which class queues are worth a receive. */
+  pendingByClass(queue: string): Map<string, number> {
+    const rows = this.q(`SELECT class, sum(n) AS n FROM tenant_counts WHERE queue = ? AND state IN ('queued','scheduled') GROUP BY class`).all(queue) as Array<{ class: string; n: number }>;
+    return new Map(rows.map((r) => [r.class, r.n]));
+  }
+
+  private startAttempt(job: Job, fence: number, req: ClaimRequest, now: number): Lease {
+    const from = job.state;
+    assertTransition(job.job_id, from, 'running');
+    const newFence = fence + 1;
+    const deadline = job.deadline_at === null ? Infinity : Date.parse(job.deadline_at);
+    const expiresAt = Math.min(now + req.leaseMs, deadline);
+    moveTo(job, 'running', now);
+    job.attempt += 1;
+    job.lease = { worker_id: req.workerId, fence: newFence, expires_at: toIso(expiresAt) };
+    job.attempts.push({
+      attempt: job.attempt,
+      worker_id: req.workerId,
+      worker_version: req.workerVersion ?? null,
+      started_at: toIso(now),
+      ended_at: null,
+      outcome: null,
+      error_code: null,
+      error_message: null,
+    });
+    this.store.save(job, newFence);
+    this.store.event(job, 'claimed', from, 'running', now, { worker_id: req.workerId, fence: newFence, lease_expires_at: job.lease.expires_at });
+    this.store.countTraffic(job.queue, now, 1, 0);
+    return { jobId: job.job_id, fence: newFence, job, envelope: toEnvelope(job), expiresAt };
+  }
+
+  private endPending(job: Job, fence: number, now: number): void {
+    const from = job.state;
+    assertTransition(job.job_id, from, 'expired');
+    moveTo(job, 'expired', now);
+    job.outcome = outcomeFor('expired', isPartial(job));
+    job.ended_at = toIso(now);
+    this.store.save(job, fence);
+    this.store.event(job, 'expired', from, 'expired', now, { why: 'deadline passed before it was claimed' });
+  }
+
+  /**
+   * Same rules as the SQLite adapter's lease reaping: the attempt counts and
+   * the job is retried like a transient failure (LEASE_EXPIRED), or goes dead
+   * with reason `lease_lost` when it has no attempts left.
+   */
+  private reapLease(job: Job, fence: number, now: number): void {
+    const lost = { code: 'LEASE_EXPIRED', message: `lease of ${job.lease?.worker_id ?? 'a worker'} expired at ${job.lease?.expires_at ?? '?'} without a heartbeat` };
+    endAttempt(job, now, 'lease_lost', lost);
+    job.last_error = { ...lost, retryable: true };
+    this.store.event(job, 'lease_expired', 'running', null, now, { worker_id: job.lease?.worker_id ?? null, fence });
+    job.lease = null;
+    if (job.cancel_requested_at !== null) return this.endRunning(job, fence, 'cancelled', now, { why: 'cancel requested before the lease expired' });
+    const decision = decideFailure(
+      { retryable: true, attempt: job.attempt, maxAttempts: job.max_attempts, deadlineAt: job.deadline_at === null ? null : Date.parse(job.deadline_at) },
+      now,
+      this.store.random,
+      this.store.recentTraffic(job.queue, now, this.retryPolicy.retryBudgetWindowMs),
+      this.retryPolicy,
+    );
+    if (decision.kind === 'retry') {
+      assertTransition(job.job_id, 'running', 'scheduled');
+      moveTo(job, 'scheduled', now);
+      job.run_at = toIso(decision.runAt);
+      this.store.save(job, fence);
+      this.store.event(job, 'retry_scheduled', 'running', 'scheduled', now, { run_at: job.run_at, error_code: lost.code, over_budget: decision.overBudget });
+      this.store.countTraffic(job.queue, now, 0, 1);
+    } else if (decision.kind === 'expired') {
+      this.endRunning(job, fence, 'expired', now, { why: 'lease expired and the deadline leaves no room for a retry' });
+    } else {
+      this.bury(job, fence, 'lease_lost', lost.code, lost.message, now);
+    }
+  }
+
+  private endRunning(job: Job, fence: number, to: 'cancelled' | 'expired', now: number, data: Record<string, unknown>): void {
+    assertTransition(job.job_id, 'running', to);
+    moveTo(job, to, now);
+    job.outcome = outcomeFor(to, isPartial(job));
+    job.ended_at = toIso(now);
+    job.lease = null;
+    this.store.save(job, fence);
+    this.store.event(job, to, 'running', to, now, data);
+  }
+
+  private bury(job: Job, fence: number, reason: 'lease_lost' | 'custody', code: string, message: string, now: number): void {
+    const from = job.state;
+    assertTransition(job.job_id, from, 'dead');
+    moveTo(job, 'dead', now);
+    job.outcome = outcomeFor('dead', isPartial(job));
+    job.ended_at = toIso(now);
+    job.lease = null;
+    const version = job.attempts[job.attempts.length - 1]?.worker_version ?? null;
+    job.dead = { reason, dead_at: toIso(now), error_code: code, error_message: message, worker_version: version };
+    this.store.save(job, fence);
+    this.store.event(job, 'dead', from, 'dead', now, { reason, error_code: code });
+  }
+
+  // ------------------------------------------------------------ custody
+
+  custodyByMessage(messageId: string): CustodyRecord | null {
+    const r = this.q('SELECT * FROM sqs_custody WHERE message_id = ?').get(messageId) as CustodyRow | undefined;
+    return r ? fromCustodyRow(r) : null;
+  }
+
+  custody(jobId: string): CustodyRecord | null {
+    const r = this.q('SELECT * FROM sqs_custody WHERE job_id = ?').get(jobId) as CustodyRow | undefined;
+    return r ? fromCustodyRow(r) : null;
+  }
+
+  listCustody(limit: number, after: string | null): CustodyRecord[] {
+    const rows = this.q('SELECT * FROM sqs_custody WHERE job_id > ? ORDER BY job_id LIMIT ?').all(after ?? '', limit) as CustodyRow[];
+    return rows.map(fromCustodyRow);
+  }
+
+  /**
+   * Takes one message out of an SQS DLQ into the store, before the caller
+   * deletes it from SQS. Idempotent on the message id, so a sweep killed
+   * between this commit and the delete simply finds it again and deletes it.
+   *
+   * - an agentq envelope for a job the store still has live (the native
+   *   backstop moved it after maxReceiveCount receives): the job goes dead
+   *   with reason `custody` and the receive count as its error;
+   * - an agentq envelope for a job that already ended: nothing to keep;
+   * - anything else (foreign, malformed, or a job the store never knew):
+   *   kept byte-exact as a DLQ entry that is listed as malformed, so it is
+   *   never redriven or purged by the bulk engine.
+   */
+  takeCustody(msg: {
+    kind: 'agentq' | 'foreign' | 'malformed';
+    jobId: string | null;
+    messageId: string;
+    sourceQueue: string;
+    queue: string;
+    body: string;
+    attributes: Record<string, unknown>;
+    receiveCount: number | null;
+    why: string;
+  }): { recorded: 'job_dead' | 'already_ended' | 'kept'; jobId: string } {
+    return this.store.write(() => {
+      const now = this.now;
+      const existing = this.custodyByMessage(msg.messageId);
+      if (existing) return { recorded: 'kept', jobId: existing.job_id };
+      if (msg.kind === 'agentq' && msg.jobId !== null) {
+        const found = this.store.load(msg.jobId);
+        if (found && !isTerminal(found.job.state)) {
+          const { job, fence } = found;
+          if (job.state === 'running') endAttempt(job, now, 'lease_lost', { code: 'SQS_MAX_RECEIVES', message: msg.why });
+          this.bury(job, fence, 'custody', 'SQS_MAX_RECEIVES', msg.why, now);
+          this.insertCustody(job.job_id, 'backstop', msg, now);
+          this.forgetDelivery(job.job_id);
+          return { recorded: 'job_dead', jobId: job.job_id };
+        }
+        if (found) return { recorded: 'already_ended', jobId: msg.jobId };
+      }
+      const kind: CustodyKind = msg.kind === 'agentq' ? 'orphan' : msg.kind;
+      const id = this.newId(JOB_ID_PREFIX);
+      const code = kind === 'foreign' ? 'SQS_FOREIGN' : kind === 'malformed' ? 'SQS_MALFORMED' : 'SQS_ORPHAN';
+      // The row's document is the message body itself, so `dlq show --raw` prints the exact bytes
+      // and the entry is listed as malformed (never moved) by every DLQ reader.
+      this.q(
+        `INSERT INTO jobs (id, queue, state, tenant, class, workflow, created_at, updated_at, run_at, max_attempts, dead_at, dead_reason, error_code, error_message, doc)
+         VALUES (?, ?, 'dead', ?, 'batch', ?, ?, ?, ?, 0, ?, 'custody', ?, ?, ?)`,
+      ).run(id, msg.queue, 'unknown', 'unknown:v0', now, now, now, now, code, msg.why, msg.body);
+      this.insertCustody(id, kind, msg, now);
+      return { recorded: 'kept', jobId: id };
+    });
+  }
+
+  private insertCustody(jobId: string, kind: CustodyKind, msg: { messageId: string; sourceQueue: string; body: string; attributes: Record<string, unknown>; receiveCount: number | null }, now: number): void {
+    this.q(
+      'INSERT INTO sqs_custody (job_id, kind, message_id, source_queue, body, attributes, receive_count, taken_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    ).run(jobId, kind, msg.messageId, msg.sourceQueue, msg.body, JSON.stringify(msg.attributes), msg.receiveCount, now);
+  }
+
+  /** Job ids of a queue whose state is one of `states` (bounded page): for the DLQ mirror sweep. */
+  stateOf(jobId: string): JobState | null {
+    const r = this.q('SELECT state FROM jobs WHERE id = ?').get(jobId) as { state: JobState } | undefined;
+    return r?.state ?? null;
+  }
+
+  close(): void {
+    this.store.close();
+  }
+}
+
+interface CustodyRow {
+  job_id: string;
+  kind: CustodyKind;
+  message_id: string;
+  source_queue: string;
+  body: string;
+  attributes: string;
+  receive_count: number | null;
+  taken_at: number;
+}
+
+function fromCustodyRow(r: CustodyRow): CustodyRecord {
+  return {
+    job_id: r.job_id,
+    kind: r.kind,
+    message_id: r.message_id,
+    source_queue: r.source_queue,
+    body: r.body,
+    attributes: JSON.parse(r.attributes) as Record<string, unknown>,
+    receive_count: r.receive_count,
+    taken_at: toIso(r.taken_at),
+  };
+}
