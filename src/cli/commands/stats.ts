@@ -115,7 +115,7 @@ async function printReports(out: OutputTarget, reports: StatsReport[], by: Stats
 /** The sparkline block under the table in `--watch`: depth and oldest age per queue. */
 export function renderSparklines(reports: StatsReport[], history: StatsHistory, width = 30): string {
   const nameWidth = Math.min(24, Math.max(5, ...reports.map((r) => sanitize(r.queue).length)));
-  const lines = [`${'QUEUE'.padEnd(nameWidth)}  DEPTH${' '.repeat(width - 5)}  OLDEST AGE`];
+  const lines = [`${'QUEUE'.padEnd(nameWidth)}  ${'DEPTH'.padEnd(width)}  OLDEST AGE`];
   for (const r of reports) {
     const name = sanitize(r.queue).slice(0, nameWidth).padEnd(nameWidth);
     const depth = sparkline(history.get(`${r.queue}\0depth`), width).padEnd(width);

@@ -1,0 +1,57 @@
+/**
+ * `agentq metrics serve`: the built CLI listening on a free loopback port,
+ * scraped like Prometheus would and validated with a parser of the format;
+ * Ctrl-C (SIGINT) closes it cleanly with exit 0.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openBackend } from '../../src/backend/open.js';
+import { collect, makeCliHome, runCli, spawnCli, type CliHome } from '../support/cli.js';
+import { pollUntil } from '../support/poll.js';
+import { parseAndValidate, sampleValue } from '../stats/prom-validate.js';
+
+let home: CliHome;
+
+beforeAll(async () => {
+  home = makeCliHome('agentq-metrics-');
+  const backend = await openBackend(home.dataUrl);
+  for (let i = 0; i < 3; i++) await backend.submit({ workflow: 'research_report:v3', queue: 'research', class: 'interactive' });
+  await backend.close();
+}, 60_000);
+afterAll(() => home?.cleanup());
+
+describe('agentq metrics serve', () => {
+  it('serves /metrics on loopback, valid for a Prometheus parser, and stops on Ctrl-C', async () => {
+    // Port 0: the OS picks a free port; the bound URL is the first line on stdout.
+    const child = spawnCli(home, ['metrics', 'serve', '--listen', '127.0.0.1:0']);
+    const done = collect(child);
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    const url = await pollUntil(() => /^(http:\/\/127\.0\.0\.1:\d+\/metrics)\n/.exec(out)?.[1], { what: 'the metrics URL on stdout' });
+
+    const res = await fetch(url);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/plain; version=0.0.4');
+    const fams = parseAndValidate(await res.text());
+    expect(sampleValue(fams, 'agentq_queue_depth', { queue: 'research', class: 'interactive', state: 'queued' })).toBe(3);
+    expect(sampleValue(fams, 'agentq_dlq_size', { queue: 'research' })).toBe(0);
+    expect(fams.map((f) => f.name)).toEqual(expect.arrayContaining(['agentq_oldest_age_seconds', 'agentq_backlog_seconds', 'agentq_time_in_queue_seconds']));
+
+    // A job submitted after start shows on the next scrape: figures are read per scrape, not cached.
+    const backend = await openBackend(home.dataUrl);
+    await backend.submit({ workflow: 'research_report:v3', queue: 'research', class: 'interactive' });
+    await backend.close();
+    const again = parseAndValidate(await (await fetch(url)).text());
+    expect(sampleValue(again, 'agentq_queue_depth', { queue: 'research', class: 'interactive', state: 'queued' })).toBe(4);
+
+    child.kill('SIGINT');
+    const r = await done;
+    expect(r.code).toBe(0);
+    await expect(fetch(url)).rejects.toThrow();
+  });
+
+  it('refuses a malformed --listen as a usage error', async () => {
+    const r = await runCli(home, ['metrics', 'serve', '--listen', 'nine-four-six-four']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('HOST:PORT');
+  });
+});

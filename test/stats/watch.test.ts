@@ -1,0 +1,72 @@
+/**
+ * `agentq stats --watch` on a terminal: redraws with sparklines of depth and
+ * oldest age that follow the queue as it changes, and stops cleanly (exit 0)
+ * on Ctrl-C. Run in-process through `main` with a terminal-like stdout.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SqliteBackend } from '../../src/backend/sqlite/index.js';
+import { main } from '../../src/cli/main.js';
+import { renderSparklines, recordHistory } from '../../src/cli/commands/stats.js';
+import { buildStatsReport, StatsHistory } from '../../src/core/stats.js';
+import { pollUntil } from '../support/poll.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function terminal() {
+  const frames: string[] = [];
+  const stdout = { isTTY: true, columns: 120, write: (s: string) => (frames.push(s), true) };
+  const stderr = { isTTY: true, write: () => true };
+  const stdin = Object.assign(new PassThrough(), { isTTY: true });
+  return { io: { stdout, stderr, stdin }, frames };
+}
+
+describe('stats --watch', () => {
+  it('redraws with sparklines that follow the depth, and Ctrl-C ends it with exit 0', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-watch-'));
+    dirs.push(dir);
+    const path = join(dir, 'q.db');
+    const seed = new SqliteBackend({ path });
+    await seed.submit({ workflow: 'w:v1', queue: 'research' });
+    const { io, frames } = terminal();
+    const ctl = new AbortController();
+    const run = main(['stats', '--watch', '--interval', '200ms', '--color', 'never'], {
+      io,
+      env: { TERM: 'xterm' },
+      cwd: dir,
+      signal: ctl.signal,
+      openBackend: async () => new SqliteBackend({ path }),
+    });
+    await pollUntil(() => frames.length >= 1, { what: 'the first frame' });
+    // The queue grows between frames: the depth sparkline must rise (1 job, then 8: low bars, then a full one).
+    for (let i = 0; i < 7; i++) await seed.submit({ workflow: 'w:v1', queue: 'research' });
+    const sparkOf = (frame: string) => frame.split('\n').find((l) => l.startsWith('research ') && /[▁-█]/.test(l)) ?? '';
+    await pollUntil(() => frames.some((f) => /^research\s+[▁▂]+█/.test(sparkOf(f))), { what: 'a frame whose depth sparkline rises' });
+    ctl.abort();
+    expect(await run).toBe(0);
+    await seed.close();
+
+    const last = frames[frames.length - 1]!;
+    expect(last.startsWith('\x1b[H\x1b[2J')).toBe(true);
+    expect(last).toContain('agentq stats');
+    expect(last).toContain('OLDEST AGE');
+  });
+});
+
+describe('renderSparklines', () => {
+  it('shows depth and oldest age per queue, with the queue name sanitised', () => {
+    const h = new StatsHistory(10);
+    const snap = (queued: number, age: number | null) => ({ queue: 'evil\x1b]0;x\x07', counts: { queued, scheduled: 0, running: 0, succeeded: 0, dead: 0, cancelled: 0, expired: 0 }, dlq_size: 0, oldest_queued_age_ms: age, running: 0 });
+    for (const [q, a] of [[0, null], [4, 1000], [8, 2000]] as const) recordHistory(h, [buildStatsReport(snap(q, a))]);
+    const out = renderSparklines([buildStatsReport(snap(8, 2000))], h, 3);
+    expect(out).not.toContain('\x1b');
+    expect(out).not.toContain('\x07');
+    expect(out.split('\n')[1]).toMatch(/^evil\\x1b\]0;x\\x07\s+▁▅█\s+ ▅█$/);
+  });
+});
