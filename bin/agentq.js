@@ -8,7 +8,9 @@
 //   2. EPIPE: `agentq list | head -1` closes the pipe early; exit quietly
 //      instead of printing a stack trace;
 //   3. the AWS SDK's Node-version maintenance warning is noise for operators;
-//   4. lazy import of the compiled CLI (dist/), so this file stays tiny.
+//   4. lazy import of the compiled CLI (dist/), so this file stays tiny
+//      (`--version` alone is answered here without loading it; the same text
+//      as commander's `--version`, checked by test/e2e/cli-basics.test.ts).
 import process from 'node:process';
 
 // ---- 2. EPIPE
@@ -42,6 +44,15 @@ function colourWhen(argv) {
     } else if (a.startsWith('--color=')) when = a.slice('--color='.length);
   }
   return when;
+}
+
+// ---- fast path: `agentq --version` needs neither commander nor the CLI modules.
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+  const { readFileSync } = await import('node:fs');
+  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  process.stdout.write(`agentq ${version} (node ${process.version})\n`);
+  process.exit(0);
 }
 
 let cli;

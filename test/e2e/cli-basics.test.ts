@@ -20,6 +20,8 @@ describe('version and help', () => {
     const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
     const r = await runCliOk(home, ['--version']);
     expect(r.stdout.trim()).toBe(`agentq ${pkg.version} (node ${process.version})`);
+    // The entry answers a lone --version itself (start-up fast path); commander's answer must match it.
+    expect((await runCliOk(home, ['--debug', '--version'])).stdout).toBe(r.stdout);
   });
 
   it('--help lists the commands and exits 0 without escape bytes', async () => {
