@@ -6,7 +6,7 @@
 import { MAX_PAGE_LIMIT, type Backend, type DlqFilter } from '../backend/contract.js';
 import type { DlqEntry } from '../core/schemas.js';
 
-export const DEFAULT_WALK_PAGE = 500;
+export const DEFAULT_WALK_PAGE = 250;
 
 export async function* walkDlq(
   backend: Pick<Backend, 'dlqList'>,

@@ -23,6 +23,14 @@ export interface DlqListOptions extends SelectorInput {
 
 export const DEFAULT_LIST_LIMIT = 50;
 
+/**
+ * Page size when streaming (`--all`, export). Smaller than the backend's
+ * maximum on purpose: a parsed entry is large, and 1,000 of them in flight
+ * pushed peak RSS well past 150 MB on a 200,000-entry DLQ; 200 keeps it flat
+ * (see BENCHMARKS.md, "Redrive (SQLite)") at no measurable cost in speed.
+ */
+export const STREAM_PAGE = 200;
+
 function parseLimit(text: string | undefined): number {
   if (text === undefined) return DEFAULT_LIST_LIMIT;
   const n = /^\d+$/.test(text) ? Number(text) : NaN;
@@ -39,7 +47,7 @@ export async function dlqList(opts: DlqListOptions, io: DlqIo): Promise<void> {
     // `--all` streams NDJSON unless the operator chose a format (json streams as one array, plain/table page by page).
     const format = io.formatChosen ? io.out.format : 'ndjson';
     const stream = new RecordStream({ ...io.out, format }, { columns: DLQ_ENTRY_COLUMNS });
-    for await (const page of walkDlq(backend, selector.filter, { pageSize: MAX_PAGE_LIMIT, signal: io.signal })) {
+    for await (const page of walkDlq(backend, selector.filter, { pageSize: STREAM_PAGE, signal: io.signal })) {
       await stream.page(page);
       await io.out.drain?.();
     }
@@ -62,7 +70,7 @@ export async function dlqExport(opts: SelectorInput, io: DlqIo): Promise<number>
   const selector = parseSelector(opts, io.clock.now());
   const backend = await io.backend();
   let n = 0;
-  for await (const page of walkDlq(backend, selector.filter, { pageSize: MAX_PAGE_LIMIT, signal: io.signal })) {
+  for await (const page of walkDlq(backend, selector.filter, { pageSize: STREAM_PAGE, signal: io.signal })) {
     for (const e of page) io.out.write(ndjsonLine(e));
     n += page.length;
     await io.out.drain?.();
