@@ -114,7 +114,8 @@ describe('start-up hygiene', () => {
     ['inspect-missing', ['inspect', 'job_01JD3K0000000000000000000A'], 5],
   ] as const)('agentq %s never loads ink or react', async (name, args, code) => {
     const urls = await traced(name, [...args], code);
-    expect(urls.some((u) => u.includes('/node_modules/commander/'))).toBe(true);
+    // A lone --version is answered by the entry itself, before commander loads.
+    expect(urls.some((u) => u.includes('/node_modules/commander/'))).toBe(name !== 'version');
     expect(inkOrReact(urls)).toEqual([]);
   });
 });
