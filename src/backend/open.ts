@@ -3,6 +3,7 @@
  *   sqlite:PATH, sqlite:///abs/path, sqlite::memory:   the embedded default
  *   redis://, rediss://                                 the Redis adapter (lazy-loaded)
  *   redis+cluster://H:P[,H:P…], rediss+cluster://      the Redis adapter on a Redis Cluster
+ *   sqs://REGION/PREFIX?endpoint=&store=                SQS broker + SQLite job store (lazy-loaded)
  * Adapters are imported lazily so a command only loads the driver it uses.
  */
 import { mkdirSync } from 'node:fs';
@@ -73,6 +74,12 @@ export async function openBackend(url: string, opts: OpenOptions = {}): Promise<
     // Lazy: only commands that use Redis load ioredis.
     const { RedisBackend, parseRedisUrl } = await import('./redis/index.js');
     return new RedisBackend(parseRedisUrl(url), opts);
+  }
+  if (scheme === 'sqs') {
+    // SQS as the broker, a SQLite job store with an outbox (src/backend/sqs); the AWS SDK loads only here.
+    const { parseSqsUrl } = await import('./sqs/url.js');
+    const { SqsBackend } = await import('./sqs/index.js');
+    return new SqsBackend({ url: parseSqsUrl(url, shown), shown, ...opts });
   }
   throw new ConfigError(
     `unsupported backend URL ${shown}`,

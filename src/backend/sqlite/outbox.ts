@@ -304,9 +304,13 @@ export class SqliteSqsStore {
     return row.n >= tenantCap(job.tenant_id, this.fairness);
   }
 
-  /** Claimable (queued + scheduled) counts per class of a queue: which class queues are worth a receive. */
+  /**
+   * Jobs per class of a queue that a receive may deliver: queued, scheduled, and
+   * running (a running job's message comes back when its lease runs out).
+   * Which class queues are worth a receive.
+   */
   pendingByClass(queue: string): Map<string, number> {
-    const rows = this.q(`SELECT class, sum(n) AS n FROM tenant_counts WHERE queue = ? AND state IN ('queued','scheduled') GROUP BY class`).all(queue) as Array<{ class: string; n: number }>;
+    const rows = this.q(`SELECT class, sum(n) AS n FROM tenant_counts WHERE queue = ? AND state IN ('queued','scheduled','running') GROUP BY class`).all(queue) as Array<{ class: string; n: number }>;
     return new Map(rows.map((r) => [r.class, r.n]));
   }
 

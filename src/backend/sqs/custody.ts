@@ -1,0 +1,118 @@
+/**
+ * Custody of what is found in an SQS DLQ. SQS cannot look a message up,
+ * filter, or move it atomically, and receiving changes it (the receive count
+ * goes up, the message hides for the visibility timeout). So the DLQ is
+ * swept: each message is received once, written to the store byte-exact
+ * with its attributes (one transaction), and only then deleted from SQS. A
+ * sweep killed between the two finds the message again and, seeing it
+ * already in custody (by message id), just deletes it.
+ *
+ * - our own DLQ copies (error attributes set): a mirror of a store entry,
+ *   kept while the store entry is dead (so SQS alarms see it), deleted once
+ *   the entry left the DLQ (redriven, purged, expired);
+ * - agentq envelopes without them: moved by the native backstop
+ *   (maxReceiveCount); the job goes dead in the store, reason `custody`;
+ * - foreign or malformed bodies: kept byte-exact as DLQ entries listed as
+ *   malformed, which the bulk engine never redrives or purges.
+ */
+import { ChangeMessageVisibilityBatchCommand, DeleteMessageCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SqliteSqsStore } from '../sqlite/outbox.js';
+import { toAgentqError } from './client.js';
+import { allAttributes, parseMessage } from './envelope.js';
+
+export interface SweepOptions {
+  /** Stop after receiving this many messages (default 1000). */
+  max?: number;
+  /** Seconds a received message stays hidden while it is handled (default 30). */
+  visibilitySeconds?: number;
+  /** Keep foreign and malformed messages in SQS too (custody records a copy; nothing is deleted). */
+  leaveForeign?: boolean;
+}
+
+export interface SweepReport {
+  received: number;
+  custody: Array<{ job_id: string; kind: string; message_id: string; recorded: string; why: string }>;
+  deleted: number;
+  /** Foreign/malformed messages left in SQS (with `leaveForeign`). */
+  kept_in_sqs: number;
+  /** Our own DLQ copies of entries still dead in the store, left in place. */
+  mirror_kept: number;
+}
+
+export async function sweepDlq(
+  client: SQSClient,
+  store: SqliteSqsStore,
+  dlq: { url: string; name: string; queue: string; maxReceiveCount: number },
+  opts: SweepOptions = {},
+): Promise<SweepReport> {
+  const report: SweepReport = { received: 0, custody: [], deleted: 0, kept_in_sqs: 0, mirror_kept: 0 };
+  const max = opts.max ?? 1000;
+  const seen = new Set<string>();
+  const putBack: Array<{ Id: string; ReceiptHandle: string; VisibilityTimeout: number }> = [];
+  const del = async (receipt: string) => {
+    await client.send(new DeleteMessageCommand({ QueueUrl: dlq.url, ReceiptHandle: receipt }));
+    report.deleted++;
+  };
+  try {
+    while (report.received < max) {
+      const out = await client.send(
+        new ReceiveMessageCommand({
+          QueueUrl: dlq.url,
+          MaxNumberOfMessages: Math.min(10, max - report.received),
+          VisibilityTimeout: opts.visibilitySeconds ?? 30,
+          WaitTimeSeconds: 0,
+          MessageAttributeNames: ['All'],
+          MessageSystemAttributeNames: ['All'],
+        }),
+      );
+      const msgs = (out.Messages ?? []).filter((m) => !seen.has(m.MessageId!));
+      if (msgs.length === 0) break;
+      for (const m of msgs) {
+        seen.add(m.MessageId!);
+        report.received++;
+        const parsed = parseMessage(m);
+        const keepInPlace = () => putBack.push({ Id: `p${putBack.length}`, ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 });
+        if (parsed.kind === 'agentq' && parsed.isAppDlqCopy) {
+          if (store.stateOf(parsed.jobId) === 'dead') {
+            report.mirror_kept++;
+            keepInPlace();
+          } else await del(m.ReceiptHandle!);
+          continue;
+        }
+        const receiveCount = Number(m.Attributes?.ApproximateReceiveCount ?? NaN);
+        const why =
+          parsed.kind === 'agentq'
+            ? `SQS moved the message to ${dlq.name} by its RedrivePolicy (maxReceiveCount ${dlq.maxReceiveCount}) after ${Number.isFinite(receiveCount) ? receiveCount : 'several'} receives without a delete: a consumer kept crashing or stalling on it`
+            : parsed.kind === 'malformed'
+              ? `malformed message found in ${dlq.name}: ${parsed.why}`
+              : `foreign message found in ${dlq.name}: ${parsed.why}`;
+        const r = store.takeCustody({
+          kind: parsed.kind,
+          jobId: parsed.kind === 'foreign' ? null : parsed.jobId,
+          messageId: m.MessageId!,
+          sourceQueue: dlq.name,
+          queue: dlq.queue,
+          body: m.Body ?? '',
+          attributes: allAttributes(m),
+          receiveCount: Number.isFinite(receiveCount) ? receiveCount : null,
+          why,
+        });
+        report.custody.push({ job_id: r.jobId, kind: parsed.kind, message_id: m.MessageId!, recorded: r.recorded, why });
+        if (parsed.kind !== 'agentq' && opts.leaveForeign) {
+          report.kept_in_sqs++;
+          keepInPlace();
+        } else {
+          await del(m.ReceiptHandle!);
+        }
+      }
+    }
+  } catch (e) {
+    throw toAgentqError(e, `sweeping ${dlq.name}`);
+  } finally {
+    // Put back what stays in SQS at once, not after the visibility timeout.
+    for (let i = 0; i < putBack.length; i += 10) {
+      await client.send(new ChangeMessageVisibilityBatchCommand({ QueueUrl: dlq.url, Entries: putBack.slice(i, i + 10) })).catch(() => undefined);
+    }
+  }
+  return report;
+}

@@ -1,0 +1,94 @@
+/**
+ * The SQS message of a job: body = the envelope (JSON, the wire fields of
+ * DESIGN section 2, never a large payload), message attributes for routing
+ * and triage without parsing the body. SQS allows at most 10 message
+ * attributes; a DLQ copy uses all 10.
+ */
+import type { MessageAttributeValue, Message } from '@aws-sdk/client-sqs';
+import { isJobId } from '../../core/ids.js';
+import { JobEnvelope, type DeadInfo, type Job } from '../../core/schemas.js';
+import { toEnvelope } from '../sqlite/store.js';
+
+export const FORMAT = 'agentq.envelope.v1';
+export const ATTR = {
+  format: 'agentq-format',
+  jobId: 'agentq-job-id',
+  tenant: 'agentq-tenant',
+  class: 'agentq-class',
+  attempt: 'agentq-attempt',
+  traceId: 'agentq-trace-id',
+  deadReason: 'agentq-dead-reason',
+  errorCode: 'agentq-error-code',
+  errorMessage: 'agentq-error-message',
+  deadAt: 'agentq-dead-at',
+} as const;
+
+const str = (v: string): MessageAttributeValue => ({ DataType: 'String', StringValue: v });
+
+export function messageBody(job: Job): string {
+  return JSON.stringify(toEnvelope(job));
+}
+
+export function messageAttributes(job: Job): Record<string, MessageAttributeValue> {
+  const a: Record<string, MessageAttributeValue> = {
+    [ATTR.format]: str(FORMAT),
+    [ATTR.jobId]: str(job.job_id),
+    [ATTR.tenant]: str(job.tenant_id),
+    [ATTR.class]: str(job.class),
+    [ATTR.attempt]: { DataType: 'Number', StringValue: String(job.attempt) },
+  };
+  if (job.trace_id) a[ATTR.traceId] = str(job.trace_id);
+  return a;
+}
+
+/** The app's DLQ copy carries why it died, so SQS-side tools and alarms can see it without the store. */
+export function dlqAttributes(job: Job, dead: DeadInfo): Record<string, MessageAttributeValue> {
+  return {
+    ...messageAttributes(job),
+    [ATTR.deadReason]: str(dead.reason),
+    [ATTR.errorCode]: str(dead.error_code),
+    // Attribute values count toward the 256 KiB message size; the full message is in the store.
+    [ATTR.errorMessage]: str(dead.error_message.slice(0, 1024) || '-'),
+    [ATTR.deadAt]: str(dead.dead_at),
+  };
+}
+
+export type ParsedMessage =
+  | { kind: 'agentq'; jobId: string; envelope: JobEnvelope; isAppDlqCopy: boolean }
+  | { kind: 'malformed'; jobId: string | null; why: string }
+  | { kind: 'foreign'; why: string };
+
+function attr(m: Message, name: string): string | undefined {
+  return m.MessageAttributes?.[name]?.StringValue;
+}
+
+/**
+ * What a received message is. A body that claims to be ours (our format
+ * attribute, or a job_id field) but does not validate is `malformed`;
+ * anything else we did not produce is `foreign`. Neither is ever run.
+ */
+export function parseMessage(m: Message): ParsedMessage {
+  const body = m.Body ?? '';
+  const marked = attr(m, ATTR.format) === FORMAT;
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch (e) {
+    return marked
+      ? { kind: 'malformed', jobId: attr(m, ATTR.jobId) ?? null, why: `the body is not valid JSON: ${(e as Error).message}` }
+      : { kind: 'foreign', why: 'the body is not an agentq envelope (not JSON)' };
+  }
+  const claimsOurs = marked || (typeof json === 'object' && json !== null && 'job_id' in json && 'workflow' in json);
+  const parsed = JobEnvelope.safeParse(json);
+  if (parsed.success && isJobId(parsed.data.job_id)) {
+    return { kind: 'agentq', jobId: parsed.data.job_id, envelope: parsed.data, isAppDlqCopy: attr(m, ATTR.deadReason) !== undefined };
+  }
+  if (!claimsOurs) return { kind: 'foreign', why: 'the body is not an agentq envelope' };
+  const why = parsed.success ? 'job_id is not an agentq job id' : parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ');
+  return { kind: 'malformed', jobId: attr(m, ATTR.jobId) ?? null, why: `the envelope does not validate: ${why}` };
+}
+
+/** Every attribute of a message (system and message attributes), as JSON for custody. */
+export function allAttributes(m: Message): Record<string, unknown> {
+  return { attributes: m.Attributes ?? {}, message_attributes: m.MessageAttributes ?? {}, md5_of_body: m.MD5OfBody ?? null };
+}

@@ -1,0 +1,434 @@
+/**
+ * The SQS backend: SQS is the broker (delivery, leases as visibility
+ * timeouts), a job store is the source of truth (records, idempotency,
+ * cancel flags, effects, the DLQ, runs/ledger/locks, stats) and an outbox in
+ * that store bridges the two. See docs/architecture.md, "SQS backend (outbox
+ * and custody)".
+ *
+ * Every received message is judged against the store before anything runs
+ * (`SqliteSqsStore.consider`): SQS delivers at least once, so duplicates,
+ * stale copies and early arrivals are expected and handled there.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import {
+  ChangeMessageVisibilityCommand,
+  DeleteMessageCommand,
+  ReceiveMessageCommand,
+  type Message,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { AdmissionLimits } from '../../core/admission.js';
+import { systemClock, systemRandom, type Clock, type Random } from '../../core/clock.js';
+import { initialFairnessState, nextPick, type Candidates, type FairnessOptions } from '../../core/fairness.js';
+import type { RetryPolicy } from '../../core/retry.js';
+import { JOB_CLASSES, type DlqEntry, type Effect, type Job, type JobClass, type JobEvent, type SubmitRequest } from '../../core/schemas.js';
+import type {
+  AbortOutcome,
+  ApplyRequest,
+  Backend,
+  CancelResult,
+  ClaimRequest,
+  DlqFilter,
+  EventQuery,
+  Failure,
+  FailureOutcome,
+  HeartbeatResult,
+  JobFilter,
+  Lease,
+  LeaseRef,
+  LedgerItem,
+  LedgerStatus,
+  LockHolder,
+  LockResult,
+  Page,
+  PageRequest,
+  PlanVerdict,
+  QueueStats,
+  RunRecord,
+  SubmitResult,
+} from '../contract.js';
+import { SqliteBackend } from '../sqlite/index.js';
+import { SqliteSqsStore, type Decision } from '../sqlite/outbox.js';
+import { sendBatch } from './batch-send.js';
+import { createSqsClient, toAgentqError } from './client.js';
+import { sweepDlq, type SweepOptions, type SweepReport } from './custody.js';
+import { dlqAttributes, messageBody, parseMessage } from './envelope.js';
+import { SqsQueues, type SetupAction } from './queues.js';
+import { OutboxRelay, type RelayResult } from './relay.js';
+import type { SqsUrl } from './url.js';
+
+/** SQS caps a message's visibility timeout at 12 hours. */
+export const SQS_MAX_VISIBILITY_SECONDS = 12 * 3600;
+/** Receive rounds per class queue in one claim call: bounded work per call. */
+const MAX_ROUNDS = 8;
+
+export interface SqsBackendOptions {
+  url: SqsUrl;
+  /** As typed by the user, credentials redacted. */
+  shown: string;
+  clock?: Clock;
+  random?: Random;
+  admission?: AdmissionLimits;
+  fairness?: FairnessOptions;
+  retryPolicy?: RetryPolicy;
+  /** Injected for tests; built from the URL otherwise. */
+  client?: SQSClient;
+  /**
+   * The longest visibility timeout or delay agentq asks SQS for (default and
+   * maximum 12 h). The store is the authority on time (run_at, lease expiry);
+   * SQS visibility only mirrors it so messages come back about when they are
+   * due. A test that drives the store with a manual clock sets 0: every
+   * message comes straight back and the store alone decides — slower, and
+   * exactly as correct.
+   */
+  maxVisibilitySeconds?: number;
+}
+
+export class SqsBackend implements Backend {
+  readonly kind = 'sqs' as const;
+  readonly description: string;
+  readonly store: SqliteBackend;
+  readonly ext: SqliteSqsStore;
+  readonly sqsQueues: SqsQueues;
+  readonly relay: OutboxRelay;
+  private readonly client: SQSClient;
+  private readonly ownsClient: boolean;
+  private readonly url: SqsUrl;
+  private readonly clock: Clock;
+  private readonly fairness: FairnessOptions;
+  private readonly maxVisibility: number;
+  private fair = initialFairnessState();
+
+  constructor(opts: SqsBackendOptions) {
+    this.url = opts.url;
+    this.clock = opts.clock ?? systemClock;
+    const random = opts.random ?? systemRandom;
+    this.description = opts.shown;
+    this.fairness = opts.fairness ?? {};
+    this.maxVisibility = Math.max(0, Math.min(SQS_MAX_VISIBILITY_SECONDS, opts.maxVisibilitySeconds ?? SQS_MAX_VISIBILITY_SECONDS));
+    mkdirSync(dirname(opts.url.storePath), { recursive: true });
+    this.store = new SqliteBackend({ path: opts.url.storePath, clock: this.clock, random, admission: opts.admission, fairness: opts.fairness, retryPolicy: opts.retryPolicy });
+    this.ext = new SqliteSqsStore(opts.url.storePath, this.clock, random, { retryPolicy: opts.retryPolicy, fairness: opts.fairness });
+    this.ownsClient = !opts.client;
+    this.client = opts.client ?? createSqsClient(opts.url);
+    this.sqsQueues = new SqsQueues(this.client, opts.url.prefix, opts.url.maxReceiveCount, opts.url.autoCreate);
+    this.relay = new OutboxRelay(this.ext, this.sqsQueues, this.client, this.maxVisibility);
+  }
+
+  /** Seconds of visibility that hide a message until `untilMs` (store clock), within SQS limits. */
+  private visibilityUntil(untilMs: number): number {
+    return Math.max(0, Math.min(this.maxVisibility, Math.ceil((untilMs - this.clock.now()) / 1000)));
+  }
+
+  // ------------------------------------------------------------ SQS-only operations
+
+  /** Creates or checks the SQS queues of these agentq queues. */
+  async setup(queues: string[]): Promise<SetupAction[]> {
+    return this.sqsQueues.setup(queues);
+  }
+
+  /** Publishes every pending outbox row (crash recovery). */
+  async relayOutbox(): Promise<RelayResult & { pending_after: number }> {
+    const r = await this.relay.catchUp();
+    return { ...r, pending_after: this.ext.outboxCounts().pending };
+  }
+
+  outboxStatus(): { pending: number; published: number; oldest_pending_at: number | null } {
+    return this.ext.outboxCounts();
+  }
+
+  /** Receives from the SQS DLQ of `queue` and takes what it finds into custody. */
+  async sweepDlq(queue: string, opts: SweepOptions = {}): Promise<SweepReport> {
+    const url = await this.sqsQueues.dlqUrl(queue);
+    if (url === null) return { received: 0, custody: [], deleted: 0, kept_in_sqs: 0, mirror_kept: 0 };
+    return sweepDlq(this.client, this.ext, { url, name: this.sqsQueues.dlqName(queue), queue, maxReceiveCount: this.url.maxReceiveCount }, opts);
+  }
+
+  // ------------------------------------------------------------ producers and operators
+
+  async submit(req: SubmitRequest): Promise<SubmitResult> {
+    const res = await this.store.submit(req);
+    if (res.created) {
+      // Published at once when SQS answers; otherwise the outbox row waits for the relay.
+      try {
+        await this.relay.publishJobs([res.job.job_id]);
+      } catch {
+        // The job is committed; the relay (workers, `agentq outbox relay`) publishes it later.
+      }
+    }
+    return res;
+  }
+  get(jobId: string): Promise<Job | null> {
+    return this.store.get(jobId);
+  }
+  list(filter: JobFilter, page: PageRequest): Promise<Page<Job>> {
+    return this.store.list(filter, page);
+  }
+  /** Store only: a queued job's message is deleted when it is next received; a running job's worker sees the flag. */
+  cancel(jobId: string, reason: string | null): Promise<CancelResult> {
+    return this.store.cancel(jobId, reason);
+  }
+  events(query: EventQuery): AsyncIterable<JobEvent> {
+    return this.store.events(query);
+  }
+  queues(): Promise<string[]> {
+    return this.store.queues();
+  }
+
+  // ------------------------------------------------------------ workers
+
+  async claim(req: ClaimRequest): Promise<Lease[]> {
+    // Workers run the relay too, so a crash between commit and publish heals without an operator.
+    await this.relay.catchUp({ limit: 100, maxRounds: 1 }).catch(() => undefined);
+    const wanted = new Set<JobClass>(req.classes && req.classes.length > 0 ? req.classes : JOB_CLASSES);
+    const pending = this.ext.pendingByClass(req.queue);
+    const candidates: Candidates = {};
+    for (const c of JOB_CLASSES) if (wanted.has(c) && (pending.get(c) ?? 0) > 0) candidates[c] = ['*'];
+    const leases: Lease[] = [];
+    // Classes by smooth weighted round robin (core/fairness), each class its own SQS queue.
+    while (leases.length < req.max) {
+      const choice = nextPick(this.fair, candidates, this.fairness);
+      if (!choice) break;
+      const cls = choice.pick.class;
+      const got = await this.claimFrom(req, cls, req.max - leases.length);
+      if (got.length === 0) {
+        delete candidates[cls];
+        continue;
+      }
+      this.fair = choice.state;
+      // Charge the class for every job it got beyond the first.
+      for (let i = 1; i < got.length; i++) this.fair = nextPick(this.fair, { [cls]: ['*'] }, this.fairness)!.state;
+      leases.push(...got);
+    }
+    return leases;
+  }
+
+  private async claimFrom(req: ClaimRequest, cls: JobClass, max: number): Promise<Lease[]> {
+    const url = await this.sqsQueues.url(this.sqsQueues.sourceName(req.queue, cls));
+    if (url === null) return [];
+    const leases: Lease[] = [];
+    const seen = new Set<string>();
+    for (let round = 0; round < MAX_ROUNDS && leases.length < max; round++) {
+      let msgs: Message[];
+      try {
+        const out = await this.client.send(
+          new ReceiveMessageCommand({
+            QueueUrl: url,
+            MaxNumberOfMessages: Math.min(10, max - leases.length),
+            VisibilityTimeout: this.visibilityUntil(this.clock.now() + req.leaseMs),
+            WaitTimeSeconds: round === 0 ? this.url.waitSeconds : 0,
+            MessageAttributeNames: ['All'],
+            MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+          }),
+        );
+        msgs = out.Messages ?? [];
+      } catch (e) {
+        throw toAgentqError(e, `ReceiveMessage ${this.sqsQueues.sourceName(req.queue, cls)}`);
+      }
+      if (msgs.length === 0) break;
+      let fresh = 0;
+      for (const m of msgs) {
+        if (!seen.has(m.MessageId!)) fresh++;
+        seen.add(m.MessageId!);
+        const lease = await this.handle(m, url, req);
+        if (lease) leases.push(lease);
+      }
+      // Every message came round again: nothing else is waiting in this queue right now.
+      if (fresh === 0) break;
+    }
+    return leases;
+  }
+
+  /** Acts on one received message as the store decided. */
+  private async handle(m: Message, url: string, req: ClaimRequest): Promise<Lease | null> {
+    const parsed = parseMessage(m);
+    if (parsed.kind !== 'agentq') {
+      // Not ours: never run, never deleted here. Hidden as long as SQS allows so it
+      // reaches the DLQ by the native backstop, where custody keeps it byte-exact.
+      await this.setVisibility(url, m.ReceiptHandle!, this.maxVisibility);
+      return null;
+    }
+    let d: Decision;
+    d = this.ext.consider({ jobId: parsed.jobId, messageId: m.MessageId!, receipt: m.ReceiptHandle!, queueUrl: url }, req);
+    switch (d.kind) {
+      case 'claimed':
+        return d.lease;
+      case 'hide':
+        await this.setVisibility(url, m.ReceiptHandle!, this.visibilityUntil(d.untilMs));
+        return null;
+      case 'delete':
+        await this.deleteMessage(url, m.ReceiptHandle!);
+        return null;
+      case 'bury':
+        await this.buryInSqs(d.job);
+        return null;
+      case 'unknown':
+        await this.setVisibility(url, m.ReceiptHandle!, this.maxVisibility);
+        return null;
+    }
+  }
+
+  private async setVisibility(url: string, receipt: string, seconds: number): Promise<void> {
+    try {
+      await this.client.send(new ChangeMessageVisibilityCommand({ QueueUrl: url, ReceiptHandle: receipt, VisibilityTimeout: seconds }));
+    } catch {
+      // A stale receipt (the message was received again elsewhere): the store decides on its next receive.
+    }
+  }
+
+  private async deleteMessage(url: string, receipt: string): Promise<boolean> {
+    try {
+      await this.client.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: receipt }));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Deletes the message that carries a job that has ended; a stale copy is deleted on its next receive. */
+  private async retire(jobId: string): Promise<void> {
+    const d = this.ext.delivery(jobId);
+    if (!d) return;
+    if (await this.deleteMessage(d.queue_url, d.receipt)) this.ext.forgetDelivery(jobId);
+  }
+
+  /**
+   * A dead job's envelope goes to the SQS DLQ with its error attributes, and
+   * the source message is deleted only after both the store entry (already
+   * committed) and the DLQ copy exist. If the send fails, the source message
+   * stays; when it comes back, `consider` sees dead + not sent and retries this.
+   */
+  private async buryInSqs(job: Job): Promise<void> {
+    const d = this.ext.delivery(job.job_id);
+    if (!d || !job.dead) return;
+    const dlq = await this.sqsQueues.dlqUrl(job.queue);
+    if (dlq === null) return;
+    const out = await sendBatch(this.client, dlq, [{ key: job.job_id, body: messageBody(job), attributes: dlqAttributes(job, job.dead) }]);
+    if (out.sent.length !== 1) return;
+    this.ext.markDlqSent(job.job_id);
+    await this.deleteMessage(d.queue_url, d.receipt);
+  }
+
+  async heartbeat(leases: LeaseRef[], leaseMs: number): Promise<HeartbeatResult[]> {
+    const results = await this.store.heartbeat(leases, leaseMs);
+    // The lease is the visibility timeout: extend it as far as the store extended the lease
+    // (never past the deadline, never past the 12-hour SQS cap).
+    await Promise.all(
+      results.map(async (r) => {
+        if (r.status !== 'ok') return;
+        const d = this.ext.delivery(r.jobId);
+        if (d) await this.setVisibility(d.queue_url, d.receipt, this.visibilityUntil(r.expiresAt));
+      }),
+    );
+    return results;
+  }
+  checkpoint(lease: LeaseRef, data: unknown): Promise<void> {
+    return this.store.checkpoint(lease, data);
+  }
+  beginEffect(lease: LeaseRef, key: string): Promise<Effect> {
+    return this.store.beginEffect(lease, key);
+  }
+  finishEffect(lease: LeaseRef, key: string, result: unknown): Promise<Effect> {
+    return this.store.finishEffect(lease, key, result);
+  }
+  async complete(lease: LeaseRef, result: string | null): Promise<Job> {
+    const job = await this.store.complete(lease, result);
+    await this.retire(job.job_id);
+    return job;
+  }
+  async fail(lease: LeaseRef, failure: Failure): Promise<FailureOutcome> {
+    const out = await this.store.fail(lease, failure);
+    if (out.kind === 'retry') {
+      // Retry by visibility delay: the same message comes back when the retry is due.
+      const d = this.ext.delivery(lease.jobId);
+      if (d) await this.setVisibility(d.queue_url, d.receipt, this.visibilityUntil(out.runAt));
+    } else if (out.kind === 'dead') {
+      await this.buryInSqs(out.job);
+    } else {
+      await this.retire(lease.jobId);
+    }
+    return out;
+  }
+  async abort(lease: LeaseRef, outcome: AbortOutcome): Promise<Job> {
+    const job = await this.store.abort(lease, outcome);
+    await this.retire(job.job_id);
+    return job;
+  }
+  async release(lease: LeaseRef): Promise<void> {
+    await this.store.release(lease);
+    const job = await this.store.get(lease.jobId);
+    const d = this.ext.delivery(lease.jobId);
+    if (!d) return;
+    if (job && (job.state === 'queued' || job.state === 'scheduled')) await this.setVisibility(d.queue_url, d.receipt, 0);
+    else await this.retire(lease.jobId);
+  }
+
+  // ------------------------------------------------------------ DLQ (the store holds the rich entries)
+
+  dlqList(filter: DlqFilter, page: PageRequest): Promise<Page<DlqEntry>> {
+    return this.store.dlqList(filter, page);
+  }
+  dlqGet(jobId: string): Promise<DlqEntry | null> {
+    return this.store.dlqGet(jobId);
+  }
+  dlqRaw(jobId: string): Promise<Uint8Array | null> {
+    return this.store.dlqRaw(jobId);
+  }
+
+  // ------------------------------------------------------------ runs, ledger, locks
+
+  createRun(run: RunRecord, items: Array<{ job_id: string; verdict: PlanVerdict; detail: string | null }>): Promise<void> {
+    return this.store.createRun(run, items);
+  }
+  getRun(runId: string): Promise<RunRecord | null> {
+    return this.store.getRun(runId);
+  }
+  listRuns(filter: { queue?: string }, page: PageRequest): Promise<Page<RunRecord>> {
+    return this.store.listRuns(filter, page);
+  }
+  updateRun(runId: string, patch: Partial<Pick<RunRecord, 'status' | 'updated_at'>>): Promise<RunRecord> {
+    return this.store.updateRun(runId, patch);
+  }
+  ledger(runId: string, page: PageRequest, status?: LedgerStatus): Promise<Page<LedgerItem>> {
+    return this.store.ledger(runId, page, status);
+  }
+  /**
+   * Redrive on SQS: the store move, its ledger item and an outbox row commit
+   * together (exactly once across kills, as on every backend); the new
+   * messages are then sent in batches of 10 and their outbox rows marked
+   * published only for the entries SQS confirmed. Failed entries stay in the
+   * outbox and are retried with backoff by the relay — never lost, never sent
+   * twice by the ledger.
+   */
+  async applyRunItems(req: ApplyRequest): Promise<LedgerItem[]> {
+    const items = await this.store.applyRunItems(req);
+    const moved = items.filter((i) => i.status === 'moved').map((i) => i.job_id);
+    if (moved.length > 0) await this.relay.publishJobs(moved).catch(() => undefined);
+    return items;
+  }
+  acquireLock(queue: string, holder: LockHolder): Promise<LockResult> {
+    return this.store.acquireLock(queue, holder);
+  }
+  releaseLock(queue: string, runId: string | null): Promise<void> {
+    return this.store.releaseLock(queue, runId);
+  }
+  readLock(queue: string): Promise<LockHolder | null> {
+    return this.store.readLock(queue);
+  }
+  breakLock(queue: string): Promise<LockHolder | null> {
+    return this.store.breakLock(queue);
+  }
+
+  // ------------------------------------------------------------ stats
+
+  stats(queue: string): Promise<QueueStats> {
+    return this.store.stats(queue);
+  }
+
+  async close(): Promise<void> {
+    await this.store.close();
+    this.ext.close();
+    if (this.ownsClient) this.client.destroy();
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * The SQS queues agentq needs, found by name (cached) or created: one source
+ * queue per (agentq queue, service class) and one app DLQ per agentq queue.
+ * Each source queue has a RedrivePolicy to that DLQ whose maxReceiveCount is
+ * above any sensible max attempts: a crash backstop, not the retry mechanism
+ * (agentq decides retries and dead-lettering itself, from the store).
+ */
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  SetQueueAttributesCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import { JOB_CLASSES, type JobClass } from '../../core/schemas.js';
+import { isQueueMissing, toAgentqError } from './client.js';
+import { dlqName, sourceQueueName } from './names.js';
+
+/** 14 days, the SQS maximum: a DLQ copy should outlive a long weekend of triage. */
+const DLQ_RETENTION_SECONDS = 1_209_600;
+/** 4 days, the SQS default, stated explicitly so setup reports it. */
+const SOURCE_RETENTION_SECONDS = 345_600;
+
+export interface SetupAction {
+  name: string;
+  url: string;
+  action: 'created' | 'exists' | 'updated';
+  detail: string;
+}
+
+export class SqsQueues {
+  private readonly urls = new Map<string, string>();
+
+  constructor(
+    private readonly client: SQSClient,
+    private readonly prefix: string,
+    private readonly maxReceiveCount: number,
+    private readonly autoCreate: boolean,
+  ) {}
+
+  sourceName(queue: string, cls: JobClass): string {
+    return sourceQueueName(this.prefix, queue, cls);
+  }
+
+  dlqName(queue: string): string {
+    return dlqName(this.prefix, queue);
+  }
+
+  /** The URL of a queue by name; null when it does not exist (and auto-create is off). */
+  async url(name: string, create?: () => Promise<string>): Promise<string | null> {
+    const cached = this.urls.get(name);
+    if (cached) return cached;
+    try {
+      const out = await this.client.send(new GetQueueUrlCommand({ QueueName: name }));
+      this.urls.set(name, out.QueueUrl!);
+      return out.QueueUrl!;
+    } catch (e) {
+      if (!isQueueMissing(e)) throw toAgentqError(e, `GetQueueUrl ${name}`);
+    }
+    if (!this.autoCreate || !create) return null;
+    const url = await create();
+    this.urls.set(name, url);
+    return url;
+  }
+
+  async sourceUrl(queue: string, cls: JobClass): Promise<string | null> {
+    return this.url(this.sourceName(queue, cls), async () => {
+      await this.setup([queue]);
+      return this.urls.get(this.sourceName(queue, cls))!;
+    });
+  }
+
+  async dlqUrl(queue: string): Promise<string | null> {
+    return this.url(this.dlqName(queue), async () => {
+      await this.setup([queue]);
+      return this.urls.get(this.dlqName(queue))!;
+    });
+  }
+
+  /** Creates or checks every queue of these agentq queues; says what it did for each. */
+  async setup(queues: string[]): Promise<SetupAction[]> {
+    const out: SetupAction[] = [];
+    for (const queue of queues) {
+      const dlq = await this.ensure(this.dlqName(queue), { MessageRetentionPeriod: String(DLQ_RETENTION_SECONDS) }, 'app DLQ (retention 14 days)');
+      out.push(dlq);
+      const arn = await this.arn(dlq.url);
+      const policy = JSON.stringify({ deadLetterTargetArn: arn, maxReceiveCount: String(this.maxReceiveCount) });
+      for (const cls of JOB_CLASSES) {
+        out.push(
+          await this.ensure(
+            this.sourceName(queue, cls),
+            { RedrivePolicy: policy, MessageRetentionPeriod: String(SOURCE_RETENTION_SECONDS) },
+            `${cls} jobs of ${queue}; RedrivePolicy maxReceiveCount ${this.maxReceiveCount} → ${dlq.name}`,
+            'RedrivePolicy',
+          ),
+        );
+      }
+    }
+    return out;
+  }
+
+  private async ensure(name: string, attributes: Record<string, string>, detail: string, checked?: string): Promise<SetupAction> {
+    try {
+      let url: string | null = null;
+      try {
+        url = (await this.client.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl!;
+      } catch (e) {
+        if (!isQueueMissing(e)) throw e;
+      }
+      if (url === null) {
+        url = (await this.client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))).QueueUrl!;
+        this.urls.set(name, url);
+        return { name, url, action: 'created', detail };
+      }
+      this.urls.set(name, url);
+      if (checked) {
+        const have = (await this.client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: [checked as "RedrivePolicy"] }))).Attributes?.[checked as "RedrivePolicy"];
+        if (!samePolicy(have, attributes[checked]!)) {
+          await this.client.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: { [checked]: attributes[checked]! } }));
+          return { name, url, action: 'updated', detail: `${detail} (was ${have ?? 'none'})` };
+        }
+      }
+      return { name, url, action: 'exists', detail };
+    } catch (e) {
+      throw toAgentqError(e, `setting up ${name}`);
+    }
+  }
+
+  private async arn(url: string): Promise<string> {
+    const out = await this.client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
+    return out.Attributes!.QueueArn!;
+  }
+}
+
+function samePolicy(a: string | undefined, b: string): boolean {
+  if (a === undefined) return false;
+  try {
+    const x = JSON.parse(a) as { deadLetterTargetArn?: string; maxReceiveCount?: string | number };
+    const y = JSON.parse(b) as { deadLetterTargetArn?: string; maxReceiveCount?: string | number };
+    return x.deadLetterTargetArn === y.deadLetterTargetArn && String(x.maxReceiveCount) === String(y.maxReceiveCount);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * The outbox relay: publishes outbox rows to SQS and marks published exactly
+ * the rows SendMessageBatch confirmed. Run by submit (at once, for the new
+ * job), by workers before they claim, and by `agentq outbox relay`. Safe to
+ * run twice for the same row: consumers check every message against the
+ * store, and a second message for a job is recognised and deleted.
+ */
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { JobClass } from '../../core/schemas.js';
+import { isTerminal } from '../../core/states.js';
+import type { OutboxRow, SqliteSqsStore } from '../sqlite/outbox.js';
+import { sendBatch, type OutgoingMessage } from './batch-send.js';
+import { messageAttributes, messageBody } from './envelope.js';
+import type { SqsQueues } from './queues.js';
+
+export interface RelayResult {
+  published: number;
+  /** Rows with nothing left to deliver (job ended or gone): marked done without a message. */
+  skipped: number;
+  failed: Array<{ job_id: string; error: string }>;
+}
+
+/** SQS caps DelaySeconds at 15 minutes. */
+const MAX_DELAY_SECONDS = 900;
+/** Backoff of a row that failed to publish: 1 s, 2 s, 4 s … up to 5 min (store clock). */
+const retryDelayMs = (tries: number) => Math.min(300_000, 1000 * 2 ** Math.max(0, tries - 1));
+
+export class OutboxRelay {
+  constructor(
+    private readonly store: SqliteSqsStore,
+    private readonly queues: SqsQueues,
+    private readonly client: SQSClient,
+    /** The longest delay or visibility agentq asks SQS for (see SqsBackendOptions.maxVisibilitySeconds). */
+    private readonly maxDelaySeconds: number,
+  ) {}
+
+  /** Publishes the pending rows of these jobs now (submit, redrive). */
+  async publishJobs(jobIds: string[]): Promise<RelayResult> {
+    return this.publish(this.store.pendingOutbox(0, jobIds));
+  }
+
+  /** Publishes everything pending and due, in bounded rounds. */
+  async catchUp(opts: { limit?: number; maxRounds?: number } = {}): Promise<RelayResult> {
+    const total: RelayResult = { published: 0, skipped: 0, failed: [] };
+    for (let round = 0; round < (opts.maxRounds ?? 100); round++) {
+      const rows = this.store.pendingOutbox(opts.limit ?? 500);
+      if (rows.length === 0) break;
+      const r = await this.publish(rows);
+      total.published += r.published;
+      total.skipped += r.skipped;
+      total.failed.push(...r.failed);
+      // Failed rows wait for their backoff; do not spin on them in this call.
+      if (r.published + r.skipped === 0) break;
+    }
+    return total;
+  }
+
+  async publish(rows: OutboxRow[]): Promise<RelayResult> {
+    const result: RelayResult = { published: 0, skipped: 0, failed: [] };
+    const now = this.store.now;
+    const done: Array<{ id: number; messageId: string | null }> = [];
+    const byQueue = new Map<string, { queue: string; cls: JobClass; items: Array<{ row: OutboxRow; msg: OutgoingMessage }> }>();
+    for (const row of rows) {
+      const job = this.store.jobForPublish(row.job_id);
+      if (!job || isTerminal(job.state) || job.state === 'running') {
+        // Cancelled (or otherwise ended) before it was published: nothing to deliver.
+        done.push({ id: row.id, messageId: null });
+        result.skipped++;
+        continue;
+      }
+      const runAt = Date.parse(job.run_at);
+      const delay = Math.max(0, Math.min(MAX_DELAY_SECONDS, this.maxDelaySeconds, Math.ceil((runAt - now) / 1000)));
+      const key = `${job.queue}\u0000${job.class}`;
+      let g = byQueue.get(key);
+      if (!g) byQueue.set(key, (g = { queue: job.queue, cls: job.class, items: [] }));
+      g.items.push({ row, msg: { key: String(row.id), body: messageBody(job), attributes: messageAttributes(job), delaySeconds: delay } });
+    }
+    if (done.length) this.store.markPublished(done);
+    for (const g of byQueue.values()) {
+      let url: string | null;
+      try {
+        url = await this.queues.sourceUrl(g.queue, g.cls);
+      } catch (e) {
+        this.fail(g.items.map((i) => i.row), (e as Error).message, result);
+        continue;
+      }
+      if (url === null) {
+        this.fail(g.items.map((i) => i.row), `the SQS queue ${this.queues.sourceName(g.queue, g.cls)} does not exist; run \`agentq sqs setup --queue ${g.queue}\``, result);
+        continue;
+      }
+      const out = await sendBatch(this.client, url, g.items.map((i) => i.msg));
+      this.store.markPublished(out.sent.map((s) => ({ id: Number(s.key), messageId: s.messageId })));
+      result.published += out.sent.length;
+      const rowsById = new Map(g.items.map((i) => [String(i.row.id), i.row]));
+      for (const f of out.failed) this.fail([rowsById.get(f.key)!], f.error, result);
+    }
+    return result;
+  }
+
+  private fail(rows: OutboxRow[], error: string, result: RelayResult): void {
+    const now = this.store.now;
+    this.store.markPublishFailed(rows.map((r) => ({ id: r.id, error })), (tries) => now + retryDelayMs(tries));
+    for (const r of rows) result.failed.push({ job_id: r.job_id, error });
+  }
+}

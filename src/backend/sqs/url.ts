@@ -1,0 +1,77 @@
+/**
+ * `sqs://REGION/PREFIX?endpoint=http://127.0.0.1:4566&store=<url-encoded store URL>`
+ *
+ * REGION is the AWS region; PREFIX names every queue agentq owns
+ * (`PREFIX-QUEUE-CLASS`, `PREFIX-QUEUE-dlq`). Credentials never come from the
+ * URL: the AWS SDK's default chain (env, shared config, SSO, instance role).
+ */
+import { homedir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
+import { ConfigError } from '../../core/errors.js';
+
+export interface SqsUrl {
+  region: string;
+  prefix: string;
+  /** A local emulator or VPC endpoint; the SDK's regional endpoint when null. */
+  endpoint: string | null;
+  /** Path of the SQLite job store file. */
+  storePath: string;
+  /** Create missing queues on first use (handy for emulators; `agentq sqs setup` otherwise). */
+  autoCreate: boolean;
+  /** RedrivePolicy maxReceiveCount on every source queue: the crash backstop. */
+  maxReceiveCount: number;
+  /** Long-poll wait of a receive, seconds (0-20). */
+  waitSeconds: number;
+}
+
+const REGION = /^[a-z]{2}(-[a-z]+)+-\d$/;
+const PREFIX = /^[A-Za-z0-9_-]{1,40}$/;
+
+export const DEFAULT_MAX_RECEIVE_COUNT = 10;
+
+export function defaultStorePath(region: string, prefix: string, env: Record<string, string | undefined> = process.env): string {
+  const xdg = env.XDG_DATA_HOME;
+  const base = xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), '.local', 'share');
+  return join(base, 'agentq', `sqs-${region}-${prefix}.db`);
+}
+
+export function parseSqsUrl(url: string, shown: string, env: Record<string, string | undefined> = process.env): SqsUrl {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new ConfigError(`the URL ${shown} is not a valid sqs:// URL`, 'Use sqs://REGION/PREFIX, e.g. sqs://eu-west-1/agentq.');
+  }
+  const region = u.hostname;
+  const prefix = decodeURIComponent(u.pathname.replace(/^\//, '').replace(/\/$/, ''));
+  if (!REGION.test(region)) throw new ConfigError(`the URL ${shown} names no AWS region (got ${JSON.stringify(region)})`, 'Use sqs://REGION/PREFIX, e.g. sqs://eu-west-1/agentq.');
+  if (!PREFIX.test(prefix)) throw new ConfigError(`the queue prefix of ${shown} must be 1-40 letters, digits, _ or - (got ${JSON.stringify(prefix)})`);
+  const endpoint = u.searchParams.get('endpoint');
+  if (endpoint !== null && !/^https?:\/\/[^/]+\/?$/.test(endpoint)) throw new ConfigError(`endpoint= must be http(s)://HOST[:PORT], got ${JSON.stringify(endpoint)}`);
+  const store = u.searchParams.get('store');
+  let storePath = defaultStorePath(region, prefix, env);
+  if (store !== null) {
+    if (/^rediss?:/i.test(store)) {
+      throw new ConfigError('a Redis job store for the SQS backend is not available in this build', 'Use store=sqlite:PATH (URL-encoded), or leave store= out for the default file.');
+    }
+    if (!/^sqlite:/i.test(store)) throw new ConfigError(`store= must be a sqlite: URL, got ${JSON.stringify(store)}`);
+    storePath = store.slice('sqlite:'.length).replace(/^\/\//, '');
+    if (storePath === '' || storePath === ':memory:') {
+      throw new ConfigError('the SQS job store must be a file (the outbox relay and workers share it)', 'Use store=sqlite:PATH.');
+    }
+    if (storePath.startsWith('~/')) storePath = join(env.HOME || homedir(), storePath.slice(2));
+  }
+  const mrc = Number(u.searchParams.get('max_receive_count') ?? DEFAULT_MAX_RECEIVE_COUNT);
+  if (!Number.isInteger(mrc) || mrc < 1 || mrc > 1000) throw new ConfigError('max_receive_count must be an integer from 1 to 1000 (the SQS limit)');
+  const wait = Number(u.searchParams.get('wait') ?? 20);
+  if (!Number.isInteger(wait) || wait < 0 || wait > 20) throw new ConfigError('wait= must be whole seconds from 0 to 20 (the SQS long-poll limit)');
+  return {
+    region,
+    prefix,
+    endpoint: endpoint === null ? null : endpoint.replace(/\/$/, ''),
+    storePath,
+    autoCreate: ['1', 'true', 'yes'].includes((u.searchParams.get('autocreate') ?? '').toLowerCase()),
+    maxReceiveCount: mrc,
+    waitSeconds: wait,
+  };
+}
