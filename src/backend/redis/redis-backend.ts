@@ -106,6 +106,9 @@ export class RedisBackend implements Backend {
     this.keys = new KeyLayout(opts.prefix);
     this.description = `redis ${opts.redacted}`;
     this.client = connect(opts);
+    // Connection errors surface as rejected commands (and RetryLaterError);
+    // without a listener ioredis would also print each one to the console.
+    this.client.on('error', () => {});
     registerScripts(this.client);
   }
 
@@ -473,6 +476,7 @@ export class RedisBackend implements Backend {
     const start = after ?? '$';
     const loops = streams.map(async (stream) => {
       const conn = this.client.duplicate();
+      conn.on('error', () => {});
       conns.push(conn);
       this.followers.add(conn);
       let from = start;
