@@ -394,6 +394,32 @@ export function workerCases(make: MakeFixture): void {
     });
   });
 
+  describe('concurrent calls', () => {
+    const fx = useFixture(make);
+
+    it('keeps concurrent calls independent: a refused write does not undo the others', async () => {
+      const { backend } = fx();
+      for (let i = 0; i < 4; i++) await backend.submit(req());
+      const leases = await backend.claim({ queue: 'default', workerId: 'w', max: 4, leaseMs: 60_000 });
+      const stale = { jobId: leases[0]!.jobId, fence: leases[0]!.fence + 100 };
+      const results = await Promise.allSettled([
+        backend.complete(leases[1]!, 'a'),
+        backend.complete(stale, 'stale'),
+        backend.submit(req({ input: 'new' })),
+        backend.checkpoint(leases[2]!, { step: 1 }),
+        backend.submit(req({ workflow: 'bad' })),
+        backend.fail(leases[3]!, { code: 'VALIDATION', message: 'no', retryable: false }),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+      expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(LeaseLostError);
+      expect((await backend.get(leases[0]!.jobId))!.state).toBe('running');
+      expect((await backend.get(leases[1]!.jobId))!.state).toBe('succeeded');
+      expect((await backend.get(leases[2]!.jobId))!.checkpoint).toEqual({ step: 1 });
+      expect((await backend.get(leases[3]!.jobId))!.state).toBe('dead');
+      expect((await backend.list({ states: ['queued'] }, { limit: 10 })).items.map((j) => j.input)).toEqual(['new']);
+    });
+  });
+
   describe('events of worker transitions', () => {
     const fx = useFixture(make);
 

@@ -93,7 +93,7 @@ export class SqliteBackend implements Backend {
   async submit(req: SubmitRequest): Promise<SubmitResult> {
     const n = normalizeSubmit(req, this.store.clock.now());
     const fingerprint = requestFingerprint(n);
-    return this.store.write(() => {
+    return this.store.grouped(() => {
       const now = this.store.clock.now();
       if (n.idempotency_key !== null) {
         const existing = this.store.sql('SELECT * FROM jobs WHERE queue = ? AND idem_key = ?').get(n.queue, n.idempotency_key) as (JobRow & { fingerprint: string }) | undefined;
@@ -229,7 +229,7 @@ export class SqliteBackend implements Backend {
   }
 
   async cancel(jobId: string, reason: string | null): Promise<CancelResult> {
-    return this.store.write(() => {
+    return this.store.grouped(() => {
       const now = this.store.clock.now();
       const found = this.store.load(jobId);
       if (!found) throw new NotFoundError(`job ${jobId} not found`, 'JOB_NOT_FOUND');
@@ -300,31 +300,31 @@ export class SqliteBackend implements Backend {
   // ------------------------------------------------------------ workers
 
   async claim(req: ClaimRequest): Promise<Lease[]> {
-    return this.worker.claim(req);
+    return this.store.grouped(() => this.worker.claim(req));
   }
   async heartbeat(leases: LeaseRef[], leaseMs: number): Promise<HeartbeatResult[]> {
-    return this.worker.heartbeat(leases, leaseMs);
+    return this.store.grouped(() => this.worker.heartbeat(leases, leaseMs));
   }
   async checkpoint(lease: LeaseRef, data: unknown): Promise<void> {
-    this.worker.checkpoint(lease, data);
+    return this.store.grouped(() => this.worker.checkpoint(lease, data));
   }
   async beginEffect(lease: LeaseRef, key: string): Promise<Effect> {
-    return this.worker.beginEffect(lease, key);
+    return this.store.grouped(() => this.worker.beginEffect(lease, key));
   }
   async finishEffect(lease: LeaseRef, key: string, result: unknown): Promise<Effect> {
-    return this.worker.finishEffect(lease, key, result);
+    return this.store.grouped(() => this.worker.finishEffect(lease, key, result));
   }
   async complete(lease: LeaseRef, result: string | null): Promise<Job> {
-    return this.worker.complete(lease, result);
+    return this.store.grouped(() => this.worker.complete(lease, result));
   }
   async fail(lease: LeaseRef, failure: Failure): Promise<FailureOutcome> {
-    return this.worker.fail(lease, failure);
+    return this.store.grouped(() => this.worker.fail(lease, failure));
   }
   async abort(lease: LeaseRef, outcome: AbortOutcome): Promise<Job> {
-    return this.worker.abort(lease, outcome);
+    return this.store.grouped(() => this.worker.abort(lease, outcome));
   }
   async release(lease: LeaseRef): Promise<void> {
-    this.worker.release(lease);
+    return this.store.grouped(() => this.worker.release(lease));
   }
 
   // ------------------------------------------------------------ DLQ
@@ -357,7 +357,7 @@ export class SqliteBackend implements Backend {
     return this.runs.ledger(runId, page, status);
   }
   async applyRunItems(req: ApplyRequest): Promise<LedgerItem[]> {
-    return this.runs.applyRunItems(req);
+    return this.store.grouped(() => this.runs.applyRunItems(req));
   }
   async acquireLock(queue: string, holder: LockHolder): Promise<LockResult> {
     return this.runs.acquireLock(queue, holder);
