@@ -10,6 +10,8 @@
  *   execution-time samples per queue (slot = sequence mod limit);
  * - `activity`: per-minute buckets of submissions and ended attempts, pruned
  *   to the last 15 minutes, for recent throughput;
+ * - `attempt_started`: when each running attempt began (one row per running
+ *   job), so execution time needs no parse of the job document;
  * - an index on (queue, class, run_at) of pending jobs, so the oldest job of a
  *   class is one seek.
  * Per-class and per-tenant depth and backlog come from the counters the
@@ -28,8 +30,6 @@ import {
 } from '../contract.js';
 
 const PENDING = `('queued','scheduled')`;
-/** Epoch ms of the start of the attempt that just ended, from the job document (NULL if unreadable). */
-const ATTEMPT_STARTED_MS = `CASE WHEN json_valid(NEW.doc) THEN CAST(round((julianday(json_extract(NEW.doc, '$.attempts[#-1].started_at')) - 2440587.5) * 86400000) AS INTEGER) END`;
 /** An attempt ended: the job left `running` other than by release (back to `queued`, attempt not counted). */
 const ATTEMPT_ENDED = `OLD.state = 'running' AND NEW.state <> 'queued'`;
 
@@ -78,6 +78,12 @@ export const STATS_MIGRATION = `
     PRIMARY KEY (queue, kind, slot)
   ) STRICT, WITHOUT ROWID;
 
+  -- When the running attempt of a job started (one row per running job): execution time without parsing the job document.
+  CREATE TABLE attempt_started (
+    job_id TEXT PRIMARY KEY,
+    at INTEGER NOT NULL
+  ) STRICT, WITHOUT ROWID;
+
   CREATE TABLE activity (
     queue TEXT NOT NULL,
     minute INTEGER NOT NULL,
@@ -110,7 +116,15 @@ export const STATS_MIGRATION = `
       ON CONFLICT(queue, minute) DO UPDATE SET succeeded = succeeded + excluded.succeeded, failed = failed + excluded.failed;
     DELETE FROM activity WHERE queue = NEW.queue AND minute < NEW.updated_at / 60000 - 15;
     ${sample('wait', `NEW.state = 'running'`, `NEW.updated_at - OLD.run_at`)}
-    ${sample('exec', ATTEMPT_ENDED, `NEW.updated_at - ${ATTEMPT_STARTED_MS}`)}
+    ${sample('exec', ATTEMPT_ENDED, `NEW.updated_at - (SELECT at FROM attempt_started WHERE job_id = NEW.id)`)}
+    DELETE FROM attempt_started WHERE job_id = NEW.id AND OLD.state = 'running';
+    INSERT INTO attempt_started(job_id, at) SELECT NEW.id, NEW.updated_at WHERE NEW.state = 'running'
+      ON CONFLICT(job_id) DO UPDATE SET at = excluded.at;
+  END;
+
+  -- A purged running job (never normally) must not leave its start time behind.
+  CREATE TRIGGER jobs_stats_delete AFTER DELETE ON jobs WHEN OLD.state = 'running' BEGIN
+    DELETE FROM attempt_started WHERE job_id = OLD.id;
   END;
 `;
 
