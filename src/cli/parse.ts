@@ -3,7 +3,7 @@
  * ValidationError (exit 2) whose message names the flag and the rule.
  */
 import { ValidationError } from '../core/errors.js';
-import { JOB_STATES, type JobState } from '../core/schemas.js';
+import { JOB_STATES, type JobStateName as JobState } from '../core/model.js';
 import { isJobId } from '../core/ids.js';
 
 export function parseIntOption(value: unknown, flag: string, min: number, max: number): number | undefined {

@@ -5,23 +5,20 @@
  * strings in UTC.
  */
 import { z } from 'zod';
+import { DEAD_REASONS, EFFECT_STATUSES, INLINE_INPUT_MAX_BYTES, JOB_CLASSES, JOB_STATES, OUTCOMES } from './model.js';
 
-export const INLINE_INPUT_MAX_BYTES = 64 * 1024;
+// The enumerations live in the zod-free `model.ts` (cheap to import on read paths); re-exported here unchanged.
+export { DEAD_REASONS, EFFECT_STATUSES, INLINE_INPUT_MAX_BYTES, JOB_CLASSES, JOB_STATES, OUTCOMES };
 
-export const JOB_CLASSES = ['interactive', 'batch', 'maintenance'] as const;
 export const JobClass = z.enum(JOB_CLASSES);
 export type JobClass = z.infer<typeof JobClass>;
 
-export const JOB_STATES = ['queued', 'scheduled', 'running', 'succeeded', 'dead', 'cancelled', 'expired'] as const;
 export const JobState = z.enum(JOB_STATES);
 export type JobState = z.infer<typeof JobState>;
 
-/** How a terminal job ended, as reported to users. `partially_completed` = a non-success with effects started. */
-export const OUTCOMES = ['succeeded', 'failed', 'cancelled', 'expired', 'partially_completed'] as const;
 export const Outcome = z.enum(OUTCOMES);
 export type Outcome = z.infer<typeof Outcome>;
 
-export const DEAD_REASONS = ['exhausted', 'permanent', 'lease_lost', 'custody'] as const;
 export const DeadReason = z.enum(DEAD_REASONS);
 export type DeadReason = z.infer<typeof DeadReason>;
 
@@ -84,7 +81,6 @@ export const AttemptRecord = z.object({
 });
 export type AttemptRecord = z.infer<typeof AttemptRecord>;
 
-export const EFFECT_STATUSES = ['started', 'done'] as const;
 export const Effect = z.object({
   key: z.string(),
   status: z.enum(EFFECT_STATUSES),

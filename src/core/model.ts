@@ -1,0 +1,24 @@
+/**
+ * The model's enumerations and limits as plain constants, without zod.
+ *
+ * Why a separate module: importing zod costs more start-up time than the
+ * rest of a read command together (it loads ~100 modules, every locale
+ * included). `schemas.ts` builds its zod schemas from these and re-exports
+ * them, so code that only needs a state name or a class list — the CLI's
+ * option parsing, the backends' read paths — imports this file and keeps
+ * zod off the start path of `agentq inspect` / `list` / `tail`.
+ */
+export const INLINE_INPUT_MAX_BYTES = 64 * 1024;
+
+export const JOB_CLASSES = ['interactive', 'batch', 'maintenance'] as const;
+export type JobClassName = (typeof JOB_CLASSES)[number];
+
+export const JOB_STATES = ['queued', 'scheduled', 'running', 'succeeded', 'dead', 'cancelled', 'expired'] as const;
+export type JobStateName = (typeof JOB_STATES)[number];
+
+/** How a terminal job ended, as reported to users. `partially_completed` = a non-success with effects started. */
+export const OUTCOMES = ['succeeded', 'failed', 'cancelled', 'expired', 'partially_completed'] as const;
+
+export const DEAD_REASONS = ['exhausted', 'permanent', 'lease_lost', 'custody'] as const;
+
+export const EFFECT_STATUSES = ['started', 'done'] as const;
