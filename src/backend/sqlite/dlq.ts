@@ -79,7 +79,7 @@ export function dlqList(store: SqliteStore, filter: DlqFilter, page: PageRequest
     where += ' AND id > @cursor';
     params.cursor = page.cursor;
   }
-  const rows = store.sql(`SELECT * FROM jobs WHERE ${where} ORDER BY id LIMIT ${page.limit + 1}`).all(params) as JobRow[];
+  const rows = store.sql(`SELECT * FROM jobs WHERE ${where} ORDER BY id LIMIT @pageLimit`).all({ ...params, pageLimit: page.limit + 1 }) as JobRow[];
   const more = rows.length > page.limit;
   const items = (more ? rows.slice(0, page.limit) : rows).map(rowToDlqEntry);
   return { items, next_cursor: more ? items[items.length - 1]!.job_id : null };

@@ -220,8 +220,9 @@ export class SqliteBackend implements Backend {
       where.push('id > @cursor');
       params.cursor = page.cursor;
     }
+    params.pageLimit = page.limit + 1;
     // Keyset paging by id (a ULID): rows added meanwhile sort after the cursor, so no duplicates and no gaps.
-    const rows = this.store.sql(`SELECT id, doc FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT ${page.limit + 1}`)
+    const rows = this.store.sql(`SELECT id, doc FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT @pageLimit`)
       .all(params) as Array<Pick<JobRow, 'id' | 'doc'>>;
     const more = rows.length > page.limit;
     const items = (more ? rows.slice(0, page.limit) : rows).map(rowToJob);

@@ -89,8 +89,8 @@ export class SqliteRuns {
       params.push(page.cursor);
     }
     // Newest first: run ids are ULIDs, so id order is creation order.
-    const rows = this.store.sql(`SELECT run_id, doc FROM runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY run_id DESC LIMIT ${page.limit + 1}`)
-      .all(...params) as Array<{ run_id: string; doc: string }>;
+    const rows = this.store.sql(`SELECT run_id, doc FROM runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY run_id DESC LIMIT ?`)
+      .all(...params, page.limit + 1) as Array<{ run_id: string; doc: string }>;
     const more = rows.length > page.limit;
     const items = (more ? rows.slice(0, page.limit) : rows).map((r) => JSON.parse(r.doc) as RunRecord);
     return { items, next_cursor: more ? items[items.length - 1]!.run_id : null };
@@ -119,7 +119,7 @@ export class SqliteRuns {
       where.push('job_id > ?');
       params.push(page.cursor);
     }
-    const rows = this.store.sql(`SELECT * FROM ledger WHERE ${where.join(' AND ')} ORDER BY job_id LIMIT ${page.limit + 1}`).all(...params) as LedgerRow[];
+    const rows = this.store.sql(`SELECT * FROM ledger WHERE ${where.join(' AND ')} ORDER BY job_id LIMIT ?`).all(...params, page.limit + 1) as LedgerRow[];
     const more = rows.length > page.limit;
     const items = (more ? rows.slice(0, page.limit) : rows).map(toItem);
     return { items, next_cursor: more ? items[items.length - 1]!.job_id : null };

@@ -8,6 +8,7 @@
  * and admission control never scan the jobs table.
  */
 import type Database from 'better-sqlite3';
+import { ConfigError } from '../../core/errors.js';
 import { DEFAULT_ESTIMATED_SECONDS } from '../../core/admission.js';
 import { STATS_MIGRATION } from './stats.js';
 
@@ -190,7 +191,7 @@ export function openSchema(db: Database.Database): void {
   const migrate = db.transaction(() => {
     const version = db.pragma('user_version', { simple: true }) as number;
     if (version > SCHEMA_VERSION) {
-      throw new Error(`database schema version ${version} is newer than this agentq (${SCHEMA_VERSION}); upgrade agentq`);
+      throw new ConfigError(`database schema version ${version} is newer than this agentq understands (${SCHEMA_VERSION})`, 'Upgrade agentq, or point it at another database.');
     }
     for (let v = version; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]!);
     if (version !== SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);

@@ -32,7 +32,12 @@ export class SqliteStore {
     readonly random: Random,
   ) {
     this.db = new Database(path);
-    openSchema(this.db);
+    try {
+      openSchema(this.db);
+    } catch (e) {
+      this.db.close();
+      throw e;
+    }
     this.updateJob = this.db.prepare(UPDATE_JOB_SQL);
     this.selectJob = this.db.prepare('SELECT * FROM jobs WHERE id = ?');
     this.insertEvent = this.db.prepare(

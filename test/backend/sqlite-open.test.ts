@@ -1,0 +1,92 @@
+/** Opening stores by URL, the default location, credential redaction, and the SQLite schema on open. */
+import Database from 'better-sqlite3';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { defaultDataUrl, openBackend, redactUrl } from '../../src/backend/open.js';
+import { SqliteBackend } from '../../src/backend/sqlite/index.js';
+import { SCHEMA_VERSION } from '../../src/backend/sqlite/schema.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { ConfigError } from '../../src/core/errors.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'agentq-open-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('defaultDataUrl', () => {
+  it('uses $XDG_DATA_HOME/agentq/agentq.db', () => {
+    expect(defaultDataUrl({ XDG_DATA_HOME: '/data', HOME: '/home/u' })).toBe('sqlite:/data/agentq/agentq.db');
+  });
+  it('falls back to ~/.local/share, also when XDG_DATA_HOME is relative (invalid per the spec)', () => {
+    expect(defaultDataUrl({ HOME: '/home/u' })).toBe('sqlite:/home/u/.local/share/agentq/agentq.db');
+    expect(defaultDataUrl({ XDG_DATA_HOME: 'rel', HOME: '/home/u' })).toBe('sqlite:/home/u/.local/share/agentq/agentq.db');
+  });
+});
+
+describe('redactUrl', () => {
+  it.each([
+    ['redis://:s3cret@host:6379/0', 'redis://:***@host:6379/0'],
+    ['rediss://default:s3cret@host:6380', 'rediss://default:***@host:6380'],
+    ['redis://TOKEN123@host', 'redis://***@host'],
+    ['sqs://eu-west-1/prefix?endpoint=http://127.0.0.1:9324&secret_key=abc&region=x', 'sqs://eu-west-1/prefix?endpoint=http://127.0.0.1:9324&secret_key=***&region=x'],
+    ['redis://host:6379?password=pw', 'redis://host:6379?password=***'],
+    ['sqlite:/var/lib/agentq.db', 'sqlite:/var/lib/agentq.db'],
+    ['not a url', 'not a url'],
+  ])('%s → %s', (input, out) => {
+    expect(redactUrl(input)).toBe(out);
+  });
+});
+
+describe('openBackend', () => {
+  it('opens sqlite:PATH, creating the directory on first use, and keeps data across opens', async () => {
+    const path = join(dir, 'nested', 'deeper', 'agentq.db');
+    const a = await openBackend(`sqlite:${path}`, { clock: new ManualClock() });
+    expect(a.kind).toBe('sqlite');
+    expect(a.description).toBe(`sqlite:${path}`);
+    const { job } = await a.submit({ workflow: 'w:v1' });
+    await a.close();
+    expect(existsSync(path)).toBe(true);
+    const b = await openBackend(`sqlite://${path}`);
+    expect((await b.get(job.job_id))?.job_id).toBe(job.job_id);
+    await b.close();
+  });
+
+  it('opens sqlite::memory:', async () => {
+    const b = await openBackend('sqlite::memory:');
+    await b.submit({ workflow: 'w:v1' });
+    expect((await b.list({}, { limit: 10 })).items).toHaveLength(1);
+    await b.close();
+  });
+
+  it('refuses an unknown scheme with a ConfigError (exit 78) that shows no credentials', async () => {
+    const err = await openBackend('mongodb://admin:hunter2@db/x').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).exitCode).toBe(78);
+    expect((err as ConfigError).message).toContain('mongodb://admin:***@db/x');
+    expect((err as ConfigError).message).not.toContain('hunter2');
+    await expect(openBackend('sqlite:')).rejects.toBeInstanceOf(ConfigError);
+    await expect(openBackend('/just/a/path')).rejects.toBeInstanceOf(ConfigError);
+  });
+});
+
+describe('sqlite schema on open', () => {
+  it('records the schema version and runs WAL with a busy timeout', async () => {
+    const path = join(dir, 'a.db');
+    await new SqliteBackend({ path }).close();
+    const db = new Database(path);
+    expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    db.close();
+  });
+
+  it('refuses a database from a newer agentq with a ConfigError instead of touching it', async () => {
+    const path = join(dir, 'future.db');
+    const db = new Database(path);
+    db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+    db.close();
+    expect(() => new SqliteBackend({ path })).toThrow(ConfigError);
+  });
+});
