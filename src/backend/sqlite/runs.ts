@@ -175,7 +175,8 @@ export class SqliteRuns {
         assertTransition(jobId, 'dead', 'queued');
         moveTo(job, 'queued', now);
         job.run_at = toIso(now);
-        const attempts = run.options.attempts ?? { kind: 'reset' };
+        // Without an explicit policy: one more attempt, the CLI's documented default.
+        const attempts = run.options.attempts ?? { kind: 'extra', n: 1 };
         if (attempts.kind === 'reset') job.attempt = 0;
         else job.max_attempts = job.attempt + attempts.n;
         job.outcome = null;
