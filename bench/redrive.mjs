@@ -23,7 +23,7 @@
 import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { cpus, hostname, tmpdir } from 'node:os';
+import { cpus, hostname, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { monotonicFactory } from 'ulid';
@@ -129,12 +129,13 @@ try {
   const cliDb = join(dir, 'cli.db');
   copyFileSync(base, cliDb);
   const filters = ['--queue', QUEUE, '--error-code', 'PROVIDER_429', '--error-code', 'TIMEOUT', '--not-expired'];
-  const r = await runCli(['--url', `sqlite:${cliDb}`, 'dlq', 'redrive', ...filters, '--yes', '--rate', '0', '--batch-size', '1000', '-o', 'json']);
+  const r = await runCli(['--url', `sqlite:${cliDb}`, 'dlq', 'redrive', ...filters, '--yes', '--rate', '0', '--batch-size', '1000', '-o', 'json'], { probe: true });
   if (r.code !== 0) throw new Error(`redrive exited ${r.code}: ${r.stderr}`);
   const run = JSON.parse(r.last.slice(r.last.indexOf('{')));
   const handled = run.counts.moved + run.counts.skipped + run.counts.failed;
+  const cpuMs = Number(/agentq-bench-cpu-us=(\d+)/.exec(r.stderr)?.[1]) / 1000;
   console.log(
-    `CLI redrive: ${fmt(handled)} selected (${fmt(run.counts.moved)} moved, ${fmt(run.counts.skipped)} skipped) in ${fmt(r.ms)} ms = ${fmt((handled * 1000) / r.ms)} entries/s end to end`,
+    `CLI redrive: ${fmt(handled)} selected (${fmt(run.counts.moved)} moved, ${fmt(run.counts.skipped)} skipped) in ${fmt(r.ms)} ms wall = ${fmt((handled * 1000) / r.ms)} entries/s; ${fmt(cpuMs)} ms CPU = ${fmt((handled * 1000) / cpuMs)} entries per CPU-second`,
   );
 
   // ---- 1b. the same in-process, plan and apply timed apart
@@ -150,19 +151,32 @@ try {
     newRunId: () => `run_${ulid()}`,
     identity: { user: 'bench', host: hostname(), pid: process.pid, context: null },
   };
+  const cpu = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  };
+  let c = cpu();
   t = performance.now();
   const { plan } = await buildPlan(deps, { action: 'redrive', selector });
   const planMs = performance.now() - t;
+  const planCpu = cpu() - c;
+  c = cpu();
   t = performance.now();
   const started = await startRun(deps, plan, { reason: 'bench', rate: null, batchSize: 1000 });
   const ledgerMs = performance.now() - t;
+  const ledgerCpu = cpu() - c;
+  c = cpu();
   t = performance.now();
   const applied = await applyRun(deps, started.run_id);
   const applyMs = performance.now() - t;
+  const applyCpu = cpu() - c;
   await backend.close();
   const total = plan.totals.total;
   console.log(
-    `in-process: plan ${fmt(total)} in ${fmt(planMs)} ms (${fmt((total * 1000) / planMs)}/s), ledger ${fmt(ledgerMs)} ms, apply ${fmt(applied.run.counts.moved)} moves in ${fmt(applyMs)} ms (${fmt((applied.run.counts.moved * 1000) / applyMs)}/s); plan+ledger+apply ${fmt((total * 1000) / (planMs + ledgerMs + applyMs))} entries/s`,
+    `in-process: plan ${fmt(total)} in ${fmt(planMs)} ms (${fmt((total * 1000) / planMs)}/s), ledger ${fmt(ledgerMs)} ms, apply ${fmt(applied.run.counts.moved)} moves in ${fmt(applyMs)} ms (${fmt((applied.run.counts.moved * 1000) / applyMs)}/s); plan+ledger+apply ${fmt((total * 1000) / (planMs + ledgerMs + applyMs))} entries/s wall`,
+  );
+  console.log(
+    `in-process CPU: plan ${fmt(planCpu)} ms, ledger ${fmt(ledgerCpu)} ms, apply ${fmt(applyCpu)} ms; plan+ledger+apply ${fmt((total * 1000) / (planCpu + ledgerCpu + applyCpu))} entries per CPU-second`,
   );
 
   // ---- 2. dlq list --all over LIST_ENTRIES, peak RSS of the CLI
@@ -177,7 +191,7 @@ try {
   console.log(
     `CLI dlq list --all: ${fmt(l.stdoutLines)} NDJSON lines (${fmt(l.stdoutBytes / 1048576)} MiB) in ${fmt(l.ms)} ms, peak RSS ${(rssKb / 1024).toFixed(1)} MiB (target < 150 MB)`,
   );
-  console.log(`node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}`);
+  console.log(`node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
 } finally {
   if (process.env.KEEP) console.log(`kept ${dir}`);
   else rmSync(dir, { recursive: true, force: true });

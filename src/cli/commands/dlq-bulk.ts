@@ -200,7 +200,7 @@ function progressSink(io: DlqIo) {
   return streamProgress(io.err, { isTTY: io.err.isTTY, now: () => io.clock.now() });
 }
 
-/** Prints the run record, then maps the outcome to the exit code: 0 all moved, 6 some failed, 130 interrupted. */
+/** Prints the run record, then maps the outcome to the exit code. */
 async function report(result: ApplyResult, io: DlqIo): Promise<RunRecord> {
   const run = result.run;
   if (io.out.format === 'json' || io.out.format === 'ndjson') printObject(io.out, run);
@@ -208,11 +208,22 @@ async function report(result: ApplyResult, io: DlqIo): Promise<RunRecord> {
     const { RUN_COLUMNS } = await import('./dlq-columns.js');
     await printRecords(io.out, { columns: RUN_COLUMNS }, [run]);
   }
-  if (result.interrupted || run.counts.planned > 0) {
-    throw new InterruptedError(`run ${run.run_id} stopped with ${run.counts.planned} jobs still planned; the ledger is recorded`, `Resume it with: ${resumeCommand(run)}`);
+  const err = outcomeError(run, result.interrupted);
+  if (err) throw err;
+  return run;
+}
+
+/**
+ * The exit code of a finished bulk run, as an error to throw (null = exit 0):
+ * 130 when jobs are still planned (interrupted), 6 when some failed. Skips
+ * are decisions, not failures: a run that moved every job it still could exits 0.
+ */
+export function outcomeError(run: RunRecord, interrupted: boolean): AgentqError | null {
+  if (interrupted || run.counts.planned > 0) {
+    return new InterruptedError(`run ${run.run_id} stopped with ${run.counts.planned} jobs still planned; the ledger is recorded`, `Resume it with: ${resumeCommand(run)}`);
   }
   if (run.counts.failed > 0) {
-    throw new AgentqError('PARTIAL', `run ${run.run_id}: ${run.counts.failed} jobs failed to ${run.action}`, ExitCode.partial, `See them with: agentq dlq runs show ${run.run_id} --status failed`);
+    return new AgentqError('PARTIAL', `run ${run.run_id}: ${run.counts.failed} jobs failed to ${run.action}`, ExitCode.partial, `See them with: agentq dlq runs show ${run.run_id} --status failed`);
   }
-  return run;
+  return null;
 }

@@ -1,0 +1,144 @@
+/**
+ * The dlq commands run in-process with injected I/O over a real SQLite store:
+ * what a pseudo-terminal would show (confirmation prompts, --raw refusal)
+ * without needing one, and the exit-code mapping of a finished run.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Backend, RunRecord } from '../../src/backend/contract.js';
+import { SqliteBackend } from '../../src/backend/sqlite/index.js';
+import { ManualClock, seededRandom } from '../../src/core/clock.js';
+import { DeclinedError, ValidationError } from '../../src/core/errors.js';
+import { createIdFactory } from '../../src/core/ids.js';
+import { dlqBulk, outcomeError } from '../../src/cli/commands/dlq-bulk.js';
+import type { DlqIo } from '../../src/cli/commands/dlq-io.js';
+import { dlqShow } from '../../src/cli/commands/dlq-show.js';
+import { NO_COLOUR } from '../../src/cli/output/colour.js';
+import { seedDead } from './seed.js';
+
+let dir: string;
+let backend: Backend;
+let clock: ManualClock;
+let out: string;
+let err: string;
+let prompts: string[];
+let answers: string[];
+
+function io(over: Partial<DlqIo> = {}): DlqIo {
+  const ids = createIdFactory(clock, seededRandom(7));
+  return {
+    backend: async () => backend,
+    clock,
+    out: { format: 'plain', write: (s) => void (out += s), width: undefined, palette: NO_COLOUR, isTTY: false, writeBytes: async (b) => void (out += Buffer.from(b).toString()) },
+    formatChosen: false,
+    err: { write: (s) => void (err += s), isTTY: false },
+    interactive: true,
+    prompt: async (q) => {
+      prompts.push(q);
+      return answers.shift() ?? '';
+    },
+    signal: new AbortController().signal,
+    sleep: async (ms) => clock.advance(ms),
+    newRunId: () => ids('run_'),
+    identity: { user: 'alice', host: 'box1', pid: 1, context: 'prod' },
+    assertMutable: () => undefined,
+    contextName: 'prod',
+    probe: () => false,
+    readFile: async () => '',
+    writeFile: async () => undefined,
+    ...over,
+  };
+}
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'agentq-dlq-cmd-'));
+  clock = new ManualClock(Date.parse('2026-03-01T00:00:00Z'));
+  backend = new SqliteBackend({ path: join(dir, 'store.db'), clock, random: seededRandom(3) });
+  out = '';
+  err = '';
+  prompts = [];
+  answers = [];
+});
+
+afterEach(async () => {
+  await backend.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const dead = (n: number, queue = 'q') => seedDead(backend, () => clock.now(), Array.from({ length: n }, () => ({ queue })));
+
+describe('confirmation on a terminal', () => {
+  it('a small redrive asks y/N showing the totals and the context; "n" changes nothing (exit 3)', async () => {
+    const ids = await dead(3);
+    answers = ['n'];
+    const e = await dlqBulk('redrive', { queue: 'q' }, io()).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(DeclinedError);
+    expect((e as DeclinedError).exitCode).toBe(3);
+    expect(prompts).toEqual(['redrive 3 jobs? [y/N] ']);
+    expect(err).toMatch(/plan: 3 selected: 3 redrive \(queue q\)/);
+    expect(err).toMatch(/context prod: 3 jobs will be moved back to the queue/);
+    for (const id of ids) expect((await backend.get(id))!.state).toBe('dead');
+    answers = ['y'];
+    await dlqBulk('redrive', { queue: 'q' }, io());
+    for (const id of ids) expect((await backend.get(id))!.state).toBe('queued');
+  });
+
+  it('above 20 jobs the count must be typed; a wrong count changes nothing', async () => {
+    const ids = await dead(25);
+    answers = ['y'];
+    await expect(dlqBulk('purge', { queue: 'q' }, io())).rejects.toThrow(/did not match 25: nothing was changed/);
+    expect(prompts[0]).toBe('Type the number of jobs (25) to purge them: ');
+    expect(await backend.get(ids[0]!)).not.toBeNull();
+    answers = ['25'];
+    await dlqBulk('purge', { queue: 'q' }, io());
+    expect(await backend.get(ids[0]!)).toBeNull();
+  });
+
+  it('--yes skips the prompt', async () => {
+    await dead(2);
+    await dlqBulk('redrive', { queue: 'q', yes: true }, io());
+    expect(prompts).toEqual([]);
+  });
+});
+
+describe('dlq show --raw', () => {
+  it('is refused on a terminal unless --force', async () => {
+    const [id] = await dead(1);
+    const tty = io({ out: { ...io().out, isTTY: true } });
+    await expect(dlqShow(id!, { raw: true }, tty)).rejects.toThrow(ValidationError);
+    await dlqShow(id!, { raw: true, force: true }, tty);
+    expect(JSON.parse(out).job_id).toBe(id);
+  });
+});
+
+describe('exit codes of a finished run', () => {
+  const run = (counts: RunRecord['counts']): RunRecord => ({
+    run_id: 'run_X',
+    queue: 'q',
+    action: 'redrive',
+    user: 'u',
+    context: null,
+    reason: null,
+    filters: {},
+    options: {},
+    created_at: '2026-03-01T00:00:00.000Z',
+    updated_at: '2026-03-01T00:00:00.000Z',
+    status: 'completed',
+    counts,
+  });
+  it('0 when every planned job moved, skips included', () => {
+    expect(outcomeError(run({ planned: 0, moved: 5, skipped: 3, failed: 0 }), false)).toBeNull();
+  });
+  it('6 when some failed, pointing at the failed ledger items', () => {
+    const e = outcomeError(run({ planned: 0, moved: 5, skipped: 0, failed: 1 }), false)!;
+    expect(e.exitCode).toBe(6);
+    expect(e.hint).toBe('See them with: agentq dlq runs show run_X --status failed');
+  });
+  it('130 when interrupted, with the resume command', () => {
+    const e = outcomeError(run({ planned: 4, moved: 1, skipped: 0, failed: 0 }), true)!;
+    expect(e.exitCode).toBe(130);
+    expect(e.hint).toBe('Resume it with: agentq dlq redrive --resume run_X');
+  });
+});
