@@ -12,8 +12,10 @@ export const TERMINAL_STATES: ReadonlySet<JobState> = new Set(['succeeded', 'dea
  *   reclaimed expired lease that still has attempts left and time before its deadline.
  */
 export const TRANSITIONS: Readonly<Record<JobState, readonly JobState[]>> = {
-  queued: ['running', 'cancelled', 'expired', 'scheduled'],
-  scheduled: ['queued', 'running', 'cancelled', 'expired'],
+  // `queued/scheduled → dead`: only custody on SQS — the broker's native backstop
+  // (maxReceiveCount) dead-lettered the job's message before any attempt held a lease.
+  queued: ['running', 'cancelled', 'expired', 'scheduled', 'dead'],
+  scheduled: ['queued', 'running', 'cancelled', 'expired', 'dead'],
   running: ['succeeded', 'scheduled', 'queued', 'dead', 'cancelled', 'expired'],
   succeeded: [],
   dead: ['queued', 'expired'],

@@ -79,7 +79,8 @@ export async function sweepDlq(
           } else await del(m.ReceiptHandle!);
           continue;
         }
-        const receiveCount = Number(m.Attributes?.ApproximateReceiveCount ?? NaN);
+        // The count survives the move to the DLQ, and this sweep's own receive added one.
+        const receiveCount = Number(m.Attributes?.ApproximateReceiveCount ?? NaN) - 1;
         const why =
           parsed.kind === 'agentq'
             ? `SQS moved the message to ${dlq.name} by its RedrivePolicy (maxReceiveCount ${dlq.maxReceiveCount}) after ${Number.isFinite(receiveCount) ? receiveCount : 'several'} receives without a delete: a consumer kept crashing or stalling on it`

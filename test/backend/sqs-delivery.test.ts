@@ -1,0 +1,333 @@
+/**
+ * SQS-specific behaviour against fauxqs on loopback: setup, the outbox
+ * (crash between commit and publish, duplicate publishes), a consumer that
+ * dies mid-job with real visibility timeouts, the app DLQ copy, and custody
+ * of what the SQS DLQ holds (native backstop, foreign, malformed).
+ */
+import {
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { SqsBackend, type SqsBackendOptions } from '../../src/backend/sqs/index.js';
+import { dlqName, sourceQueueName } from '../../src/backend/sqs/names.js';
+import { parseSqsUrl } from '../../src/backend/sqs/url.js';
+import { ManualClock, seededRandom, type Clock } from '../../src/core/clock.js';
+import { DEFAULT_RETRY_POLICY } from '../../src/core/retry.js';
+import { sqsUrl, useEmulatorCredentials } from '../conformance/sqs-fixture.js';
+import { pollUntil } from '../support/poll.js';
+import { freePort } from '../support/redis-server.js';
+import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
+
+useEmulatorCredentials();
+let server: SqsServer;
+let raw: SQSClient;
+beforeAll(async () => {
+  server = await startSqsServer();
+  raw = new SQSClient({ region: 'us-east-1', endpoint: server.endpoint });
+});
+afterAll(async () => {
+  raw?.destroy();
+  await server?.stop();
+});
+
+const open: Array<{ backend: SqsBackend; dir: string }> = [];
+afterEach(async () => {
+  for (const o of open.splice(0)) {
+    await o.backend.close();
+    rmSync(o.dir, { recursive: true, force: true });
+  }
+});
+
+let seq = 0;
+interface Env {
+  prefix: string;
+  dir: string;
+  store: string;
+  make(o?: { endpoint?: string; extra?: string; clock?: Clock } & Partial<SqsBackendOptions>): SqsBackend;
+}
+
+function env(): Env {
+  const dir = mkdtempSync(join(tmpdir(), 'agentq-sqs-'));
+  const prefix = `d${process.pid}x${++seq}`;
+  const store = join(dir, 'store.db');
+  return {
+    prefix,
+    dir,
+    store,
+    make(o = {}) {
+      const url = sqsUrl(o.endpoint ?? server.endpoint, prefix, store, o.extra ?? '&autocreate=1&wait=0');
+      const backend = new SqsBackend({ url: parseSqsUrl(url, url), shown: url, random: seededRandom(seq), ...o });
+      open.push({ backend, dir });
+      return backend;
+    },
+  };
+}
+
+async function queueUrl(name: string): Promise<string> {
+  return (await raw.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl!;
+}
+
+/** Messages in a queue, visible or not (SQS's approximate counters; exact on the emulator). */
+async function depth(name: string): Promise<number> {
+  const a = (await raw.send(new GetQueueAttributesCommand({
+    QueueUrl: await queueUrl(name),
+    AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+  }))).Attributes!;
+  return Number(a.ApproximateNumberOfMessages) + Number(a.ApproximateNumberOfMessagesNotVisible) + Number(a.ApproximateNumberOfMessagesDelayed);
+}
+
+const submitReq = (over: Record<string, unknown> = {}) => ({ workflow: 'research_report:v3', queue: 'q', ...over });
+
+describe('agentq sqs setup', () => {
+  it('creates the DLQ and one queue per class with a RedrivePolicy, then reports them as existing, and fixes a changed policy', async () => {
+    const e = env();
+    const first = await e.make({ extra: '&max_receive_count=7' }).setup(['research']);
+    expect(first.map((a) => [a.name, a.action])).toEqual([
+      [dlqName(e.prefix, 'research'), 'created'],
+      [sourceQueueName(e.prefix, 'research', 'interactive'), 'created'],
+      [sourceQueueName(e.prefix, 'research', 'batch'), 'created'],
+      [sourceQueueName(e.prefix, 'research', 'maintenance'), 'created'],
+    ]);
+    const attrs = (await raw.send(new GetQueueAttributesCommand({ QueueUrl: first[2]!.url, AttributeNames: ['RedrivePolicy'] }))).Attributes!;
+    const policy = JSON.parse(attrs.RedrivePolicy!) as { maxReceiveCount: string | number; deadLetterTargetArn: string };
+    expect(Number(policy.maxReceiveCount)).toBe(7);
+    expect(policy.deadLetterTargetArn).toContain(dlqName(e.prefix, 'research'));
+
+    const again = await e.make({ extra: '&max_receive_count=7' }).setup(['research']);
+    expect(again.map((a) => a.action)).toEqual(['exists', 'exists', 'exists', 'exists']);
+    const changed = await e.make({ extra: '&max_receive_count=9' }).setup(['research']);
+    expect(changed.map((a) => a.action)).toEqual(['exists', 'updated', 'updated', 'updated']);
+  });
+
+  it('refuses to publish to a queue that was never set up (without autocreate), and keeps the job for the relay', async () => {
+    const e = env();
+    const b = e.make({ extra: '&wait=0', clock: new ManualClock() });
+    const { job } = await b.submit(submitReq());
+    expect(b.outboxStatus().pending).toBe(1);
+    const r = await b.relayOutbox();
+    expect(r.published).toBe(0);
+    expect((await b.get(job.job_id))!.state).toBe('queued');
+  });
+});
+
+describe('outbox', () => {
+  it('publishes later what a crash between the store commit and the publish left behind', async () => {
+    const e = env();
+    const clock = new ManualClock();
+    // SQS unreachable at submit time: the commit happens, the publish cannot.
+    const dead = `http://127.0.0.1:${await freePort()}`;
+    const a = e.make({ endpoint: dead, clock, maxVisibilitySeconds: 0 });
+    const { job, created } = await a.submit(submitReq());
+    expect(created).toBe(true);
+    expect(a.outboxStatus().pending).toBe(1);
+
+    const b = e.make({ clock, maxVisibilitySeconds: 0 });
+    await b.setup(['q']);
+    expect(await depth(sourceQueueName(e.prefix, 'q', 'batch'))).toBe(0);
+    clock.advance(60_000); // past the failed row's backoff
+    const r = await b.relayOutbox();
+    expect(r).toMatchObject({ published: 1, pending_after: 0 });
+    expect(await depth(sourceQueueName(e.prefix, 'q', 'batch'))).toBe(1);
+    const [lease] = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+    expect(lease?.jobId).toBe(job.job_id);
+  });
+
+  it('lets a worker heal the outbox: claim runs the relay first', async () => {
+    const e = env();
+    const clock = new ManualClock();
+    const a = e.make({ endpoint: `http://127.0.0.1:${await freePort()}`, clock, maxVisibilitySeconds: 0 });
+    const { job } = await a.submit(submitReq());
+    const b = e.make({ clock, maxVisibilitySeconds: 0 });
+    clock.advance(60_000);
+    const [lease] = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+    expect(lease?.jobId).toBe(job.job_id);
+  });
+
+  it('runs a job once when the relay published it twice, and deletes the duplicate', async () => {
+    const e = env();
+    const clock = new ManualClock();
+    const b = e.make({ clock, maxVisibilitySeconds: 0 });
+    const { job } = await b.submit(submitReq());
+    // A relay that crashed after SendMessageBatch and before marking the row: it publishes again.
+    const db = new Database(e.store);
+    db.prepare('UPDATE sqs_outbox SET published_at = NULL').run();
+    db.close();
+    expect((await b.relayOutbox()).published).toBe(1);
+    expect(await depth(sourceQueueName(e.prefix, 'q', 'batch'))).toBe(2);
+
+    const leases = await b.claim({ queue: 'q', workerId: 'w', max: 10, leaseMs: 60_000 });
+    expect(leases.map((l) => l.jobId)).toEqual([job.job_id]);
+    expect(await b.claim({ queue: 'q', workerId: 'w2', max: 10, leaseMs: 60_000 })).toEqual([]);
+    await b.complete(leases[0]!, 'ok');
+    // With maxVisibilitySeconds 0 the message is visible again and the emulator rejects the old
+    // receipt; a message of an ended job is deleted on its next receive at the latest.
+    const { job: next } = await b.submit(submitReq());
+    const more = await b.claim({ queue: 'q', workerId: 'w3', max: 10, leaseMs: 60_000 });
+    expect(more.map((l) => l.jobId)).toEqual([next.job_id]);
+    expect(await depth(sourceQueueName(e.prefix, 'q', 'batch'))).toBe(1);
+    expect((await b.get(job.job_id))!.attempts).toHaveLength(1);
+  });
+});
+
+describe('a consumer that dies mid-job (real visibility timeouts)', () => {
+  it('gets the message back after the visibility timeout; the next attempt skips the effect already done', async () => {
+    const e = env();
+    const fast = { ...DEFAULT_RETRY_POLICY, backoff: [{ minMs: 50, maxMs: 100 }] };
+    const first = e.make({ retryPolicy: fast });
+    const { job } = await first.submit(submitReq({ max_attempts: 3 }));
+    const [lease] = await first.claim({ queue: 'q', workerId: 'doomed', max: 1, leaseMs: 1000 });
+    expect(lease?.jobId).toBe(job.job_id);
+    await first.beginEffect(lease!, 'charge-card');
+    await first.finishEffect(lease!, 'charge-card', { charge: 'ch_1' });
+    // The consumer dies here: no complete, no delete, no heartbeat.
+
+    const second = e.make({ retryPolicy: fast });
+    const again = await pollUntil(
+      async () => (await second.claim({ queue: 'q', workerId: 'survivor', max: 1, leaseMs: 30_000 }))[0],
+      { timeoutMs: 20_000, intervalMs: 100, what: 'the message to come back after its visibility timeout' },
+    );
+    expect(again.jobId).toBe(job.job_id);
+    expect(again.job.attempt).toBe(2);
+    expect(again.job.attempts[0]).toMatchObject({ worker_id: 'doomed', outcome: 'lease_lost' });
+    const effect = await second.beginEffect(again, 'charge-card');
+    expect(effect).toMatchObject({ status: 'done', result: { charge: 'ch_1' } });
+    await second.complete(again, 'done');
+    const end = (await second.get(job.job_id))!;
+    expect(end.state).toBe('succeeded');
+    expect(end.effects).toHaveLength(1);
+    expect(await depth(sourceQueueName(e.prefix, 'q', 'batch'))).toBe(0);
+  }, 30_000);
+});
+
+describe('the DLQ on SQS', () => {
+  it('sends a permanently failed job to the SQS DLQ with its error attributes, deletes the source, and keeps the copy while the entry is dead', async () => {
+    const e = env();
+    const clock = new ManualClock();
+    const b = e.make({ clock, maxVisibilitySeconds: 0 });
+    const { job } = await b.submit(submitReq({ max_attempts: 3 }));
+    const [lease] = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+    const out = await b.fail(lease!, { code: 'VALIDATION', message: 'input rejected', retryable: false });
+    expect(out.kind).toBe('dead');
+    expect(await depth(sourceQueueName(e.prefix, 'q', 'batch'))).toBe(0);
+    const got = await raw.send(new ReceiveMessageCommand({ QueueUrl: await queueUrl(dlqName(e.prefix, 'q')), MaxNumberOfMessages: 10, VisibilityTimeout: 0, MessageAttributeNames: ['All'] }));
+    expect(got.Messages).toHaveLength(1);
+    const attrs = got.Messages![0]!.MessageAttributes!;
+    expect(attrs['agentq-job-id']!.StringValue).toBe(job.job_id);
+    expect(attrs['agentq-error-code']!.StringValue).toBe('VALIDATION');
+    expect(attrs['agentq-error-message']!.StringValue).toBe('input rejected');
+    expect(attrs['agentq-dead-reason']!.StringValue).toBe('permanent');
+    expect(JSON.parse(got.Messages![0]!.Body!)).toMatchObject({ job_id: job.job_id, workflow: 'research_report:v3' });
+
+    // The store holds the rich entry; the sweep leaves the copy while the entry is dead …
+    const s1 = await b.sweepDlq('q');
+    expect(s1).toMatchObject({ received: 1, mirror_kept: 1, deleted: 0, custody: [] });
+    expect(await depth(dlqName(e.prefix, 'q'))).toBe(1);
+    // … and removes it once the entry left the DLQ (here: redriven).
+    const now = clock.now();
+    await b.createRun(
+      { run_id: 'run_01JAAAAAAAAAAAAAAAAAAAAAAA', queue: 'q', action: 'redrive', user: 't', context: null, reason: null, filters: {}, options: { attempts: { kind: 'reset' } }, created_at: new Date(now).toISOString(), updated_at: new Date(now).toISOString(), status: 'planned', counts: { planned: 1, moved: 0, skipped: 0, failed: 0 } },
+      [{ job_id: job.job_id, verdict: 'redrive', detail: null }],
+    );
+    const items = await b.applyRunItems({ runId: 'run_01JAAAAAAAAAAAAAAAAAAAAAAA', jobIds: [job.job_id], now });
+    expect(items.map((i) => i.status)).toEqual(['moved']);
+    expect(await depth(sourceQueueName(e.prefix, 'q', 'batch'))).toBe(1);
+    const s2 = await b.sweepDlq('q');
+    expect(s2).toMatchObject({ received: 1, deleted: 1 });
+    expect(await depth(dlqName(e.prefix, 'q'))).toBe(0);
+    const [back] = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+    expect(back?.jobId).toBe(job.job_id);
+  });
+
+  it('takes a natively dead-lettered message into custody and shows the job dead with the reason', async () => {
+    const e = env();
+    const b = e.make({ extra: '&autocreate=1&wait=0&max_receive_count=2' });
+    const { job } = await b.submit(submitReq());
+    const src = await queueUrl(sourceQueueName(e.prefix, 'q', 'batch'));
+    // Consumers that crash before touching the store: received, never deleted, three times.
+    for (let i = 0; i < 3; i++) await raw.send(new ReceiveMessageCommand({ QueueUrl: src, MaxNumberOfMessages: 1, VisibilityTimeout: 0 }));
+    expect(await depth(dlqName(e.prefix, 'q'))).toBe(1);
+
+    const report = await b.sweepDlq('q');
+    expect(report.custody).toEqual([expect.objectContaining({ job_id: job.job_id, kind: 'agentq', recorded: 'job_dead' })]);
+    expect(report.deleted).toBe(1);
+    expect(await depth(dlqName(e.prefix, 'q'))).toBe(0);
+    const entry = (await b.dlqGet(job.job_id))!;
+    expect(entry).toMatchObject({ reason: 'custody', error_code: 'SQS_MAX_RECEIVES', malformed: null });
+    expect(entry.error_message).toMatch(/maxReceiveCount 2\) after 3 receives/);
+    expect((await b.dlqList({ queue: 'q' }, { limit: 10 })).items.map((i) => i.job_id)).toEqual([job.job_id]);
+    // A second sweep finds nothing and changes nothing.
+    expect(await b.sweepDlq('q')).toMatchObject({ received: 0, custody: [] });
+  });
+
+  it('keeps foreign and malformed messages byte-exact with their attributes, lists them as malformed, and never redrives or purges them', async () => {
+    const e = env();
+    const clock = new ManualClock();
+    const b = e.make({ clock, maxVisibilitySeconds: 0 });
+    await b.setup(['q']);
+    const dlq = await queueUrl(dlqName(e.prefix, 'q'));
+    // SQS itself refuses C0 controls in a body; bidi overrides and markup get through.
+    const foreignBody = 'order 7 failed \u202e<b>gnp.exe</b> — ünïcödé';
+    const malformedBody = '{"job_id":"job_01JXXXXXXXXXXXXXXXXXXXXXXX","workflow":5}';
+    await raw.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: foreignBody, MessageAttributes: { source: { DataType: 'String', StringValue: 'billing' } } }));
+    await raw.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: malformedBody, MessageAttributes: { 'agentq-format': { DataType: 'String', StringValue: 'agentq.envelope.v1' } } }));
+
+    const report = await b.sweepDlq('q');
+    expect(report.custody.map((c) => [c.kind, c.recorded]).sort()).toEqual([['foreign', 'kept'], ['malformed', 'kept']]);
+    expect(await depth(dlqName(e.prefix, 'q'))).toBe(0);
+    const foreign = report.custody.find((c) => c.kind === 'foreign')!;
+    const malformed = report.custody.find((c) => c.kind === 'malformed')!;
+    expect(Buffer.from((await b.dlqRaw(foreign.job_id))!).toString('utf8')).toBe(foreignBody);
+    expect(Buffer.from((await b.dlqRaw(malformed.job_id))!).toString('utf8')).toBe(malformedBody);
+    const kept = b.ext.custody(foreign.job_id)!;
+    expect(kept).toMatchObject({ kind: 'foreign', body: foreignBody, source_queue: dlqName(e.prefix, 'q') });
+    expect((kept.attributes.message_attributes as Record<string, { StringValue: string }>).source!.StringValue).toBe('billing');
+    const entry = (await b.dlqGet(foreign.job_id))!;
+    expect(entry.malformed).toMatch(/foreign|not valid JSON/);
+    expect(entry.error_code).toBe('SQS_FOREIGN');
+
+    // The bulk engine's apply step refuses to move or drop them.
+    const now = clock.now();
+    for (const [runId, action] of [['run_01JBBBBBBBBBBBBBBBBBBBBBBB', 'redrive'], ['run_01JCCCCCCCCCCCCCCCCCCCCCCC', 'purge']] as const) {
+      await b.createRun(
+        { run_id: runId, queue: 'q', action, user: 't', context: null, reason: null, filters: {}, options: {}, created_at: new Date(now).toISOString(), updated_at: new Date(now).toISOString(), status: 'planned', counts: { planned: 2, moved: 0, skipped: 0, failed: 0 } },
+        [foreign.job_id, malformed.job_id].map((id) => ({ job_id: id, verdict: action, detail: null })),
+      );
+      const items = await b.applyRunItems({ runId, jobIds: [foreign.job_id, malformed.job_id], now });
+      expect(items.map((i) => i.status)).toEqual(['skipped', 'skipped']);
+    }
+    expect(Buffer.from((await b.dlqRaw(foreign.job_id))!).toString('utf8')).toBe(foreignBody);
+    expect(await depth(sourceQueueName(e.prefix, 'q', 'batch'))).toBe(0);
+  });
+
+  it('with leaveForeign, records foreign messages but leaves them in SQS, and does not record them twice', async () => {
+    const e = env();
+    const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0 });
+    await b.setup(['q']);
+    await raw.send(new SendMessageCommand({ QueueUrl: await queueUrl(dlqName(e.prefix, 'q')), MessageBody: 'not ours' }));
+    const r1 = await b.sweepDlq('q', { leaveForeign: true });
+    expect(r1).toMatchObject({ received: 1, kept_in_sqs: 1, deleted: 0 });
+    expect(await depth(dlqName(e.prefix, 'q'))).toBe(1);
+    const r2 = await b.sweepDlq('q', { leaveForeign: true });
+    expect(r2.custody[0]!.job_id).toBe(r1.custody[0]!.job_id);
+    expect((await b.dlqList({ queue: 'q' }, { limit: 10 })).items).toHaveLength(1);
+  });
+
+  it('leaves a foreign message in a source queue alone: never run, never deleted', async () => {
+    const e = env();
+    const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0 });
+    await b.setup(['q']);
+    await raw.send(new SendMessageCommand({ QueueUrl: await queueUrl(sourceQueueName(e.prefix, 'q', 'batch')), MessageBody: 'hello from another system' }));
+    await b.submit(submitReq());
+    const leases = await b.claim({ queue: 'q', workerId: 'w', max: 10, leaseMs: 60_000 });
+    expect(leases).toHaveLength(1);
+    expect(await depth(sourceQueueName(e.prefix, 'q', 'batch'))).toBe(2);
+  });
+});
