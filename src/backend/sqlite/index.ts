@@ -42,7 +42,7 @@ import type {
 import { rowToEvent, rowToJob, type EventRow, type JobRow } from './codec.js';
 import { dlqGet, dlqList, dlqRaw } from './dlq.js';
 import { SqliteRuns } from './runs.js';
-import { readExtendedStats } from './stats.js';
+import { oldestClaimableRunAt, readExtendedStats } from './stats.js';
 import { SqliteStore, checkPage, moveTo } from './store.js';
 import { SqliteWorkerOps } from './worker.js';
 
@@ -380,25 +380,15 @@ export class SqliteBackend implements Backend {
     const counts = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
     const rows = this.store.sql('SELECT state, n FROM queue_counts WHERE queue = ?').all(queue) as Array<{ state: JobState; n: number }>;
     for (const r of rows) if (r.state in counts) counts[r.state] = r.n;
-    // One index seek per non-empty (class, tenant) cell of jobs_claimable, not a scan.
-    const cells = this.store
-      .sql(`SELECT class, tenant FROM tenant_counts WHERE queue = ? AND state IN ('queued','scheduled') AND n > 0`)
-      .all(queue) as Array<{ class: string; tenant: string }>;
-    const seek = this.store.sql(
-      `SELECT min(run_at) AS t FROM jobs WHERE queue = ? AND class = ? AND tenant = ? AND state IN ('queued','scheduled') AND run_at <= ?`,
-    );
-    const oldest = { t: null as number | null };
-    for (const c of cells) {
-      const r = seek.get(queue, c.class, c.tenant, now) as { t: number | null };
-      if (r.t !== null && (oldest.t === null || r.t < oldest.t)) oldest.t = r.t;
-    }
+    // One index seek per class (jobs_class_oldest), not a scan.
+    const oldest = { t: oldestClaimableRunAt((text) => this.store.sql(text), queue, now) };
     return {
       queue,
       counts,
       dlq_size: counts.dead,
       oldest_queued_age_ms: oldest.t === null ? null : now - oldest.t,
       running: counts.running,
-      ...readExtendedStats(this.db, queue, now),
+      ...readExtendedStats((text) => this.store.sql(text), queue, now),
     };
   }
 

@@ -144,8 +144,22 @@ function addCount(b: StatsBreakdown, state: JobState, n: number): void {
 }
 
 /** The optional `QueueStats` fields, read from the counters above: index seeks and bounded reads only. */
-export function readExtendedStats(db: Database.Database, queue: string, now: number): Partial<QueueStats> {
-  const st = (sql: string) => db.prepare(sql);
+/** Prepares (and caches) a statement: the store's `sql`. */
+export type Sql = (text: string) => Database.Statement;
+
+const CLASS_OLDEST = `SELECT min(run_at) AS t FROM jobs WHERE queue = ? AND class = ? AND state IN ${PENDING} AND run_at <= ?`;
+
+/** run_at of the oldest claimable job of the queue: one seek per class on jobs_class_oldest. */
+export function oldestClaimableRunAt(st: Sql, queue: string, now: number): number | null {
+  let oldest: number | null = null;
+  for (const c of JOB_CLASSES) {
+    const t = (st(CLASS_OLDEST).get(queue, c, now) as { t: number | null }).t;
+    if (t !== null && (oldest === null || t < oldest)) oldest = t;
+  }
+  return oldest;
+}
+
+export function readExtendedStats(st: Sql, queue: string, now: number): Partial<QueueStats> {
   // A queue that never had a job has nothing to report beyond zeros.
   const known = st(`SELECT 1 FROM queue_totals WHERE queue = ? UNION ALL SELECT 1 FROM queue_counts WHERE queue = ? LIMIT 1`).get(queue, queue);
   if (!known) return {};
@@ -154,7 +168,7 @@ export function readExtendedStats(db: Database.Database, queue: string, now: num
   const backlogOf = (dim: string, name: string) => backlogRows.find((r) => r.dim === dim && r.name === name)?.seconds ?? 0;
 
   // Per class: every class, zeros included, so a dashboard always has the series.
-  const classOldest = st(`SELECT min(run_at) AS t FROM jobs WHERE queue = ? AND class = ? AND state IN ${PENDING} AND run_at <= ?`);
+  const classOldest = st(CLASS_OLDEST);
   const byClass = JOB_CLASSES.map((c) => {
     const b = emptyBreakdown(c);
     const t = (classOldest.get(queue, c, now) as { t: number | null }).t;
