@@ -4,6 +4,7 @@
  * page at a time and the cursor (a job id) is all that carries over.
  */
 import { MAX_PAGE_LIMIT, type Backend, type DlqFilter } from '../backend/contract.js';
+import { InterruptedError } from '../core/errors.js';
 import type { DlqEntry } from '../core/schemas.js';
 
 export const DEFAULT_WALK_PAGE = 250;
@@ -16,7 +17,8 @@ export async function* walkDlq(
   const limit = Math.min(Math.max(1, opts.pageSize ?? DEFAULT_WALK_PAGE), MAX_PAGE_LIMIT);
   let cursor: string | null = null;
   do {
-    opts.signal?.throwIfAborted();
+    // Ctrl-C while reading: nothing has changed yet, so stop with exit 130 rather than an internal error.
+    if (opts.signal?.aborted) throw new InterruptedError('interrupted while reading the DLQ: nothing was changed');
     const page = await backend.dlqList(filter, { limit, cursor });
     if (page.items.length > 0) yield page.items;
     cursor = page.next_cursor;
