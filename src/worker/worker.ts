@@ -145,6 +145,8 @@ class WorkerRuntime implements Worker {
       const free = this.concurrency - this.inflight.size;
       if (free <= 0) {
         await this.waker.sleep(null);
+        // Let the other handlers that finish in this turn free their slots too, so the next claim is one batch, not many.
+        await new Promise((r) => setImmediate(r));
         continue;
       }
       let leases: Lease[];
