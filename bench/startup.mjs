@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Start-up cost of the CLI against bare node, in one run (issue 2, item 9).
 //
-//   npm run build && node bench/startup.mjs [--runs 30]
+//   npm run build && node bench/startup.mjs [--runs 30] [--bin path/to/agentq.js]
 //
 // Runs `node -e 0`, `agentq --version`, `agentq --help` and `agentq inspect JOB`
 // (embedded SQLite, a job submitted beforehand) interleaved round-robin, so a
@@ -16,8 +16,13 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = join(root, 'bin', 'agentq.js');
-const runsArg = process.argv.indexOf('--runs');
-const runs = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 30;
+const flag = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : fallback;
+};
+const runs = Number(flag('--runs', 30));
+// --bin PATH measures another build of the entry (an experiment) with the same data.
+const measured = flag('--bin', bin);
 
 const home = mkdtempSync(join(tmpdir(), 'agentq-bench-startup-'));
 const env = { PATH: process.env.PATH, HOME: home, XDG_DATA_HOME: join(home, 'data'), XDG_CONFIG_HOME: join(home, 'config') };
@@ -38,9 +43,9 @@ function run(args) {
 const jobId = run([bin, 'submit', 'bench:v1', '--input', 'hello']).stdout.trim();
 const cases = [
   ['node -e 0', ['-e', '0']],
-  ['agentq --version', [bin, '--version']],
-  ['agentq --help', [bin, '--help']],
-  [`agentq inspect JOB (sqlite)`, [bin, 'inspect', jobId]],
+  ['agentq --version', [measured, '--version']],
+  ['agentq --help', [measured, '--help']],
+  [`agentq inspect JOB (sqlite)`, [measured, 'inspect', jobId]],
 ];
 // Warm the OS file cache once.
 for (const [, args] of cases) run(args);
