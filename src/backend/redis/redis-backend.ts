@@ -226,10 +226,13 @@ export class RedisBackend implements Backend {
       estimated_seconds: req.estimated_seconds,
       created_at: createdAt,
     };
-    // The id → shard index is written first: a job is never stored without a
-    // way to find it. If the submit turns out to be a duplicate, it is removed.
-    await this.client.set(this.keys.loc(jobId), `${loc.queue}\t${loc.shard}`);
-    const res = await this.call<[string, string?]>('aqSubmit', p, [p + 'j:' + jobId, p + 'idem'], loc.queue, [
+    // The id → shard index: on a standalone server the submit script writes it
+    // in the same step; on a Cluster it may live on another node, so it is
+    // written first (a job is never stored without a way to find it) and
+    // removed again if the submit turns out to be a duplicate.
+    const locKey = this.keys.loc(jobId);
+    if (this.opts.cluster) await this.client.set(locKey, `${loc.queue}\t${loc.shard}`);
+    const res = await this.call<[string, string?]>('aqSubmit', p, [p + 'j:' + jobId, p + 'idem', this.opts.cluster ? p + 'j:' + jobId : locKey], loc.queue, [
       jobId,
       req.idempotency_key ?? '',
       fp,
@@ -242,9 +245,10 @@ export class RedisBackend implements Backend {
       req.max_attempts,
       req.workflow,
       estimated,
+      loc.shard,
     ]);
     if (res[0] === 'exists') {
-      await this.client.del(this.keys.loc(jobId));
+      if (this.opts.cluster) await this.client.del(locKey);
       return this.duplicateOf(req.idempotency_key!, res[1]!, fp);
     }
     this.rememberLoc(jobId, loc);

@@ -21,7 +21,7 @@ import { ABORT, CHECKPOINT, COMPLETE, EFFECT_BEGIN, EFFECT_FINISH, FAIL, HEARTBE
  * after NOSCRIPT.)
  */
 export const SHARD_SCRIPTS = {
-  aqSubmit: [SUBMIT, 2],
+  aqSubmit: [SUBMIT, 3],
   aqRead: [READ_JOBS, 1],
   aqCancel: [CANCEL, 1],
   aqClaim: [CLAIM, 1],

@@ -53,10 +53,14 @@ local function traffic()
   return (tonumber(cur[1]) or 0) + (tonumber(prev[1]) or 0), (tonumber(cur[2]) or 0) + (tonumber(prev[2]) or 0)
 end
 
+local trafficTouched = false
 local function countTraffic(field)
   local rb = P .. 'rb:' .. math.floor(NOW / 60000)
   redis.call('HINCRBY', rb, field, 1)
-  redis.call('EXPIRE', rb, 900)
+  if not trafficTouched then
+    redis.call('EXPIRE', rb, 900)
+    trafficTouched = true
+  end
 end
 
 -- 1. Reclaim expired leases.

@@ -35,6 +35,18 @@ local SAMPLES_KEEP = 1000
 
 local function hget(id, f) return redis.call('HGET', jk(id), f) end
 
+-- A job's immutable class, tenant and estimate, read once per call (or handed in by submit).
+local META = {}
+local function meta(id)
+  local m = META[id]
+  if not m then
+    local v = redis.call('HMGET', jk(id), 'cls', 'ten', 'est')
+    m = { cls = v[1], ten = v[2], est = tonumber(v[3] or '60') }
+    META[id] = m
+  end
+  return m
+end
+
 -- Appends an event to the shard's capped stream and to the job's short history.
 local function emit(id, typ, from, to, att, ten, data)
   local ev = cjson.encode({ type = typ, at = NOW, job_id = id, queue = QUEUE, tenant_id = ten,
@@ -60,16 +72,15 @@ local function move(id, from, to)
   redis.call('HSET', jk(id), 'st', to, 'upd', NOW)
   local wasWaiting, isWaiting = from and WAITING[from] or false, WAITING[to] or false
   if wasWaiting ~= isWaiting then
-    local est = tonumber(redis.call('HGET', jk(id), 'est') or '60')
+    local m = meta(id)
+    local est = m.est
     if wasWaiting then est = -est end
-    local cls, ten = redis.call('HGET', jk(id), 'cls'), redis.call('HGET', jk(id), 'ten')
-    redis.call('HINCRBYFLOAT', P .. 'blc', cls, est)
+    redis.call('HINCRBYFLOAT', P .. 'blc', m.cls, est)
     redis.call('HINCRBYFLOAT', P .. 'blc', 'all', est)
-    redis.call('HINCRBYFLOAT', P .. 'blt', ten, est)
+    redis.call('HINCRBYFLOAT', P .. 'blt', m.ten, est)
   end
   if (from == 'running') ~= (to == 'running') then
-    local ten = redis.call('HGET', jk(id), 'ten')
-    redis.call('HINCRBY', P .. 'rt', ten, (to == 'running') and 1 or -1)
+    redis.call('HINCRBY', P .. 'rt', meta(id).ten, (to == 'running') and 1 or -1)
   end
 end
 
@@ -78,8 +89,8 @@ local function total(field, n) redis.call('HINCRBY', K_TOTAL, field, n or 1) end
 -- Makes a waiting job (queued, or scheduled for later) a claim candidate: its (class, tenant) set scored by
 -- run_at, the tenant in the class's tenant index, the age index.
 local function enqueue(id, runAt)
-  local cls = hget(id, 'cls')
-  local ten = hget(id, 'ten')
+  local m = meta(id)
+  local cls, ten = m.cls, m.ten
   redis.call('ZADD', rk(cls, ten), runAt, id)
   redis.call('ZADD', tk(cls), 0, ten)
   redis.call('ZADD', K_QAGE, runAt, id)
@@ -87,8 +98,8 @@ local function enqueue(id, runAt)
 end
 
 local function dequeue(id)
-  local cls = hget(id, 'cls')
-  local ten = hget(id, 'ten')
+  local m = meta(id)
+  local cls, ten = m.cls, m.ten
   redis.call('ZREM', rk(cls, ten), id)
   if redis.call('ZCARD', rk(cls, ten)) == 0 then redis.call('ZREM', tk(cls), ten) end
   redis.call('ZREM', K_QAGE, id)

@@ -1,6 +1,8 @@
 /**
  * submit: idempotency check and insert in one step.
- * KEYS[1] job hash, KEYS[2] the shard's idempotency hash.
+ * KEYS[1] job hash, KEYS[2] the shard's idempotency hash, KEYS[3] the job's
+ * global location key (standalone only: a Cluster may keep it on another
+ * node, so there the client writes it first, apart), or KEYS[1] again.
  * ARGV[5..]: id, idempotency key ('' for none), fingerprint, envelope JSON,
  * initial state (queued|scheduled), run_at, deadline ms (''), class, tenant,
  * max_attempts, workflow, estimated seconds (for the backlog counters).
@@ -15,12 +17,12 @@ if idem ~= '' then
 end
 redis.call('HSET', KEYS[1], 'env', env, 'att', 0, 'max', maxAtt, 'dl', dl, 'cls', cls, 'ten', ten, 'wf', wf,
   'cat', NOW, 'upd', NOW, 'fen', 0, 'nef', 0, 'rc', 0, 'est', est)
+if KEYS[3] ~= KEYS[1] then redis.call('SET', KEYS[3], QUEUE .. '\t' .. ARGV[17]) end
+META[id] = { cls = cls, ten = ten, est = tonumber(est) }
 redis.call('ZADD', K_ALL, 0, id)
 move(id, nil, st)
 enqueue(id, runAt)
 total('submitted')
-redis.call('RPUSH', P .. 'subs', NOW)
-redis.call('LTRIM', P .. 'subs', -SAMPLES_KEEP, -1)
 emit(id, 'submitted', nil, st, 0, ten, (st == 'scheduled') and { run_at = runAt } or nil)
 return { 'created' }
 `;
