@@ -85,14 +85,42 @@ function docText(doc: string | Buffer): string {
   return typeof doc === 'string' ? doc : doc.toString('utf8');
 }
 
+/** The row each parsed job came from, so a save can tell which indexed columns really changed. */
+const origins = new WeakMap<Job, Partial<JobRow>>();
+
 /** Parses a stored job; the document is trusted (we wrote it), so no schema check on the hot path. */
 export function rowToJob(row: Pick<JobRow, 'id' | 'doc'>): Job {
+  let job: Job;
   try {
-    return JSON.parse(docText(row.doc)) as Job;
+    job = JSON.parse(docText(row.doc)) as Job;
   } catch (e) {
     throw new MalformedJobError(row.id, (e as Error).message);
   }
+  origins.set(job, row);
+  return job;
 }
+
+/** Columns whose change moves index entries or fires the counter triggers. */
+const INDEXED = ['state', 'run_at', 'max_attempts', 'dead_at', 'dead_reason', 'error_code', 'error_message', 'worker_version', 'redrive_count'] as const;
+
+/**
+ * True when saving `cols` leaves every indexed or trigger-watched column as it
+ * was read: a heartbeat, checkpoint or effect then writes only the document,
+ * the fence and the lease expiry, and no index entry or counter is touched.
+ */
+export function isLightUpdate(job: Job, cols: ReturnType<typeof jobColumns>): boolean {
+  const row = origins.get(job);
+  if (!row || row.state === undefined) return false;
+  return INDEXED.every((k) => row[k] === cols[k]);
+}
+
+/** After a save, the stored columns are these: later saves of the same object compare against them. */
+export function rememberSaved(job: Job, cols: ReturnType<typeof jobColumns>): void {
+  origins.set(job, cols as unknown as Partial<JobRow>);
+}
+
+export const LIGHT_UPDATE_JOB_SQL = `UPDATE jobs SET updated_at = @updated_at, attempt = @attempt, fence = @fence,
+  lease_expires_at = @lease_expires_at, partial = @partial, doc = @doc WHERE id = @id`;
 
 /**
  * A DLQ entry from a row. The document is validated here: a DLQ may hold

@@ -12,7 +12,7 @@ import { toIso } from '../../core/duration.js';
 import { ValidationError } from '../../core/errors.js';
 import type { AttemptRecord, EventType, Job, JobEnvelope, JobState } from '../../core/schemas.js';
 import { MAX_PAGE_LIMIT } from '../contract.js';
-import { UPDATE_JOB_SQL, jobColumns, rowToJob, type JobRow } from './codec.js';
+import { LIGHT_UPDATE_JOB_SQL, UPDATE_JOB_SQL, isLightUpdate, jobColumns, rememberSaved, rowToJob, type JobRow } from './codec.js';
 import { openSchema } from './schema.js';
 
 const TRAFFIC_BUCKET_MS = 10_000;
@@ -129,7 +129,10 @@ export class SqliteStore {
   }
 
   save(job: Job, fence: number): void {
-    this.updateJob.run(jobColumns(job, fence));
+    const cols = jobColumns(job, fence);
+    if (isLightUpdate(job, cols)) this.sql(LIGHT_UPDATE_JOB_SQL).run(cols);
+    else this.updateJob.run(cols);
+    rememberSaved(job, cols);
   }
 
   event(job: Job, type: EventType, from: JobState | null, to: JobState | null, at: number, data: Record<string, unknown> | null = null): void {
