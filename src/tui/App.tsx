@@ -7,7 +7,7 @@ import type { TriageFilter } from './filter.js';
 import { GroupView } from './GroupView.js';
 import { Header, type HeaderInfo } from './Header.js';
 import { HelpOverlay } from './HelpOverlay.js';
-import { keyName } from './keymap.js';
+import { inputKeys, type InkKey } from './keymap.js';
 import { frameHeight, listRows, type TerminalSize } from './layout.js';
 import { PickerView } from './PickerView.js';
 import { RedriveDialog } from './RedriveDialog.js';
@@ -75,8 +75,8 @@ export function App(props: AppProps) {
     onState?.(state);
   }, [state, onState]);
 
-  const onInput = useCallback((input: string, key: Parameters<typeof keyName>[1]) => {
-    dispatch({ type: 'key', name: keyName(input, key) });
+  const onInput = useCallback((input: string, key: InkKey) => {
+    for (const name of inputKeys(input, key)) dispatch({ type: 'key', name });
   }, []);
   useInput(onInput);
 

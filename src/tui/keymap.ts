@@ -132,6 +132,21 @@ export function keyName(input: string, key: InkKey): KeyName {
   return input;
 }
 
+const CONTROL_NAMES: Record<string, KeyName> = { '\r': 'enter', '\n': 'enter', '\t': 'tab', '\x7f': 'backspace', '\b': 'backspace', '\x1b': 'esc' };
+
+/**
+ * The keys in one read from the terminal. Ink hands over a whole chunk as one
+ * "input" when several keys arrive together (a fast typist, a busy process,
+ * tmux `send-keys`, a paste): `/429` must still be `/` (open the filter) then
+ * `4`, `2`, `9` typed into it, so a chunk of plain characters is split into
+ * keys and each is resolved in the mode the previous one left.
+ */
+export function inputKeys(input: string, key: InkKey): KeyName[] {
+  const isNamed = key.upArrow || key.downArrow || key.leftArrow || key.rightArrow || key.pageUp || key.pageDown || key.home || key.end || key.ctrl || key.meta;
+  if (isNamed || [...input].length <= 1) return [keyName(input, key)];
+  return [...input].map((ch) => CONTROL_NAMES[ch] ?? (ch === ' ' ? 'space' : ch));
+}
+
 export type Resolved = { kind: 'command'; command: Command } | { kind: 'text'; text: string } | { kind: 'none' };
 
 /**

@@ -98,3 +98,20 @@ describe('help overlay', () => {
     expect(keyLabel('j')).toBe('j');
   });
 });
+
+describe('inputKeys (several keys in one read)', () => {
+  it('splits a chunk of typed characters into keys, so "/429" opens the filter and types 429', async () => {
+    const { inputKeys } = await import('../../src/tui/keymap.js');
+    expect(inputKeys('/429', {})).toEqual(['/', '4', '2', '9']);
+    expect(inputKeys('26\r', {})).toEqual(['2', '6', 'enter']);
+    expect(inputKeys('a b', {})).toEqual(['a', 'space', 'b']);
+    expect(inputKeys('x\x7f', {})).toEqual(['x', 'backspace']);
+  });
+
+  it('keeps a single key or a named key whole', async () => {
+    const { inputKeys } = await import('../../src/tui/keymap.js');
+    expect(inputKeys('j', {})).toEqual(['j']);
+    expect(inputKeys('', { downArrow: true })).toEqual(['down']);
+    expect(inputKeys('c', { ctrl: true })).toEqual(['C-c']);
+  });
+});

@@ -2,6 +2,7 @@
  * Drives the TUI app through ink-testing-library and waits for conditions
  * on the frame (never for a fixed time).
  */
+import type { ReactElement } from 'react';
 import { render } from 'ink-testing-library';
 import { App, type AppProps } from '../../../src/tui/App.js';
 import type { TriageState } from '../../../src/tui/state.js';
@@ -25,14 +26,23 @@ export const KEYS = {
   ctrlC: '\x03',
 } as const;
 
-export function renderApp(props: AppProps) {
+export interface AppHarness {
+  instance: { rerender(tree: ReactElement): void };
+  frames: string[];
+  unmount(): void;
+  frame(): string;
+  readonly state: TriageState;
+  press(...keys: string[]): Promise<void>;
+  waitFor(cond: string | ((frame: string) => boolean), what?: string): Promise<string>;
+  waitForState(cond: (s: TriageState) => boolean, what?: string): Promise<TriageState>;
+}
+
+export function renderApp(props: AppProps): AppHarness {
   let last: TriageState | null = null;
   const instance = render(<App {...props} onState={(s) => (last = s)} />);
   const frame = () => instance.lastFrame() ?? '';
   return {
     instance,
-    stdin: instance.stdin,
-    stdout: instance.stdout,
     frames: instance.frames,
     unmount: instance.unmount,
     frame,
@@ -53,7 +63,7 @@ export function renderApp(props: AppProps) {
     },
     async waitFor(cond: string | ((frame: string) => boolean), what?: string) {
       const test = typeof cond === 'string' ? (f: string) => f.includes(cond) : cond;
-      return pollUntil(() => test(frame()) && frame(), {
+      return pollUntil(() => (test(frame()) ? frame() : false), {
         timeoutMs: 5000,
         what: what ?? (typeof cond === 'string' ? `frame to contain ${JSON.stringify(cond)}` : 'frame condition'),
       }).catch((e: Error) => {

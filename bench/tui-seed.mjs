@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+/**
+ * Seeds a SQLite DLQ for the TUI benchmark through the backend contract
+ * (submit → claim → fail permanently), from the built dist/. The mix looks
+ * like a real bad night: a few error codes and workflows, many tenants, 5 %
+ * expired, 2 % partial.
+ *
+ *   node bench/tui-seed.mjs PATH.db N [queue]
+ */
+import { ManualClock, seededRandom } from '../dist/core/clock.js';
+import { SqliteBackend } from '../dist/backend/sqlite/index.js';
+
+const [path, nText = '100000', queue = 'research'] = process.argv.slice(2);
+if (!path) {
+  console.error('usage: node bench/tui-seed.mjs PATH.db N [queue]');
+  process.exit(2);
+}
+const n = Number(nText);
+const CODES = ['PROVIDER_429', 'PROVIDER_429', 'PROVIDER_429', 'TOOL_TIMEOUT', 'TOOL_TIMEOUT', 'SCHEMA_INVALID', 'BUDGET_EXCEEDED', 'UPSTREAM_503'];
+const WORKFLOWS = ['research_report:v3', 'summarise:v1', 'triage_ticket:v2', 'draft_email:v5'];
+const random = seededRandom(42);
+// Seeded an hour in the past so short deadlines have passed when the TUI opens.
+const clock = new ManualClock(Date.now() - 3_600_000);
+const backend = new SqliteBackend({ path, clock, random });
+const pick = (xs) => xs[Math.floor(random() * xs.length)];
+
+const t0 = Date.now();
+const partial = new Set();
+const CHUNK = 2000;
+for (let done = 0; done < n; done += CHUNK) {
+  const m = Math.min(CHUNK, n - done);
+  for (let i = 0; i < m; i++) {
+    const r = random();
+    const { job } = await backend.submit({
+      workflow: pick(WORKFLOWS),
+      queue,
+      tenant_id: `tenant-${Math.floor(random() * 200)}`,
+      input: JSON.stringify({ topic: `topic ${done + i}`, pages: Math.floor(random() * 40) }),
+      max_attempts: 1,
+      deadline_at: new Date(clock.now() + (r < 0.05 ? 60_000 : 7 * 86_400_000)).toISOString(),
+    });
+    if (random() < 0.02) partial.add(job.job_id);
+  }
+  for (;;) {
+    const leases = await backend.claim({ queue, workerId: 'seeder', max: 500, leaseMs: 600_000 });
+    if (leases.length === 0) break;
+    for (const lease of leases) {
+      if (partial.has(lease.jobId)) await backend.beginEffect(lease, 'send-email');
+      const code = pick(CODES);
+      await backend.fail(lease, { code, message: `${code.toLowerCase()} after ${Math.floor(random() * 90)}s`, retryable: false });
+    }
+  }
+  process.stderr.write(`\rseeded ${done + m}/${n} (${Math.round(((done + m) * 1000) / (Date.now() - t0))}/s)`);
+}
+process.stderr.write('\n');
+await backend.close();

@@ -1,0 +1,104 @@
+/**
+ * The built CLI in a real terminal (tmux): filter → select → redrive →
+ * confirm, then the store is checked. Run `npm run build` first (`npm test` does).
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqliteBackend } from '../../src/backend/sqlite/index.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { AGENTQ_BIN, makeCliHome, REPO_ROOT, runCli, type CliHome } from '../support/cli.js';
+import { hasEscapeByte } from '../support/hostile.js';
+import { seedDlq, type DeadJobSpec } from './support/seed.js';
+import { TmuxPane } from './support/tmux.js';
+
+const DIST_MAIN = join(REPO_ROOT, 'dist', 'cli', 'main.js');
+
+describe('agentq dlq browse in a real terminal', () => {
+  let home: CliHome;
+  let url: string;
+  let ids: string[];
+
+  beforeAll(async () => {
+    if (!existsSync(DIST_MAIN)) throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
+    home = makeCliHome('agentq-tui-e2e-');
+    const path = join(home.dir, 'agentq.db');
+    url = `sqlite:${path}`;
+    // Seed ten minutes in the past, so deadlines of a few minutes have passed by now.
+    const clock = new ManualClock(Date.now() - 10 * 60_000);
+    const backend = new SqliteBackend({ path, clock });
+    const specs: DeadJobSpec[] = [
+      ...Array.from({ length: 26 }, (_, i) => ({ errorCode: 'PROVIDER_429', tenant: i % 2 ? 'acme' : 'globex' })),
+      { errorCode: 'PROVIDER_429', deadlineInMs: 60_000 },
+      { errorCode: 'PROVIDER_429', deadlineInMs: 60_000 },
+      { errorCode: 'PROVIDER_429', isPartial: true },
+      { errorCode: 'PROVIDER_429', isPartial: true },
+      ...Array.from({ length: 6 }, () => ({ errorCode: 'SCHEMA_INVALID', errorMessage: 'output failed validation' })),
+    ];
+    ids = await seedDlq(backend, clock, 'research', specs);
+    await backend.close();
+  }, 60_000);
+
+  afterAll(() => home?.cleanup());
+
+  it('exits 2 with a clear message when not on a terminal (no raw-mode crash, no escape bytes)', async () => {
+    const r = await runCli(home, ['--url', url, 'dlq', 'browse', '--queue', 'research']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('agentq dlq browse is interactive and needs a terminal');
+    expect(r.stderr).not.toContain('Raw mode');
+    expect(hasEscapeByte(r.stdoutBytes)).toBe(false);
+    const alias = await runCli(home, ['--url', url, 'tui']);
+    expect(alias.code).toBe(2);
+  });
+
+  it('filter → select all → R → type the count → Redrive, then q restores the terminal', async () => {
+    const env = { ...home.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' };
+    const pane = TmuxPane.start(['node', AGENTQ_BIN, '--url', url, 'dlq', 'browse', '--queue', 'research', '--rate', '0'], env, { columns: 160, rows: 40 });
+    try {
+      await pane.waitFor(/total 36 · shown 36 · expired 2 · partial 2/);
+      expect(pane.info('#{alternate_on}')).toBe('1');
+      const first = pane.capture();
+      expect(first.trimEnd().split('\n').length).toBeLessThanOrEqual(39);
+
+      pane.keys('/');
+      pane.type('429');
+      pane.keys('Enter');
+      await pane.waitFor('shown 30');
+      pane.keys('e');
+      await pane.waitFor('shown 28');
+      pane.keys('a');
+      await pane.waitFor('selected 28 (all 28 matching text="429" no expired)');
+      pane.keys('R');
+      const dialog = await pane.waitFor('Type 26 to confirm');
+      expect(dialog).toMatch(/redrive\s+26/);
+      expect(dialog).toMatch(/skip: partial effects\s+2/);
+      expect(dialog).toContain('> Cancel <');
+      pane.type('26');
+      pane.keys('Tab', 'Enter');
+      const done = await pane.waitFor(/Redrive finished: run (run_[0-9A-Z]{26})/);
+      expect(done).toMatch(/moved 26 · skipped 2 · failed 0 · status completed/);
+      const runId = /run (run_[0-9A-Z]{26})/.exec(done)![1]!;
+
+      pane.keys('Enter');
+      await pane.waitFor('total 10 · shown 2');
+      pane.keys('q');
+      expect(await pane.exitStatus()).toBe(0);
+      expect(pane.info('#{alternate_on}')).toBe('0');
+
+      const backend = new SqliteBackend({ path: url.slice('sqlite:'.length) });
+      try {
+        const run = await backend.getRun(runId);
+        expect(run).toMatchObject({ action: 'redrive', queue: 'research', status: 'completed', counts: { moved: 26, skipped: 2, planned: 0, failed: 0 } });
+        const dlq = await backend.dlqList({ queue: 'research' }, { limit: 100 });
+        expect(dlq.items.map((e) => e.job_id).sort()).toEqual([...ids.slice(26, 30), ...ids.slice(30)].sort());
+        for (const id of ids.slice(0, 26)) {
+          expect(await backend.get(id)).toMatchObject({ state: 'queued', lineage: { redrive_count: 1, redrive_run: runId } });
+        }
+      } finally {
+        await backend.close();
+      }
+    } finally {
+      pane.kill();
+    }
+  }, 60_000);
+});
