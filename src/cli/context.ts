@@ -152,7 +152,8 @@ export class CliContext implements CommandContext {
     this.out = {
       format: deps.format,
       write: (s) => void deps.io.stdout.write(s),
-      width: deps.io.stdout.isTTY ? deps.io.stdout.columns : undefined,
+      // A pseudo-terminal without a size reports 0 columns: treat it as unknown, not as zero width.
+      width: deps.io.stdout.isTTY && (deps.io.stdout.columns ?? 0) > 0 ? deps.io.stdout.columns : undefined,
       palette: deps.palette,
     };
   }

@@ -9,7 +9,7 @@ interface Row {
   msg: string;
 }
 const columns: Column<Row>[] = [
-  { header: 'job', get: (r) => r.id },
+  { header: 'job', get: (r) => r.id, keepWhole: true },
   { header: 'state', get: (r) => ({ text: r.state, style: 'state' }) },
   { header: 'message', get: (r) => r.msg, flexible: true },
   { header: 'detail', get: () => 'only-wide', wide: true },
@@ -42,6 +42,14 @@ describe('table output', () => {
     expect(text).toContain('…');
   });
 
+  it('keeps a gap between columns even when a cell is cut, and never cuts a job id', () => {
+    const long: Row[] = [{ id: 'job_01M8KBEP3X5Z56CJGGM7PKTDJ4', state: 'cancelled', msg: 'x'.repeat(80) }];
+    const { text } = renderTable(columns, long, { palette: NO_COLOUR, width: 30 });
+    const line = text.split('\n')[1]!;
+    expect(line).toMatch(/^job_01M8KBEP3X5Z56CJGGM7PKTDJ4 {2}\S/);
+    expect(line).toMatch(/… {2}/); // the cut state or message cell still ends with the gap before the next column
+  });
+
   it('counts wide characters as two cells', () => {
     expect(displayWidth('東京')).toBe(4);
     expect(displayWidth('abc')).toBe(3);
@@ -50,6 +58,7 @@ describe('table output', () => {
   it('never shrinks a column below the minimum, even when nothing fits', () => {
     expect(fitWidths([30, 30], [false, false], 10)).toEqual([6, 6]);
     expect(fitWidths([10, 50], [false, true], 40)).toEqual([10, 28]);
+    expect(fitWidths([30, 30], ['never', 'normal'], 40)).toEqual([30, 8]);
   });
 
   it('prints nothing for an empty page of a stream without header', () => {

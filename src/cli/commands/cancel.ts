@@ -37,7 +37,7 @@ export async function run(o: CancelOptions, ctx: CommandContext): Promise<void> 
   const backend = await ctx.openBackend();
   const stream = new RecordStream<CancelRow>(ctx.out, {
     columns: [
-      { header: 'job', get: (r) => r.job_id },
+      { header: 'job', get: (r) => r.job_id, keepWhole: true },
       { header: 'result', get: (r) => MEANING[r.status] ?? r.status, flexible: true },
       { header: 'state', get: (r) => ({ text: r.state, style: 'state' }) },
     ],

@@ -26,7 +26,7 @@ export interface ListOptions {
 }
 
 export const JOB_COLUMNS: readonly Column<Job>[] = [
-  { header: 'job', get: (j) => j.job_id },
+  { header: 'job', get: (j) => j.job_id, keepWhole: true },
   { header: 'queue', get: (j) => j.queue },
   { header: 'tenant', get: (j) => j.tenant_id },
   { header: 'workflow', get: (j) => j.workflow, flexible: true },

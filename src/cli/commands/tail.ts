@@ -22,7 +22,7 @@ export interface TailOptions {
 export const EVENT_COLUMNS: readonly Column<JobEvent>[] = [
   { header: 'at', get: (e) => ({ time: e.at }) },
   { header: 'type', get: (e) => e.type },
-  { header: 'job', get: (e) => e.job_id },
+  { header: 'job', get: (e) => e.job_id, keepWhole: true },
   { header: 'queue', get: (e) => e.queue },
   { header: 'tenant', get: (e) => e.tenant_id, wide: true },
   { header: 'from', get: (e) => e.from_state },

@@ -10,8 +10,10 @@ export interface Column<T> {
   get: (row: T) => Cell;
   /** Shown only with `-o wide`. */
   wide?: boolean;
-  /** Untrusted free text that may be shortened to fit the terminal (messages, names). */
+  /** Untrusted free text that may be shortened first to fit the terminal (messages, names). */
   flexible?: boolean;
+  /** Never shortened (job ids: a cut id cannot be copied into the next command). */
+  keepWhole?: boolean;
 }
 
 export type TextMode = 'table' | 'plain';

@@ -51,16 +51,23 @@ function isWide(cp: number): boolean {
   );
 }
 
-/** Column widths that fit `width`: shrink flexible columns first, then the widest, never below MIN_COL. */
-export function fitWidths(natural: number[], flexible: boolean[], width: number | undefined): number[] {
+export type Shrink = 'first' | 'normal' | 'never';
+
+/**
+ * Column widths that fit `width`: shrink the free-text columns first, then the
+ * widest others, never below MIN_COL, and never the ones marked `never` (job
+ * ids must stay whole to be copied).
+ */
+export function fitWidths(natural: number[], shrink: Array<Shrink | boolean>, width: number | undefined): number[] {
   const widths = [...natural];
   if (width === undefined) return widths;
+  const mode = (i: number): Shrink => (shrink[i] === true ? 'first' : shrink[i] === false ? 'normal' : (shrink[i] as Shrink) ?? 'normal');
   const total = () => widths.reduce((a, b) => a + b, 0) + GAP * (widths.length - 1);
   while (total() > width) {
     let pick = -1;
     for (const pass of [true, false]) {
       for (let i = 0; i < widths.length; i++) {
-        if (widths[i]! <= MIN_COL || (pass && !flexible[i])) continue;
+        if (widths[i]! <= MIN_COL || mode(i) === 'never' || (pass && mode(i) !== 'first')) continue;
         if (pick === -1 || widths[i]! > widths[pick]!) pick = i;
       }
       if (pick !== -1) break;
@@ -81,11 +88,12 @@ export function renderTable<T>(allColumns: readonly Column<T>[], rows: readonly 
   const head = columns.map((c) => c.header.toUpperCase());
   const cells = rows.map((row) => columns.map((c) => sanitize(cellText(c.get(row), 'table'))));
   const natural = head.map((h, i) => Math.max(displayWidth(h), ...cells.map((r) => displayWidth(r[i]!))));
-  const colWidths = opts.colWidths ?? fitWidths(natural, columns.map((c) => c.flexible ?? false), opts.width);
+  const colWidths = opts.colWidths ?? fitWidths(natural, columns.map((c) => (c.keepWhole ? 'never' : c.flexible ? 'first' : 'normal')), opts.width);
   const table = new Table({
     head: opts.header === false ? [] : head.map((h) => opts.palette.bold(h)),
-    // cli-table3 counts padding inside colWidths.
-    colWidths: colWidths.map((w, i) => w + (i < colWidths.length - 1 ? GAP : 0)),
+    // cli-table3 counts padding inside colWidths and truncates content to the rest, so the gap
+    // between columns is padding (a truncated cell would otherwise run into its neighbour).
+    colWidths: colWidths.map((w) => w + GAP),
     wordWrap: false,
     truncate: '…',
     chars: {
@@ -94,7 +102,7 @@ export function renderTable<T>(allColumns: readonly Column<T>[], rows: readonly 
       left: '', 'left-mid': '', mid: '', 'mid-mid': '',
       right: '', 'right-mid': '', middle: '',
     },
-    style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0, compact: true },
+    style: { head: [], border: [], 'padding-left': 0, 'padding-right': GAP, compact: true },
   });
   rows.forEach((row, r) => {
     table.push(
