@@ -198,6 +198,50 @@ describe('redrive engine on SQLite', () => {
     expect((await backend.get(keepOther!))!.state).toBe('dead');
   });
 
+  it('quarantines a job redriven --max-redrives times already (default 3)', async () => {
+    const [id] = await seedDead(backend, () => clock.now(), [{ queue: 'q' }]);
+    const redriveOnce = async (maxRedrives?: number) => {
+      const { plan } = await buildPlan(deps, { action: 'redrive', selector: sel({ queue: 'q' }), maxRedrives });
+      if (plan.totals.acting === 0) return plan.items[0]!.verdict;
+      const run = await startRun(deps, plan, { reason: null, rate: null, batchSize: 10 });
+      await applyRun(deps, run.run_id);
+      // It fails again at once: claim it and fail it permanently.
+      const [lease] = await backend.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+      await backend.fail(lease!, { code: 'PROVIDER_429', message: 'again', retryable: false });
+      return 'redrive';
+    };
+    expect(await redriveOnce()).toBe('redrive');
+    expect(await redriveOnce()).toBe('redrive');
+    expect(await redriveOnce()).toBe('redrive');
+    expect((await backend.dlqGet(id!))!.redrive_count).toBe(3);
+    expect(await redriveOnce()).toBe('skip:quarantined');
+    expect(await redriveOnce(4)).toBe('redrive');
+  });
+
+  it('applies the attempts policy: one more attempt by default, N more, or a reset', async () => {
+    const [a, b, c] = await seedDead(backend, () => clock.now(), [{ queue: 'q', tenant: 'a' }, { queue: 'q', tenant: 'b' }, { queue: 'q', tenant: 'c' }]);
+    const run = async (tenant: string, attempts?: { kind: 'reset' } | { kind: 'extra'; n: number }) => {
+      const { plan } = await buildPlan(deps, { action: 'redrive', selector: sel({ queue: 'q', tenant }), attempts });
+      const r = await startRun(deps, plan, { reason: null, rate: null, batchSize: 10 });
+      await applyRun(deps, r.run_id);
+    };
+    await run('a');
+    await run('b', { kind: 'extra', n: 3 });
+    await run('c', { kind: 'reset' });
+    const [ja, jb, jc] = await Promise.all([a, b, c].map((id) => backend.get(id!)));
+    expect({ attempt: ja!.attempt, max: ja!.max_attempts }).toEqual({ attempt: 1, max: 2 });
+    expect({ attempt: jb!.attempt, max: jb!.max_attempts }).toEqual({ attempt: 1, max: 4 });
+    expect({ attempt: jc!.attempt, max: jc!.max_attempts }).toEqual({ attempt: 0, max: 1 });
+  });
+
+  it('--min-remaining skips jobs that could not finish before their deadline', async () => {
+    const [soon, later] = await seedDead(backend, () => clock.now(), [{ queue: 'q', deadlineInMs: 10 * 60_000 }, { queue: 'q', deadlineInMs: 3 * 3_600_000 }]);
+    const { plan } = await buildPlan(deps, { action: 'redrive', selector: sel({ queue: 'q', minRemaining: '30m' }) });
+    const verdicts = Object.fromEntries(plan.items.map((i) => [i.job_id, i.verdict]));
+    expect(verdicts).toEqual({ [soon!]: 'skip:expired', [later!]: 'redrive' });
+    expect(plan.items.find((i) => i.job_id === soon)!.detail).toMatch(/less than the minimum remaining time/);
+  });
+
   it('an empty plan starts no run', async () => {
     const { plan } = await buildPlan(deps, { action: 'redrive', selector: sel({ queue: 'nothing-here' }) });
     expect(plan.items).toEqual([]);
