@@ -7,6 +7,7 @@ import { describe } from 'vitest';
 import { dlqCases } from './cases-dlq.js';
 import { fairnessCases } from './cases-fairness.js';
 import { jobCases } from './cases-jobs.js';
+import { modelCases } from './cases-model.js';
 import { runCases } from './cases-runs.js';
 import { statsCases } from './cases-stats.js';
 import { workerCases } from './cases-worker.js';
@@ -22,5 +23,6 @@ export function runConformanceSuite(name: string, makeFixture: MakeFixture): voi
     dlqCases(makeFixture);
     runCases(makeFixture);
     statsCases(makeFixture);
+    modelCases(makeFixture);
   });
 }
