@@ -103,6 +103,21 @@ describe('submit', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`${id} cancelled`);
   });
+
+  it('--wait: Ctrl-C stops waiting with exit 130 and the job keeps going', async () => {
+    const waiter = spawnCli(home, ['submit', 'x:v1', '--wait', '--queue', 'interrupted']);
+    waiter.stdin.end();
+    const done = collect(waiter);
+    let out = '';
+    waiter.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    const id = await pollUntil(() => out.match(/job_\w+/)?.[0], { what: 'the job id from submit --wait' });
+    waiter.kill('SIGINT');
+    const r = await done;
+    expect(r.code).toBe(130);
+    expect(r.stderr).toContain('keeps running');
+    const job = Job.parse(JSON.parse((await runCliOk(home, ['inspect', id, '-o', 'json'])).stdout));
+    expect(job.state).toBe('queued');
+  });
 });
 
 describe('inspect', () => {
@@ -143,6 +158,14 @@ describe('list', () => {
     expect(wf.every((j) => j.workflow === 'summarize:v1')).toBe(true);
     const none = await runCliOk(home, ['list', '--queue', 'listing', '--state', 'succeeded,dead']);
     expect(none.stdout).toBe(''); // an empty list is a success
+  });
+
+  it('filters by creation time with --since and --until (durations ago or ISO-8601)', async () => {
+    const count = async (...args: string[]) => (await runCliOk(home, ['list', '--queue', 'listing', ...args])).stdout.split('\n').filter(Boolean).length;
+    expect(await count('--since', '1h')).toBe(7);
+    expect(await count('--until', '1h')).toBe(0);
+    expect(await count('--since', '2000-01-01T00:00:00Z', '--until', '2999-01-01T00:00:00Z')).toBe(7);
+    expect(await count('--since', '2999-01-01T00:00:00Z')).toBe(0);
   });
 
   it('pages with --cursor (printed on stderr) without duplicates or gaps, and --all streams everything', async () => {
