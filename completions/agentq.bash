@@ -21,6 +21,8 @@ __agentq_sub() {
     '|metrics') __agentq_r='metrics' ;;
     '|completion') __agentq_r='completion' ;;
     '|tui') __agentq_r='tui' ;;
+    '|sqs') __agentq_r='sqs' ;;
+    '|outbox') __agentq_r='outbox' ;;
     '|worker') __agentq_r='worker' ;;
     '|job') __agentq_r='job' ;;
     'context|list') __agentq_r='list' ;;
@@ -42,6 +44,13 @@ __agentq_sub() {
     'dlq runs|help') __agentq_r='help' ;;
     'metrics|serve') __agentq_r='serve' ;;
     'metrics|help') __agentq_r='help' ;;
+    'sqs|setup') __agentq_r='setup' ;;
+    'sqs|sweep') __agentq_r='sweep' ;;
+    'sqs|custody') __agentq_r='custody' ;;
+    'sqs|help') __agentq_r='help' ;;
+    'outbox|relay') __agentq_r='relay' ;;
+    'outbox|status') __agentq_r='status' ;;
+    'outbox|help') __agentq_r='help' ;;
     'job|checkpoint') __agentq_r='checkpoint' ;;
     'job|effect') __agentq_r='effect' ;;
     'job|error') __agentq_r='error' ;;
@@ -212,6 +221,11 @@ __agentq_optval() {
     'tui|--rate') __agentq_r='free' ;;
     'tui|--batch-size') __agentq_r='free' ;;
     'tui|--max-redrives') __agentq_r='free' ;;
+    'sqs setup|-q'|'sqs setup|--queue') __agentq_r='dyn:queues' ;;
+    'sqs sweep|-q'|'sqs sweep|--queue') __agentq_r='dyn:queues' ;;
+    'sqs sweep|--max') __agentq_r='free' ;;
+    'sqs custody|--limit') __agentq_r='free' ;;
+    'sqs custody|--after') __agentq_r='free' ;;
     'worker|-q'|'worker|--queue') __agentq_r='dyn:queues' ;;
     'worker|-c'|'worker|--concurrency') __agentq_r='free' ;;
     'worker|--lease') __agentq_r='free' ;;
@@ -245,6 +259,8 @@ __agentq_argval() {
     'dlq help') case "$2" in 0) __agentq_r='choices:list show summary export redrive purge expire runs check browse' ;; esac ;;
     'metrics help') case "$2" in 0) __agentq_r='choices:serve' ;; esac ;;
     'completion') case "$2" in 0) __agentq_r='choices:bash zsh fish' ;; esac ;;
+    'sqs help') case "$2" in 0) __agentq_r='choices:setup sweep custody' ;; esac ;;
+    'outbox help') case "$2" in 0) __agentq_r='choices:relay status' ;; esac ;;
     'worker') case "$2" in *) __agentq_r='free' ;; esac ;;
     'job checkpoint') case "$2" in 0) __agentq_r='free' ;; esac ;;
     'job effect') case "$2" in 0) __agentq_r='free' ;; *) __agentq_r='free' ;; esac ;;
@@ -256,11 +272,13 @@ __agentq_argval() {
 __agentq_cmds() {
   __agentq_r=
   case "$1" in
-    '') __agentq_r='submit inspect list cancel tail help context demo dlq stats metrics completion tui worker job' ;;
+    '') __agentq_r='submit inspect list cancel tail help context demo dlq stats metrics completion tui sqs outbox worker job' ;;
     'context') __agentq_r='list use show help' ;;
     'dlq') __agentq_r='list show summary export redrive purge expire runs check browse help' ;;
     'dlq runs') __agentq_r='show help' ;;
     'metrics') __agentq_r='serve help' ;;
+    'sqs') __agentq_r='setup sweep custody help' ;;
+    'outbox') __agentq_r='relay status help' ;;
     'job') __agentq_r='checkpoint effect error help' ;;
   esac
 }
@@ -301,6 +319,15 @@ __agentq_opts() {
     'metrics help') __agentq_r='--url --context -o --output --json --color --no-input --debug -h --help' ;;
     'completion') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
     'tui') __agentq_r='-q --queue --tenant --workflow --error-code --since --until --grep --rate --batch-size --max-redrives -h --help --url --context -o --output --json --color --no-input --debug' ;;
+    'sqs') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
+    'sqs setup') __agentq_r='-q --queue -h --help --url --context -o --output --json --color --no-input --debug' ;;
+    'sqs sweep') __agentq_r='-q --queue --max --leave-foreign -y --yes -h --help --url --context -o --output --json --color --no-input --debug' ;;
+    'sqs custody') __agentq_r='--limit --after -h --help --url --context -o --output --json --color --no-input --debug' ;;
+    'sqs help') __agentq_r='--url --context -o --output --json --color --no-input --debug -h --help' ;;
+    'outbox') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
+    'outbox relay') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
+    'outbox status') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
+    'outbox help') __agentq_r='--url --context -o --output --json --color --no-input --debug -h --help' ;;
     'worker') __agentq_r='-q --queue -c --concurrency --lease --heartbeat --classes --worker-version --grace --kill-grace --max-result-bytes --drain --quiet -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'job') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
     'job checkpoint') __agentq_r='--file -h --help --url --context -o --output --json --color --no-input --debug' ;;

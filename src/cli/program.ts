@@ -37,6 +37,7 @@ import type { CommandContext } from './context.js';
 import { registerDlq } from './commands/dlq-register.js';
 import { registerOps } from './commands/ops-register.js';
 import { registerBrowse } from './commands/dlq-browse-register.js';
+import { registerSqs } from './commands/sqs-register.js';
 
 /** A command module: `run(opts, ctx)` (or another named export, see `fn`). */
 export type CommandModule = Record<string, unknown>;
@@ -249,6 +250,7 @@ export function buildProgram(host: ProgramHost): Command {
   registerDlq(program, lazy);
   registerOps(program, lazy); // stats, metrics serve, dlq check, completion (after dlq: adds `dlq check`)
   registerBrowse(program, lazy);
+  registerSqs(program, lazy); // sqs setup|sweep|custody, outbox relay|status
 
   // ------------------------------------------------------------ worker and job (issue 3)
   program

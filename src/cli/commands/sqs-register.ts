@@ -1,0 +1,63 @@
+/**
+ * Registration of the SQS backend's commands: `sqs setup|sweep|custody` and
+ * `outbox relay|status`. Imports nothing but commander; every action is lazy
+ * (the AWS SDK loads only when an sqs:// backend is opened).
+ */
+import type { Command } from 'commander';
+import type { CommandModule, LazyOptions } from '../program.js';
+
+type Lazy = (load: () => Promise<CommandModule>, o?: LazyOptions) => (...args: unknown[]) => Promise<void>;
+
+function ex(...lines: Array<[string, string]>): string {
+  return '\nExamples:\n' + lines.map(([cmd, what]) => `  # ${what}\n  $ ${cmd}\n`).join('');
+}
+
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+export function registerSqs(program: Command, lazy: Lazy): void {
+  const sqs = program.command('sqs').description('the AWS SQS backend: create its queues, take its DLQ into custody');
+  sqs
+    .command('setup')
+    .description('create or check the SQS queues agentq needs (one per class, the DLQ, RedrivePolicy) and print what it did')
+    .option('-q, --queue <queue>', 'agentq queue to set up (repeatable; default: the context\'s queue)', collect)
+    .addHelpText(
+      'after',
+      '\nFor each agentq queue Q: PREFIX-Q-dlq (retention 14 days) and PREFIX-Q-interactive|batch|maintenance, each with a\n' +
+        'RedrivePolicy to the DLQ (maxReceiveCount from max_receive_count= in the URL, default 10): a crash backstop above\n' +
+        'the app\'s own max attempts. Safe to run again: existing queues are checked, a changed policy is fixed.\n' +
+        ex(['agentq --url "sqs://eu-west-1/agentq" sqs setup --queue research', 'create the queues of "research"']),
+    )
+    .action(lazy(() => import('./sqs.js'), { fn: 'setup' }));
+  sqs
+    .command('sweep')
+    .description('receive the SQS DLQ and take what is there into custody (persisted byte-exact, then deleted from SQS)')
+    .option('-q, --queue <queue>', 'agentq queue whose DLQ to sweep (default: the context\'s queue)')
+    .option('--max <n>', 'receive at most this many messages', '1000')
+    .option('--leave-foreign', 'record foreign and malformed messages but leave them in SQS')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .addHelpText(
+      'after',
+      '\nThis receives from SQS: each message\'s receive count goes up by one and it is hidden while handled.\n' +
+        'Natively dead-lettered jobs become DLQ entries (reason custody, error SQS_MAX_RECEIVES); foreign and malformed\n' +
+        'messages become entries listed as malformed, never redriven or purged.\n' +
+        ex(['agentq sqs sweep --queue research --yes', 'in cron, after an alarm on the SQS DLQ'], ['agentq dlq list --queue research --error-code SQS_MAX_RECEIVES', 'then triage as usual']),
+    )
+    .action(lazy(() => import('./sqs.js'), { fn: 'sweep' }));
+  sqs
+    .command('custody')
+    .description('list the messages taken out of SQS DLQs (kind, source queue, receive count, body)')
+    .option('--limit <n>', 'at most this many (1-1000)', '100')
+    .option('--after <job-id>', 'continue after this job id')
+    .action(lazy(() => import('./sqs.js'), { fn: 'custody' }));
+
+  const outbox = program.command('outbox').description('the SQS backend\'s transactional outbox');
+  outbox
+    .command('relay')
+    .description('publish outbox rows a crash left unpublished (workers also do this before each claim)')
+    .addHelpText('after', ex(['agentq outbox relay', 'after an outage of SQS; exit 75 if some rows still could not be published']))
+    .action(lazy(() => import('./outbox.js'), { fn: 'relay' }));
+  outbox
+    .command('status')
+    .description('how many outbox rows are waiting, and since when')
+    .action(lazy(() => import('./outbox.js'), { fn: 'status' }));
+}

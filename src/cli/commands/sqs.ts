@@ -1,0 +1,106 @@
+/**
+ * `agentq sqs setup | sweep | custody`: what only the SQS backend has. Each
+ * works through the SqsBackend's own methods after checking the URL is an
+ * sqs:// one; the shared DLQ commands (list/show/redrive/…) work on SQS as on
+ * every backend, against the store.
+ */
+import type { Backend } from '../../backend/contract.js';
+import type { SqsBackend } from '../../backend/sqs/index.js';
+import { ConfigError, ValidationError } from '../../core/errors.js';
+import type { CommandContext } from '../context.js';
+import { isMachineFormat, printObject, printRecords } from '../output/format.js';
+import { sanitize } from '../output/sanitize.js';
+
+export function requireSqs(backend: Backend, command: string): SqsBackend {
+  if (backend.kind !== 'sqs') {
+    throw new ConfigError(`\`agentq ${command}\` needs the SQS backend, but the URL points to ${backend.kind} (${backend.description})`, 'Use --url sqs://REGION/PREFIX?... or a context that points to SQS.');
+  }
+  return backend as SqsBackend;
+}
+
+export interface SetupOptions {
+  queue?: string[];
+}
+
+export async function setup(o: SetupOptions, ctx: CommandContext): Promise<void> {
+  ctx.assertMutable('sqs setup');
+  const backend = requireSqs(await ctx.openBackend(), 'sqs setup');
+  const queues = o.queue && o.queue.length > 0 ? o.queue : [ctx.defaultQueue()];
+  const actions = await backend.setup(queues);
+  await printRecords(ctx.out, {
+    columns: [
+      { header: 'queue', get: (r) => r.name },
+      { header: 'action', get: (r) => r.action },
+      { header: 'what', get: (r) => r.detail, flexible: true },
+      { header: 'url', get: (r) => r.url, wide: true },
+    ],
+  }, actions);
+  const created = actions.filter((a) => a.action !== 'exists').length;
+  if (!isMachineFormat(ctx.out.format)) ctx.note(created === 0 ? 'every queue already existed with the right settings; nothing changed' : `${created} queue(s) created or updated`);
+}
+
+export interface SweepOptions {
+  queue?: string;
+  max?: string;
+  leaveForeign?: boolean;
+  yes?: boolean;
+}
+
+/** Said before anything is received: browsing SQS changes it. */
+export function sweepWarning(dlqName: string, leaveForeign: boolean): string {
+  return (
+    `This RECEIVES from the SQS DLQ ${dlqName}. Every message received gets its receive count raised by one and is hidden ` +
+    `for up to 30 s while it is handled. agentq's own copies of entries that are still dead are put back at once. ` +
+    `Other messages are written to the job store byte-exact with their attributes, then deleted from SQS` +
+    (leaveForeign ? ' — except foreign and malformed ones, which are recorded and left in SQS.' : '.') +
+    ' Foreign and malformed messages are listed as malformed DLQ entries and are never redriven or purged.'
+  );
+}
+
+export async function sweep(o: SweepOptions, ctx: CommandContext): Promise<void> {
+  ctx.assertMutable('sqs sweep');
+  const max = o.max === undefined ? 1000 : Number(o.max);
+  if (!Number.isInteger(max) || max < 1) throw new ValidationError(`--max must be a positive whole number of messages, got ${JSON.stringify(o.max)}`);
+  const backend = requireSqs(await ctx.openBackend(), 'sqs sweep');
+  const queue = o.queue ?? ctx.defaultQueue();
+  ctx.note(sanitize(sweepWarning(backend.sqsQueues.dlqName(queue), o.leaveForeign === true)));
+  await ctx.confirm(`Sweep the SQS DLQ of ${sanitize(queue)}?`, { yes: o.yes });
+  const report = await backend.sweepDlq(queue, { max, leaveForeign: o.leaveForeign === true });
+  if (isMachineFormat(ctx.out.format)) return printObject(ctx.out, report);
+  await printRecords(ctx.out, {
+    columns: [
+      { header: 'job', get: (r) => r.job_id },
+      { header: 'kind', get: (r) => r.kind },
+      { header: 'result', get: (r) => r.recorded },
+      { header: 'message', get: (r) => r.message_id, wide: true },
+      { header: 'why', get: (r) => r.why, flexible: true },
+    ],
+  }, report.custody);
+  ctx.note(
+    `received ${report.received}: ${report.custody.length} taken into custody, ${report.deleted} deleted from SQS, ` +
+      `${report.mirror_kept} agentq copies of dead entries left in place, ${report.kept_in_sqs} foreign/malformed left in SQS`,
+  );
+}
+
+export interface CustodyOptions {
+  limit?: string;
+  after?: string;
+}
+
+export async function custody(o: CustodyOptions, ctx: CommandContext): Promise<void> {
+  const limit = o.limit === undefined ? 100 : Number(o.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new ValidationError('--limit must be a whole number from 1 to 1000');
+  const backend = requireSqs(await ctx.openBackend(), 'sqs custody');
+  const rows = backend.ext.listCustody(limit, o.after ?? null);
+  await printRecords(ctx.out, {
+    columns: [
+      { header: 'job', get: (r) => r.job_id },
+      { header: 'kind', get: (r) => r.kind },
+      { header: 'from', get: (r) => r.source_queue },
+      { header: 'receives', get: (r) => (r.receive_count === null ? '-' : String(r.receive_count)) },
+      { header: 'taken', get: (r) => r.taken_at },
+      { header: 'message', get: (r) => r.message_id, wide: true },
+      { header: 'body', get: (r) => r.body.slice(0, 200), flexible: true },
+    ],
+  }, rows);
+}

@@ -1,0 +1,86 @@
+/**
+ * The SQS commands through the built CLI (dist/; `npm test` builds first),
+ * against fauxqs on loopback: `sqs setup`, submit through the outbox,
+ * `outbox status|relay`, `sqs sweep` (says that it receives from SQS, asks
+ * first), custody listed by `dlq list`, and no AWS SDK Node-version warning
+ * in agentq's output.
+ */
+import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dlqName } from '../../src/backend/sqs/names.js';
+import { makeCliHome, runCli, runCliOk, type CliHome } from '../support/cli.js';
+import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
+import { sqsUrl } from '../conformance/sqs-fixture.js';
+
+const CREDS = { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' };
+let server: SqsServer;
+let home: CliHome;
+let url: string;
+const prefix = `cli${process.pid}`;
+
+beforeAll(async () => {
+  server = await startSqsServer();
+  home = makeCliHome('agentq-sqs-cli-');
+  url = sqsUrl(server.endpoint, prefix, join(home.dir, 'store.db'), '&wait=0');
+});
+afterAll(async () => {
+  home?.cleanup();
+  await server?.stop();
+});
+
+const cli = (args: string[], expectCode = 0) => runCliOk(home, ['--url', url, ...args], { env: CREDS, expectCode });
+
+describe('agentq sqs / outbox commands', () => {
+  it('sets up the queues, submits through the outbox, sweeps the DLQ into custody', async () => {
+    const setup = await cli(['sqs', 'setup', '--queue', 'research']);
+    expect(setup.stdout.trim().split('\n').map((l) => l.split('\t').slice(0, 2))).toEqual([
+      [`${prefix}-research-dlq`, 'created'],
+      [`${prefix}-research-interactive`, 'created'],
+      [`${prefix}-research-batch`, 'created'],
+      [`${prefix}-research-maintenance`, 'created'],
+    ]);
+    expect(setup.stderr).not.toMatch(/NodeVersionSupportWarning|AWS SDK/);
+    const again = await cli(['sqs', 'setup', '--queue', 'research']);
+    expect(again.stderr).toContain('nothing changed');
+
+    const submitted = await cli(['submit', 'research_report:v3', '--queue', 'research', '-o', 'json']);
+    expect(submitted.stderr).not.toMatch(/NodeVersionSupportWarning|AWS SDK/);
+    const status = JSON.parse((await cli(['outbox', 'status', '-o', 'json'])).stdout) as { pending: number; published: number };
+    expect(status).toMatchObject({ pending: 0, published: 1 });
+    expect((await cli(['outbox', 'relay'])).stdout).toContain('published 0');
+
+    const raw = new SQSClient({ region: 'us-east-1', endpoint: server.endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+    const dlq = (await raw.send(new GetQueueUrlCommand({ QueueName: dlqName(prefix, 'research') }))).QueueUrl!;
+    await raw.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: 'from another system' }));
+    raw.destroy();
+
+    // Without --yes in a script: says what it would do to SQS, then declines (exit 3) without receiving.
+    const declined = await runCli(home, ['--url', url, 'sqs', 'sweep', '--queue', 'research'], { env: CREDS });
+    expect(declined.code).toBe(3);
+    expect(declined.stderr).toContain('This RECEIVES from the SQS DLQ');
+    expect(declined.stderr).toContain('receive count');
+
+    const swept = await cli(['sqs', 'sweep', '--queue', 'research', '--yes']);
+    expect(swept.stdout).toMatch(/job_\w+\tforeign\tkept/);
+    expect(swept.stderr).toContain('1 taken into custody, 1 deleted from SQS');
+    const list = (JSON.parse((await cli(["dlq", "list", "--queue", "research", "-o", "json"])).stdout) as { items: Array<{ error_code: string; malformed: string | null }> }).items;
+    expect(list).toHaveLength(1);
+    expect(list[0]).toMatchObject({ error_code: 'SQS_FOREIGN' });
+    expect(list[0]!.malformed).not.toBeNull();
+    const custody = await cli(['sqs', 'custody']);
+    expect(custody.stdout).toContain('from another system');
+  }, 60_000);
+
+  it('refuses SQS commands on another backend with a config error (exit 78)', async () => {
+    const r = await runCli(home, ['--url', home.dataUrl, 'sqs', 'setup'], { env: CREDS });
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain('needs the SQS backend');
+  });
+
+  it('names a bad sqs:// URL as a config error (exit 78)', async () => {
+    const r = await runCli(home, ['--url', 'sqs://nowhere/x', 'outbox', 'status'], { env: CREDS });
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain('names no AWS region');
+  });
+});
