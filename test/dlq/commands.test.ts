@@ -103,6 +103,24 @@ describe('confirmation on a terminal', () => {
   });
 });
 
+describe('partial jobs', () => {
+  it('a saved plan that includes partial jobs needs --force and lists their effects before it is confirmed', async () => {
+    const [partial] = await seedDead(backend, () => clock.now(), [{ queue: 'q', withEffect: true }]);
+    await dead(1);
+    const files = new Map<string, string>();
+    const fileIo = io({ writeFile: async (p, t) => void files.set(p, t), readFile: async (p) => files.get(p)! });
+    await dlqBulk('redrive', { queue: 'q', includePartial: true, force: true, dryRun: true, planOut: 'plan.json' }, fileIo);
+    expect(err).toContain(`WARNING: 1 job(s) in this plan already started an external effect`);
+    err = '';
+    await expect(dlqBulk('redrive', { plan: 'plan.json', yes: true }, fileIo)).rejects.toThrow(/includes partial jobs: applying it also needs --force/);
+    answers = ['y'];
+    await dlqBulk('redrive', { plan: 'plan.json', force: true }, fileIo);
+    expect(err.indexOf(`effect send-email: started`)).toBeGreaterThan(-1);
+    expect(err.indexOf(partial!)).toBeLessThan(err.indexOf('jobs will be moved back'));
+    expect((await backend.get(partial!))!.state).toBe('queued');
+  });
+});
+
 describe('dlq show --raw', () => {
   it('is refused on a terminal unless --force', async () => {
     const [id] = await dead(1);

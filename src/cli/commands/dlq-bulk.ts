@@ -4,7 +4,7 @@
  * paced apply → audit — so each safety rule is written once.
  */
 import { AgentqError, DeclinedError, ExitCode, InterruptedError, ValidationError } from '../../core/errors.js';
-import { parsePlan, serializePlan, type AttemptsPolicy, type Plan } from '../../core/plan.js';
+import { parsePlan, serializePlan, type AttemptsPolicy, type PartialNotice, type Plan } from '../../core/plan.js';
 import type { BulkAction, RunRecord } from '../../backend/contract.js';
 import { applyRun, buildPlan, resumeCommand, resumeRun, startRun, type ApplyResult, type EngineDeps } from '../../dlq/engine.js';
 import { hasSelector, parseSelector, requireSelector, type SelectorInput } from '../../dlq/filter.js';
@@ -139,13 +139,25 @@ async function planFor(action: BulkAction, o: BulkOptions, io: DlqIo) {
     const plan = parsePlan(await io.readFile(o.plan), `plan file ${o.plan}`);
     if (plan.action !== action) throw new ValidationError(`plan file ${o.plan} is a ${plan.action} plan; apply it with: agentq dlq ${plan.action} --plan ${o.plan}`);
     if (plan.options.includePartial && !o.force) throw new ValidationError(`plan file ${o.plan} includes partial jobs: applying it also needs --force`);
-    return { plan, partialNotices: [] };
+    return { plan, partialNotices: plan.options.includePartial ? await partialNoticesOf(plan, io) : [] };
   }
   const selector = parseSelector(selectorInput(o), io.clock.now());
   requireSelector(selector, o.all ?? false, `dlq ${action}`);
   const maxRedrives = o.maxRedrives !== undefined ? parsePositiveInt(o.maxRedrives, '--max-redrives', 1, 1000) : undefined;
   const backend = await io.backend();
   return buildPlan({ backend, clock: io.clock }, { action, selector, maxRedrives, includePartial, attempts, signal: io.signal });
+}
+
+/** A saved plan does not carry effects: look them up, so a partial redrive still shows them before it is confirmed. */
+async function partialNoticesOf(plan: Plan, io: DlqIo): Promise<PartialNotice[]> {
+  const backend = await io.backend();
+  const notices: PartialNotice[] = [];
+  for (const item of plan.items) {
+    if (item.verdict !== 'redrive') continue;
+    const entry = await backend.dlqGet(item.job_id);
+    if (entry?.partial) notices.push({ job_id: entry.job_id, effects: entry.job?.effects ?? [] });
+  }
+  return notices;
 }
 
 function printPartialNotices(notices: Array<{ job_id: string; effects: Array<{ key: string; status: string; started_at: string; done_at: string | null; idempotency_key: string }> }>, io: DlqIo): void {
