@@ -17,9 +17,10 @@ import type { Command, CommanderError } from 'commander';
 import type { Backend } from '../backend/contract.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { AgentqError, ExitCode } from '../core/errors.js';
-import { CliContext, type CliIo, type GlobalOptions } from './context.js';
-import { parseColourWhen, resolveColourLevel, createPalette } from './output/colour.js';
-import { resolveFormat } from './output/format.js';
+// Only what every invocation needs is imported here; what a running command needs
+// (context, config, output formats, colour) is imported when one runs, so
+// `agentq --help` and usage errors load as few modules as possible.
+import type { CliContext, CliIo, GlobalOptions } from './context.js';
 import { redactCredentials } from './output/redact.js';
 import { sanitize } from './output/sanitize.js';
 import { agentqVersion, buildProgram } from './program.js';
@@ -82,6 +83,12 @@ export async function main(argv: readonly string[], m: MainEnv): Promise<number>
 
   const program = buildProgram({
     run: async (cmd: Command, opts, runner) => {
+      const [{ CliContext }, { resolveFormat }, { parseColourWhen, resolveColourLevel, createPalette }, configModule] = await Promise.all([
+        import('./context.js'),
+        import('./output/format.js'),
+        import('./output/colour.js'),
+        import('./config.js'),
+      ]);
       const globals = cmd.optsWithGlobals() as GlobalOptions;
       const when = parseColourWhen(globals.color);
       const stdoutTTY = io.stdout.isTTY === true;
@@ -95,10 +102,8 @@ export async function main(argv: readonly string[], m: MainEnv): Promise<number>
         format: resolveFormat(globals.output, globals.json, stdoutTTY),
         palette,
         signal,
-        loadConfig: () => {
-          // Lazy so `--help`/`--version` never read config files.
-          return configModule.resolveConfig({ flags: { url: globals.url, context: globals.context }, env, cwd: m.cwd });
-        },
+        // Read on first use, so commands that need no backend never fail on a broken config file.
+        loadConfig: () => configModule.resolveConfig({ flags: { url: globals.url, context: globals.context }, env, cwd: m.cwd }),
         open: async (url) => (m.openBackend ? m.openBackend(url) : (await import('../backend/open.js')).openBackend(url)),
         defaultUrl: async () => (await import('../backend/open.js')).defaultDataUrl(env),
         readLine: (q) => readLine(io, q),
@@ -112,8 +117,6 @@ export async function main(argv: readonly string[], m: MainEnv): Promise<number>
       outputError: (s, write) => write(printable(s)),
     },
   });
-  const configModule = await import('./config.js');
-
   try {
     await program.parseAsync(args, { from: 'user' });
     return ExitCode.ok;
