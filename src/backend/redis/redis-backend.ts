@@ -99,7 +99,7 @@ export class RedisBackend implements Backend {
     this.clock = deps.clock ?? systemClock;
     this.random = deps.random ?? systemRandom;
     this.policy = deps.retryPolicy ?? DEFAULT_RETRY_POLICY;
-    this.readChunk = deps.readChunk ?? 200;
+    this.readChunk = deps.readChunk ?? 100;
     this.admission = deps.admission;
     this.fairness = deps.fairness ?? {};
     this.newId = createIdFactory(this.clock, this.random);
@@ -167,15 +167,30 @@ export class RedisBackend implements Backend {
     return this.keys.shard(loc.queue, loc.shard);
   }
 
-  /** Snapshots of jobs of one shard, in chunks so no single script call runs long. */
+  /**
+   * Snapshots of jobs of one shard for reads (get, list, DLQ pages). Plain
+   * single-key commands (HGETALL of the fixed-size job hash and the capped
+   * effects hash, LRANGE of the trimmed attempts list), auto-pipelined: a
+   * page costs one round trip, yet Redis serves other clients between any two
+   * of them, so walking a huge DLQ never holds Redis for more than one small
+   * command. Each key is read atomically; the three of one job are not
+   * (a read racing a transition may see the new state with the old attempts),
+   * which a listing tolerates. Transitions never rely on these snapshots alone:
+   * their scripts re-check state and fence.
+   */
   private async readSnapshots(loc: Loc, ids: string[]): Promise<Array<Snapshot | null>> {
     const p = this.sp(loc);
-    const out: Array<Snapshot | null> = [];
-    const chunks: string[][] = [];
-    for (let i = 0; i < ids.length; i += this.readChunk) chunks.push(ids.slice(i, i + this.readChunk));
-    const results = await Promise.all(chunks.map((c) => this.call<Array<Snapshot | null>>('aqRead', p, [p + 'all'], loc.queue, c)));
-    for (const r of results) for (const s of r) out.push(s ? s : null);
-    return out;
+    const c = this.client;
+    return Promise.all(
+      ids.map(async (id): Promise<Snapshot | null> => {
+        const [h, e, a] = await Promise.all([
+          c.call('HGETALL', `${p}j:${id}`) as Promise<string[]>,
+          c.call('HGETALL', `${p}e:${id}`) as Promise<string[]>,
+          c.lrange(`${p}a:${id}`, 0, -1),
+        ]);
+        return h.length === 0 ? null : [h, e, a];
+      }),
+    );
   }
 
   private async readJob(jobId: string): Promise<{ loc: Loc; job: Job } | null> {
