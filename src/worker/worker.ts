@@ -329,8 +329,8 @@ class WorkerRuntime implements Worker {
         this.scheduleHeartbeat();
       });
     }, this.nextHeartbeatDelay());
-    // The heartbeat alone must not keep a process alive; the claim loop and handlers do.
-    this.heartbeatTimer.unref();
+    // Deliberately not unref'd: a handler waiting only on its signal (a cancel, a deadline) must keep
+    // the process alive until the heartbeat that aborts it. stop() clears the timer.
   }
 
   /** Every `heartbeatMs`, or sooner when a deadline falls before that, so deadline aborts are prompt. */
