@@ -1,0 +1,115 @@
+/**
+ * The npm package as a user gets it: `npm pack` holds only what is needed,
+ * and the tarball installs globally into a temporary prefix and works there
+ * (`--version`, `--help`, a submit/inspect round trip on the embedded
+ * default, the completion scripts).
+ *
+ * No network beyond the npm registry here, so:
+ * - dependencies come from the local npm cache (`--offline`; `npm ci` filled it);
+ * - better-sqlite3's install script (`prebuild-install || node-gyp rebuild`)
+ *   would download a prebuilt binary, and without one compile SQLite from
+ *   source (minutes). prebuild-install's documented offline route is a
+ *   "local prebuild": a directory named by `npm_config_better_sqlite3_local_prebuilds`
+ *   holding the tarball it would have downloaded. The test makes that tarball
+ *   from the binary already built in this checkout (same Node ABI, platform and
+ *   arch), so the install runs the real install script without a compile.
+ *
+ * Needs `npm run build` first (npm test does): the pack skips `prepare`.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../support/cli.js';
+
+const run = promisify(execFile);
+const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+
+let dir: string;
+let tarball: string;
+let packed: string[];
+let prefix: string;
+let env: Record<string, string>;
+
+async function npm(args: string[], extraEnv: Record<string, string> = {}) {
+  return run('npm', args, { cwd: dir, env: { ...process.env, ...extraEnv } as Record<string, string>, timeout: 170_000, maxBuffer: 64 * 1024 * 1024 });
+}
+
+/** The prebuild tarball prebuild-install would download, made from this checkout's compiled binary. */
+async function localPrebuild(into: string): Promise<void> {
+  const sqliteDir = join(REPO_ROOT, 'node_modules', 'better-sqlite3');
+  const { version } = JSON.parse(readFileSync(join(sqliteDir, 'package.json'), 'utf8')) as { version: string };
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  mkdirSync(into, { recursive: true });
+  await run('tar', ['-czf', join(into, name), '-C', sqliteDir, 'build/Release/better_sqlite3.node']);
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'agentq-pack-'));
+  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: REPO_ROOT, maxBuffer: 64 * 1024 * 1024 });
+  const info = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  tarball = join(dir, info[0]!.filename);
+  packed = info[0]!.files.map((f) => f.path);
+
+  prefix = join(dir, 'prefix');
+  await localPrebuild(join(dir, 'prebuilds'));
+  await npm(['install', '-g', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', '--loglevel', 'error', tarball], {
+    npm_config_better_sqlite3_local_prebuilds: join(dir, 'prebuilds'),
+  });
+  env = {
+    PATH: `${join(prefix, 'bin')}:${process.env.PATH ?? '/usr/bin:/bin'}`,
+    HOME: dir,
+    XDG_DATA_HOME: join(dir, 'data'),
+    XDG_CONFIG_HOME: join(dir, 'config'),
+    LANG: 'C.UTF-8',
+  };
+}, 180_000);
+
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const agentq = (args: string[]) => run(join(prefix, 'bin', 'agentq'), args, { cwd: dir, env, timeout: 60_000 });
+
+describe('npm pack', () => {
+  it('holds the bin, the built code, the completions, README and LICENSE', () => {
+    for (const f of ['bin/agentq.js', 'dist/cli/main.js', 'dist/index.js', 'dist/index.d.ts', 'completions/agentq.bash', 'completions/_agentq', 'completions/agentq.fish', 'README.md', 'LICENSE', 'package.json']) {
+      expect(packed).toContain(f);
+    }
+  });
+
+  it('holds nothing else: no sources, tests, benchmarks, source maps or local state', () => {
+    const stray = packed.filter((f) => !/^(bin\/|dist\/|completions\/|README\.md$|LICENSE$|package\.json$)/.test(f));
+    expect(stray).toEqual([]);
+    expect(packed.filter((f) => f.endsWith('.map') || /\.(db|db-wal|db-shm|tgz)$/.test(f) || f.includes('node_modules/'))).toEqual([]);
+  });
+});
+
+describe('installed from the tarball into a temporary prefix', () => {
+  it('links agentq into the prefix and shows the agentq and Node versions', async () => {
+    expect(existsSync(join(prefix, 'bin', 'agentq'))).toBe(true);
+    const { stdout } = await agentq(['--version']);
+    expect(stdout.trim()).toBe(`agentq ${pkg.version} (node ${process.version})`);
+  });
+
+  it('prints --help with the commands', async () => {
+    const { stdout } = await agentq(['--help']);
+    for (const cmd of ['submit', 'inspect', 'list', 'dlq', 'stats', 'completion']) expect(stdout).toMatch(new RegExp(`^  ${cmd}\\b`, 'm'));
+  });
+
+  it('submits and inspects a job on the embedded default store (better-sqlite3 loads)', async () => {
+    const { stdout: id } = await agentq(['submit', 'smoke:v1', '--queue', 'pack', '--input', 'hello']);
+    expect(id.trim()).toMatch(/^job_[0-9A-HJKMNP-TV-Z]{26}$/);
+    const { stdout } = await agentq(['inspect', id.trim(), '-o', 'json']);
+    expect(JSON.parse(stdout)).toMatchObject({ job_id: id.trim(), queue: 'pack', state: 'queued', input: 'hello' });
+    expect(existsSync(join(dir, 'data', 'agentq', 'agentq.db'))).toBe(true);
+  });
+
+  it('ships the same completion scripts as `agentq completion` prints', async () => {
+    const installed = join(prefix, 'lib', 'node_modules', pkg.name, 'completions', 'agentq.bash');
+    const { stdout } = await agentq(['completion', 'bash']);
+    expect(stdout).toBe(readFileSync(installed, 'utf8'));
+  });
+});
