@@ -15,7 +15,7 @@
  * - foreign or malformed bodies: kept byte-exact as DLQ entries listed as
  *   malformed, which the bulk engine never redrives or purges.
  */
-import { ChangeMessageVisibilityBatchCommand, DeleteMessageCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SqliteSqsStore } from '../sqlite/outbox.js';
 import { toAgentqError } from './client.js';
 import { allAttributes, parseMessage } from './envelope.js';
@@ -49,9 +49,19 @@ export async function sweepDlq(
   const max = opts.max ?? 1000;
   const seen = new Set<string>();
   const putBack: Array<{ Id: string; ReceiptHandle: string; VisibilityTimeout: number }> = [];
+  // Deletes of one received batch go out together (DeleteMessageBatch), after every
+  // message of the batch is safely in the store.
+  let toDelete: string[] = [];
   const del = async (receipt: string) => {
-    await client.send(new DeleteMessageCommand({ QueueUrl: dlq.url, ReceiptHandle: receipt }));
-    report.deleted++;
+    toDelete.push(receipt);
+  };
+  const flushDeletes = async () => {
+    if (toDelete.length === 0) return;
+    const batch = toDelete;
+    toDelete = [];
+    const out = await client.send(new DeleteMessageBatchCommand({ QueueUrl: dlq.url, Entries: batch.map((r, i) => ({ Id: `d${i}`, ReceiptHandle: r })) }));
+    // A failed delete leaves the message in SQS; the next sweep finds it already in custody and deletes it then.
+    report.deleted += out.Successful?.length ?? 0;
   };
   try {
     while (report.received < max) {
@@ -106,6 +116,7 @@ export async function sweepDlq(
           await del(m.ReceiptHandle!);
         }
       }
+      await flushDeletes();
     }
   } catch (e) {
     throw toAgentqError(e, `sweeping ${dlq.name}`);

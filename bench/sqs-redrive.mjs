@@ -1,0 +1,156 @@
+// SQS redrive and submit throughput against fauxqs (1.9.2) in a separate process on 127.0.0.1.
+//
+//   npm run build && node bench/sqs-redrive.mjs          # N=5000 entries, SUBMITS=2000
+//   N=1000 SUBMITS=500 node bench/sqs-redrive.mjs        # quicker
+//
+// Phases, in one run, on two separate queue prefixes seeded identically (N dead jobs: N store
+// entries and N agentq DLQ copies in the SQS DLQ, with error attributes):
+//   naive   receive 1 / send 1 / delete 1 from the SQS DLQ to the source queue, until empty
+//   agentq  `agentq dlq redrive --queue Q --all --yes --rate 0` (plan, lock, ledger, store move +
+//           outbox row per job, SendMessageBatch of 10, outbox marked from the batch report), then
+//           `agentq sqs sweep --yes` (removes the N DLQ copies of entries no longer dead,
+//           DeleteMessageBatch of 10): both spawned CLIs, start-up included
+//   submit  sequential `backend.submit()` through the outbox (store commit, then publish at once)
+// Checks after each phase: exactly N messages in the source queue, none left in the DLQ.
+// Results (with the machine and the command) go to BENCHMARKS.md, section "SQS".
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { openBackend } from '../dist/backend/open.js';
+import { dlqAttributes, messageBody } from '../dist/backend/sqs/envelope.js';
+import { dlqName, sourceQueueName } from '../dist/backend/sqs/names.js';
+
+const N = Number(process.env.N ?? 5000);
+const SUBMITS = Number(process.env.SUBMITS ?? 2000);
+const QUEUE = 'bench';
+const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
+process.env.AWS_ACCESS_KEY_ID ??= 'test';
+process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+const port = await new Promise((resolve) => {
+  const s = createServer();
+  s.listen(0, '127.0.0.1', () => {
+    const p = s.address().port;
+    s.close(() => resolve(p));
+  });
+});
+const fauxqs = spawn(
+  process.execPath,
+  ['--input-type=module', '-e', `import { buildApp } from 'fauxqs'; const app = buildApp({ logger: false }); await app.listen({ port: ${port}, host: '127.0.0.1' }); console.log('LISTENING'); process.stdin.on('end', () => process.exit(0)); process.stdin.resume();`],
+  { cwd: REPO, stdio: ['pipe', 'pipe', 'inherit'] },
+);
+await new Promise((resolve, reject) => {
+  fauxqs.stdout.on('data', (d) => d.toString().includes('LISTENING') && resolve());
+  fauxqs.once('exit', (c) => reject(new Error(`fauxqs exited ${c}`)));
+});
+const endpoint = `http://127.0.0.1:${port}`;
+const sqs = new SQSClient({ region: 'us-east-1', endpoint });
+const dir = mkdtempSync(join(tmpdir(), 'agentq-bench-sqs-'));
+const urlFor = (prefix) =>
+  `sqs://us-east-1/${prefix}?endpoint=${encodeURIComponent(endpoint)}&store=${encodeURIComponent(`sqlite:${join(dir, `${prefix}.db`)}`)}&wait=0`;
+const qurl = async (name) => (await sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl;
+const depth = async (name) => {
+  const a = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: await qurl(name), AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }))).Attributes;
+  return Number(a.ApproximateNumberOfMessages) + Number(a.ApproximateNumberOfMessagesNotVisible);
+};
+const line = (s) => process.stdout.write(`${s}\n`);
+
+/**
+ * N dead jobs in the store, fast: through the store's own contract (submit, claim, fail), outbox rows
+ * marked published (seeding is not what is measured), and their N agentq DLQ copies sent to the SQS DLQ.
+ */
+async function seed(prefix) {
+  const backend = await openBackend(urlFor(prefix));
+  await backend.setup([QUEUE]);
+  const store = backend.store;
+  for (let i = 0; i < N; i++) await store.submit({ workflow: 'research_report:v3', queue: QUEUE, tenant_id: `t${i % 7}`, max_attempts: 1 });
+  backend.ext.store.db.prepare('UPDATE sqs_outbox SET published_at = 0').run();
+  const dead = [];
+  for (;;) {
+    const leases = await store.claim({ queue: QUEUE, workerId: 'seed', max: 500, leaseMs: 600_000 });
+    if (leases.length === 0) break;
+    for (const l of leases) {
+      const out = await store.fail(l, { code: 'PROVIDER_429', message: 'rate limited', retryable: false });
+      dead.push(out.job);
+    }
+  }
+  const dlq = await qurl(dlqName(prefix, QUEUE));
+  for (let i = 0; i < dead.length; i += 10) {
+    const batch = dead.slice(i, i + 10);
+    await sqs.send(new SendMessageBatchCommand({ QueueUrl: dlq, Entries: batch.map((j, k) => ({ Id: `m${k}`, MessageBody: messageBody(j), MessageAttributes: dlqAttributes(j, j.dead) })) }));
+  }
+  await backend.close();
+  if ((await depth(dlqName(prefix, QUEUE))) !== N) throw new Error('seeding the SQS DLQ failed');
+}
+
+function cli(prefix, args) {
+  const t = performance.now();
+  const r = spawnSync(process.execPath, [join(REPO, 'bin', 'agentq.js'), '--url', urlFor(prefix), '--no-input', ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+  if (r.status !== 0) throw new Error(`agentq ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return performance.now() - t;
+}
+
+line(`# sqs-redrive bench: N=${N}, node ${process.version}, ${cpus().length} cpus (${cpus()[0]?.model ?? '?'}), load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+
+// ---- naive
+await seed('naive');
+{
+  const from = await qurl(dlqName('naive', QUEUE));
+  const to = await qurl(sourceQueueName('naive', QUEUE, 'batch'));
+  const t = performance.now();
+  let moved = 0;
+  for (;;) {
+    const m = (await sqs.send(new ReceiveMessageCommand({ QueueUrl: from, MaxNumberOfMessages: 1, MessageAttributeNames: ['All'], VisibilityTimeout: 30 }))).Messages?.[0];
+    if (!m) break;
+    await sqs.send(new SendMessageCommand({ QueueUrl: to, MessageBody: m.Body, MessageAttributes: m.MessageAttributes }));
+    await sqs.send(new DeleteMessageCommand({ QueueUrl: from, ReceiptHandle: m.ReceiptHandle }));
+    moved++;
+  }
+  const ms = performance.now() - t;
+  if (moved !== N || (await depth(sourceQueueName('naive', QUEUE, 'batch'))) !== N || (await depth(dlqName('naive', QUEUE))) !== 0) throw new Error('naive loop check failed');
+  var naiveRate = (N / ms) * 1000;
+  line(`naive receive-1/send-1/delete-1: ${N} msgs in ${(ms / 1000).toFixed(2)} s = ${naiveRate.toFixed(0)} msg/s`);
+}
+
+// ---- agentq
+await seed('aq');
+{
+  const redriveMs = cli('aq', ['dlq', 'redrive', '--queue', QUEUE, '--all', '--yes', '--rate', '0', '--reason', 'bench']);
+  const sweepMs = cli('aq', ['sqs', 'sweep', '--queue', QUEUE, '--yes', '--max', String(2 * N)]);
+  const src = await depth(sourceQueueName('aq', QUEUE, 'batch'));
+  const left = await depth(dlqName('aq', QUEUE));
+  if (src !== N || left !== 0) throw new Error(`agentq check failed: ${src} in source, ${left} left in DLQ`);
+  const rate = (N / (redriveMs + sweepMs)) * 1000;
+  line(`agentq dlq redrive (CLI): ${N} jobs in ${(redriveMs / 1000).toFixed(2)} s; sqs sweep of the ${N} DLQ copies: ${(sweepMs / 1000).toFixed(2)} s`);
+  line(`agentq total: ${rate.toFixed(0)} msg/s = ${(rate / naiveRate).toFixed(1)}x the naive loop (redrive alone: ${((N / redriveMs) * 1000 / naiveRate).toFixed(1)}x)`);
+}
+
+// ---- submit through the outbox
+{
+  const backend = await openBackend(urlFor('sub') + '&autocreate=1');
+  await backend.setup([QUEUE]);
+  const t = performance.now();
+  for (let i = 0; i < SUBMITS; i++) await backend.submit({ workflow: 'research_report:v3', queue: QUEUE, tenant_id: 'acme' });
+  const ms = performance.now() - t;
+  const status = backend.outboxStatus();
+  if (status.pending !== 0 || (await depth(sourceQueueName('sub', QUEUE, 'batch'))) !== SUBMITS) throw new Error('submit check failed');
+  line(`submit through the outbox (sequential, publish at once): ${SUBMITS} jobs in ${(ms / 1000).toFixed(2)} s = ${((SUBMITS / ms) * 1000).toFixed(0)} jobs/s`);
+  await backend.close();
+}
+
+sqs.destroy();
+fauxqs.kill('SIGKILL');
+rmSync(dir, { recursive: true, force: true });
