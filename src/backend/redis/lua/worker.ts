@@ -171,15 +171,18 @@ return { 'ok', snapshot(id) }
 export const RELEASE = String.raw`
 local id, fence = ARGV[5], ARGV[6]
 if not leaseHeld(id, fence) then return { 'lost', hget(id, 'st') or '' } end
-endAttempt(id, 'released', nil, nil)
 if redis.call('HGET', KEYS[1], 'cra') then
-  -- given back after a cancel request: nothing left to run
+  -- given back after a cancel request: nothing left to run. The attempt ends
+  -- 'cancelled' and counts (it is not handed out again), so a job's attempt
+  -- number always equals its attempts that were not released.
+  endAttempt(id, 'cancelled', nil, nil)
   move(id, 'running', 'cancelled')
   finish(id, 'cancelled')
   total('cancelled')
   emit(id, 'cancelled', 'running', 'cancelled', hget(id, 'att'), hget(id, 'ten'), { why = 'released after a cancel request' })
   return { 'ok' }
 end
+endAttempt(id, 'released', nil, nil)
 redis.call('HINCRBY', KEYS[1], 'att', -1)
 redis.call('HDEL', KEYS[1], 'lw', 'le')
 redis.call('ZREM', K_LEASES, id)
