@@ -23,7 +23,7 @@ import { AgentqError, ExitCode } from '../core/errors.js';
 import type { CliContext, CliIo, GlobalOptions } from './context.js';
 import { redactCredentials } from './output/redact.js';
 import { sanitize } from './output/sanitize.js';
-import { agentqVersion, buildProgram } from './program.js';
+import { agentqVersion, buildProgram, firstOperand } from './program.js';
 
 export interface MainEnv {
   io: CliIo;
@@ -116,7 +116,7 @@ export async function main(argv: readonly string[], m: MainEnv): Promise<number>
       writeErr: (s) => void io.stderr.write(s),
       outputError: (s, write) => write(printable(s)),
     },
-  });
+  }, { commandHint: firstOperand(args) });
   try {
     await program.parseAsync(args, { from: 'user' });
     return ExitCode.ok;

@@ -80,7 +80,52 @@ export function examples(...lines: Array<[string, string]>): string {
   return '\nExamples:\n' + lines.map(([cmd, what]) => `  # ${what}\n  $ ${cmd}\n`).join('');
 }
 
-export function buildProgram(host: ProgramHost): Command {
+/**
+ * The core commands, by name and alias: when one of them is what runs,
+ * `buildProgram` registers only it (see `commandHint`).
+ */
+const CORE_COMMANDS: Record<string, string> = {
+  submit: 'submit',
+  inspect: 'inspect',
+  list: 'list',
+  ls: 'list',
+  cancel: 'cancel',
+  tail: 'tail',
+  context: 'context',
+  demo: 'demo',
+};
+
+/** Global options that take a value in the next word (`--url X`); `--color=X` is already joined by main. */
+const GLOBAL_OPTIONS_WITH_VALUE = new Set(['--url', '--context', '-o', '--output']);
+
+/** The command word of an argv (`agentq -o json inspect J` → `inspect`), or undefined. */
+export function firstOperand(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') return undefined;
+    if (GLOBAL_OPTIONS_WITH_VALUE.has(a)) i++;
+    else if (!a.startsWith('-')) return a;
+  }
+  return undefined;
+}
+
+export interface BuildOptions {
+  /**
+   * The command word about to run (`firstOperand(argv)`). When it names a
+   * core command, only that command is registered: building the whole tree
+   * (40-odd commands, 200-odd options) costs about as much start-up time as
+   * the rest of `agentq inspect` before the backend. Anything else — no
+   * command, `help`, another engineer's command, a typo that needs
+   * suggestions — builds the full tree. Completions and tests build the full
+   * tree by leaving this out.
+   */
+  commandHint?: string;
+}
+
+export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Command {
+  const only = build.commandHint === undefined ? undefined : CORE_COMMANDS[build.commandHint];
+  const want = (name: string) => only === undefined || only === name;
+
   const lazy =
     (load: () => Promise<CommandModule>, o: LazyOptions = {}) =>
     async (...actionArgs: unknown[]): Promise<void> => {
@@ -125,125 +170,143 @@ export function buildProgram(host: ProgramHost): Command {
   );
 
   // ------------------------------------------------------------ jobs
-  program
-    .command('submit')
-    .description('submit a job and print its id (validates, persists, returns at once)')
-    .argument('<workflow>', 'workflow as name:vN, e.g. research_report:v3')
-    .option('-q, --queue <queue>', 'queue name (default: the context\'s queue, else "default")')
-    .option('--tenant <tenant>', 'tenant id', 'default')
-    .addOption(new Option('--class <class>', 'service class').choices(['interactive', 'batch', 'maintenance']).default('batch'))
-    .option('--operation <name>', 'operation within the workflow')
-    .option('--deadline <when>', 'deadline: a duration from now (90s, 2h, 1d) or an ISO-8601 time with zone')
-    .option('--idempotency-key <key>', 'the same key returns the same job instead of a duplicate')
-    .option('--input <text>', 'inline input (at most 64 KiB; use --input-ref for documents)')
-    .option('--input-file <path>', 'inline input read from a file (at most 64 KiB), sha256 computed')
-    .option('--input-ref <ref>', 'reference to the input (s3://..., https://...), with --input-sha256')
-    .option('--input-sha256 <hex>', 'sha256 of what --input-ref points to (64 hex digits)')
-    .option('--max-attempts <n>', 'attempts before the job goes to the DLQ (1-100)', '3')
-    .option('--trace-id <id>', 'trace id to correlate logs and spans')
-    .option('--budget-tokens <n>', 'token ceiling for the job')
-    .option('--budget-usd <amount>', 'cost ceiling for the job in USD')
-    .option('--allowed-tool <name>', 'a tool the agent may call (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
-    .option('--estimated-seconds <n>', 'estimated seconds of work (for admission control)')
-    .option('--run-at <when>', 'do not start before this time (duration from now or ISO-8601)')
-    .option('--wait', 'follow the job until it ends; exit 0 succeeded, 1 ended otherwise, 124 timed out')
-    .option('--timeout <duration>', 'with --wait: stop waiting after this long (the job keeps running)')
-    .addHelpText(
-      'after',
-      examples(
-        ['agentq submit research_report:v3 --tenant acme --input-ref s3://bucket/in/doc.pdf --input-sha256 9f86d0…', 'a job whose input lives elsewhere'],
-        ['agentq submit summarize:v1 --input "short text" --deadline 15m --class interactive', 'small inline input, due in 15 minutes'],
-        ['agentq submit smoke:v1 --input-file in.json --wait --timeout 5m -o json', 'a CI smoke job: wait for the outcome'],
-        ['agentq submit report:v2 --idempotency-key order-123', 'safe to repeat: the same key returns the same job'],
-      ),
-    )
-    .action(lazy(() => import('./commands/submit.js'), { args: (workflow) => ({ workflow }) }));
+  if (want('submit')) {
+    program
+      .command('submit')
+      .description('submit a job and print its id (validates, persists, returns at once)')
+      .argument('<workflow>', 'workflow as name:vN, e.g. research_report:v3')
+      .option('-q, --queue <queue>', 'queue name (default: the context\'s queue, else "default")')
+      .option('--tenant <tenant>', 'tenant id', 'default')
+      .addOption(new Option('--class <class>', 'service class').choices(['interactive', 'batch', 'maintenance']).default('batch'))
+      .option('--operation <name>', 'operation within the workflow')
+      .option('--deadline <when>', 'deadline: a duration from now (90s, 2h, 1d) or an ISO-8601 time with zone')
+      .option('--idempotency-key <key>', 'the same key returns the same job instead of a duplicate')
+      .option('--input <text>', 'inline input (at most 64 KiB; use --input-ref for documents)')
+      .option('--input-file <path>', 'inline input read from a file (at most 64 KiB), sha256 computed')
+      .option('--input-ref <ref>', 'reference to the input (s3://..., https://...), with --input-sha256')
+      .option('--input-sha256 <hex>', 'sha256 of what --input-ref points to (64 hex digits)')
+      .option('--max-attempts <n>', 'attempts before the job goes to the DLQ (1-100)', '3')
+      .option('--trace-id <id>', 'trace id to correlate logs and spans')
+      .option('--budget-tokens <n>', 'token ceiling for the job')
+      .option('--budget-usd <amount>', 'cost ceiling for the job in USD')
+      .option('--allowed-tool <name>', 'a tool the agent may call (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+      .option('--estimated-seconds <n>', 'estimated seconds of work (for admission control)')
+      .option('--run-at <when>', 'do not start before this time (duration from now or ISO-8601)')
+      .option('--wait', 'follow the job until it ends; exit 0 succeeded, 1 ended otherwise, 124 timed out')
+      .option('--timeout <duration>', 'with --wait: stop waiting after this long (the job keeps running)')
+      .addHelpText(
+        'after',
+        examples(
+          ['agentq submit research_report:v3 --tenant acme --input-ref s3://bucket/in/doc.pdf --input-sha256 9f86d0…', 'a job whose input lives elsewhere'],
+          ['agentq submit summarize:v1 --input "short text" --deadline 15m --class interactive', 'small inline input, due in 15 minutes'],
+          ['agentq submit smoke:v1 --input-file in.json --wait --timeout 5m -o json', 'a CI smoke job: wait for the outcome'],
+          ['agentq submit report:v2 --idempotency-key order-123', 'safe to repeat: the same key returns the same job'],
+        ),
+      )
+      .action(lazy(() => import('./commands/submit.js'), { args: (workflow) => ({ workflow }) }));
+  }
 
-  program
-    .command('inspect')
-    .description('show one job: state, outcome, attempts, lease, deadline, checkpoint, effects, errors, events')
-    .argument('<job>', 'job id (job_...)')
-    .option('--events <n>', 'how many recent events to show', '10')
-    .addHelpText('after', examples(['agentq inspect job_01JD3K…', 'everything about one job'], ['agentq inspect job_01JD3K… -o json | jq .state', 'for scripts']))
-    .action(lazy(() => import('./commands/inspect.js'), { args: (job) => ({ job }) }));
+  if (want('inspect')) {
+    program
+      .command('inspect')
+      .description('show one job: state, outcome, attempts, lease, deadline, checkpoint, effects, errors, events')
+      .argument('<job>', 'job id (job_...)')
+      .option('--events <n>', 'how many recent events to show', '10')
+      .addHelpText('after', examples(['agentq inspect job_01JD3K…', 'everything about one job'], ['agentq inspect job_01JD3K… -o json | jq .state', 'for scripts']))
+      .action(lazy(() => import('./commands/inspect.js'), { args: (job) => ({ job }) }));
+  }
 
-  program
-    .command('list')
-    .alias('ls')
-    .description('list jobs in creation order (oldest first), a page at a time')
-    .option('-q, --queue <queue>', 'only this queue')
-    .option('--state <states>', 'only these states (comma-separated: queued,scheduled,running,succeeded,dead,cancelled,expired)')
-    .option('--tenant <tenant>', 'only this tenant')
-    .addOption(new Option('--class <class>', 'only this class').choices(['interactive', 'batch', 'maintenance']))
-    .option('--workflow <workflow>', 'only this workflow (name:vN)')
-    .option('--since <when>', 'created at or after (duration ago, e.g. 6h, or ISO-8601)')
-    .option('--until <when>', 'created before (duration ago or ISO-8601)')
-    .option('--limit <n>', 'jobs per page (1-1000)', '50')
-    .option('--cursor <cursor>', 'continue from the cursor printed by the previous page')
-    .option('--all', 'stream every page (bounded memory)')
-    .addHelpText(
-      'after',
-      examples(
-        ['agentq list --state running --tenant acme', 'what is running for one tenant'],
-        ['agentq list --queue research --since 1h -o wide', 'recent jobs with more columns'],
-        ['agentq list --state dead --all -o ndjson | jq -r .job_id', 'every dead job id, streamed'],
-      ),
-    )
-    .action(lazy(() => import('./commands/list.js')));
+  if (want('list')) {
+    program
+      .command('list')
+      .alias('ls')
+      .description('list jobs in creation order (oldest first), a page at a time')
+      .option('-q, --queue <queue>', 'only this queue')
+      .option('--state <states>', 'only these states (comma-separated: queued,scheduled,running,succeeded,dead,cancelled,expired)')
+      .option('--tenant <tenant>', 'only this tenant')
+      .addOption(new Option('--class <class>', 'only this class').choices(['interactive', 'batch', 'maintenance']))
+      .option('--workflow <workflow>', 'only this workflow (name:vN)')
+      .option('--since <when>', 'created at or after (duration ago, e.g. 6h, or ISO-8601)')
+      .option('--until <when>', 'created before (duration ago or ISO-8601)')
+      .option('--limit <n>', 'jobs per page (1-1000)', '50')
+      .option('--cursor <cursor>', 'continue from the cursor printed by the previous page')
+      .option('--all', 'stream every page (bounded memory)')
+      .addHelpText(
+        'after',
+        examples(
+          ['agentq list --state running --tenant acme', 'what is running for one tenant'],
+          ['agentq list --queue research --since 1h -o wide', 'recent jobs with more columns'],
+          ['agentq list --state dead --all -o ndjson | jq -r .job_id', 'every dead job id, streamed'],
+        ),
+      )
+      .action(lazy(() => import('./commands/list.js')));
+  }
 
-  program
-    .command('cancel')
-    .description('cancel jobs: a queued job ends at once, a running job is asked to stop at its next heartbeat')
-    .argument('<jobs...>', 'job ids')
-    .option('--reason <text>', 'why (recorded on the job)')
-    .addHelpText('after', examples(['agentq cancel job_01JD3K… --reason "customer withdrew"', 'cancel one job'], ['agentq list --state queued --tenant acme -o ndjson | jq -r .job_id | xargs agentq cancel', 'cancel many']))
-    .action(lazy(() => import('./commands/cancel.js'), { args: (jobs) => ({ jobs }) }));
+  if (want('cancel')) {
+    program
+      .command('cancel')
+      .description('cancel jobs: a queued job ends at once, a running job is asked to stop at its next heartbeat')
+      .argument('<jobs...>', 'job ids')
+      .option('--reason <text>', 'why (recorded on the job)')
+      .addHelpText('after', examples(['agentq cancel job_01JD3K… --reason "customer withdrew"', 'cancel one job'], ['agentq list --state queued --tenant acme -o ndjson | jq -r .job_id | xargs agentq cancel', 'cancel many']))
+      .action(lazy(() => import('./commands/cancel.js'), { args: (jobs) => ({ jobs }) }));
+  }
 
-  program
-    .command('tail')
-    .description('print job events (submitted, claimed, retries, outcomes); --follow keeps waiting for new ones')
-    .option('-q, --queue <queue>', 'only events of this queue')
-    .option('--job <job>', 'only events of this job')
-    .option('--since <when>', 'events at or after (duration ago or ISO-8601)')
-    .option('-f, --follow', 'keep printing new events until Ctrl-C (which exits 0)')
-    .addHelpText('after', examples(['agentq tail --queue research --follow -o ndjson', 'stream events as JSON lines (each has a "type")'], ['agentq tail --job job_01JD3K…', 'the history of one job']))
-    .action(lazy(() => import('./commands/tail.js')));
+  if (want('tail')) {
+    program
+      .command('tail')
+      .description('print job events (submitted, claimed, retries, outcomes); --follow keeps waiting for new ones')
+      .option('-q, --queue <queue>', 'only events of this queue')
+      .option('--job <job>', 'only events of this job')
+      .option('--since <when>', 'events at or after (duration ago or ISO-8601)')
+      .option('-f, --follow', 'keep printing new events until Ctrl-C (which exits 0)')
+      .addHelpText('after', examples(['agentq tail --queue research --follow -o ndjson', 'stream events as JSON lines (each has a "type")'], ['agentq tail --job job_01JD3K…', 'the history of one job']))
+      .action(lazy(() => import('./commands/tail.js')));
+  }
 
   // ------------------------------------------------------------ help, config, demo
-  program
-    .command('help')
-    .description('show help for a command, or a topic: exit-codes')
-    .argument('[topic...]', 'a command (e.g. "dlq redrive") or "exit-codes"')
-    .addHelpText('after', examples(['agentq help exit-codes', 'the exit codes scripts can rely on'], ['agentq help submit', 'same as agentq submit --help']))
-    .action(lazy(() => import('./commands/help.js'), { args: (topic) => ({ topic, program }) }));
+  if (only === undefined) {
+    program
+      .command('help')
+      .description('show help for a command, or a topic: exit-codes')
+      .argument('[topic...]', 'a command (e.g. "dlq redrive") or "exit-codes"')
+      .addHelpText('after', examples(['agentq help exit-codes', 'the exit codes scripts can rely on'], ['agentq help submit', 'same as agentq submit --help']))
+      .action(lazy(() => import('./commands/help.js'), { args: (topic) => ({ topic, program }) }));
+  }
 
-  const context = program.command('context').description('show and switch configuration contexts (kubectl-style)');
-  context
-    .command('list')
-    .description('list contexts from the user and project config files')
-    .action(lazy(() => import('./commands/context.js'), { fn: 'list' }));
-  context
-    .command('use')
-    .description('make a context current (written to the user config file)')
-    .argument('<name>', 'context name')
-    .action(lazy(() => import('./commands/context.js'), { fn: 'use', args: (name) => ({ name }) }));
-  context
-    .command('show')
-    .description('show the active context, backend URL (redacted) and where each setting comes from')
-    .action(lazy(() => import('./commands/context.js'), { fn: 'show' }));
-  context.addHelpText(
-    'after',
-    examples(['agentq context list', 'known contexts'], ['agentq context use prod', 'switch'], ['agentq --context staging list', 'one command against another context']),
-  );
+  if (want('context')) {
+    const context = program.command('context').description('show and switch configuration contexts (kubectl-style)');
+    context
+      .command('list')
+      .description('list contexts from the user and project config files')
+      .action(lazy(() => import('./commands/context.js'), { fn: 'list' }));
+    context
+      .command('use')
+      .description('make a context current (written to the user config file)')
+      .argument('<name>', 'context name')
+      .action(lazy(() => import('./commands/context.js'), { fn: 'use', args: (name) => ({ name }) }));
+    context
+      .command('show')
+      .description('show the active context, backend URL (redacted) and where each setting comes from')
+      .action(lazy(() => import('./commands/context.js'), { fn: 'show' }));
+    context.addHelpText(
+      'after',
+      examples(['agentq context list', 'known contexts'], ['agentq context use prod', 'switch'], ['agentq --context staging list', 'one command against another context']),
+    );
+  }
 
-  program
-    .command('demo')
-    .description('try agentq: create a local queue on the embedded default, submit sample jobs and show them')
-    .option('-q, --queue <queue>', 'queue for the sample jobs', 'demo')
-    .option('--jobs <n>', 'how many sample jobs', '6')
-    .option('--no-worker', 'only submit the sample jobs; do not process them with the demo worker')
-    .addHelpText('after', examples(['agentq demo', 'works on a fresh machine, no configuration']))
-    .action(lazy(() => import('./commands/demo.js')));
+  if (want('demo')) {
+    program
+      .command('demo')
+      .description('try agentq: create a local queue on the embedded default, submit sample jobs and show them')
+      .option('-q, --queue <queue>', 'queue for the sample jobs', 'demo')
+      .option('--jobs <n>', 'how many sample jobs', '6')
+      .option('--no-worker', 'only submit the sample jobs; do not process them with the demo worker')
+      .addHelpText('after', examples(['agentq demo', 'works on a fresh machine, no configuration']))
+      .action(lazy(() => import('./commands/demo.js')));
+  }
+
+  if (only !== undefined) return program;
 
   // ------------------------------------------------------------ other engineers' commands
   // (worker, job, dlq, stats, completion, ... register below with the same `lazy` pattern)

@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { Command } from 'commander';
 import { main, reportError } from '../../src/cli/main.js';
-import { buildProgram, type CommandRunner } from '../../src/cli/program.js';
+import { buildProgram, firstOperand, type CommandRunner } from '../../src/cli/program.js';
 import { CliContext, type CliIo } from '../../src/cli/context.js';
 import { NO_COLOUR } from '../../src/cli/output/colour.js';
 import { ManualClock } from '../../src/core/clock.js';
@@ -56,6 +56,42 @@ describe('argv → command options (command modules not run)', () => {
   it('global options work before or after the command', async () => {
     expect((await parse(['--json', 'list'])).globals).toMatchObject({ json: true });
     expect((await parse(['list', '--url', 'sqlite:x', '-o', 'ndjson', '--no-input'])).globals).toMatchObject({ url: 'sqlite:x', output: 'ndjson', input: false });
+  });
+});
+
+describe('building only the command that runs', () => {
+  it.each([
+    [['inspect', 'job_1'], 'inspect'],
+    [['-o', 'json', 'list'], 'list'],
+    [['--url', 'list', '--context', 'x', 'cancel', 'j'], 'cancel'],
+    [['--json', '--debug', 'ls'], 'ls'],
+    [['--color=never', 'tail', '-f'], 'tail'],
+    [['--help'], undefined],
+    [['--', 'submit'], undefined],
+  ])('firstOperand(%j) = %s', (argv, expected) => {
+    expect(firstOperand(argv)).toBe(expected);
+  });
+
+  const host = { run: async () => {} };
+  const helpOf = (program: Command, path: string[]) => {
+    let cmd = program;
+    for (const name of path) cmd = cmd.commands.find((c) => c.name() === name)!;
+    return cmd.helpInformation();
+  };
+
+  it.each([['submit'], ['inspect'], ['list'], ['cancel'], ['tail'], ['demo'], ['context', 'use']])(
+    'agentq %s is defined exactly as in the full tree',
+    (...path) => {
+      const full = buildProgram(host);
+      const lean = buildProgram(host, { commandHint: path[0] });
+      expect(lean.commands.map((c) => c.name())).toEqual([path[0]]);
+      expect(helpOf(lean, path)).toBe(helpOf(full, path));
+    },
+  );
+
+  it('other commands, help and typos get the full tree', () => {
+    const full = buildProgram(host).commands.length;
+    for (const hint of ['dlq', 'help', 'worker', 'lsit', undefined]) expect(buildProgram(host, { commandHint: hint }).commands.length).toBe(full);
   });
 });
 
