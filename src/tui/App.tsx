@@ -38,6 +38,8 @@ export interface AppProps {
   tickMs?: number;
   /** Called with every state after it changes (tests, benchmarks). */
   onState?: (s: TriageState) => void;
+  /** Told when a key arrives (benchmark trace). */
+  onKey?: () => void;
 }
 
 export function App(props: AppProps) {
@@ -75,16 +77,23 @@ export function App(props: AppProps) {
     onState?.(state);
   }, [state, onState]);
 
-  const onInput = useCallback((input: string, key: InkKey) => {
-    for (const name of inputKeys(input, key)) dispatch({ type: 'key', name });
-  }, []);
+  const onKey = props.onKey;
+  const onInput = useCallback(
+    (input: string, key: InkKey) => {
+      onKey?.();
+      for (const name of inputKeys(input, key)) dispatch({ type: 'key', name });
+    },
+    [onKey],
+  );
   useInput(onInput);
 
   const height = frameHeight(size);
   return (
-    <Box flexDirection="column" height={height} width={size.columns} overflow="hidden">
+    // No overflow="hidden": every view renders at most the rows that fit (pageSize), and
+    // clipping makes Ink re-slice every line of every frame (most of a frame's cost).
+    <Box flexDirection="column" height={height} width={size.columns}>
       <Header info={info} state={state} />
-      <Box flexDirection="column" flexGrow={1} overflow="hidden">
+      <Box flexDirection="column" flexGrow={1}>
         <Body state={state} width={size.columns} />
       </Box>
       <StatusBar state={state} />

@@ -6,6 +6,7 @@
  */
 import { render } from 'ink';
 import { App, type AppProps } from './App.js';
+import type { FrameTrace } from './trace.js';
 
 /** DEC private modes: 1049 = alternate screen (with the main screen saved), 25 = cursor visible. */
 const ENTER_ALT_SCREEN = '\x1b[?1049h\x1b[H\x1b[?25l';
@@ -17,6 +18,8 @@ export interface TuiStreams {
   stderr: NodeJS.WriteStream;
   /** Unmounts the app (SIGTERM, or the first Ctrl-C outside raw mode). */
   signal: AbortSignal;
+  /** Frame timing for the benchmark (`AGENTQ_TUI_TRACE`). */
+  trace?: FrameTrace;
 }
 
 export async function runTui(props: AppProps, io: TuiStreams): Promise<void> {
@@ -28,7 +31,8 @@ export async function runTui(props: AppProps, io: TuiStreams): Promise<void> {
     io.stdout.write(LEAVE_ALT_SCREEN);
   };
   try {
-    const instance = render(<App {...props} />, {
+    const trace = io.trace;
+    const instance = render(<App {...props} onKey={trace ? () => trace.keyReceived() : undefined} />, {
       stdin: io.stdin,
       stdout: io.stdout,
       stderr: io.stderr,
@@ -37,6 +41,7 @@ export async function runTui(props: AppProps, io: TuiStreams): Promise<void> {
       patchConsole: false,
       // Ink throttles frames to maxFps; 60 keeps key-to-frame latency under one 17 ms frame.
       maxFps: 60,
+      ...(trace ? { onRender: () => trace.frameWritten() } : {}),
     });
     const onAbort = () => instance.unmount();
     io.signal.addEventListener('abort', onAbort, { once: true });

@@ -67,11 +67,17 @@ export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<voi
 
   const backend = await ctx.openBackend();
   const io = dlqIoFrom(ctx);
-  const [{ runTui }, { backendSource }, { engineRedrive }] = await Promise.all([
+  // React picks its build from NODE_ENV when it is first loaded, which is just below: the
+  // development build checks every element and costs about a quarter of each frame.
+  // This command is the only one that loads React, so the choice is made here.
+  process.env.NODE_ENV ??= 'production';
+  const [{ runTui }, { backendSource }, { engineRedrive }, { fileTrace }] = await Promise.all([
     import('../../tui/run.js'),
     import('../../tui/source.js'),
     import('../../tui/redrive-gateway.js'),
+    import('../../tui/trace.js'),
   ]);
+  const tracePath = ctx.env.AGENTQ_TUI_TRACE;
   await runTui(
     {
       source: backendSource(backend, selector.filter),
@@ -88,6 +94,7 @@ export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<voi
       stdout: ctx.io.stdout as NodeJS.WriteStream,
       stderr: ctx.io.stderr as NodeJS.WriteStream,
       signal: ctx.signal,
+      trace: tracePath ? fileTrace(tracePath) : undefined,
     },
   );
 }
