@@ -36,13 +36,22 @@ export interface BatchSendOptions {
 
 const realSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** Batches in flight at once: SQS scales with concurrent callers; one at a time is latency-bound. */
+export const SEND_CONCURRENCY = 8;
+
 export async function sendBatch(client: SQSClient, queueUrl: string, messages: OutgoingMessage[], opts: BatchSendOptions = {}): Promise<BatchOutcome> {
   const out: BatchOutcome = { sent: [], failed: [] };
-  for (let i = 0; i < messages.length; i += SQS_BATCH_MAX) {
-    const r = await sendOneBatch(client, queueUrl, messages.slice(i, i + SQS_BATCH_MAX), opts);
-    out.sent.push(...r.sent);
-    out.failed.push(...r.failed);
-  }
+  const batches: OutgoingMessage[][] = [];
+  for (let i = 0; i < messages.length; i += SQS_BATCH_MAX) batches.push(messages.slice(i, i + SQS_BATCH_MAX));
+  let next = 0;
+  const lane = async () => {
+    while (next < batches.length) {
+      const r = await sendOneBatch(client, queueUrl, batches[next++]!, opts);
+      out.sent.push(...r.sent);
+      out.failed.push(...r.failed);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, batches.length) }, lane));
   return out;
 }
 

@@ -15,10 +15,13 @@
  * - foreign or malformed bodies: kept byte-exact as DLQ entries listed as
  *   malformed, which the bulk engine never redrives or purges.
  */
-import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SqliteSqsStore } from '../sqlite/outbox.js';
 import { toAgentqError } from './client.js';
 import { allAttributes, parseMessage } from './envelope.js';
+
+/** Concurrent receive → persist → delete loops of one sweep. */
+const SWEEP_LANES = 4;
 
 export interface SweepOptions {
   /** Stop after receiving this many messages (default 1000). */
@@ -51,24 +54,59 @@ export async function sweepDlq(
   const putBack: Array<{ Id: string; ReceiptHandle: string; VisibilityTimeout: number }> = [];
   // Deletes of one received batch go out together (DeleteMessageBatch), after every
   // message of the batch is safely in the store.
-  let toDelete: string[] = [];
-  const del = async (receipt: string) => {
-    toDelete.push(receipt);
-  };
-  const flushDeletes = async () => {
-    if (toDelete.length === 0) return;
-    const batch = toDelete;
-    toDelete = [];
-    const out = await client.send(new DeleteMessageBatchCommand({ QueueUrl: dlq.url, Entries: batch.map((r, i) => ({ Id: `d${i}`, ReceiptHandle: r })) }));
+  const flushDeletes = async (receipts: string[]) => {
+    if (receipts.length === 0) return;
+    const out = await client.send(new DeleteMessageBatchCommand({ QueueUrl: dlq.url, Entries: receipts.map((r, i) => ({ Id: `d${i}`, ReceiptHandle: r })) }));
     // A failed delete leaves the message in SQS; the next sweep finds it already in custody and deletes it then.
     report.deleted += out.Successful?.length ?? 0;
   };
-  try {
+  /** Handles one received message; returns its receipt when it is to be deleted. */
+  const handle = (m: Message): string | null => {
+    seen.add(m.MessageId!);
+    report.received++;
+    const parsed = parseMessage(m);
+    const keepInPlace = () => {
+      putBack.push({ Id: `p${putBack.length}`, ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 });
+      return null;
+    };
+    if (parsed.kind === 'agentq' && parsed.isAppDlqCopy) {
+      if (store.stateOf(parsed.jobId) !== 'dead') return m.ReceiptHandle!;
+      report.mirror_kept++;
+      return keepInPlace();
+    }
+    // The count survives the move to the DLQ, and this sweep's own receive added one.
+    const receiveCount = Number(m.Attributes?.ApproximateReceiveCount ?? NaN) - 1;
+    const why =
+      parsed.kind === 'agentq'
+        ? `SQS moved the message to ${dlq.name} by its RedrivePolicy (maxReceiveCount ${dlq.maxReceiveCount}) after ${Number.isFinite(receiveCount) ? receiveCount : 'several'} receives without a delete: a consumer kept crashing or stalling on it`
+        : parsed.kind === 'malformed'
+          ? `malformed message found in ${dlq.name}: ${parsed.why}`
+          : `foreign message found in ${dlq.name}: ${parsed.why}`;
+    const r = store.takeCustody({
+      kind: parsed.kind,
+      jobId: parsed.kind === 'foreign' ? null : parsed.jobId,
+      messageId: m.MessageId!,
+      sourceQueue: dlq.name,
+      queue: dlq.queue,
+      body: m.Body ?? '',
+      attributes: allAttributes(m),
+      receiveCount: Number.isFinite(receiveCount) ? receiveCount : null,
+      why,
+    });
+    report.custody.push({ job_id: r.jobId, kind: parsed.kind, message_id: m.MessageId!, recorded: r.recorded, why });
+    if (parsed.kind !== 'agentq' && opts.leaveForeign) {
+      report.kept_in_sqs++;
+      return keepInPlace();
+    }
+    return m.ReceiptHandle!;
+  };
+  // Several receivers at once: SQS serves concurrent receives, and one at a time is latency-bound.
+  const lane = async () => {
     while (report.received < max) {
       const out = await client.send(
         new ReceiveMessageCommand({
           QueueUrl: dlq.url,
-          MaxNumberOfMessages: Math.min(10, max - report.received),
+          MaxNumberOfMessages: Math.max(1, Math.min(10, max - report.received)),
           VisibilityTimeout: opts.visibilitySeconds ?? 30,
           WaitTimeSeconds: 0,
           MessageAttributeNames: ['All'],
@@ -76,48 +114,17 @@ export async function sweepDlq(
         }),
       );
       const msgs = (out.Messages ?? []).filter((m) => !seen.has(m.MessageId!));
-      if (msgs.length === 0) break;
+      if (msgs.length === 0) return;
+      const receipts: string[] = [];
       for (const m of msgs) {
-        seen.add(m.MessageId!);
-        report.received++;
-        const parsed = parseMessage(m);
-        const keepInPlace = () => putBack.push({ Id: `p${putBack.length}`, ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 });
-        if (parsed.kind === 'agentq' && parsed.isAppDlqCopy) {
-          if (store.stateOf(parsed.jobId) === 'dead') {
-            report.mirror_kept++;
-            keepInPlace();
-          } else await del(m.ReceiptHandle!);
-          continue;
-        }
-        // The count survives the move to the DLQ, and this sweep's own receive added one.
-        const receiveCount = Number(m.Attributes?.ApproximateReceiveCount ?? NaN) - 1;
-        const why =
-          parsed.kind === 'agentq'
-            ? `SQS moved the message to ${dlq.name} by its RedrivePolicy (maxReceiveCount ${dlq.maxReceiveCount}) after ${Number.isFinite(receiveCount) ? receiveCount : 'several'} receives without a delete: a consumer kept crashing or stalling on it`
-            : parsed.kind === 'malformed'
-              ? `malformed message found in ${dlq.name}: ${parsed.why}`
-              : `foreign message found in ${dlq.name}: ${parsed.why}`;
-        const r = store.takeCustody({
-          kind: parsed.kind,
-          jobId: parsed.kind === 'foreign' ? null : parsed.jobId,
-          messageId: m.MessageId!,
-          sourceQueue: dlq.name,
-          queue: dlq.queue,
-          body: m.Body ?? '',
-          attributes: allAttributes(m),
-          receiveCount: Number.isFinite(receiveCount) ? receiveCount : null,
-          why,
-        });
-        report.custody.push({ job_id: r.jobId, kind: parsed.kind, message_id: m.MessageId!, recorded: r.recorded, why });
-        if (parsed.kind !== 'agentq' && opts.leaveForeign) {
-          report.kept_in_sqs++;
-          keepInPlace();
-        } else {
-          await del(m.ReceiptHandle!);
-        }
+        const r = handle(m);
+        if (r !== null) receipts.push(r);
       }
-      await flushDeletes();
+      await flushDeletes(receipts);
     }
+  };
+  try {
+    await Promise.all(Array.from({ length: SWEEP_LANES }, lane));
   } catch (e) {
     throw toAgentqError(e, `sweeping ${dlq.name}`);
   } finally {

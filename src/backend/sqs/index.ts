@@ -405,6 +405,8 @@ export class SqsBackend implements Backend {
     const items = await this.store.applyRunItems(req);
     const moved = items.filter((i) => i.status === 'moved').map((i) => i.job_id);
     if (moved.length > 0) await this.relay.publishJobs(moved).catch(() => undefined);
+    // A resumed run also delivers what its killed predecessor committed but never sent.
+    await this.relay.catchUp({ limit: 500, maxRounds: 1 }).catch(() => undefined);
     return items;
   }
   acquireLock(queue: string, holder: LockHolder): Promise<LockResult> {
