@@ -88,7 +88,7 @@ export interface CommandContext {
   confirm(question: string, opts?: ConfirmOptions): Promise<void>;
   /** Reads one line from the operator (terminal only). */
   prompt(question: string): Promise<string>;
-  /** A line on stderr (untrusted parts must already be sanitised; credentials are redacted here). */
+  /** A line on stderr, credentials redacted and control characters made visible (line breaks kept). */
   note(message: string): void;
   warn(message: string): void;
 }
@@ -121,6 +121,11 @@ export function isCi(env: Record<string, string | undefined>): boolean {
   const ci = env.CI;
   if (ci !== undefined && ci !== '' && ci !== '0' && ci.toLowerCase() !== 'false') return true;
   return env.GITHUB_ACTIONS === 'true' || env.BUILDKITE === 'true' || env.GITLAB_CI !== undefined || env.TF_BUILD !== undefined;
+}
+
+/** Defence in depth for notes: even a message built from unsanitised data cannot reach the terminal raw. */
+function safeLine(message: string): string {
+  return sanitize(redactCredentials(message), { allowNewlines: true });
 }
 
 export class CliContext implements CommandContext {
@@ -216,10 +221,10 @@ export class CliContext implements CommandContext {
   }
 
   note(message: string): void {
-    this.io.stderr.write(redactCredentials(message) + '\n');
+    this.io.stderr.write(safeLine(message) + '\n');
   }
 
   warn(message: string): void {
-    this.io.stderr.write(`${this.palette.warn('warning:')} ${redactCredentials(message)}\n`);
+    this.io.stderr.write(`${this.palette.warn('warning:')} ${safeLine(message)}\n`);
   }
 }
