@@ -1,0 +1,96 @@
+/** Pure parts of the SQS backend: the URL, queue names, and how a received message is classified. */
+import { describe, expect, it } from 'vitest';
+import { parseMessage, messageAttributes, messageBody, FORMAT } from '../../src/backend/sqs/envelope.js';
+import { dlqName, sourceQueueName } from '../../src/backend/sqs/names.js';
+import { defaultStorePath, parseSqsUrl } from '../../src/backend/sqs/url.js';
+import { ConfigError } from '../../src/core/errors.js';
+import type { Job } from '../../src/core/schemas.js';
+
+const env = { HOME: '/home/op', XDG_DATA_HOME: '/data' };
+const parse = (u: string) => parseSqsUrl(u, u, env);
+
+describe('sqs:// URLs', () => {
+  it('reads region, prefix and defaults', () => {
+    expect(parse('sqs://eu-west-1/agentq')).toEqual({
+      region: 'eu-west-1',
+      prefix: 'agentq',
+      endpoint: null,
+      storePath: '/data/agentq/sqs-eu-west-1-agentq.db',
+      autoCreate: false,
+      maxReceiveCount: 10,
+      waitSeconds: 20,
+    });
+    expect(defaultStorePath('us-east-1', 'p', { HOME: '/h' })).toBe('/h/.local/share/agentq/sqs-us-east-1-p.db');
+  });
+
+  it('reads endpoint, a URL-encoded store and the tuning parameters', () => {
+    const u = parse(`sqs://us-east-1/dev?endpoint=${encodeURIComponent('http://127.0.0.1:4566')}&store=${encodeURIComponent('sqlite:/tmp/s.db')}&autocreate=1&max_receive_count=5&wait=0`);
+    expect(u).toMatchObject({ endpoint: 'http://127.0.0.1:4566', storePath: '/tmp/s.db', autoCreate: true, maxReceiveCount: 5, waitSeconds: 0 });
+  });
+
+  it.each([
+    ['sqs://nowhere/agentq', /names no AWS region/],
+    ['sqs://eu-west-1/', /prefix/],
+    ['sqs://eu-west-1/a.b', /prefix/],
+    ['sqs://eu-west-1/p?store=redis%3A%2F%2Fh', /Redis job store/],
+    ['sqs://eu-west-1/p?store=sqlite%3A%3Amemory%3A', /must be a file/],
+    ['sqs://eu-west-1/p?wait=21', /0 to 20/],
+    ['sqs://eu-west-1/p?max_receive_count=0', /1 to 1000/],
+    ['sqs://eu-west-1/p?endpoint=ftp%3A%2F%2Fx', /endpoint/],
+  ])('refuses %s with a config error (exit 78)', (url, why) => {
+    let err: unknown;
+    try {
+      parse(url);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).exitCode).toBe(78);
+    expect((err as Error).message).toMatch(why);
+  });
+});
+
+describe('SQS queue names', () => {
+  it('names a queue per class and a DLQ per queue', () => {
+    expect(sourceQueueName('agentq', 'research', 'interactive')).toBe('agentq-research-interactive');
+    expect(dlqName('agentq', 'research')).toBe('agentq-research-dlq');
+  });
+
+  it('fits names SQS would refuse (dots, length) without collisions', () => {
+    const dotted = sourceQueueName('p', 'a.b', 'batch');
+    const underscored = sourceQueueName('p', 'a_b', 'batch');
+    expect(dotted).toMatch(/^[A-Za-z0-9_-]{1,80}$/);
+    expect(dotted).not.toBe(underscored);
+    const long = dlqName('p', 'q'.repeat(128));
+    expect(long).toMatch(/^[A-Za-z0-9_-]{1,80}$/);
+    expect(long).not.toBe(dlqName('p', 'q'.repeat(127)));
+  });
+});
+
+describe('classifying received messages', () => {
+  const job = {
+    job_id: 'job_01JD0000000000000000000000', tenant_id: 'acme', queue: 'q', workflow: 'research_report:v3', operation: null, class: 'batch',
+    input: null, input_ref: null, input_sha256: null, deadline_at: null, idempotency_key: null, attempt: 2, max_attempts: 3, trace_id: 't-1',
+    budget: { tokens: null, cost_usd: null }, allowed_tools: [], estimated_seconds: null, created_at: '2026-01-01T00:00:00.000Z',
+  } as unknown as Job;
+
+  it('recognises its own envelope, with routing attributes', () => {
+    const attrs = messageAttributes(job);
+    expect(Object.keys(attrs).length).toBeLessThanOrEqual(10);
+    expect(attrs['agentq-attempt']).toEqual({ DataType: 'Number', StringValue: '2' });
+    const p = parseMessage({ Body: messageBody(job), MessageAttributes: attrs });
+    expect(p).toMatchObject({ kind: 'agentq', jobId: job.job_id, isAppDlqCopy: false });
+  });
+
+  it('calls a body that claims to be ours but does not validate malformed', () => {
+    const marked = { 'agentq-format': { DataType: 'String', StringValue: FORMAT }, 'agentq-job-id': { DataType: 'String', StringValue: job.job_id } };
+    expect(parseMessage({ Body: '{"job_id":', MessageAttributes: marked })).toMatchObject({ kind: 'malformed', jobId: job.job_id });
+    expect(parseMessage({ Body: '{"job_id":"job_x","workflow":5}' })).toMatchObject({ kind: 'malformed' });
+  });
+
+  it('calls anything else foreign', () => {
+    expect(parseMessage({ Body: 'plain text' })).toMatchObject({ kind: 'foreign' });
+    expect(parseMessage({ Body: '{"order":7}' })).toMatchObject({ kind: 'foreign' });
+    expect(parseMessage({})).toMatchObject({ kind: 'foreign' });
+  });
+});
