@@ -142,6 +142,9 @@ const CONTROL_NAMES: Record<string, KeyName> = { '\r': 'enter', '\n': 'enter', '
  * keys and each is resolved in the mode the previous one left.
  */
 export function inputKeys(input: string, key: InkKey): KeyName[] {
+  // Esc followed at once by a key arrives as one "ESC x" read, which Ink reports as Meta-x.
+  // The TUI binds no Meta keys, so it is what it most likely was: Esc, then x.
+  if (key.meta && !key.ctrl && input.length === 1 && !key.escape) return ['esc', keyName(input, { ...key, meta: false })];
   const isNamed = key.upArrow || key.downArrow || key.leftArrow || key.rightArrow || key.pageUp || key.pageDown || key.home || key.end || key.ctrl || key.meta;
   if (isNamed || [...input].length <= 1) return [keyName(input, key)];
   return [...input].map((ch) => CONTROL_NAMES[ch] ?? (ch === ' ' ? 'space' : ch));

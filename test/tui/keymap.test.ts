@@ -108,6 +108,11 @@ describe('inputKeys (several keys in one read)', () => {
     expect(inputKeys('x\x7f', {})).toEqual(['x', 'backspace']);
   });
 
+  it('reads Meta-x (ESC and x in one read) as Esc then x: quick "Esc e" in a terminal', async () => {
+    const { inputKeys } = await import('../../src/tui/keymap.js');
+    expect(inputKeys('e', { meta: true })).toEqual(['esc', 'e']);
+  });
+
   it('keeps a single key or a named key whole', async () => {
     const { inputKeys } = await import('../../src/tui/keymap.js');
     expect(inputKeys('j', {})).toEqual(['j']);
