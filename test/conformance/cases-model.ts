@@ -169,7 +169,7 @@ export function modelCases(make: MakeFixture): void {
             await f.cleanup();
           }
         }),
-        { numRuns: 15 },
+        { numRuns: Number(process.env.MODEL_RUNS ?? 15) },
       );
     }, 120_000);
   });

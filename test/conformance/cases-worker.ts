@@ -302,6 +302,22 @@ export function workerCases(make: MakeFixture): void {
     });
   });
 
+  describe('release after a cancel request', () => {
+    const fx = useFixture(make);
+
+    it('ends the job cancelled instead of queueing it again, and the attempt counts', async () => {
+      const { backend } = fx();
+      const { job } = await backend.submit(req());
+      const lease = await claimOne(backend);
+      await backend.cancel(job.job_id, 'stop');
+      await backend.release(lease);
+      const ended = (await backend.get(job.job_id))!;
+      expect(ended).toMatchObject({ state: 'cancelled', outcome: 'cancelled', attempt: 1, lease: null });
+      expect(ended.attempts.map((a) => a.outcome)).toEqual(['cancelled']);
+      expect(await backend.claim({ queue: 'default', workerId: 'w', max: 1, leaseMs: 1000 })).toEqual([]);
+    });
+  });
+
   describe('effects', () => {
     const fx = useFixture(make);
 

@@ -57,7 +57,8 @@ const MIGRATIONS: string[] = [
   CREATE INDEX jobs_dead_at ON jobs(dead_at) WHERE state = 'dead';
 
   CREATE TABLE events (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    -- No AUTOINCREMENT: events are never deleted, so max(seq) + 1 is already monotonic, without a sqlite_sequence write per commit.
+    seq INTEGER PRIMARY KEY,
     job_id TEXT NOT NULL,
     queue TEXT NOT NULL,
     tenant TEXT NOT NULL,
@@ -159,7 +160,7 @@ function countTriggers(): string {
       ON CONFLICT(queue, state) DO UPDATE SET n = n + ${sign};
     INSERT INTO tenant_counts(queue, class, tenant, state, n) VALUES (${row}.queue, ${row}.class, ${row}.tenant, ${row}.state, ${sign})
       ON CONFLICT(queue, state, class, tenant) DO UPDATE SET n = n + ${sign};
-    DELETE FROM tenant_counts WHERE queue = ${row}.queue AND state = ${row}.state AND class = ${row}.class AND tenant = ${row}.tenant AND n = 0;
+    ${sign < 0 ? `DELETE FROM tenant_counts WHERE queue = ${row}.queue AND state = ${row}.state AND class = ${row}.class AND tenant = ${row}.tenant AND n = 0;` : ''}
     INSERT INTO backlog(queue, dim, name, seconds)
       SELECT ${row}.queue, 'class', ${row}.class, ${sign} * ${est(row)} WHERE ${row}.state IN ${PENDING}
       ON CONFLICT(queue, dim, name) DO UPDATE SET seconds = max(0, seconds + ${sign} * ${est(row)});

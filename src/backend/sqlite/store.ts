@@ -38,6 +38,7 @@ export class SqliteStore {
       this.db.close();
       throw e;
     }
+    this.tx = this.db.transaction((fn: () => unknown) => fn());
     this.updateJob = this.db.prepare(UPDATE_JOB_SQL);
     this.selectJob = this.db.prepare('SELECT * FROM jobs WHERE id = ?');
     this.insertEvent = this.db.prepare(
@@ -54,6 +55,12 @@ export class SqliteStore {
   }
 
   private readonly cache = new Map<string, Database.Statement>();
+  /**
+   * One transaction function reused for every write: building one with
+   * `db.transaction` costs more than a small statement. Called inside another
+   * transaction it becomes a savepoint.
+   */
+  private readonly tx: Database.Transaction<(fn: () => unknown) => unknown>;
 
   /** A prepared statement, compiled once per connection (preparing is most of the cost of a small query). */
   sql(text: string): Database.Statement {
@@ -67,7 +74,7 @@ export class SqliteStore {
 
   /** Runs `fn` in one `BEGIN IMMEDIATE` transaction (nested calls become savepoints). */
   write<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
+    return this.tx.immediate(fn) as T;
   }
 
   private pending: Array<{ fn: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void }> = [];
@@ -98,16 +105,22 @@ export class SqliteStore {
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     try {
       this.write(() => {
+        // A lone op needs no savepoint of its own: if it throws, the error leaves
+        // this function and the whole transaction rolls back (caught below).
+        if (batch.length === 1) {
+          outcomes.push({ ok: true, value: batch[0]!.fn() });
+          return;
+        }
         for (const op of batch) {
           try {
-            outcomes.push({ ok: true, value: this.db.transaction(op.fn)() });
+            outcomes.push({ ok: true, value: this.tx(op.fn) });
           } catch (error) {
             outcomes.push({ ok: false, error });
           }
         }
       });
     } catch (error) {
-      // BEGIN or COMMIT failed: nothing of the batch was written.
+      // BEGIN or COMMIT failed, or a lone op threw: nothing of the batch was written.
       for (const op of batch) op.reject(error);
       return;
     }

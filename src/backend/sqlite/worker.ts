@@ -372,12 +372,13 @@ export class SqliteWorkerOps {
     this.store.write(() => {
       const now = this.store.clock.now();
       const { job, fence } = this.leased(ref);
-      endAttempt(job, now, 'released');
       if (job.cancel_requested_at !== null) {
-        // Given back after a cancel request: nothing left to run.
+        // Given back after a cancel request: nothing left to run. The attempt ended by the cancel, so it counts.
+        endAttempt(job, now, 'cancelled');
         this.endRunning(job, fence, 'cancelled', now, { why: 'released after a cancel request' });
         return;
       }
+      endAttempt(job, now, 'released');
       // Not counted: the worker stopped by choice (shutdown), not because the job failed.
       job.attempt = Math.max(0, job.attempt - 1);
       assertTransition(job.job_id, 'running', 'queued');
