@@ -67,6 +67,8 @@ const REAP_LIMIT = 100;
 /** How many ids a filtered page scan looks at before returning a short page with a cursor. */
 const SCAN_FACTOR = 10;
 const LEDGER_CHUNK = 500;
+/** Ledger items applied per script call: about a millisecond of Redis time each. */
+const APPLY_SLICE = 50;
 
 type Client = Redis | Cluster;
 
@@ -851,17 +853,20 @@ export class RedisBackend implements Backend {
       [...groups].map(async ([shard, ids]) => {
         const loc = { queue: run.queue, shard };
         const p = this.sp(loc);
-        const snaps = await this.readSnapshots(loc, ids);
-        const args: Array<string | number> = [req.runId, run.action, attempts.kind, attempts.kind === 'extra' ? attempts.n : 0];
+        // What the verdict needs, one HMGET per job (state, deadline, effects count, redrive count, envelope).
+        const facts = await Promise.all(ids.map((id) => this.client.hmget(`${p}j:${id}`, 'st', 'nef', 'rc', 'env')));
+        const verdicts: Array<string | number> = [];
         ids.forEach((id, i) => {
-          const s = snaps[i];
-          const entry = s && flatToMap(s[0]).st === 'dead' ? dlqEntryFrom(id, run.queue, s) : null;
-          const v = verdictFor(entry, verdictOpts);
-          args.push(id, v.verdict, JSON.stringify(v.detail));
+          const v = verdictFor(verdictEntry(id, run.queue, facts[i]!), verdictOpts);
+          verdicts.push(id, v.verdict, JSON.stringify(v.detail));
         });
-        // The script call is naturally idempotent (planned-only), so re-sending after a reconnect is safe.
-        const res = await this.call<Array<[string, string | null, number]>>('aqApply', p, [`${p}L:${req.runId}`], run.queue, args);
-        for (const [id, raw] of res) if (raw) results.set(id, ledgerItemFrom(req.runId, id, raw));
+        // In slices, so one script call never holds Redis for long. Each call is idempotent
+        // (planned items only), so re-sending one after a reconnect is safe.
+        for (let i = 0; i < verdicts.length; i += APPLY_SLICE * 3) {
+          const args = [req.runId, run.action, attempts.kind, attempts.kind === 'extra' ? attempts.n : 0, ...verdicts.slice(i, i + APPLY_SLICE * 3)];
+          const res = await this.call<Array<[string, string | null, number]>>('aqApply', p, [`${p}L:${req.runId}`], run.queue, args);
+          for (const [id, raw] of res) if (raw) results.set(id, ledgerItemFrom(req.runId, id, raw));
+        }
       }),
     );
     return req.jobIds.map((id) => results.get(id)).filter((x): x is LedgerItem => x !== undefined);
@@ -1035,6 +1040,30 @@ function envelopeOf(job: Job): Lease['envelope'] {
     allowed_tools: job.allowed_tools,
     estimated_seconds: job.estimated_seconds,
     created_at: job.created_at,
+  };
+}
+
+/**
+ * The parts of a DLQ entry that `verdictFor` reads, from a job's stored
+ * fields: null when the job is gone or not dead; malformed when its envelope
+ * does not parse.
+ */
+function verdictEntry(jobId: string, queue: string, f: Array<string | null>): DlqEntry | null {
+  const [st, nef, rc, env] = f;
+  if (st !== 'dead') return null;
+  let deadline: string | null = null;
+  let malformed: string | null = null;
+  try {
+    const e = JSON.parse(env ?? '') as { deadline_at?: string | null; job_id?: string };
+    if (typeof e.job_id !== 'string') throw new Error('the job envelope lacks job_id');
+    deadline = e.deadline_at ?? null;
+  } catch (err) {
+    malformed = `unreadable job record: ${(err as Error).message}`;
+  }
+  return {
+    job_id: jobId, queue, tenant_id: '', workflow: '', class: 'batch', dead_at: new Date(0).toISOString(), reason: 'permanent',
+    error_code: '', error_message: '', worker_version: null, attempts: 0, max_attempts: 1,
+    deadline_at: deadline, partial: Number(nef ?? 0) > 0, redrive_count: Number(rc ?? 0), malformed, job: null,
   };
 }
 

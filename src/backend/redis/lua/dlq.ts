@@ -38,15 +38,16 @@ export const APPLY = String.raw`
 local run, action, policy, extra = ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8])
 local L, LC = KEYS[1], P .. 'Lc:' .. run
 local out = {}
+local delta = {}
 local function setStatus(id, item, status, verdict, detail)
   redis.call('ZREM', P .. 'Li:' .. run .. ':' .. item.status, id)
-  redis.call('HINCRBY', LC, item.status, -1)
+  delta[item.status] = (delta[item.status] or 0) - 1
+  delta[status] = (delta[status] or 0) + 1
   item.status = status
   item.verdict = verdict
   item.detail = detail
   item.updated_at = NOW
   redis.call('ZADD', P .. 'Li:' .. run .. ':' .. status, 0, id)
-  redis.call('HINCRBY', LC, status, 1)
   local enc = cjson.encode(item)
   redis.call('HSET', L, id, enc)
   return enc
@@ -98,6 +99,9 @@ for i = 9, #ARGV, 3 do
       out[#out + 1] = { id, setStatus(id, item, 'moved', verdict, cjson.null), purged }
     end
   end
+end
+for status, n in pairs(delta) do
+  if n ~= 0 then redis.call('HINCRBY', LC, status, n) end
 end
 return out
 `;
