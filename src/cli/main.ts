@@ -67,7 +67,7 @@ function isCommanderError(e: unknown): e is CommanderError {
   return e instanceof Error && typeof code === 'string' && code.startsWith('commander.');
 }
 
-const COMMANDER_OK = new Set(['commander.helpDisplayed', 'commander.help', 'commander.version']);
+const COMMANDER_OK = new Set(['commander.helpDisplayed', 'commander.version']);
 
 /** Safe to print: credentials redacted, control characters visible, line breaks kept. */
 export function printable(message: string): string {
@@ -138,6 +138,8 @@ export function reportError(e: unknown, o: { io: CliIo; debug: boolean; argv: re
   const { io, debug } = o;
   if (isCommanderError(e)) {
     if (COMMANDER_OK.has(e.code)) return ExitCode.ok;
+    // `agentq` or `agentq context` without a subcommand: commander shows the help on stderr as an error.
+    if (e.code === 'commander.help') return e.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
     // commander already printed its message (through outputError).
     return ExitCode.usage;
   }

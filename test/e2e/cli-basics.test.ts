@@ -36,6 +36,15 @@ describe('version and help', () => {
     expect(r.stdout).toContain('$ agentq');
   });
 
+  it('no command (or a group without its subcommand) shows the help on stderr and exits 2', async () => {
+    for (const args of [[], ['context']]) {
+      const r = await runCli(home, args);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(/^Usage: agentq/);
+    }
+  });
+
   it('help COMMAND is the same as COMMAND --help', async () => {
     const a = await runCliOk(home, ['help', 'submit']);
     const b = await runCliOk(home, ['submit', '--help']);
