@@ -21,15 +21,16 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-// ---- 3. drop the AWS SDK's "will no longer support Node.js" warning (only that one)
+// ---- 3. the AWS SDK's "will require node >=N" warning: the SDK's own switch first, and a
+// filter for the wording of other SDK versions (only warnings that are about the AWS SDK and
+// a Node version are dropped; every other warning is printed as usual).
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const emitWarning = process.emitWarning.bind(process);
 process.emitWarning = (warning, ...rest) => {
   const text = typeof warning === 'string' ? warning : warning && warning.message;
-  const type = typeof rest[0] === 'string' ? rest[0] : rest[0] && rest[0].type;
-  if (typeof text === 'string' && /AWS SDK for JavaScript/i.test(text) && (type === 'NodeDeprecationWarning' || /Node\.?js/i.test(text))) return;
+  if (typeof text === 'string' && /AWS SDK for JavaScript/i.test(text) && /node\s*>=?\s*v?\d|NodeVersionSupportWarning|NodeDeprecationWarning|support(ing)? (for )?Node/i.test(text)) return;
   return emitWarning(warning, ...rest);
 };
-process.env.AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE ??= '1';
 
 // ---- 1. colour
 function colourWhen(argv) {
