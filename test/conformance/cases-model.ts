@@ -169,7 +169,7 @@ export function modelCases(make: MakeFixture): void {
             await f.cleanup();
           }
         }),
-        { numRuns: Number(process.env.MODEL_RUNS ?? 15) },
+        { numRuns: Number(process.env.MODEL_RUNS ?? 40) },
       );
     }, 120_000);
   });

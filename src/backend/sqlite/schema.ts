@@ -155,25 +155,31 @@ const MIGRATIONS: string[] = [
 
 function countTriggers(): string {
   const est = (row: 'NEW' | 'OLD') => `coalesce(${row}.estimated_seconds, ${DEFAULT_ESTIMATED_SECONDS})`;
-  const add = (row: 'NEW' | 'OLD', sign: 1 | -1) => `
+  const counts = (row: 'NEW' | 'OLD', sign: 1 | -1) => `
     INSERT INTO queue_counts(queue, state, n) VALUES (${row}.queue, ${row}.state, ${sign})
       ON CONFLICT(queue, state) DO UPDATE SET n = n + ${sign};
     INSERT INTO tenant_counts(queue, class, tenant, state, n) VALUES (${row}.queue, ${row}.class, ${row}.tenant, ${row}.state, ${sign})
       ON CONFLICT(queue, state, class, tenant) DO UPDATE SET n = n + ${sign};
-    ${sign < 0 ? `DELETE FROM tenant_counts WHERE queue = ${row}.queue AND state = ${row}.state AND class = ${row}.class AND tenant = ${row}.tenant AND n = 0;` : ''}
-    INSERT INTO backlog(queue, dim, name, seconds)
-      SELECT ${row}.queue, 'class', ${row}.class, ${sign} * ${est(row)} WHERE ${row}.state IN ${PENDING}
+    ${sign < 0 ? `DELETE FROM tenant_counts WHERE queue = ${row}.queue AND state = ${row}.state AND class = ${row}.class AND tenant = ${row}.tenant AND n = 0;` : ''}`;
+  const backlog = (row: 'NEW' | 'OLD', sign: 1 | -1) => `
+    INSERT INTO backlog(queue, dim, name, seconds) VALUES (${row}.queue, 'class', ${row}.class, ${sign} * ${est(row)})
       ON CONFLICT(queue, dim, name) DO UPDATE SET seconds = max(0, seconds + ${sign} * ${est(row)});
-    INSERT INTO backlog(queue, dim, name, seconds)
-      SELECT ${row}.queue, 'tenant', ${row}.tenant, ${sign} * ${est(row)} WHERE ${row}.state IN ${PENDING}
+    INSERT INTO backlog(queue, dim, name, seconds) VALUES (${row}.queue, 'tenant', ${row}.tenant, ${sign} * ${est(row)})
       ON CONFLICT(queue, dim, name) DO UPDATE SET seconds = max(0, seconds + ${sign} * ${est(row)});`;
+  const pending = (row: 'NEW' | 'OLD') => `${row}.state IN ${PENDING}`;
+  // The backlog triggers fire only when a job enters or leaves queued/scheduled, so
+  // the common running → succeeded step runs no backlog statement at all.
   return `
-  CREATE TRIGGER jobs_count_insert AFTER INSERT ON jobs BEGIN ${add('NEW', 1)} END;
-  CREATE TRIGGER jobs_count_delete AFTER DELETE ON jobs BEGIN ${add('OLD', -1)} END;
+  CREATE TRIGGER jobs_count_insert AFTER INSERT ON jobs BEGIN ${counts('NEW', 1)} END;
+  CREATE TRIGGER jobs_count_delete AFTER DELETE ON jobs BEGIN ${counts('OLD', -1)} END;
   CREATE TRIGGER jobs_count_update AFTER UPDATE OF state ON jobs WHEN OLD.state IS NOT NEW.state BEGIN
-    ${add('OLD', -1)}
-    ${add('NEW', 1)}
-  END;`;
+    ${counts('OLD', -1)}
+    ${counts('NEW', 1)}
+  END;
+  CREATE TRIGGER jobs_backlog_insert AFTER INSERT ON jobs WHEN ${pending('NEW')} BEGIN ${backlog('NEW', 1)} END;
+  CREATE TRIGGER jobs_backlog_delete AFTER DELETE ON jobs WHEN ${pending('OLD')} BEGIN ${backlog('OLD', -1)} END;
+  CREATE TRIGGER jobs_backlog_leave AFTER UPDATE OF state ON jobs WHEN ${pending('OLD')} AND NOT ${pending('NEW')} BEGIN ${backlog('OLD', -1)} END;
+  CREATE TRIGGER jobs_backlog_enter AFTER UPDATE OF state ON jobs WHEN NOT ${pending('OLD')} AND ${pending('NEW')} BEGIN ${backlog('NEW', 1)} END;`;
 }
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
