@@ -27,6 +27,11 @@
  *
  *   3. Give it `--help` text with examples: `.addHelpText('after', examples(...))`.
  *
+ *   (The core job commands are wrapped in `if (want('<name>'))` and listed in
+ *   CORE_COMMANDS, so that running one of them builds only its definition;
+ *   commands registered elsewhere are built whenever anything else runs. A
+ *   new command needs neither: it is always part of the full tree.)
+ *
  * Global options (every command): --url, --context, -o/--output, --json,
  * --color, --no-input, --debug. Read them merged with the command's own via
  * `ctx.globals` / `ctx.format` rather than from opts.
