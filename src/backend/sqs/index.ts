@@ -186,12 +186,13 @@ export class SqsBackend implements Backend {
     const candidates: Candidates = {};
     for (const c of JOB_CLASSES) if (wanted.has(c) && (pending.get(c) ?? 0) > 0) candidates[c] = ['*'];
     const leases: Lease[] = [];
+    const classes = Object.keys(candidates) as JobClass[];
     // Classes by smooth weighted round robin (core/fairness), each class its own SQS queue.
     while (leases.length < req.max) {
       const choice = nextPick(this.fair, candidates, this.fairness);
       if (!choice) break;
       const cls = choice.pick.class;
-      const got = await this.claimFrom(req, cls, req.max - leases.length);
+      const got = await this.claimFrom(req, cls, req.max - leases.length, 0);
       if (got.length === 0) {
         delete candidates[cls];
         continue;
@@ -201,10 +202,15 @@ export class SqsBackend implements Backend {
       for (let i = 1; i < got.length; i++) this.fair = nextPick(this.fair, { [cls]: ['*'] }, this.fairness)!.state;
       leases.push(...got);
     }
+    // Nothing ready anywhere: long-poll one queue (the first class with work in the store) so an
+    // idle worker waits in SQS instead of spinning, without waiting 20 s per empty class.
+    if (leases.length === 0 && this.url.waitSeconds > 0 && classes.length > 0) {
+      leases.push(...(await this.claimFrom(req, classes[0]!, req.max, this.url.waitSeconds)));
+    }
     return leases;
   }
 
-  private async claimFrom(req: ClaimRequest, cls: JobClass, max: number): Promise<Lease[]> {
+  private async claimFrom(req: ClaimRequest, cls: JobClass, max: number, waitSeconds: number): Promise<Lease[]> {
     const url = await this.sqsQueues.url(this.sqsQueues.sourceName(req.queue, cls));
     if (url === null) return [];
     const leases: Lease[] = [];
@@ -217,7 +223,7 @@ export class SqsBackend implements Backend {
             QueueUrl: url,
             MaxNumberOfMessages: Math.min(10, max - leases.length),
             VisibilityTimeout: this.visibilityUntil(this.clock.now() + req.leaseMs),
-            WaitTimeSeconds: round === 0 ? this.url.waitSeconds : 0,
+            WaitTimeSeconds: round === 0 ? waitSeconds : 0,
             MessageAttributeNames: ['All'],
             MessageSystemAttributeNames: ['ApproximateReceiveCount'],
           }),
