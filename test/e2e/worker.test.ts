@@ -91,6 +91,19 @@ echo -n "$first|$second|$stale"`,
     expect(readFileSync(sideFile, 'utf8')).toBe(`${id}:send-invoice\n`);
   });
 
+  it('-o ndjson streams every worker event as a JSON line on stdout', async () => {
+    const id = await submit('--input', 'x');
+    const h = handler('h.sh', `echo -n fine`);
+    const r = await runCliOk(home, ['worker', '--queue', 'w', '--drain', '--quiet', '-o', 'ndjson', '--', h]);
+    const events = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; jobId?: string; at: string });
+    expect(events.map((e) => e.type)).toEqual(['started', 'claimed', 'succeeded', 'idle', 'stopping', 'stopped']);
+    expect(events.find((e) => e.type === 'succeeded')).toMatchObject({ jobId: id, attempt: 1 });
+    for (const e of events) expect(Number.isNaN(Date.parse(e.at))).toBe(false);
+  });
+
   it('caps the result and marks the cut', async () => {
     const id = await submit('--input', 'x');
     const h = handler('h.sh', `printf 'a%.0s' $(seq 1 100)`);

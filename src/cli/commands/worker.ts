@@ -16,6 +16,7 @@ import type { WorkerEvent } from '../../worker/types.js';
 import { createWorker } from '../../worker/worker.js';
 import type { CommandContext } from '../context.js';
 import { parseIntOption } from '../parse.js';
+import { ndjsonLine } from '../output/ndjson.js';
 import { sanitize } from '../output/sanitize.js';
 
 export interface WorkerCommandOptions {
@@ -63,6 +64,8 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
     onStderrLine: (jobId, line) => void ctx.io.stderr.write(`[${jobId}] ${sanitize(line)}\n`),
   });
   let drained = false;
+  // -o json|ndjson: every worker event as one JSON line on stdout (`type` = the event kind), for log shippers.
+  const machine = ctx.format === 'json' || ctx.format === 'ndjson';
   const worker = createWorker({
     backend,
     queue,
@@ -77,14 +80,15 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
     workerVersion,
     ...(classes ? { classes } : {}),
     logger: (e) => {
+      if (machine) ctx.out.write(ndjsonLine(eventRecord(e, ctx.clock.now())));
+      if (!o.quiet) {
+        const line = describe(e);
+        if (line) ctx.note(`worker: ${line}`);
+      }
       if (o.drain && e.kind === 'idle' && !drained) {
         drained = true;
         ctx.note(`worker: queue ${sanitize(queue)} has nothing claimable; --drain: stopping`);
         void worker.stop();
-      }
-      if (!o.quiet) {
-        const line = describe(e);
-        if (line) ctx.note(`worker: ${line}`);
       }
     },
   });
@@ -106,6 +110,14 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
     ctx.signal.removeEventListener('abort', onInterrupt);
     await exec.close();
   }
+}
+
+/** A worker event as a JSON record: `type` first, errors as their message. */
+export function eventRecord(e: WorkerEvent, now: number): Record<string, unknown> {
+  const { kind, ...rest } = e;
+  const record: Record<string, unknown> = { type: kind, at: new Date(now).toISOString(), ...rest };
+  if ('error' in rest) record.error = rest.error instanceof Error ? rest.error.message : String(rest.error);
+  return record;
 }
 
 /** One stderr line per worker event worth telling an operator about. */
