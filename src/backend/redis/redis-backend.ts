@@ -53,12 +53,16 @@ export interface RedisBackendDeps {
   clock?: Clock;
   random?: Random;
   retryPolicy?: RetryPolicy;
-  /** How many ids one read script fetches (keeps each call short on big pages). */
-  readChunk?: number;
   /** Backlog limits for admission control; none when absent. */
   admission?: AdmissionLimits;
   fairness?: FairnessOptions;
 }
+
+/** The contract's promise-returning methods (events is an iterator, close is best effort). */
+const GUARDED = [
+  'submit', 'get', 'list', 'cancel', 'queues', 'claim', 'heartbeat', 'checkpoint', 'beginEffect', 'finishEffect', 'complete', 'fail', 'abort', 'release',
+  'dlqList', 'dlqGet', 'dlqRaw', 'createRun', 'getRun', 'listRuns', 'updateRun', 'ledger', 'applyRunItems', 'acquireLock', 'releaseLock', 'readLock', 'breakLock', 'stats',
+] as const;
 
 /** Most effects a job may record: keeps its effects hash (read whole in a snapshot) bounded. */
 export const MAX_EFFECTS_PER_JOB = 1000;
@@ -89,7 +93,6 @@ export class RedisBackend implements Backend {
   private readonly shardCounts = new Map<string, number>();
   /** job id → where it lives. Immutable once written, so safe to cache (bounded). */
   private readonly locCache = new Map<string, Loc>();
-  private readonly readChunk: number;
   private readonly followers = new Set<Client>();
   private readonly admission: AdmissionLimits | undefined;
   private readonly fairness: FairnessOptions;
@@ -101,7 +104,6 @@ export class RedisBackend implements Backend {
     this.clock = deps.clock ?? systemClock;
     this.random = deps.random ?? systemRandom;
     this.policy = deps.retryPolicy ?? DEFAULT_RETRY_POLICY;
-    this.readChunk = deps.readChunk ?? 100;
     this.admission = deps.admission;
     this.fairness = deps.fairness ?? {};
     this.newId = createIdFactory(this.clock, this.random);
@@ -112,6 +114,11 @@ export class RedisBackend implements Backend {
     // without a listener ioredis would also print each one to the console.
     this.client.on('error', () => {});
     registerScripts(this.client);
+    // Every contract call reports an unreachable Redis the same way: RetryLaterError (exit 75).
+    for (const name of GUARDED) {
+      const fn = (this as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[name]!;
+      (this as unknown as Record<string, unknown>)[name] = (...a: unknown[]) => fn.apply(this, a).catch((e: unknown) => Promise.reject(toBackendError(e)));
+    }
   }
 
   /** The raw client: for tests and benchmarks that need to look underneath. */

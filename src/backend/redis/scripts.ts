@@ -8,7 +8,7 @@ import { CLAIM } from './lua/claim.js';
 import { CANCEL } from './lua/cancel.js';
 import { APPLY, BACKLOG, LEDGER_ADD, LOCK_ACQUIRE, LOCK_RELEASE, STATS, TRAFFIC } from './lua/dlq.js';
 import { PRELUDE } from './lua/prelude.js';
-import { HISTORY, READ_JOBS } from './lua/read.js';
+import { HISTORY } from './lua/read.js';
 import { SUBMIT } from './lua/submit.js';
 import { ABORT, CHECKPOINT, COMPLETE, EFFECT_BEGIN, EFFECT_FINISH, FAIL, HEARTBEAT, RELEASE } from './lua/worker.js';
 
@@ -22,7 +22,6 @@ import { ABORT, CHECKPOINT, COMPLETE, EFFECT_BEGIN, EFFECT_FINISH, FAIL, HEARTBE
  */
 export const SHARD_SCRIPTS = {
   aqSubmit: [SUBMIT, 3],
-  aqRead: [READ_JOBS, 1],
   aqCancel: [CANCEL, 1],
   aqClaim: [CLAIM, 1],
   aqHeartbeat: [HEARTBEAT, 1],
