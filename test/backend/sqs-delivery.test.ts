@@ -207,6 +207,26 @@ describe('a consumer that dies mid-job (real visibility timeouts)', () => {
   }, 30_000);
 });
 
+describe('leases are visibility timeouts (real time)', () => {
+  it('a heartbeat extends the message\'s visibility; without one the message comes back when the lease ends', async () => {
+    const e = env();
+    const b = e.make();
+    const kept = (await b.submit(submitReq({ tenant_id: 'kept' }))).job;
+    const lapsed = (await b.submit(submitReq({ tenant_id: 'lapsed' }))).job;
+    const leases = await b.claim({ queue: 'q', workerId: 'w', max: 2, leaseMs: 2000 });
+    expect(leases.map((l) => l.jobId).sort()).toEqual([kept.job_id, lapsed.job_id].sort());
+    const t0 = Date.now();
+    const [hb] = await b.heartbeat([leases.find((l) => l.jobId === kept.job_id)!], 60_000);
+    expect(hb).toMatchObject({ status: 'ok' });
+    // Wait (by the clock, no fixed sleep) until both original 2 s visibilities have run out.
+    await pollUntil(() => Date.now() > t0 + 3000, { what: 'the original visibility timeout to pass', intervalMs: 50 });
+    const src = await queueUrl(sourceQueueName(e.prefix, 'q', 'batch'));
+    const got = await raw.send(new ReceiveMessageCommand({ QueueUrl: src, MaxNumberOfMessages: 10, VisibilityTimeout: 30, MessageAttributeNames: ['All'] }));
+    // Only the job without a heartbeat is visible again.
+    expect((got.Messages ?? []).map((m) => m.MessageAttributes?.['agentq-job-id']?.StringValue)).toEqual([lapsed.job_id]);
+  }, 20_000);
+});
+
 describe('the DLQ on SQS', () => {
   it('sends a permanently failed job to the SQS DLQ with its error attributes, deletes the source, and keeps the copy while the entry is dead', async () => {
     const e = env();
