@@ -6,7 +6,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import { AgentqError, InterruptedError, ValidationError, WaitExitCode } from '../../core/errors.js';
 import { parseDeadline, parseDuration, parseIsoTime, toIso } from '../../core/duration.js';
-import { INLINE_INPUT_MAX_BYTES, type Job, type SubmitRequest } from '../../core/schemas.js';
+import { INLINE_INPUT_MAX_BYTES } from '../../core/model.js';
+import type { Job, SubmitRequest } from '../../core/schemas.js';
 import { isTerminal } from '../../core/states.js';
 import { sha256Hex } from '../../core/submit.js';
 import type { Backend } from '../../backend/contract.js';

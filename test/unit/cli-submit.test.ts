@@ -1,0 +1,77 @@
+/** Flags → submit request (pure): every envelope field, and the rules the flags add. */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildSubmitRequest } from '../../src/cli/commands/submit.js';
+import { sha256Hex } from '../../src/core/submit.js';
+import { ValidationError } from '../../src/core/errors.js';
+
+const NOW = Date.UTC(2026, 10, 29, 10, 0, 0);
+const dir = mkdtempSync(join(tmpdir(), 'agentq-submit-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('buildSubmitRequest', () => {
+  it('maps every flag to its wire field', () => {
+    const req = buildSubmitRequest(
+      {
+        workflow: 'report:v2', queue: 'q', tenant: 'acme', class: 'interactive', operation: 'op', deadline: '2h',
+        idempotencyKey: 'k', inputRef: 's3://b/k', inputSha256: 'A'.repeat(64), maxAttempts: '7', traceId: 't',
+        budgetTokens: '1000', budgetUsd: '2.5', allowedTool: ['a', 'b'], estimatedSeconds: '30', runAt: '10m',
+      },
+      NOW,
+      'ctx-queue',
+    );
+    expect(req).toEqual({
+      workflow: 'report:v2', queue: 'q', tenant_id: 'acme', class: 'interactive', operation: 'op', input: null,
+      input_ref: 's3://b/k', input_sha256: 'a'.repeat(64), deadline_at: new Date(NOW + 7_200_000).toISOString(),
+      idempotency_key: 'k', max_attempts: 7, trace_id: 't', budget: { tokens: 1000, cost_usd: 2.5 },
+      allowed_tools: ['a', 'b'], estimated_seconds: 30, run_at: new Date(NOW + 600_000).toISOString(),
+    });
+  });
+
+  it('uses the context queue when no --queue is given', () => {
+    expect(buildSubmitRequest({ workflow: 'x:v1' }, NOW, 'research').queue).toBe('research');
+  });
+
+  it('--input-file alone inlines the text; with --input-ref only its checksum is used', () => {
+    const f = join(dir, 'in.txt');
+    writeFileSync(f, 'hello');
+    expect(buildSubmitRequest({ workflow: 'x:v1', inputFile: f }, NOW, 'd')).toMatchObject({ input: 'hello', input_ref: null, input_sha256: null });
+    expect(buildSubmitRequest({ workflow: 'x:v1', inputFile: f, inputRef: 's3://b/in.txt' }, NOW, 'd')).toMatchObject({
+      input: null,
+      input_ref: 's3://b/in.txt',
+      input_sha256: sha256Hex('hello'),
+    });
+  });
+
+  it.each([
+    [{ input: 'a', inputFile: '/x' }, /--input or --input-file, not both/],
+    [{ input: 'a', inputRef: 's3://x' }, /not both/],
+    [{ inputFile: '/x', inputSha256: 'a'.repeat(64) }, /computed from --input-file/],
+    [{ timeout: '1m' }, /--timeout only applies with --wait/],
+    [{ deadline: '-5m' }, /is not a duration/],
+    [{ deadline: '2020-01-01T00:00:00Z' }, /is not in the future/],
+    [{ maxAttempts: '1.5' }, /--max-attempts "1.5" must be a whole number/],
+    [{ budgetUsd: '-1' }, /--budget-usd "-1" must be a positive number/],
+    [{ inputFile: join(dir, 'missing') }, /cannot be read: ENOENT/],
+  ])('refuses %j', (flags, message) => {
+    expect(() => buildSubmitRequest({ workflow: 'x:v1', ...flags }, NOW, 'd')).toThrowError(ValidationError);
+    expect(() => buildSubmitRequest({ workflow: 'x:v1', ...flags }, NOW, 'd')).toThrowError(message);
+  });
+
+  it('refuses an inline file over 64 KiB with its sha256 in the hint, and a binary file', () => {
+    const big = join(dir, 'big');
+    writeFileSync(big, Buffer.alloc(64 * 1024 + 1, 'a'));
+    try {
+      buildSubmitRequest({ workflow: 'x:v1', inputFile: big }, NOW, 'd');
+      expect.unreachable();
+    } catch (e) {
+      expect((e as ValidationError).code).toBe('INPUT_TOO_LARGE');
+      expect((e as ValidationError).hint).toContain(sha256Hex(Buffer.alloc(64 * 1024 + 1, 'a')));
+    }
+    const bin = join(dir, 'bin');
+    writeFileSync(bin, Buffer.from([0xff, 0xfe, 0x00, 0x80]));
+    expect(() => buildSubmitRequest({ workflow: 'x:v1', inputFile: bin }, NOW, 'd')).toThrowError(/is not UTF-8 text/);
+  });
+});
