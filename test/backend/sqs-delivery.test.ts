@@ -207,6 +207,38 @@ describe('a consumer that dies mid-job (real visibility timeouts)', () => {
   }, 30_000);
 });
 
+// The two fairness properties SQS can keep (the tenant-order cases of the shared suite are a
+// written exception: see test/conformance/sqs.test.ts and docs/architecture.md).
+describe('fairness on SQS', () => {
+  it('weights classes 6/3/1 by which class queue it receives from, so batch and maintenance never starve', async () => {
+    const e = env();
+    const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0 });
+    for (const cls of ['interactive', 'batch', 'maintenance'] as const) for (let i = 0; i < 30; i++) await b.submit(submitReq({ class: cls }));
+    const order: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const [l] = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 600_000 });
+      order.push(l!.job.class);
+    }
+    const count = (c: string) => order.filter((x) => x === c).length;
+    expect([count('interactive'), count('batch'), count('maintenance')]).toEqual([12, 6, 2]);
+    expect(order.slice(0, 10)).toContain('batch');
+  });
+
+  it('never runs more than the per-tenant cap, and frees a slot when a job ends', async () => {
+    const e = env();
+    const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0, fairness: { tenantConcurrency: 2 } });
+    for (let i = 0; i < 5; i++) await b.submit(submitReq({ tenant_id: 'big' }));
+    await b.submit(submitReq({ tenant_id: 'small' }));
+    const first = await b.claim({ queue: 'q', workerId: 'w', max: 10, leaseMs: 60_000 });
+    expect(first.filter((l) => l.job.tenant_id === 'big')).toHaveLength(2);
+    expect(first.filter((l) => l.job.tenant_id === 'small')).toHaveLength(1);
+    expect(await b.claim({ queue: 'q', workerId: 'w', max: 10, leaseMs: 60_000 })).toEqual([]);
+    await b.complete(first.find((l) => l.job.tenant_id === 'big')!, null);
+    const next = await b.claim({ queue: 'q', workerId: 'w', max: 10, leaseMs: 60_000 });
+    expect(next.map((l) => l.job.tenant_id)).toEqual(['big']);
+  });
+});
+
 describe('leases are visibility timeouts (real time)', () => {
   it('a heartbeat extends the message\'s visibility; without one the message comes back when the lease ends', async () => {
     const e = env();
