@@ -5,14 +5,14 @@
  * like a real bad night: a few error codes and workflows, many tenants, 5 %
  * expired, 2 % partial.
  *
- *   node bench/tui-seed.mjs PATH.db N [queue]
+ *   node bench/tui-seed.mjs URL N [queue]      (URL: sqlite:PATH.db or redis://127.0.0.1:PORT)
  */
 import { ManualClock, seededRandom } from '../dist/core/clock.js';
-import { SqliteBackend } from '../dist/backend/sqlite/index.js';
+import { openBackend } from '../dist/backend/open.js';
 
-const [path, nText = '100000', queue = 'research'] = process.argv.slice(2);
-if (!path) {
-  console.error('usage: node bench/tui-seed.mjs PATH.db N [queue]');
+const [url, nText = '100000', queue = 'research'] = process.argv.slice(2);
+if (!url || !/^(sqlite|redis):/.test(url)) {
+  console.error('usage: node bench/tui-seed.mjs URL N [queue]   (sqlite:PATH or redis://HOST:PORT)');
   process.exit(2);
 }
 const n = Number(nText);
@@ -21,7 +21,7 @@ const WORKFLOWS = ['research_report:v3', 'summarise:v1', 'triage_ticket:v2', 'dr
 const random = seededRandom(42);
 // Seeded an hour in the past so short deadlines have passed when the TUI opens.
 const clock = new ManualClock(Date.now() - 3_600_000);
-const backend = new SqliteBackend({ path, clock, random });
+const backend = await openBackend(url, { clock, random });
 const pick = (xs) => xs[Math.floor(random() * xs.length)];
 
 const t0 = Date.now();

@@ -12,11 +12,13 @@
  *   `capture-pane`; includes tmux's own latency, so it is an upper bound;
  * - RSS: the process's peak resident set (VmHWM) at the end.
  *
- *   node bench/tui.mjs --url sqlite:/tmp/agentq-tui-bench/dlq-100000.db [--url redis://...] [--keys 40]
+ *   node bench/tui.mjs --url sqlite:/tmp/agentq-tui-bench/dlq-100000.db [--redis 100000] [--keys 40]
  *
- * Seed first: node bench/tui-seed.mjs /tmp/agentq-tui-bench/dlq-100000.db 100000
+ * Seed SQLite first: node bench/tui-seed.mjs sqlite:/tmp/agentq-tui-bench/dlq-100000.db 100000
+ * `--redis N` starts a throwaway redis-server on a free loopback port, seeds N entries and measures it too.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -30,15 +32,43 @@ const args = process.argv.slice(2);
 const urls = [];
 let keyRuns = 40;
 let queue = 'research';
+let redisN = 0;
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--url') urls.push(args[++i]);
+  else if (args[i] === '--redis') redisN = Number(args[++i]);
   else if (args[i] === '--keys') keyRuns = Number(args[++i]);
   else if (args[i] === '--queue') queue = args[++i];
 }
-if (urls.length === 0) {
-  console.error('usage: node bench/tui.mjs --url sqlite:PATH [--url redis://HOST:PORT] [--keys N] [--queue Q]');
+if (urls.length === 0 && redisN === 0) {
+  console.error('usage: node bench/tui.mjs --url sqlite:PATH [--url redis://HOST:PORT] [--redis N] [--keys N] [--queue Q]');
   process.exit(2);
 }
+
+let redis = null;
+if (redisN > 0) {
+  const port = await new Promise((res) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const p = srv.address().port;
+      srv.close(() => res(p));
+    });
+  });
+  redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const url = `redis://127.0.0.1:${port}`;
+  for (let tries = 0; ; tries++) {
+    try {
+      execFileSync('redis-cli', ['-p', String(port), 'ping'], { stdio: 'ignore' });
+      break;
+    } catch {
+      if (tries > 200) throw new Error('redis-server did not start');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  const t = performance.now();
+  execFileSync(process.execPath, [join(ROOT, 'bench', 'tui-seed.mjs'), url, String(redisN), queue], { stdio: ['ignore', 'ignore', 'inherit'] });
+  console.error(`seeded ${redisN} into ${url} in ${((performance.now() - t) / 1000).toFixed(0)} s`);
+  urls.push(url);
+}
+process.on('exit', () => redis?.kill());
 
 const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-bench-'));
 const conf = join(dir, 'tmux.conf');
@@ -54,6 +84,13 @@ function waitScreen(test, timeoutMs = 120_000) {
     if (test(s)) return { at: performance.now(), screen: s };
     if (performance.now() > end) throw new Error(`timed out; screen:\n${s}`);
   }
+}
+
+/** CPU time (user + system) the process has used so far, from /proc (clock ticks of 10 ms). */
+function cpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 function cursorLine(screen) {
@@ -98,14 +135,19 @@ for (const url of urls) {
   tmux('-f', conf, 'new-session', '-d', '-s', 'b', '-x', '160', '-y', '40', '--', 'env', '-i', ...env, process.execPath, BIN, '--url', url, 'dlq', 'browse', '--queue', queue);
   const pid = Number(tmux('display-message', '-p', '-t', 'b:0.0', '#{pane_pid}').trim());
   const firstFrame = waitScreen((s) => s.includes('agentq DLQ triage')).at - t0;
+  const cpuFirstFrame = cpuMs(pid);
   const firstRows = waitScreen((s) => s.includes('› [')).at - t0;
   const loadedAt = waitScreen((s) => /total [\d,]+/.test(s) && !s.includes('loading'), 600_000);
   const loaded = loadedAt.at - t0;
+  const cpuLoaded = cpuMs(pid);
+  const hwmLoaded = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
   const total = /total ([\d,]+)/.exec(loadedAt.screen)[1];
 
   const firstTrace = traceLines()[0];
   const down = [];
+  const cpuBeforeKeys = cpuMs(pid);
   for (let i = 0; i < keyRuns; i++) down.push(keyToFrame('j', (b, a) => cursorLine(a) !== cursorLine(b)));
+  const cpuPerKey = (cpuMs(pid) - cpuBeforeKeys) / keyRuns;
   const pageDown = [];
   for (let i = 0; i < 10; i++) pageDown.push(keyToFrame('PgDn', (b, a) => cursorLine(a) !== cursorLine(b)));
   const bottom = keyToFrame('G', (b, a) => cursorLine(a) !== cursorLine(b));
@@ -131,7 +173,7 @@ for (const url of urls) {
   waitScreen(() => tmux('display-message', '-p', '-t', 'b:0.0', '#{pane_dead}').trim() === '1');
   tmux('kill-session', '-t', 'b');
 
-  results.push({ url: url.replace(/\/\/[^@]*@/, '//***@'), total, firstFrame, firstTrace, firstRows, loaded, down, pageDown, bottom, top, filterE, textFilter, typeChar, groups, selectAll, detail, hwm, rss, maxFrameLines });
+  results.push({ url: url.replace(/\/\/[^@]*@/, '//***@'), total, firstFrame, firstTrace, cpuFirstFrame, firstRows, loaded, cpuLoaded, hwmLoaded, cpuPerKey, down, pageDown, bottom, top, filterE, textFilter, typeChar, groups, selectAll, detail, hwm, rss, maxFrameLines });
 }
 try {
   execFileSync('tmux', ['-L', socket, 'kill-server'], { stdio: 'ignore' });
@@ -146,10 +188,10 @@ const many = (ks) => {
 };
 for (const r of results) {
   console.log(`\n${r.url}  (${r.total} DLQ entries, terminal 160x40, frame ${r.maxFrameLines} lines)`);
-  console.log(`  first frame (header)        ${ms(r.firstFrame)} (app: ${r.firstTrace ? ms(r.firstTrace.sinceStartMs) : '?'} after process start)`);
+  console.log(`  first frame (header)        ${ms(r.firstFrame)} (app: ${r.firstTrace ? ms(r.firstTrace.sinceStartMs) : '?'} after process start; CPU used by then ${r.cpuFirstFrame} ms)`);
   console.log(`  first rows on screen        ${ms(r.firstRows)}`);
-  console.log(`  all entries loaded          ${ms(r.loaded)}`);
-  console.log(`  j (move)                    ${many(r.down)}`);
+  console.log(`  all entries loaded          ${ms(r.loaded)} (CPU ${r.cpuLoaded} ms, peak RSS by then ${r.hwmLoaded.toFixed(0)} MB)`);
+  console.log(`  j (move)                    ${many(r.down)}; CPU per key ${r.cpuPerKey.toFixed(1)} ms`);
   console.log(`  PgDn                        ${many(r.pageDown)}`);
   console.log(`  G / Home                    ${one(r.bottom)} / ${one(r.top)}`);
   console.log(`  e (re-filter all rows)      ${many(r.filterE)}`);

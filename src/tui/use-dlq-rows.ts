@@ -1,27 +1,45 @@
 import { useEffect, type Dispatch } from 'react';
-import { StringPool, toTriageRow } from './row.js';
+import { performance } from 'node:perf_hooks';
+import { StringPool, toTriageRow, type TriageRow } from './row.js';
 import type { TriageSource } from './source.js';
 import type { TriageAction } from './state.js';
 
 /**
- * Loads the DLQ into triage rows, one page per dispatch, starting again
- * whenever `generation` changes (after a redrive). The first page renders
- * at once; the rest stream in while the operator already moves around.
+ * While loading, rows reach the screen at most this often (the first page
+ * at once): each dispatch re-renders the frame, and on 100,000 entries
+ * rendering after every page cost more CPU than the loading itself
+ * (measured: 10 s of CPU with a frame every 150 ms against 3.5 s for the
+ * load alone). Twice a second keeps the counts visibly moving.
+ */
+const LOAD_DISPATCH_EVERY_MS = 500;
+
+/**
+ * Loads the DLQ into triage rows, starting again whenever `generation`
+ * changes (after a redrive). The first page renders at once; the rest
+ * streams in, in batches, while the operator already moves around.
  */
 export function useDlqRows(source: TriageSource, generation: number, dispatch: Dispatch<TriageAction>): void {
   useEffect(() => {
     const abort = new AbortController();
     const pool = new StringPool();
     void (async () => {
+      let pending: TriageRow[] = [];
+      let lastDispatch = -Infinity;
       try {
         for await (const page of source.pages(abort.signal)) {
           if (abort.signal.aborted) return;
-          dispatch({ type: 'rows/append', rows: page.map((e) => toTriageRow(e, pool)), isDone: false });
+          for (const e of page) pending.push(toTriageRow(e, pool));
+          const now = performance.now();
+          if (now - lastDispatch >= LOAD_DISPATCH_EVERY_MS) {
+            dispatch({ type: 'rows/append', rows: pending, isDone: false });
+            pending = [];
+            lastDispatch = now;
+          }
           // Let key presses in between pages: a synchronous store (SQLite) would otherwise
           // hold the event loop for the whole load.
           await new Promise((r) => setImmediate(r));
         }
-        if (!abort.signal.aborted) dispatch({ type: 'rows/append', rows: [], isDone: true });
+        if (!abort.signal.aborted) dispatch({ type: 'rows/append', rows: pending, isDone: true });
       } catch (e) {
         if (!abort.signal.aborted) dispatch({ type: 'rows/failed', message: e instanceof Error ? e.message : String(e) });
       }
