@@ -91,7 +91,7 @@ function Confirm({ planned, focus, typed }: { planned: PlannedRedrive; focus: 'c
       {s.skipOther > 0 ? line('skip: other (malformed…)', s.skipOther) : null}
       {need !== null ? (
         <Text>
-          Type {count(need)} to confirm: <Text inverse>{typed === '' ? ' ' : typed}</Text>
+          Type {need} to confirm: <Text inverse>{typed === '' ? ' ' : typed}</Text>
           {typed === String(need) ? '  ✓' : ''}
         </Text>
       ) : null}
