@@ -7,7 +7,8 @@
  * - `queue_totals`: cumulative outcome counters per queue;
  * - `attempt_outcomes`: how attempt N ended (success rate by attempt);
  * - `stat_samples`: a ring of the last STATS_SAMPLE_LIMIT time-in-queue and
- *   execution-time samples per queue (slot = sequence mod limit);
+ *   execution-time samples per queue (slot = the claim's sequence number mod
+ *   the limit; the sequence is the queue's attempt count);
  * - `activity`: per-minute buckets of submissions and ended attempts, pruned
  *   to the last 15 minutes, for recent throughput;
  * - `attempt_started`: when each running attempt began (one row per running
@@ -30,19 +31,6 @@ import {
 } from '../contract.js';
 
 const PENDING = `('queued','scheduled')`;
-/** An attempt ended: the job left `running` other than by release (back to `queued`, attempt not counted). */
-const ATTEMPT_ENDED = `OLD.state = 'running' AND NEW.state <> 'queued'`;
-
-function sample(kind: 'wait' | 'exec', when: string, ms: string): string {
-  return `
-    INSERT INTO stat_seq(queue, kind, n) SELECT NEW.queue, '${kind}', 1 WHERE ${when}
-      ON CONFLICT(queue, kind) DO UPDATE SET n = n + 1;
-    INSERT INTO stat_samples(queue, kind, slot, seq, ms)
-      SELECT NEW.queue, '${kind}', n % ${STATS_SAMPLE_LIMIT}, n, max(0, ${ms}) FROM stat_seq
-      WHERE (${when}) AND queue = NEW.queue AND kind = '${kind}' AND (${ms}) IS NOT NULL
-      ON CONFLICT(queue, kind, slot) DO UPDATE SET seq = excluded.seq, ms = excluded.ms;`;
-}
-
 /** Migration: appended to the schema's list (it runs once per database, in its own transaction). */
 export const STATS_MIGRATION = `
   CREATE INDEX jobs_class_oldest ON jobs(queue, class, run_at) WHERE state IN ${PENDING};
@@ -62,13 +50,6 @@ export const STATS_MIGRATION = `
     PRIMARY KEY (queue, attempt)
   ) STRICT, WITHOUT ROWID;
 
-  CREATE TABLE stat_seq (
-    queue TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    n INTEGER NOT NULL,
-    PRIMARY KEY (queue, kind)
-  ) STRICT, WITHOUT ROWID;
-
   CREATE TABLE stat_samples (
     queue TEXT NOT NULL,
     kind TEXT NOT NULL,
@@ -78,10 +59,12 @@ export const STATS_MIGRATION = `
     PRIMARY KEY (queue, kind, slot)
   ) STRICT, WITHOUT ROWID;
 
-  -- When the running attempt of a job started (one row per running job): execution time without parsing the job document.
+  -- When the running attempt of a job started, and its claim's sequence number (one row per
+  -- running job): execution time without parsing the job document, in the ring slot of its claim.
   CREATE TABLE attempt_started (
     job_id TEXT PRIMARY KEY,
-    at INTEGER NOT NULL
+    at INTEGER NOT NULL,
+    seq INTEGER NOT NULL
   ) STRICT, WITHOUT ROWID;
 
   CREATE TABLE activity (
@@ -100,26 +83,50 @@ export const STATS_MIGRATION = `
       ON CONFLICT(queue, minute) DO UPDATE SET submitted = submitted + 1;
   END;
 
-  CREATE TRIGGER jobs_stats_update AFTER UPDATE OF state ON jobs WHEN OLD.state IS NOT NEW.state BEGIN
-    INSERT INTO queue_totals(queue, name, n)
-      SELECT NEW.queue, k, 1 FROM (SELECT CASE
-        WHEN NEW.state = 'running' THEN 'attempts'
-        WHEN NEW.state = 'scheduled' AND OLD.state = 'running' THEN 'retried'
-        WHEN NEW.state IN ('succeeded', 'dead', 'expired', 'cancelled') THEN NEW.state
-      END AS k) WHERE k IS NOT NULL
+  -- The triggers are split by transition (WHEN), so a state change runs only the statements that concern it.
+
+  -- A claim: an attempt starts. Its sequence number (the queue's attempt count) picks the ring slot.
+  CREATE TRIGGER jobs_stats_claim AFTER UPDATE OF state ON jobs WHEN NEW.state = 'running' AND OLD.state IS NOT 'running' BEGIN
+    INSERT INTO queue_totals(queue, name, n) VALUES (NEW.queue, 'attempts', 1)
       ON CONFLICT(queue, name) DO UPDATE SET n = n + 1;
-    INSERT INTO attempt_outcomes(queue, attempt, succeeded, failed)
-      SELECT NEW.queue, NEW.attempt, NEW.state = 'succeeded', NEW.state <> 'succeeded' WHERE ${ATTEMPT_ENDED}
+    INSERT INTO stat_samples(queue, kind, slot, seq, ms)
+      SELECT NEW.queue, 'wait', n % ${STATS_SAMPLE_LIMIT}, n, max(0, NEW.updated_at - OLD.run_at) FROM queue_totals WHERE queue = NEW.queue AND name = 'attempts'
+      ON CONFLICT(queue, kind, slot) DO UPDATE SET seq = excluded.seq, ms = excluded.ms;
+    INSERT INTO attempt_started(job_id, at, seq)
+      SELECT NEW.id, NEW.updated_at, n FROM queue_totals WHERE queue = NEW.queue AND name = 'attempts'
+      ON CONFLICT(job_id) DO UPDATE SET at = excluded.at, seq = excluded.seq;
+  END;
+
+  -- An attempt ends (not a release back to queued, which does not count the attempt).
+  CREATE TRIGGER jobs_stats_attempt_end AFTER UPDATE OF state ON jobs
+  WHEN OLD.state = 'running' AND NEW.state NOT IN ('running', 'queued') BEGIN
+    INSERT INTO queue_totals(queue, name, n) VALUES (NEW.queue, CASE NEW.state WHEN 'scheduled' THEN 'retried' ELSE NEW.state END, 1)
+      ON CONFLICT(queue, name) DO UPDATE SET n = n + 1;
+    INSERT INTO attempt_outcomes(queue, attempt, succeeded, failed) VALUES (NEW.queue, NEW.attempt, NEW.state = 'succeeded', NEW.state <> 'succeeded')
       ON CONFLICT(queue, attempt) DO UPDATE SET succeeded = succeeded + excluded.succeeded, failed = failed + excluded.failed;
-    INSERT INTO activity(queue, minute, submitted, succeeded, failed)
-      SELECT NEW.queue, NEW.updated_at / 60000, 0, NEW.state = 'succeeded', NEW.state <> 'succeeded' WHERE ${ATTEMPT_ENDED}
+    INSERT INTO activity(queue, minute, submitted, succeeded, failed) VALUES (NEW.queue, NEW.updated_at / 60000, 0, NEW.state = 'succeeded', NEW.state <> 'succeeded')
       ON CONFLICT(queue, minute) DO UPDATE SET succeeded = succeeded + excluded.succeeded, failed = failed + excluded.failed;
+    INSERT INTO stat_samples(queue, kind, slot, seq, ms)
+      SELECT NEW.queue, 'exec', seq % ${STATS_SAMPLE_LIMIT}, seq, max(0, NEW.updated_at - at) FROM attempt_started WHERE job_id = NEW.id
+      ON CONFLICT(queue, kind, slot) DO UPDATE SET seq = excluded.seq, ms = excluded.ms;
+    DELETE FROM attempt_started WHERE job_id = NEW.id;
+  END;
+
+  CREATE TRIGGER jobs_stats_release AFTER UPDATE OF state ON jobs WHEN OLD.state = 'running' AND NEW.state = 'queued' BEGIN
+    DELETE FROM attempt_started WHERE job_id = NEW.id;
+  END;
+
+  -- Ends that are not attempts: a queued job cancelled or expired, a DLQ entry expired.
+  CREATE TRIGGER jobs_stats_end AFTER UPDATE OF state ON jobs
+  WHEN OLD.state <> 'running' AND OLD.state IS NOT NEW.state AND NEW.state IN ('succeeded', 'dead', 'expired', 'cancelled') BEGIN
+    INSERT INTO queue_totals(queue, name, n) VALUES (NEW.queue, NEW.state, 1)
+      ON CONFLICT(queue, name) DO UPDATE SET n = n + 1;
+  END;
+
+  -- Per-minute activity rows are tiny, so pruning now and then is enough: on changes in the first
+  -- half second of a minute (a busy queue has some; an idle one adds no rows to prune).
+  CREATE TRIGGER jobs_stats_prune AFTER UPDATE OF state ON jobs WHEN NEW.updated_at % 60000 < 500 BEGIN
     DELETE FROM activity WHERE queue = NEW.queue AND minute < NEW.updated_at / 60000 - 15;
-    ${sample('wait', `NEW.state = 'running'`, `NEW.updated_at - OLD.run_at`)}
-    ${sample('exec', ATTEMPT_ENDED, `NEW.updated_at - (SELECT at FROM attempt_started WHERE job_id = NEW.id)`)}
-    DELETE FROM attempt_started WHERE job_id = NEW.id AND OLD.state = 'running';
-    INSERT INTO attempt_started(job_id, at) SELECT NEW.id, NEW.updated_at WHERE NEW.state = 'running'
-      ON CONFLICT(job_id) DO UPDATE SET at = excluded.at;
   END;
 
   -- A purged running job (never normally) must not leave its start time behind.
