@@ -29,15 +29,17 @@ try {
       // Every producer also sends the same shared keys: each must create exactly one job.
       if (i % 6 === 0) await backend.submit({ workflow: 'mp:v1', queue: 'mp', idempotency_key: 'shared-' + i, input: 'shared' });
     }
+    // And a burst in one group commit, duplicates of the shared keys included.
+    await Promise.all(Array.from({ length: n }, (_, i) => i).filter((i) => i % 6 === 0).map((i) =>
+      backend.submit({ workflow: 'mp:v1', queue: 'mp', idempotency_key: 'shared-' + i, input: 'shared' })));
   } else {
     const expected = Number(expectedText);
     for (;;) {
       if (Date.now() > deadline) throw new Error('claimer gave up: not all jobs succeeded in time');
       const leases = await backend.claim({ queue: 'mp', workerId: name, max: 8, leaseMs: 600_000 });
-      for (const l of leases) {
-        await backend.complete(l, name);
-        process.stdout.write(l.jobId + '\\n');
-      }
+      // Completed concurrently: they share one group commit, interleaved with the other processes' transactions.
+      await Promise.all(leases.map((l) => backend.complete(l, name)));
+      for (const l of leases) process.stdout.write(l.jobId + '\\n');
       if (leases.length === 0) {
         const s = await backend.stats('mp');
         if (s.counts.succeeded >= expected) break;
