@@ -123,7 +123,13 @@ class WorkerRuntime implements Worker {
     this.state = 'running';
     if (!this.backend) {
       const { openBackend } = await import('../backend/open.js');
-      this.backend = await openBackend(this.o.url!, { clock: this.clock });
+      const opened = await openBackend(this.o.url!, { clock: this.clock });
+      if (this.state !== 'running') {
+        // stop() came while the store was opening: nothing was claimed, just close it again.
+        await opened.close();
+        return;
+      }
+      this.backend = opened;
     }
     this.log({ kind: 'started', workerId: this.workerId, queue: this.o.queue });
     this.scheduleHeartbeat();
