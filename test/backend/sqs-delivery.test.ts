@@ -20,6 +20,7 @@ import { SqsBackend, type SqsBackendOptions } from '../../src/backend/sqs/index.
 import { dlqName, sourceQueueName } from '../../src/backend/sqs/names.js';
 import { parseSqsUrl } from '../../src/backend/sqs/url.js';
 import { ManualClock, seededRandom, type Clock } from '../../src/core/clock.js';
+import { ValidationError } from '../../src/core/errors.js';
 import { DEFAULT_RETRY_POLICY } from '../../src/core/retry.js';
 import { sqsUrl, useEmulatorCredentials } from '../conformance/sqs-fixture.js';
 import { pollUntil } from '../support/poll.js';
@@ -115,6 +116,21 @@ describe('agentq sqs setup', () => {
     const r = await b.relayOutbox();
     expect(r.published).toBe(0);
     expect((await b.get(job.job_id))!.state).toBe('queued');
+  });
+});
+
+describe('scheduling on SQS', () => {
+  it('refuses a run_at further ahead than a message may wait in SQS (exit 2), and accepts 13 days', async () => {
+    const e = env();
+    const clock = new ManualClock();
+    const b = e.make({ clock, maxVisibilitySeconds: 0 });
+    const day = 24 * 3600_000;
+    const err = await b.submit(submitReq({ run_at: new Date(clock.now() + 14 * day).toISOString() })).catch((x: unknown) => x);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as ValidationError).exitCode).toBe(2);
+    expect((err as Error).message).toMatch(/13 days/);
+    const ok = await b.submit(submitReq({ run_at: new Date(clock.now() + 13 * day).toISOString() }));
+    expect(ok.job.state).toBe('scheduled');
   });
 });
 

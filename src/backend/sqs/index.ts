@@ -21,6 +21,7 @@ import {
 import type { AdmissionLimits } from '../../core/admission.js';
 import { systemClock, systemRandom, type Clock, type Random } from '../../core/clock.js';
 import { initialFairnessState, nextPick, type Candidates, type FairnessOptions } from '../../core/fairness.js';
+import { ValidationError } from '../../core/errors.js';
 import type { RetryPolicy } from '../../core/retry.js';
 import { JOB_CLASSES, type DlqEntry, type Effect, type Job, type JobClass, type JobEvent, type SubmitRequest } from '../../core/schemas.js';
 import type {
@@ -60,6 +61,8 @@ import type { SqsUrl } from './url.js';
 
 /** SQS caps a message's visibility timeout at 12 hours. */
 export const SQS_MAX_VISIBILITY_SECONDS = 12 * 3600;
+/** How far ahead a job may be scheduled: inside the 14-day retention of its message, with a day to spare. */
+export const MAX_SCHEDULE_AHEAD_MS = 13 * 24 * 3600_000;
 /** Receive rounds per class queue in one claim call: bounded work per call. */
 const MAX_ROUNDS = 8;
 
@@ -148,6 +151,12 @@ export class SqsBackend implements Backend {
   // ------------------------------------------------------------ producers and operators
 
   async submit(req: SubmitRequest): Promise<SubmitResult> {
+    if (req.run_at !== null && req.run_at !== undefined && Date.parse(req.run_at) - this.clock.now() > MAX_SCHEDULE_AHEAD_MS) {
+      throw new ValidationError(
+        'run_at must be at most 13 days ahead on the SQS backend (SQS keeps a message at most 14 days, and the message waits in SQS until it is due)',
+        'Submit it later, or schedule it outside agentq.',
+      );
+    }
     const res = await this.store.submit(req);
     if (res.created) {
       // Published at once when SQS answers; otherwise the outbox row waits for the relay.

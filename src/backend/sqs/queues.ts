@@ -18,8 +18,12 @@ import { dlqName, sourceQueueName } from './names.js';
 
 /** 14 days, the SQS maximum: a DLQ copy should outlive a long weekend of triage. */
 const DLQ_RETENTION_SECONDS = 1_209_600;
-/** 4 days, the SQS default, stated explicitly so setup reports it. */
-const SOURCE_RETENTION_SECONDS = 345_600;
+/**
+ * 14 days, the SQS maximum, on source queues too: a scheduled job's message
+ * waits in SQS until it is due, and SQS drops messages older than this
+ * whatever their visibility (see MAX_SCHEDULE_AHEAD_MS).
+ */
+export const SOURCE_RETENTION_SECONDS = 1_209_600;
 
 export interface SetupAction {
   name: string;

@@ -22,7 +22,7 @@ export function registerSqs(program: Command, lazy: Lazy): void {
     .option('-q, --queue <queue>', 'agentq queue to set up (repeatable; default: the context\'s queue)', collect)
     .addHelpText(
       'after',
-      '\nFor each agentq queue Q: PREFIX-Q-dlq (retention 14 days) and PREFIX-Q-interactive|batch|maintenance, each with a\n' +
+      '\nFor each agentq queue Q: PREFIX-Q-dlq and PREFIX-Q-interactive|batch|maintenance (retention 14 days), each with a\n' +
         'RedrivePolicy to the DLQ (maxReceiveCount from max_receive_count= in the URL, default 10): a crash backstop above\n' +
         'the app\'s own max attempts. Safe to run again: existing queues are checked, a changed policy is fixed.\n' +
         ex(['agentq --url "sqs://eu-west-1/agentq" sqs setup --queue research', 'create the queues of "research"']),
