@@ -117,7 +117,7 @@ export function nextPick(state: FairnessState, candidates: Candidates, opts: Fai
   // Keep idle classes from carrying a stale debt or credit forever.
   for (const c of JOB_CLASSES) if (!active.includes(c)) next.classCredit[c] = 0;
 
-  const tenants = [...candidates[best]!].sort();
+  const tenants = candidates[best]!;
   const turn = state.turn[best];
   let tenant: string;
   let deficit: number;
@@ -125,9 +125,15 @@ export function nextPick(state: FairnessState, candidates: Candidates, opts: Fai
     tenant = turn.tenant;
     deficit = turn.deficit;
   } else {
-    // The next tenant after the current one, in name order, wrapping around.
-    const after = turn ? tenants.find((t) => t > turn.tenant) : undefined;
-    tenant = after ?? tenants[0]!;
+    // The next tenant after the current one in name order, wrapping around: one
+    // linear pass (no sort), as a queue may have thousands of tenants waiting.
+    let first = tenants[0]!;
+    let after: string | undefined;
+    for (const t of tenants) {
+      if (t < first) first = t;
+      if (turn && t > turn.tenant && (after === undefined || t < after)) after = t;
+    }
+    tenant = after ?? first;
     deficit = tenantWeight(tenant, opts);
   }
   next.turn[best] = { tenant, deficit: deficit - 1 };

@@ -68,6 +68,16 @@ describe('fairness: tenants (deficit round robin)', () => {
     );
   });
 
+  it('does not depend on the order candidates are given in (property)', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.stringMatching(/^[a-z]{1,4}$/), { minLength: 1, maxLength: 8 }), fc.integer({ min: 1, max: 20 }), (tenants, n) => {
+        const sorted = run(n, { batch: [...tenants].sort() }).picks;
+        const reversed = run(n, { batch: [...tenants].sort().reverse() }).picks;
+        expect(reversed).toEqual(sorted);
+      }),
+    );
+  });
+
   it('gives a weighted tenant that many jobs per round', () => {
     const { picks } = run(8, { batch: ['a', 'b'] }, initialFairnessState(), { tenantWeights: { a: 3 } });
     expect(picks.filter((p) => p.tenant === 'a')).toHaveLength(6);
