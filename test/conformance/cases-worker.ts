@@ -180,6 +180,24 @@ export function workerCases(make: MakeFixture): void {
       expect(await eventTypes(backend, job.job_id)).toEqual(['submitted', 'claimed', 'retry_scheduled', 'claimed', 'retry_scheduled']);
     });
 
+    it('keeps retries within the queue\'s retry budget: past it, retries are pushed later instead of storming', async () => {
+      const { backend, clock } = fx();
+      for (let i = 0; i < 12; i++) await backend.submit(req({ max_attempts: 5 }));
+      const leases = await backend.claim({ queue: 'default', workerId: 'w', max: 12, leaseMs: 60_000 });
+      expect(leases).toHaveLength(12);
+      const t = clock.now();
+      const delays: number[] = [];
+      for (const l of leases) {
+        const out = await backend.fail(l, { code: 'PROVIDER_429', message: 'slow down', retryable: true });
+        expect(out.kind).toBe('retry');
+        delays.push((out as { runAt: number }).runAt - t);
+      }
+      // Default policy: the first 10 retries in a window are always allowed (5-15 s); 11 retries out of
+      // 12 attempts is over 20 % of the traffic, so the rest wait an extra minute.
+      for (const d of delays.slice(0, 10)) expect(d).toBeLessThanOrEqual(15_000);
+      for (const d of delays.slice(10)) expect(d).toBeGreaterThanOrEqual(65_000);
+    });
+
     it('sends a job that runs out of attempts to the DLQ with full triage information', async () => {
       const { backend, clock } = fx();
       const { job } = await backend.submit(req({ max_attempts: 2, trace_id: 'trace-9', tenant_id: 'acme' }));
