@@ -269,7 +269,7 @@ export class SqliteSqsStore {
       if (isTerminal(job.state)) return { kind: 'delete', why: `the job is ${job.state}` };
 
       // queued or scheduled
-      if (current && current.message_id !== ref.messageId && this.isLive(current, now)) {
+      if (current && current.message_id !== ref.messageId && mayStillArrive(current)) {
         return { kind: 'delete', why: 'a duplicate of the message that carries this job' };
       }
       const runAt = Date.parse(job.run_at);
@@ -291,11 +291,6 @@ export class SqliteSqsStore {
       this.recordDelivery(ref, now);
       return { kind: 'claimed', lease: this.startAttempt(job, fence, req, now) };
     });
-  }
-
-  /** A delivery whose message may still be in flight (received in the last while). */
-  private isLive(d: Delivery, _now: number): boolean {
-    return d.dlq_sent_at === null;
   }
 
   private atTenantCap(job: Job): boolean {
@@ -491,6 +486,15 @@ export class SqliteSqsStore {
   close(): void {
     this.store.close();
   }
+}
+
+/**
+ * Whether the message recorded as a job's delivery may still come back. Once
+ * its DLQ copy was sent it was deleted (a redriven job gets a new message);
+ * otherwise it is live, and any other message for the job is a duplicate.
+ */
+function mayStillArrive(d: Delivery): boolean {
+  return d.dlq_sent_at === null;
 }
 
 interface CustodyRow {

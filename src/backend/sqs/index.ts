@@ -264,8 +264,7 @@ export class SqsBackend implements Backend {
       await this.setVisibility(url, m.ReceiptHandle!, this.maxVisibility);
       return null;
     }
-    let d: Decision;
-    d = this.ext.consider({ jobId: parsed.jobId, messageId: m.MessageId!, receipt: m.ReceiptHandle!, queueUrl: url }, req);
+    const d: Decision = this.ext.consider({ jobId: parsed.jobId, messageId: m.MessageId!, receipt: m.ReceiptHandle!, queueUrl: url }, req);
     switch (d.kind) {
       case 'claimed':
         return d.lease;
