@@ -130,7 +130,7 @@ export function runWorkerKillScenario(name: string, freshStore: () => Promise<Fr
       await store?.cleanup();
     });
 
-    it(`processes ${JOBS} jobs through ${KILLS} kills: all succeed, each effect applied once, no done effect re-run`, { timeout: 150_000 }, async () => {
+    it(`processes ${JOBS} jobs through ${KILLS} kills: all succeed, each effect applied once, no done effect re-run`, { timeout: 240_000 }, async () => {
       const ids: string[] = [];
       for (let i = 0; i < JOBS; i++) {
         const { job } = await backend.submit({ workflow: 'charge:v1', queue: QUEUE, tenant_id: `t${i % 3}`, input: `order-${i}`, max_attempts: 25 });
@@ -162,7 +162,9 @@ export function runWorkerKillScenario(name: string, freshStore: () => Promise<Fr
 
       // The last run finishes the queue; leases left by the killed workers expire and are reclaimed.
       current = startWorker(store.url, sideUrl, CONCURRENCY, LEASE_MS, stderr);
-      await pollUntil(async () => (await succeeded()) === JOBS, { timeoutMs: 120_000, intervalMs: 50, what: `all ${JOBS} jobs succeeded` });
+      // Usually ~20 s. On a slow, loaded machine the queue's retry budget (at most 20% retries per
+      // 60 s of traffic) pushes the reclaimed jobs' retries 60 s later: that is the design working.
+      await pollUntil(async () => (await succeeded()) === JOBS, { timeoutMs: 170_000, intervalMs: 50, what: `all ${JOBS} jobs succeeded` });
       current.kill('SIGTERM');
       expect(await exited(current)).toEqual({ code: 0, signal: null });
 
