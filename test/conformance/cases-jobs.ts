@@ -308,6 +308,19 @@ export function jobCases(make: MakeFixture): void {
       expect((await allEvents(backend, { since: t })).map((e) => e.job_id)).toEqual([job.job_id]);
     });
 
+    it('returns exactly the events from a time on, across many pages of events', async () => {
+      const { backend, clock } = fx();
+      const ids: string[] = [];
+      for (let i = 0; i < 1200; i++) {
+        ids.push((await backend.submit(req())).job.job_id);
+        clock.advance(1000);
+      }
+      const from = Date.parse((await backend.get(ids[700]!))!.created_at);
+      const got = await allEvents(backend, { since: from });
+      expect(got.map((e) => e.job_id)).toEqual(ids.slice(700));
+      expect((await allEvents(backend, { since: clock.now() + 1 }))).toEqual([]);
+    });
+
     it('follows new events until the signal aborts', async () => {
       const { backend } = fx();
       await backend.submit(req());

@@ -60,6 +60,8 @@ export interface SqliteBackendOptions {
 }
 
 const EVENT_BATCH = 500;
+/** How far event times may run out of seq order (clocks of different processes on one host). */
+const CLOCK_SKEW_MARGIN_MS = 60_000;
 const MAX_QUEUES = 1000;
 
 export class SqliteBackend implements Backend {
@@ -277,6 +279,8 @@ export class SqliteBackend implements Backend {
     if (query.since !== undefined) {
       where.push('at >= @since');
       params.since = query.since;
+      // Start near the first event of that time instead of walking the whole log from seq 1.
+      after = Math.max(after, this.seqBefore(query.since - CLOCK_SKEW_MARGIN_MS));
     }
     const sql = `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ${EVENT_BATCH}`;
     for (;;) {
@@ -291,6 +295,26 @@ export class SqliteBackend implements Backend {
       if (!query.follow) return;
       await pause(this.followPollMs, query.signal);
     }
+  }
+
+  /**
+   * The last seq whose event is older than `t`, by binary search over seq (events
+   * are never deleted, so seqs are dense). Event times follow seq order up to the
+   * clock skew between processes, hence the margin the caller subtracts.
+   */
+  private seqBefore(t: number): number {
+    const bounds = this.store.sql('SELECT min(seq) AS lo, max(seq) AS hi FROM events').get() as { lo: number | null; hi: number | null };
+    if (bounds.lo === null || bounds.hi === null) return 0;
+    const at = this.store.sql('SELECT at FROM events WHERE seq >= ? ORDER BY seq LIMIT 1');
+    let lo = bounds.lo - 1; // invariant: events at seq <= lo are older than t (lo may be "none")
+    let hi = bounds.hi; // candidates for the first event at or after t lie in (lo, hi]
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi + 1) / 2);
+      const r = at.get(mid) as { at: number } | undefined;
+      if (r && r.at < t) lo = mid;
+      else hi = mid - 1;
+    }
+    return Math.max(lo, 0);
   }
 
   async queues(): Promise<string[]> {
