@@ -191,13 +191,21 @@ export function runWorkerKillScenario(name: string, freshStore: () => Promise<Fr
       expect(side.doneViolations).toEqual([]);
 
       const repeatedCalls = [...side.calls.values()].filter((n) => n > 1).length;
+      let retries = 0;
+      let overBudget = 0;
+      for await (const ev of backend.events({ queue: QUEUE })) {
+        if (ev.type !== 'retry_scheduled') continue;
+        retries++;
+        if (ev.data?.over_budget === true) overBudget++;
+      }
       // Proof the kills landed mid-work (otherwise the test shows nothing).
       expect(reclaimed).toBeGreaterThan(0);
       console.log(
         `[${name}] ${JOBS} jobs, ${KILLS} kills at ${JSON.stringify(killLog)}; all succeeded after ${finishedMs} ms; ` +
           `jobs with >1 attempt: ${reclaimed} (most attempts of one job: ${maxAttempts}); ` +
           `effect keys called more than once (started, not done, then retried with the same key): ${repeatedCalls}; ` +
-          `total effect calls: ${[...side.calls.values()].reduce((a, b) => a + b, 0)}`,
+          `total effect calls: ${[...side.calls.values()].reduce((a, b) => a + b, 0)}; ` +
+          `retries scheduled: ${retries}, of which pushed later by the retry budget: ${overBudget}`,
       );
       if (stderr.length) console.log(`worker stderr:\n${stderr.join('')}`);
     });
