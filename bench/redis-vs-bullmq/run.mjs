@@ -18,6 +18,8 @@
 //            how long Redis was blocked. The DLQ is 1,000 entries made through the contract, then
 //            copied in Redis under fresh ids (bench only) up to LIST_N.
 //
+// Each line also gives the Redis main-thread CPU per job (INFO cpu): the work Redis did, which
+// does not depend on what else the machine is running, unlike jobs/s on a shared machine.
 // Both libraries use the server as configured here (no persistence, `--save ''`), default
 // options otherwise (BullMQ keeps completed jobs, as agentq does). Every phase starts from an
 // empty server (FLUSHALL). Results go to BENCHMARKS.md, section "Redis".
@@ -86,6 +88,14 @@ async function startRedis() {
 }
 
 const rate = (n, ms) => Math.round((n / ms) * 1000);
+
+/** Redis main-thread CPU seconds so far: work done by Redis, whatever else the machine is doing. */
+async function redisCpu(redis) {
+  const info = await redis.admin.info('cpu');
+  const g = (k) => Number(info.match(new RegExp(`${k}:([\\d.]+)`))[1]);
+  return g('used_cpu_user_main_thread') + g('used_cpu_sys_main_thread');
+}
+const usPerJob = (secs, n) => ((secs * 1e6) / n).toFixed(0);
 const fmt = (n) => n.toLocaleString('en-US');
 const results = [];
 function report(line) {
@@ -99,17 +109,20 @@ async function benchEnqueue(redis) {
   const bullConn = { host: '127.0.0.1', port: redis.port };
   const bq = new Queue('bench-enqueue', { connection: bullConn });
   await bq.waitUntilReady();
+  let c0 = await redisCpu(redis);
   let t = performance.now();
   for (let i = 0; i < ENQUEUE_N; i += chunk) {
     const n = Math.min(chunk, ENQUEUE_N - i);
     await bq.addBulk(Array.from({ length: n }, (_v, k) => ({ name: 'research_report', data: { tenant: `t${(i + k) % 10}`, input_ref: 's3://bucket/in/doc' } })));
   }
   const bullMs = performance.now() - t;
+  const bullCpu = (await redisCpu(redis)) - c0;
   await bq.close();
 
   await redis.admin.flushall();
   const backend = await openBackend(redis.url);
   await backend.submit({ workflow: 'warmup:v1', queue: 'warmup' });
+  c0 = await redisCpu(redis);
   t = performance.now();
   for (let i = 0; i < ENQUEUE_N; i += chunk) {
     const n = Math.min(chunk, ENQUEUE_N - i);
@@ -120,10 +133,14 @@ async function benchEnqueue(redis) {
     );
   }
   const aqMs = performance.now() - t;
+  const aqCpu = (await redisCpu(redis)) - c0;
   await backend.close();
   const bull = rate(ENQUEUE_N, bullMs);
   const aq = rate(ENQUEUE_N, aqMs);
-  report(`enqueue ${fmt(ENQUEUE_N)} jobs: BullMQ addBulk ${fmt(bull)} jobs/s, agentq submit ${fmt(aq)} jobs/s, ratio ${(aq / bull).toFixed(2)}x`);
+  report(
+    `enqueue ${fmt(ENQUEUE_N)} jobs: BullMQ addBulk ${fmt(bull)} jobs/s, agentq submit ${fmt(aq)} jobs/s, ratio ${(aq / bull).toFixed(2)}x; ` +
+      `Redis CPU per job: BullMQ ${usPerJob(bullCpu, ENQUEUE_N)} us, agentq ${usPerJob(aqCpu, ENQUEUE_N)} us`,
+  );
 }
 
 async function benchProcess(redis, concurrency, n) {
@@ -135,6 +152,7 @@ async function benchProcess(redis, concurrency, n) {
   let done = 0;
   let finish;
   const allDone = new Promise((r) => (finish = r));
+  let c0 = await redisCpu(redis);
   let t = performance.now();
   const bw = new Worker('bench-process', async () => {}, { connection: bullConn, concurrency });
   bw.on('completed', () => {
@@ -142,6 +160,7 @@ async function benchProcess(redis, concurrency, n) {
   });
   await allDone;
   const bullMs = performance.now() - t;
+  const bullCpu = (await redisCpu(redis)) - c0;
   await bw.close();
   await bq.close();
 
@@ -154,6 +173,7 @@ async function benchProcess(redis, concurrency, n) {
   let aqDone = 0;
   let aqFinish;
   const aqAllDone = new Promise((r) => (aqFinish = r));
+  c0 = await redisCpu(redis);
   t = performance.now();
   const worker = createWorker({
     backend,
@@ -167,13 +187,17 @@ async function benchProcess(redis, concurrency, n) {
   await worker.start();
   await aqAllDone;
   const aqMs = performance.now() - t;
+  const aqCpu = (await redisCpu(redis)) - c0;
   await worker.stop();
   const counts = (await backend.stats('bench-process')).counts;
   if (counts.succeeded !== n) throw new Error(`agentq: ${counts.succeeded} of ${n} succeeded`);
   await backend.close();
   const bull = rate(n, bullMs);
   const aq = rate(n, aqMs);
-  report(`process ${fmt(n)} no-op jobs at concurrency ${concurrency}: BullMQ ${fmt(bull)} jobs/s, agentq ${fmt(aq)} jobs/s, ratio ${(aq / bull).toFixed(2)}x`);
+  report(
+    `process ${fmt(n)} no-op jobs at concurrency ${concurrency}: BullMQ ${fmt(bull)} jobs/s, agentq ${fmt(aq)} jobs/s, ratio ${(aq / bull).toFixed(2)}x; ` +
+      `Redis CPU per job: BullMQ ${usPerJob(bullCpu, n)} us, agentq ${usPerJob(aqCpu, n)} us`,
+  );
 }
 
 /** Puts `n` entries into the DLQ of `queue` through the contract (submit, claim, permanent failure), many in flight. */
@@ -210,12 +234,14 @@ async function benchRedrive(redis) {
   await seedDlq(backend, 'rb', REDRIVE_N, codeOf);
   const seedMs = performance.now() - t;
   const selected = Array.from({ length: REDRIVE_N }, (_v, i) => codeOf(i)).filter((c) => c !== 'VALIDATION').length;
+  const c0 = await redisCpu(redis);
   const r = await runCli(redis.url, ['dlq', 'redrive', '--queue', 'rb', '--error-code', 'PROVIDER_429', '--error-code', 'TIMEOUT', '--yes', '--rate', '0', '--batch-size', '1000', '--reason', 'bench']);
   if (r.code !== 0) throw new Error(`redrive exited ${r.code}: ${r.stderr}`);
+  const cpuSecs = (await redisCpu(redis)) - c0;
   const counts = (await backend.stats('rb')).counts;
   if (counts.queued !== selected) throw new Error(`redrive moved ${counts.queued}, expected ${selected}`);
   await backend.close();
-  report(`redrive ${fmt(selected)} of ${fmt(REDRIVE_N)} DLQ entries (filter: 2 error codes, no rate limit, CLI end to end): ${fmt(rate(selected, r.ms))} entries/s (${(r.ms / 1000).toFixed(2)} s; seeding through the contract ${fmt(rate(REDRIVE_N, seedMs))} entries/s)`);
+  report(`redrive ${fmt(selected)} of ${fmt(REDRIVE_N)} DLQ entries (filter: 2 error codes, no rate limit, CLI end to end): ${fmt(rate(selected, r.ms))} entries/s (${(r.ms / 1000).toFixed(2)} s; Redis CPU ${usPerJob(cpuSecs, selected)} us per redriven entry, plan and ledger included; seeding through the contract ${fmt(rate(REDRIVE_N, seedMs))} entries/s)`);
 }
 
 // Bench only: copies a DLQ entry's stored form (job hash, attempts list, state indexes, location
