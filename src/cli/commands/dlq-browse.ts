@@ -65,18 +65,21 @@ export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<voi
     readOnlyReason = e.message;
   }
 
-  const backend = await ctx.openBackend();
-  const io = dlqIoFrom(ctx);
   // React picks its build from NODE_ENV when it is first loaded, which is just below: the
   // development build checks every element and costs about a quarter of each frame.
   // This command is the only one that loads React, so the choice is made here.
   process.env.NODE_ENV ??= 'production';
-  const [{ runTui }, { backendSource }, { engineRedrive }, { fileTrace }] = await Promise.all([
+  // Load the app (Ink, React, Yoga) while the backend opens: both are on the way to the first frame.
+  const tui = Promise.all([
     import('../../tui/run.js'),
     import('../../tui/source.js'),
     import('../../tui/redrive-gateway.js'),
     import('../../tui/trace.js'),
   ]);
+  tui.catch(() => undefined); // awaited below; this only keeps a failed import from going unhandled if opening fails first
+  const backend = await ctx.openBackend();
+  const io = dlqIoFrom(ctx);
+  const [{ runTui }, { backendSource }, { engineRedrive }, { fileTrace }] = await tui;
   const tracePath = ctx.env.AGENTQ_TUI_TRACE;
   await runTui(
     {
