@@ -8,6 +8,7 @@ import {
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
   ReceiveMessageCommand,
+  SendMessageBatchCommand,
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
@@ -165,6 +166,26 @@ describe('outbox', () => {
     clock.advance(60_000);
     const [lease] = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
     expect(lease?.jobId).toBe(job.job_id);
+  });
+
+  it('publishes concurrent submits together (SendMessageBatch of up to 10), each submit returning once its job is published', async () => {
+    const e = env();
+    const client = new SQSClient({ region: 'us-east-1', endpoint: server.endpoint });
+    let batches = 0;
+    const send = client.send.bind(client) as (c: unknown) => Promise<unknown>;
+    (client as unknown as { send: (c: unknown) => Promise<unknown> }).send = (c: unknown) => {
+      if (c instanceof SendMessageBatchCommand) batches++;
+      return send(c);
+    };
+    const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0, client: client as SQSClient });
+    await b.setup(['q']);
+    const results = await Promise.all(Array.from({ length: 40 }, () => b.submit(submitReq())));
+    expect(results.every((r) => r.created)).toBe(true);
+    expect(b.outboxStatus()).toMatchObject({ pending: 0, published: 40 });
+    expect(await depth(sourceQueueName(e.prefix, 'q', 'batch'))).toBe(40);
+    // The first submit publishes alone; the rest queue up behind it and go out 10 at a time.
+    expect(batches).toBeLessThanOrEqual(1 + Math.ceil(39 / 10) + 2);
+    client.destroy();
   });
 
   it('runs a job once when the relay published it twice, and deletes the duplicate', async () => {

@@ -56,6 +56,7 @@ import { createSqsClient, toAgentqError } from './client.js';
 import { sweepDlq, type SweepOptions, type SweepReport } from './custody.js';
 import { dlqAttributes, messageBody, parseMessage } from './envelope.js';
 import { SqsQueues, type SetupAction } from './queues.js';
+import { GroupPublisher } from './publisher.js';
 import { OutboxRelay, type RelayResult } from './relay.js';
 import type { SqsUrl } from './url.js';
 
@@ -95,6 +96,7 @@ export class SqsBackend implements Backend {
   readonly ext: SqliteSqsStore;
   readonly sqsQueues: SqsQueues;
   readonly relay: OutboxRelay;
+  private readonly publisher: GroupPublisher;
   private readonly client: SQSClient;
   private readonly ownsClient: boolean;
   private readonly url: SqsUrl;
@@ -117,6 +119,7 @@ export class SqsBackend implements Backend {
     this.client = opts.client ?? createSqsClient(opts.url);
     this.sqsQueues = new SqsQueues(this.client, opts.url.prefix, opts.url.maxReceiveCount, opts.url.autoCreate);
     this.relay = new OutboxRelay(this.ext, this.sqsQueues, this.client, this.maxVisibility);
+    this.publisher = new GroupPublisher(this.relay);
   }
 
   /** Seconds of visibility that hide a message until `untilMs` (store clock), within SQS limits. */
@@ -158,14 +161,9 @@ export class SqsBackend implements Backend {
       );
     }
     const res = await this.store.submit(req);
-    if (res.created) {
-      // Published at once when SQS answers; otherwise the outbox row waits for the relay.
-      try {
-        await this.relay.publishJobs([res.job.job_id]);
-      } catch {
-        // The job is committed; the relay (workers, `agentq outbox relay`) publishes it later.
-      }
-    }
+    // Published at once when SQS answers (together with concurrent submits); otherwise the
+    // outbox row waits for the relay (workers, `agentq outbox relay`).
+    if (res.created) await this.publisher.publish(res.job.job_id);
     return res;
   }
   get(jobId: string): Promise<Job | null> {
@@ -443,6 +441,7 @@ export class SqsBackend implements Backend {
   }
 
   async close(): Promise<void> {
+    await this.publisher.flush();
     await this.store.close();
     this.ext.close();
     if (this.ownsClient) this.client.destroy();
