@@ -1,0 +1,42 @@
+/** Redis connection URLs: schemes, hosts, options, and the rules a bad URL breaks (exit 78). */
+import { describe, expect, it } from 'vitest';
+import { parseRedisUrl, redact } from '../../src/backend/redis/url.js';
+import { ConfigError } from '../../src/core/errors.js';
+
+describe('parseRedisUrl', () => {
+  it('reads standalone, TLS and cluster forms', () => {
+    expect(parseRedisUrl('redis://127.0.0.1:6380')).toMatchObject({ cluster: false, tls: false, nodes: [{ host: '127.0.0.1', port: 6380 }], db: 0, shards: 1, prefix: 'aq' });
+    expect(parseRedisUrl('rediss://user:s3cret@redis.internal:6390/2')).toMatchObject({ tls: true, username: 'user', password: 's3cret', db: 2 });
+    expect(parseRedisUrl('redis+cluster://10.0.0.1:7000,10.0.0.2:7001')).toMatchObject({ cluster: true, tls: false, nodes: [{ host: '10.0.0.1', port: 7000 }, { host: '10.0.0.2', port: 7001 }] });
+    expect(parseRedisUrl('rediss+cluster://h1:7000?shards=6&prefix=prod&events_maxlen=5000')).toMatchObject({ cluster: true, tls: true, shards: 6, prefix: 'prod', eventsMaxLen: 5000 });
+    expect(parseRedisUrl('redis://localhost')).toMatchObject({ nodes: [{ host: 'localhost', port: 6379 }] });
+  });
+
+  it('never shows the password', () => {
+    const o = parseRedisUrl('rediss://user:s3cret@redis.internal:6390');
+    expect(o.redacted).toBe('rediss://user:***@redis.internal:6390');
+    expect(redact('redis://t0ken@h:1')).toBe('redis://***@h:1');
+  });
+
+  it('refuses what it cannot use, naming the rule, with exit 78', () => {
+    const bad = [
+      ['redis://h1:1,h2:2', /cluster form/],
+      ['redis+cluster://h:1/3', /only database 0/],
+      ['redis://h:99999', /port must be 1-65535/],
+      ['redis://h:1?shards=0', /shards must be an integer from 1 to 1024/],
+      ['redis://h:1?prefix=a%20b', /prefix must be/],
+      ['http://h:1', /not a Redis URL/],
+    ] as const;
+    for (const [url, rule] of bad) {
+      let err: unknown;
+      try {
+        parseRedisUrl(url);
+      } catch (e) {
+        err = e;
+      }
+      expect(err, url).toBeInstanceOf(ConfigError);
+      expect((err as ConfigError).message, url).toMatch(rule);
+      expect((err as ConfigError).exitCode).toBe(78);
+    }
+  });
+});
