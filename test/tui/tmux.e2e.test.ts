@@ -60,6 +60,13 @@ describe('agentq dlq browse in a real terminal', () => {
       const first = pane.capture();
       expect(first.trimEnd().split('\n').length).toBeLessThanOrEqual(39);
 
+      // Resizing: the list follows the new height, and the frame stays one line shorter than the terminal.
+      pane.tmux('resize-window', '-t', 'tui', '-x', '100', '-y', '15');
+      const small = await pane.waitFor((s: string) => s.split('\n').filter((l) => l.includes('job_')).length === 15 - 1 - 4);
+      expect(small.trimEnd().split('\n').length).toBeLessThanOrEqual(14);
+      pane.tmux('resize-window', '-t', 'tui', '-x', '160', '-y', '40');
+      await pane.waitFor((s: string) => s.split('\n').filter((l) => l.includes('job_')).length === 40 - 1 - 4);
+
       pane.keys('/');
       pane.type('429');
       pane.keys('Enter');

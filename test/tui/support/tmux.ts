@@ -78,8 +78,8 @@ export class TmuxPane {
     return this.tmux('display-message', '-p', '-t', this.target, format).trim();
   }
 
-  async waitFor(text: string | RegExp, timeoutMs = 15_000): Promise<string> {
-    const test = (s: string) => (typeof text === 'string' ? s.includes(text) : text.test(s));
+  async waitFor(text: string | RegExp | ((screen: string) => boolean), timeoutMs = 15_000): Promise<string> {
+    const test = (s: string) => (typeof text === 'string' ? s.includes(text) : typeof text === 'function' ? text(s) : text.test(s));
     try {
       return await pollUntil(() => {
         const screen = this.capture();
