@@ -67,6 +67,8 @@ esac`,
     // stderr is passed through, prefixed with the job id.
     expect(r.stderr).toContain(`[${ok}] log line for ok`);
     expect(r.stderr).toMatch(new RegExp(`${perm} attempt 1: failed HANDLER_FAILED: .* → moved to the DLQ`));
+    // The closing tally.
+    expect(r.stderr).toContain('worker: 1 succeeded, 1 failed and scheduled for a retry, 2 moved to the DLQ');
   });
 
   it('checkpoint and effect act on the current lease; a done effect is not run again; a stale fence is refused', async () => {

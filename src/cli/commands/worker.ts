@@ -64,6 +64,7 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
     onStderrLine: (jobId, line) => void ctx.io.stderr.write(`[${jobId}] ${sanitize(line)}\n`),
   });
   let drained = false;
+  const tally = { succeeded: 0, retried: 0, dead: 0, expired: 0, aborted: 0, released: 0, lost: 0 };
   // -o json|ndjson: every worker event as one JSON line on stdout (`type` = the event kind), for log shippers.
   const machine = ctx.format === 'json' || ctx.format === 'ndjson';
   const worker = createWorker({
@@ -80,6 +81,7 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
     workerVersion,
     ...(classes ? { classes } : {}),
     logger: (e) => {
+      count(tally, e);
       if (machine) ctx.out.write(ndjsonLine(eventRecord(e, ctx.clock.now())));
       if (!o.quiet) {
         const line = describe(e);
@@ -106,10 +108,22 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
     );
     await worker.start();
     await worker.done;
+    ctx.note(
+      `worker: ${tally.succeeded} succeeded, ${tally.retried} failed and scheduled for a retry, ${tally.dead} moved to the DLQ, ` +
+        `${tally.expired} expired, ${tally.aborted} stopped (cancel/deadline), ${tally.released} released, ${tally.lost} lost their lease`,
+    );
   } finally {
     ctx.signal.removeEventListener('abort', onInterrupt);
     await exec.close();
   }
+}
+
+function count(t: Record<'succeeded' | 'retried' | 'dead' | 'expired' | 'aborted' | 'released' | 'lost', number>, e: WorkerEvent): void {
+  if (e.kind === 'succeeded') t.succeeded++;
+  else if (e.kind === 'failed') t[e.outcome === 'retry' ? 'retried' : e.outcome === 'dead' ? 'dead' : 'expired']++;
+  else if (e.kind === 'aborted') t.aborted++;
+  else if (e.kind === 'released') t.released++;
+  else if (e.kind === 'lease_lost') t.lost++;
 }
 
 /** A worker event as a JSON record: `type` first, errors as their message. */
