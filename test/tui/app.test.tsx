@@ -9,6 +9,7 @@ import { createIdFactory, RUN_ID_PREFIX } from '../../src/core/ids.js';
 import { engineRedrive } from '../../src/tui/redrive-gateway.js';
 import { backendSource } from '../../src/tui/source.js';
 import { findUnsafe, HOSTILE_STRINGS } from '../support/hostile.js';
+import { pollUntil } from '../support/poll.js';
 import { arraySource, makeEntry, T0 } from './support/entries.js';
 import { KEYS, renderApp } from './support/harness.js';
 import { seedDlq } from './support/seed.js';
@@ -263,3 +264,48 @@ describe('redrive through the DLQ engine (real SQLite store)', () => {
     }
   });
 });
+
+describe('redrive progress and stopping (real engine, paced by an injected sleep)', () => {
+  it('shows progress per batch; Esc stops after the current batch and shows the resume command', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));
+    const clock = new ManualClock(T0);
+    const backend = new SqliteBackend({ path: join(dir, 'agentq.db'), clock, random: seededRandom(3) });
+    try {
+      await seedDlq(backend, clock, 'research', Array.from({ length: 15 }, () => ({})));
+      // The engine paces batches with deps.sleep: here each pause waits until the test lets it go.
+      const pauses: Array<() => void> = [];
+      const sleep = (_ms: number, signal?: AbortSignal) =>
+        new Promise<void>((resolve) => {
+          pauses.push(resolve);
+          signal?.addEventListener('abort', () => resolve(), { once: true });
+        });
+      const newId = createIdFactory(clock, seededRandom(4));
+      const redrive = engineRedrive(
+        { backend, clock, sleep, newRunId: () => newId(RUN_ID_PREFIX), identity: { user: 'ops', host: 'test', pid: 1, context: null } },
+        { baseFilter: { queue: 'research' }, given: { queue: 'research' }, rate: 5, batchSize: 5 },
+      );
+      const app = renderApp({ ...base, redrive, source: backendSource(backend, { queue: 'research' }), clock, size: { columns: 160, rows: 30 } });
+      await app.waitFor('total 15');
+      await app.press('a', 'R');
+      await app.waitFor('Redrive plan for queue research: 15 selected');
+      await app.press(KEYS.tab, KEYS.enter);
+      // First batch of 5 is applied at once, then the engine waits for its pacing pause.
+      const running = await app.waitFor('moved 5 · skipped 0 · failed 0');
+      expect(running).toMatch(/\[#{6}\.{14}\] 33% 5\/15/);
+      await pollUntil(() => pauses.length === 1, { what: 'the engine to pause between batches' });
+      await app.press(KEYS.esc);
+      await app.waitFor('stopping after the current batch');
+      const stopped = await app.waitFor('Redrive stopped: run run_');
+      expect(stopped).toMatch(/moved 5 · skipped 0 · failed 0 · status interrupted/);
+      const runId = /run (run_[0-9A-Z]{26})/.exec(stopped)![1]!;
+      expect(stopped).toContain(`resume with: agentq dlq redrive --resume ${runId}`);
+      const run = await backend.getRun(runId);
+      expect(run).toMatchObject({ status: 'interrupted', counts: { moved: 5, planned: 10 } });
+      expect(await backend.readLock('research')).toBeNull();
+    } finally {
+      await backend.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
