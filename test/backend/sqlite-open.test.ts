@@ -8,7 +8,7 @@ import { defaultDataUrl, openBackend, redactUrl } from '../../src/backend/open.j
 import { SqliteBackend } from '../../src/backend/sqlite/index.js';
 import { SCHEMA_VERSION } from '../../src/backend/sqlite/schema.js';
 import { ManualClock } from '../../src/core/clock.js';
-import { ConfigError } from '../../src/core/errors.js';
+import { ConfigError, RetryLaterError } from '../../src/core/errors.js';
 
 let dir: string;
 beforeEach(() => {
@@ -88,5 +88,26 @@ describe('sqlite schema on open', () => {
     db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
     db.close();
     expect(() => new SqliteBackend({ path })).toThrow(ConfigError);
+  });
+});
+
+describe('sqlite write lock held by another process', () => {
+  it('waits up to the busy timeout, then refuses with RetryLaterError (exit 75) and writes nothing; works again once free', async () => {
+    const path = join(dir, 'busy.db');
+    const backend = new SqliteBackend({ path, busyTimeoutMs: 50 });
+    const other = new Database(path);
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const err = await backend.submit({ workflow: 'w:v1' }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RetryLaterError);
+      expect((err as RetryLaterError).exitCode).toBe(75);
+      expect((err as RetryLaterError).code).toBe('BACKEND_BUSY');
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    expect((await backend.list({}, { limit: 10 })).items).toEqual([]);
+    await expect(backend.submit({ workflow: 'w:v1' })).resolves.toMatchObject({ created: true });
+    await backend.close();
   });
 });

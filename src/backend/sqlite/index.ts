@@ -57,6 +57,8 @@ export interface SqliteBackendOptions {
   retryPolicy?: RetryPolicy;
   /** How often `events({ follow: true })` looks for new rows. */
   followPollMs?: number;
+  /** How long a write waits for another process's write lock before failing with RetryLaterError (default 10 s). */
+  busyTimeoutMs?: number;
 }
 
 const EVENT_BATCH = 500;
@@ -78,7 +80,7 @@ export class SqliteBackend implements Backend {
     const clock = opts.clock ?? systemClock;
     const random = opts.random ?? systemRandom;
     this.description = `sqlite:${opts.path}`;
-    this.store = new SqliteStore(opts.path, clock, random);
+    this.store = new SqliteStore(opts.path, clock, random, opts.busyTimeoutMs);
     this.worker = new SqliteWorkerOps(this.store, { fairness: opts.fairness ?? {}, retryPolicy: opts.retryPolicy ?? DEFAULT_RETRY_POLICY });
     this.runs = new SqliteRuns(this.store);
     this.newId = createIdFactory(clock, random);

@@ -185,9 +185,9 @@ function countTriggers(): string {
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** Sets the connection up and brings the schema to the current version. */
-export function openSchema(db: Database.Database): void {
+export function openSchema(db: Database.Database, busyTimeoutMs = 10_000): void {
   // Wait for another process's write instead of failing with SQLITE_BUSY.
-  db.pragma('busy_timeout = 5000');
+  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
   if (db.name !== ':memory:' && db.name !== '') db.pragma('journal_mode = WAL');
   // WAL + NORMAL: durable at checkpoints, never corrupt; the usual trade for a local queue.
   db.pragma('synchronous = NORMAL');

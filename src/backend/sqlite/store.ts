@@ -9,7 +9,7 @@
 import Database from 'better-sqlite3';
 import type { Clock, Random } from '../../core/clock.js';
 import { toIso } from '../../core/duration.js';
-import { ValidationError } from '../../core/errors.js';
+import { RetryLaterError, ValidationError } from '../../core/errors.js';
 import type { AttemptRecord, EventType, Job, JobEnvelope, JobState } from '../../core/schemas.js';
 import { MAX_PAGE_LIMIT } from '../contract.js';
 import { LIGHT_UPDATE_JOB_SQL, UPDATE_JOB_SQL, isLightUpdate, jobColumns, rememberSaved, rowToJob, type JobRow } from './codec.js';
@@ -30,10 +30,11 @@ export class SqliteStore {
     path: string,
     readonly clock: Clock,
     readonly random: Random,
+    busyTimeoutMs?: number,
   ) {
     this.db = new Database(path);
     try {
-      openSchema(this.db);
+      openSchema(this.db, busyTimeoutMs);
     } catch (e) {
       this.db.close();
       throw e;
@@ -74,7 +75,11 @@ export class SqliteStore {
 
   /** Runs `fn` in one `BEGIN IMMEDIATE` transaction (nested calls become savepoints). */
   write<T>(fn: () => T): T {
-    return this.tx.immediate(fn) as T;
+    try {
+      return this.tx.immediate(fn) as T;
+    } catch (e) {
+      throw busyToRetryLater(e);
+    }
   }
 
   private pending: Array<{ fn: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void }> = [];
@@ -170,6 +175,23 @@ export class SqliteStore {
     if (this.pending.length > 0) this.flush();
     if (this.db.open) this.db.close();
   }
+}
+
+/**
+ * SQLITE_BUSY after the busy timeout means another process held the write
+ * lock for that long: a transient condition, reported as retry-later (exit 75)
+ * rather than as an internal error.
+ */
+export function busyToRetryLater(e: unknown): unknown {
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) {
+    return new RetryLaterError(
+      'the SQLite database is busy: another agentq process held its write lock for too long',
+      'BACKEND_BUSY',
+      'Retry in a few seconds; if it persists, look for a stuck process using the same database file.',
+    );
+  }
+  return e;
 }
 
 export function checkPage(limit: number): void {
