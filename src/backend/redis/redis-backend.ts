@@ -603,6 +603,7 @@ export class RedisBackend implements Backend {
   }
 
   async heartbeat(leases: LeaseRef[], leaseMs: number): Promise<HeartbeatResult[]> {
+    if (!(leaseMs > 0)) throw new ValidationError(`lease must be positive, got ${leaseMs} ms`);
     const byShard = new Map<string, { loc: Loc; refs: Array<{ ref: LeaseRef; index: number }> }>();
     const out: HeartbeatResult[] = leases.map((l) => ({ jobId: l.jobId, status: 'lost' as const }));
     await Promise.all(
@@ -698,6 +699,7 @@ export class RedisBackend implements Backend {
   }
 
   async abort(lease: LeaseRef, outcome: AbortOutcome): Promise<Job> {
+    if (outcome !== 'cancelled' && outcome !== 'expired') throw new ValidationError(`abort outcome must be cancelled or expired, got ${String(outcome)}`);
     const { res } = await this.leaseCall<[string, Snapshot]>(lease, 'aqAbort', [], [outcome]);
     return jobFrom(res[1]);
   }
