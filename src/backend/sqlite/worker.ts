@@ -127,6 +127,13 @@ export class SqliteWorkerOps {
         }
       }
       if (leases.length > 0) {
+        // A worker limited to some classes says nothing about the others: keep their place in the rotation.
+        const before = parseFairnessState(stateRow?.state);
+        for (const c of JOB_CLASSES) {
+          if (classes.has(c)) continue;
+          fair.classCredit[c] = before.classCredit[c];
+          fair.turn[c] = before.turn[c];
+        }
         this.store.sql('INSERT INTO fairness (queue, state) VALUES (?, ?) ON CONFLICT (queue) DO UPDATE SET state = excluded.state').run(req.queue, JSON.stringify(fair));
         this.store.countTraffic(req.queue, now, leases.length, 0);
       }
