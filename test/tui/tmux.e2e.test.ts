@@ -2,7 +2,7 @@
  * The built CLI in a real terminal (tmux): filter → select → redrive →
  * confirm, then the store is checked. Run `npm run build` first (`npm test` does).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteBackend } from '../../src/backend/sqlite/index.js';
@@ -108,4 +108,34 @@ describe('agentq dlq browse in a real terminal', () => {
       pane.kill();
     }
   }, 60_000);
+
+  it('in a read-only context: the header says so and R is refused with the reason', async () => {
+    const configDir = join(home.env.XDG_CONFIG_HOME!, 'agentq');
+    mkdirSync(configDir, { recursive: true });
+    writeFileSync(join(configDir, 'config.json'), JSON.stringify({ contexts: { 'prod-ro': { url, readOnly: true, queue: 'research' } } }));
+    const countDlq = async () => {
+      const backend = new SqliteBackend({ path: url.slice('sqlite:'.length) });
+      try {
+        return (await backend.dlqList({ queue: 'research' }, { limit: 1000 })).items.length;
+      } finally {
+        await backend.close();
+      }
+    };
+    const before = await countDlq();
+    const env = { ...home.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' };
+    const pane = TmuxPane.start(['node', AGENTQ_BIN, '--context', 'prod-ro', 'tui'], env, { columns: 160, rows: 30 });
+    try {
+      const screen = await pane.waitFor(`total ${before} · shown ${before}`);
+      expect(screen).toContain('context prod-ro');
+      expect(screen).toContain('[read-only]');
+      pane.keys('Space', 'R');
+      await pane.waitFor('redrive disabled: context "prod-ro" is read-only');
+      pane.keys('q');
+      expect(await pane.exitStatus()).toBe(0);
+    } finally {
+      pane.kill();
+    }
+    expect(await countDlq()).toBe(before);
+  }, 60_000);
 });
+
