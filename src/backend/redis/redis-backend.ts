@@ -442,17 +442,12 @@ export class RedisBackend implements Backend {
         if (keep(ev)) yield ev;
       }
       if (!query.follow) return;
-      for await (const ev of this.follow([`${p}ev`], last, query.signal)) {
+      for await (const ev of this.follow([{ key: `${p}ev`, from: last }], query.signal)) {
         if (ev.job_id === query.jobId && keep(ev)) yield ev;
       }
       return;
     }
-    const queues = query.queue ? [query.queue] : await this.queues();
-    const streams: string[] = [];
-    for (const q of queues) {
-      const n = await this.shardsOf(q, false);
-      for (let s = 0; s < n; s++) streams.push(`${this.keys.shard(q, s)}ev`);
-    }
+    const streams = await this.eventStreams(query.queue);
     // Catch up: a k-way merge of the streams by seq, a page of each at a time.
     const cursors = streams.map(() => last);
     const buffers: Array<Array<[string, string[]]>> = streams.map(() => []);
@@ -479,8 +474,21 @@ export class RedisBackend implements Backend {
       if (last === null || compareSeq(seq, last) > 0) last = seq;
       if (keep(ev)) yield ev;
     }
-    if (!query.follow || streams.length === 0) return;
-    for await (const ev of this.follow(streams, last, query.signal)) if (keep(ev)) yield ev;
+    if (!query.follow) return;
+    const discover = query.queue ? undefined : () => this.eventStreams();
+    const from = streams.map((key, i) => ({ key, from: cursors[i] ?? null }));
+    for await (const ev of this.follow(from, query.signal, discover)) if (keep(ev)) yield ev;
+  }
+
+  /** The event streams of one queue's shards, or of every queue's. */
+  private async eventStreams(queue?: string): Promise<string[]> {
+    const queues = queue ? [queue] : await this.queues();
+    const streams: string[] = [];
+    for (const q of queues) {
+      const n = await this.shardsOf(q, false);
+      for (let s = 0; s < n; s++) streams.push(`${this.keys.shard(q, s)}ev`);
+    }
+    return streams;
   }
 
   /**
@@ -488,7 +496,11 @@ export class RedisBackend implements Backend {
    * stream (a blocked connection serves nothing else, and in a Cluster the
    * streams of different shards may live on different nodes).
    */
-  private async *follow(streams: string[], after: string | null, signal: AbortSignal | undefined): AsyncIterable<JobEvent> {
+  private async *follow(
+    streams: Array<{ key: string; from: string | null }>,
+    signal: AbortSignal | undefined,
+    discover?: () => Promise<string[]>,
+  ): AsyncIterable<JobEvent> {
     const pending: JobEvent[] = [];
     let wake: (() => void) | null = null;
     let failure: unknown = null;
@@ -501,33 +513,52 @@ export class RedisBackend implements Backend {
     };
     if (signal?.aborted) return;
     signal?.addEventListener('abort', stop, { once: true });
-    const start = after ?? '$';
-    const loops = streams.map(async (stream) => {
-      const conn = this.client.duplicate();
-      conn.on('error', () => {});
-      conns.push(conn);
-      this.followers.add(conn);
-      let from = start;
-      try {
-        while (!stopped) {
-          const res = (await conn.xread('COUNT', 500, 'BLOCK', 1000, 'STREAMS', stream, from)) as Array<[string, Array<[string, string[]]>]> | null;
-          if (!res) continue;
-          for (const [, entries] of res) {
-            for (const [seq, fields] of entries) {
-              from = seq;
-              pending.push(eventFrom(seq, fields[1]!));
+    const following = new Set<string>();
+    const loops: Array<Promise<void>> = [];
+    // Each stream from its own position: what the catch-up read last, or its start.
+    const tail = (stream: string, start: string) => {
+      following.add(stream);
+      loops.push(
+        (async () => {
+          const conn = this.client.duplicate();
+          conn.on('error', () => {});
+          conns.push(conn);
+          this.followers.add(conn);
+          let from = start;
+          try {
+            while (!stopped) {
+              const res = (await conn.xread('COUNT', 500, 'BLOCK', 1000, 'STREAMS', stream, from)) as Array<[string, Array<[string, string[]]>]> | null;
+              if (!res) continue;
+              for (const [, entries] of res) {
+                for (const [seq, fields] of entries) {
+                  from = seq;
+                  pending.push(eventFrom(seq, fields[1]!));
+                }
+              }
+              wake?.();
             }
+          } catch (e) {
+            if (!stopped) failure = e;
+            wake?.();
+          } finally {
+            this.followers.delete(conn);
+            conn.disconnect();
           }
-          wake?.();
-        }
-      } catch (e) {
-        if (!stopped) failure = e;
-        wake?.();
-      } finally {
-        this.followers.delete(conn);
-        conn.disconnect();
-      }
-    });
+        })(),
+      );
+    };
+    for (const s of streams) tail(s.key, s.from ?? '0-0');
+    // Following every queue: queues created meanwhile are picked up (their streams from the start).
+    const discovery = discover
+      ? setInterval(() => {
+          void discover().then(
+            (keys) => {
+              for (const k of keys) if (!stopped && !following.has(k)) tail(k, '0-0');
+            },
+            () => {},
+          );
+        }, 1000)
+      : null;
     try {
       while (!stopped) {
         if (pending.length === 0) {
@@ -540,6 +571,7 @@ export class RedisBackend implements Backend {
         while (pending.length > 0 && !stopped) yield pending.shift()!;
       }
     } finally {
+      if (discovery) clearInterval(discovery);
       stop();
       signal?.removeEventListener('abort', stop);
       await Promise.allSettled(loops);
