@@ -77,7 +77,9 @@ export function printable(message: string): string {
 export async function main(argv: readonly string[], m: MainEnv): Promise<number> {
   const { io, env } = m;
   const args = normaliseArgv(argv);
-  const debug = env.AGENTQ_DEBUG === '1' || args.includes('--debug');
+  // Only agentq's own flags count: `worker -- cmd --debug` passes --debug to the handler.
+  const ownArgs = args.includes('--') ? args.slice(0, args.indexOf('--')) : args;
+  const debug = env.AGENTQ_DEBUG === '1' || ownArgs.includes('--debug');
   let ctx: CliContext | undefined;
   const signal = m.signal ?? new AbortController().signal;
 
