@@ -10,15 +10,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pollUntil } from '../../support/poll.js';
 
-export function hasTmux(): boolean {
-  try {
-    execFileSync('tmux', ['-V'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export class TmuxPane {
   private readonly socket: string;
   private readonly dir: string;
