@@ -52,7 +52,7 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
   const workerVersion = o.workerVersion ?? ctx.env.AGENTQ_WORKER_VERSION ?? null;
   ctx.assertMutable('running a worker');
 
-  const url = await ctx.backendUrl();
+  const url = absoluteStoreUrl(await ctx.backendUrl(), ctx.cwd);
   const backend = await ctx.openBackend();
   const exec = await createExecHandler({
     command: executable,
@@ -160,6 +160,16 @@ function describe(e: WorkerEvent): string | null {
     default:
       return null;
   }
+}
+
+/**
+ * The URL handed to handlers as AGENTQ_URL: a relative `sqlite:` path made
+ * absolute, so `agentq job …` finds the same file after the handler `cd`s.
+ */
+export function absoluteStoreUrl(url: string, cwd: string): string {
+  const m = /^sqlite:(?!\/\/)(.+)$/.exec(url);
+  if (!m || m[1] === ':memory:' || isAbsolute(m[1]!) || m[1]!.startsWith('~/')) return url;
+  return `sqlite:${resolve(cwd, m[1]!)}`;
 }
 
 function parseClasses(value: string | undefined): JobClass[] | undefined {
