@@ -604,10 +604,13 @@ export class RedisBackend implements Backend {
     const leases: Lease[] = [];
     const first = (this.claimTurn.get(req.queue) ?? 0) % shards;
     // Two passes over the shards, starting at a rotating one: first each shard's
-    // share of what is left, then whatever the others could not fill.
+    // share of what is left, then whatever the others could not fill, asked
+    // only of shards that filled their share (the others have nothing more).
+    const mayHaveMore = new Set<number>();
     for (let k = 0; k < shards * 2 && leases.length < req.max; k++) {
       const loc = { queue: req.queue, shard: (first + k) % shards };
       const left = req.max - leases.length;
+      if (k >= shards && !mayHaveMore.has(loc.shard)) continue;
       const want = k < shards ? Math.ceil(left / (shards - k)) : left;
       const p = this.sp(loc);
       const got = await this.call<Array<[number, number, Snapshot]>>('aqClaim', p, [p + 'leases'], req.queue, [
@@ -625,6 +628,7 @@ export class RedisBackend implements Backend {
         this.random(),
       ]);
       if (got.length > 0) this.claimTurn.set(req.queue, (loc.shard + 1) % shards);
+      if (k < shards && shards > 1 && got.length === Math.min(want, MAX_PAGE_LIMIT)) mayHaveMore.add(loc.shard);
       for (const [fence, exp, snap] of got) {
         const job = jobFrom(snap);
         this.rememberLoc(job.job_id, loc);
