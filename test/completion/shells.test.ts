@@ -5,6 +5,8 @@
  * Needs `npm run build` (npm test does) and bash, zsh and fish installed
  * (.ci/run installs them).
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCliHome, runCliOk, type CliHome } from '../support/cli.js';
 import { candidates, makeAgentqOnPath, type ShellName } from './shell-harness.js';
@@ -15,10 +17,17 @@ const QUEUE = `research-${process.pid}`;
 
 beforeAll(async () => {
   home = makeCliHome('agentq-completion-');
-  env = { ...home.env, PATH: `${makeAgentqOnPath(home.dir)}:${home.env.PATH}` };
+  // The ~500 ms give-up of live lookups is unit-tested (dynamic.test.ts); here a loaded CI machine must
+  // not turn a slow start into "no candidates", so the deadline is raised.
+  env = { ...home.env, PATH: `${makeAgentqOnPath(home.dir)}:${home.env.PATH}`, AGENTQ_COMPLETE_TIMEOUT_MS: '20000' };
   // Two queues in the default store of this home: one to find by prefix, one that must be filtered out.
   await runCliOk(home, ['submit', 'demo:v1', '--queue', QUEUE]);
   await runCliOk(home, ['submit', 'demo:v1', '--queue', 'other']);
+  // A second store, reachable through a context: `--context staging` on the line completes against it.
+  const staging = join(home.dir, 'staging.db');
+  mkdirSync(join(home.env.XDG_CONFIG_HOME!, 'agentq'), { recursive: true });
+  writeFileSync(join(home.env.XDG_CONFIG_HOME!, 'agentq', 'config.json'), JSON.stringify({ contexts: { staging: { url: `sqlite:${staging}` } } }));
+  await runCliOk(home, ['--context', 'staging', 'submit', 'demo:v1', '--queue', 'staging-only']);
 }, 60_000);
 
 afterAll(() => home?.cleanup());
@@ -56,6 +65,12 @@ describe.each(SHELLS)('%s completion', (shell) => {
   it('offers live queue names from the store for --queue', async () => {
     expect(await candidates(shell, 'agentq stats --queue ', env)).toEqual(expect.arrayContaining([QUEUE, 'other']));
     expect(await candidates(shell, 'agentq dlq list --queue res', env)).toEqual([QUEUE]);
+    expect(await candidates(shell, 'agentq stats --queue ', env)).not.toContain('staging-only');
+  });
+
+  it('completes against the store of a --context typed on the line, and completes context names', async () => {
+    expect(await candidates(shell, 'agentq --context staging stats --queue ', env)).toEqual(['staging-only']);
+    expect(await candidates(shell, 'agentq --context st', env)).toEqual(['staging']);
   });
 
   it('skips option values when finding the command path', async () => {

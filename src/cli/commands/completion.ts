@@ -6,7 +6,8 @@
  */
 import type { Command } from 'commander';
 import { ValidationError } from '../../core/errors.js';
-import { completionCandidates } from '../completion/dynamic.js';
+import type { Backend } from '../../backend/contract.js';
+import { completionCandidates, optionFromWords } from '../completion/dynamic.js';
 import { renderCompletion, SHELLS, type Shell } from '../completion/index.js';
 import type { CommandContext } from '../context.js';
 
@@ -24,9 +25,43 @@ function rootOf(cmd: Command): Command {
 }
 
 export async function complete(opts: { kind: string; words?: string[] }, ctx: CommandContext): Promise<void> {
-  const candidates = await completionCandidates(opts.kind, opts.words ?? [], {
-    backend: () => ctx.openBackend(),
-    contexts: () => Object.keys(ctx.config().contexts),
-  });
-  if (candidates.length) ctx.io.stdout.write(candidates.join('\n') + '\n');
+  const words = opts.words ?? [];
+  // `agentq --context prod dlq show <TAB>` completes against prod: the --url/--context typed on the
+  // line being completed choose the backend, as they will when the command runs.
+  const url = optionFromWords(words, '--url');
+  const context = optionFromWords(words, '--context');
+  // The backend is opened here, not through ctx.openBackend(): when the deadline passes while it
+  // is still connecting, nothing may wait for that connection on the way out (main closes what
+  // ctx opened, and would wait for a connection that never comes).
+  let own: Backend | undefined;
+  const backend = async (): Promise<Backend> => {
+    const { defaultDataUrl, openBackend } = await import('../../backend/open.js');
+    let target: string;
+    if (url === undefined && context === undefined) target = await ctx.backendUrl();
+    else {
+      const { resolveConfig } = await import('../config.js');
+      target = resolveConfig({ flags: { url, context }, env: { ...ctx.env }, cwd: ctx.cwd }).url ?? defaultDataUrl({ ...ctx.env });
+    }
+    own = await openBackend(target);
+    return own;
+  };
+  try {
+    // AGENTQ_COMPLETE_TIMEOUT_MS: for a backend known to be slow (and for tests on a loaded machine).
+    const timeoutMs = Number(ctx.env.AGENTQ_COMPLETE_TIMEOUT_MS) > 0 ? Number(ctx.env.AGENTQ_COMPLETE_TIMEOUT_MS) : undefined;
+    const candidates = await completionCandidates(opts.kind, words, { backend, contexts: () => Object.keys(ctx.config().contexts) }, { timeoutMs });
+    if (candidates.length) ctx.io.stdout.write(candidates.join('\n') + '\n');
+  } finally {
+    // A backend that stopped answering may not answer a close either: give it a moment, no more.
+    if (own) await closeWithin(own, 200);
+  }
+}
+
+function closeWithin(backend: Backend, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    backend.close().catch(() => undefined),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
 }

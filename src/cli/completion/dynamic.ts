@@ -28,15 +28,19 @@ export function isOfferable(candidate: string): boolean {
   return candidate.length > 0 && candidate.length <= 256 && isSafe(candidate) && !/\s/u.test(candidate);
 }
 
-/** The value of `--queue`/`-q` in the words typed so far (`--queue x`, `--queue=x`, `-q x`). */
-export function queueFromWords(words: readonly string[]): string | undefined {
-  let q: string | undefined;
+/** The value of an option in the words typed so far (`--queue x`, `--queue=x`, `-q x`); the last one wins. */
+export function optionFromWords(words: readonly string[], long: string, short?: string): string | undefined {
+  let v: string | undefined;
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
-    if ((w === '--queue' || w === '-q') && i + 1 < words.length) q = words[++i];
-    else if (w.startsWith('--queue=')) q = w.slice('--queue='.length);
+    if ((w === long || (short !== undefined && w === short)) && i + 1 < words.length) v = words[++i];
+    else if (w.startsWith(`${long}=`)) v = w.slice(long.length + 1);
   }
-  return q;
+  return v;
+}
+
+export function queueFromWords(words: readonly string[]): string | undefined {
+  return optionFromWords(words, '--queue', '-q');
 }
 
 export interface CompletionSources {

@@ -1,0 +1,47 @@
+/**
+ * A TAB must never hang the shell: `agentq __complete` against a real
+ * redis-server that has stopped answering (SIGSTOP: it still accepts TCP
+ * connections, it never replies) gives up at its deadline and exits 0 with
+ * no candidates, instead of waiting for the connection or for its close.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeCliHome, runCli, runCliOk, type CliHome } from '../support/cli.js';
+import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+
+let redis: RedisServer;
+let home: CliHome;
+let pid: number;
+
+beforeAll(async () => {
+  redis = await startRedisServer();
+  pid = Number(/process_id:(\d+)/.exec(redis.cli('INFO', 'server'))![1]);
+  home = makeCliHome('agentq-complete-slow-');
+}, 60_000);
+
+afterAll(async () => {
+  if (pid) process.kill(pid, 'SIGCONT');
+  await redis?.stop();
+  home?.cleanup();
+});
+
+describe('live completion values from a backend that stops answering', () => {
+  it('come from the backend while it answers', async () => {
+    const env = { AGENTQ_URL: redis.url };
+    await runCliOk(home, ['submit', 'demo:v1', '--queue', 'on-redis'], { env });
+    const r = await runCliOk(home, ['__complete', 'queues'], { env });
+    expect(r.stdout).toBe('on-redis\n');
+  });
+
+  it('are given up on at the deadline: exit 0, nothing printed, no hang', async () => {
+    process.kill(pid, 'SIGSTOP');
+    try {
+      // The 30 s of runCli's safety net is far above the ~0.5 s deadline; a hang fails here.
+      const r = await runCli(home, ['__complete', 'queues'], { env: { AGENTQ_URL: redis.url }, timeoutMs: 30_000 });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toBe('');
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+  });
+});
