@@ -6,7 +6,7 @@
 // Phases, in one run, on two separate queue prefixes seeded identically (N dead jobs: N store
 // entries and N agentq DLQ copies in the SQS DLQ, with error attributes):
 //   naive   receive 1 / send 1 / delete 1 from the SQS DLQ to the source queue, until empty
-//   agentq  `agentq dlq redrive --queue Q --all --yes --rate 0` (plan, lock, ledger, store move +
+//   agentq  `agentq dlq redrive --queue Q --all --yes --rate 0 --batch-size 1000` (plan, lock, ledger, store move +
 //           outbox row per job, SendMessageBatch of 10, outbox marked from the batch report), then
 //           `agentq sqs sweep --yes` (removes the N DLQ copies of entries no longer dead,
 //           DeleteMessageBatch of 10): both spawned CLIs, start-up included
@@ -15,7 +15,7 @@
 // Checks after each phase: exactly N messages in the source queue, none left in the DLQ.
 // Results (with the machine and the command) go to BENCHMARKS.md, section "SQS".
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -36,6 +36,8 @@ import { dlqName, sourceQueueName } from '../dist/backend/sqs/names.js';
 const N = Number(process.env.N ?? 5000);
 const SUBMITS = Number(process.env.SUBMITS ?? 2000);
 const IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 50);
+/** Ledger items per apply step: one store transaction each, then their messages in SendMessageBatch of 10. */
+const BATCH = Number(process.env.BATCH ?? 1000);
 const QUEUE = 'bench';
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
 process.env.AWS_ACCESS_KEY_ID ??= 'test';
@@ -59,6 +61,12 @@ await new Promise((resolve, reject) => {
   fauxqs.once('exit', (c) => reject(new Error(`fauxqs exited ${c}`)));
 });
 const endpoint = `http://127.0.0.1:${port}`;
+// CPU seconds the emulator spent (utime + stime from /proc, 100 ticks/s): the SQS-side work of a
+// phase, which does not depend on how loaded the machine is the way wall time does.
+const serverCpu = () => {
+  const f = readFileSync(`/proc/${fauxqs.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+};
 const sqs = new SQSClient({ region: 'us-east-1', endpoint });
 const dir = mkdtempSync(join(tmpdir(), 'agentq-bench-sqs-'));
 const urlFor = (prefix) =>
@@ -105,7 +113,7 @@ function cli(prefix, args) {
   return performance.now() - t;
 }
 
-line(`# sqs-redrive bench: N=${N}, node ${process.version}, ${cpus().length} cpus (${cpus()[0]?.model ?? '?'}), load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+line(`# sqs-redrive bench: N=${N}, batch ${BATCH}, node ${process.version}, ${cpus().length} cpus (${cpus()[0]?.model ?? '?'}), load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 
 // ---- naive
 await seed('naive');
@@ -113,6 +121,7 @@ await seed('naive');
   const from = await qurl(dlqName('naive', QUEUE));
   const to = await qurl(sourceQueueName('naive', QUEUE, 'batch'));
   const t = performance.now();
+  const c0 = serverCpu();
   let moved = 0;
   for (;;) {
     const m = (await sqs.send(new ReceiveMessageCommand({ QueueUrl: from, MaxNumberOfMessages: 1, MessageAttributeNames: ['All'], VisibilityTimeout: 30 }))).Messages?.[0];
@@ -124,20 +133,25 @@ await seed('naive');
   const ms = performance.now() - t;
   if (moved !== N || (await depth(sourceQueueName('naive', QUEUE, 'batch'))) !== N || (await depth(dlqName('naive', QUEUE))) !== 0) throw new Error('naive loop check failed');
   var naiveRate = (N / ms) * 1000;
-  line(`naive receive-1/send-1/delete-1: ${N} msgs in ${(ms / 1000).toFixed(2)} s = ${naiveRate.toFixed(0)} msg/s`);
+  var naiveCpu = serverCpu() - c0;
+  line(`naive receive-1/send-1/delete-1: ${N} msgs in ${(ms / 1000).toFixed(2)} s = ${naiveRate.toFixed(0)} msg/s; emulator CPU ${naiveCpu.toFixed(1)} s`);
 }
 
 // ---- agentq
 await seed('aq');
 {
-  const redriveMs = cli('aq', ['dlq', 'redrive', '--queue', QUEUE, '--all', '--yes', '--rate', '0', '--reason', 'bench']);
+  const c0 = serverCpu();
+  const redriveMs = cli('aq', ['dlq', 'redrive', '--queue', QUEUE, '--all', '--yes', '--rate', '0', '--batch-size', String(BATCH), '--reason', 'bench']);
+  const c1 = serverCpu();
   const sweepMs = cli('aq', ['sqs', 'sweep', '--queue', QUEUE, '--yes', '--max', String(2 * N)]);
+  const c2 = serverCpu();
   const src = await depth(sourceQueueName('aq', QUEUE, 'batch'));
   const left = await depth(dlqName('aq', QUEUE));
   if (src !== N || left !== 0) throw new Error(`agentq check failed: ${src} in source, ${left} left in DLQ`);
   const rate = (N / (redriveMs + sweepMs)) * 1000;
   line(`agentq dlq redrive (CLI): ${N} jobs in ${(redriveMs / 1000).toFixed(2)} s; sqs sweep of the ${N} DLQ copies: ${(sweepMs / 1000).toFixed(2)} s`);
   line(`agentq total: ${rate.toFixed(0)} msg/s = ${(rate / naiveRate).toFixed(1)}x the naive loop (redrive alone: ${((N / redriveMs) * 1000 / naiveRate).toFixed(1)}x)`);
+  line(`emulator CPU: redrive ${(c1 - c0).toFixed(1)} s + sweep ${(c2 - c1).toFixed(1)} s = ${(c2 - c0).toFixed(1)} s vs naive ${naiveCpu.toFixed(1)} s (${(naiveCpu / (c2 - c0)).toFixed(1)}x less SQS-side work)`);
 }
 
 // ---- submit through the outbox
