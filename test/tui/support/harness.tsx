@@ -64,14 +64,14 @@ export function renderApp(props: AppProps): AppHarness {
     async waitFor(cond: string | ((frame: string) => boolean), what?: string) {
       const test = typeof cond === 'string' ? (f: string) => f.includes(cond) : cond;
       return pollUntil(() => (test(frame()) ? frame() : false), {
-        timeoutMs: 5000,
+        timeoutMs: 20_000,
         what: what ?? (typeof cond === 'string' ? `frame to contain ${JSON.stringify(cond)}` : 'frame condition'),
       }).catch((e: Error) => {
         throw new Error(`${e.message}\n--- last frame ---\n${frame()}`);
       });
     },
     async waitForState(cond: (s: TriageState) => boolean, what = 'state condition') {
-      return pollUntil(() => last !== null && cond(last) && last, { timeoutMs: 5000, what });
+      return pollUntil(() => last !== null && cond(last) && last, { timeoutMs: 20_000, what });
     },
   };
 }

@@ -69,7 +69,7 @@ export class TmuxPane {
     return this.tmux('display-message', '-p', '-t', this.target, format).trim();
   }
 
-  async waitFor(text: string | RegExp | ((screen: string) => boolean), timeoutMs = 15_000): Promise<string> {
+  async waitFor(text: string | RegExp | ((screen: string) => boolean), timeoutMs = 30_000): Promise<string> {
     const test = (s: string) => (typeof text === 'string' ? s.includes(text) : typeof text === 'function' ? text(s) : text.test(s));
     try {
       return await pollUntil(() => {
@@ -82,7 +82,7 @@ export class TmuxPane {
   }
 
   /** Resolves with the exit status once the command has ended. */
-  async exitStatus(timeoutMs = 15_000): Promise<number> {
+  async exitStatus(timeoutMs = 30_000): Promise<number> {
     const s = await pollUntil(() => {
       const [dead, status] = this.info('#{pane_dead} #{pane_dead_status}').split(' ');
       return dead === '1' && status;
