@@ -68,7 +68,12 @@ if (redisN > 0) {
   console.error(`seeded ${redisN} into ${url} in ${((performance.now() - t) / 1000).toFixed(0)} s`);
   urls.push(url);
 }
-process.on('exit', () => redis?.kill());
+// The throwaway server must not outlive the benchmark, however it ends.
+const stopRedis = () => {
+  if (redis !== null && redis.exitCode === null) redis.kill('SIGKILL');
+};
+process.on('exit', stopRedis);
+process.on('SIGINT', () => process.exit(130));
 
 const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-bench-'));
 const conf = join(dir, 'tmux.conf');
@@ -179,6 +184,7 @@ try {
   execFileSync('tmux', ['-L', socket, 'kill-server'], { stdio: 'ignore' });
 } catch {}
 rmSync(dir, { recursive: true, force: true });
+stopRedis();
 
 const one = (k) => `${ms(k.latency)} (app ${ms(k.inApp)})`;
 const many = (ks) => {
