@@ -67,8 +67,8 @@ export type WorkerEvent =
   | { kind: 'handler_detached'; jobId: string; reason: AbortReason }
   /** A backend call failed; the worker keeps going (a lease left behind expires and is reclaimed). */
   | { kind: 'backend_error'; op: string; jobId: string | null; error: unknown }
-  /** A claim found nothing claimable and no job is in flight. */
-  | { kind: 'idle' }
+  /** A claim found nothing claimable and no job is in flight; the next claim is in `waitMs` (doubling while idle). */
+  | { kind: 'idle'; waitMs: number }
   | { kind: 'stopping'; inFlight: number }
   | { kind: 'stopped' };
 

@@ -177,7 +177,7 @@ class WorkerRuntime implements Worker {
         break;
       }
       if (leases.length === 0) {
-        if (this.inflight.size === 0) this.log({ kind: 'idle' });
+        if (this.inflight.size === 0) this.log({ kind: 'idle', waitMs: idleMs });
         if (this.state !== 'running') break;
         await this.waker.sleep(idleMs);
         idleMs = Math.min(idleMs * 2, this.maxIdleMs);

@@ -389,6 +389,19 @@ export function runWorkerSuite(name: string, makeFixture: () => Promise<WorkerFi
       expect(Math.max(...heartbeatBatches)).toBe(3);
     });
 
+    it('backs off while the queue is empty (doubling up to maxIdleMs) and claims at once again after work arrives', async () => {
+      await start(async () => 'ok', { minIdleMs: 2, maxIdleMs: 16 });
+      const idleWaits = (): number[] => events.flatMap((e) => (e.kind === 'idle' ? [e.waitMs] : []));
+      await pollUntil(() => idleWaits().length >= 6, { what: 'six idle claims' });
+      expect(idleWaits().slice(0, 6)).toEqual([2, 4, 8, 16, 16, 16]);
+      const job = await submit();
+      await inState(job.job_id, 'succeeded');
+      const afterJob = (): WorkerEvent[] => events.slice(events.findIndex((e) => e.kind === 'succeeded' && e.jobId === job.job_id));
+      await pollUntil(() => afterJob().some((e) => e.kind === 'idle'), { what: 'idle again' });
+      // The backoff restarted from the minimum after the job.
+      expect(afterJob().find((e) => e.kind === 'idle')).toEqual({ kind: 'idle', waitMs: 2 });
+    });
+
     it('takes only the classes it was given', async () => {
       const batch = await submit({ class: 'batch' });
       const interactive = await submit({ class: 'interactive' });
