@@ -26,7 +26,8 @@ afterAll(async () => {
 
 describe('live completion values from a backend that stops answering', () => {
   it('come from the backend while it answers', async () => {
-    const env = { AGENTQ_URL: redis.url };
+    // A generous deadline here: on a loaded machine loading ioredis alone can take longer than 0.5 s.
+    const env = { AGENTQ_URL: redis.url, AGENTQ_COMPLETE_TIMEOUT_MS: '20000' };
     await runCliOk(home, ['submit', 'demo:v1', '--queue', 'on-redis'], { env });
     const r = await runCliOk(home, ['__complete', 'queues'], { env });
     expect(r.stdout).toBe('on-redis\n');
@@ -35,7 +36,7 @@ describe('live completion values from a backend that stops answering', () => {
   it('are given up on at the deadline: exit 0, nothing printed, no hang', async () => {
     process.kill(pid, 'SIGSTOP');
     try {
-      // The 30 s of runCli's safety net is far above the ~0.5 s deadline; a hang fails here.
+      // The default ~0.5 s deadline; runCli's 30 s safety net is far above it, so a hang fails here.
       const r = await runCli(home, ['__complete', 'queues'], { env: { AGENTQ_URL: redis.url }, timeoutMs: 30_000 });
       expect(r.code).toBe(0);
       expect(r.stdout).toBe('');
