@@ -7,7 +7,7 @@
  * (with `appendfsync always` by default) for the restart tests.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,7 +65,9 @@ function isFree(port: number): Promise<boolean> {
 }
 
 /** Resolves when a PING on the port gets +PONG (polls with a deadline, no fixed sleep). */
-export async function waitForPing(port: number, timeoutMs = 10_000): Promise<void> {
+// Generous: after a SIGKILL, redis-server replays its AOF before it answers (it says -LOADING
+// meanwhile), and on a loaded 2-core CI machine that can take far longer than on a laptop.
+export async function waitForPing(port: number, timeoutMs = 60_000, logFile?: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const ok = await new Promise<boolean>((resolve) => {
@@ -84,7 +86,10 @@ export async function waitForPing(port: number, timeoutMs = 10_000): Promise<voi
       });
     });
     if (ok) return;
-    if (Date.now() > deadline) throw new Error(`redis-server on ${port} did not answer PING within ${timeoutMs} ms`);
+    if (Date.now() > deadline) {
+      const log = logFile && existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-15).join('\n') : '(no log)';
+      throw new Error(`redis-server on ${port} did not answer PING within ${timeoutMs} ms; its log ends with:\n${log}`);
+    }
     await new Promise((r) => setTimeout(r, 25));
   }
 }
@@ -124,7 +129,7 @@ export async function startRedisServer(o: RedisServerOptions = {}): Promise<Redi
   let child: ChildProcess | null = null;
   const start = async () => {
     child = spawnRedis(serverArgs(port, dir, o));
-    await waitForPing(port);
+    await waitForPing(port, undefined, join(dir, 'redis.log'));
   };
   const kill = async () => {
     await killChild(child);
