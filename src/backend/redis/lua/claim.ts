@@ -214,9 +214,13 @@ while #claimed < max and budget > 0 do
       drop(best, ten)
     else
       local id, runAt = head[1], tonumber(head[2])
-      local st = hget(id, 'st')
+      -- what this step reads of the job, in one command
+      local v = redis.call('HMGET', jk(id), 'st', 'dl', 'fen', 'att', 'cls', 'ten', 'est', 'wv')
+      local st = v[1]
+      if v[5] then META[id] = { cls = v[5], ten = v[6], est = tonumber(v[7] or '60') } end
       dequeue(id)
-      local dl = deadlineOf(id)
+      local dl = nil
+      if v[2] and v[2] ~= '' then dl = tonumber(v[2]) end
       if st ~= 'queued' and st ~= 'scheduled' then
         -- stale index entry: nothing to do
       elseif dl and NOW >= dl then
@@ -229,21 +233,25 @@ while #claimed < max and budget > 0 do
         credit.interactive, credit.batch, credit.maintenance = nc.interactive, nc.batch, nc.maintenance
         turn[best] = ten
         deficit[best] = def - 1
-        local fence = redis.call('HINCRBY', jk(id), 'fen', 1)
-        local att = redis.call('HINCRBY', jk(id), 'att', 1)
+        -- fence and attempt +1, lease, worker version and state: one write (the script is atomic,
+        -- so read-then-set is the same as HINCRBY)
+        local fence = tonumber(v[3] or '0') + 1
+        local att = tonumber(v[4] or '0') + 1
         local exp = NOW + leaseMs
         if dl and dl < exp then exp = dl end
-        redis.call('HSET', jk(id), 'lw', worker, 'le', exp)
-        if wver ~= '' then redis.call('HSET', jk(id), 'wv', wver) else redis.call('HDEL', jk(id), 'wv') end
-        move(id, st, 'running')
+        if wver ~= '' then
+          redis.call('HSET', jk(id), 'fen', fence, 'att', att, 'lw', worker, 'le', exp, 'wv', wver, 'st', 'running', 'upd', NOW)
+        else
+          redis.call('HSET', jk(id), 'fen', fence, 'att', att, 'lw', worker, 'le', exp, 'st', 'running', 'upd', NOW)
+          if v[8] then redis.call('HDEL', jk(id), 'wv') end
+        end
+        move(id, st, 'running', true)
         redis.call('ZADD', K_LEASES, exp, id)
-        redis.call('RPUSH', ak(id), cjson.encode({ attempt = att, worker_id = worker, worker_version = (wver ~= '' and wver) or cjson.null,
-          started_at = NOW, ended_at = cjson.null, outcome = cjson.null, error_code = cjson.null, error_message = cjson.null }))
-        redis.call('LTRIM', ak(id), -ATTEMPTS_KEEP, -1)
+        pushCapped(ak(id), cjson.encode({ attempt = att, worker_id = worker, worker_version = (wver ~= '' and wver) or cjson.null,
+          started_at = NOW, ended_at = cjson.null, outcome = cjson.null, error_code = cjson.null, error_message = cjson.null }), ATTEMPTS_KEEP)
         total('attempts')
         countTraffic('a')
-        redis.call('RPUSH', P .. 'tiq', NOW - runAt)
-        redis.call('LTRIM', P .. 'tiq', -SAMPLES_KEEP, -1)
+        pushCapped(P .. 'tiq', NOW - runAt, SAMPLES_KEEP)
         emit(id, 'claimed', st, 'running', att, ten, { worker_id = worker, fence = fence, lease_expires_at = exp })
         claimed[#claimed + 1] = { fence, exp, snapshot(id) }
         if atCap(ten) then drop(best, ten) end

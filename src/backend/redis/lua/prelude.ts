@@ -35,6 +35,12 @@ local SAMPLES_KEEP = 1000
 
 local function hget(id, f) return redis.call('HGET', jk(id), f) end
 
+-- Appends to a list kept to its last keep entries. RPUSH returns the new
+-- length, so the LTRIM (a second command) is sent only when the list overflowed.
+local function pushCapped(key, v, keep)
+  if redis.call('RPUSH', key, v) > keep then redis.call('LTRIM', key, -keep, -1) end
+end
+
 -- A job's immutable class, tenant and estimate, read once per call (or handed in by submit).
 local META = {}
 local function meta(id)
@@ -52,8 +58,7 @@ local function emit(id, typ, from, to, att, ten, data)
   local ev = cjson.encode({ type = typ, at = NOW, job_id = id, queue = QUEUE, tenant_id = ten,
     from_state = from or cjson.null, to_state = to or cjson.null, attempt = tonumber(att) or 0, data = data or cjson.null })
   local seq = redis.call('XADD', K_EVENTS, 'MAXLEN', '~', EVMAX, '*', 'e', ev)
-  redis.call('RPUSH', hk(id), seq .. '|' .. ev)
-  redis.call('LTRIM', hk(id), -HISTORY_KEEP, -1)
+  pushCapped(hk(id), seq .. '|' .. ev, HISTORY_KEEP)
   return seq
 end
 
@@ -62,14 +67,15 @@ local WAITING = { queued = true, scheduled = true }
 -- Moves a job between state indexes and keeps the maintained counters right:
 -- jobs per state, seconds of waiting work per class and tenant (admission
 -- control, backlog), running jobs per tenant (concurrency caps).
-local function move(id, from, to)
+-- (stateWritten: the caller already wrote 'st' and 'upd' in its own HSET of the job.)
+local function move(id, from, to, stateWritten)
   if from then
     redis.call('ZREM', sk(from), id)
     redis.call('HINCRBY', K_COUNT, from, -1)
   end
   redis.call('ZADD', sk(to), 0, id)
   redis.call('HINCRBY', K_COUNT, to, 1)
-  redis.call('HSET', jk(id), 'st', to, 'upd', NOW)
+  if not stateWritten then redis.call('HSET', jk(id), 'st', to, 'upd', NOW) end
   local wasWaiting, isWaiting = from and WAITING[from] or false, WAITING[to] or false
   if wasWaiting ~= isWaiting then
     local m = meta(id)
@@ -88,13 +94,14 @@ local function total(field, n) redis.call('HINCRBY', K_TOTAL, field, n or 1) end
 
 -- Makes a waiting job (queued, or scheduled for later) a claim candidate: its (class, tenant) set scored by
 -- run_at, the tenant in the class's tenant index, the age index.
-local function enqueue(id, runAt)
+-- (runWritten: the caller already wrote 'run' in its own HSET of the job.)
+local function enqueue(id, runAt, runWritten)
   local m = meta(id)
   local cls, ten = m.cls, m.ten
   redis.call('ZADD', rk(cls, ten), runAt, id)
   redis.call('ZADD', tk(cls), 0, ten)
   redis.call('ZADD', K_QAGE, runAt, id)
-  redis.call('HSET', jk(id), 'run', runAt)
+  if not runWritten then redis.call('HSET', jk(id), 'run', runAt) end
 end
 
 local function dequeue(id)
@@ -132,8 +139,7 @@ local function endAttempt(id, out, code, msg)
   redis.call('LSET', ak(id), -1, cjson.encode(a))
   local started = tonumber(a.started_at)
   if started then
-    redis.call('RPUSH', P .. 'exec', NOW - started)
-    redis.call('LTRIM', P .. 'exec', -SAMPLES_KEEP, -1)
+    pushCapped(P .. 'exec', NOW - started, SAMPLES_KEEP)
   end
   local n = tostring(a.attempt)
   if out == 'succeeded' then redis.call('HINCRBY', P .. 'byatt', n .. ':ok', 1)
@@ -150,10 +156,18 @@ local function expire(id, from)
 end
 
 -- A job's whole record for the client: the fixed-size hash, the capped effects hash, the trimmed attempts list.
+-- 'nef' counts the effects hash's entries exactly (effects are only added, and removed
+-- with the whole job), so a job without effects skips that read.
 local function snapshot(id)
   local h = redis.call('HGETALL', jk(id))
   if #h == 0 then return false end
-  return { h, redis.call('HGETALL', ek(id)), redis.call('LRANGE', ak(id), 0, -1) }
+  local nef = nil
+  for i = 1, #h, 2 do
+    if h[i] == 'nef' then nef = h[i + 1] break end
+  end
+  local effects = {}
+  if nef ~= '0' then effects = redis.call('HGETALL', ek(id)) end
+  return { h, effects, redis.call('LRANGE', ak(id), 0, -1) }
 end
 
 -- The fence check every worker write makes: the job is running under this fence.

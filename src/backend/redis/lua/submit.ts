@@ -16,12 +16,13 @@ if idem ~= '' then
   redis.call('HSET', KEYS[2], idem, id .. '|' .. fp)
 end
 redis.call('HSET', KEYS[1], 'env', env, 'att', 0, 'max', maxAtt, 'dl', dl, 'cls', cls, 'ten', ten, 'wf', wf,
-  'cat', NOW, 'upd', NOW, 'fen', 0, 'nef', 0, 'rc', 0, 'est', est)
+  'cat', NOW, 'upd', NOW, 'fen', 0, 'nef', 0, 'rc', 0, 'est', est, 'st', st, 'run', runAt)
 if KEYS[3] ~= KEYS[1] then redis.call('SET', KEYS[3], QUEUE .. '\t' .. ARGV[17]) end
 META[id] = { cls = cls, ten = ten, est = tonumber(est) }
 redis.call('ZADD', K_ALL, 0, id)
-move(id, nil, st)
-enqueue(id, runAt)
+-- 'st', 'upd' and 'run' went into the HSET above: one write of the new hash instead of three.
+move(id, nil, st, true)
+enqueue(id, runAt, true)
 total('submitted')
 emit(id, 'submitted', nil, st, 0, ten, (st == 'scheduled') and { run_at = runAt } or nil)
 return { 'created' }

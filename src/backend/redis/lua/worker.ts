@@ -89,14 +89,18 @@ return { 'ok', enc }
 /** complete: KEYS[1] job hash; ARGV[5] id, [6] fence, [7] result JSON (a string or null). */
 export const COMPLETE = String.raw`
 local id, fence = ARGV[5], ARGV[6]
-local st = hget(id, 'st')
-if not leaseHeld(id, fence) then return { 'lost', st or '' } end
-redis.call('HSET', KEYS[1], 'res', ARGV[7])
+-- Everything this step reads of the job, in one command: the fence check's state and fence,
+-- and the attempt, class, tenant and estimate the counters and the event need.
+local v = redis.call('HMGET', KEYS[1], 'st', 'fen', 'att', 'cls', 'ten', 'est')
+local st = v[1]
+if st ~= 'running' or v[2] ~= fence then return { 'lost', st or '' } end
+META[id] = { cls = v[4], ten = v[5], est = tonumber(v[6] or '60') }
+redis.call('HSET', KEYS[1], 'res', ARGV[7], 'st', 'succeeded', 'upd', NOW)
 endAttempt(id, 'succeeded', nil, nil)
-move(id, 'running', 'succeeded')
+move(id, 'running', 'succeeded', true)
 finish(id, 'succeeded')
 total('succeeded')
-emit(id, 'succeeded', 'running', 'succeeded', hget(id, 'att'), hget(id, 'ten'), cjson.null)
+emit(id, 'succeeded', 'running', 'succeeded', v[3], v[5], cjson.null)
 return { 'ok', snapshot(id) }
 `;
 
