@@ -90,6 +90,8 @@ class WorkerRuntime implements Worker {
   private state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
   private readonly inflight = new Map<string, InFlight>();
   private readonly waker = new Waker();
+  /** Set when a handler finishes: work is flowing, so the idle backoff starts again from the minimum. */
+  private slotFreedSinceClaim = false;
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private heartbeatRunning: Promise<void> | null = null;
   private claimLoopDone: Promise<void> = Promise.resolve();
@@ -177,6 +179,8 @@ class WorkerRuntime implements Worker {
         break;
       }
       if (leases.length === 0) {
+        if (this.slotFreedSinceClaim) idleMs = this.minIdleMs;
+        this.slotFreedSinceClaim = false;
         if (this.inflight.size === 0) this.log({ kind: 'idle', waitMs: idleMs });
         if (this.state !== 'running') break;
         await this.waker.sleep(idleMs);
@@ -206,6 +210,7 @@ class WorkerRuntime implements Worker {
       freeSlot: () => {
         if (this.inflight.get(lease.jobId) === entry) this.inflight.delete(lease.jobId);
         freeSlot();
+        this.slotFreedSinceClaim = true;
         this.waker.wake();
       },
     };
