@@ -5,7 +5,8 @@
  * default, the completion scripts).
  *
  * No network beyond the npm registry here, so:
- * - dependencies come from the local npm cache (`--offline`; `npm ci` filled it);
+ * - dependencies come from the local npm cache where it has them (`--prefer-offline`;
+ *   `npm ci` filled it), else from the npm registry;
  * - better-sqlite3's install script (`prebuild-install || node-gyp rebuild`)
  *   would download a prebuilt binary, and without one compile SQLite from
  *   source (minutes). prebuild-install's documented offline route is a
@@ -55,7 +56,7 @@ beforeAll(async () => {
 
   prefix = join(dir, 'prefix');
   await localPrebuild(join(dir, 'prebuilds'));
-  await npm(['install', '-g', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', '--loglevel', 'error', tarball], {
+  await npm(['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel', 'error', tarball], {
     npm_config_better_sqlite3_local_prebuilds: join(dir, 'prebuilds'),
   });
   env = {
