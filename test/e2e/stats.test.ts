@@ -2,13 +2,15 @@
  * `agentq stats` and `agentq dlq check` as an operator and a cron job meet
  * them: the built CLI against a store filled through the backend contract.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Backend } from '../../src/backend/contract.js';
 import { openBackend } from '../../src/backend/open.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { StatsReport } from '../../src/core/stats.js';
-import { makeCliHome, runCli, runCliOk, type CliHome } from '../support/cli.js';
+import { makeCliHome, REPO_ROOT, runCli, runCliOk, type CliHome } from '../support/cli.js';
 import { hasEscapeByte } from '../support/hostile.js';
 import { parseAndValidate, sampleValue } from '../stats/prom-validate.js';
 
@@ -98,7 +100,7 @@ describe('agentq dlq check', () => {
   it('exits 1 when an entry is older than --max-age', async () => {
     const r = await runCli(home, ['dlq', 'check', '--queue', 'research', '--max-age', '1h']);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^error: queue research: a DLQ entry is 2h(\d+[ms])? old, older than --max-age 1h\n$/);
+    expect(r.stderr).toMatch(/^error: queue research: a DLQ entry is (1h59m|2h(\d+[ms])?) old, older than --max-age 1h\n$/);
   });
 
   it('exits 1 when the DLQ rate is over --max-rate', async () => {
@@ -116,5 +118,25 @@ describe('agentq dlq check', () => {
     const r = await runCli(home, ['dlq', 'check', '--max-rate', 'lots']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--max-rate');
+  });
+});
+
+describe('start-up hygiene of the operability commands', () => {
+  it.each([
+    ['stats', ['stats', '-o', 'json'], 0],
+    ['stats-prometheus', ['stats', '-o', 'prometheus'], 0],
+    ['dlq-check', ['dlq', 'check', '--max-size', '5'], 0],
+    ['completion', ['completion', 'zsh'], 0],
+    ['complete', ['__complete', 'queues'], 0],
+  ] as const)('agentq %s never loads ink or react', async (name, args, code) => {
+    const file = join(home.dir, `trace-${name}.txt`);
+    await runCliOk(home, [...args], {
+      expectCode: code,
+      nodeArgs: ['--import', join(REPO_ROOT, 'test', 'support', 'trace-imports.mjs')],
+      env: { AGENTQ_TRACE_IMPORTS: file },
+    });
+    const urls = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+    expect(urls.some((u) => u.includes('/node_modules/commander/'))).toBe(true);
+    expect(urls.filter((u) => /\/node_modules\/(ink|react|react-reconciler|yoga-layout)\//.test(u))).toEqual([]);
   });
 });
