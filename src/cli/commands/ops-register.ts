@@ -4,7 +4,7 @@
  * `cli/program.ts`; it imports nothing but commander, and every action is
  * lazy, so it adds nothing to start-up.
  */
-import { Option, type Command } from 'commander';
+import { Argument, Option, type Command } from 'commander';
 import type { CommandModule, LazyOptions } from '../program.js';
 
 type Lazy = (load: () => Promise<CommandModule>, o?: LazyOptions) => (...args: unknown[]) => Promise<void>;
@@ -84,7 +84,7 @@ export function registerOps(program: Command, lazy: Lazy): void {
   program
     .command('completion')
     .description('print the shell completion script for bash, zsh or fish')
-    .argument('<shell>', 'bash, zsh or fish')
+    .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']))
     .addHelpText('after', () => INSTALL_TEXT)
     .action(lazy(() => import('./completion.js'), { args: (shell) => ({ shell, program }) }));
 
