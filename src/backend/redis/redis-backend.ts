@@ -961,7 +961,9 @@ export class RedisBackend implements Backend {
     );
     let backlog = 0;
     for (const [n, tot, qage, blc, t, x, ba] of parts) {
-      backlog += Number(flatToMap(blc).all ?? 0);
+      // the queue's backlog is the sum of its classes' (scripts keep no separate total)
+      const byClass = flatToMap(blc);
+      for (const c of JOB_CLASSES) backlog += Number(byClass[c] ?? 0);
       for (const [k, v] of Object.entries(flatToMap(n))) if (k in counts) counts[k as JobState] += Number(v);
       for (const [k, v] of Object.entries(flatToMap(tot))) if (k in totals) totals[k as keyof typeof totals] += Number(v);
       if (qage.length === 2) {

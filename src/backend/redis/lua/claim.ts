@@ -53,14 +53,11 @@ local function traffic()
   return (tonumber(cur[1]) or 0) + (tonumber(prev[1]) or 0), (tonumber(cur[2]) or 0) + (tonumber(prev[2]) or 0)
 end
 
-local trafficTouched = false
+-- The minute's bucket gets its expiry when a field is created in it (HINCRBY returns 1):
+-- the first write to a bucket always creates a field, so every bucket expires.
 local function countTraffic(field)
   local rb = P .. 'rb:' .. math.floor(NOW / 60000)
-  redis.call('HINCRBY', rb, field, 1)
-  if not trafficTouched then
-    redis.call('EXPIRE', rb, 900)
-    trafficTouched = true
-  end
+  if redis.call('HINCRBY', rb, field, 1) == 1 then redis.call('EXPIRE', rb, 900) end
 end
 
 -- 1. Reclaim expired leases.
@@ -172,6 +169,19 @@ local function nextTenant(c, after)
   return nil
 end
 
+-- Tenants in each class's index, read once per call and kept current as picks empty tenants
+-- (nothing else changes these sets during the picks).
+local tenantsIn = {}
+local function tenantCount(c)
+  local n = tenantsIn[c]
+  if not n then
+    n = redis.call('ZCARD', tk(c))
+    tenantsIn[c] = n
+  end
+  return n
+end
+local function tenantLeft(c) if tenantsIn[c] then tenantsIn[c] = tenantsIn[c] - 1 end end
+
 local claimed = {}
 local budget = max * 4 + 32
 while #claimed < max and budget > 0 do
@@ -179,7 +189,7 @@ while #claimed < max and budget > 0 do
   -- smooth weighted round robin over classes with candidates (computed on copies: committed only if used)
   local active, totalW, best = {}, 0, nil
   for _, c in ipairs(ALL) do
-    if allowed[c] and (weight[c] or 0) > 0 and redis.call('ZCARD', tk(c)) > ndropped[c] then active[c] = true end
+    if allowed[c] and (weight[c] or 0) > 0 and tenantCount(c) > ndropped[c] then active[c] = true end
   end
   local nc = { interactive = credit.interactive, batch = credit.batch, maintenance = credit.maintenance }
   for _, c in ipairs(ALL) do
@@ -207,9 +217,10 @@ while #claimed < max and budget > 0 do
   elseif atCap(ten) then
     drop(best, ten)
   else
-    local head = redis.call('ZRANGE', rk(best, ten), 0, 0, 'WITHSCORES')
+    -- the head and whether a second job follows it (so taking the head tells if the tenant is emptied)
+    local head = redis.call('ZRANGE', rk(best, ten), 0, 1, 'WITHSCORES')
     if #head == 0 then
-      redis.call('ZREM', tk(best), ten)
+      if redis.call('ZREM', tk(best), ten) == 1 then tenantLeft(best) end
     elseif tonumber(head[2]) > NOW then
       drop(best, ten)
     else
@@ -218,7 +229,7 @@ while #claimed < max and budget > 0 do
       local v = redis.call('HMGET', jk(id), 'st', 'dl', 'fen', 'att', 'cls', 'ten', 'est', 'wv')
       local st = v[1]
       if v[5] then META[id] = { cls = v[5], ten = v[6], est = tonumber(v[7] or '60') } end
-      dequeue(id)
+      if dequeue(id, #head == 2) then tenantLeft(best) end
       local dl = nil
       if v[2] and v[2] ~= '' then dl = tonumber(v[2]) end
       if st ~= 'queued' and st ~= 'scheduled' then
@@ -259,8 +270,14 @@ while #claimed < max and budget > 0 do
     end
   end
 end
-redis.call('HSET', K_FAIR, 'credit:interactive', credit.interactive, 'credit:batch', credit.batch, 'credit:maintenance', credit.maintenance,
-  'def:interactive', deficit.interactive, 'def:batch', deficit.batch, 'def:maintenance', deficit.maintenance)
-for _, c in ipairs(ALL) do if turn[c] then redis.call('HSET', K_FAIR, 'turn:' .. c, turn[c]) end end
+local fairArgs = { 'credit:interactive', credit.interactive, 'credit:batch', credit.batch, 'credit:maintenance', credit.maintenance,
+  'def:interactive', deficit.interactive, 'def:batch', deficit.batch, 'def:maintenance', deficit.maintenance }
+for _, c in ipairs(ALL) do
+  if turn[c] then
+    fairArgs[#fairArgs + 1] = 'turn:' .. c
+    fairArgs[#fairArgs + 1] = turn[c]
+  end
+end
+redis.call('HSET', K_FAIR, unpack(fairArgs))
 return claimed
 `;

@@ -81,8 +81,8 @@ local function move(id, from, to, stateWritten)
     local m = meta(id)
     local est = m.est
     if wasWaiting then est = -est end
+    -- (the queue's total is the sum of the class fields, added up by the reader: one float write less)
     redis.call('HINCRBYFLOAT', P .. 'blc', m.cls, est)
-    redis.call('HINCRBYFLOAT', P .. 'blc', 'all', est)
     redis.call('HINCRBYFLOAT', P .. 'blt', m.ten, est)
   end
   if (from == 'running') ~= (to == 'running') then
@@ -104,12 +104,17 @@ local function enqueue(id, runAt, runWritten)
   if not runWritten then redis.call('HSET', jk(id), 'run', runAt) end
 end
 
-local function dequeue(id)
+-- Returns true when the tenant left the class's tenant index (its last waiting job).
+-- (lastOfTenant: the caller knows the job was its tenant's last, and the ZCARD is skipped.)
+local function dequeue(id, lastOfTenant)
   local m = meta(id)
   local cls, ten = m.cls, m.ten
   redis.call('ZREM', rk(cls, ten), id)
-  if redis.call('ZCARD', rk(cls, ten)) == 0 then redis.call('ZREM', tk(cls), ten) end
+  local emptied = false
+  if lastOfTenant == nil then lastOfTenant = redis.call('ZCARD', rk(cls, ten)) == 0 end
+  if lastOfTenant then emptied = redis.call('ZREM', tk(cls), ten) == 1 end
   redis.call('ZREM', K_QAGE, id)
+  return emptied
 end
 
 local function outcome(id, st)
@@ -120,8 +125,9 @@ local function outcome(id, st)
   return st
 end
 
-local function finish(id, st)
-  redis.call('HSET', jk(id), 'end', NOW, 'out', outcome(id, st))
+-- (endWritten: the caller already wrote 'end' and 'out' in its own HSET of the job.)
+local function finish(id, st, endWritten)
+  if not endWritten then redis.call('HSET', jk(id), 'end', NOW, 'out', outcome(id, st)) end
   redis.call('HDEL', jk(id), 'lw', 'le')
   redis.call('ZREM', K_LEASES, id)
 end

@@ -95,10 +95,11 @@ local v = redis.call('HMGET', KEYS[1], 'st', 'fen', 'att', 'cls', 'ten', 'est')
 local st = v[1]
 if st ~= 'running' or v[2] ~= fence then return { 'lost', st or '' } end
 META[id] = { cls = v[4], ten = v[5], est = tonumber(v[6] or '60') }
-redis.call('HSET', KEYS[1], 'res', ARGV[7], 'st', 'succeeded', 'upd', NOW)
+-- result, state and end in one write (move and finish are told it is done; a success's outcome is 'succeeded')
+redis.call('HSET', KEYS[1], 'res', ARGV[7], 'st', 'succeeded', 'upd', NOW, 'end', NOW, 'out', 'succeeded')
 endAttempt(id, 'succeeded', nil, nil)
 move(id, 'running', 'succeeded', true)
-finish(id, 'succeeded')
+finish(id, 'succeeded', true)
 total('succeeded')
 emit(id, 'succeeded', 'running', 'succeeded', v[3], v[5], cjson.null)
 return { 'ok', snapshot(id) }
@@ -127,8 +128,8 @@ if kind == 'retry' then
   enqueue(id, runAt)
   total('retried')
   local rb = P .. 'rb:' .. math.floor(NOW / 60000)
-  redis.call('HINCRBY', rb, 'r', 1)
-  redis.call('EXPIRE', rb, 900)
+  -- the bucket's expiry is set when a field is created in it (see claim's countTraffic)
+  if redis.call('HINCRBY', rb, 'r', 1) == 1 then redis.call('EXPIRE', rb, 900) end
   emit(id, 'retry_scheduled', 'running', 'scheduled', att, ten, { run_at = runAt, error_code = code, over_budget = ARGV[14] == '1' })
 elseif kind == 'dead' then
   endAttempt(id, 'failed', code, msg)
