@@ -128,10 +128,22 @@ export const LIGHT_UPDATE_JOB_SQL = `UPDATE jobs SET updated_at = @updated_at, a
  * listed as malformed (and never moved), not crash the listing.
  */
 export function rowToDlqEntry(row: JobRow): DlqEntry {
+  return checkDlqRow(row).entry;
+}
+
+/**
+ * The DLQ entry of a row, plus the stored document itself when it is valid:
+ * the document as written (not the schema's copy, which drops keys it does not
+ * know), so a bulk action that moves the job parses it once and keeps every key.
+ * `job` is null exactly when `entry.malformed` is set.
+ */
+export function checkDlqRow(row: JobRow): { entry: DlqEntry; job: Job | null } {
   let job: Job | null = null;
+  let raw: Job | null = null;
   let malformed: string | null = null;
   try {
-    const parsed = Job.safeParse(JSON.parse(docText(row.doc)));
+    raw = JSON.parse(docText(row.doc)) as Job;
+    const parsed = Job.safeParse(raw);
     if (parsed.success) job = parsed.data;
     else malformed = `the stored job does not match the schema: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'job'}: ${i.message}`).join('; ')}`;
   } catch (e) {
@@ -139,7 +151,7 @@ export function rowToDlqEntry(row: JobRow): DlqEntry {
   }
   if (job && job.state !== 'dead') malformed = `the stored job says state ${job.state} but it is indexed as dead`;
   const dead = job?.dead ?? null;
-  return {
+  const entry: DlqEntry = {
     job_id: row.id,
     queue: row.queue,
     tenant_id: row.tenant,
@@ -158,6 +170,9 @@ export function rowToDlqEntry(row: JobRow): DlqEntry {
     malformed,
     job: malformed === null ? job : null,
   };
+  if (malformed !== null || raw === null) return { entry, job: null };
+  origins.set(raw, row);
+  return { entry, job: raw };
 }
 
 export function rowToEvent(r: EventRow): JobEvent {

@@ -10,7 +10,7 @@ import { LEDGER_STATUSES } from '../contract.js';
 import type { ApplyRequest, LedgerItem, LedgerStatus, LockHolder, LockResult, Page, PageRequest, PlanVerdict, RunRecord } from '../contract.js';
 import { DEFAULT_MAX_REDRIVES, verdictFor } from '../../core/verdict.js';
 import { isPartial, outcomeFor, assertTransition } from '../../core/states.js';
-import { rowToDlqEntry, rowToJob } from './codec.js';
+import { checkDlqRow } from './codec.js';
 import { checkPage, moveTo, type SqliteStore } from './store.js';
 
 interface LedgerRow {
@@ -20,6 +20,13 @@ interface LedgerRow {
   status: string;
   detail: string | null;
   updated_at: number;
+}
+
+/** A job's move threw during a batch applied without per-job savepoints. */
+class ItemThrew extends Error {
+  constructor(readonly inner: unknown) {
+    super('a job of the batch threw');
+  }
 }
 
 function toItem(r: LedgerRow): LedgerItem {
@@ -129,28 +136,20 @@ export class SqliteRuns {
     return this.store.write(() => {
       const run = this.readRun(req.runId);
       if (!run) throw new NotFoundError(`run ${req.runId} not found`, 'RUN_NOT_FOUND');
-      const selectItem = this.store.sql('SELECT * FROM ledger WHERE run_id = ? AND job_id = ?');
-      const setItem = this.store.sql('UPDATE ledger SET verdict = ?, status = ?, detail = ?, updated_at = ? WHERE run_id = ? AND job_id = ?');
-      const out: LedgerItem[] = [];
-      for (const jobId of req.jobIds) {
-        const item = selectItem.get(req.runId, jobId) as LedgerRow | undefined;
-        if (!item) continue; // not part of this run's plan: never touched
-        if (item.status !== 'planned') {
-          out.push(toItem(item)); // already handled (a resumed run): leave it alone
-          continue;
-        }
-        const now = this.store.clock.now();
-        let result: { verdict: string; status: LedgerStatus; detail: string | null };
-        try {
-          // A savepoint per job: if one job's move throws, only that job rolls back and is marked failed.
-          result = this.db.transaction(() => this.applyOne(run, jobId, req.now, now))();
-        } catch (e) {
-          result = { verdict: item.verdict, status: 'failed', detail: e instanceof Error ? e.message : String(e) };
-        }
-        setItem.run(result.verdict, result.status, result.detail, now, req.runId, jobId);
-        run.counts.planned -= 1;
-        run.counts[result.status] += 1;
-        out.push(toItem({ ...item, ...result, updated_at: now }));
+      const counts = { ...run.counts };
+      let out: LedgerItem[];
+      try {
+        // Fast path: the whole batch in one savepoint and no savepoint per job (one
+        // per job was 13% of apply's CPU). Jobs almost never throw here: the verdict
+        // has already ruled out anything not movable.
+        out = this.store.savepoint(() => this.applyBatch(run, req, false));
+      } catch (e) {
+        if (!(e instanceof ItemThrew)) throw e;
+        // One job threw: the batch's savepoint rolled back every write of it, so run it
+        // again with a savepoint per job, where only the one that throws rolls back and
+        // is marked failed (each job's move and its ledger row still commit together).
+        run.counts = counts;
+        out = this.applyBatch(run, req, true);
       }
       run.updated_at = toIso(this.store.clock.now());
       this.writeRun(run);
@@ -158,18 +157,53 @@ export class SqliteRuns {
     });
   }
 
+  private applyBatch(run: RunRecord, req: ApplyRequest, isolate: boolean): LedgerItem[] {
+    const selectItem = this.store.sql('SELECT * FROM ledger WHERE run_id = ? AND job_id = ?');
+    const setItem = this.store.sql('UPDATE ledger SET verdict = ?, status = ?, detail = ?, updated_at = ? WHERE run_id = ? AND job_id = ?');
+    const out: LedgerItem[] = [];
+    for (const jobId of req.jobIds) {
+      const item = selectItem.get(req.runId, jobId) as LedgerRow | undefined;
+      if (!item) continue; // not part of this run's plan: never touched
+      if (item.status !== 'planned') {
+        out.push(toItem(item)); // already handled (a resumed run): leave it alone
+        continue;
+      }
+      const now = this.store.clock.now();
+      let result: { verdict: string; status: LedgerStatus; detail: string | null };
+      if (isolate) {
+        try {
+          result = this.store.savepoint(() => this.applyOne(run, jobId, req.now, now));
+        } catch (e) {
+          result = { verdict: item.verdict, status: 'failed', detail: e instanceof Error ? e.message : String(e) };
+        }
+      } else {
+        try {
+          result = this.applyOne(run, jobId, req.now, now);
+        } catch (e) {
+          throw new ItemThrew(e);
+        }
+      }
+      setItem.run(result.verdict, result.status, result.detail, now, req.runId, jobId);
+      run.counts.planned -= 1;
+      run.counts[result.status] += 1;
+      out.push(toItem({ ...item, ...result, updated_at: now }));
+    }
+    return out;
+  }
+
   private applyOne(run: RunRecord, jobId: string, checkAt: number, now: number): { verdict: string; status: LedgerStatus; detail: string | null } {
     const row = this.store.row(jobId);
-    const entry = row && row.state === 'dead' ? rowToDlqEntry(row) : null;
-    const { verdict, detail } = verdictFor(entry, {
+    // One JSON parse and one schema check per job: the checked document is the one moved.
+    const checked = row && row.state === 'dead' ? checkDlqRow(row) : null;
+    const { verdict, detail } = verdictFor(checked?.entry ?? null, {
       action: run.action,
       now: checkAt,
       minRemainingMs: run.options.minRemainingMs ?? 0,
       includePartial: run.options.includePartial ?? false,
       maxRedrives: run.options.maxRedrives ?? DEFAULT_MAX_REDRIVES,
     });
-    if (verdict !== run.action || !row) return { verdict, status: 'skipped', detail };
-    const job = rowToJob(row);
+    if (verdict !== run.action || !row || !checked?.job) return { verdict, status: 'skipped', detail };
+    const job = checked.job;
     switch (run.action) {
       case 'redrive': {
         assertTransition(jobId, 'dead', 'queued');

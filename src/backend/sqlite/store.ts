@@ -73,6 +73,11 @@ export class SqliteStore {
     return s;
   }
 
+  /** Runs `fn` in a savepoint of the current transaction: if it throws, only its writes roll back. */
+  savepoint<T>(fn: () => T): T {
+    return this.tx(fn) as T;
+  }
+
   /** Runs `fn` in one `BEGIN IMMEDIATE` transaction (nested calls become savepoints). */
   write<T>(fn: () => T): T {
     try {
