@@ -50,7 +50,7 @@ export function renderBash(root: CommandSpec, header: string): string {
 
   L.push(
     '_agentq() {',
-    '  local cur="${COMP_WORDS[COMP_CWORD]}" prev="" path="" npos=0 i=1 w',
+    '  local cur="${COMP_WORDS[COMP_CWORD]:-}" prev="" path="" npos=0 i=1 w',
     '  # bash splits `--queue=re` into `--queue` `=` `re`: complete the value part.',
     '  if [ "$cur" = "=" ]; then cur=""; prev="${COMP_WORDS[COMP_CWORD-1]}"',
     '  elif [ "$COMP_CWORD" -ge 2 ] && [ "${COMP_WORDS[COMP_CWORD-1]}" = "=" ]; then prev="${COMP_WORDS[COMP_CWORD-2]}"',
@@ -62,7 +62,7 @@ export function renderBash(root: CommandSpec, header: string): string {
     '      -*)',
     '        __agentq_optval "$path" "$w"',
     '        if [ -n "$__agentq_r" ]; then',
-    '          if [ "${COMP_WORDS[i+1]}" = "=" ]; then i=$((i+2)); else i=$((i+1)); fi',
+    '          if [ "${COMP_WORDS[i+1]:-}" = "=" ]; then i=$((i+2)); else i=$((i+1)); fi',
     '        fi ;;',
     '      *)',
     '        __agentq_sub "$path" "$w"',
