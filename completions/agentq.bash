@@ -346,7 +346,9 @@ __agentq_values() {
     dyn:*)
       # One short-lived call; `__complete` gives up after ~500 ms so a slow backend never hangs the shell.
       local IFS=$'\n'
-      COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" __complete "${spec#dyn:}" -- "${COMP_WORDS[@]:1:COMP_CWORD-1}" 2>/dev/null)" -- "$cur")) ;;
+      # The words typed so far, split on blanks only (COMP_WORDS is also split at ":" and "="): for --url, --context, --queue.
+      local -a typed; IFS=" " read -ra typed <<< "${COMP_LINE:0:COMP_POINT}"
+      COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" __complete "${spec#dyn:}" -- "${typed[@]:1}" 2>/dev/null)" -- "$cur")) ;;
     *) COMPREPLY=() ;;
   esac
 }
@@ -365,6 +367,8 @@ _agentq() {
         __agentq_optval "$path" "$w"
         if [ -n "$__agentq_r" ]; then
           if [ "${COMP_WORDS[i+1]:-}" = "=" ]; then i=$((i+2)); else i=$((i+1)); fi
+          # bash splits a value at ":" (COMP_WORDBREAKS): sqlite:/x arrives as sqlite : /x
+          while [ "${COMP_WORDS[i+1]:-}" = ":" ]; do i=$((i+2)); done
         fi ;;
       *)
         __agentq_sub "$path" "$w"

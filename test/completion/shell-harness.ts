@@ -37,10 +37,21 @@ export function makeAgentqOnPath(dir: string): string {
   return bin;
 }
 
+// COMP_WORDS as bash builds it: words split at blanks and at the COMP_WORDBREAKS characters ":" and
+// "=", each of which becomes a word of its own (so "--url sqlite:/x" is "--url" "sqlite" ":" "/x").
 const BASH_DRIVER = `
 source "$1"; shift
-COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 ))
 COMP_LINE="$*"; COMP_POINT=\${#COMP_LINE}
+COMP_WORDS=()
+for w in "$@"; do
+  while [[ "$w" =~ ^([^:=]*)([:=])(.*)$ ]]; do
+    [[ -n "\${BASH_REMATCH[1]}" ]] && COMP_WORDS+=("\${BASH_REMATCH[1]}")
+    COMP_WORDS+=("\${BASH_REMATCH[2]}")
+    w="\${BASH_REMATCH[3]}"
+  done
+  COMP_WORDS+=("$w")
+done
+COMP_CWORD=$(( \${#COMP_WORDS[@]} - 1 ))
 _agentq agentq "\${COMP_WORDS[COMP_CWORD]}" "\${COMP_WORDS[COMP_CWORD-1]}"
 printf '%s\\n' "\${COMPREPLY[@]}"
 `;

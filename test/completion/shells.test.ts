@@ -73,6 +73,12 @@ describe.each(SHELLS)('%s completion', (shell) => {
     expect(await candidates(shell, 'agentq --context st', env)).toEqual(['staging']);
   });
 
+  it('completes against the store of a --url typed on the line (bash splits it at ":")', async () => {
+    const line = `agentq --url sqlite:${join(home.dir, 'staging.db')} stats --queue `;
+    expect(await candidates(shell, line, env)).toEqual(['staging-only']);
+    expect(await candidates(shell, `agentq --url sqlite:${join(home.dir, 'staging.db')} dlq ch`, env)).toEqual(['check']);
+  });
+
   it('skips option values when finding the command path', async () => {
     // `json` (the value of --output) must not be taken for a subcommand or an argument.
     expect(await candidates(shell, 'agentq --output json dlq check --max-s', env)).toEqual(['--max-size']);
