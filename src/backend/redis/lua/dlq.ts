@@ -64,39 +64,45 @@ for i = 9, #ARGV, 3 do
       out[#out + 1] = { id, raw, 0 }
     elseif string.sub(verdict, 1, 5) == 'skip:' then
       out[#out + 1] = { id, setStatus(id, item, 'skipped', verdict, detail), 0 }
-    elseif hget(id, 'st') ~= 'dead' then
-      out[#out + 1] = { id, setStatus(id, item, 'skipped', 'skip:not_in_dlq', 'the job is no longer in the DLQ'), 0 }
     else
-      local att, ten = hget(id, 'att'), hget(id, 'ten')
-      redis.call('ZREM', K_DLQ, id)
-      if action == 'redrive' then
-        redis.call('HDEL', jk(id), 'dr', 'dat', 'dec', 'dem', 'dwv', 'end', 'out', 'wend', 'cra', 'crr')
-        redis.call('HINCRBY', jk(id), 'rc', 1)
-        redis.call('HSET', jk(id), 'rat', NOW, 'rrun', run)
-        if policy == 'reset' then
-          redis.call('HSET', jk(id), 'att', 0)
-        else
-          redis.call('HSET', jk(id), 'max', tonumber(att) + extra)
-        end
-        move(id, 'dead', 'queued')
-        enqueue(id, NOW)
-        emit(id, 'redriven', 'dead', 'queued', hget(id, 'att'), ten, { run_id = run })
-      elseif action == 'expire' then
-        move(id, 'dead', 'expired')
-        finish(id, 'expired')
-        total('expired')
-        emit(id, 'expired', 'dead', 'expired', att, ten, { run_id = run })
+      -- everything this item reads of the job, in one command
+      local v = redis.call('HMGET', jk(id), 'st', 'att', 'ten', 'cls', 'est', 'rc')
+      if v[1] ~= 'dead' then
+        out[#out + 1] = { id, setStatus(id, item, 'skipped', 'skip:not_in_dlq', 'the job is no longer in the DLQ'), 0 }
       else
-        emit(id, 'purged', 'dead', cjson.null, att, ten, { run_id = run })
-        redis.call('ZREM', sk('dead'), id)
-        redis.call('HINCRBY', K_COUNT, 'dead', -1)
-        redis.call('ZREM', K_ALL, id)
-        redis.call('DEL', jk(id), ak(id), ek(id))
-        -- the job's event history outlives it for a while (inspect shows 'purged'), then goes
-        redis.call('EXPIRE', hk(id), 604800)
-        purged = 1
+        local att, ten = v[2], v[3]
+        META[id] = { cls = v[4], ten = ten, est = tonumber(v[5] or '60') }
+        redis.call('ZREM', K_DLQ, id)
+        if action == 'redrive' then
+          redis.call('HDEL', jk(id), 'dr', 'dat', 'dec', 'dem', 'dwv', 'end', 'out', 'wend', 'cra', 'crr')
+          -- redrive count +1, lineage, attempts, state and run_at in one write (move and enqueue are told)
+          local newAtt, maxF, maxV = att, 'max', nil
+          if policy == 'reset' then
+            newAtt, maxF, maxV = '0', 'att', 0
+          else
+            maxV = tonumber(att) + extra
+          end
+          redis.call('HSET', jk(id), 'rc', tonumber(v[6] or '0') + 1, 'rat', NOW, 'rrun', run, maxF, maxV, 'st', 'queued', 'upd', NOW, 'run', NOW)
+          move(id, 'dead', 'queued', true)
+          enqueue(id, NOW, true)
+          emit(id, 'redriven', 'dead', 'queued', newAtt, ten, { run_id = run })
+        elseif action == 'expire' then
+          move(id, 'dead', 'expired')
+          finish(id, 'expired')
+          total('expired')
+          emit(id, 'expired', 'dead', 'expired', att, ten, { run_id = run })
+        else
+          emit(id, 'purged', 'dead', cjson.null, att, ten, { run_id = run })
+          redis.call('ZREM', sk('dead'), id)
+          redis.call('HINCRBY', K_COUNT, 'dead', -1)
+          redis.call('ZREM', K_ALL, id)
+          redis.call('DEL', jk(id), ak(id), ek(id))
+          -- the job's event history outlives it for a while (inspect shows 'purged'), then goes
+          redis.call('EXPIRE', hk(id), 604800)
+          purged = 1
+        end
+        out[#out + 1] = { id, setStatus(id, item, 'moved', verdict, cjson.null), purged }
       end
-      out[#out + 1] = { id, setStatus(id, item, 'moved', verdict, cjson.null), purged }
     end
   end
 end
