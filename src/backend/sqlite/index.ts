@@ -41,7 +41,7 @@ import type {
 } from '../contract.js';
 import { rowToEvent, rowToJob, type EventRow, type JobRow } from './codec.js';
 import { dlqGet, dlqList, dlqRaw } from './dlq.js';
-import { SqliteRuns } from './runs.js';
+import { ItemThrew, SqliteRuns } from './runs.js';
 import { oldestClaimableRunAt, readExtendedStats } from './stats.js';
 import { SqliteStore, checkPage, moveTo } from './store.js';
 import { SqliteWorkerOps } from './worker.js';
@@ -384,7 +384,13 @@ export class SqliteBackend implements Backend {
     return this.runs.ledger(runId, page, status);
   }
   async applyRunItems(req: ApplyRequest): Promise<LedgerItem[]> {
-    return this.store.grouped(() => this.runs.applyRunItems(req));
+    try {
+      return await this.store.grouped(() => this.runs.applyRunItems(req, false));
+    } catch (e) {
+      // A job's move threw and nothing of the batch was written: again, with a savepoint per job.
+      if (!(e instanceof ItemThrew)) throw e;
+      return this.store.grouped(() => this.runs.applyRunItems(req, true));
+    }
   }
   async acquireLock(queue: string, holder: LockHolder): Promise<LockResult> {
     return this.runs.acquireLock(queue, holder);

@@ -78,6 +78,15 @@ export class SqliteStore {
     return this.tx(fn) as T;
   }
 
+  /**
+   * Runs `fn` in the transaction already open on this connection, with no
+   * savepoint (the caller decides what rolls back if it throws), or in a new
+   * `BEGIN IMMEDIATE` transaction when none is open.
+   */
+  inWrite<T>(fn: () => T): T {
+    return this.db.inTransaction ? fn() : this.write(fn);
+  }
+
   /** Runs `fn` in one `BEGIN IMMEDIATE` transaction (nested calls become savepoints). */
   write<T>(fn: () => T): T {
     try {
