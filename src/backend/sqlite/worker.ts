@@ -67,7 +67,7 @@ export class SqliteWorkerOps {
     if (!Number.isInteger(req.max) || req.max < 1) throw new ValidationError(`claim max must be a positive integer, got ${req.max}`);
     if (!(req.leaseMs > 0)) throw new ValidationError(`lease must be positive, got ${req.leaseMs} ms`);
     const classes = new Set<JobClass>(req.classes && req.classes.length > 0 ? req.classes : JOB_CLASSES);
-    return this.store.write(() => {
+    return this.store.inWrite(() => {
       const now = this.store.clock.now();
       this.reapExpiredLeases(req.queue, now);
 
@@ -245,7 +245,7 @@ export class SqliteWorkerOps {
 
   heartbeat(leases: LeaseRef[], leaseMs: number): HeartbeatResult[] {
     if (!(leaseMs > 0)) throw new ValidationError(`lease must be positive, got ${leaseMs} ms`);
-    return this.store.write(() => {
+    return this.store.inWrite(() => {
       const now = this.store.clock.now();
       return leases.map((ref): HeartbeatResult => {
         const found = this.store.load(ref.jobId);
@@ -265,7 +265,7 @@ export class SqliteWorkerOps {
   }
 
   checkpoint(ref: LeaseRef, data: unknown): void {
-    this.store.write(() => {
+    this.store.inWrite(() => {
       const now = this.store.clock.now();
       const { job, fence } = this.leased(ref);
       job.checkpoint = data === undefined ? null : data;
@@ -277,7 +277,7 @@ export class SqliteWorkerOps {
 
   beginEffect(ref: LeaseRef, key: string): Effect {
     checkEffectKey(key);
-    return this.store.write(() => {
+    return this.store.inWrite(() => {
       const now = this.store.clock.now();
       const { job, fence } = this.leased(ref);
       const existing = this.store.sql('SELECT * FROM effects WHERE job_id = ? AND key = ?').get(job.job_id, key) as EffectRow | undefined;
@@ -295,7 +295,7 @@ export class SqliteWorkerOps {
 
   finishEffect(ref: LeaseRef, key: string, result: unknown): Effect {
     checkEffectKey(key);
-    return this.store.write(() => {
+    return this.store.inWrite(() => {
       const now = this.store.clock.now();
       const { job, fence } = this.leased(ref);
       const existing = this.store.sql('SELECT * FROM effects WHERE job_id = ? AND key = ?').get(job.job_id, key) as EffectRow | undefined;
@@ -326,7 +326,7 @@ export class SqliteWorkerOps {
   }
 
   complete(ref: LeaseRef, result: string | null): Job {
-    return this.store.write(() => {
+    return this.store.inWrite(() => {
       const now = this.store.clock.now();
       const { job, fence } = this.leased(ref);
       endAttempt(job, now, 'succeeded');
@@ -337,7 +337,7 @@ export class SqliteWorkerOps {
   }
 
   fail(ref: LeaseRef, failure: Failure): FailureOutcome {
-    return this.store.write(() => {
+    return this.store.inWrite(() => {
       const now = this.store.clock.now();
       const { job, fence } = this.leased(ref);
       const error = { code: failure.code, message: failure.message };
@@ -366,7 +366,7 @@ export class SqliteWorkerOps {
 
   abort(ref: LeaseRef, outcome: AbortOutcome): Job {
     if (outcome !== 'cancelled' && outcome !== 'expired') throw new ValidationError(`abort outcome must be cancelled or expired, got ${String(outcome)}`);
-    return this.store.write(() => {
+    return this.store.inWrite(() => {
       const now = this.store.clock.now();
       const { job, fence } = this.leased(ref);
       endAttempt(job, now, outcome);
@@ -376,7 +376,7 @@ export class SqliteWorkerOps {
   }
 
   release(ref: LeaseRef): void {
-    this.store.write(() => {
+    this.store.inWrite(() => {
       const now = this.store.clock.now();
       const { job, fence } = this.leased(ref);
       if (job.cancel_requested_at !== null) {
