@@ -7,6 +7,7 @@
  * Time is the injected Clock, passed into every script as ARGV: Redis TIME is
  * never read, so tests control time with a ManualClock.
  */
+import { toEnvelope } from '../../core/envelope.js';
 import { Cluster, Redis } from 'ioredis';
 import { encodeTime } from 'ulid';
 import { IdempotencyConflictError, LeaseLostError, NotFoundError, RetryLaterError, ValidationError } from '../../core/errors.js';
@@ -632,7 +633,7 @@ export class RedisBackend implements Backend {
       for (const [fence, exp, snap] of got) {
         const job = jobFrom(snap);
         this.rememberLoc(job.job_id, loc);
-        leases.push({ jobId: job.job_id, fence: Number(fence), job, envelope: envelopeOf(job), expiresAt: Number(exp) });
+        leases.push({ jobId: job.job_id, fence: Number(fence), job, envelope: toEnvelope(job), expiresAt: Number(exp) });
       }
     }
     return leases;
@@ -1067,28 +1068,6 @@ function pageLimit(page: PageRequest): number {
   return l;
 }
 
-function envelopeOf(job: Job): Lease['envelope'] {
-  return {
-    job_id: job.job_id,
-    tenant_id: job.tenant_id,
-    queue: job.queue,
-    workflow: job.workflow,
-    operation: job.operation,
-    class: job.class,
-    input: job.input,
-    input_ref: job.input_ref,
-    input_sha256: job.input_sha256,
-    deadline_at: job.deadline_at,
-    idempotency_key: job.idempotency_key,
-    attempt: job.attempt,
-    max_attempts: job.max_attempts,
-    trace_id: job.trace_id,
-    budget: job.budget,
-    allowed_tools: job.allowed_tools,
-    estimated_seconds: job.estimated_seconds,
-    created_at: job.created_at,
-  };
-}
 
 /**
  * The parts of a DLQ entry that `verdictFor` reads, from a job's stored

@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import type { Clock, Random } from '../../core/clock.js';
 import { toIso } from '../../core/duration.js';
 import { RetryLaterError, ValidationError } from '../../core/errors.js';
-import type { AttemptRecord, EventType, Job, JobEnvelope, JobState } from '../../core/schemas.js';
+import type { AttemptRecord, EventType, Job, JobState } from '../../core/schemas.js';
 import { MAX_PAGE_LIMIT } from '../contract.js';
 import { LIGHT_UPDATE_JOB_SQL, UPDATE_JOB_SQL, isLightUpdate, jobColumns, rememberSaved, rowToJob, type JobRow } from './codec.js';
 import { openSchema } from './schema.js';
@@ -214,28 +214,7 @@ export function checkPage(limit: number): void {
   }
 }
 
-export function toEnvelope(job: Job): JobEnvelope {
-  return {
-    job_id: job.job_id,
-    tenant_id: job.tenant_id,
-    queue: job.queue,
-    workflow: job.workflow,
-    operation: job.operation,
-    class: job.class,
-    input: job.input,
-    input_ref: job.input_ref,
-    input_sha256: job.input_sha256,
-    deadline_at: job.deadline_at,
-    idempotency_key: job.idempotency_key,
-    attempt: job.attempt,
-    max_attempts: job.max_attempts,
-    trace_id: job.trace_id,
-    budget: job.budget,
-    allowed_tools: job.allowed_tools,
-    estimated_seconds: job.estimated_seconds,
-    created_at: job.created_at,
-  };
-}
+export { toEnvelope } from '../../core/envelope.js';
 
 /** Closes the running attempt record with how it ended. */
 export function endAttempt(job: Job, now: number, outcome: string, error: { code: string; message: string } | null = null): void {
