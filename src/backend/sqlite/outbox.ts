@@ -25,7 +25,8 @@ import { decideFailure, DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../cor
 import type { Job, JobState } from '../../core/schemas.js';
 import { assertTransition, isPartial, isTerminal, outcomeFor } from '../../core/states.js';
 import type { ClaimRequest, Lease } from '../contract.js';
-import { endAttempt, moveTo, SqliteStore, toEnvelope } from './store.js';
+import { endAttempt, moveTo, SqliteStore } from './store.js';
+import { startAttempt } from './worker.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sqs_outbox (
@@ -310,29 +311,11 @@ export class SqliteSqsStore {
   }
 
   private startAttempt(job: Job, fence: number, req: ClaimRequest, now: number): Lease {
-    const from = job.state;
-    assertTransition(job.job_id, from, 'running');
-    const newFence = fence + 1;
-    const deadline = job.deadline_at === null ? Infinity : Date.parse(job.deadline_at);
-    const expiresAt = Math.min(now + req.leaseMs, deadline);
-    moveTo(job, 'running', now);
-    job.attempt += 1;
-    job.lease = { worker_id: req.workerId, fence: newFence, expires_at: toIso(expiresAt) };
-    job.attempts.push({
-      attempt: job.attempt,
-      worker_id: req.workerId,
-      worker_version: req.workerVersion ?? null,
-      started_at: toIso(now),
-      ended_at: null,
-      outcome: null,
-      error_code: null,
-      error_message: null,
-    });
-    this.store.save(job, newFence);
-    this.store.event(job, 'claimed', from, 'running', now, { worker_id: req.workerId, fence: newFence, lease_expires_at: job.lease.expires_at });
+    const lease = startAttempt(this.store, job, fence, req, now);
     this.store.countTraffic(job.queue, now, 1, 0);
-    return { jobId: job.job_id, fence: newFence, job, envelope: toEnvelope(job), expiresAt };
+    return lease;
   }
+
 
   private endPending(job: Job, fence: number, now: number): void {
     const from = job.state;

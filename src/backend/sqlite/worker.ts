@@ -142,28 +142,9 @@ export class SqliteWorkerOps {
   }
 
   private startAttempt(job: Job, fence: number, req: ClaimRequest, now: number): Lease {
-    const from = job.state;
-    assertTransition(job.job_id, from, 'running');
-    const newFence = fence + 1;
-    const deadline = job.deadline_at === null ? Infinity : Date.parse(job.deadline_at);
-    const expiresAt = Math.min(now + req.leaseMs, deadline);
-    moveTo(job, 'running', now);
-    job.attempt += 1;
-    job.lease = { worker_id: req.workerId, fence: newFence, expires_at: toIso(expiresAt) };
-    job.attempts.push({
-      attempt: job.attempt,
-      worker_id: req.workerId,
-      worker_version: req.workerVersion ?? null,
-      started_at: toIso(now),
-      ended_at: null,
-      outcome: null,
-      error_code: null,
-      error_message: null,
-    });
-    this.store.save(job, newFence);
-    this.store.event(job, 'claimed', from, 'running', now, { worker_id: req.workerId, fence: newFence, lease_expires_at: job.lease.expires_at });
-    return { jobId: job.job_id, fence: newFence, job, envelope: toEnvelope(job), expiresAt };
+    return startAttempt(this.store, job, fence, req, now);
   }
+
 
   /** Ends a queued/scheduled job without running it (deadline passed). */
   private endPending(job: Job, fence: number, to: 'expired' | 'cancelled', now: number, data: Record<string, unknown>): void {
@@ -402,4 +383,33 @@ function checkEffectKey(key: string): void {
   if (typeof key !== 'string' || key.length === 0 || key.length > 256) {
     throw new ValidationError('effect key must be 1-256 characters');
   }
+}
+
+/**
+ * Starts an attempt on a claimable job: bumps the fence and the attempt, sets a lease that never
+ * outlives the deadline, and records the attempt and its `claimed` event. Shared by the claim
+ * loop and the SQS claim-by-id.
+ */
+export function startAttempt(store: SqliteStore, job: Job, fence: number, req: ClaimRequest, now: number): Lease {
+  const from = job.state;
+  assertTransition(job.job_id, from, 'running');
+  const newFence = fence + 1;
+  const deadline = job.deadline_at === null ? Infinity : Date.parse(job.deadline_at);
+  const expiresAt = Math.min(now + req.leaseMs, deadline);
+  moveTo(job, 'running', now);
+  job.attempt += 1;
+  job.lease = { worker_id: req.workerId, fence: newFence, expires_at: toIso(expiresAt) };
+  job.attempts.push({
+    attempt: job.attempt,
+    worker_id: req.workerId,
+    worker_version: req.workerVersion ?? null,
+    started_at: toIso(now),
+    ended_at: null,
+    outcome: null,
+    error_code: null,
+    error_message: null,
+  });
+  store.save(job, newFence);
+  store.event(job, 'claimed', from, 'running', now, { worker_id: req.workerId, fence: newFence, lease_expires_at: job.lease.expires_at });
+  return { jobId: job.job_id, fence: newFence, job, envelope: toEnvelope(job), expiresAt };
 }
