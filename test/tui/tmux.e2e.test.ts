@@ -107,7 +107,7 @@ describe('agentq dlq browse in a real terminal', () => {
     } finally {
       pane.kill();
     }
-  }, 60_000);
+  }, 120_000);
 
   it('in a read-only context: the header says so and R is refused with the reason', async () => {
     const configDir = join(home.env.XDG_CONFIG_HOME!, 'agentq');
@@ -136,6 +136,6 @@ describe('agentq dlq browse in a real terminal', () => {
       pane.kill();
     }
     expect(await countDlq()).toBe(before);
-  }, 60_000);
+  }, 120_000);
 });
 

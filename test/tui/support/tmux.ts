@@ -82,12 +82,17 @@ export class TmuxPane {
   }
 
   /** Resolves with the exit status once the command has ended. */
-  async exitStatus(timeoutMs = 30_000): Promise<number> {
-    const s = await pollUntil(() => {
-      const [dead, status] = this.info('#{pane_dead} #{pane_dead_status}').split(' ');
-      return dead === '1' && status;
-    }, { timeoutMs, what: 'the command to exit' });
-    return Number(s);
+  async exitStatus(timeoutMs = 60_000): Promise<number> {
+    try {
+      const s = await pollUntil(() => {
+        const [dead, status] = this.info('#{pane_dead} #{pane_dead_status}').split(' ');
+        return dead === '1' && status;
+      }, { timeoutMs, what: 'the command to exit' });
+      return Number(s);
+    } catch (e) {
+      // Show what the person would have seen: a hang at exit is otherwise impossible to diagnose from CI.
+      throw new Error(`${(e as Error).message}\n--- screen ---\n${this.capture()}\n--- stderr ---\n${this.stderr()}`);
+    }
   }
 
   kill(): void {
