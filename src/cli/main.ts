@@ -209,6 +209,19 @@ export async function runCli(argv: readonly string[] = process.argv.slice(2)): P
   // Exit explicitly: an open handle (a timer, a socket) must not keep a finished command alive.
   // stdout/stderr writes to pipes and files are synchronous on POSIX, so nothing is lost.
   process.exitCode = code;
-  await new Promise<void>((resolve) => (process.stdout.writableLength > 0 ? process.stdout.once('drain', () => resolve()) : resolve()));
+  // Give buffered output a moment to flush, but never wait on it unbounded: a terminal stream
+  // that an Ink app has finished with may never emit 'drain', and the command is already done.
+  if (process.stdout.writableLength > 0) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 1000);
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      process.stdout.once('drain', done);
+      process.stdout.once('close', done);
+      process.stdout.once('error', done);
+    });
+  }
   process.exit(code);
 }
