@@ -30,7 +30,9 @@ export class TmuxPane {
     const pane = new TmuxPane(`agentq-tui-${process.pid}-${Math.random().toString(36).slice(2, 8)}`, dir);
     const envArgs = Object.entries(env).map(([k, v]) => `${k}=${v}`);
     // stderr goes to a file, so a failing test can show why the command ended.
-    const wrapped = ['sh', '-c', 'exec "$@" 2>>"$0"', pane.stderrPath, ...argv];
+    // The shell records the exit status in a file: on a loaded machine tmux can mark the pane dead
+    // (pty closed) without ever recording #{pane_dead_status}, which left tests waiting for nothing.
+    const wrapped = ['sh', '-c', '"$@" 2>>"$0"; echo $? > "$0.status"', pane.stderrPath, ...argv];
     pane.tmux('-f', conf, 'new-session', '-d', '-s', 'tui', '-x', String(size.columns), '-y', String(size.rows), '--', 'env', '-i', ...envArgs, ...wrapped);
     return pane;
   }
@@ -77,7 +79,7 @@ export class TmuxPane {
         return test(screen) && screen;
       }, { timeoutMs, intervalMs: 25, what: `the terminal to show ${String(text)}` });
     } catch (e) {
-      throw new Error(`${(e as Error).message}\n--- screen ---\n${this.capture()}\n--- stderr ---\n${this.stderr()}`);
+      throw new Error(`${(e as Error).message}\n--- pane ---\n${this.info('#{pane_dead} status=#{pane_dead_status} signal=#{pane_dead_signal} pid=#{pane_pid}')}\n--- screen ---\n${this.capture()}\n--- stderr ---\n${this.stderr()}`);
     }
   }
 
@@ -85,13 +87,17 @@ export class TmuxPane {
   async exitStatus(timeoutMs = 60_000): Promise<number> {
     try {
       const s = await pollUntil(() => {
-        const [dead, status] = this.info('#{pane_dead} #{pane_dead_status}').split(' ');
-        return dead === '1' && status;
+        try {
+          const text = readFileSync(`${this.stderrPath}.status`, 'utf8').trim();
+          return text === '' ? false : text;
+        } catch {
+          return false;
+        }
       }, { timeoutMs, what: 'the command to exit' });
       return Number(s);
     } catch (e) {
       // Show what the person would have seen: a hang at exit is otherwise impossible to diagnose from CI.
-      throw new Error(`${(e as Error).message}\n--- screen ---\n${this.capture()}\n--- stderr ---\n${this.stderr()}`);
+      throw new Error(`${(e as Error).message}\n--- pane ---\n${this.info('#{pane_dead} status=#{pane_dead_status} signal=#{pane_dead_signal} pid=#{pane_pid}')}\n--- screen ---\n${this.capture()}\n--- stderr ---\n${this.stderr()}`);
     }
   }
 
