@@ -209,8 +209,8 @@ export async function runCli(argv: readonly string[] = process.argv.slice(2)): P
   // Exit explicitly: an open handle (a timer, a socket) must not keep a finished command alive.
   // stdout/stderr writes to pipes and files are synchronous on POSIX, so nothing is lost.
   process.exitCode = code;
-  // Give buffered output a moment to flush, but never wait on it unbounded: a terminal stream
-  // that an Ink app has finished with may never emit 'drain', and the command is already done.
+  // Give buffered output a moment to flush, but never wait on it unbounded: the command is done,
+  // and a stream that never emits 'drain' must not keep it alive.
   if (process.stdout.writableLength > 0) {
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, 1000);
