@@ -328,6 +328,14 @@ export interface Backend {
   beginEffect(lease: LeaseRef, key: string): Promise<Effect>;
   finishEffect(lease: LeaseRef, key: string, result: unknown): Promise<Effect>;
   complete(lease: LeaseRef, result: string | null): Promise<Job>;
+  /**
+   * Optional: completes `lease` and claims up to `next.max` more jobs in the
+   * same step (one round trip per job for a busy worker, as BullMQ's
+   * moveToFinished does). A backend without it is driven with `complete` then
+   * `claim`. Claims may come back empty even when work exists elsewhere (e.g.
+   * on another shard): the worker's own claim loop still finds it.
+   */
+  completeAndClaim?(lease: LeaseRef, result: string | null, next: ClaimRequest): Promise<{ next: Lease[] }>;
   /** Retry (scheduled), DLQ (dead) or expired, per `core/retry`. */
   fail(lease: LeaseRef, failure: Failure): Promise<FailureOutcome>;
   /** Ends a running job after its handler stopped for a cancel request or a passed deadline. */
