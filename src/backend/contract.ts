@@ -156,6 +156,42 @@ export interface DlqFilter {
   now?: number;
 }
 
+/**
+ * A DLQ entry as a list shows it (`dlqRows`): the entry's own columns and
+ * none of the job document (attempts, effects, checkpoint, payload). A
+ * listing of 100,000 entries in full parses and validates 100,000 job
+ * documents only to drop them; these rows cost a fraction of that, in CPU
+ * and in garbage (the TUI's load, issue 6). `dlqGet` has the full entry.
+ */
+export interface DlqRow {
+  job_id: string;
+  queue: string;
+  tenant_id: string;
+  workflow: string;
+  reason: DeadReason;
+  error_code: string;
+  /** The start of the error message: at most `DLQ_ROW_MESSAGE_CHARS` code points. */
+  error_message: string;
+  attempts: number;
+  max_attempts: number;
+  /** Epoch ms (the `DlqEntry` has it as ISO text). */
+  dead_at_ms: number;
+  /** Epoch ms, null when the job has no deadline. */
+  deadline_at_ms: number | null;
+  partial: boolean;
+  redrive_count: number;
+  /**
+   * The stored record cannot be read as a job at all (not JSON, no envelope).
+   * A record that reads but fails the schema check shows only in the full
+   * entry (`DlqEntry.malformed`), which is what plans use: such a job is still
+   * planned as `skip:malformed`.
+   */
+  malformed: boolean;
+}
+
+/** How much of the error message a `DlqRow` carries: enough to find a row by text, never a whole stack trace. */
+export const DLQ_ROW_MESSAGE_CHARS = 160;
+
 export type BulkAction = Action;
 
 /** The attempts policy of a redrive. */
@@ -345,6 +381,8 @@ export interface Backend {
 
   // ---- DLQ
   dlqList(filter: DlqFilter, page: PageRequest): Promise<Page<DlqEntry>>;
+  /** The same entries, filters and paging as `dlqList`, as light rows (no job document): for listings of the whole DLQ. */
+  dlqRows(filter: DlqFilter, page: PageRequest): Promise<Page<DlqRow>>;
   dlqGet(jobId: string): Promise<DlqEntry | null>;
   /** The exact stored bytes of an entry (for `dlq show --raw`). */
   dlqRaw(jobId: string): Promise<Uint8Array | null>;

@@ -7,8 +7,9 @@
  * test/backend/redis-shards.test.ts (the fairness cases here assume one
  * shard: across shards, tenants alternate by shard, see docs/architecture.md).
  */
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, describe } from 'vitest';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster.js';
+import { dlqRowsCases } from './cases-dlq-rows.js';
 import { redisFixtureFactory } from './redis-fixture.js';
 import { runConformanceSuite } from './suite.js';
 
@@ -21,3 +22,8 @@ afterAll(async () => {
 });
 
 runConformanceSuite('redis (cluster, 3 masters)', redisFixtureFactory(() => cluster.url));
+
+// The light DLQ listing merges every shard's dead set in job-id order: checked on queues split in 3.
+describe('redis (cluster, queues in 3 shards)', () => {
+  dlqRowsCases(redisFixtureFactory(() => cluster.url, '&shards=3'));
+});

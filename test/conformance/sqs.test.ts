@@ -12,6 +12,7 @@
 import { afterAll, beforeAll, describe } from 'vitest';
 import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
 import { dlqCases } from './cases-dlq.js';
+import { dlqRowsCases } from './cases-dlq-rows.js';
 import { jobCases } from './cases-jobs.js';
 import { runCases } from './cases-runs.js';
 import { workerCases } from './cases-worker.js';
@@ -31,5 +32,6 @@ describe('sqs backend conformance', () => {
   jobCases(make);
   workerCases(make);
   dlqCases(make);
+  dlqRowsCases(make);
   runCases(make);
 });

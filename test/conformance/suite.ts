@@ -5,6 +5,7 @@
  */
 import { describe } from 'vitest';
 import { dlqCases } from './cases-dlq.js';
+import { dlqRowsCases } from './cases-dlq-rows.js';
 import { fairnessCases } from './cases-fairness.js';
 import { jobCases } from './cases-jobs.js';
 import { modelCases } from './cases-model.js';
@@ -21,6 +22,7 @@ export function runConformanceSuite(name: string, makeFixture: MakeFixture): voi
     workerCases(makeFixture);
     fairnessCases(makeFixture);
     dlqCases(makeFixture);
+    dlqRowsCases(makeFixture);
     runCases(makeFixture);
     statsCases(makeFixture);
     modelCases(makeFixture);

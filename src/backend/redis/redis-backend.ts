@@ -47,6 +47,8 @@ import type {
 import { MAX_PAGE_LIMIT } from '../contract.js';
 import { compareSeq, dlqEntryFrom, effectFrom, eventFrom, flatToMap, jobFrom, ledgerItemFrom, type Snapshot } from './codec.js';
 import { KeyLayout, shardOf } from './keys.js';
+import type { DlqRow } from '../contract.js';
+import { redisDlqRows, type DeadSetSource } from './dlq-rows.js';
 import { callScript, registerScripts, type ScriptName } from './scripts.js';
 import { parseRedisUrl, type RedisUrlOptions } from './url.js';
 
@@ -767,6 +769,21 @@ export class RedisBackend implements Backend {
       });
       return out;
     }, (e) => e.job_id);
+  }
+
+  /** Light rows (issue 6): see dlq-rows.ts. Errors are mapped here, not through GUARDED. */
+  async dlqRows(filter: DlqFilter, page: PageRequest): Promise<Page<DlqRow>> {
+    try {
+      const queues = filter.queue ? [filter.queue] : await this.queues();
+      const sources: DeadSetSource[] = [];
+      for (const queue of queues) {
+        const shards = await this.shardsOf(queue, false);
+        for (let s = 0; s < shards; s++) sources.push({ queue, prefix: this.keys.shard(queue, s) });
+      }
+      return await redisDlqRows(this.client, sources, filter, this.now(), page);
+    } catch (e) {
+      throw toBackendError(e);
+    }
   }
 
   async dlqGet(jobId: string): Promise<DlqEntry | null> {

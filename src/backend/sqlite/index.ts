@@ -21,6 +21,7 @@ import type {
   CancelResult,
   ClaimRequest,
   DlqFilter,
+  DlqRow,
   EventQuery,
   Failure,
   FailureOutcome,
@@ -41,6 +42,7 @@ import type {
 } from '../contract.js';
 import { rowToEvent, rowToJob, type EventRow, type JobRow } from './codec.js';
 import { dlqGet, dlqList, dlqRaw } from './dlq.js';
+import { dlqRows } from './dlq-rows.js';
 import { ItemThrew, SqliteRuns } from './runs.js';
 import { oldestClaimableRunAt, readExtendedStats } from './stats.js';
 import { SqliteStore, checkPage, moveTo } from './store.js';
@@ -358,6 +360,9 @@ export class SqliteBackend implements Backend {
 
   async dlqList(filter: DlqFilter, page: PageRequest): Promise<Page<DlqEntry>> {
     return dlqList(this.store, filter, page);
+  }
+  async dlqRows(filter: DlqFilter, page: PageRequest): Promise<Page<DlqRow>> {
+    return dlqRows(this.store, filter, page);
   }
   async dlqGet(jobId: string): Promise<DlqEntry | null> {
     return dlqGet(this.store, jobId);

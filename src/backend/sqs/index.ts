@@ -31,6 +31,7 @@ import type {
   CancelResult,
   ClaimRequest,
   DlqFilter,
+  DlqRow,
   EventQuery,
   Failure,
   FailureOutcome,
@@ -380,6 +381,9 @@ export class SqsBackend implements Backend {
 
   dlqList(filter: DlqFilter, page: PageRequest): Promise<Page<DlqEntry>> {
     return this.store.dlqList(filter, page);
+  }
+  dlqRows(filter: DlqFilter, page: PageRequest): Promise<Page<DlqRow>> {
+    return this.store.dlqRows(filter, page);
   }
   dlqGet(jobId: string): Promise<DlqEntry | null> {
     return this.store.dlqGet(jobId);

@@ -1,0 +1,75 @@
+/**
+ * The light DLQ listing (`dlqRows`): the same filters and keyset paging as
+ * `dlqList`, read from the indexed columns only. The job document is never
+ * handed to JavaScript: SQLite checks that it is JSON (`json_valid`, in C)
+ * and nothing else of it leaves the database, so a page costs no JSON parse,
+ * no schema check and no garbage the size of a job.
+ */
+import type { DeadReason } from '../../core/schemas.js';
+import { DLQ_ROW_MESSAGE_CHARS, type DlqFilter, type DlqRow, type Page, type PageRequest } from '../contract.js';
+import { dlqWhere } from './dlq.js';
+import { checkPage, type SqliteStore } from './store.js';
+
+/**
+ * The fallbacks are those of `rowToDlqEntry` for a record whose document
+ * does not parse (the columns are then all there is), so a row and its full
+ * entry always agree. `substr` counts characters (code points), as the
+ * contract's message limit does. `json_valid` sees a BLOB as JSONB, so a
+ * document stored as bytes is checked as text.
+ */
+const SELECT_ROWS = `SELECT id, queue, tenant, workflow, coalesce(dead_reason, 'permanent'), coalesce(error_code, 'UNKNOWN'),
+  substr(coalesce(error_message, ''), 1, ${DLQ_ROW_MESSAGE_CHARS}), attempt, max_attempts, coalesce(dead_at, created_at),
+  deadline_at, partial, redrive_count, json_valid(CAST(doc AS TEXT))
+  FROM jobs WHERE`;
+
+type RawRow = [
+  id: string,
+  queue: string,
+  tenant: string,
+  workflow: string,
+  reason: string,
+  code: string,
+  message: string,
+  attempt: number,
+  maxAttempts: number,
+  deadAt: number,
+  deadlineAt: number | null,
+  partial: number,
+  redriveCount: number,
+  isJson: number,
+];
+
+export function dlqRows(store: SqliteStore, filter: DlqFilter, page: PageRequest): Page<DlqRow> {
+  checkPage(page.limit);
+  const { sql, params } = dlqWhere(filter, store.clock.now());
+  let where = sql;
+  if (page.cursor) {
+    where += ' AND id > @cursor';
+    params.cursor = page.cursor;
+  }
+  // Arrays, not objects: no property lookups by column name for every row.
+  const raw = store.sql(`${SELECT_ROWS} ${where} ORDER BY id LIMIT @pageLimit`).raw(true).all({ ...params, pageLimit: page.limit + 1 }) as RawRow[];
+  const more = raw.length > page.limit;
+  const n = more ? page.limit : raw.length;
+  const items: DlqRow[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const r = raw[i]!;
+    items[i] = {
+      job_id: r[0],
+      queue: r[1],
+      tenant_id: r[2],
+      workflow: r[3],
+      reason: r[4] as DeadReason,
+      error_code: r[5],
+      error_message: r[6],
+      attempts: r[7],
+      max_attempts: r[8],
+      dead_at_ms: r[9],
+      deadline_at_ms: r[10],
+      partial: r[11] === 1,
+      redrive_count: r[12],
+      malformed: r[13] !== 1,
+    };
+  }
+  return { items, next_cursor: more ? items[n - 1]!.job_id : null };
+}
