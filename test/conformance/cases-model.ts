@@ -51,6 +51,19 @@ async function checkInvariants(f: ConformanceFixture): Promise<void> {
   const stats = await backend.stats(QUEUE);
   for (const s of JOB_STATES) expect(stats.counts[s], `count of ${s}`).toBe(jobs.filter((j) => j.state === s).length);
   expect(stats.running).toBe(stats.counts.running);
+  // The per-class and per-tenant counters agree with the jobs too (every tenant with live or DLQ jobs is listed).
+  const figures = (of: Job[]) => ({
+    queued: of.filter((j) => j.state === 'queued').length,
+    scheduled: of.filter((j) => j.state === 'scheduled').length,
+    running: of.filter((j) => j.state === 'running').length,
+    dlq_size: of.filter((j) => j.state === 'dead').length,
+  });
+  if (jobs.length > 0) {
+    for (const c of CLASSES) expect(stats.by_class?.find((b) => b.key === c), `class ${c}`).toMatchObject(figures(jobs.filter((j) => j.class === c)));
+    const tenants = [...new Set(jobs.map((j) => j.tenant_id))].filter((t) => Object.values(figures(jobs.filter((j) => j.tenant_id === t))).some((n) => n > 0));
+    expect(stats.by_tenant?.map((b) => b.key).sort()).toEqual(tenants.sort());
+    for (const t of tenants) expect(stats.by_tenant?.find((b) => b.key === t), `tenant ${t}`).toMatchObject(figures(jobs.filter((j) => j.tenant_id === t)));
+  }
   let dlq = 0;
   let cursor: string | null = null;
   do {

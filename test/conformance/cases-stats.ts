@@ -1,18 +1,40 @@
 /**
  * Stats for `agentq stats` and `/metrics` (issue 8), through the contract.
  *
- * The fields beyond counts are optional in the contract (a backend may not
- * keep one yet, and the CLI then shows "n/a"), so each is checked when the
- * backend provides it: a provided figure must be right. Which backend keeps
- * which field is pinned by that backend's own test (SQLite: every field,
- * test/stats/sqlite-stats.test.ts).
+ * The fields beyond counts are optional in the contract type (the CLI shows
+ * "n/a" for a missing one), but every backend must provide each of them for
+ * a queue that has jobs: these cases require them, so a new backend inherits
+ * the obligation. Only a queue that never had a job may leave them out.
  */
 import { describe, expect, it } from 'vitest';
-import { STATS_SAMPLE_LIMIT, type QueueStats } from '../../src/backend/contract.js';
-import { claimOne, iso, makeDead, req, useFixture, type MakeFixture } from './fixture.js';
+import { STATS_SAMPLE_LIMIT, type Backend, type QueueStats } from '../../src/backend/contract.js';
+import { claimOne, iso, makeDead, req, runRecord, useFixture, type MakeFixture } from './fixture.js';
 
 function breakdown(s: QueueStats, dim: 'class' | 'tenant', key: string) {
   return (dim === 'class' ? s.by_class : s.by_tenant)?.find((b) => b.key === key);
+}
+
+/** The stats of a queue that has jobs: every optional figure must be there. */
+async function fullStats(backend: Backend, queue: string): Promise<Required<QueueStats>> {
+  const s = await backend.stats(queue);
+  for (const k of ['at', 'backlog_seconds', 'by_class', 'by_tenant', 'totals', 'by_attempt', 'time_in_queue_ms', 'execution_ms', 'recent'] as const) {
+    expect(s[k], `stats.${k}`).toBeDefined();
+  }
+  return s as Required<QueueStats>;
+}
+
+/** Depth and DLQ per class and per tenant (up to the tenant cap) add up to the queue's counts. */
+export function expectBreakdownsAddUp(s: QueueStats): void {
+  for (const dim of ['by_class', 'by_tenant'] as const) {
+    const rows = s[dim]!;
+    const sum = (f: 'queued' | 'scheduled' | 'running' | 'dlq_size') => rows.reduce((n, b) => n + b[f], 0);
+    expect({ queued: sum('queued'), scheduled: sum('scheduled'), running: sum('running'), dead: sum('dlq_size') }, dim).toEqual({
+      queued: s.counts.queued,
+      scheduled: s.counts.scheduled,
+      running: s.counts.running,
+      dead: s.counts.dead,
+    });
+  }
 }
 
 export function statsCases(make: MakeFixture): void {
@@ -31,18 +53,19 @@ export function statsCases(make: MakeFixture): void {
       await backend.submit(req({ queue: 'q', class: 'batch', tenant_id: 'globex', estimated_seconds: 50 }));
       await backend.submit(req({ queue: 'q', class: 'batch', tenant_id: 'globex', estimated_seconds: 20, run_at: iso(clock.now() + 3_600_000) }));
       clock.advance(4000);
-      const s = await backend.stats('q');
+      const s = await fullStats(backend, 'q');
       expect(s.counts).toMatchObject({ queued: 3, scheduled: 1, dead: 1 });
       expect(s.oldest_queued_age_ms).toBe(clock.now() - t0);
-      if (s.backlog_seconds !== undefined) expect(s.backlog_seconds).toBeCloseTo(200);
-      if (s.by_class !== undefined) {
+      expect(s.backlog_seconds).toBeCloseTo(200);
+      expectBreakdownsAddUp(s);
+      {
         expect(s.by_class.map((b) => b.key).sort()).toEqual(['batch', 'interactive', 'maintenance']);
         expect(breakdown(s, 'class', 'interactive')).toEqual({ key: 'interactive', queued: 1, scheduled: 0, running: 0, dlq_size: 0, oldest_queued_age_ms: 5000, backlog_seconds: 30 });
         expect(breakdown(s, 'class', 'batch')).toMatchObject({ queued: 2, scheduled: 1, dlq_size: 1, oldest_queued_age_ms: 4000 });
         expect(breakdown(s, 'class', 'batch')!.backlog_seconds).toBeCloseTo(170);
         expect(breakdown(s, 'class', 'maintenance')).toMatchObject({ queued: 0, oldest_queued_age_ms: null, backlog_seconds: 0 });
       }
-      if (s.by_tenant !== undefined) {
+      {
         // Deepest first; a tenant with only DLQ entries is still listed.
         expect(s.by_tenant.map((b) => b.key)).toEqual(['acme', 'globex', 'initech']);
         expect(breakdown(s, 'tenant', 'acme')).toMatchObject({ queued: 2, oldest_queued_age_ms: 5000, backlog_seconds: 130 });
@@ -67,17 +90,16 @@ export function statsCases(make: MakeFixture): void {
       await backend.cancel(d.job_id, 'not needed');
       expect([a, b, d].every((j) => j.queue === 'q')).toBe(true);
 
-      const s = await backend.stats('q');
+      const s = await fullStats(backend, 'q');
       expect(s.counts).toMatchObject({ succeeded: 2, dead: 1, cancelled: 1, queued: 0, scheduled: 0, running: 0 });
-      if (s.totals !== undefined) {
-        expect(s.totals).toEqual({ submitted: 4, attempts: 4, succeeded: 2, retried: 1, dead: 1, expired: 0, cancelled: 1 });
-      }
-      if (s.by_attempt !== undefined) {
-        expect(s.by_attempt).toEqual([
-          { attempt: 1, succeeded: 1, failed: 2 },
-          { attempt: 2, succeeded: 1, failed: 0 },
-        ]);
-      }
+      expect(s.totals).toEqual({ submitted: 4, attempts: 4, succeeded: 2, retried: 1, dead: 1, expired: 0, cancelled: 1 });
+      expect(s.by_attempt).toEqual([
+        { attempt: 1, succeeded: 1, failed: 2 },
+        { attempt: 2, succeeded: 1, failed: 0 },
+      ]);
+      // Ended attempts this minute: 2 succeeded, 2 did not (the retried one and the dead one); the cancel ended no attempt.
+      expect(s.recent).toMatchObject({ submitted: 4, succeeded: 2, failed: 2 });
+      expectBreakdownsAddUp(s);
     });
 
     it('samples time in queue (claimable to claimed) and execution time (claimed to ended)', async () => {
@@ -95,9 +117,9 @@ export function statsCases(make: MakeFixture): void {
       clock.set(out.runAt + 500);
       await backend.complete(await claimOne(backend, 'q'), null);
 
-      const s = await backend.stats('q');
-      if (s.time_in_queue_ms !== undefined) expect([...s.time_in_queue_ms].sort((x, y) => x - y)).toEqual([500, 1000, 3000]);
-      if (s.execution_ms !== undefined) expect([...s.execution_ms].sort((x, y) => x - y)).toEqual([0, 0, 7000]);
+      const s = await fullStats(backend, 'q');
+      expect([...s.time_in_queue_ms].sort((x, y) => x - y)).toEqual([500, 1000, 3000]);
+      expect([...s.execution_ms].sort((x, y) => x - y)).toEqual([0, 0, 7000]);
     });
 
     it(`keeps at most ${STATS_SAMPLE_LIMIT} samples, the most recent ones`, async () => {
@@ -114,8 +136,8 @@ export function statsCases(make: MakeFixture): void {
         for (let i = 0; i < leases.length; i++) waits.push(wait);
         clock.advance(1);
       }
-      const s = await backend.stats('q');
-      if (s.time_in_queue_ms !== undefined) {
+      const s = await fullStats(backend, 'q');
+      {
         expect(s.time_in_queue_ms).toHaveLength(STATS_SAMPLE_LIMIT);
         // The oldest samples were dropped: what is left is the last STATS_SAMPLE_LIMIT claims.
         const sorted = (xs: number[]) => [...xs].sort((x, y) => x - y);
@@ -129,8 +151,8 @@ export function statsCases(make: MakeFixture): void {
       await backend.submit(req({ queue: 'q' }));
       await backend.submit(req({ queue: 'q' }));
       await backend.complete(await claimOne(backend, 'q'), null);
-      const s = await backend.stats('q');
-      if (s.recent !== undefined) {
+      const s = await fullStats(backend, 'q');
+      {
         expect(s.recent).toMatchObject({ submitted: 2, succeeded: 1, failed: 0 });
         expect(s.recent.window_ms).toBeGreaterThanOrEqual(5 * 60_000);
         clock.advance(60 * 60_000);
@@ -147,6 +169,63 @@ export function statsCases(make: MakeFixture): void {
       expect(s.counts).toEqual({ queued: 0, scheduled: 0, running: 0, succeeded: 0, dead: 0, cancelled: 0, expired: 0 });
       expect(s.oldest_queued_age_ms).toBeNull();
       if (s.totals !== undefined) expect(s.totals.submitted).toBe(0);
+    });
+
+    it('keeps the breakdowns right through retries, releases, cancels, redrives, expiry and purges', async () => {
+      const f = fx();
+      const { backend, clock } = f;
+      const check = async (expected: { queued: number; scheduled: number; running: number; dead: number }) => {
+        const s = await fullStats(backend, 'q');
+        expect(s.counts).toMatchObject(expected);
+        expectBreakdownsAddUp(s);
+        return s;
+      };
+      // Three DLQ entries of tenant acme (batch), then live work of globex in two classes.
+      const dead = [];
+      // (the second with a deadline, so it can be expired once that passes)
+      for (let i = 0; i < 3; i++) dead.push(await makeDead(f, { queue: 'q', tenant: 'acme', deadlineInMs: i === 1 ? 60_000 : undefined }));
+      await backend.submit(req({ queue: 'q', class: 'interactive', tenant_id: 'globex', max_attempts: 3 }));
+      await backend.submit(req({ queue: 'q', class: 'maintenance', tenant_id: 'globex' }));
+      const c = (await backend.submit(req({ queue: 'q', class: 'maintenance', tenant_id: 'globex' }))).job;
+      await backend.cancel(c.job_id, null);
+      await check({ queued: 2, scheduled: 0, running: 0, dead: 3 });
+
+      // A retry (running → scheduled), a release (running → queued), a claim again.
+      const first = await backend.claim({ queue: 'q', workerId: 'w', max: 2, leaseMs: 60_000 });
+      expect(first).toHaveLength(2);
+      const interactive = first.find((l) => l.job.class === 'interactive')!;
+      const maintenance = first.find((l) => l.job.class === 'maintenance')!;
+      await check({ queued: 0, scheduled: 0, running: 2, dead: 3 });
+      const out = await backend.fail(interactive, { code: 'NET', message: 'reset', retryable: true });
+      expect(out.kind).toBe('retry');
+      await backend.release(maintenance);
+      let s = await check({ queued: 1, scheduled: 1, running: 0, dead: 3 });
+      expect(breakdown(s, 'tenant', 'globex')).toMatchObject({ queued: 1, scheduled: 1, running: 0, dlq_size: 0 });
+      expect(breakdown(s, 'class', 'interactive')).toMatchObject({ queued: 0, scheduled: 1 });
+      if (out.kind === 'retry') clock.set(out.runAt);
+      const again = await backend.claim({ queue: 'q', workerId: 'w', max: 5, leaseMs: 60_000 });
+      expect(again).toHaveLength(2);
+      s = await check({ queued: 0, scheduled: 0, running: 2, dead: 3 });
+      expect(breakdown(s, 'tenant', 'globex')).toMatchObject({ queued: 0, scheduled: 0, running: 2 });
+      for (const l of again) await backend.complete(l, null);
+
+      // Bulk runs on the DLQ: redrive one, expire one, purge one.
+      clock.advance(120_000);
+      const RUNS = { redrive: 'run_01JRUNAAAAAAAAAAAAAAAAAAAA', expire: 'run_01JRUNBBBBBBBBBBBBBBBBBBBB', purge: 'run_01JRUNCCCCCCCCCCCCCCCCCCCC' } as const;
+      for (const [i, action] of (['redrive', 'expire', 'purge'] as const).entries()) {
+        const runId = RUNS[action];
+        await backend.createRun(runRecord({ run_id: runId, queue: 'q', action }, clock.now()), [{ job_id: dead[i]!.job_id, verdict: action, detail: null }]);
+        const [item] = await backend.applyRunItems({ runId, jobIds: [dead[i]!.job_id], now: clock.now() });
+        expect(item, action).toMatchObject({ status: 'moved' });
+      }
+      s = await check({ queued: 1, scheduled: 0, running: 0, dead: 0 });
+      expect(s.by_tenant.map((b) => [b.key, b.queued, b.dlq_size])).toEqual([['acme', 1, 0]]);
+      expect(breakdown(s, 'class', 'batch')).toMatchObject({ queued: 1, dlq_size: 0 });
+
+      // The redriven job runs to success: nothing is left, and no tenant is listed.
+      await backend.complete(await claimOne(backend, 'q'), null);
+      s = await check({ queued: 0, scheduled: 0, running: 0, dead: 0 });
+      expect(s.by_tenant).toEqual([]);
     });
   });
 }

@@ -50,6 +50,7 @@ import { KeyLayout, shardOf } from './keys.js';
 import type { DlqRow } from '../contract.js';
 import { redisDlqRows, type DeadSetSource } from './dlq-rows.js';
 import { callScript, registerScripts, type ScriptName } from './scripts.js';
+import { readQueueStats, type ShardStatsReply } from './stats.js';
 import { parseRedisUrl, type RedisUrlOptions } from './url.js';
 
 export interface RedisBackendDeps {
@@ -962,60 +963,17 @@ export class RedisBackend implements Backend {
   // ------------------------------------------------------------ stats
 
   async stats(queue: string): Promise<QueueStats> {
-    const now = this.now();
-    const known = (await this.client.hget(this.keys.queueMeta(queue), 'shards')) !== null;
-    const shards = await this.shardsOf(queue, false);
-    const counts = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
-    const totals = { submitted: 0, attempts: 0, succeeded: 0, retried: 0, dead: 0, expired: 0, cancelled: 0 };
-    const byAttempt = new Map<number, { succeeded: number; failed: number }>();
-    let oldest: number | null = null;
-    const tiq: number[] = [];
-    const exec: number[] = [];
-    const parts = await Promise.all(
-      Array.from({ length: shards }, (_v, s) => {
-        const p = this.keys.shard(queue, s);
-        return this.call<[string[], string[], string[], string[], string[], string[], string[]]>('aqStats', p, [p + 'n'], queue, []);
-      }),
-    );
-    let backlog = 0;
-    for (const [n, tot, qage, blc, t, x, ba] of parts) {
-      // the queue's backlog is the sum of its classes' (scripts keep no separate total)
-      const byClass = flatToMap(blc);
-      for (const c of JOB_CLASSES) backlog += Number(byClass[c] ?? 0);
-      for (const [k, v] of Object.entries(flatToMap(n))) if (k in counts) counts[k as JobState] += Number(v);
-      for (const [k, v] of Object.entries(flatToMap(tot))) if (k in totals) totals[k as keyof typeof totals] += Number(v);
-      if (qage.length === 2) {
-        const runAt = Number(qage[1]);
-        if (oldest === null || runAt < oldest) oldest = runAt;
-      }
-      tiq.push(...t.map(Number));
-      exec.push(...x.map(Number));
-      for (const [k, v] of Object.entries(flatToMap(ba))) {
-        const [att, kind] = k.split(':');
-        const e = byAttempt.get(Number(att)) ?? { succeeded: 0, failed: 0 };
-        if (kind === 'ok') e.succeeded += Number(v);
-        else e.failed += Number(v);
-        byAttempt.set(Number(att), e);
-      }
-    }
-    const base: QueueStats = {
+    // [stats] the figures and how shards add up: ./stats.ts
+    return readQueueStats({
       queue,
-      counts,
-      dlq_size: counts.dead,
-      oldest_queued_age_ms: oldest === null ? null : Math.max(0, now - oldest),
-      running: counts.running,
-    };
-    // A queue that never existed has no counters to report beyond zeros ("n/a").
-    if (!known) return base;
-    return {
-      ...base,
-      at: now,
-      backlog_seconds: Math.max(0, Math.round(backlog)),
-      totals,
-      by_attempt: [...byAttempt].sort((a, b) => a[0] - b[0]).map(([attempt, v]) => ({ attempt, ...v })),
-      time_in_queue_ms: tiq.slice(-1000),
-      execution_ms: exec.slice(-1000),
-    };
+      now: this.now(),
+      known: (await this.client.hget(this.keys.queueMeta(queue), 'shards')) !== null,
+      shards: await this.shardsOf(queue, false),
+      readShard: (s, tenants) => {
+        const p = this.keys.shard(queue, s);
+        return this.call<ShardStatsReply>('aqStats', p, [p + 'n'], queue, tenants);
+      },
+    });
   }
 
   /**
@@ -1035,6 +993,9 @@ export class RedisBackend implements Backend {
     await this.client.zadd(`${p}all`, 0, jobId);
     await this.client.zadd(`${p}dlq`, now, jobId);
     await this.client.hincrby(`${p}n`, 'dead', 1);
+    // [stats] its class's and tenant's DLQ counters, as a move to dead keeps them (lua/stats.ts)
+    await this.client.hincrby(`${p}sc`, 'batch:dead', 1);
+    await this.client.zincrby(`${p}stn`, 1, 'acme');
     return jobId;
   }
 

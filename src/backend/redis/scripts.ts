@@ -6,7 +6,8 @@
 import type { Cluster, Redis } from 'ioredis';
 import { CLAIM } from './lua/claim.js';
 import { CANCEL } from './lua/cancel.js';
-import { APPLY, BACKLOG, LEDGER_ADD, LOCK_ACQUIRE, LOCK_RELEASE, STATS, TRAFFIC } from './lua/dlq.js';
+import { APPLY, BACKLOG, LEDGER_ADD, LOCK_ACQUIRE, LOCK_RELEASE, TRAFFIC } from './lua/dlq.js';
+import { STATS_READ } from './lua/stats.js';
 import { PRELUDE } from './lua/prelude.js';
 import { HISTORY } from './lua/read.js';
 import { SUBMIT } from './lua/submit.js';
@@ -34,7 +35,7 @@ export const SHARD_SCRIPTS = {
   aqRelease: [RELEASE, 1],
   aqLedgerAdd: [LEDGER_ADD, 1],
   aqApply: [APPLY, 1],
-  aqStats: [STATS, 1],
+  aqStats: [STATS_READ, 1],
   aqTraffic: [TRAFFIC, 1],
   aqBacklog: [BACKLOG, 1],
 } as const satisfies Record<string, readonly [string, number]>;

@@ -95,6 +95,7 @@ for i = 9, #ARGV, 3 do
           emit(id, 'purged', 'dead', cjson.null, att, ten, { run_id = run })
           redis.call('ZREM', sk('dead'), id)
           redis.call('HINCRBY', K_COUNT, 'dead', -1)
+          statsMove(id, 'dead', nil) -- [stats]
           redis.call('ZREM', K_ALL, id)
           redis.call('DEL', jk(id), ak(id), ek(id))
           -- the job's event history outlives it for a while (inspect shows 'purged'), then goes
@@ -130,19 +131,6 @@ if held == cjson.null or held == nil then held = '' end
 if held ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 return 1
-`;
-
-/** stats: one shard's maintained counters and bounded samples. KEYS[1] the counters hash. */
-export const STATS = String.raw`
-return {
-  redis.call('HGETALL', K_COUNT),
-  redis.call('HGETALL', K_TOTAL),
-  redis.call('ZRANGEBYSCORE', K_QAGE, '-inf', NOW, 'WITHSCORES', 'LIMIT', 0, 1),
-  redis.call('HGETALL', P .. 'blc'),
-  redis.call('LRANGE', P .. 'tiq', -1000, -1),
-  redis.call('LRANGE', P .. 'exec', -1000, -1),
-  redis.call('HGETALL', P .. 'byatt'),
-}
 `;
 
 /** backlog: seconds of waiting work of a class and of a tenant, for admission control. KEYS[1] routes; ARGV[5] class, [6] tenant. */

@@ -9,6 +9,8 @@
  * per-job hashes whose size is capped (effects) or lists kept trimmed (attempts,
  * history).
  */
+import { STATS_HOOKS } from './stats.js';
+
 export const PRELUDE = String.raw`
 local P = ARGV[1]
 local NOW = tonumber(ARGV[2])
@@ -24,7 +26,6 @@ local function sk(st) return P .. 's:' .. st end
 local K_ALL = P .. 'all'
 local K_LEASES = P .. 'leases'
 local K_DLQ = P .. 'dlq'
-local K_QAGE = P .. 'qage'
 local K_COUNT = P .. 'n'
 local K_TOTAL = P .. 'tot'
 local K_EVENTS = P .. 'ev'
@@ -62,6 +63,7 @@ local function emit(id, typ, from, to, att, ten, data)
   return seq
 end
 
+${STATS_HOOKS}
 local WAITING = { queued = true, scheduled = true }
 
 -- Moves a job between state indexes and keeps the maintained counters right:
@@ -88,6 +90,7 @@ local function move(id, from, to, stateWritten)
   if (from == 'running') ~= (to == 'running') then
     redis.call('HINCRBY', P .. 'rt', meta(id).ten, (to == 'running') and 1 or -1)
   end
+  statsMove(id, from, to) -- [stats]
 end
 
 local function total(field, n) redis.call('HINCRBY', K_TOTAL, field, n or 1) end
@@ -100,7 +103,7 @@ local function enqueue(id, runAt, runWritten)
   local cls, ten = m.cls, m.ten
   redis.call('ZADD', rk(cls, ten), runAt, id)
   redis.call('ZADD', tk(cls), 0, ten)
-  redis.call('ZADD', K_QAGE, runAt, id)
+  redis.call('ZADD', qagek(cls), runAt, id) -- [stats] the class's age index
   if not runWritten then redis.call('HSET', jk(id), 'run', runAt) end
 end
 
@@ -113,7 +116,7 @@ local function dequeue(id, lastOfTenant)
   local emptied = false
   if lastOfTenant == nil then lastOfTenant = redis.call('ZCARD', rk(cls, ten)) == 0 end
   if lastOfTenant then emptied = redis.call('ZREM', tk(cls), ten) == 1 end
-  redis.call('ZREM', K_QAGE, id)
+  redis.call('ZREM', qagek(cls), id) -- [stats]
   return emptied
 end
 
@@ -150,6 +153,7 @@ local function endAttempt(id, out, code, msg)
   local n = tostring(a.attempt)
   if out == 'succeeded' then redis.call('HINCRBY', P .. 'byatt', n .. ':ok', 1)
   elseif out ~= 'released' then redis.call('HINCRBY', P .. 'byatt', n .. ':fail', 1) end
+  statsAttemptEnded(out) -- [stats]
 end
 
 -- Ends a job as expired (from any live state), closing its attempt if running.

@@ -1,0 +1,138 @@
+/**
+ * The figures behind `agentq stats` and `/metrics` for Redis (issue 8): the
+ * per-class and per-tenant breakdowns and recent throughput, kept by the same
+ * scripts that move the jobs (so no path can forget them and a read never
+ * walks the jobs).
+ *
+ * STATS_HOOKS is spliced into the prelude (before `move`); the transition
+ * scripts call it at three marked places: `move` (every state change),
+ * `endAttempt` (an attempt's end) and the DLQ purge. Keys, all per shard
+ * under the shard's hash tag and all of fixed name (see `statsKeySuffixes`):
+ *   sc             hash  '<class>:<state>' → jobs, for queued, scheduled, running, dead
+ *   stn            zset  tenant → depth * 2^24 + DLQ entries (deepest first; a
+ *                        tenant leaves when both are 0). Depth is queued +
+ *                        scheduled + running; running per tenant is the
+ *                        concurrency cap's `rt` hash, scheduled is `sts`, so
+ *                        queued = depth - running - scheduled.
+ *   sts            hash  tenant → scheduled jobs (field removed at 0)
+ *   act            hash  '<minute>:s|ok|f' → submissions, succeeded and other
+ *                        ended attempts per minute; pruned to the last 16
+ *                        minutes when a new minute's field is created
+ *   qage:<class>   zset  waiting jobs of the class by run_at (oldest claimable
+ *                        job per class; the queue's is the least of these)
+ * Cost per job (submit, claim, complete): 8 HINCRBY/ZINCRBY, plus a ZREM /
+ * HDEL when a tenant's figure reaches zero (BENCHMARKS.md, "Stats").
+ */
+import { JOB_CLASSES } from '../../../core/schemas.js';
+import { STATS_MAX_TENANTS, STATS_SAMPLE_LIMIT } from '../../contract.js';
+
+/** 2^24: a tenant's depth and DLQ size share one sorted-set score (exact in a double up to 2^29 jobs of depth). */
+export const TENANT_DEPTH_UNIT = 16777216;
+/** Minutes of per-minute activity kept (the recent window is 5 minutes; the rest is slack for pruning). */
+const ACTIVITY_MINUTES = 16;
+
+const LUA_CLASSES = `{ ${JOB_CLASSES.map((c) => `'${c}'`).join(', ')} }`;
+
+/** The per-shard keys these hooks write, after the shard prefix: every one has a fixed name. */
+export function statsKeySuffixes(): string[] {
+  return ['sc', 'stn', 'sts', 'act', ...JOB_CLASSES.map((c) => `qage:${c}`)];
+}
+
+/** Lua spliced into the prelude, after `meta` and before `move` (which calls `statsMove`). */
+export const STATS_HOOKS = String.raw`
+-- [stats] per-class and per-tenant counters and recent activity (src/backend/redis/lua/stats.ts)
+local K_SCLS = P .. 'sc'
+local K_STEN = P .. 'stn'
+local K_SSCH = P .. 'sts'
+local K_SACT = P .. 'act'
+local function qagek(cls) return P .. 'qage:' .. cls end
+local STATS_TRACKED = { queued = true, scheduled = true, running = true, dead = true }
+-- what a job in a state adds to its tenant's rank score
+local STATS_RANK = { queued = ${TENANT_DEPTH_UNIT}, scheduled = ${TENANT_DEPTH_UNIT}, running = ${TENANT_DEPTH_UNIT}, dead = 1 }
+
+-- One more event of this kind ('s' submitted, 'ok' succeeded, 'f' other attempt end) this minute.
+-- A field is created once per kind and minute (HINCRBY returns 1): only then is the hash pruned.
+local function statsActivity(kind)
+  local minute = math.floor(NOW / 60000)
+  if redis.call('HINCRBY', K_SACT, minute .. ':' .. kind, 1) == 1 and redis.call('HLEN', K_SACT) > ${3 * ACTIVITY_MINUTES} then
+    local stale = {}
+    for _, f in ipairs(redis.call('HKEYS', K_SACT)) do
+      if tonumber(string.match(f, '^(%d+):') or '0') <= minute - ${ACTIVITY_MINUTES} then stale[#stale + 1] = f end
+    end
+    if #stale > 0 then redis.call('HDEL', K_SACT, unpack(stale)) end
+  end
+end
+
+-- A job moves from one state to another (from nil: submitted; to nil: purged).
+local function statsMove(id, from, to)
+  local m = meta(id)
+  if from and STATS_TRACKED[from] then redis.call('HINCRBY', K_SCLS, m.cls .. ':' .. from, -1) end
+  if to and STATS_TRACKED[to] then redis.call('HINCRBY', K_SCLS, m.cls .. ':' .. to, 1) end
+  local rank = ((to and STATS_RANK[to]) or 0) - ((from and STATS_RANK[from]) or 0)
+  if rank ~= 0 and tonumber(redis.call('ZINCRBY', K_STEN, rank, m.ten)) == 0 then redis.call('ZREM', K_STEN, m.ten) end
+  if from == 'scheduled' and redis.call('HINCRBY', K_SSCH, m.ten, -1) == 0 then redis.call('HDEL', K_SSCH, m.ten) end
+  if to == 'scheduled' then redis.call('HINCRBY', K_SSCH, m.ten, 1) end
+  if from == nil then statsActivity('s') end
+end
+
+-- An attempt ended with this outcome (a release gives the job back without ending an attempt that counts).
+local function statsAttemptEnded(out)
+  if out == 'succeeded' then statsActivity('ok') elseif out ~= 'released' then statsActivity('f') end
+end
+-- [/stats]
+`;
+
+/**
+ * stats: one shard's maintained counters and bounded samples. KEYS[1] routes
+ * (the shard's counts hash). ARGV[5..]: tenants to report; none = this
+ * shard's deepest STATS_MAX_TENANTS.
+ *
+ * Returns { counts, totals, oldest run_at per class (flat class, score),
+ * backlog per class, time-in-queue samples, execution samples, attempt
+ * outcomes, class counters, activity, tenants } where tenants is a flat list
+ * of (tenant, rank score, scheduled, running, backlog, oldest claimable
+ * run_at or ''). Every read is bounded: fixed-size hashes, capped lists, at
+ * most STATS_MAX_TENANTS tenants (or the ones asked for) with one seek per
+ * class each.
+ */
+export const STATS_READ = String.raw`
+local CLASSES = ${LUA_CLASSES}
+local oldest = {}
+for _, c in ipairs(CLASSES) do
+  local head = redis.call('ZRANGEBYSCORE', qagek(c), '-inf', NOW, 'WITHSCORES', 'LIMIT', 0, 1)
+  oldest[#oldest + 1] = c
+  oldest[#oldest + 1] = head[2] or ''
+end
+local tenants = {}
+if #ARGV >= 5 then
+  for i = 5, #ARGV do tenants[#tenants + 1] = ARGV[i] end
+else
+  tenants = redis.call('ZREVRANGE', K_STEN, 0, ${STATS_MAX_TENANTS - 1})
+end
+local rows = {}
+for _, t in ipairs(tenants) do
+  local first = ''
+  for _, c in ipairs(CLASSES) do
+    local head = redis.call('ZRANGE', rk(c, t), 0, 0, 'WITHSCORES')
+    if head[2] and tonumber(head[2]) <= NOW and (first == '' or tonumber(head[2]) < tonumber(first)) then first = head[2] end
+  end
+  rows[#rows + 1] = t
+  rows[#rows + 1] = redis.call('ZSCORE', K_STEN, t) or '0'
+  rows[#rows + 1] = redis.call('HGET', K_SSCH, t) or '0'
+  rows[#rows + 1] = redis.call('HGET', P .. 'rt', t) or '0'
+  rows[#rows + 1] = redis.call('HGET', P .. 'blt', t) or '0'
+  rows[#rows + 1] = first
+end
+return {
+  redis.call('HGETALL', K_COUNT),
+  redis.call('HGETALL', K_TOTAL),
+  oldest,
+  redis.call('HGETALL', P .. 'blc'),
+  redis.call('LRANGE', P .. 'tiq', -${STATS_SAMPLE_LIMIT}, -1),
+  redis.call('LRANGE', P .. 'exec', -${STATS_SAMPLE_LIMIT}, -1),
+  redis.call('HGETALL', P .. 'byatt'),
+  redis.call('HGETALL', K_SCLS),
+  redis.call('HGETALL', K_SACT),
+  rows,
+}
+`;
