@@ -64,7 +64,7 @@ export interface RedisBackendDeps {
 
 /** The contract's promise-returning methods (events is an iterator, close is best effort). */
 const GUARDED = [
-  'submit', 'get', 'list', 'cancel', 'queues', 'claim', 'heartbeat', 'checkpoint', 'beginEffect', 'finishEffect', 'complete', 'fail', 'abort', 'release',
+  'submit', 'get', 'list', 'cancel', 'queues', 'claim', 'heartbeat', 'checkpoint', 'beginEffect', 'finishEffect', 'complete', 'completeAndClaim', 'fail', 'abort', 'release',
   'dlqList', 'dlqGet', 'dlqRaw', 'createRun', 'getRun', 'listRuns', 'updateRun', 'ledger', 'applyRunItems', 'acquireLock', 'releaseLock', 'readLock', 'breakLock', 'stats',
 ] as const;
 
@@ -600,11 +600,65 @@ export class RedisBackend implements Backend {
    */
   private readonly claimTurn = new Map<string, number>();
 
-  async claim(req: ClaimRequest): Promise<Lease[]> {
+  /** claim's arguments after the shard's (ARGV[5..16] of the claim script). */
+  private claimArgs(req: ClaimRequest, want: number): Array<string | number> {
+    return [
+      Math.min(want, MAX_PAGE_LIMIT),
+      Math.round(req.leaseMs),
+      req.workerId,
+      req.workerVersion ?? '',
+      (req.classes && req.classes.length > 0 ? req.classes : JOB_CLASSES).join(','),
+      this.classWeights(),
+      pairs(this.fairness.tenantWeights),
+      this.fairness.tenantConcurrency ?? -1,
+      pairs(this.fairness.tenantConcurrencyOverrides),
+      REAP_LIMIT,
+      this.policyArg(),
+      this.random(),
+    ];
+  }
+
+  private leaseFrom(loc: Loc, [fence, exp, snap]: [number, number, Snapshot]): Lease {
+    const job = jobFrom(snap);
+    this.rememberLoc(job.job_id, loc);
+    return { jobId: job.job_id, fence: Number(fence), job, envelope: toEnvelope(job), expiresAt: Number(exp) };
+  }
+
+  private validateClaim(req: ClaimRequest): void {
     if (!Number.isInteger(req.max) || req.max < 1) throw new ValidationError(`claim max must be a positive integer, got ${req.max}`);
     if (!(req.leaseMs > 0)) throw new ValidationError(`lease must be positive, got ${req.leaseMs} ms`);
+  }
+
+  /**
+   * complete + claim in one script call on a queue of one shard (the common
+   * case): one round trip per job for a busy worker. On a sharded queue the
+   * next jobs may be on any shard, so it is complete, then claim's rotation.
+   */
+  async completeAndClaim(lease: LeaseRef, result: string | null, next: ClaimRequest): Promise<{ next: Lease[] }> {
+    this.validateClaim(next);
+    const loc = await this.locate(lease.jobId);
+    if (!loc) throw new LeaseLostError(lease.jobId, 'the job does not exist');
+    const shards = await this.shardsOf(next.queue, false);
+    if (loc.queue !== next.queue || shards !== 1) {
+      await this.complete(lease, result);
+      return { next: await this.claim(next) };
+    }
+    const p = this.sp(loc);
+    const res = await this.call<[string, Array<[number, number, Snapshot]> | string]>('aqCompleteClaim', p, [p + 'leases', p + 'j:' + lease.jobId], loc.queue, [
+      ...this.claimArgs(next, next.max),
+      lease.jobId,
+      lease.fence,
+      JSON.stringify(result),
+    ]);
+    if (res[0] === 'lost') throw new LeaseLostError(lease.jobId, res[1] ? `the job is ${String(res[1])} under another fence` : undefined);
+    const got = res[1] as Array<[number, number, Snapshot]>;
+    if (got.length > 0) this.claimTurn.set(next.queue, 0);
+    return { next: got.map((g) => this.leaseFrom(loc, g)) };
+  }
+
+  async claim(req: ClaimRequest): Promise<Lease[]> {
+    this.validateClaim(req);
     const shards = await this.shardsOf(req.queue, false);
-    const classes = (req.classes && req.classes.length > 0 ? req.classes : JOB_CLASSES).join(',');
     const leases: Lease[] = [];
     const first = (this.claimTurn.get(req.queue) ?? 0) % shards;
     // Two passes over the shards, starting at a rotating one: first each shard's
@@ -617,27 +671,10 @@ export class RedisBackend implements Backend {
       if (k >= shards && !mayHaveMore.has(loc.shard)) continue;
       const want = k < shards ? Math.ceil(left / (shards - k)) : left;
       const p = this.sp(loc);
-      const got = await this.call<Array<[number, number, Snapshot]>>('aqClaim', p, [p + 'leases'], req.queue, [
-        Math.min(want, MAX_PAGE_LIMIT),
-        Math.round(req.leaseMs),
-        req.workerId,
-        req.workerVersion ?? '',
-        classes,
-        this.classWeights(),
-        pairs(this.fairness.tenantWeights),
-        this.fairness.tenantConcurrency ?? -1,
-        pairs(this.fairness.tenantConcurrencyOverrides),
-        REAP_LIMIT,
-        this.policyArg(),
-        this.random(),
-      ]);
+      const got = await this.call<Array<[number, number, Snapshot]>>('aqClaim', p, [p + 'leases'], req.queue, this.claimArgs(req, want));
       if (got.length > 0) this.claimTurn.set(req.queue, (loc.shard + 1) % shards);
       if (k < shards && shards > 1 && got.length === Math.min(want, MAX_PAGE_LIMIT)) mayHaveMore.add(loc.shard);
-      for (const [fence, exp, snap] of got) {
-        const job = jobFrom(snap);
-        this.rememberLoc(job.job_id, loc);
-        leases.push({ jobId: job.job_id, fence: Number(fence), job, envelope: toEnvelope(job), expiresAt: Number(exp) });
-      }
+      for (const g of got) leases.push(this.leaseFrom(loc, g));
     }
     return leases;
   }

@@ -4,14 +4,14 @@
  * loaded once per server — and again after a server restart lost its cache.
  */
 import type { Cluster, Redis } from 'ioredis';
-import { CLAIM } from './lua/claim.js';
+import { CLAIM, CLAIM_CORE } from './lua/claim.js';
 import { CANCEL } from './lua/cancel.js';
 import { APPLY, BACKLOG, LEDGER_ADD, LOCK_ACQUIRE, LOCK_RELEASE, TRAFFIC } from './lua/dlq.js';
 import { STATS_READ } from './lua/stats.js';
 import { PRELUDE } from './lua/prelude.js';
 import { HISTORY } from './lua/read.js';
 import { SUBMIT } from './lua/submit.js';
-import { ABORT, CHECKPOINT, COMPLETE, EFFECT_BEGIN, EFFECT_FINISH, FAIL, HEARTBEAT, RELEASE } from './lua/worker.js';
+import { ABORT, CHECKPOINT, COMPLETE, completeClaim, EFFECT_BEGIN, EFFECT_FINISH, FAIL, HEARTBEAT, RELEASE } from './lua/worker.js';
 
 /**
  * Scripts that run against one queue shard (ARGV[1..4] = prefix, now, events
@@ -30,6 +30,7 @@ export const SHARD_SCRIPTS = {
   aqEffectBegin: [EFFECT_BEGIN, 2],
   aqEffectFinish: [EFFECT_FINISH, 2],
   aqComplete: [COMPLETE, 1],
+  aqCompleteClaim: [completeClaim(CLAIM_CORE), 2],
   aqFail: [FAIL, 1],
   aqAbort: [ABORT, 1],
   aqRelease: [RELEASE, 1],

@@ -24,8 +24,11 @@
  * reason lease_lost when out of attempts, or expired at the deadline.
  *
  * Every loop is bounded: at most `reap` leases and `max * 4 + 32` picks per call.
+ *
+ * CLAIM_CORE leaves the picks in `claimed` (complete_claim appends it to a
+ * completion); CLAIM returns them.
  */
-export const CLAIM = String.raw`
+export const CLAIM_CORE = String.raw`
 local max, leaseMs, worker, wver = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7], ARGV[8]
 local reapLimit, rand = tonumber(ARGV[14]), tonumber(ARGV[16])
 
@@ -213,7 +216,7 @@ while #claimed < max and budget > 0 do
   end
   if not ten then
     -- every tenant counted in the index was dropped or stale: nothing more in this class
-    for _, c in ipairs(ALL) do if c == best then ndropped[c] = math.huge end end
+    ndropped[best] = math.huge
   elseif atCap(ten) then
     drop(best, ten)
   else
@@ -225,13 +228,16 @@ while #claimed < max and budget > 0 do
       drop(best, ten)
     else
       local id, runAt = head[1], tonumber(head[2])
-      -- what this step reads of the job, in one command
-      local v = redis.call('HMGET', jk(id), 'st', 'dl', 'fen', 'att', 'cls', 'ten', 'est', 'wv')
-      local st = v[1]
-      if v[5] then META[id] = { cls = v[5], ten = v[6], est = tonumber(v[7] or '60') } end
+      -- the whole job in one command: the checks below read it, and the lease hands it to the
+      -- worker (its fields patched with this claim's writes instead of read again)
+      local flat = redis.call('HGETALL', jk(id))
+      local f = {}
+      for i = 1, #flat, 2 do f[flat[i]] = flat[i + 1] end
+      local st = f.st
+      if f.cls then META[id] = { cls = f.cls, ten = f.ten, est = tonumber(f.est or '60') } end
       if dequeue(id, #head == 2) then tenantLeft(best) end
       local dl = nil
-      if v[2] and v[2] ~= '' then dl = tonumber(v[2]) end
+      if f.dl and f.dl ~= '' then dl = tonumber(f.dl) end
       if st ~= 'queued' and st ~= 'scheduled' then
         -- stale index entry: nothing to do
       elseif dl and NOW >= dl then
@@ -239,32 +245,48 @@ while #claimed < max and budget > 0 do
         move(id, st, 'expired')
         finish(id, 'expired')
         total('expired')
-        emit(id, 'expired', st, 'expired', hget(id, 'att'), ten, { why = 'deadline passed before it was claimed' })
+        emit(id, 'expired', st, 'expired', f.att, ten, { why = 'deadline passed before it was claimed' })
       else
         credit.interactive, credit.batch, credit.maintenance = nc.interactive, nc.batch, nc.maintenance
         turn[best] = ten
         deficit[best] = def - 1
         -- fence and attempt +1, lease, worker version and state: one write (the script is atomic,
         -- so read-then-set is the same as HINCRBY)
-        local fence = tonumber(v[3] or '0') + 1
-        local att = tonumber(v[4] or '0') + 1
+        local fence = tonumber(f.fen or '0') + 1
+        local att = tonumber(f.att or '0') + 1
         local exp = NOW + leaseMs
         if dl and dl < exp then exp = dl end
         if wver ~= '' then
           redis.call('HSET', jk(id), 'fen', fence, 'att', att, 'lw', worker, 'le', exp, 'wv', wver, 'st', 'running', 'upd', NOW)
         else
           redis.call('HSET', jk(id), 'fen', fence, 'att', att, 'lw', worker, 'le', exp, 'st', 'running', 'upd', NOW)
-          if v[8] then redis.call('HDEL', jk(id), 'wv') end
+          if f.wv then redis.call('HDEL', jk(id), 'wv') end
         end
+        f.fen, f.att, f.lw, f.le, f.st, f.upd = fence, att, worker, exp, 'running', NOW
+        if wver ~= '' then f.wv = wver else f.wv = nil end
         move(id, st, 'running', true)
         redis.call('ZADD', K_LEASES, exp, id)
-        pushCapped(ak(id), cjson.encode({ attempt = att, worker_id = worker, worker_version = (wver ~= '' and wver) or cjson.null,
-          started_at = NOW, ended_at = cjson.null, outcome = cjson.null, error_code = cjson.null, error_message = cjson.null }), ATTEMPTS_KEEP)
+        local rec = cjson.encode({ attempt = att, worker_id = worker, worker_version = (wver ~= '' and wver) or cjson.null,
+          started_at = NOW, ended_at = cjson.null, outcome = cjson.null, error_code = cjson.null, error_message = cjson.null })
+        -- RPUSH returns the length: 1 means this is the job's only record, so the list need not be read back
+        local natt = redis.call('RPUSH', ak(id), rec)
+        if natt > ATTEMPTS_KEEP then redis.call('LTRIM', ak(id), -ATTEMPTS_KEEP, -1) end
+        local atts = { rec }
+        if natt > 1 then atts = redis.call('LRANGE', ak(id), 0, -1) end
         total('attempts')
         countTraffic('a')
-        pushCapped(P .. 'tiq', NOW - runAt, SAMPLES_KEEP)
+        -- samples are trimmed back to SAMPLES_KEEP only once they reach twice that (one LTRIM per
+        -- SAMPLES_KEEP claims, not one per claim); readers take the last SAMPLES_KEEP
+        if redis.call('RPUSH', P .. 'tiq', NOW - runAt) > 2 * SAMPLES_KEEP then redis.call('LTRIM', P .. 'tiq', -SAMPLES_KEEP, -1) end
         emit(id, 'claimed', st, 'running', att, ten, { worker_id = worker, fence = fence, lease_expires_at = exp })
-        claimed[#claimed + 1] = { fence, exp, snapshot(id) }
+        local effects = {}
+        if f.nef and f.nef ~= '0' then effects = redis.call('HGETALL', ek(id)) end
+        local out = {}
+        for k, val in pairs(f) do
+          out[#out + 1] = k
+          out[#out + 1] = val
+        end
+        claimed[#claimed + 1] = { fence, exp, { out, effects, atts } }
         if atCap(ten) then drop(best, ten) end
       end
     end
@@ -279,5 +301,6 @@ for _, c in ipairs(ALL) do
   end
 end
 redis.call('HSET', K_FAIR, unpack(fairArgs))
-return claimed
 `;
+
+export const CLAIM = CLAIM_CORE + 'return claimed\n';

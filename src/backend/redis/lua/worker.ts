@@ -86,23 +86,57 @@ emit(id, 'effect_done', 'running', 'running', hget(id, 'att'), hget(id, 'ten'), 
 return { 'ok', enc }
 `;
 
-/** complete: KEYS[1] job hash; ARGV[5] id, [6] fence, [7] result JSON (a string or null). */
-export const COMPLETE = String.raw`
-local id, fence = ARGV[5], ARGV[6]
--- Everything this step reads of the job, in one command: the fence check's state and fence,
--- and the attempt, class, tenant and estimate the counters and the event need.
-local v = redis.call('HMGET', KEYS[1], 'st', 'fen', 'att', 'cls', 'ten', 'est')
-local st = v[1]
-if st ~= 'running' or v[2] ~= fence then return { 'lost', st or '' } end
-META[id] = { cls = v[4], ten = v[5], est = tonumber(v[6] or '60') }
--- result, state and end in one write (move and finish are told it is done; a success's outcome is 'succeeded')
-redis.call('HSET', KEYS[1], 'res', ARGV[7], 'st', 'succeeded', 'upd', NOW, 'end', NOW, 'out', 'succeeded')
-endAttempt(id, 'succeeded', nil, nil)
-move(id, 'running', 'succeeded', true)
-finish(id, 'succeeded', true)
-total('succeeded')
-emit(id, 'succeeded', 'running', 'succeeded', v[3], v[5], cjson.null)
-return { 'ok', snapshot(id) }
+/**
+ * completeJob: running → succeeded under the caller's fence, in one read and
+ * one write of the job. Returns nil when done, or the state the job was found
+ * in when the lease is no longer held. The lease fields (lw, le) are left in
+ * place: a job that is not running has no lease whatever they say (the codec
+ * and every fence check look at 'st' first), and a claim rewrites them.
+ */
+const COMPLETE_JOB = String.raw`
+local function completeJob(jobKey, id, fence, result)
+  -- Everything this step reads of the job, in one command: the fence check's state and fence,
+  -- and the attempt, class, tenant and estimate the counters and the event need.
+  local v = redis.call('HMGET', jobKey, 'st', 'fen', 'att', 'cls', 'ten', 'est')
+  local st = v[1]
+  if st ~= 'running' or v[2] ~= fence then return st or '' end
+  META[id] = { cls = v[4], ten = v[5], est = tonumber(v[6] or '60') }
+  -- result, state and end in one write (move is told it is done; a success's outcome is 'succeeded')
+  redis.call('HSET', jobKey, 'res', result, 'st', 'succeeded', 'upd', NOW, 'end', NOW, 'out', 'succeeded')
+  endAttempt(id, 'succeeded', nil, nil)
+  move(id, 'running', 'succeeded', true)
+  redis.call('ZREM', K_LEASES, id)
+  total('succeeded')
+  emit(id, 'succeeded', 'running', 'succeeded', v[3], v[5], cjson.null)
+  return nil
+end
+`;
+
+/** complete: KEYS[1] job hash; ARGV[5] id, [6] fence, [7] result JSON (a string or null). Returns {'ok', snapshot} or {'lost', state}. */
+export const COMPLETE = COMPLETE_JOB + String.raw`
+local lost = completeJob(KEYS[1], ARGV[5], ARGV[6], ARGV[7])
+if lost then return { 'lost', lost } end
+return { 'ok', snapshot(ARGV[5]) }
+`;
+
+/**
+ * complete_claim: complete, then claim from the same shard, in one step (one
+ * round trip per job for a busy worker). KEYS[1] the shard's lease set,
+ * KEYS[2] the completed job's hash; ARGV[5..16] as claim's, ARGV[17] the
+ * completed job's id, [18] its fence, [19] the result JSON. Returns
+ * {'lost', state} (nothing claimed: the caller learns the lease was lost
+ * first) or {'ok', claimed} with claimed as claim returns it. The completed
+ * job's snapshot is not returned: the worker does not need it.
+ */
+export const completeClaim = (claimCore: string): string =>
+  COMPLETE_JOB +
+  String.raw`
+local lost = completeJob(KEYS[2], ARGV[17], ARGV[18], ARGV[19])
+if lost then return { 'lost', lost } end
+` +
+  claimCore +
+  String.raw`
+return { 'ok', claimed }
 `;
 
 /**

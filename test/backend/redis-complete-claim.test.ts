@@ -1,0 +1,125 @@
+/**
+ * completeAndClaim on Redis: one script call completes a job under its fence
+ * and claims the next from the same shard with the same fairness as claim;
+ * a lost lease claims nothing; a sharded queue falls back to complete, then
+ * claim's rotation over the shards.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisBackend } from '../../src/backend/redis/index.js';
+import { parseRedisUrl } from '../../src/backend/redis/url.js';
+import { ManualClock, seededRandom } from '../../src/core/clock.js';
+import { LeaseLostError } from '../../src/core/errors.js';
+import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+
+let server: RedisServer;
+let n = 0;
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+function open(extra = '') {
+  const clock = new ManualClock();
+  const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=cc${++n}${extra}`), { clock, random: seededRandom(n) });
+  return { backend, clock };
+}
+
+const claimReq = { queue: 'q', workerId: 'w1', workerVersion: 'v1', max: 1, leaseMs: 60_000 };
+
+describe('Redis completeAndClaim', () => {
+  it('completes the job and hands out the next one, in submission order within a tenant', async () => {
+    const { backend } = open();
+    try {
+      const ids = [];
+      for (let i = 0; i < 3; i++) ids.push((await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme' })).job.job_id);
+      const [first] = await backend.claim(claimReq);
+      expect(first!.jobId).toBe(ids[0]);
+      const r1 = await backend.completeAndClaim(first!, 'done', claimReq);
+      expect(r1.next.map((l) => l.jobId)).toEqual([ids[1]]);
+      const second = r1.next[0]!;
+      // the lease is a full one: the job is running under it, with its attempt record
+      expect(second.job.state).toBe('running');
+      expect(second.job.attempt).toBe(1);
+      expect(second.job.attempts).toHaveLength(1);
+      expect(second.job.lease).toMatchObject({ worker_id: 'w1', fence: second.fence });
+      expect(second.envelope.attempt).toBe(1);
+      const done = await backend.get(ids[0]!);
+      expect(done).toMatchObject({ state: 'succeeded', outcome: 'succeeded', result: 'done', lease: null });
+      expect(done!.attempts[0]).toMatchObject({ outcome: 'succeeded' });
+      // the next job's record matches what a read returns
+      expect(await backend.get(second.jobId)).toEqual(second.job);
+      const r2 = await backend.completeAndClaim(second, null, { ...claimReq, max: 5 });
+      expect(r2.next.map((l) => l.jobId)).toEqual([ids[2]]);
+      const r3 = await backend.completeAndClaim(r2.next[0]!, null, claimReq);
+      expect(r3.next).toEqual([]);
+      const stats = await backend.stats('q');
+      expect(stats.counts).toMatchObject({ succeeded: 3, running: 0, queued: 0 });
+      expect(stats.totals).toMatchObject({ attempts: 3, succeeded: 3 });
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('claims nothing when the lease was lost', async () => {
+    const { backend, clock } = open();
+    try {
+      await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme', max_attempts: 3 });
+      await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme' });
+      const [first] = await backend.claim({ ...claimReq, leaseMs: 1000 });
+      clock.advance(2000);
+      // another worker reaps the expired lease (and takes the other job)
+      const [other] = await backend.claim({ ...claimReq, workerId: 'w2' });
+      await expect(backend.completeAndClaim(first!, 'late', claimReq)).rejects.toBeInstanceOf(LeaseLostError);
+      expect((await backend.get(first!.jobId))!.state).toBe('scheduled');
+      expect((await backend.stats('q')).counts).toMatchObject({ running: 1 });
+      expect(other).toBeDefined();
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('re-reads a retried job whole (earlier attempts included) and returns its effects', async () => {
+    const { backend, clock } = open();
+    try {
+      await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme' });
+      const { job } = await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme', max_attempts: 3 });
+      const [first] = await backend.claim(claimReq);
+      // run the second job once: an effect, then a retryable failure
+      const r = await backend.completeAndClaim(first!, null, claimReq);
+      const l1 = r.next[0]!;
+      expect(l1.jobId).toBe(job.job_id);
+      await backend.beginEffect(l1, 'email');
+      await backend.fail(l1, { code: 'PROVIDER_429', message: 'slow down', retryable: true });
+      clock.advance(10 * 60_000);
+      const [again] = await backend.claim(claimReq);
+      expect(again!.jobId).toBe(job.job_id);
+      expect(again!.job.attempts.map((a) => a.attempt)).toEqual([1, 2]);
+      expect(again!.job.effects.map((e) => e.key)).toEqual(['email']);
+      expect(await backend.get(job.job_id)).toEqual(again!.job);
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('on a sharded queue completes, then claims across the shards', async () => {
+    const { backend } = open('&shards=3');
+    try {
+      const tenants = ['acme', 'globex', 'initech', 'umbrella', 'hooli', 'stark'];
+      for (const t of tenants) await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: t });
+      let [lease] = await backend.claim(claimReq);
+      const seen = [lease!.job.tenant_id];
+      for (;;) {
+        const { next } = await backend.completeAndClaim(lease!, null, claimReq);
+        if (next.length === 0) break;
+        lease = next[0]!;
+        seen.push(lease.job.tenant_id);
+      }
+      expect(seen.sort()).toEqual([...tenants].sort());
+      expect((await backend.stats('q')).counts).toMatchObject({ succeeded: 6, running: 0 });
+    } finally {
+      await backend.close();
+    }
+  });
+});
