@@ -1029,9 +1029,8 @@ export class RedisBackend implements Backend {
     await this.client.zadd(`${p}s:dead`, 0, jobId);
     await this.client.zadd(`${p}all`, 0, jobId);
     await this.client.zadd(`${p}dlq`, now, jobId);
-    await this.client.hincrby(`${p}n`, 'dead', 1);
-    // [stats] its class's and tenant's DLQ counters, as a move to dead keeps them (lua/stats.ts)
-    await this.client.hincrby(`${p}sc`, 'batch:dead', 1);
+    // [stats] counted per class, and in its tenant's rank, as a move to dead counts it (lua/stats.ts)
+    await this.client.hincrby(`${p}n`, 'batch:dead', 1);
     await this.client.zincrby(`${p}stn`, 1, 'acme');
     return jobId;
   }

@@ -31,7 +31,6 @@ export type ShardStatsReply = [
   timeInQueue: string[],
   execution: string[],
   byAttempt: string[],
-  classCounts: string[],
   activity: string[],
   tenants: string[],
 ];
@@ -104,8 +103,16 @@ export async function readQueueStats(req: StatsRequest): Promise<QueueStats> {
   const tiq: number[] = [];
   const exec: number[] = [];
 
-  for (const [n, tot, oldest, blc, t, x, ba, sc, act] of parts) {
-    for (const [k, v] of Object.entries(flatToMap(n))) if (k in counts) counts[k as JobState] += Number(v);
+  for (const [n, tot, oldest, blc, t, x, ba, act] of parts) {
+    // '<class>:<state>' for the live states and dead, '<state>' for the others
+    for (const [k, v] of Object.entries(flatToMap(n))) {
+      const [c, state] = k.includes(':') ? (k.split(':') as [string, string]) : [null, k];
+      if (state in counts) counts[state as JobState] += Number(v);
+      const b = c === null ? undefined : byClass.get(c);
+      if (!b) continue;
+      if (state === 'queued' || state === 'scheduled' || state === 'running') b[state] += Number(v);
+      else if (state === 'dead') b.dlq_size += Number(v);
+    }
     for (const [k, v] of Object.entries(flatToMap(tot))) if (k in totals) totals[k as keyof OutcomeTotals] += Number(v);
     for (let i = 0; i + 1 < oldest.length; i += 2) {
       if (oldest[i + 1] === '') continue;
@@ -116,13 +123,6 @@ export async function readQueueStats(req: StatsRequest): Promise<QueueStats> {
     for (const [c, v] of Object.entries(flatToMap(blc))) {
       const b = byClass.get(c);
       if (b) b.backlog_seconds += Number(v);
-    }
-    for (const [k, v] of Object.entries(flatToMap(sc))) {
-      const [c, state] = k.split(':') as [string, string];
-      const b = byClass.get(c);
-      if (!b) continue;
-      if (state === 'queued' || state === 'scheduled' || state === 'running') b[state] += Number(v);
-      else if (state === 'dead') b.dlq_size += Number(v);
     }
     for (const [k, v] of Object.entries(flatToMap(act))) activity.set(k, (activity.get(k) ?? 0) + Number(v));
     tiq.push(...t.map(Number));
@@ -171,13 +171,13 @@ export async function readQueueStats(req: StatsRequest): Promise<QueueStats> {
 async function tenantBreakdown(req: StatsRequest, parts: ShardStatsReply[]): Promise<StatsBreakdown[]> {
   let figures = new Map<string, TenantFigures>();
   if (parts.length === 1) {
-    figures = tenantRows(parts[0]![9]);
+    figures = tenantRows(parts[0]![8]);
   } else {
     // Each shard listed its deepest; read every candidate from every shard so the sums are whole.
-    const candidates = [...new Set(parts.flatMap((p) => [...tenantRows(p[9]).keys()]))];
+    const candidates = [...new Set(parts.flatMap((p) => [...tenantRows(p[8]).keys()]))];
     if (candidates.length > 0) {
       const again = await Promise.all(parts.map((_p, s) => req.readShard(s, candidates)));
-      for (const p of again) for (const [k, t] of tenantRows(p[9])) figures.set(k, addTenant(figures.get(k), t));
+      for (const p of again) for (const [k, t] of tenantRows(p[8])) figures.set(k, addTenant(figures.get(k), t));
     }
   }
   const rows = [...figures].map(([key, t]): StatsBreakdown => ({

@@ -94,7 +94,7 @@ for i = 9, #ARGV, 3 do
         else
           emit(id, 'purged', 'dead', cjson.null, att, ten, { run_id = run })
           redis.call('ZREM', sk('dead'), id)
-          redis.call('HINCRBY', K_COUNT, 'dead', -1)
+          redis.call('HINCRBY', K_COUNT, statsCountField(id, 'dead'), -1) -- [stats]
           statsMove(id, 'dead', nil) -- [stats]
           redis.call('ZREM', K_ALL, id)
           redis.call('DEL', jk(id), ak(id), ek(id))

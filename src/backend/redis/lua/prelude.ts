@@ -67,16 +67,16 @@ ${STATS_HOOKS}
 local WAITING = { queued = true, scheduled = true }
 
 -- Moves a job between state indexes and keeps the maintained counters right:
--- jobs per state, seconds of waiting work per class and tenant (admission
+-- jobs per state (per class for the live states and dead), seconds of waiting work per class and tenant (admission
 -- control, backlog), running jobs per tenant (concurrency caps).
 -- (stateWritten: the caller already wrote 'st' and 'upd' in its own HSET of the job.)
 local function move(id, from, to, stateWritten)
   if from then
     redis.call('ZREM', sk(from), id)
-    redis.call('HINCRBY', K_COUNT, from, -1)
+    redis.call('HINCRBY', K_COUNT, statsCountField(id, from), -1) -- [stats] per class for live and dead states
   end
   redis.call('ZADD', sk(to), 0, id)
-  redis.call('HINCRBY', K_COUNT, to, 1)
+  redis.call('HINCRBY', K_COUNT, statsCountField(id, to), 1) -- [stats]
   if not stateWritten then redis.call('HSET', jk(id), 'st', to, 'upd', NOW) end
   local wasWaiting, isWaiting = from and WAITING[from] or false, WAITING[to] or false
   if wasWaiting ~= isWaiting then

@@ -8,7 +8,10 @@
  * scripts call it at three marked places: `move` (every state change),
  * `endAttempt` (an attempt's end) and the DLQ purge. Keys, all per shard
  * under the shard's hash tag and all of fixed name (see `statsKeySuffixes`):
- *   sc             hash  '<class>:<state>' → jobs, for queued, scheduled, running, dead
+ *   n              hash  the jobs-per-state counts `move` keeps anyway, with
+ *                        the live states and dead counted per class
+ *                        ('<class>:<state>'; terminal states stay '<state>'),
+ *                        so the class breakdown costs no command of its own
  *   stn            zset  tenant → depth * 2^24 + DLQ entries (deepest first; a
  *                        tenant leaves when both are 0). Depth is queued +
  *                        scheduled + running; running per tenant is the
@@ -20,8 +23,9 @@
  *                        minutes when a new minute's field is created
  *   qage:<class>   zset  waiting jobs of the class by run_at (oldest claimable
  *                        job per class; the queue's is the least of these)
- * Cost per job (submit, claim, complete): 8 HINCRBY/ZINCRBY, plus a ZREM /
- * HDEL when a tenant's figure reaches zero (BENCHMARKS.md, "Stats").
+ * Cost per job (submit, claim, complete): 4 commands (a ZINCRBY and an
+ * HINCRBY at submit and at the end), plus a ZREM / HDEL when a tenant's
+ * figure reaches zero (BENCHMARKS.md, "Stats").
  */
 import { JOB_CLASSES } from '../../../core/schemas.js';
 import { STATS_MAX_TENANTS, STATS_SAMPLE_LIMIT } from '../../contract.js';
@@ -35,18 +39,17 @@ const LUA_CLASSES = `{ ${JOB_CLASSES.map((c) => `'${c}'`).join(', ')} }`;
 
 /** The per-shard keys these hooks write, after the shard prefix: every one has a fixed name. */
 export function statsKeySuffixes(): string[] {
-  return ['sc', 'stn', 'sts', 'act', ...JOB_CLASSES.map((c) => `qage:${c}`)];
+  return ['n', 'stn', 'sts', 'act', ...JOB_CLASSES.map((c) => `qage:${c}`)];
 }
 
 /** Lua spliced into the prelude, after `meta` and before `move` (which calls `statsMove`). */
 export const STATS_HOOKS = String.raw`
 -- [stats] per-class and per-tenant counters and recent activity (src/backend/redis/lua/stats.ts)
-local K_SCLS = P .. 'sc'
 local K_STEN = P .. 'stn'
 local K_SSCH = P .. 'sts'
 local K_SACT = P .. 'act'
 local function qagek(cls) return P .. 'qage:' .. cls end
-local STATS_TRACKED = { queued = true, scheduled = true, running = true, dead = true }
+local STATS_BY_CLASS = { queued = true, scheduled = true, running = true, dead = true }
 -- what a job in a state adds to its tenant's rank score
 local STATS_RANK = { queued = ${TENANT_DEPTH_UNIT}, scheduled = ${TENANT_DEPTH_UNIT}, running = ${TENANT_DEPTH_UNIT}, dead = 1 }
 
@@ -63,11 +66,15 @@ local function statsActivity(kind)
   end
 end
 
+-- The field of the per-state counts hash (K_COUNT) that counts a job in this state.
+local function statsCountField(id, st)
+  if STATS_BY_CLASS[st] then return meta(id).cls .. ':' .. st end
+  return st
+end
+
 -- A job moves from one state to another (from nil: submitted; to nil: purged).
 local function statsMove(id, from, to)
   local m = meta(id)
-  if from and STATS_TRACKED[from] then redis.call('HINCRBY', K_SCLS, m.cls .. ':' .. from, -1) end
-  if to and STATS_TRACKED[to] then redis.call('HINCRBY', K_SCLS, m.cls .. ':' .. to, 1) end
   local rank = ((to and STATS_RANK[to]) or 0) - ((from and STATS_RANK[from]) or 0)
   if rank ~= 0 and tonumber(redis.call('ZINCRBY', K_STEN, rank, m.ten)) == 0 then redis.call('ZREM', K_STEN, m.ten) end
   if from == 'scheduled' and redis.call('HINCRBY', K_SSCH, m.ten, -1) == 0 then redis.call('HDEL', K_SSCH, m.ten) end
@@ -87,9 +94,9 @@ end
  * (the shard's counts hash). ARGV[5..]: tenants to report; none = this
  * shard's deepest STATS_MAX_TENANTS.
  *
- * Returns { counts, totals, oldest run_at per class (flat class, score),
- * backlog per class, time-in-queue samples, execution samples, attempt
- * outcomes, class counters, activity, tenants } where tenants is a flat list
+ * Returns { counts (per class for live states), totals, oldest run_at per
+ * class (flat class, score), backlog per class, time-in-queue samples,
+ * execution samples, attempt outcomes, activity, tenants } where tenants is a flat list
  * of (tenant, rank score, scheduled, running, backlog, oldest claimable
  * run_at or ''). Every read is bounded: fixed-size hashes, capped lists, at
  * most STATS_MAX_TENANTS tenants (or the ones asked for) with one seek per
@@ -131,7 +138,6 @@ return {
   redis.call('LRANGE', P .. 'tiq', -${STATS_SAMPLE_LIMIT}, -1),
   redis.call('LRANGE', P .. 'exec', -${STATS_SAMPLE_LIMIT}, -1),
   redis.call('HGETALL', P .. 'byatt'),
-  redis.call('HGETALL', K_SCLS),
   redis.call('HGETALL', K_SACT),
   rows,
 }
