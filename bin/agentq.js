@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// agentq entry. Plain JavaScript so it runs before anything is compiled or loaded.
+// agentq entry. Plain JavaScript so it runs before anything is compiled or loaded, and
+// CommonJS (bin/package.json says so) because an ES-module entry starts Node's ESM loader,
+// which alone costs about a tenth of a bare `node` start (see BENCHMARKS.md, Start-up).
 // It does only what must happen before the CLI's modules load, then hands over:
 //   1. colour: decide once (--color, NO_COLOR, FORCE_COLOR, TERM=dumb, TTY) and
 //      publish the decision as FORCE_COLOR, because chalk and Ink read it when
@@ -8,10 +10,12 @@
 //   2. EPIPE: `agentq list | head -1` closes the pipe early; exit quietly
 //      instead of printing a stack trace;
 //   3. the AWS SDK's Node-version maintenance warning is noise for operators;
-//   4. lazy import of the compiled CLI (dist/), so this file stays tiny
-//      (`--version` alone is answered here without loading it; the same text
-//      as commander's `--version`, checked by test/e2e/cli-basics.test.ts).
-import process from 'node:process';
+//   4. lazy load of the built CLI: the bundled start path dist/bundle/agentq.cjs
+//      (scripts/build-bundle.mjs), so this file stays tiny (`--version` alone is
+//      answered here without loading it; the same text as commander's `--version`,
+//      checked by test/e2e/cli-basics.test.ts).
+'use strict';
+const process = require('node:process');
 
 // ---- 2. EPIPE
 for (const stream of [process.stdout, process.stderr]) {
@@ -50,16 +54,24 @@ function colourWhen(argv) {
 // ---- fast path: `agentq --version` needs neither commander nor the CLI modules.
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
-  const { readFileSync } = await import('node:fs');
-  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  const { readFileSync } = require('node:fs');
+  const { version } = JSON.parse(readFileSync(require('node:path').join(__dirname, '..', 'package.json'), 'utf8'));
   process.stdout.write(`agentq ${version} (node ${process.version})\n`);
   process.exit(0);
 }
 
 let cli;
 try {
-  const { resolveColourLevel } = await import('../dist/cli/output/colour.js');
-  const level = resolveColourLevel({
+  cli = require('../dist/bundle/agentq.cjs');
+} catch (err) {
+  if (err && err.code === 'MODULE_NOT_FOUND' && String(err.message).includes('dist/bundle/agentq.cjs')) {
+    process.stderr.write('agentq is not built yet: run `npm run build` (or `npm ci`, which builds it) first.\n');
+    process.exit(1);
+  }
+  throw err;
+}
+{
+  const level = cli.resolveColourLevel({
     when: colourWhen(process.argv.slice(2)),
     env: process.env,
     isTTY: process.stdout.isTTY === true,
@@ -67,12 +79,5 @@ try {
   process.env.FORCE_COLOR = String(level);
   // FORCE_COLOR now carries the decision; keeping NO_COLOR too only makes newer Node versions warn in child processes.
   if (level === 0) delete process.env.NO_COLOR;
-  cli = await import('../dist/cli/main.js');
-} catch (err) {
-  if (err && err.code === 'ERR_MODULE_NOT_FOUND' && String(err.message).includes('/dist/')) {
-    process.stderr.write('agentq is not built yet: run `npm run build` (or `npm ci`, which builds it) first.\n');
-    process.exit(1);
-  }
-  throw err;
 }
-await cli.runCli(process.argv.slice(2));
+cli.runCli(process.argv.slice(2));

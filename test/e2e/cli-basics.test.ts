@@ -2,12 +2,13 @@
  * The built CLI as a user meets it: version, help, exit codes of usage
  * errors, start-up hygiene (no ink/react for non-TUI commands), EPIPE.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_CODE_DOCS } from '../../src/core/errors.js';
 import { collect, makeCliHome, REPO_ROOT, runCli, runCliOk, spawnCli, type CliHome } from '../support/cli.js';
 import { hasEscapeByte } from '../support/hostile.js';
+import { bundleManifest, inkOrReact, readTrace, TRACE_NODE_ARGS } from '../support/trace.js';
 
 let home: CliHome;
 beforeAll(() => {
@@ -94,23 +95,27 @@ describe('start-up hygiene', () => {
   const trace = (name: string) => join(home.dir, `trace-${name}.txt`);
   const traced = async (name: string, args: string[], expectCode = 0) => {
     const file = trace(name);
-    await runCliOk(home, args, {
-      expectCode,
-      nodeArgs: ['--import', join(REPO_ROOT, 'test', 'support', 'trace-imports.mjs')],
-      env: { AGENTQ_TRACE_IMPORTS: file },
-    });
-    return readFileSync(file, 'utf8').split('\n').filter(Boolean);
+    await runCliOk(home, args, { expectCode, nodeArgs: TRACE_NODE_ARGS, env: { AGENTQ_TRACE_IMPORTS: file } });
+    return readTrace(file);
   };
-  const inkOrReact = (urls: string[]) => urls.filter((u) => /\/node_modules\/(ink|react|react-reconciler|yoga-layout)\//.test(u));
 
-  it('the tracer sees node_modules imports (positive control: it can catch ink)', async () => {
+  it('the tracer sees node_modules imports and requires (positive controls: it can catch ink and react)', async () => {
     const { execFileSync } = await import('node:child_process');
-    const file = trace('control');
-    execFileSync(process.execPath, ['--import', join(REPO_ROOT, 'test', 'support', 'trace-imports.mjs'), '-e', 'await import("ink")', '--input-type=module'], {
+    const esm = trace('control-esm');
+    execFileSync(process.execPath, [...TRACE_NODE_ARGS, '-e', 'await import("ink")', '--input-type=module'], {
       cwd: REPO_ROOT,
-      env: { ...home.env, AGENTQ_TRACE_IMPORTS: file },
+      env: { ...home.env, AGENTQ_TRACE_IMPORTS: esm },
     });
-    expect(inkOrReact(readFileSync(file, 'utf8').split('\n'))).not.toEqual([]);
+    expect(inkOrReact(readFileSync(esm, 'utf8').split('\n'))).not.toEqual([]);
+    const cjs = trace('control-cjs');
+    execFileSync(process.execPath, [...TRACE_NODE_ARGS, '-e', 'require("react")'], { cwd: REPO_ROOT, env: { ...home.env, AGENTQ_TRACE_IMPORTS: cjs } });
+    expect(inkOrReact(readFileSync(cjs, 'utf8').split('\n'))).not.toEqual([]);
+  });
+
+  it('the bundle manifest names the modules of every chunk (commander is in the entry chunk)', () => {
+    const manifest = bundleManifest();
+    expect(manifest['agentq.cjs']).toEqual(expect.arrayContaining(['dist/cli/main.js', 'dist/cli/program.js', 'node_modules/commander/lib/command.js']));
+    for (const f of Object.keys(manifest)) expect(existsSync(join(REPO_ROOT, 'dist', 'bundle', f))).toBe(true);
   });
 
   it.each([
@@ -123,7 +128,7 @@ describe('start-up hygiene', () => {
     ['inspect-missing', ['inspect', 'job_01JD3K0000000000000000000A'], 5],
   ] as const)('agentq %s never loads ink or react', async (name, args, code) => {
     const urls = await traced(name, [...args], code);
-    // A lone --version is answered by the entry itself, before commander loads.
+    // A lone --version is answered by the entry itself, before commander (in the bundle's entry chunk) loads.
     expect(urls.some((u) => u.includes('/node_modules/commander/'))).toBe(name !== 'version');
     expect(inkOrReact(urls)).toEqual([]);
   });

@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+// The bundled start path: tsc's output for the CLI (dist/cli/entry.js and everything it
+// imports) linked by rolldown into a few CommonJS files under dist/bundle/, which
+// bin/agentq.js loads. `npm run build` runs it after tsc.
+//
+// Why: loading ~60 small ES modules (plus zod's ~100 and commander's) through Node's ESM
+// loader (resolve, read, link, evaluate per file) was most of `agentq --help` and
+// `agentq inspect` (see BENCHMARKS.md, Start-up). CommonJS because it loads measurably faster
+// than an ES-module bundle on Node 20 (no async linker, no ESM loader at all when the bin is
+// CommonJS too). Still lazy: every `import()` in the CLI stays a separate chunk, loaded when
+// its command runs.
+//
+// Kept outside the bundle, loaded from node_modules at run time:
+// - better-sqlite3 (a native addon), ioredis and the AWS SDK (CommonJS, big, only their own
+//   commands need them);
+// - the TUI app (dist/tui/run.js and its imports: Ink, React, Yoga). Ink and Yoga are ES
+//   modules with top-level await, which a CommonJS chunk cannot require; `agentq dlq browse`
+//   imports tsc's output for it with a real `import()`. That graph shares only pure helpers
+//   (formatDuration, sanitize) with the bundle, so a second copy of them changes nothing.
+// The library entry (dist/index.js) stays tsc output.
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'rolldown';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const dist = join(root, 'dist');
+const outDir = join(dist, 'bundle');
+
+const EXTERNAL_PACKAGES = ['better-sqlite3', 'ioredis', '@aws-sdk/'];
+/** tsc output that stays ES modules, imported from the bundle by path. */
+const EXTERNAL_FILES = [join(dist, 'tui', 'run.js')];
+
+const packageOf = (id) => EXTERNAL_PACKAGES.some((p) => (p.endsWith('/') ? id.startsWith(p) : id === p || id.startsWith(`${p}/`)));
+
+rmSync(outDir, { recursive: true, force: true });
+const result = await build({
+  cwd: root,
+  input: { agentq: join(dist, 'cli', 'entry.js') },
+  platform: 'node',
+  logLevel: 'warn',
+  onLog(level, log, handler) {
+    // entry.ts re-exports colour.ts for the bin, so main's import() of it stays in the entry chunk: intended.
+    if (log.code === 'INEFFECTIVE_DYNAMIC_IMPORT' && log.message.includes('colour.js')) return;
+    handler(level, log);
+  },
+  plugins: [
+    {
+      name: 'agentq-externals',
+      resolveId(source, importer) {
+        if (packageOf(source)) return { id: source, external: true };
+        if (importer && source.startsWith('.')) {
+          const abs = join(dirname(importer), source);
+          // Imported by path relative to the chunk that imports it (every chunk is in dist/bundle/).
+          if (EXTERNAL_FILES.includes(abs)) return { id: `./${relative(outDir, abs)}`, external: true };
+        }
+        return null;
+      },
+    },
+  ],
+  output: {
+    dir: outDir,
+    format: 'cjs',
+    entryFileNames: '[name].cjs',
+    chunkFileNames: '[name]-[hash].cjs',
+    // Readable output: stack traces under --debug name real functions and lines.
+    minify: false,
+    sourcemap: false,
+  },
+});
+
+// Nothing may require an ES-module-only package from CommonJS (Node 20.0-20.18 cannot), and
+// nothing outside the list above may be left for run time.
+const chunkNames = new Set(result.output.map((o) => o.fileName));
+const allowed = (spec) => chunkNames.has(spec) || isBuiltin(spec) || packageOf(spec) || spec.startsWith('./../');
+const problems = EXTERNAL_FILES.filter((f) => !existsSync(f)).map((f) => `${relative(root, f)} is imported at run time but was not built`);
+for (const chunk of result.output) {
+  if (chunk.type !== 'chunk') continue;
+  for (const spec of [...chunk.imports, ...chunk.dynamicImports]) if (!allowed(spec)) problems.push(`${chunk.fileName}: ${spec}`);
+}
+// The TUI's libraries must never be inside a chunk: non-TUI commands would load them.
+const TUI_ONLY = /[\\/]node_modules[\\/](ink|react|react-dom|react-reconciler|scheduler|yoga-layout)[\\/]/;
+// Which modules each chunk holds (paths relative to the package root): test/e2e/cli-basics.test.ts
+// expands the chunks a command loads into these to check what it really runs.
+const manifest = {};
+for (const chunk of result.output) {
+  if (chunk.type !== 'chunk') continue;
+  manifest[chunk.fileName] = chunk.moduleIds.filter((id) => !id.startsWith('\0')).map((id) => relative(root, id));
+  for (const id of chunk.moduleIds) if (TUI_ONLY.test(id)) problems.push(`${chunk.fileName} holds ${relative(root, id)} (Ink/React belong to the TUI only)`);
+}
+writeFileSync(join(outDir, 'modules.json'), JSON.stringify(manifest, null, 1) + '\n');
+if (problems.length) {
+  console.error(`build-bundle: the bundle is not as it must be:\n  ${problems.join('\n  ')}`);
+  process.exit(1);
+}
