@@ -2,7 +2,6 @@
  * `agentq stats` and `agentq dlq check` as an operator and a cron job meet
  * them: the built CLI against a store filled through the backend contract.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -10,8 +9,9 @@ import type { Backend } from '../../src/backend/contract.js';
 import { openBackend } from '../../src/backend/open.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { StatsReport } from '../../src/core/stats.js';
-import { makeCliHome, REPO_ROOT, runCli, runCliOk, type CliHome } from '../support/cli.js';
+import { makeCliHome, runCli, runCliOk, type CliHome } from '../support/cli.js';
 import { hasEscapeByte } from '../support/hostile.js';
+import { readTrace, TRACE_NODE_ARGS } from '../support/trace.js';
 import { parseAndValidate, sampleValue } from '../stats/prom-validate.js';
 
 let home: CliHome;
@@ -132,10 +132,10 @@ describe('start-up hygiene of the operability commands', () => {
     const file = join(home.dir, `trace-${name}.txt`);
     await runCliOk(home, [...args], {
       expectCode: code,
-      nodeArgs: ['--import', join(REPO_ROOT, 'test', 'support', 'trace-imports.mjs')],
+      nodeArgs: TRACE_NODE_ARGS,
       env: { AGENTQ_TRACE_IMPORTS: file },
     });
-    const urls = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+    const urls = readTrace(file);
     expect(urls.some((u) => u.includes('/node_modules/commander/'))).toBe(true);
     expect(urls.filter((u) => /\/node_modules\/(ink|react|react-reconciler|yoga-layout)\//.test(u))).toEqual([]);
   });
