@@ -19,6 +19,7 @@ describe('sqs:// URLs', () => {
       autoCreate: false,
       maxReceiveCount: 10,
       waitSeconds: 20,
+      fifo: null,
     });
     expect(defaultStorePath('us-east-1', 'p', { HOME: '/h' })).toBe('/h/.local/share/agentq/sqs-us-east-1-p.db');
   });
@@ -28,7 +29,15 @@ describe('sqs:// URLs', () => {
     expect(u).toMatchObject({ endpoint: 'http://127.0.0.1:4566', storePath: '/tmp/s.db', autoCreate: true, maxReceiveCount: 5, waitSeconds: 0 });
   });
 
+  it('reads fifo= (1: group by tenant, job: a group per job)', () => {
+    expect(parse('sqs://eu-west-1/p?fifo=1').fifo).toBe('tenant');
+    expect(parse('sqs://eu-west-1/p?fifo=tenant').fifo).toBe('tenant');
+    expect(parse('sqs://eu-west-1/p?fifo=job').fifo).toBe('job');
+    expect(parse('sqs://eu-west-1/p?fifo=0').fifo).toBe(null);
+  });
+
   it.each([
+    ['sqs://eu-west-1/p?fifo=maybe', /fifo= must be/],
     ['sqs://nowhere/agentq', /names no AWS region/],
     ['sqs://eu-west-1/', /prefix/],
     ['sqs://eu-west-1/a.b', /prefix/],
@@ -54,6 +63,14 @@ describe('SQS queue names', () => {
   it('names a queue per class and a DLQ per queue', () => {
     expect(sourceQueueName('agentq', 'research', 'interactive')).toBe('agentq-research-interactive');
     expect(dlqName('agentq', 'research')).toBe('agentq-research-dlq');
+  });
+
+  it('ends FIFO queue names in .fifo, within the 80-character limit', () => {
+    expect(sourceQueueName('agentq', 'research', 'batch', true)).toBe('agentq-research-batch.fifo');
+    expect(dlqName('agentq', 'research', true)).toBe('agentq-research-dlq.fifo');
+    const long = dlqName('p', 'q'.repeat(100), true);
+    expect(long).toMatch(/^[A-Za-z0-9_-]{1,75}\.fifo$/);
+    expect(long).not.toBe(dlqName('p', 'q'.repeat(99), true));
   });
 
   it('fits names SQS would refuse (dots, length) without collisions', () => {
@@ -92,5 +109,19 @@ describe('classifying received messages', () => {
     expect(parseMessage({ Body: 'plain text' })).toMatchObject({ kind: 'foreign' });
     expect(parseMessage({ Body: '{"order":7}' })).toMatchObject({ kind: 'foreign' });
     expect(parseMessage({})).toMatchObject({ kind: 'foreign' });
+  });
+});
+
+describe('FIFO message groups and deduplication ids', () => {
+  it('groups by tenant (hashed when SQS would refuse it) or by job', async () => {
+    const { sourceGroupId, publishDedupId, dlqDedupId } = await import('../../src/backend/sqs/fifo.js');
+    expect(sourceGroupId({ job_id: 'job_1', tenant_id: 'acme' }, 'tenant')).toBe('acme');
+    expect(sourceGroupId({ job_id: 'job_1', tenant_id: 'acme' }, 'job')).toBe('job_1');
+    const odd = sourceGroupId({ job_id: 'job_1', tenant_id: 'ünï cödé' }, 'tenant');
+    expect(odd).toMatch(/^tenant-[0-9a-f]{40}$/);
+    expect(sourceGroupId({ job_id: 'job_2', tenant_id: 'ünï cödé' }, 'tenant')).toBe(odd);
+    expect(publishDedupId('job_1', 7)).not.toBe(publishDedupId('job_1', 8));
+    const lineage = (n: number) => ({ redrive_count: n, redriven_at: null, redrive_run: null });
+    expect(dlqDedupId({ job_id: 'job_1', lineage: lineage(0) }, '2026-01-01T00:00:00.000Z')).not.toBe(dlqDedupId({ job_id: 'job_1', lineage: lineage(1) }, '2026-01-01T00:00:00.000Z'));
   });
 });

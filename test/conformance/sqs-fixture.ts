@@ -28,14 +28,15 @@ export function sqsUrl(endpoint: string, prefix: string, storePath: string, extr
   return `sqs://us-east-1/${prefix}?endpoint=${encodeURIComponent(endpoint)}&store=${encodeURIComponent(`sqlite:${storePath}`)}${extra}`;
 }
 
-export function sqsFixtureFactory(endpoint: () => string): MakeFixture {
+/** `extraUrl` adds URL parameters to every case's backend (e.g. `&fifo=job` for the FIFO variant). */
+export function sqsFixtureFactory(endpoint: () => string, extraUrl = ''): MakeFixture {
   useEmulatorCredentials();
   return async (opts) => {
     const dir = mkdtempSync(join(tmpdir(), 'agentq-sqs-conf-'));
     const path = join(dir, 'store.db');
     const clock = new ManualClock();
     const prefix = `c${process.pid}x${++seq}`;
-    const url = sqsUrl(endpoint(), prefix, path, '&autocreate=1&wait=0&max_receive_count=1000');
+    const url = sqsUrl(endpoint(), prefix, path, `&autocreate=1&wait=0&max_receive_count=1000${extraUrl}`);
     const backend = new SqsBackend({
       url: parseSqsUrl(url, url),
       shown: url,

@@ -56,6 +56,7 @@ import { sendBatch } from './batch-send.js';
 import { createSqsClient, toAgentqError } from './client.js';
 import { sweepDlq, type SweepOptions, type SweepReport } from './custody.js';
 import { dlqAttributes, messageBody, parseMessage } from './envelope.js';
+import { dlqDedupId, dlqGroupId } from './fifo.js';
 import { SqsQueues, type SetupAction } from './queues.js';
 import { GroupPublisher } from './publisher.js';
 import { OutboxRelay, type RelayResult } from './relay.js';
@@ -118,8 +119,8 @@ export class SqsBackend implements Backend {
     this.ext = new SqliteSqsStore(opts.url.storePath, this.clock, random, { retryPolicy: opts.retryPolicy, fairness: opts.fairness });
     this.ownsClient = !opts.client;
     this.client = opts.client ?? createSqsClient(opts.url);
-    this.sqsQueues = new SqsQueues(this.client, opts.url.prefix, opts.url.maxReceiveCount, opts.url.autoCreate);
-    this.relay = new OutboxRelay(this.ext, this.sqsQueues, this.client, this.maxVisibility);
+    this.sqsQueues = new SqsQueues(this.client, opts.url.prefix, opts.url.maxReceiveCount, opts.url.autoCreate, opts.url.fifo !== null);
+    this.relay = new OutboxRelay(this.ext, this.sqsQueues, this.client, this.maxVisibility, opts.url.fifo);
     this.publisher = new GroupPublisher(this.relay);
   }
 
@@ -258,9 +259,9 @@ export class SqsBackend implements Backend {
   private async handle(m: Message, url: string, req: ClaimRequest): Promise<Lease | null> {
     const parsed = parseMessage(m);
     if (parsed.kind !== 'agentq') {
-      // Not ours: never run, never deleted here. Hidden as long as SQS allows so it
-      // reaches the DLQ by the native backstop, where custody keeps it byte-exact.
-      await this.setVisibility(url, m.ReceiptHandle!, this.maxVisibility);
+      // Not ours: never run, never deleted here. It reaches the DLQ by the native
+      // backstop, where custody keeps it byte-exact.
+      await this.setVisibility(url, m.ReceiptHandle!, this.notOursVisibility());
       return null;
     }
     const d: Decision = this.ext.consider({ jobId: parsed.jobId, messageId: m.MessageId!, receipt: m.ReceiptHandle!, queueUrl: url }, req);
@@ -277,9 +278,20 @@ export class SqsBackend implements Backend {
         await this.buryInSqs(d.job);
         return null;
       case 'unknown':
-        await this.setVisibility(url, m.ReceiptHandle!, this.maxVisibility);
+        await this.setVisibility(url, m.ReceiptHandle!, this.notOursVisibility());
         return null;
     }
+  }
+
+  /**
+   * How long a message agentq will not run stays hidden. On a standard queue
+   * as long as SQS allows, so it costs few receives on its way to the DLQ. On a
+   * FIFO queue a hidden message holds its whole message group, so it is let go
+   * at once: each receive counts, and after maxReceiveCount receives the
+   * native backstop moves it to the DLQ and frees the group.
+   */
+  private notOursVisibility(): number {
+    return this.url.fifo ? 0 : this.maxVisibility;
   }
 
   private async setVisibility(url: string, receipt: string, seconds: number): Promise<void> {
@@ -317,7 +329,8 @@ export class SqsBackend implements Backend {
     if (!d || !job.dead) return;
     const dlq = await this.sqsQueues.dlqUrl(job.queue);
     if (dlq === null) return;
-    const out = await sendBatch(this.client, dlq, [{ key: job.job_id, body: messageBody(job), attributes: dlqAttributes(job, job.dead) }]);
+    const fifo = this.url.fifo ? { groupId: dlqGroupId(job), dedupId: dlqDedupId(job, job.dead.dead_at) } : {};
+    const out = await sendBatch(this.client, dlq, [{ key: job.job_id, body: messageBody(job), attributes: dlqAttributes(job, job.dead), ...fifo }]);
     if (out.sent.length !== 1) return;
     this.ext.markDlqSent(job.job_id);
     await this.deleteMessage(d.queue_url, d.receipt);

@@ -4,6 +4,11 @@
  * Each source queue has a RedrivePolicy to that DLQ whose maxReceiveCount is
  * above any sensible max attempts: a crash backstop, not the retry mechanism
  * (agentq decides retries and dead-lettering itself, from the store).
+ *
+ * With `fifo=` in the URL every queue is a FIFO queue (`….fifo`, FifoQueue
+ * set at creation; SQS cannot convert a queue either way, and a FIFO source
+ * needs a FIFO DLQ). Content-based deduplication stays off: agentq always
+ * sends its own deduplication ids (see fifo.ts).
  */
 import {
   CreateQueueCommand,
@@ -40,14 +45,16 @@ export class SqsQueues {
     private readonly prefix: string,
     private readonly maxReceiveCount: number,
     private readonly autoCreate: boolean,
+    /** FIFO queues (`fifo=` in the URL). */
+    readonly fifo = false,
   ) {}
 
   sourceName(queue: string, cls: JobClass): string {
-    return sourceQueueName(this.prefix, queue, cls);
+    return sourceQueueName(this.prefix, queue, cls, this.fifo);
   }
 
   dlqName(queue: string): string {
-    return dlqName(this.prefix, queue);
+    return dlqName(this.prefix, queue, this.fifo);
   }
 
   /** The URL of a queue by name; null when it does not exist (and auto-create is off). */
@@ -84,8 +91,10 @@ export class SqsQueues {
   /** Creates or checks every queue of these agentq queues; says what it did for each. */
   async setup(queues: string[]): Promise<SetupAction[]> {
     const out: SetupAction[] = [];
+    const fifo: Record<string, string> = this.fifo ? { FifoQueue: 'true', ContentBasedDeduplication: 'false' } : {};
+    const kind = this.fifo ? 'FIFO ' : '';
     for (const queue of queues) {
-      const dlq = await this.ensure(this.dlqName(queue), { MessageRetentionPeriod: String(DLQ_RETENTION_SECONDS) }, 'app DLQ (retention 14 days)');
+      const dlq = await this.ensure(this.dlqName(queue), { ...fifo, MessageRetentionPeriod: String(DLQ_RETENTION_SECONDS) }, `${kind}app DLQ (retention 14 days)`);
       out.push(dlq);
       const arn = await this.arn(dlq.url);
       const policy = JSON.stringify({ deadLetterTargetArn: arn, maxReceiveCount: String(this.maxReceiveCount) });
@@ -93,8 +102,8 @@ export class SqsQueues {
         out.push(
           await this.ensure(
             this.sourceName(queue, cls),
-            { RedrivePolicy: policy, MessageRetentionPeriod: String(SOURCE_RETENTION_SECONDS) },
-            `${cls} jobs of ${queue}; RedrivePolicy maxReceiveCount ${this.maxReceiveCount} → ${dlq.name}`,
+            { ...fifo, RedrivePolicy: policy, MessageRetentionPeriod: String(SOURCE_RETENTION_SECONDS) },
+            `${kind}${cls} jobs of ${queue}; RedrivePolicy maxReceiveCount ${this.maxReceiveCount} → ${dlq.name}`,
             'RedrivePolicy',
           ),
         );

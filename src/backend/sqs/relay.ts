@@ -11,7 +11,9 @@ import { isTerminal } from '../../core/states.js';
 import type { OutboxRow, SqliteSqsStore } from '../sqlite/outbox.js';
 import { sendBatch, type OutgoingMessage } from './batch-send.js';
 import { messageAttributes, messageBody } from './envelope.js';
+import { publishDedupId, sourceGroupId } from './fifo.js';
 import type { SqsQueues } from './queues.js';
+import type { FifoGrouping } from './url.js';
 
 export interface RelayResult {
   published: number;
@@ -32,6 +34,8 @@ export class OutboxRelay {
     private readonly client: SQSClient,
     /** The longest delay or visibility agentq asks SQS for (see SqsBackendOptions.maxVisibilitySeconds). */
     private readonly maxDelaySeconds: number,
+    /** FIFO queues: how jobs map to message groups (null: standard queues). */
+    private readonly fifo: FifoGrouping | null = null,
   ) {}
 
   /** Publishes the pending rows of these jobs now (submit, redrive). */
@@ -73,7 +77,15 @@ export class OutboxRelay {
       const key = `${job.queue}\u0000${job.class}`;
       let g = byQueue.get(key);
       if (!g) byQueue.set(key, (g = { queue: job.queue, cls: job.class, items: [] }));
-      g.items.push({ row, msg: { key: String(row.id), body: messageBody(job), attributes: messageAttributes(job), delaySeconds: delay } });
+      const msg: OutgoingMessage = { key: String(row.id), body: messageBody(job), attributes: messageAttributes(job) };
+      if (this.fifo) {
+        // FIFO queues refuse per-message delays: a scheduled job's message goes now and
+        // the consumer hides it until it is due. The dedup id is the row's, so a retried
+        // send of this row is dropped by SQS and a redrive (a new row) never is.
+        msg.groupId = sourceGroupId(job, this.fifo);
+        msg.dedupId = publishDedupId(job.job_id, row.id);
+      } else msg.delaySeconds = delay;
+      g.items.push({ row, msg });
     }
     if (done.length) this.store.markPublished(done);
     for (const g of byQueue.values()) {

@@ -1,5 +1,5 @@
 /**
- * `sqs://REGION/PREFIX?endpoint=http://127.0.0.1:4566&store=<url-encoded store URL>`
+ * `sqs://REGION/PREFIX?endpoint=http://127.0.0.1:4566&store=<url-encoded store URL>&fifo=1`
  *
  * REGION is the AWS region; PREFIX names every queue agentq owns
  * (`PREFIX-QUEUE-CLASS`, `PREFIX-QUEUE-dlq`). Credentials never come from the
@@ -22,7 +22,16 @@ export interface SqsUrl {
   maxReceiveCount: number;
   /** Long-poll wait of a receive, seconds (0-20). */
   waitSeconds: number;
+  /**
+   * FIFO queues (`….fifo`) and what a message group is: `tenant` (`fifo=1`):
+   * a tenant's jobs are delivered one at a time in submit order; `job`
+   * (`fifo=job`): every job its own group, FIFO deduplication without the
+   * ordering. Null: standard queues.
+   */
+  fifo: FifoGrouping | null;
 }
+
+export type FifoGrouping = 'tenant' | 'job';
 
 const REGION = /^[a-z]{2}(-[a-z]+)+-\d$/;
 const PREFIX = /^[A-Za-z0-9_-]{1,40}$/;
@@ -65,6 +74,12 @@ export function parseSqsUrl(url: string, shown: string, env: Record<string, stri
   if (!Number.isInteger(mrc) || mrc < 1 || mrc > 1000) throw new ConfigError('max_receive_count must be an integer from 1 to 1000 (the SQS limit)');
   const wait = Number(u.searchParams.get('wait') ?? 20);
   if (!Number.isInteger(wait) || wait < 0 || wait > 20) throw new ConfigError('wait= must be whole seconds from 0 to 20 (the SQS long-poll limit)');
+  const fifoParam = (u.searchParams.get('fifo') ?? '').toLowerCase();
+  let fifo: FifoGrouping | null;
+  if (['', '0', 'false', 'no'].includes(fifoParam)) fifo = null;
+  else if (['1', 'true', 'yes', 'tenant'].includes(fifoParam)) fifo = 'tenant';
+  else if (fifoParam === 'job') fifo = 'job';
+  else throw new ConfigError(`fifo= must be 1 (message group = tenant), job (one group per job) or 0, got ${JSON.stringify(u.searchParams.get('fifo'))}`);
   return {
     region,
     prefix,
@@ -73,5 +88,6 @@ export function parseSqsUrl(url: string, shown: string, env: Record<string, stri
     autoCreate: ['1', 'true', 'yes'].includes((u.searchParams.get('autocreate') ?? '').toLowerCase()),
     maxReceiveCount: mrc,
     waitSeconds: wait,
+    fifo,
   };
 }

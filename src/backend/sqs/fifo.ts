@@ -1,0 +1,56 @@
+/**
+ * Message groups and deduplication ids for FIFO queues (`fifo=` in the URL).
+ *
+ * SQS FIFO rules this follows:
+ * - every message needs a MessageGroupId; SQS delivers a group's messages
+ *   in order and holds the rest of a group while one of its messages is in
+ *   flight (received and not yet deleted or made visible again);
+ * - a MessageDeduplicationId seen in the last 5 minutes makes SQS accept the
+ *   send and drop the message. So an id names one publish intent: a retry of
+ *   the same send reuses it (SQS drops the copy if the first got through), a
+ *   new intent (a redrive, a second death) gets a new one, or the 5-minute
+ *   window would swallow it;
+ * - per-message DelaySeconds is refused on FIFO queues: a scheduled job's
+ *   message is sent at once and hidden by the consumer until it is due.
+ * Both ids allow 1-128 characters of ASCII letters, digits and punctuation.
+ */
+import { createHash } from 'node:crypto';
+import type { Job } from '../../core/schemas.js';
+import type { FifoGrouping } from './url.js';
+
+const FIFO_ID = /^[\x21-\x7e]{1,128}$/;
+
+/** An id SQS accepts: the value itself when it fits, else a hash of it (same input, same id). */
+function fifoId(prefix: string, value: string): string {
+  if (FIFO_ID.test(value)) return value;
+  return `${prefix}${createHash('sha256').update(value).digest('hex').slice(0, 40)}`;
+}
+
+/**
+ * The message group of a job on its source queue. `tenant`: a tenant's jobs
+ * run one at a time in submit order (a retry or a scheduled job holds the
+ * tenant's later jobs back: that is what FIFO order means). `job`: every job
+ * its own group, so nothing waits on anything else.
+ */
+export function sourceGroupId(job: Pick<Job, 'job_id' | 'tenant_id'>, grouping: FifoGrouping): string {
+  return grouping === 'tenant' ? fifoId('tenant-', job.tenant_id) : job.job_id;
+}
+
+/**
+ * The group of agentq's own DLQ copy: the job id. DLQ copies have no order to
+ * keep, and one group per copy means a copy kept in place (its entry is still
+ * dead) never hides other copies from a sweep.
+ */
+export function dlqGroupId(job: Pick<Job, 'job_id'>): string {
+  return job.job_id;
+}
+
+/** One id per outbox row: relay retries of the row share it, a redrive (a new row) gets a new one. */
+export function publishDedupId(jobId: string, outboxRowId: number): string {
+  return `${jobId}.p${outboxRowId}`;
+}
+
+/** One id per death of a job: a retried DLQ send shares it; the same job dying again after a redrive does not. */
+export function dlqDedupId(job: Pick<Job, 'job_id' | 'lineage'>, deadAt: string): string {
+  return `${job.job_id}.d${job.lineage.redrive_count}.${Date.parse(deadAt)}`;
+}

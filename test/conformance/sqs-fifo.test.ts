@@ -1,0 +1,34 @@
+/**
+ * The shared conformance suite on the SQS backend with FIFO queues
+ * (`fifo=job`: every job its own message group, so FIFO's per-group
+ * ordering adds no waiting of its own and the suite's claim cases apply as
+ * they are). What FIFO changes — deduplication ids, message groups by tenant,
+ * no per-message delays — is tested in test/backend/sqs-fifo.test.ts.
+ *
+ * Same exception as the standard-queue run (test/conformance/sqs.test.ts):
+ * the tenant deficit-round-robin cases are not run.
+ */
+import { afterAll, beforeAll, describe } from 'vitest';
+import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
+import { dlqCases } from './cases-dlq.js';
+import { jobCases } from './cases-jobs.js';
+import { runCases } from './cases-runs.js';
+import { workerCases } from './cases-worker.js';
+import { sqsFixtureFactory } from './sqs-fixture.js';
+
+let server: SqsServer;
+beforeAll(async () => {
+  server = await startSqsServer();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+const make = sqsFixtureFactory(() => server.endpoint, '&fifo=job');
+
+describe('sqs backend conformance (FIFO queues)', () => {
+  jobCases(make);
+  workerCases(make);
+  dlqCases(make);
+  runCases(make);
+});
