@@ -14,7 +14,8 @@
  * - Per-tenant concurrency caps are applied by the caller, which drops a
  *   tenant at its cap from the candidates before asking.
  */
-import { JOB_CLASSES, type JobClass } from './schemas.js';
+import { JOB_CLASSES } from './model.js';
+import type { JobClass } from './schemas.js';
 
 export const DEFAULT_CLASS_WEIGHTS: Readonly<Record<JobClass, number>> = { interactive: 6, batch: 3, maintenance: 1 };
 

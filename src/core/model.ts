@@ -22,3 +22,22 @@ export const OUTCOMES = ['succeeded', 'failed', 'cancelled', 'expired', 'partial
 export const DEAD_REASONS = ['exhausted', 'permanent', 'lease_lost', 'custody'] as const;
 
 export const EFFECT_STATUSES = ['started', 'done'] as const;
+
+/**
+ * The zod schemas (`schemas.ts`), loaded when something first needs to validate.
+ * A backend's read path must not pay for zod, yet a synchronous step deep inside
+ * one (checking a stored DLQ document) may need a schema: the backend's async
+ * method awaits `loadSchemas()` first, and the step reads `loadedSchemas()`.
+ */
+let schemas: typeof import('./schemas.js') | undefined;
+
+export async function loadSchemas(): Promise<typeof import('./schemas.js')> {
+  schemas ??= await import('./schemas.js');
+  return schemas;
+}
+
+/** The schemas `loadSchemas()` loaded; calling it before then is a bug in the caller. */
+export function loadedSchemas(): typeof import('./schemas.js') {
+  if (schemas === undefined) throw new Error('core/schemas.js is used before loadSchemas() was awaited');
+  return schemas;
+}

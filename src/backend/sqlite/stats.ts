@@ -19,7 +19,8 @@
  * schema already keeps (`tenant_counts`, `backlog`).
  */
 import type Database from 'better-sqlite3';
-import { JOB_CLASSES, type JobState } from '../../core/schemas.js';
+import { JOB_CLASSES } from '../../core/model.js';
+import type { JobState } from '../../core/schemas.js';
 import {
   STATS_MAX_TENANTS,
   STATS_RECENT_WINDOW_MS,
