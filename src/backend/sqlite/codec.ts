@@ -5,7 +5,8 @@
  */
 import { toIso } from '../../core/duration.js';
 import { AgentqError, ExitCode } from '../../core/errors.js';
-import { DlqEntry, Job, JobEvent, type DeadReason, type JobClass } from '../../core/schemas.js';
+import { loadedSchemas } from '../../core/model.js';
+import type { DeadReason, DlqEntry, Job, JobClass, JobEvent } from '../../core/schemas.js';
 import { isPartial } from '../../core/states.js';
 
 export interface JobRow {
@@ -28,6 +29,10 @@ export interface JobRow {
   worker_version: string | null;
   partial: number;
   redrive_count: number;
+  estimated_seconds: number | null;
+  /** The claim sequence number and start time of the running (or last) attempt: the execution-time sample of its end. */
+  attempt_seq: number | null;
+  attempt_started_at: number | null;
   doc: string | Buffer;
 }
 
@@ -66,6 +71,9 @@ export function jobColumns(job: Job, fence: number) {
     worker_version: job.dead?.worker_version ?? null,
     partial: isPartial(job) ? 1 : 0,
     redrive_count: job.lineage.redrive_count,
+    // Set by `SqliteStore.save`, which knows whether this save starts an attempt.
+    attempt_seq: null as number | null,
+    attempt_started_at: null as number | null,
     doc: JSON.stringify(job),
   };
 }
@@ -73,7 +81,8 @@ export function jobColumns(job: Job, fence: number) {
 export const UPDATE_JOB_SQL = `UPDATE jobs SET state = @state, updated_at = @updated_at, run_at = @run_at, attempt = @attempt,
   max_attempts = @max_attempts, fence = @fence, lease_expires_at = @lease_expires_at, dead_at = @dead_at,
   dead_reason = @dead_reason, error_code = @error_code, error_message = @error_message,
-  worker_version = @worker_version, partial = @partial, redrive_count = @redrive_count, doc = @doc WHERE id = @id`;
+  worker_version = @worker_version, partial = @partial, redrive_count = @redrive_count,
+  attempt_seq = @attempt_seq, attempt_started_at = @attempt_started_at, doc = @doc WHERE id = @id`;
 
 export class MalformedJobError extends AgentqError {
   constructor(jobId: string, why: string) {
@@ -114,6 +123,12 @@ export function isLightUpdate(job: Job, cols: ReturnType<typeof jobColumns>): bo
   return INDEXED.every((k) => row[k] === cols[k]);
 }
 
+/** The row a job object was read from (or last saved as), when known and complete enough to say its state. */
+export function originOf(job: Job): Partial<JobRow> | undefined {
+  const row = origins.get(job);
+  return row && row.state !== undefined ? row : undefined;
+}
+
 /** After a save, the stored columns are these: later saves of the same object compare against them. */
 export function rememberSaved(job: Job, cols: ReturnType<typeof jobColumns>): void {
   origins.set(job, cols as unknown as Partial<JobRow>);
@@ -143,7 +158,8 @@ export function checkDlqRow(row: JobRow): { entry: DlqEntry; job: Job | null } {
   let malformed: string | null = null;
   try {
     raw = JSON.parse(docText(row.doc)) as Job;
-    const parsed = Job.safeParse(raw);
+    // zod is loaded by the backend's async DLQ methods (loadSchemas), not on every read path.
+    const parsed = loadedSchemas().Job.safeParse(raw);
     if (parsed.success) job = parsed.data;
     else malformed = `the stored job does not match the schema: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'job'}: ${i.message}`).join('; ')}`;
   } catch (e) {

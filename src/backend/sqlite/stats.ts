@@ -1,9 +1,11 @@
 /**
  * The figures behind `agentq stats` and `/metrics` for SQLite (issue 8).
  *
- * Everything is kept by triggers on `jobs` as the jobs move, in the same
- * transaction as the move, so no code path can forget them and a read never
- * scans the jobs table:
+ * Everything is kept as the jobs move, in the same transaction as the move,
+ * so a read never scans the jobs table: by the triggers below on insert and
+ * delete, and for state changes by `SqliteStore.save`, which sums them per
+ * transaction (counters.ts; schema migration 3 dropped the update triggers
+ * below, kept here as the history of the schema):
  * - `queue_totals`: cumulative outcome counters per queue;
  * - `attempt_outcomes`: how attempt N ended (success rate by attempt);
  * - `stat_samples`: a ring of the last STATS_SAMPLE_LIMIT time-in-queue and
@@ -11,8 +13,9 @@
  *   the limit; the sequence is the queue's attempt count);
  * - `activity`: per-minute buckets of submissions and ended attempts, pruned
  *   to the last 15 minutes, for recent throughput;
- * - `attempt_started`: when each running attempt began (one row per running
- *   job), so execution time needs no parse of the job document;
+ * - the start of the running attempt and its claim's sequence number
+ *   (`jobs.attempt_started_at`, `jobs.attempt_seq` since migration 3; the
+ *   `attempt_started` table before), so execution time needs no parse of the job document;
  * - an index on (queue, class, run_at) of pending jobs, so the oldest job of a
  *   class is one seek.
  * Per-class and per-tenant depth and backlog come from the counters the

@@ -12,7 +12,8 @@ import { toIso } from '../../core/duration.js';
 import { RetryLaterError, ValidationError } from '../../core/errors.js';
 import type { AttemptRecord, EventType, Job, JobState } from '../../core/schemas.js';
 import { MAX_PAGE_LIMIT } from '../contract.js';
-import { LIGHT_UPDATE_JOB_SQL, UPDATE_JOB_SQL, isLightUpdate, jobColumns, rememberSaved, rowToJob, type JobRow } from './codec.js';
+import { LIGHT_UPDATE_JOB_SQL, UPDATE_JOB_SQL, isLightUpdate, jobColumns, originOf, rememberSaved, rowToJob, type JobRow } from './codec.js';
+import { COUNTER_TABLES, CounterLog } from './counters.js';
 import { openSchema } from './schema.js';
 
 const TRAFFIC_BUCKET_MS = 10_000;
@@ -40,6 +41,7 @@ export class SqliteStore {
       throw e;
     }
     this.tx = this.db.transaction((fn: () => unknown) => fn());
+    this.counters = new CounterLog((text) => this.sql(text));
     this.updateJob = this.db.prepare(UPDATE_JOB_SQL);
     this.selectJob = this.db.prepare('SELECT * FROM jobs WHERE id = ?');
     this.insertEvent = this.db.prepare(
@@ -55,7 +57,11 @@ export class SqliteStore {
     this.pruneTraffic = this.db.prepare('DELETE FROM traffic WHERE queue = ? AND bucket < ?');
   }
 
+  /** Counter deltas of the open write transaction, written just before it commits (counters.ts). */
+  readonly counters: CounterLog;
   private readonly cache = new Map<string, Database.Statement>();
+  /** Statements that read a counter table: the pending deltas are written before one is handed out. */
+  private readonly counterReads = new Set<Database.Statement>();
   /**
    * One transaction function reused for every write: building one with
    * `db.transaction` costs more than a small statement. Called inside another
@@ -69,13 +75,22 @@ export class SqliteStore {
     if (!s) {
       s = this.db.prepare(text);
       this.cache.set(text, s);
+      if (s.reader && COUNTER_TABLES.test(text)) this.counterReads.add(s);
     }
+    // A read of a counter within the transaction sees the transaction's own moves.
+    if (this.counters.pending && this.counterReads.has(s)) this.counters.flush();
     return s;
   }
 
   /** Runs `fn` in a savepoint of the current transaction: if it throws, only its writes roll back. */
   savepoint<T>(fn: () => T): T {
-    return this.tx(fn) as T;
+    const mark = this.counters.mark();
+    try {
+      return this.tx(fn) as T;
+    } catch (e) {
+      this.counters.rollbackTo(mark);
+      throw e;
+    }
   }
 
   /**
@@ -89,10 +104,18 @@ export class SqliteStore {
 
   /** Runs `fn` in one `BEGIN IMMEDIATE` transaction (nested calls become savepoints). */
   write<T>(fn: () => T): T {
+    if (this.db.inTransaction) return this.savepoint(fn);
     try {
-      return this.tx.immediate(fn) as T;
+      return this.tx.immediate(() => {
+        const out = fn();
+        // The counters of every state change in this transaction, summed, in the same commit.
+        this.counters.flush();
+        return out;
+      }) as T;
     } catch (e) {
       throw busyToRetryLater(e);
+    } finally {
+      this.counters.reset();
     }
   }
 
@@ -132,7 +155,7 @@ export class SqliteStore {
         }
         for (const op of batch) {
           try {
-            outcomes.push({ ok: true, value: this.tx(op.fn) });
+            outcomes.push({ ok: true, value: this.savepoint(op.fn) });
           } catch (error) {
             outcomes.push({ ok: false, error });
           }
@@ -160,11 +183,60 @@ export class SqliteStore {
     return { job: rowToJob(row), fence: row.fence, row };
   }
 
+  /**
+   * Writes a job's document and columns. The only way a job's state changes
+   * (inserts and deletes aside): it records the change for the counters, and a
+   * claim gets its sequence number (the execution-time sample of its end goes
+   * into the same ring slot).
+   */
   save(job: Job, fence: number): void {
     const cols = jobColumns(job, fence);
-    if (isLightUpdate(job, cols)) this.sql(LIGHT_UPDATE_JOB_SQL).run(cols);
-    else this.updateJob.run(cols);
-    rememberSaved(job, cols);
+    const before = originOf(job) ?? this.savedColumns(job.job_id);
+    // Carried from the row as read: the row's own identity columns (what the insert trigger counted),
+    // its estimate, and the running attempt's start, which only a claim changes.
+    const carried = {
+      queue: before.queue ?? job.queue,
+      class: before.class ?? job.class,
+      tenant: before.tenant ?? job.tenant_id,
+      estimated_seconds: before.estimated_seconds ?? null,
+    };
+    cols.attempt_seq = before.attempt_seq ?? null;
+    cols.attempt_started_at = before.attempt_started_at ?? null;
+    if (isLightUpdate(job, cols)) {
+      this.sql(LIGHT_UPDATE_JOB_SQL).run(cols);
+    } else if (before.state !== cols.state) {
+      const seq = cols.attempt_seq;
+      const startedAt = cols.attempt_started_at;
+      if (cols.state === 'running') {
+        cols.attempt_seq = this.counters.nextAttemptSeq(carried.queue);
+        cols.attempt_started_at = cols.updated_at;
+      }
+      this.updateJob.run(cols);
+      this.counters.record({
+        queue: carried.queue,
+        cls: carried.class,
+        tenant: carried.tenant,
+        from: before.state!,
+        to: cols.state,
+        estimated: carried.estimated_seconds,
+        attempt: cols.attempt,
+        at: cols.updated_at,
+        runAtBefore: before.run_at!,
+        // A claim's sample goes to its own slot; an attempt's end to the slot of its claim.
+        seq: cols.state === 'running' ? cols.attempt_seq : seq,
+        startedAt,
+      });
+    } else {
+      this.updateJob.run(cols);
+    }
+    rememberSaved(job, Object.assign(cols, carried));
+  }
+
+  /** The stored columns a save compares against, for a job object not read through this store. */
+  private savedColumns(jobId: string): Partial<JobRow> {
+    const row = this.sql('SELECT queue, class, tenant, state, run_at, estimated_seconds, attempt_seq, attempt_started_at FROM jobs WHERE id = ?').get(jobId) as Partial<JobRow> | undefined;
+    if (!row) throw new Error(`internal: save of job ${jobId}, which is not stored`);
+    return row;
   }
 
   event(job: Job, type: EventType, from: JobState | null, to: JobState | null, at: number, data: Record<string, unknown> | null = null): void {
