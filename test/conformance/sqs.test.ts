@@ -15,6 +15,7 @@ import { dlqCases } from './cases-dlq.js';
 import { dlqRowsCases } from './cases-dlq-rows.js';
 import { jobCases } from './cases-jobs.js';
 import { runCases } from './cases-runs.js';
+import { statsCases } from './cases-stats.js';
 import { workerCases } from './cases-worker.js';
 import { sqsFixtureFactory } from './sqs-fixture.js';
 
@@ -34,4 +35,6 @@ describe('sqs backend conformance', () => {
   dlqCases(make);
   dlqRowsCases(make);
   runCases(make);
+  // Stats come from the SQLite store that holds the jobs' state (the SQS queues only deliver).
+  statsCases(make);
 });
