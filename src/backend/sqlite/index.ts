@@ -11,9 +11,10 @@ import type { FairnessOptions } from '../../core/fairness.js';
 import { encodeTime } from 'ulid';
 import { JOB_ID_PREFIX, createIdFactory } from '../../core/ids.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../core/retry.js';
-import { JOB_STATES, type DlqEntry, type Effect, type Job, type JobEvent, type JobState, type SubmitRequest } from '../../core/schemas.js';
+// zod (schemas.ts, submit.ts) is loaded only by what validates: submit, and DLQ reads (stored documents).
+import { JOB_STATES, loadSchemas } from '../../core/model.js';
+import type { DlqEntry, Effect, Job, JobEvent, JobState, SubmitRequest } from '../../core/schemas.js';
 import { isPartial, isTerminal, outcomeFor } from '../../core/states.js';
-import { normalizeSubmit, requestFingerprint } from '../../core/submit.js';
 import type {
   AbortOutcome,
   ApplyRequest,
@@ -97,6 +98,7 @@ export class SqliteBackend implements Backend {
   // ------------------------------------------------------------ producers and operators
 
   async submit(req: SubmitRequest): Promise<SubmitResult> {
+    const { normalizeSubmit, requestFingerprint } = await import('../../core/submit.js');
     const n = normalizeSubmit(req, this.store.clock.now());
     const fingerprint = requestFingerprint(n);
     return this.store.grouped(() => {
@@ -359,12 +361,14 @@ export class SqliteBackend implements Backend {
   // ------------------------------------------------------------ DLQ
 
   async dlqList(filter: DlqFilter, page: PageRequest): Promise<Page<DlqEntry>> {
+    await loadSchemas(); // checkDlqRow validates each stored document
     return dlqList(this.store, filter, page);
   }
   async dlqRows(filter: DlqFilter, page: PageRequest): Promise<Page<DlqRow>> {
     return dlqRows(this.store, filter, page);
   }
   async dlqGet(jobId: string): Promise<DlqEntry | null> {
+    await loadSchemas();
     return dlqGet(this.store, jobId);
   }
   async dlqRaw(jobId: string): Promise<Uint8Array | null> {
@@ -389,6 +393,7 @@ export class SqliteBackend implements Backend {
     return this.runs.ledger(runId, page, status);
   }
   async applyRunItems(req: ApplyRequest): Promise<LedgerItem[]> {
+    await loadSchemas();
     try {
       return await this.store.grouped(() => this.runs.applyRunItems(req, false));
     } catch (e) {
