@@ -60,11 +60,13 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   process.exit(0);
 }
 
+const bundle = require('node:path').join(__dirname, '..', 'dist', 'bundle', 'agentq.cjs');
 let cli;
 try {
-  cli = require('../dist/bundle/agentq.cjs');
+  cli = require(bundle);
 } catch (err) {
-  if (err && err.code === 'MODULE_NOT_FOUND' && String(err.message).includes('dist/bundle/agentq.cjs')) {
+  // Only the bundle itself missing means "not built"; anything it fails to load is an error to show.
+  if (err && err.code === 'MODULE_NOT_FOUND' && !require('node:fs').existsSync(bundle)) {
     process.stderr.write('agentq is not built yet: run `npm run build` (or `npm ci`, which builds it) first.\n');
     process.exit(1);
   }

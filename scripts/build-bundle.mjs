@@ -18,7 +18,7 @@
 //   imports tsc's output for it with a real `import()`. That graph shares only pure helpers
 //   (formatDuration, sanitize) with the bundle, so a second copy of them changes nothing.
 // The library entry (dist/index.js) stays tsc output.
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +27,9 @@ import { build } from 'rolldown';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 const outDir = join(dist, 'bundle');
+// Written next to the old bundle and swapped in at the end, so a CLI started during a rebuild
+// (other test runs share the tree) finds a whole bundle, old or new.
+const nextDir = join(dist, 'bundle.next');
 
 const EXTERNAL_PACKAGES = ['better-sqlite3', 'ioredis', '@aws-sdk/'];
 /** tsc output that stays ES modules, imported from the bundle by path. */
@@ -34,7 +37,7 @@ const EXTERNAL_FILES = [join(dist, 'tui', 'run.js')];
 
 const packageOf = (id) => EXTERNAL_PACKAGES.some((p) => (p.endsWith('/') ? id.startsWith(p) : id === p || id.startsWith(`${p}/`)));
 
-rmSync(outDir, { recursive: true, force: true });
+rmSync(nextDir, { recursive: true, force: true });
 const result = await build({
   cwd: root,
   input: { agentq: join(dist, 'cli', 'entry.js') },
@@ -60,7 +63,7 @@ const result = await build({
     },
   ],
   output: {
-    dir: outDir,
+    dir: nextDir,
     format: 'cjs',
     entryFileNames: '[name].cjs',
     chunkFileNames: '[name]-[hash].cjs',
@@ -89,8 +92,10 @@ for (const chunk of result.output) {
   manifest[chunk.fileName] = chunk.moduleIds.filter((id) => !id.startsWith('\0')).map((id) => relative(root, id));
   for (const id of chunk.moduleIds) if (TUI_ONLY.test(id)) problems.push(`${chunk.fileName} holds ${relative(root, id)} (Ink/React belong to the TUI only)`);
 }
-writeFileSync(join(outDir, 'modules.json'), JSON.stringify(manifest, null, 1) + '\n');
+writeFileSync(join(nextDir, 'modules.json'), JSON.stringify(manifest, null, 1) + '\n');
 if (problems.length) {
   console.error(`build-bundle: the bundle is not as it must be:\n  ${problems.join('\n  ')}`);
   process.exit(1);
 }
+rmSync(outDir, { recursive: true, force: true });
+renameSync(nextDir, outDir);
