@@ -6,13 +6,19 @@
  * no per-message delays — is tested in test/backend/sqs-fifo.test.ts.
  *
  * Same exception as the standard-queue run (test/conformance/sqs.test.ts):
- * the tenant deficit-round-robin cases are not run.
+ * the tenant deficit-round-robin cases are not run. With `fifo=1` (group =
+ * tenant) three more cases cannot hold, by FIFO's contract (one message of a
+ * group in flight at a time): "claims at most max jobs … oldest first", the
+ * retry-budget case and "concurrent calls independent" each claim several
+ * jobs of one tenant at once.
  */
 import { afterAll, beforeAll, describe } from 'vitest';
 import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
 import { dlqCases } from './cases-dlq.js';
+import { dlqRowsCases } from './cases-dlq-rows.js';
 import { jobCases } from './cases-jobs.js';
 import { runCases } from './cases-runs.js';
+import { statsCases } from './cases-stats.js';
 import { workerCases } from './cases-worker.js';
 import { sqsFixtureFactory } from './sqs-fixture.js';
 
@@ -30,5 +36,7 @@ describe('sqs backend conformance (FIFO queues)', () => {
   jobCases(make);
   workerCases(make);
   dlqCases(make);
+  dlqRowsCases(make);
   runCases(make);
+  statsCases(make);
 });
