@@ -1,14 +1,12 @@
 /**
- * The triage row: the small part of a `DlqEntry` the list needs, kept for
- * every entry of the DLQ. A full entry carries the whole job (attempts,
- * checkpoint, effects, payload); 100,000 of those would not fit the TUI's
- * memory budget, so the list keeps rows and the detail view fetches the one
- * entry it shows (`dlqGet`).
+ * The triage row: what the list keeps of each entry of the DLQ, built from
+ * the contract's light `DlqRow` (no job document is ever loaded for the
+ * list; the detail view fetches the one entry it shows with `dlqGet`).
  *
  * Strings here are raw (untrusted) data: they are sanitised where they are
  * rendered, never stored sanitised, so filters match what is really stored.
  */
-import type { DlqEntry } from '../core/schemas.js';
+import type { DlqRow } from '../backend/contract.js';
 
 export interface TriageRow {
   jobId: string;
@@ -28,14 +26,12 @@ export interface TriageRow {
   isMalformed: boolean;
   /**
    * Lower-cased job id, workflow, tenant, error code and the start of the
-   * error message: what the text filter searches (the same fields as
+   * error message (the part a `DlqRow` carries, `DLQ_ROW_MESSAGE_CHARS`;
+   * the detail view shows all of it): what the text filter searches (the same fields as
    * `DlqFilter.grep`), computed once so a keystroke is a plain scan.
    */
   haystack: string;
 }
-
-/** Enough of the error message to find a row by it; the detail view shows the whole message. */
-const MESSAGE_SEARCH_CHARS = 160;
 
 /**
  * Repeated values (workflow, tenant, error code, queue) are shared through
@@ -52,8 +48,7 @@ export class StringPool {
   }
 }
 
-export function toTriageRow(entry: DlqEntry, pool: StringPool = new StringPool()): TriageRow {
-  const message = entry.error_message.slice(0, MESSAGE_SEARCH_CHARS);
+export function toTriageRow(entry: DlqRow, pool: StringPool = new StringPool()): TriageRow {
   return {
     jobId: entry.job_id,
     queue: pool.intern(entry.queue),
@@ -62,12 +57,12 @@ export function toTriageRow(entry: DlqEntry, pool: StringPool = new StringPool()
     errorCode: pool.intern(entry.error_code),
     attempts: entry.attempts,
     maxAttempts: entry.max_attempts,
-    deadAtMs: Date.parse(entry.dead_at),
-    deadlineMs: entry.deadline_at === null ? null : Date.parse(entry.deadline_at),
+    deadAtMs: entry.dead_at_ms,
+    deadlineMs: entry.deadline_at_ms,
     isPartial: entry.partial,
     redriveCount: entry.redrive_count,
-    isMalformed: entry.malformed !== null,
-    haystack: `${entry.job_id}\n${entry.workflow}\n${entry.tenant_id}\n${entry.error_code}\n${message}`.toLowerCase(),
+    isMalformed: entry.malformed,
+    haystack: `${entry.job_id}\n${entry.workflow}\n${entry.tenant_id}\n${entry.error_code}\n${entry.error_message}`.toLowerCase(),
   };
 }
 

@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { StringPool, toTriageRow } from '../../src/tui/row.js';
 import type { PlannedRedrive } from '../../src/tui/redrive-port.js';
 import { currentRow, initialState, reduce, type TriageAction, type TriageState } from '../../src/tui/state.js';
-import { makeEntry, T0, type EntryOptions } from './support/entries.js';
+import { makeEntry, T0, toDlqRow, type EntryOptions } from './support/entries.js';
 
 function rowsOf(n: number, opts: (i: number) => EntryOptions = () => ({})) {
   const pool = new StringPool();
-  return Array.from({ length: n }, (_, i) => toTriageRow(makeEntry(i, opts(i)), pool));
+  return Array.from({ length: n }, (_, i) => toTriageRow(toDlqRow(makeEntry(i, opts(i))), pool));
 }
 
 function loaded(n: number, opts?: (i: number) => EntryOptions, pageSize = 10, extra: Partial<Parameters<typeof initialState>[0]> = {}): TriageState {
@@ -25,9 +25,9 @@ describe('loading', () => {
   it('appends pages, counts expired and partial, and keeps loading until done', () => {
     let s = initialState({ now: T0, pageSize: 5 });
     const pool = new StringPool();
-    s = reduce(s, { type: 'rows/append', rows: [0, 1, 2].map((i) => toTriageRow(makeEntry(i, { deadlineIn: -1 }), pool)), isDone: false });
+    s = reduce(s, { type: 'rows/append', rows: [0, 1, 2].map((i) => toTriageRow(toDlqRow(makeEntry(i, { deadlineIn: -1 })), pool)), isDone: false });
     expect(s.isLoading).toBe(true);
-    s = reduce(s, { type: 'rows/append', rows: [3, 4].map((i) => toTriageRow(makeEntry(i, { isPartial: true }), pool)), isDone: false });
+    s = reduce(s, { type: 'rows/append', rows: [3, 4].map((i) => toTriageRow(toDlqRow(makeEntry(i, { isPartial: true })), pool)), isDone: false });
     s = reduce(s, { type: 'rows/append', rows: [], isDone: true });
     expect(s.isLoading).toBe(false);
     expect(s.rows.length).toBe(5);

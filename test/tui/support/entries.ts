@@ -2,6 +2,7 @@
  * DLQ entries for TUI tests: complete `DlqEntry` values (the shape the
  * contract returns), built deterministically from an index.
  */
+import { DLQ_ROW_MESSAGE_CHARS, type DlqRow } from '../../../src/backend/contract.js';
 import type { DlqEntry, Job } from '../../../src/core/schemas.js';
 import type { TriageSource } from '../../../src/tui/source.js';
 
@@ -102,9 +103,29 @@ export function makeEntry(i: number, o: EntryOptions = {}): DlqEntry {
   };
 }
 
+/** The light row of an entry, as every backend's `dlqRows` returns it (the conformance suite checks they agree). */
+export function toDlqRow(e: DlqEntry): DlqRow {
+  return {
+    job_id: e.job_id,
+    queue: e.queue,
+    tenant_id: e.tenant_id,
+    workflow: e.workflow,
+    reason: e.reason,
+    error_code: e.error_code,
+    error_message: [...e.error_message].slice(0, DLQ_ROW_MESSAGE_CHARS).join(''),
+    attempts: e.attempts,
+    max_attempts: e.max_attempts,
+    dead_at_ms: Date.parse(e.dead_at),
+    deadline_at_ms: e.deadline_at === null ? null : Date.parse(e.deadline_at),
+    partial: e.partial,
+    redrive_count: e.redrive_count,
+    malformed: e.malformed !== null,
+  };
+}
+
 /**
  * An in-memory source over plain entries: the data, paged like the
- * contract pages it. (The backend-backed source is exercised by the tmux
+ * contract pages it (light rows for the list, the full entry for the detail). (The backend-backed source is exercised by the tmux
  * test against the real SQLite store.)
  */
 export function arraySource(entries: DlqEntry[], pageSize = 1000): TriageSource {
@@ -112,7 +133,7 @@ export function arraySource(entries: DlqEntry[], pageSize = 1000): TriageSource 
     async *pages(signal) {
       for (let i = 0; i < entries.length; i += pageSize) {
         if (signal.aborted) return;
-        yield entries.slice(i, i + pageSize);
+        yield entries.slice(i, i + pageSize).map(toDlqRow);
       }
     },
     get: async (id) => entries.find((e) => e.job_id === id) ?? null,
