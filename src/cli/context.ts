@@ -114,7 +114,8 @@ export interface ContextDeps {
 export function computeInteractive(io: CliIo, env: Record<string, string | undefined>, input: boolean | undefined): boolean {
   if (input === false) return false;
   if (isCi(env)) return false;
-  return io.stdin.isTTY === true && io.stdout.isTTY === true;
+  // stdout first: when it is not a terminal, process.stdin is never created (see runCli in main.ts).
+  return io.stdout.isTTY === true && io.stdin.isTTY === true;
 }
 
 export function isCi(env: Record<string, string | undefined>): boolean {
