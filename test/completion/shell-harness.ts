@@ -7,7 +7,8 @@
  *   COMPREPLY is printed.
  * - zsh: compinit runs, the script is sourced (or autoloaded from fpath),
  *   and `compadd` is replaced by a capture that keeps candidates matching
- *   PREFIX the way zsh's own matcher would; `_files` is recorded as `<files>`.
+ *   PREFIX the way zsh's own matcher would, with IPREFIX in front as zsh
+ *   inserts it; `_files` is recorded as `<files>`.
  * - fish: `complete -C "LINE"`, fish's own API for "what would TAB offer".
  *
  * `agentq` on PATH is a wrapper around the built CLI, so dynamic values come
@@ -67,7 +68,8 @@ compadd() {
   for a in "$@"; do
     if (( seen )); then cands+=("$a"); elif [[ "$a" == -- ]]; then seen=1; fi
   done
-  for a in $cands; do [[ "$a" == "$PREFIX"* ]] && __captured+=("$a"); done
+  # what zsh inserts: the ignored prefix (IPREFIX, e.g. "--state=" of --state=value) and the match
+  for a in $cands; do [[ "$a" == "$PREFIX"* ]] && __captured+=("$IPREFIX$a"); done
   return 0
 }
 _files() { __captured+=("<files>"); }

@@ -79,6 +79,22 @@ describe.each(SHELLS)('%s completion', (shell) => {
     expect(await candidates(shell, `agentq --url sqlite:${join(home.dir, 'staging.db')} dlq ch`, env)).toEqual(['check']);
   });
 
+  it('completes the value of --opt=value as it does for --opt value', async () => {
+    // bash completes the word after "=" (COMP_WORDBREAKS), zsh and fish offer "--opt=value": compare the values.
+    const values = async (line: string, opt: string) => (await candidates(shell, line, env)).map((c) => (c.startsWith(`${opt}=`) ? c.slice(opt.length + 1) : c));
+    const states = await candidates(shell, 'agentq list --state ', env);
+    expect(states).toEqual(expect.arrayContaining(['queued', 'running', 'dead']));
+    expect(await values('agentq list --state=', '--state')).toEqual(states);
+    expect(await values('agentq list --state=ru', '--state')).toEqual(['running']);
+    expect(await values('agentq dlq list --output=nd', '--output')).toEqual(['ndjson']);
+    expect(await values('agentq stats --queue=res', '--queue')).toEqual([QUEUE]);
+    // Not after a short option: commander reads -o=json as the value "=json".
+    expect(await candidates(shell, 'agentq list -o=', env)).toEqual([]);
+    expect(await candidates(shell, 'agentq list -o=nd', env)).toEqual([]);
+    // The value typed after "=" is skipped when finding the command path, as a separate one is.
+    expect(await candidates(shell, 'agentq --output=json dlq ch', env)).toEqual(['check']);
+  });
+
   it('skips option values when finding the command path', async () => {
     // `json` (the value of --output) must not be taken for a subcommand or an argument.
     expect(await candidates(shell, 'agentq --output json dlq check --max-s', env)).toEqual(['--max-size']);

@@ -52,11 +52,13 @@ export function renderBash(root: CommandSpec, header: string): string {
 
   L.push(
     '_agentq() {',
-    '  local cur="${COMP_WORDS[COMP_CWORD]:-}" prev="" path="" npos=0 i=1 w',
+    '  local cur="${COMP_WORDS[COMP_CWORD]:-}" prev="" path="" npos=0 i=1 w eq=0',
     '  # bash splits `--queue=re` into `--queue` `=` `re`: complete the value part.',
-    '  if [ "$cur" = "=" ]; then cur=""; prev="${COMP_WORDS[COMP_CWORD-1]}"',
-    '  elif [ "$COMP_CWORD" -ge 2 ] && [ "${COMP_WORDS[COMP_CWORD-1]}" = "=" ]; then prev="${COMP_WORDS[COMP_CWORD-2]}"',
+    '  if [ "$cur" = "=" ]; then cur=""; prev="${COMP_WORDS[COMP_CWORD-1]}"; eq=1',
+    '  elif [ "$COMP_CWORD" -ge 2 ] && [ "${COMP_WORDS[COMP_CWORD-1]}" = "=" ]; then prev="${COMP_WORDS[COMP_CWORD-2]}"; eq=1',
     '  elif [ "$COMP_CWORD" -ge 1 ]; then prev="${COMP_WORDS[COMP_CWORD-1]}"; fi',
+    '  # Only a long option takes "=value": commander reads -o=json as the value "=json", so offer nothing there.',
+    '  case "$prev" in --*) ;; -*) if [ "$eq" = 1 ]; then COMPREPLY=(); return 0; fi ;; esac',
     '  while [ "$i" -lt "$COMP_CWORD" ]; do',
     '    w="${COMP_WORDS[i]}"',
     '    case "$w" in',
