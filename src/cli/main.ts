@@ -201,7 +201,15 @@ export async function runCli(argv: readonly string[] = process.argv.slice(2)): P
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   const code = await main(argv, {
-    io: { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
+    io: {
+      stdout: process.stdout,
+      stderr: process.stderr,
+      // On first use only: creating process.stdin loads Node's stream and socket modules,
+      // which `agentq inspect` and `--help` never need (a measurable share of their start-up).
+      get stdin() {
+        return process.stdin;
+      },
+    },
     env: process.env,
     cwd: process.cwd(),
     signal: controller.signal,
