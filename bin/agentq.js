@@ -33,6 +33,9 @@ const emitWarning = process.emitWarning.bind(process);
 process.emitWarning = (warning, ...rest) => {
   const text = typeof warning === 'string' ? warning : warning && warning.message;
   if (typeof text === 'string' && /AWS SDK for JavaScript/i.test(text) && /node\s*>=?\s*v?\d|NodeVersionSupportWarning|NodeDeprecationWarning|support(ing)? (for )?Node/i.test(text)) return;
+  // The code cache (code-cache.js) lets a cached chunk use import() through this vm option,
+  // which Node 20 calls experimental; an operator can do nothing about it.
+  if (typeof text === 'string' && text.includes('vm.USE_MAIN_CONTEXT_DEFAULT_LOADER')) return;
   return emitWarning(warning, ...rest);
 };
 
@@ -60,7 +63,9 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   process.exit(0);
 }
 
-const bundle = require('node:path').join(__dirname, '..', 'dist', 'bundle', 'agentq.cjs');
+const bundleDir = require('node:path').join(__dirname, '..', 'dist', 'bundle');
+const bundle = require('node:path').join(bundleDir, 'agentq.cjs');
+require('./code-cache.js').install(bundleDir);
 let cli;
 try {
   cli = require(bundle);
