@@ -95,6 +95,7 @@ async function redisCpu(redis) {
   const g = (k) => Number(info.match(new RegExp(`${k}:([\\d.]+)`))[1]);
   return g('used_cpu_user_main_thread') + g('used_cpu_sys_main_thread');
 }
+const cpuSecs = (u) => (u.user + u.system) / 1e6;
 const usPerJob = (secs, n) => ((secs * 1e6) / n).toFixed(0);
 const fmt = (n) => n.toLocaleString('en-US');
 const results = [];
@@ -110,12 +111,14 @@ async function benchEnqueue(redis) {
   const bq = new Queue('bench-enqueue', { connection: bullConn });
   await bq.waitUntilReady();
   let c0 = await redisCpu(redis);
+  let u0 = process.cpuUsage();
   let t = performance.now();
   for (let i = 0; i < ENQUEUE_N; i += chunk) {
     const n = Math.min(chunk, ENQUEUE_N - i);
     await bq.addBulk(Array.from({ length: n }, (_v, k) => ({ name: 'research_report', data: { tenant: `t${(i + k) % 10}`, input_ref: 's3://bucket/in/doc' } })));
   }
   const bullMs = performance.now() - t;
+  const bullClient = cpuSecs(process.cpuUsage(u0));
   const bullCpu = (await redisCpu(redis)) - c0;
   await bq.close();
 
@@ -123,6 +126,7 @@ async function benchEnqueue(redis) {
   const backend = await openBackend(redis.url);
   await backend.submit({ workflow: 'warmup:v1', queue: 'warmup' });
   c0 = await redisCpu(redis);
+  u0 = process.cpuUsage();
   t = performance.now();
   for (let i = 0; i < ENQUEUE_N; i += chunk) {
     const n = Math.min(chunk, ENQUEUE_N - i);
@@ -133,13 +137,16 @@ async function benchEnqueue(redis) {
     );
   }
   const aqMs = performance.now() - t;
+  const aqClient = cpuSecs(process.cpuUsage(u0));
   const aqCpu = (await redisCpu(redis)) - c0;
   await backend.close();
   const bull = rate(ENQUEUE_N, bullMs);
   const aq = rate(ENQUEUE_N, aqMs);
   report(
     `enqueue ${fmt(ENQUEUE_N)} jobs: BullMQ addBulk ${fmt(bull)} jobs/s, agentq submit ${fmt(aq)} jobs/s, ratio ${(aq / bull).toFixed(2)}x; ` +
-      `Redis CPU per job: BullMQ ${usPerJob(bullCpu, ENQUEUE_N)} us, agentq ${usPerJob(aqCpu, ENQUEUE_N)} us`,
+      `Redis CPU per job: BullMQ ${usPerJob(bullCpu, ENQUEUE_N)} us, agentq ${usPerJob(aqCpu, ENQUEUE_N)} us; ` +
+      `producer process CPU per job: BullMQ ${usPerJob(bullClient, ENQUEUE_N)} us, agentq ${usPerJob(aqClient, ENQUEUE_N)} us; ` +
+      `Redis + producer CPU ratio (BullMQ / agentq) ${((bullCpu + bullClient) / (aqCpu + aqClient)).toFixed(2)}x`,
   );
 }
 
@@ -153,6 +160,7 @@ async function benchProcess(redis, concurrency, n) {
   let finish;
   const allDone = new Promise((r) => (finish = r));
   let c0 = await redisCpu(redis);
+  let u0 = process.cpuUsage();
   let t = performance.now();
   const bw = new Worker('bench-process', async () => {}, { connection: bullConn, concurrency });
   bw.on('completed', () => {
@@ -160,6 +168,7 @@ async function benchProcess(redis, concurrency, n) {
   });
   await allDone;
   const bullMs = performance.now() - t;
+  const bullClient = cpuSecs(process.cpuUsage(u0));
   const bullCpu = (await redisCpu(redis)) - c0;
   await bw.close();
   await bq.close();
@@ -174,6 +183,7 @@ async function benchProcess(redis, concurrency, n) {
   let aqFinish;
   const aqAllDone = new Promise((r) => (aqFinish = r));
   c0 = await redisCpu(redis);
+  u0 = process.cpuUsage();
   t = performance.now();
   const worker = createWorker({
     backend,
@@ -187,6 +197,7 @@ async function benchProcess(redis, concurrency, n) {
   await worker.start();
   await aqAllDone;
   const aqMs = performance.now() - t;
+  const aqClient = cpuSecs(process.cpuUsage(u0));
   const aqCpu = (await redisCpu(redis)) - c0;
   await worker.stop();
   const counts = (await backend.stats('bench-process')).counts;
@@ -196,7 +207,9 @@ async function benchProcess(redis, concurrency, n) {
   const aq = rate(n, aqMs);
   report(
     `process ${fmt(n)} no-op jobs at concurrency ${concurrency}: BullMQ ${fmt(bull)} jobs/s, agentq ${fmt(aq)} jobs/s, ratio ${(aq / bull).toFixed(2)}x; ` +
-      `Redis CPU per job: BullMQ ${usPerJob(bullCpu, n)} us, agentq ${usPerJob(aqCpu, n)} us`,
+      `Redis CPU per job: BullMQ ${usPerJob(bullCpu, n)} us, agentq ${usPerJob(aqCpu, n)} us; ` +
+      `worker process CPU per job: BullMQ ${usPerJob(bullClient, n)} us, agentq ${usPerJob(aqClient, n)} us; ` +
+      `Redis + worker CPU ratio (BullMQ / agentq) ${((bullCpu + bullClient) / (aqCpu + aqClient)).toFixed(2)}x`,
   );
 }
 

@@ -80,6 +80,17 @@ const APPLY_SLICE = 50;
 
 type Client = Redis | Cluster;
 
+/** Jobs per submit script call: about a millisecond of Redis time at most. */
+const SUBMIT_BATCH = 64;
+
+interface PendingSubmit {
+  jobKey: string;
+  locKey: string;
+  args: Array<string | number>;
+  resolve: (r: [string, string?]) => void;
+  reject: (e: unknown) => void;
+}
+
 interface Loc {
   queue: string;
   shard: number;
@@ -260,7 +271,7 @@ export class RedisBackend implements Backend {
     // removed again if the submit turns out to be a duplicate.
     const locKey = this.keys.loc(jobId);
     if (this.opts.cluster) await this.client.set(locKey, `${loc.queue}\t${loc.shard}`);
-    const res = await this.call<[string, string?]>('aqSubmit', p, [p + 'j:' + jobId, p + 'idem', this.opts.cluster ? p + 'j:' + jobId : locKey], loc.queue, [
+    const res = await this.submitBatched(loc, p + 'j:' + jobId, locKey, [
       jobId,
       req.idempotency_key ?? '',
       fp,
@@ -300,6 +311,49 @@ export class RedisBackend implements Backend {
       lineage: { redrive_count: 0, redriven_at: null, redrive_run: null },
     };
     return { job, created: true };
+  }
+
+  /** Submits waiting for the end of this turn of the event loop, per shard prefix. */
+  private readonly submitBatches = new Map<string, { loc: Loc; items: PendingSubmit[] }>();
+  private submitFlush: NodeJS.Immediate | null = null;
+
+  /**
+   * Queues one job's submit script arguments; submits issued in the same turn
+   * of the event loop go to their shard together, SUBMIT_BATCH per script
+   * call (lua/submit.ts). Each job is still checked and inserted atomically,
+   * in the order the calls were made.
+   */
+  private submitBatched(loc: Loc, jobKey: string, locKey: string, args: Array<string | number>): Promise<[string, string?]> {
+    return new Promise((resolve, reject) => {
+      const p = this.sp(loc);
+      let batch = this.submitBatches.get(p);
+      if (!batch) {
+        batch = { loc, items: [] };
+        this.submitBatches.set(p, batch);
+      }
+      batch.items.push({ jobKey, locKey, args, resolve, reject });
+      this.submitFlush ??= setImmediate(() => this.flushSubmits());
+    });
+  }
+
+  private flushSubmits(): void {
+    this.submitFlush = null;
+    const batches = [...this.submitBatches.values()];
+    this.submitBatches.clear();
+    for (const { loc, items } of batches) {
+      for (let i = 0; i < items.length; i += SUBMIT_BATCH) {
+        const chunk = items.slice(i, i + SUBMIT_BATCH);
+        const p = this.sp(loc);
+        const writeLoc = !this.opts.cluster;
+        const keys = [p + 'idem', ...chunk.map((c) => c.jobKey), ...(writeLoc ? chunk.map((c) => c.locKey) : [])];
+        const args: Array<string | number> = [chunk.length, writeLoc ? '1' : '0'];
+        for (const c of chunk) args.push(...c.args);
+        this.call<Array<[string, string?]>>('aqSubmit', p, keys, loc.queue, args).then(
+          (res) => chunk.forEach((c, k) => c.resolve(res[k]!)),
+          (e: unknown) => chunk.forEach((c) => c.reject(e)),
+        );
+      }
+    }
   }
 
   /**

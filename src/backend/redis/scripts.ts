@@ -13,6 +13,9 @@ import { HISTORY } from './lua/read.js';
 import { SUBMIT } from './lua/submit.js';
 import { ABORT, CHECKPOINT, COMPLETE, completeClaim, EFFECT_BEGIN, EFFECT_FINISH, FAIL, HEARTBEAT, RELEASE } from './lua/worker.js';
 
+/** A script whose number of KEYS depends on the call (a batch): at least one. */
+export const VARIABLE_KEYS = -1;
+
 /**
  * Scripts that run against one queue shard (ARGV[1..4] = prefix, now, events
  * cap, queue), with the number of KEYS each declares (checked on every call).
@@ -22,7 +25,7 @@ import { ABORT, CHECKPOINT, COMPLETE, completeClaim, EFFECT_BEGIN, EFFECT_FINISH
  * after NOSCRIPT.)
  */
 export const SHARD_SCRIPTS = {
-  aqSubmit: [SUBMIT, 3],
+  aqSubmit: [SUBMIT, VARIABLE_KEYS],
   aqCancel: [CANCEL, 1],
   aqClaim: [CLAIM, 1],
   aqHeartbeat: [HEARTBEAT, 1],
@@ -64,7 +67,8 @@ export function registerScripts(client: Redis | Cluster): void {
 
 /** Calls a registered script: numkeys, its declared keys, then its arguments. */
 export function callScript(client: Redis | Cluster, name: ScriptName, keys: string[], args: Array<string | number>): Promise<unknown> {
-  if (KEY_COUNTS.get(name) !== keys.length) throw new Error(`script ${name} declares ${KEY_COUNTS.get(name)} keys, called with ${keys.length}`);
+  const declared = KEY_COUNTS.get(name);
+  if (declared === VARIABLE_KEYS ? keys.length < 1 : declared !== keys.length) throw new Error(`script ${name} declares ${KEY_COUNTS.get(name)} keys, called with ${keys.length}`);
   const fn = (client as unknown as Record<string, (...a: Array<string | number>) => Promise<unknown>>)[name]!;
   return fn.call(client, keys.length, ...keys, ...args);
 }

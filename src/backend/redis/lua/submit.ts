@@ -1,29 +1,61 @@
 /**
- * submit: idempotency check and insert in one step.
- * KEYS[1] job hash, KEYS[2] the shard's idempotency hash, KEYS[3] the job's
- * global location key (standalone only: a Cluster may keep it on another
- * node, so there the client writes it first, apart), or KEYS[1] again.
- * ARGV[5..]: id, idempotency key ('' for none), fingerprint, envelope JSON,
- * initial state (queued|scheduled), run_at, deadline ms (''), class, tenant,
- * max_attempts, workflow, estimated seconds (for the backlog counters).
- * Returns {'created'} or {'exists', '<job id>|<fingerprint>'}.
+ * submit: a batch of new jobs of one shard, each with its idempotency check
+ * and insert, in one script call. Submits issued in the same turn of the
+ * event loop are sent together (RedisBackend.submit): the script's fixed cost
+ * and the writes that take many members at once (the id index, the location
+ * keys, the submitted total) are paid once per batch, not once per job.
+ *
+ * KEYS[1] the shard's idempotency hash, KEYS[2 .. n+1] the jobs' hashes,
+ * then on standalone KEYS[n+2 .. 2n+1] the jobs' global location keys (a
+ * Cluster may keep those on other nodes, so there the client writes each
+ * first, apart).
+ * ARGV[5] n, ARGV[6] '1' to write the location keys; then per job
+ * SUBMIT_FIELDS values: id, idempotency key ('' for none), fingerprint,
+ * envelope JSON, initial state (queued|scheduled), run_at, deadline ms (''),
+ * class, tenant, max_attempts, workflow, estimated seconds (for the backlog
+ * counters), shard.
+ * Returns per job {'created'} or {'exists', '<job id>|<fingerprint>'}, in order.
+ * Jobs are handled in order, so a key repeated within a batch finds the
+ * first job.
  */
+export const SUBMIT_FIELDS = 13;
+
 export const SUBMIT = String.raw`
-local id, idem, fp, env, st, runAt, dl, cls, ten, maxAtt, wf, est = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], tonumber(ARGV[10]), ARGV[11], ARGV[12], ARGV[13], ARGV[14], ARGV[15], ARGV[16]
-if idem ~= '' then
-  local existing = redis.call('HGET', KEYS[2], idem)
-  if existing then return { 'exists', existing } end
-  redis.call('HSET', KEYS[2], idem, id .. '|' .. fp)
+local n, writeLoc = tonumber(ARGV[5]), ARGV[6] == '1'
+local out, ids, locs = {}, {}, {}
+for i = 0, n - 1 do
+  local b = 7 + i * ${SUBMIT_FIELDS}
+  local id, idem, fp, env, st, runAt, dl, cls, ten, maxAtt, wf, est, shard =
+    ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], tonumber(ARGV[b + 5]), ARGV[b + 6], ARGV[b + 7], ARGV[b + 8], ARGV[b + 9], ARGV[b + 10], ARGV[b + 11], ARGV[b + 12]
+  local existing = nil
+  if idem ~= '' then
+    existing = redis.call('HGET', KEYS[1], idem)
+    if not existing then redis.call('HSET', KEYS[1], idem, id .. '|' .. fp) end
+  end
+  if existing then
+    out[#out + 1] = { 'exists', existing }
+  else
+    redis.call('HSET', KEYS[2 + i], 'env', env, 'att', 0, 'max', maxAtt, 'dl', dl, 'cls', cls, 'ten', ten, 'wf', wf,
+      'cat', NOW, 'upd', NOW, 'fen', 0, 'nef', 0, 'rc', 0, 'est', est, 'st', st, 'run', runAt)
+    META[id] = { cls = cls, ten = ten, est = tonumber(est) }
+    ids[#ids + 1] = 0
+    ids[#ids + 1] = id
+    if writeLoc then
+      locs[#locs + 1] = KEYS[2 + n + i]
+      locs[#locs + 1] = QUEUE .. '\t' .. shard
+    end
+    -- 'st', 'upd' and 'run' went into the HSET above: one write of the new hash instead of three.
+    move(id, nil, st, true)
+    enqueue(id, runAt, true)
+    emit(id, 'submitted', nil, st, 0, ten, (st == 'scheduled') and { run_at = runAt } or nil)
+    out[#out + 1] = { 'created' }
+  end
 end
-redis.call('HSET', KEYS[1], 'env', env, 'att', 0, 'max', maxAtt, 'dl', dl, 'cls', cls, 'ten', ten, 'wf', wf,
-  'cat', NOW, 'upd', NOW, 'fen', 0, 'nef', 0, 'rc', 0, 'est', est, 'st', st, 'run', runAt)
-if KEYS[3] ~= KEYS[1] then redis.call('SET', KEYS[3], QUEUE .. '\t' .. ARGV[17]) end
-META[id] = { cls = cls, ten = ten, est = tonumber(est) }
-redis.call('ZADD', K_ALL, 0, id)
--- 'st', 'upd' and 'run' went into the HSET above: one write of the new hash instead of three.
-move(id, nil, st, true)
-enqueue(id, runAt, true)
-total('submitted')
-emit(id, 'submitted', nil, st, 0, ten, (st == 'scheduled') and { run_at = runAt } or nil)
-return { 'created' }
+-- once per batch: the id index, the location keys, the total
+if #ids > 0 then
+  redis.call('ZADD', K_ALL, unpack(ids))
+  if #locs > 0 then redis.call('MSET', unpack(locs)) end
+  total('submitted', #ids / 2)
+end
+return out
 `;
