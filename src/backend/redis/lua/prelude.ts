@@ -148,7 +148,9 @@ local function endAttempt(id, out, code, msg)
   redis.call('LSET', ak(id), -1, cjson.encode(a))
   local started = tonumber(a.started_at)
   if started then
-    pushCapped(P .. 'exec', NOW - started, SAMPLES_KEEP)
+    -- samples are trimmed back to SAMPLES_KEEP once they reach twice that (one LTRIM per
+    -- SAMPLES_KEEP attempts, not one per attempt); readers take the last SAMPLES_KEEP
+    if redis.call('RPUSH', P .. 'exec', NOW - started) > 2 * SAMPLES_KEEP then redis.call('LTRIM', P .. 'exec', -SAMPLES_KEEP, -1) end
   end
   local n = tostring(a.attempt)
   if out == 'succeeded' then redis.call('HINCRBY', P .. 'byatt', n .. ':ok', 1)
