@@ -6,7 +6,7 @@
  *   sqs://REGION/PREFIX?endpoint=&store=                SQS broker + SQLite job store (lazy-loaded)
  * Adapters are imported lazily so a command only loads the driver it uses.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { AdmissionLimits } from '../core/admission.js';
@@ -55,6 +55,22 @@ function sqlitePath(rest: string): string {
   return p;
 }
 
+/**
+ * `mkdir -p`, one level at a time. Node's own `mkdirSync(dir, { recursive: true })` never
+ * returns for a path under /proc (mkdir there fails with ENOENT although the parent exists);
+ * here the first level that cannot be made throws at once.
+ */
+function makeDirs(dir: string): void {
+  if (existsSync(dir)) return;
+  const parent = dirname(dir);
+  if (parent !== dir) makeDirs(parent);
+  try {
+    mkdirSync(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e; // another process made it meanwhile
+  }
+}
+
 export async function openBackend(url: string, opts: OpenOptions = {}): Promise<Backend> {
   const shown = redactUrl(url);
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
@@ -62,7 +78,7 @@ export async function openBackend(url: string, opts: OpenOptions = {}): Promise<
     const path = sqlitePath(url.slice('sqlite:'.length));
     if (path === '') throw new ConfigError(`the URL ${shown} names no database file`, 'Use sqlite:PATH, e.g. sqlite:./agentq.db, or sqlite::memory:.');
     try {
-      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      if (path !== ':memory:') makeDirs(dirname(path));
       const { SqliteBackend } = await import('./sqlite/index.js');
       return new SqliteBackend({ path, ...opts });
     } catch (e) {
