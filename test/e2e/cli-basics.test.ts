@@ -69,6 +69,7 @@ describe('usage errors exit 2 and name the rule', () => {
     [['list', '-o', 'yaml'], /argument 'yaml' is invalid/],
     [['list', '--state', 'runing'], /--state "runing" is not a job state: use queued, scheduled/],
     [['list', '--limit', '0'], /--limit 0 must be a whole number from 1 to 1000/],
+    [['list', '--cursor', 'garbage'], /--cursor must be the cursor printed after the previous page \(a job id, job_\.\.\.\), got "garbage"/],
     [['list', '--since', '30'], /is not a duration: use a number with a unit/],
     [['inspect', 'job_nope'], /is not a job id/],
     [['submit', 'no-version'], /workflow must look like name:vN/],
@@ -80,6 +81,13 @@ describe('usage errors exit 2 and name the rule', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
     expect(r.stdout).toBe('');
+  });
+
+  it('a database path that cannot be created fails at once with the reason (exit 78), not a hang', async () => {
+    // Node's recursive mkdir never returns under /proc; agentq makes the directories itself.
+    const r = await runCli(home, ['--url', 'sqlite:/proc/agentq-none/x/jobs.db', 'list'], { timeoutMs: 20_000 });
+    expect(r.code).toBe(78);
+    expect(r.stderr).toMatch(/cannot open sqlite:\/proc\/agentq-none\/x\/jobs\.db: ENOENT.*mkdir '\/proc\/agentq-none'/);
   });
 
   it('no stack trace without --debug; with AGENTQ_DEBUG=1 there is one', async () => {
