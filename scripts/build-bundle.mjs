@@ -136,8 +136,12 @@ if (problems.length) {
   console.error(`build-bundle: the bundle is not as it must be:\n  ${problems.join('\n  ')}`);
   process.exit(1);
 }
-rmSync(outDir, { recursive: true, force: true });
+// Two renames, so the bundle is missing only between them (deleting the old one takes longer).
+const oldDir = join(dist, 'bundle.old');
+rmSync(oldDir, { recursive: true, force: true });
+if (existsSync(outDir)) renameSync(outDir, oldDir);
 renameSync(nextDir, outDir);
+rmSync(oldDir, { recursive: true, force: true });
 
 // V8 code cache (bin/code-cache.js): run the commands whose start-up matters once each, on a
 // throw-away store, writing what V8 compiled next to each chunk. Not fatal if it fails (e.g.
