@@ -32,12 +32,17 @@ export const CLAIM_CORE = String.raw`
 local max, leaseMs, worker, wver = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7], ARGV[8]
 local reapLimit, rand = tonumber(ARGV[14]), tonumber(ARGV[16])
 
--- the retry policy: 'min:max,min:max,...|growth|maxDelay|ratio|minRetries|overBudgetDelay'
-local pol = {}
-for part in string.gmatch(ARGV[15], '[^|]+') do pol[#pol + 1] = part end
-local windows = {}
-for a, b in string.gmatch(pol[1], '(%d+):(%d+)') do windows[#windows + 1] = { tonumber(a), tonumber(b) } end
-local growth, maxDelay, ratio, minRetries, overDelay = tonumber(pol[2]), tonumber(pol[3]), tonumber(pol[4]), tonumber(pol[5]), tonumber(pol[6])
+-- the retry policy: 'min:max,min:max,...|growth|maxDelay|ratio|minRetries|overBudgetDelay',
+-- parsed only when a reaped lease needs it (most calls reap nothing)
+local windows, growth, maxDelay, ratio, minRetries, overDelay
+local function parsePolicy()
+  if windows then return end
+  local pol = {}
+  for part in string.gmatch(ARGV[15], '[^|]+') do pol[#pol + 1] = part end
+  windows = {}
+  for a, b in string.gmatch(pol[1], '(%d+):(%d+)') do windows[#windows + 1] = { tonumber(a), tonumber(b) } end
+  growth, maxDelay, ratio, minRetries, overDelay = tonumber(pol[2]), tonumber(pol[3]), tonumber(pol[4]), tonumber(pol[5]), tonumber(pol[6])
+end
 
 local function backoff(retry, r)
   local w = windows[math.min(retry, #windows)] or { 1000, 1000 }
@@ -81,6 +86,7 @@ for n, id in ipairs(expiredLeases) do
     elseif dl and NOW >= dl then kind = 'expired'
     elseif att >= tonumber(hget(id, 'max')) then kind = 'dead'
     else
+      parsePolicy()
       local r = (rand + n * 0.6180339887) % 1
       local delay = backoff(att, r)
       local a, rt = traffic()
@@ -172,8 +178,17 @@ local function nextTenant(c, after)
   return nil
 end
 
--- Tenants in each class's index, read once per call and kept current as picks empty tenants
--- (nothing else changes these sets during the picks).
+-- Which classes have waiting work, from the per-class counts move keeps in the counts hash
+-- ('<class>:queued', '<class>:scheduled': lua/stats.ts statsCountField), in one read: a class
+-- has waiting jobs exactly when its tenant index is not empty.
+local waitingIn = {}
+do
+  local w = redis.call('HMGET', K_COUNT, 'interactive:queued', 'interactive:scheduled', 'batch:queued', 'batch:scheduled', 'maintenance:queued', 'maintenance:scheduled')
+  for i, c in ipairs(ALL) do waitingIn[c] = (tonumber(w[2 * i - 1]) or 0) + (tonumber(w[2 * i]) or 0) > 0 end
+end
+
+-- Tenants in each class's index, read (once per call) only for a class some of whose tenants were
+-- dropped, and kept current as picks empty tenants (nothing else changes these sets during the picks).
 local tenantsIn = {}
 local function tenantCount(c)
   local n = tenantsIn[c]
@@ -192,7 +207,7 @@ while #claimed < max and budget > 0 do
   -- smooth weighted round robin over classes with candidates (computed on copies: committed only if used)
   local active, totalW, best = {}, 0, nil
   for _, c in ipairs(ALL) do
-    if allowed[c] and (weight[c] or 0) > 0 and tenantCount(c) > ndropped[c] then active[c] = true end
+    if allowed[c] and (weight[c] or 0) > 0 and waitingIn[c] and (ndropped[c] == 0 or tenantCount(c) > ndropped[c]) then active[c] = true end
   end
   local nc = { interactive = credit.interactive, batch = credit.batch, maintenance = credit.maintenance }
   for _, c in ipairs(ALL) do
