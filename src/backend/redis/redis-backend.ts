@@ -229,7 +229,8 @@ export class RedisBackend implements Backend {
   async submit(raw: SubmitRequest): Promise<{ job: Job; created: boolean }> {
     const now = this.now();
     const req = normalizeSubmit(raw, now);
-    const fp = requestFingerprint(req);
+    // The body's fingerprint only matters next to an idempotency key (a same-key resend is compared with it).
+    const fp = req.idempotency_key !== null ? requestFingerprint(req) : '';
     const jobId = this.newId(JOB_ID_PREFIX);
     const shards = await this.shardsOf(req.queue, true);
     // A tenant's jobs share a shard: per-tenant order, caps and backlog stay exact on a sharded queue,
