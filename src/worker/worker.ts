@@ -211,7 +211,9 @@ class WorkerRuntime implements Worker {
         if (this.inflight.get(lease.jobId) === entry) this.inflight.delete(lease.jobId);
         freeSlot();
         this.slotFreedSinceClaim = true;
-        this.waker.wake();
+        // A slot the next job already took (completeAndClaim) is not free: waking the claim loop
+        // would only cost it a turn of the event loop per job before it sleeps again.
+        if (this.inflight.size < this.concurrency || this.state !== 'running') this.waker.wake();
       },
     };
     this.inflight.set(lease.jobId, entry);
