@@ -63,6 +63,13 @@ const REWRITES = [
   },
 ];
 
+/**
+ * ulid's "node" build differs from its default one only by importing node:crypto at the top
+ * (for a PRNG agentq never asks it for: ids.ts passes its own Random). Loading node:crypto is
+ * ~7% of `agentq inspect`; the default build finds Node's global WebCrypto if it ever needs one.
+ */
+const ULID_DEFAULT_BUILD = join(root, 'node_modules', 'ulid', 'dist', 'browser', 'index.js');
+
 const packageOf = (id) => EXTERNAL_PACKAGES.some((p) => (p.endsWith('/') ? id.startsWith(p) : id === p || id.startsWith(`${p}/`)));
 
 rmSync(nextDir, { recursive: true, force: true });
@@ -91,6 +98,7 @@ const result = await build({
       name: 'agentq-externals',
       resolveId(source, importer) {
         if (packageOf(source)) return { id: source, external: true };
+        if (source === 'ulid') return ULID_DEFAULT_BUILD;
         if (importer && source.startsWith('.')) {
           const abs = join(dirname(importer), source);
           // Imported by path relative to the chunk that imports it (every chunk is in dist/bundle/).
