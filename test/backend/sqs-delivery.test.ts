@@ -409,6 +409,23 @@ describe('the DLQ on SQS', () => {
     expect((await b.dlqList({ queue: 'q' }, { limit: 10 })).items).toHaveLength(1);
   });
 
+  it('receives no more than --max messages, however many receive loops run at once (each receive raises a receive count)', async () => {
+    const e = env();
+    const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0 });
+    await b.setup(['q']);
+    const dlq = await queueUrl(dlqName(e.prefix, 'q'));
+    for (let i = 0; i < 20; i++) await raw.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: `not ours ${i}` }));
+    const r = await b.sweepDlq('q', { max: 3, leaveForeign: true });
+    expect(r).toMatchObject({ received: 3, kept_in_sqs: 3 });
+    expect(r.custody).toHaveLength(3);
+    const all = await raw.send(new ReceiveMessageCommand({ QueueUrl: dlq, MaxNumberOfMessages: 10, VisibilityTimeout: 0, MessageSystemAttributeNames: ['ApproximateReceiveCount'] }));
+    const again = await raw.send(new ReceiveMessageCommand({ QueueUrl: dlq, MaxNumberOfMessages: 10, VisibilityTimeout: 0, MessageSystemAttributeNames: ['ApproximateReceiveCount'] }));
+    const seen = new Map([...(all.Messages ?? []), ...(again.Messages ?? [])].map((m) => [m.MessageId!, Number(m.Attributes!.ApproximateReceiveCount)]));
+    expect(seen.size).toBe(20);
+    // Our own receive above adds one to each; the sweep's added one more to exactly three messages.
+    expect([...seen.values()].filter((c) => c > 1)).toHaveLength(3);
+  });
+
   it('leaves a foreign message in a source queue alone: never run, never deleted', async () => {
     const e = env();
     const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0 });
