@@ -2,6 +2,7 @@
 //
 //   npm run build && node bench/sqs-redrive.mjs          # N=5000 entries, SUBMITS=2000
 //   N=1000 SUBMITS=500 node bench/sqs-redrive.mjs        # quicker
+//   SKIP_NAIVE=1 CPU_PROF=/tmp/prof node bench/sqs-redrive.mjs   # agentq only, a V8 CPU profile per CLI run
 //
 // Phases, in one run, on two separate queue prefixes seeded identically (N dead jobs: N store
 // entries and N agentq DLQ copies in the SQS DLQ, with error attributes):
@@ -12,6 +13,9 @@
 //           DeleteMessageBatch of 10): both spawned CLIs, start-up included
 //   submit  `backend.submit()` through the outbox (store commit, then publish at once), sequential
 //           and with IN_FLIGHT=50 concurrent submits (grouped into SendMessageBatch of 10)
+// CPU: besides wall time, each phase reports the CPU seconds it cost on the client side (this process
+// for the naive loop, the CLI children for agentq) and in the emulator. Wall time on a loaded machine
+// measures the neighbours as much as the code; the CPU ratio moves far less with load.
 // Checks after each phase: exactly N messages in the source queue, none left in the DLQ.
 // Results (with the machine and the command) go to BENCHMARKS.md, section "SQS".
 import { spawn, spawnSync } from 'node:child_process';
@@ -67,6 +71,16 @@ const serverCpu = () => {
   const f = readFileSync(`/proc/${fauxqs.pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(f[11]) + Number(f[12])) / 100;
 };
+/**
+ * CPU seconds on the client side: this process (the naive loop runs here) plus the CLI children it
+ * waited for (cutime + cstime of /proc/self/stat). With serverCpu() this gives the whole CPU cost of
+ * a phase, which load on the machine inflates far less than wall time.
+ */
+const clientCpu = () => {
+  const f = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6 + (Number(f[13]) + Number(f[14])) / 100;
+};
 const sqs = new SQSClient({ region: 'us-east-1', endpoint });
 const dir = mkdtempSync(join(tmpdir(), 'agentq-bench-sqs-'));
 const urlFor = (prefix) =>
@@ -108,20 +122,25 @@ async function seed(prefix) {
 
 function cli(prefix, args) {
   const t = performance.now();
-  const r = spawnSync(process.execPath, [join(REPO, 'bin', 'agentq.js'), '--url', urlFor(prefix), '--no-input', ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+  const prof = process.env.CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.CPU_PROF] : [];
+  const r = spawnSync(process.execPath, [...prof, join(REPO, 'bin', 'agentq.js'), '--url', urlFor(prefix), '--no-input', ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
   if (r.status !== 0) throw new Error(`agentq ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
   return performance.now() - t;
 }
 
 line(`# sqs-redrive bench: N=${N}, batch ${BATCH}, node ${process.version}, ${cpus().length} cpus (${cpus()[0]?.model ?? '?'}), load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 
-// ---- naive
-await seed('naive');
-{
+// ---- naive (SKIP_NAIVE=1 when profiling agentq alone)
+var naiveRate = NaN;
+var naiveCpu = NaN;
+var naiveClientCpu = NaN;
+if (!process.env.SKIP_NAIVE) {
+  await seed('naive');
   const from = await qurl(dlqName('naive', QUEUE));
   const to = await qurl(sourceQueueName('naive', QUEUE, 'batch'));
   const t = performance.now();
   const c0 = serverCpu();
+  const k0 = clientCpu();
   let moved = 0;
   for (;;) {
     const m = (await sqs.send(new ReceiveMessageCommand({ QueueUrl: from, MaxNumberOfMessages: 1, MessageAttributeNames: ['All'], VisibilityTimeout: 30 }))).Messages?.[0];
@@ -132,25 +151,30 @@ await seed('naive');
   }
   const ms = performance.now() - t;
   if (moved !== N || (await depth(sourceQueueName('naive', QUEUE, 'batch'))) !== N || (await depth(dlqName('naive', QUEUE))) !== 0) throw new Error('naive loop check failed');
-  var naiveRate = (N / ms) * 1000;
-  var naiveCpu = serverCpu() - c0;
-  line(`naive receive-1/send-1/delete-1: ${N} msgs in ${(ms / 1000).toFixed(2)} s = ${naiveRate.toFixed(0)} msg/s; emulator CPU ${naiveCpu.toFixed(1)} s`);
+  naiveRate = (N / ms) * 1000;
+  naiveCpu = serverCpu() - c0;
+  naiveClientCpu = clientCpu() - k0;
+  line(`naive receive-1/send-1/delete-1: ${N} msgs in ${(ms / 1000).toFixed(2)} s = ${naiveRate.toFixed(0)} msg/s; CPU: client ${naiveClientCpu.toFixed(1)} s + emulator ${naiveCpu.toFixed(1)} s`);
 }
 
 // ---- agentq
 await seed('aq');
 {
   const c0 = serverCpu();
+  const k0 = clientCpu();
   const redriveMs = cli('aq', ['dlq', 'redrive', '--queue', QUEUE, '--all', '--yes', '--rate', '0', '--batch-size', String(BATCH), '--reason', 'bench']);
   const c1 = serverCpu();
+  const k1 = clientCpu();
   const sweepMs = cli('aq', ['sqs', 'sweep', '--queue', QUEUE, '--yes', '--max', String(2 * N)]);
   const c2 = serverCpu();
+  const k2 = clientCpu();
   const src = await depth(sourceQueueName('aq', QUEUE, 'batch'));
   const left = await depth(dlqName('aq', QUEUE));
   if (src !== N || left !== 0) throw new Error(`agentq check failed: ${src} in source, ${left} left in DLQ`);
   const rate = (N / (redriveMs + sweepMs)) * 1000;
   line(`agentq dlq redrive (CLI): ${N} jobs in ${(redriveMs / 1000).toFixed(2)} s; sqs sweep of the ${N} DLQ copies: ${(sweepMs / 1000).toFixed(2)} s`);
   line(`agentq total: ${rate.toFixed(0)} msg/s = ${(rate / naiveRate).toFixed(1)}x the naive loop (redrive alone: ${((N / redriveMs) * 1000 / naiveRate).toFixed(1)}x)`);
+  line(`agentq CPU: CLI redrive ${(k1 - k0).toFixed(1)} s + sweep ${(k2 - k1).toFixed(1)} s, emulator ${(c2 - c0).toFixed(1)} s = ${(k2 - k0 + c2 - c0).toFixed(1)} s vs naive ${(naiveClientCpu + naiveCpu).toFixed(1)} s = ${((naiveClientCpu + naiveCpu) / (k2 - k0 + c2 - c0)).toFixed(1)}x less CPU`);
   line(`emulator CPU: redrive ${(c1 - c0).toFixed(1)} s + sweep ${(c2 - c1).toFixed(1)} s = ${(c2 - c0).toFixed(1)} s vs naive ${naiveCpu.toFixed(1)} s (${(naiveCpu / (c2 - c0)).toFixed(1)}x less SQS-side work)`);
 }
 
