@@ -34,5 +34,6 @@ export function readTrace(file: string): string[] {
     });
 }
 
-/** URLs of Ink, React and their renderer and layout engine. */
-export const inkOrReact = (urls: readonly string[]) => urls.filter((u) => /\/node_modules\/(ink|react|react-reconciler|yoga-layout)\//.test(u));
+/** URLs of Ink, React and their renderer and layout engine, from node_modules or from the bundled TUI app (dist/tui/run.js and its chunks). */
+export const inkOrReact = (urls: readonly string[]) =>
+  urls.filter((u) => /\/node_modules\/(ink|react|react-reconciler|yoga-layout)\/|\/dist\/tui\/run[.-]/.test(u));
