@@ -110,7 +110,7 @@ function stopFailing(): void {
   }
 }
 
-const settle = <T>(p: Promise<T>) => p.then(() => 'ok' as const, () => 'threw' as const);
+const settle = (p: Promise<unknown>) => p.then(() => 'ok' as const, () => 'threw' as const);
 
 describe('SQLite counters kept per transaction', () => {
   it('equal a recount after every kind of move, in shared group commits with ops that roll back', async () => {

@@ -216,12 +216,33 @@ export class CounterLog {
        ON CONFLICT (queue, minute) DO UPDATE SET succeeded = succeeded + excluded.succeeded, failed = failed + excluded.failed`,
     );
     for (const a of activity.values()) upActivity.run(...a);
-    const upSample = this.sql(
-      `INSERT INTO stat_samples (queue, kind, slot, seq, ms) VALUES (?, ?, ?, ?, ?) ON CONFLICT (queue, kind, slot) DO UPDATE SET seq = excluded.seq, ms = excluded.ms`,
+    // Two samples per job (its wait and its execution): written many rows per statement.
+    insertRows(
+      this.sql,
+      `INSERT INTO stat_samples (queue, kind, slot, seq, ms) VALUES`,
+      `ON CONFLICT (queue, kind, slot) DO UPDATE SET seq = excluded.seq, ms = excluded.ms`,
+      5,
+      [...samples.values()],
     );
-    for (const s of samples.values()) upSample.run(...s);
     const pruneActivity = this.sql(`DELETE FROM activity WHERE queue = ? AND minute < ?`);
     for (const [q, minute] of prune) pruneActivity.run(q, minute - ACTIVITY_KEEP_MINUTES);
+  }
+}
+
+/** Row counts of the multi-row statements: a batch of n rows runs as few statements as these sizes allow. */
+const CHUNKS = [64, 16, 4, 1];
+
+/** Runs `head (?, ...), (?, ...) tail` over `rows`, up to 64 rows per statement. Rows must not repeat a key. */
+function insertRows(sql: Prepare, head: string, tail: string, width: number, rows: unknown[][]): void {
+  const tuple = `(${Array(width).fill('?').join(', ')})`;
+  let i = 0;
+  for (const size of CHUNKS) {
+    if (rows.length - i < size) continue;
+    const st = sql(`${head} ${Array(size).fill(tuple).join(', ')} ${tail}`);
+    while (rows.length - i >= size) {
+      st.run(rows.slice(i, i + size).flat());
+      i += size;
+    }
   }
 }
 
