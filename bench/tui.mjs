@@ -194,7 +194,7 @@ const many = (ks) => {
 };
 for (const r of results) {
   console.log(`\n${r.url}  (${r.total} DLQ entries, terminal 160x40, frame ${r.maxFrameLines} lines)`);
-  console.log(`  first frame (header)        ${ms(r.firstFrame)} (app: ${r.firstTrace ? ms(r.firstTrace.sinceStartMs) : '?'} after process start; CPU used by then ${r.cpuFirstFrame} ms)`);
+  console.log(`  first frame (header)        ${ms(r.firstFrame)} (app: ${r.firstTrace ? ms(r.firstTrace.sinceStartMs) : '?'} after process start, ${r.firstTrace?.cpuMs ?? '?'} ms of CPU; seen from outside: ${r.cpuFirstFrame} ms CPU)`);
   console.log(`  first rows on screen        ${ms(r.firstRows)}`);
   console.log(`  all entries loaded          ${ms(r.loaded)} (CPU ${r.cpuLoaded} ms, peak RSS by then ${r.hwmLoaded.toFixed(0)} MB)`);
   console.log(`  j (move)                    ${many(r.down)}; CPU per key ${r.cpuPerKey.toFixed(1)} ms`);
