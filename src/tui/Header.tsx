@@ -31,7 +31,8 @@ export function Header({ info, state }: { info: HeaderInfo; state: TriageState }
         {loading}
       </Text>
       <Text wrap="truncate-end">
-        total {count(state.rows.length)} · shown {count(state.visible.length)} · expired {count(state.expiredCount)} · partial{' '}
+        total {count(state.rows.length)}
+        {state.isLoading && state.expectedTotal !== null ? ` of ~${count(state.expectedTotal)}` : ''} · shown {count(state.visible.length)} · expired {count(state.expiredCount)} · partial{' '}
         {count(state.partialCount)} · selected {selected}
         {filter}
       </Text>

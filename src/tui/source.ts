@@ -8,6 +8,11 @@ import type { DlqEntry } from '../core/schemas.js';
 export interface TriageSource {
   /** The DLQ (narrowed by the command's flags) page by page, as light rows: the list never needs a job document. */
   pages(signal: AbortSignal): AsyncIterable<DlqRow[]>;
+  /**
+   * How many entries the load will bring, from the backend's counters (one cheap query, no
+   * walk), so the header can say "of N" while rows stream in; null when it cannot tell.
+   */
+  expectedTotal?(): Promise<number | null>;
   /** One full entry for the detail view; null when it left the DLQ. */
   get(jobId: string): Promise<DlqEntry | null>;
 }
@@ -19,8 +24,14 @@ export interface TriageSource {
  */
 export const LOAD_PAGE_SIZE = MAX_PAGE_LIMIT;
 
-export function backendSource(backend: Pick<Backend, 'dlqRows' | 'dlqGet'>, filter: DlqFilter, pageSize = LOAD_PAGE_SIZE): TriageSource {
+export function backendSource(backend: Pick<Backend, 'dlqRows' | 'dlqGet' | 'stats'>, filter: DlqFilter, pageSize = LOAD_PAGE_SIZE): TriageSource {
   return {
+    async expectedTotal() {
+      // The counters are per queue: any narrower selector (tenant, code, time window…) is only known by walking it.
+      const { queue, ...rest } = filter;
+      if (queue === undefined || Object.values(rest).some((v) => v !== undefined)) return null;
+      return (await backend.stats(queue)).dlq_size;
+    },
     async *pages(signal) {
       let cursor: string | null = null;
       do {

@@ -51,6 +51,8 @@ export const TYPED_CONFIRM_ABOVE = 20;
 export interface TriageState {
   rows: TriageRow[];
   isLoading: boolean;
+  /** What the backend's counters say the load will bring (shown while loading), null when unknown. */
+  expectedTotal: number | null;
   loadError: string | null;
   /** Bumped to ask the app to load the DLQ again (after a redrive). */
   loadGeneration: number;
@@ -85,6 +87,7 @@ export interface TriageState {
 export type TriageAction =
   | { type: 'rows/append'; rows: TriageRow[]; isDone: boolean }
   | { type: 'rows/failed'; message: string }
+  | { type: 'rows/expected'; total: number; generation: number }
   | { type: 'tick'; now: number }
   | { type: 'resize'; pageSize: number }
   /** A key press; resolved through the keymap against the current mode here, so a fast typist never hits a stale mode. */
@@ -99,6 +102,7 @@ export function initialState(o: { now: number; pageSize: number; readOnlyReason?
   return {
     rows: [],
     isLoading: true,
+    expectedTotal: null,
     loadError: null,
     loadGeneration: 0,
     now: o.now,
@@ -141,6 +145,9 @@ export function reduce(s: TriageState, a: TriageAction): TriageState {
       return appendRows(s, a.rows, a.isDone);
     case 'rows/failed':
       return { ...s, isLoading: false, loadError: a.message };
+    case 'rows/expected':
+      // A count for an earlier load (before a redrive) says nothing about this one.
+      return a.generation === s.loadGeneration ? { ...s, expectedTotal: a.total } : s;
     case 'tick':
       return refilter({ ...s, now: a.now, expiredCount: countExpired(s.rows, a.now) }, s.filter);
     case 'resize': {
@@ -285,6 +292,7 @@ function command(s: TriageState, c: Command): TriageState {
           selected: new Set(),
           selectionLabel: null,
           isLoading: true,
+          expectedTotal: null,
           loadGeneration: s.loadGeneration + 1,
         };
       }

@@ -22,6 +22,13 @@ export function useDlqRows(source: TriageSource, generation: number, dispatch: D
   useEffect(() => {
     const abort = new AbortController();
     const pool = new StringPool();
+    // The count comes from counters, not from the walk: it is on screen long before the rows are.
+    source.expectedTotal?.().then(
+      (total) => {
+        if (!abort.signal.aborted && total !== null) dispatch({ type: 'rows/expected', total, generation });
+      },
+      () => undefined, // only a hint: the walk itself reports a failing backend
+    );
     void (async () => {
       let pending: TriageRow[] = [];
       let lastDispatch = -Infinity;

@@ -61,6 +61,47 @@ describe('list', () => {
   });
 });
 
+describe('loading', () => {
+  it('says how many entries are coming (from the counters) while the rows stream in', async () => {
+    const entries = Array.from({ length: 30 }, (_, i) => makeEntry(i));
+    const rows = arraySource(entries, 10);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const source = {
+      ...rows,
+      expectedTotal: async () => 30,
+      async *pages(signal: AbortSignal) {
+        let n = 0;
+        for await (const page of rows.pages(signal)) {
+          if (n++ === 1) await gate; // the second page waits until the test has seen the header
+          yield page;
+        }
+      },
+    };
+    const app = renderApp({ ...base, source, clock: new ManualClock(T0), size: { columns: 160, rows: 20 } });
+    await app.waitFor('total 10 of ~30 · shown 10');
+    expect(app.frame()).toContain('loading…');
+    release();
+    const done = await app.waitFor((f) => f.includes('total 30 · shown 30') && !f.includes('loading…'));
+    expect(done).not.toContain('of ~');
+  });
+
+  it('asks the backend counters only when the selection is a whole queue', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));
+    const clock = new ManualClock(T0);
+    const backend = new SqliteBackend({ path: join(dir, 'agentq.db'), clock, random: seededRandom(3) });
+    try {
+      await seedDlq(backend, clock, 'research', [{ errorCode: 'PROVIDER_429' }, { errorCode: 'SCHEMA_INVALID' }]);
+      expect(await backendSource(backend, { queue: 'research' }).expectedTotal!()).toBe(2);
+      expect(await backendSource(backend, { queue: 'research', errorCodes: ['PROVIDER_429'] }).expectedTotal!()).toBeNull();
+      expect(await backendSource(backend, {}).expectedTotal!()).toBeNull();
+    } finally {
+      await backend.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 // The harness's rerender needs the same onState hook; this keeps it attached.
 import { App, type AppProps } from '../../src/tui/App.js';
 function AppWithSize(p: AppProps & { onStateRef: unknown }) {

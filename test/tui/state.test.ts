@@ -42,6 +42,22 @@ describe('loading', () => {
     expect(s.visible.map((i) => s.rows[i]!.jobId)).toEqual([s.rows[1]!.jobId, s.rows[3]!.jobId]);
   });
 
+  it('takes the expected total from the counters, and drops a count that belongs to an earlier load', () => {
+    let s = reduce(initialState({ now: T0, pageSize: 5 }), { type: 'rows/expected', total: 100_000, generation: 0 });
+    expect(s.expectedTotal).toBe(100_000);
+    s = reduce(s, { type: 'rows/append', rows: rowsOf(3), isDone: true });
+    // After a redrive the DLQ is loaded again: the old count is cleared and a late one for load 0 ignored.
+    s = reduce(keys(s, 'a', 'R'), { type: 'redrive/planned', planned: planned(3) });
+    s = keys(s, 'tab', 'enter');
+    s = reduce(s, { type: 'redrive/finished', result: { runId: 'run_X', status: 'completed', moved: 3, skipped: 0, failed: 0, resumeCommand: null } });
+    s = keys(s, 'enter');
+    expect(s).toMatchObject({ loadGeneration: 1, expectedTotal: null });
+    s = reduce(s, { type: 'rows/expected', total: 100_000, generation: 0 });
+    expect(s.expectedTotal).toBeNull();
+    s = reduce(s, { type: 'rows/expected', total: 99_997, generation: 1 });
+    expect(s.expectedTotal).toBe(99_997);
+  });
+
   it('recounts expired jobs when time passes (tick)', () => {
     let s = loaded(3, (i) => ({ deadlineIn: (i + 1) * 1000 }));
     expect(s.expiredCount).toBe(0);
