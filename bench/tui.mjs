@@ -136,6 +136,9 @@ const results = [];
 for (const url of urls) {
   tracePath = join(dir, `trace-${results.length}.ndjson`);
   const env = ['PATH=' + process.env.PATH, 'HOME=' + dir, 'TERM=xterm-256color', 'LANG=C.UTF-8', 'AGENTQ_TUI_TRACE=' + tracePath];
+  // `npm run build` replaces tsc's dist/tui/run.js with the bundled app; a later tsc-only build puts
+  // the unbundled file back (same behaviour, ~0.6 s more CPU to the first frame). Say which ran.
+  const isAppBundled = readFileSync(join(ROOT, 'dist', 'tui', 'run.js'), 'utf8').includes('node_modules/ink/');
   const t0 = performance.now();
   tmux('-f', conf, 'new-session', '-d', '-s', 'b', '-x', '160', '-y', '40', '--', 'env', '-i', ...env, process.execPath, BIN, '--url', url, 'dlq', 'browse', '--queue', queue);
   const pid = Number(tmux('display-message', '-p', '-t', 'b:0.0', '#{pane_pid}').trim());
@@ -178,7 +181,7 @@ for (const url of urls) {
   waitScreen(() => tmux('display-message', '-p', '-t', 'b:0.0', '#{pane_dead}').trim() === '1');
   tmux('kill-session', '-t', 'b');
 
-  results.push({ url: url.replace(/\/\/[^@]*@/, '//***@'), total, firstFrame, firstTrace, cpuFirstFrame, firstRows, loaded, cpuLoaded, hwmLoaded, cpuPerKey, down, pageDown, bottom, top, filterE, textFilter, typeChar, groups, selectAll, detail, hwm, rss, maxFrameLines });
+  results.push({ url: url.replace(/\/\/[^@]*@/, '//***@'), isAppBundled, total, firstFrame, firstTrace, cpuFirstFrame, firstRows, loaded, cpuLoaded, hwmLoaded, cpuPerKey, down, pageDown, bottom, top, filterE, textFilter, typeChar, groups, selectAll, detail, hwm, rss, maxFrameLines });
 }
 try {
   execFileSync('tmux', ['-L', socket, 'kill-server'], { stdio: 'ignore' });
@@ -193,7 +196,7 @@ const many = (ks) => {
   return `median ${ms(pct(out, 50))} p95 ${ms(pct(out, 95))} (app median ${ms(pct(app, 50))} p95 ${ms(pct(app, 95))}, n=${ks.length})`;
 };
 for (const r of results) {
-  console.log(`\n${r.url}  (${r.total} DLQ entries, terminal 160x40, frame ${r.maxFrameLines} lines)`);
+  console.log(`\n${r.url}  (${r.total} DLQ entries, terminal 160x40, frame ${r.maxFrameLines} lines; TUI app ${r.isAppBundled ? 'bundled' : 'NOT bundled: run npm run build'})`);
   console.log(`  first frame (header)        ${ms(r.firstFrame)} (app: ${r.firstTrace ? ms(r.firstTrace.sinceStartMs) : '?'} after process start, ${r.firstTrace?.cpuMs ?? '?'} ms of CPU; seen from outside: ${r.cpuFirstFrame} ms CPU)`);
   console.log(`  first rows on screen        ${ms(r.firstRows)}`);
   console.log(`  all entries loaded          ${ms(r.loaded)} (CPU ${r.cpuLoaded} ms, peak RSS by then ${r.hwmLoaded.toFixed(0)} MB)`);
