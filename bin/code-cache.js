@@ -42,7 +42,12 @@ function install(bundleDir) {
   // Build only: after the command, V8's code for each chunk, including the functions this run
   // compiled on top of an existing cache (so several warm-up commands add up).
   if (writing) process.on('exit', () => {
-    for (const [script, cacheFile] of compiled) fs.writeFileSync(cacheFile, script.createCachedData());
+    for (const [script, cacheFile] of compiled) {
+      // Whole or not at all: a reader never sees a half-written cache.
+      const tmp = `${cacheFile}.${process.pid}.tmp`;
+      fs.writeFileSync(tmp, script.createCachedData());
+      fs.renameSync(tmp, cacheFile);
+    }
   });
 }
 

@@ -34,7 +34,7 @@ const dist = join(root, 'dist');
 const outDir = join(dist, 'bundle');
 // Written next to the old bundle and swapped in at the end, so a CLI started during a rebuild
 // (other test runs share the tree) finds a whole bundle, old or new.
-const nextDir = join(dist, 'bundle.next');
+const nextDir = join(dist, `bundle.next-${process.pid}`);
 
 /** better-sqlite3's compiled addon, where its install (prebuild-install or node-gyp) puts it. */
 const SQLITE_ADDON = 'better-sqlite3/build/Release/better_sqlite3.node';
@@ -144,20 +144,22 @@ if (problems.length) {
   console.error(`build-bundle: the bundle is not as it must be:\n  ${problems.join('\n  ')}`);
   process.exit(1);
 }
-// Two renames, so the bundle is missing only between them (deleting the old one takes longer).
-const oldDir = join(dist, 'bundle.old');
-rmSync(oldDir, { recursive: true, force: true });
-if (existsSync(outDir)) renameSync(outDir, oldDir);
-renameSync(nextDir, outDir);
-rmSync(oldDir, { recursive: true, force: true });
-
 // V8 code cache (bin/code-cache.js): run the commands whose start-up matters once each, on a
-// throw-away store, writing what V8 compiled next to each chunk. Not fatal if it fails (e.g.
-// better-sqlite3 not built yet): the CLI then compiles from source as usual.
+// throw-away store, from the new bundle, writing what V8 compiled next to each chunk (the cache
+// depends on the source, not on the directory). Not fatal if it fails (e.g. better-sqlite3 not
+// built yet): the CLI then compiles from source as usual.
 const home = mkdtempSync(join(tmpdir(), 'agentq-build-'));
 try {
   const env = { PATH: process.env.PATH, HOME: home, XDG_DATA_HOME: join(home, 'data'), XDG_CONFIG_HOME: join(home, 'config'), AGENTQ_WRITE_CODE_CACHE: '1' };
-  const agentq = (...args) => execFileSync(process.execPath, [join(root, 'bin', 'agentq.js'), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+  // A file, not `node -e`: after -e, node itself would take `inspect` for its debugger.
+  const runner = join(home, 'warm-up.cjs');
+  writeFileSync(
+    runner,
+    `require(${JSON.stringify(join(root, 'bin', 'code-cache.js'))}).install(${JSON.stringify(nextDir)});\n` +
+      `require(${JSON.stringify(join(nextDir, 'agentq.cjs'))}).runCli(process.argv.slice(2));\n`,
+  );
+  const agentq = (...args) =>
+    execFileSync(process.execPath, [runner, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 }).toString();
   agentq('--help');
   const job = agentq('submit', 'warmup:v1', '--input', 'x').trim();
   agentq('inspect', job);
@@ -169,3 +171,21 @@ try {
 } finally {
   rmSync(home, { recursive: true, force: true });
 }
+
+// Swap in with two renames, so the bundle is missing only between them (deleting the old one
+// takes longer). Another build may swap at the same time (engineers share a tree): retry.
+const oldDir = join(dist, `bundle.old-${process.pid}`);
+for (let attempt = 0; ; attempt++) {
+  try {
+    if (existsSync(outDir)) renameSync(outDir, oldDir);
+  } catch (e) {
+    if (e.code !== 'ENOENT') throw e; // the other build moved it first
+  }
+  try {
+    renameSync(nextDir, outDir);
+    break;
+  } catch (e) {
+    if (!['ENOTEMPTY', 'EEXIST'].includes(e.code) || attempt >= 5) throw e; // the other build put its bundle in first
+  }
+}
+rmSync(oldDir, { recursive: true, force: true });
