@@ -76,7 +76,8 @@ const agentq = (args: string[]) => run(join(prefix, 'bin', 'agentq'), args, { cw
 
 describe('npm pack', () => {
   it('holds the bin, the built code, the completions, README and LICENSE', () => {
-    for (const f of ['bin/agentq.js', 'dist/cli/main.js', 'dist/index.js', 'dist/index.d.ts', 'completions/agentq.bash', 'completions/_agentq', 'completions/agentq.fish', 'README.md', 'LICENSE', 'package.json']) {
+    // The bin is CommonJS (bin/package.json) and runs the bundled CLI with its V8 code cache.
+    for (const f of ['bin/agentq.js', 'bin/package.json', 'bin/code-cache.js', 'dist/bundle/agentq.cjs', 'dist/bundle/agentq.cjs.v8cache', 'dist/cli/main.js', 'dist/index.js', 'dist/index.d.ts', 'completions/agentq.bash', 'completions/_agentq', 'completions/agentq.fish', 'README.md', 'LICENSE', 'package.json']) {
       expect(packed).toContain(f);
     }
   });
@@ -84,6 +85,8 @@ describe('npm pack', () => {
   it('holds nothing else: no sources, tests, benchmarks, source maps or local state', () => {
     const stray = packed.filter((f) => !/^(bin\/|dist\/|completions\/|README\.md$|LICENSE$|package\.json$)/.test(f));
     expect(stray).toEqual([]);
+    // A build's temporary directories (dist/bundle.next-PID, dist/bundle.old-PID) are never packed.
+    expect(packed.filter((f) => f.startsWith('dist/bundle.'))).toEqual([]);
     expect(packed.filter((f) => f.endsWith('.map') || /\.(db|db-wal|db-shm|tgz)$/.test(f) || f.includes('node_modules/'))).toEqual([]);
   });
 });
