@@ -8,7 +8,7 @@
 // noisy neighbour slows every command alike; prints the median wall time of each
 // and its ratio to bare node. Targets: --help within 1.5x, inspect within 2.5x.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -69,6 +69,11 @@ const baseWall = median(times.get('node -e 0').wall);
 const baseCpu = median(times.get('node -e 0').cpu);
 const targets = { 'agentq --help': 1.5, 'agentq inspect JOB (sqlite)': 2.5 };
 console.log(`node ${process.version}, ${runs} runs each, interleaved; load average ${load0.toFixed(1)} -> ${loadavg()[0].toFixed(1)}`);
+// The build writes a V8 code cache next to the bundle's chunks (bin/code-cache.js); without it
+// (a failed warm-up, see the build's output) every figure is slower.
+const bundleDir = join(root, 'dist', 'bundle');
+const cached = existsSync(bundleDir) ? readdirSync(bundleDir).filter((f) => f.endsWith('.v8cache')).length : 0;
+console.log(`bundle: ${existsSync(join(bundleDir, 'agentq.cjs')) ? 'dist/bundle' : 'MISSING'}, code cache for ${cached} chunks`);
 console.log('command                        wall ms (median)  x node   cpu ms (median)  x node   target');
 for (const [name] of cases) {
   const { wall, cpu } = times.get(name);
