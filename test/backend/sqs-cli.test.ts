@@ -72,6 +72,25 @@ describe('agentq sqs / outbox commands', () => {
     expect(custody.stdout).toContain('from another system');
   }, 60_000);
 
+  it('with fifo=1, sets up .fifo queues and says FIFO; submit publishes through them; a bad fifo= value is a config error', async () => {
+    const fifoUrl = sqsUrl(server.endpoint, `${prefix}f`, join(home.dir, 'fifo.db'), '&wait=0&fifo=1');
+    const fcli = (args: string[]) => runCliOk(home, ['--url', fifoUrl, ...args], { env: CREDS });
+    const setup = await fcli(['sqs', 'setup', '--queue', 'research']);
+    const rows = setup.stdout.trim().split('\n').map((l) => l.split('\t'));
+    expect(rows.map((r) => r.slice(0, 2))).toEqual([
+      [`${prefix}f-research-dlq.fifo`, 'created'],
+      [`${prefix}f-research-interactive.fifo`, 'created'],
+      [`${prefix}f-research-batch.fifo`, 'created'],
+      [`${prefix}f-research-maintenance.fifo`, 'created'],
+    ]);
+    expect(rows.every((r) => r[2]!.startsWith('FIFO '))).toBe(true);
+    await fcli(['submit', 'research_report:v3', '--queue', 'research', '--tenant', 'acme', '-o', 'json']);
+    expect(JSON.parse((await fcli(['outbox', 'status', '-o', 'json'])).stdout)).toMatchObject({ pending: 0, published: 1 });
+    const bad = await runCli(home, ['--url', fifoUrl.replace('fifo=1', 'fifo=maybe'), 'outbox', 'status'], { env: CREDS });
+    expect(bad.code).toBe(78);
+    expect(bad.stderr).toContain('fifo= must be');
+  }, 60_000);
+
   it('refuses SQS commands on another backend with a config error (exit 78)', async () => {
     const r = await runCli(home, ['--url', home.dataUrl, 'sqs', 'setup'], { env: CREDS });
     expect(r.code).toBe(78);
