@@ -80,6 +80,8 @@ const APPLY_SLICE = 50;
 
 type Client = Redis | Cluster;
 
+const ALL_CLASSES = JOB_CLASSES.join(',');
+
 /** Jobs per submit script call: about a millisecond of Redis time at most. */
 const SUBMIT_BATCH = 64;
 
@@ -662,16 +664,29 @@ export class RedisBackend implements Backend {
       Math.round(req.leaseMs),
       req.workerId,
       req.workerVersion ?? '',
-      (req.classes && req.classes.length > 0 ? req.classes : JOB_CLASSES).join(','),
+      req.classes && req.classes.length > 0 ? req.classes.join(',') : ALL_CLASSES,
+      ...this.claimConfig(),
+      REAP_LIMIT,
+      this.policyText,
+      this.random(),
+    ];
+  }
+
+  /** The claim arguments fixed for this backend's life (weights, caps, retry policy): built once, not per call. */
+  private claimConfigArgs: [string, string, number, string] | null = null;
+  private claimConfig(): [string, string, number, string] {
+    return (this.claimConfigArgs ??= [
       this.classWeights(),
       pairs(this.fairness.tenantWeights),
       this.fairness.tenantConcurrency ?? -1,
       pairs(this.fairness.tenantConcurrencyOverrides),
-      REAP_LIMIT,
-      this.policyArg(),
-      this.random(),
-    ];
+    ]);
   }
+
+  private get policyText(): string {
+    return (this.policyArgText ??= this.policyArg());
+  }
+  private policyArgText: string | null = null;
 
   private leaseFrom(loc: Loc, [fence, exp, snap]: [number, number, Snapshot]): Lease {
     const job = jobFrom(snap);
