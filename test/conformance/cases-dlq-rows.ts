@@ -142,6 +142,21 @@ export function dlqRowsCases(make: MakeFixture): void {
       }
     });
 
+    // Regression: on Redis the first dlqRows of a new client, sent in the same tick as another
+    // script call (the TUI asks stats for the header while it starts loading), broke ioredis's
+    // auto-pipeline and killed the process.
+    it('answers when issued together with other calls on a new connection', async () => {
+      const f = fx();
+      await makeDead(f, { queue: 'research' });
+      const [stats, rows, entries] = await Promise.all([
+        f.backend.stats('research'),
+        f.backend.dlqRows({ queue: 'research' }, { limit: 10 }),
+        f.backend.dlqList({ queue: 'research' }, { limit: 10 }),
+      ]);
+      expect(stats.dlq_size).toBe(1);
+      expect(rows.items.map((r) => r.job_id)).toEqual(entries.items.map((e) => e.job_id));
+    });
+
     it('refuses a page limit outside 1..MAX_PAGE_LIMIT', async () => {
       const f = fx();
       await expect(f.backend.dlqRows({}, { limit: 0 })).rejects.toThrow(/limit/);

@@ -4,14 +4,15 @@
  * envelope onto the client. Per page: one ZRANGEBYLEX per shard (the dead
  * set, in job-id order), then the `DLQ_ROWS` script on at most
  * `ROWS_PER_CALL` job hashes per call, so no call holds Redis for long however
- * large the DLQ (`aqDlqRows` is defined here, apart from the transition
- * scripts: it only reads).
+ * large the DLQ (the script is called here by its SHA, apart from the
+ * transition scripts: it only reads).
  *
  * Every field is derived as `dlqEntryFrom` derives it from the full record,
  * including the fallbacks for a record that cannot be read (reason
  * `custody`, no deadline), so a row and its entry agree; the conformance
  * suite checks it.
  */
+import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import type { DeadReason } from '../../core/schemas.js';
 import { ValidationError } from '../../core/errors.js';
@@ -57,16 +58,22 @@ type Tuple = [
   wf: string | null,
 ];
 
-const defined = new WeakSet<Client>();
+const DLQ_ROWS_SHA = createHash('sha1').update(DLQ_ROWS).digest('hex');
 
-function dlqRowsScript(client: Client, keys: string[], messageBytes: number): Promise<Tuple[]> {
-  if (!defined.has(client)) {
-    // defineCommand: EVALSHA, falling back to EVAL (which loads it) after a restart emptied the script cache.
-    client.defineCommand('aqDlqRows', { lua: DLQ_ROWS });
-    defined.add(client);
+/**
+ * EVALSHA, and EVAL (which also caches the script) when Redis answers NOSCRIPT (a fresh or
+ * restarted server). Plain commands, not `defineCommand`: ioredis builds each auto-pipeline
+ * with the commands defined when the pipeline was created, and a command defined later in the
+ * same tick (the first dlqRows after another script call) broke the whole batch
+ * ("results[i] is not iterable", thrown out of ioredis: the TUI died on a fresh server).
+ */
+async function dlqRowsScript(client: Client, keys: string[], messageBytes: number): Promise<Tuple[]> {
+  try {
+    return (await client.evalsha(DLQ_ROWS_SHA, keys.length, ...keys, messageBytes)) as Tuple[];
+  } catch (e) {
+    if (!(e instanceof Error) || !e.message.startsWith('NOSCRIPT')) throw e;
+    return (await client.eval(DLQ_ROWS, keys.length, ...keys, messageBytes)) as Tuple[];
   }
-  const fn = (client as unknown as Record<string, (...a: Array<string | number>) => Promise<Tuple[]>>).aqDlqRows!;
-  return fn.call(client, keys.length, ...keys, messageBytes);
 }
 
 /** The first `DLQ_ROW_MESSAGE_CHARS` code points (not UTF-16 units: a row never ends in half a surrogate pair). */
