@@ -125,3 +125,13 @@ describe('FIFO message groups and deduplication ids', () => {
     expect(dlqDedupId({ job_id: 'job_1', lineage: lineage(0) }, '2026-01-01T00:00:00.000Z')).not.toBe(dlqDedupId({ job_id: 'job_1', lineage: lineage(1) }, '2026-01-01T00:00:00.000Z'));
   });
 });
+
+describe('one receive from a FIFO queue', () => {
+  it('judges the first message of each group and puts the later ones of a group back (SQS may return several of one group at once)', async () => {
+    const { firstOfEachGroup } = await import('../../src/backend/sqs/fifo.js');
+    const m = (id: string, group?: string) => ({ MessageId: id, Attributes: group === undefined ? {} : { MessageGroupId: group } });
+    const { judge, putBack } = firstOfEachGroup([m('1', 'acme'), m('2', 'globex'), m('3', 'acme'), m('4'), m('5', 'acme')]);
+    expect(judge.map((x) => x.MessageId)).toEqual(['1', '2', '4']);
+    expect(putBack.map((x) => x.MessageId)).toEqual(['3', '5']);
+  });
+});

@@ -15,6 +15,7 @@
  * Both ids allow 1-128 characters of ASCII letters, digits and punctuation.
  */
 import { createHash } from 'node:crypto';
+import type { Message } from '@aws-sdk/client-sqs';
 import type { Job } from '../../core/schemas.js';
 import type { FifoGrouping } from './url.js';
 
@@ -53,4 +54,29 @@ export function publishDedupId(jobId: string, outboxRowId: number): string {
 /** One id per death of a job: a retried DLQ send shares it; the same job dying again after a redrive does not. */
 export function dlqDedupId(job: Pick<Job, 'job_id' | 'lineage'>, deadAt: string): string {
   return `${job.job_id}.d${job.lineage.redrive_count}.${Date.parse(deadAt)}`;
+}
+
+/**
+ * Splits one receive from a FIFO queue: the first message of each message
+ * group is judged, the later ones of the same group are put back unjudged.
+ * SQS may return several messages of one group in a single receive (in
+ * order); running them side by side would break the one-at-a-time order a
+ * group promises, and judging a later one while the first waits (not due,
+ * tenant cap) would run it out of order. Put back, they stay behind the first
+ * in the group and come round once it is done.
+ */
+export function firstOfEachGroup(messages: Message[]): { judge: Message[]; putBack: Message[] } {
+  const groups = new Set<string>();
+  const judge: Message[] = [];
+  const putBack: Message[] = [];
+  for (const m of messages) {
+    const group = m.Attributes?.MessageGroupId;
+    if (group === undefined) judge.push(m);
+    else if (groups.has(group)) putBack.push(m);
+    else {
+      groups.add(group);
+      judge.push(m);
+    }
+  }
+  return { judge, putBack };
 }

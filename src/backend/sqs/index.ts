@@ -56,7 +56,7 @@ import { sendBatch } from './batch-send.js';
 import { createSqsClient, toAgentqError } from './client.js';
 import { sweepDlq, type SweepOptions, type SweepReport } from './custody.js';
 import { dlqAttributes, messageBody, parseMessage } from './envelope.js';
-import { dlqDedupId, dlqGroupId } from './fifo.js';
+import { dlqDedupId, dlqGroupId, firstOfEachGroup } from './fifo.js';
 import { SqsQueues, type SetupAction } from './queues.js';
 import { GroupPublisher } from './publisher.js';
 import { OutboxRelay, type RelayResult } from './relay.js';
@@ -234,7 +234,7 @@ export class SqsBackend implements Backend {
             VisibilityTimeout: this.visibilityUntil(this.clock.now() + req.leaseMs),
             WaitTimeSeconds: round === 0 ? waitSeconds : 0,
             MessageAttributeNames: ['All'],
-            MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+            MessageSystemAttributeNames: ['ApproximateReceiveCount', 'MessageGroupId'],
           }),
         );
         msgs = out.Messages ?? [];
@@ -242,6 +242,11 @@ export class SqsBackend implements Backend {
         throw toAgentqError(e, `ReceiveMessage ${this.sqsQueues.sourceName(req.queue, cls)}`);
       }
       if (msgs.length === 0) break;
+      if (this.url.fifo === 'tenant') {
+        const { judge, putBack } = firstOfEachGroup(msgs);
+        for (const m of putBack) await this.setVisibility(url, m.ReceiptHandle!, 0);
+        msgs = judge;
+      }
       let fresh = 0;
       for (const m of msgs) {
         if (!seen.has(m.MessageId!)) fresh++;
