@@ -4,14 +4,13 @@
  * its ledger update commit together, and only an item still `planned` is
  * touched, so a run killed at any point resumes with nothing doubled.
  */
-import { toIso } from '../../core/duration.js';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { LEDGER_STATUSES } from '../contract.js';
 import type { ApplyRequest, LedgerItem, LedgerStatus, LockHolder, LockResult, Page, PageRequest, PlanVerdict, RunRecord } from '../contract.js';
 import { DEFAULT_MAX_REDRIVES, verdictFor } from '../../core/verdict.js';
 import { isPartial, outcomeFor, assertTransition } from '../../core/states.js';
-import { checkDlqRow } from './codec.js';
-import { checkPage, moveTo, type SqliteStore } from './store.js';
+import { checkDlqRow, type JobRow } from './codec.js';
+import { checkPage, isoAt, moveTo, type SqliteStore } from './store.js';
 
 interface LedgerRow {
   run_id: string;
@@ -36,7 +35,7 @@ function toItem(r: LedgerRow): LedgerItem {
     verdict: r.verdict as PlanVerdict,
     status: r.status as LedgerStatus,
     detail: r.detail,
-    updated_at: toIso(r.updated_at),
+    updated_at: isoAt(r.updated_at),
   };
 }
 
@@ -108,7 +107,7 @@ export class SqliteRuns {
       const run = this.readRun(runId);
       if (!run) throw new NotFoundError(`run ${runId} not found`, 'RUN_NOT_FOUND');
       if (patch.status !== undefined) run.status = patch.status;
-      run.updated_at = patch.updated_at ?? toIso(this.store.clock.now());
+      run.updated_at = patch.updated_at ?? isoAt(this.store.clock.now());
       this.writeRun(run);
       return run;
     });
@@ -149,48 +148,67 @@ export class SqliteRuns {
       const run = this.readRun(req.runId);
       if (!run) throw new NotFoundError(`run ${req.runId} not found`, 'RUN_NOT_FOUND');
       const out = this.applyBatch(run, req, perJob);
-      run.updated_at = toIso(this.store.clock.now());
+      run.updated_at = isoAt(this.store.clock.now());
       this.writeRun(run);
       return out;
     });
   }
 
   private applyBatch(run: RunRecord, req: ApplyRequest, isolate: boolean): LedgerItem[] {
-    const selectItem = this.store.sql('SELECT * FROM ledger WHERE run_id = ? AND job_id = ?');
+    // The batch's ledger items and job rows are read in one statement each (a query per job was a
+    // fifth of apply's CPU), and the moved items' ledger rows are written by one statement at the
+    // end, in the same transaction as the moves.
+    const ids = JSON.stringify(req.jobIds);
+    const items = new Map<string, LedgerRow>();
+    for (const r of this.store.sql('SELECT * FROM ledger WHERE run_id = ? AND job_id IN (SELECT value FROM json_each(?))').all(req.runId, ids) as LedgerRow[]) {
+      items.set(r.job_id, r);
+    }
+    const rows = new Map<string, JobRow>();
+    for (const r of this.store.sql('SELECT * FROM jobs WHERE id IN (SELECT value FROM json_each(?))').all(ids) as JobRow[]) rows.set(r.id, r);
     const setItem = this.store.sql('UPDATE ledger SET verdict = ?, status = ?, detail = ?, updated_at = ? WHERE run_id = ? AND job_id = ?');
+    const now = this.store.clock.now();
+    const moved: string[] = [];
     const out: LedgerItem[] = [];
     for (const jobId of req.jobIds) {
-      const item = selectItem.get(req.runId, jobId) as LedgerRow | undefined;
+      const item = items.get(jobId);
       if (!item) continue; // not part of this run's plan: never touched
       if (item.status !== 'planned') {
-        out.push(toItem(item)); // already handled (a resumed run): leave it alone
+        out.push(toItem(item)); // already handled (a resumed run, or listed twice in this batch): leave it alone
         continue;
       }
-      const now = this.store.clock.now();
+      const row = rows.get(jobId);
+      rows.delete(jobId); // read once: a second mention of the job finds its ledger item no longer planned
       let result: { verdict: string; status: LedgerStatus; detail: string | null };
       if (isolate) {
         try {
-          result = this.store.savepoint(() => this.applyOne(run, jobId, req.now, now));
+          result = this.store.savepoint(() => this.applyOne(run, jobId, row, req.now, now));
         } catch (e) {
           result = { verdict: item.verdict, status: 'failed', detail: e instanceof Error ? e.message : String(e) };
         }
       } else {
         try {
-          result = this.applyOne(run, jobId, req.now, now);
+          result = this.applyOne(run, jobId, row, req.now, now);
         } catch (e) {
           throw new ItemThrew(e);
         }
       }
-      setItem.run(result.verdict, result.status, result.detail, now, req.runId, jobId);
+      if (result.status === 'moved' && result.verdict === run.action && result.detail === null) moved.push(jobId);
+      else setItem.run(result.verdict, result.status, result.detail, now, req.runId, jobId);
       run.counts.planned -= 1;
       run.counts[result.status] += 1;
-      out.push(toItem({ ...item, ...result, updated_at: now }));
+      const done = { ...item, ...result, updated_at: now };
+      items.set(jobId, done);
+      out.push(toItem(done));
+    }
+    if (moved.length > 0) {
+      this.store
+        .sql(`UPDATE ledger SET verdict = ?, status = 'moved', detail = NULL, updated_at = ? WHERE run_id = ? AND job_id IN (SELECT value FROM json_each(?))`)
+        .run(run.action, now, req.runId, JSON.stringify(moved));
     }
     return out;
   }
 
-  private applyOne(run: RunRecord, jobId: string, checkAt: number, now: number): { verdict: string; status: LedgerStatus; detail: string | null } {
-    const row = this.store.row(jobId);
+  private applyOne(run: RunRecord, jobId: string, row: JobRow | undefined, checkAt: number, now: number): { verdict: string; status: LedgerStatus; detail: string | null } {
     // One JSON parse and one schema check per job: the checked document is the one moved.
     const checked = row && row.state === 'dead' ? checkDlqRow(row) : null;
     const { verdict, detail } = verdictFor(checked?.entry ?? null, {
@@ -206,7 +224,7 @@ export class SqliteRuns {
       case 'redrive': {
         assertTransition(jobId, 'dead', 'queued');
         moveTo(job, 'queued', now);
-        job.run_at = toIso(now);
+        job.run_at = isoAt(now);
         // Without an explicit policy: one more attempt, the CLI's documented default.
         const attempts = run.options.attempts ?? { kind: 'extra', n: 1 };
         if (attempts.kind === 'reset') job.attempt = 0;
@@ -217,7 +235,7 @@ export class SqliteRuns {
         job.lease = null;
         job.cancel_requested_at = null;
         job.cancel_reason = null;
-        job.lineage = { redrive_count: job.lineage.redrive_count + 1, redriven_at: toIso(now), redrive_run: run.run_id };
+        job.lineage = { redrive_count: job.lineage.redrive_count + 1, redriven_at: isoAt(now), redrive_run: run.run_id };
         this.store.save(job, row.fence);
         this.store.event(job, 'redriven', 'dead', 'queued', now, { run_id: run.run_id, redrive_count: job.lineage.redrive_count });
         break;
@@ -231,7 +249,7 @@ export class SqliteRuns {
         assertTransition(jobId, 'dead', 'expired');
         moveTo(job, 'expired', now);
         job.outcome = outcomeFor('expired', isPartial(job));
-        job.ended_at = toIso(now);
+        job.ended_at = isoAt(now);
         this.store.save(job, row.fence);
         this.store.event(job, 'expired', 'dead', 'expired', now, { run_id: run.run_id });
         break;

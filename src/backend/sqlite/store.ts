@@ -320,11 +320,26 @@ export function checkPage(limit: number): void {
 
 export { toEnvelope } from '../../core/envelope.js';
 
+let lastMs = NaN;
+let lastIso = '';
+/**
+ * `toIso` with a one-entry memo: an operation stamps the same `now` on several
+ * fields (updated_at, the attempt's start or end, the lease), and a batch of
+ * operations mostly shares one clock reading; each conversion allocates a Date.
+ */
+export function isoAt(ms: number): string {
+  if (ms !== lastMs) {
+    lastIso = toIso(ms);
+    lastMs = ms;
+  }
+  return lastIso;
+}
+
 /** Closes the running attempt record with how it ended. */
 export function endAttempt(job: Job, now: number, outcome: string, error: { code: string; message: string } | null = null): void {
   const rec: AttemptRecord | undefined = job.attempts[job.attempts.length - 1];
   if (!rec || rec.ended_at !== null) return;
-  rec.ended_at = toIso(now);
+  rec.ended_at = isoAt(now);
   rec.outcome = outcome;
   rec.error_code = error?.code ?? null;
   rec.error_message = error?.message ?? null;
@@ -333,5 +348,5 @@ export function endAttempt(job: Job, now: number, outcome: string, error: { code
 /** Moves a job to a new state and stamps it; the caller checked the transition. */
 export function moveTo(job: Job, state: JobState, now: number): void {
   job.state = state;
-  job.updated_at = toIso(now);
+  job.updated_at = isoAt(now);
 }

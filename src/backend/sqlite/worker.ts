@@ -4,7 +4,6 @@
  * the lease's fence token inside the same transaction as the write, so a
  * worker whose lease was taken over can never overwrite the new holder.
  */
-import { toIso } from '../../core/duration.js';
 import { LeaseLostError, ValidationError } from '../../core/errors.js';
 import { nextPick, parseFairnessState, tenantCap, type Candidates, type FairnessOptions } from '../../core/fairness.js';
 import { decideFailure, type RetryPolicy } from '../../core/retry.js';
@@ -13,7 +12,7 @@ import type { Effect, Job, JobClass } from '../../core/schemas.js';
 import { assertTransition, isPartial, outcomeFor } from '../../core/states.js';
 import type { AbortOutcome, ClaimRequest, Failure, FailureOutcome, HeartbeatResult, Lease, LeaseRef } from '../contract.js';
 import { rowToJob, type JobRow } from './codec.js';
-import { endAttempt, moveTo, toEnvelope, type SqliteStore } from './store.js';
+import { endAttempt, isoAt, moveTo, toEnvelope, type SqliteStore } from './store.js';
 
 /** Expired leases reaped per claim call: bounded so one claim never does unbounded work. */
 const REAP_BATCH = 100;
@@ -39,8 +38,8 @@ function toEffect(r: EffectRow): Effect {
     status: r.status,
     idempotency_key: `${r.job_id}:${r.key}`,
     attempt: r.attempt,
-    started_at: toIso(r.started_at),
-    done_at: r.done_at === null ? null : toIso(r.done_at),
+    started_at: isoAt(r.started_at),
+    done_at: r.done_at === null ? null : isoAt(r.done_at),
     result: r.result === null ? null : (JSON.parse(r.result) as unknown),
   };
 }
@@ -164,7 +163,7 @@ export class SqliteWorkerOps {
     assertTransition(job.job_id, from, to);
     moveTo(job, to, now);
     job.outcome = outcomeFor(to, isPartial(job));
-    job.ended_at = toIso(now);
+    job.ended_at = isoAt(now);
     this.store.save(job, fence);
     this.store.event(job, to, from, to, now, data);
   }
@@ -205,7 +204,7 @@ export class SqliteWorkerOps {
   private scheduleRetry(job: Job, fence: number, runAt: number, overBudget: boolean, code: string, now: number): void {
     assertTransition(job.job_id, 'running', 'scheduled');
     moveTo(job, 'scheduled', now);
-    job.run_at = toIso(runAt);
+    job.run_at = isoAt(runAt);
     job.lease = null;
     this.store.save(job, fence);
     this.store.event(job, 'retry_scheduled', 'running', 'scheduled', now, { run_at: job.run_at, error_code: code, over_budget: overBudget });
@@ -217,7 +216,7 @@ export class SqliteWorkerOps {
     assertTransition(job.job_id, 'running', to);
     moveTo(job, to, now);
     job.outcome = outcomeFor(to, isPartial(job));
-    job.ended_at = toIso(now);
+    job.ended_at = isoAt(now);
     job.lease = null;
     this.store.save(job, fence);
     this.store.event(job, to, 'running', to, now, data);
@@ -228,10 +227,10 @@ export class SqliteWorkerOps {
     assertTransition(job.job_id, 'running', 'dead');
     moveTo(job, 'dead', now);
     job.outcome = outcomeFor('dead', isPartial(job));
-    job.ended_at = toIso(now);
+    job.ended_at = isoAt(now);
     job.lease = null;
     const version = workerVersion ?? job.attempts[job.attempts.length - 1]?.worker_version ?? null;
-    job.dead = { reason, dead_at: toIso(now), error_code: code, error_message: message, worker_version: version };
+    job.dead = { reason, dead_at: isoAt(now), error_code: code, error_message: message, worker_version: version };
     this.store.save(job, fence);
     this.store.event(job, 'dead', 'running', 'dead', now, { reason, error_code: code });
   }
@@ -249,8 +248,8 @@ export class SqliteWorkerOps {
         // The lease of one attempt never outlives the user's deadline.
         const expiresAt = Math.max(Math.min(now + leaseMs, deadline), Date.parse(lease.expires_at));
         const capped = Math.min(expiresAt, deadline);
-        lease.expires_at = toIso(capped);
-        job.updated_at = toIso(now);
+        lease.expires_at = isoAt(capped);
+        job.updated_at = isoAt(now);
         this.store.save(job, fence);
         return { jobId: ref.jobId, status: 'ok', expiresAt: capped, cancelRequested: job.cancel_requested_at !== null, deadlineReached: now >= deadline };
       });
@@ -262,7 +261,7 @@ export class SqliteWorkerOps {
       const now = this.store.clock.now();
       const { job, fence } = this.leased(ref);
       job.checkpoint = data === undefined ? null : data;
-      job.updated_at = toIso(now);
+      job.updated_at = isoAt(now);
       this.store.save(job, fence);
       this.store.event(job, 'checkpoint', 'running', 'running', now, null);
     });
@@ -279,7 +278,7 @@ export class SqliteWorkerOps {
       this.store.sql('INSERT INTO effects (job_id, key, status, attempt, started_at, done_at, result) VALUES (@job_id, @key, @status, @attempt, @started_at, @done_at, @result)').run(row);
       const effect = toEffect(row);
       job.effects.push(effect);
-      job.updated_at = toIso(now);
+      job.updated_at = isoAt(now);
       this.store.save(job, fence);
       this.store.event(job, 'effect_started', 'running', 'running', now, { key });
       return effect;
@@ -311,7 +310,7 @@ export class SqliteWorkerOps {
       const i = job.effects.findIndex((e) => e.key === key);
       if (i >= 0) job.effects[i] = effect;
       else job.effects.push(effect);
-      job.updated_at = toIso(now);
+      job.updated_at = isoAt(now);
       this.store.save(job, fence);
       this.store.event(job, 'effect_done', 'running', 'running', now, { key });
       return effect;
@@ -383,7 +382,7 @@ export class SqliteWorkerOps {
       job.attempt = Math.max(0, job.attempt - 1);
       assertTransition(job.job_id, 'running', 'queued');
       moveTo(job, 'queued', now);
-      job.run_at = toIso(now);
+      job.run_at = isoAt(now);
       job.lease = null;
       this.store.save(job, fence);
       this.store.event(job, 'released', 'running', 'queued', now, null);
@@ -410,12 +409,12 @@ export function startAttempt(store: SqliteStore, job: Job, fence: number, req: C
   const expiresAt = Math.min(now + req.leaseMs, deadline);
   moveTo(job, 'running', now);
   job.attempt += 1;
-  job.lease = { worker_id: req.workerId, fence: newFence, expires_at: toIso(expiresAt) };
+  job.lease = { worker_id: req.workerId, fence: newFence, expires_at: isoAt(expiresAt) };
   job.attempts.push({
     attempt: job.attempt,
     worker_id: req.workerId,
     worker_version: req.workerVersion ?? null,
-    started_at: toIso(now),
+    started_at: isoAt(now),
     ended_at: null,
     outcome: null,
     error_code: null,
