@@ -157,6 +157,8 @@ export class RedisBackend implements Backend {
     }
   }
 
+  // (Hot paths read shardCounts and locCache first and await these only on a miss: an await of an
+  // async function costs a promise and a turn of the microtask queue per job even when cached.)
   private async shardsOf(queue: string, create: boolean): Promise<number> {
     const cached = this.shardCounts.get(queue);
     if (cached !== undefined) return cached;
@@ -234,7 +236,7 @@ export class RedisBackend implements Backend {
     // The body's fingerprint only matters next to an idempotency key (a same-key resend is compared with it).
     const fp = req.idempotency_key !== null ? requestFingerprint(req) : '';
     const jobId = this.newId(JOB_ID_PREFIX);
-    const shards = await this.shardsOf(req.queue, true);
+    const shards = this.shardCounts.get(req.queue) ?? (await this.shardsOf(req.queue, true));
     // A tenant's jobs share a shard: per-tenant order, caps and backlog stay exact on a sharded queue,
     // and a busy queue still spreads over the nodes by its tenants.
     const loc = { queue: req.queue, shard: shardOf(req.tenant_id, shards) };
@@ -706,9 +708,9 @@ export class RedisBackend implements Backend {
    */
   async completeAndClaim(lease: LeaseRef, result: string | null, next: ClaimRequest): Promise<{ next: Lease[] }> {
     this.validateClaim(next);
-    const loc = await this.locate(lease.jobId);
+    const loc = this.locCache.get(lease.jobId) ?? (await this.locate(lease.jobId));
     if (!loc) throw new LeaseLostError(lease.jobId, 'the job does not exist');
-    const shards = await this.shardsOf(next.queue, false);
+    const shards = this.shardCounts.get(next.queue) ?? (await this.shardsOf(next.queue, false));
     if (loc.queue !== next.queue || shards !== 1) {
       await this.complete(lease, result);
       return { next: await this.claim(next) };
@@ -728,7 +730,7 @@ export class RedisBackend implements Backend {
 
   async claim(req: ClaimRequest): Promise<Lease[]> {
     this.validateClaim(req);
-    const shards = await this.shardsOf(req.queue, false);
+    const shards = this.shardCounts.get(req.queue) ?? (await this.shardsOf(req.queue, false));
     const leases: Lease[] = [];
     const first = (this.claimTurn.get(req.queue) ?? 0) % shards;
     // Two passes over the shards, starting at a rotating one: first each shard's
@@ -755,7 +757,7 @@ export class RedisBackend implements Backend {
     const out: HeartbeatResult[] = leases.map((l) => ({ jobId: l.jobId, status: 'lost' as const }));
     await Promise.all(
       leases.map(async (ref, index) => {
-        const loc = await this.locate(ref.jobId);
+        const loc = this.locCache.get(ref.jobId) ?? (await this.locate(ref.jobId));
         if (!loc) return;
         const k = `${loc.queue}\t${loc.shard}`;
         const g = byShard.get(k) ?? { loc, refs: [] };
@@ -782,7 +784,7 @@ export class RedisBackend implements Backend {
   }
 
   private async leaseCall<T extends unknown[]>(lease: LeaseRef, name: ScriptName, extraKeys: string[], args: Array<string | number>): Promise<{ loc: Loc; res: T }> {
-    const loc = await this.locate(lease.jobId);
+    const loc = this.locCache.get(lease.jobId) ?? (await this.locate(lease.jobId));
     if (!loc) throw new LeaseLostError(lease.jobId, 'the job does not exist');
     const p = this.sp(loc);
     const res = await this.call<T>(name, p, [p + 'j:' + lease.jobId, ...extraKeys.map((k) => p + k)], loc.queue, [lease.jobId, lease.fence, ...args]);
