@@ -26,11 +26,15 @@
  * Cost per job (submit, claim, complete): 4 commands (a ZINCRBY and an
  * HINCRBY at submit and at the end), plus a ZREM / HDEL when a tenant's
  * figure reaches zero (BENCHMARKS.md, "Stats").
+ *
+ * The counters start with the scripts that keep them: a Redis holding jobs
+ * from before them (an older agentq) reports those jobs in the queue's counts
+ * but not in the breakdowns or the per-class ages until they end.
  */
 import { JOB_CLASSES } from '../../../core/schemas.js';
 import { STATS_MAX_TENANTS, STATS_SAMPLE_LIMIT } from '../../contract.js';
 
-/** 2^24: a tenant's depth and DLQ size share one sorted-set score (exact in a double up to 2^29 jobs of depth). */
+/** 2^24: a tenant's depth and DLQ size share one sorted-set score (exact while the DLQ part stays under 2^24 and the depth under 2^29). */
 export const TENANT_DEPTH_UNIT = 16777216;
 /** Minutes of per-minute activity kept (the recent window is 5 minutes; the rest is slack for pruning). */
 const ACTIVITY_MINUTES = 16;
