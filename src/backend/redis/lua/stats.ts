@@ -27,9 +27,10 @@
  * HINCRBY at submit and at the end), plus a ZREM / HDEL when a tenant's
  * figure reaches zero (BENCHMARKS.md, "Stats").
  *
- * The counters start with the scripts that keep them: a Redis holding jobs
- * from before them (an older agentq) reports those jobs in the queue's counts
- * but not in the breakdowns or the per-class ages until they end.
+ * The counters start with the scripts that keep them, and no migration is
+ * written: on a Redis holding jobs from an older agentq, the queue's counts
+ * stay right (old and new fields add up) but the class and tenant breakdowns
+ * are off by those jobs, and their ages are not in the per-class age index.
  */
 import { JOB_CLASSES } from '../../../core/schemas.js';
 import { STATS_MAX_TENANTS, STATS_SAMPLE_LIMIT } from '../../contract.js';
