@@ -113,7 +113,7 @@ describe('agentq sqs setup', () => {
     const e = env();
     const b = e.make({ extra: '&wait=0', clock: new ManualClock() });
     const { job } = await b.submit(submitReq());
-    expect(b.outboxStatus().pending).toBe(1);
+    expect((await b.outboxStatus()).pending).toBe(1);
     const r = await b.relayOutbox();
     expect(r.published).toBe(0);
     expect((await b.get(job.job_id))!.state).toBe('queued');
@@ -144,7 +144,7 @@ describe('outbox', () => {
     const a = e.make({ endpoint: dead, clock, maxVisibilitySeconds: 0 });
     const { job, created } = await a.submit(submitReq());
     expect(created).toBe(true);
-    expect(a.outboxStatus().pending).toBe(1);
+    expect((await a.outboxStatus()).pending).toBe(1);
 
     const b = e.make({ clock, maxVisibilitySeconds: 0 });
     await b.setup(['q']);
@@ -181,7 +181,7 @@ describe('outbox', () => {
     await b.setup(['q']);
     const results = await Promise.all(Array.from({ length: 40 }, () => b.submit(submitReq())));
     expect(results.every((r) => r.created)).toBe(true);
-    expect(b.outboxStatus()).toMatchObject({ pending: 0, published: 40 });
+    expect(await b.outboxStatus()).toMatchObject({ pending: 0, published: 40 });
     expect(await depth(sourceQueueName(e.prefix, 'q', 'batch'))).toBe(40);
     // The first submit publishes alone; the rest queue up behind it and go out 10 at a time.
     expect(batches).toBeLessThanOrEqual(1 + Math.ceil(39 / 10) + 2);
@@ -375,7 +375,7 @@ describe('the DLQ on SQS', () => {
     const malformed = report.custody.find((c) => c.kind === 'malformed')!;
     expect(Buffer.from((await b.dlqRaw(foreign.job_id))!).toString('utf8')).toBe(foreignBody);
     expect(Buffer.from((await b.dlqRaw(malformed.job_id))!).toString('utf8')).toBe(malformedBody);
-    const kept = b.ext.custody(foreign.job_id)!;
+    const kept = (await b.ext.custody(foreign.job_id))!;
     expect(kept).toMatchObject({ kind: 'foreign', body: foreignBody, source_queue: dlqName(e.prefix, 'q') });
     expect((kept.attributes.message_attributes as Record<string, { StringValue: string }>).source!.StringValue).toBe('billing');
     const entry = (await b.dlqGet(foreign.job_id))!;

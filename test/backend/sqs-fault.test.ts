@@ -74,7 +74,7 @@ for (const variant of [{ name: 'sqs', extra: '' }, { name: 'sqs-fifo', extra: '&
         expect(queued.length).toBeGreaterThan(0);
         // What a SIGKILL left between the store commit and the publish is in the outbox, not lost.
         await backend.relayOutbox();
-        expect(backend.outboxStatus().pending).toBe(0);
+        expect((await backend.outboxStatus()).pending).toBe(0);
 
         // A kill between SendMessageBatch and marking the rows may have sent a few twice:
         // consumers must run each job once and delete the extra copies.

@@ -105,7 +105,7 @@ describe('submit on FIFO queues', () => {
     const b = e.make();
     const a1 = (await b.submit(submitReq({ tenant_id: 'acme' }))).job;
     const later = (await b.submit(submitReq({ tenant_id: 'globex', run_at: new Date(e.clock.now() + 3600_000).toISOString() }))).job;
-    expect(b.outboxStatus()).toMatchObject({ pending: 0, published: 2 });
+    expect(await b.outboxStatus()).toMatchObject({ pending: 0, published: 2 });
     const msgs = await peek(e.src());
     const byJob = new Map(msgs.map((m) => [m.MessageAttributes!['agentq-job-id']!.StringValue!, m]));
     expect(byJob.get(a1.job_id)!.Attributes).toMatchObject({ MessageGroupId: 'acme' });

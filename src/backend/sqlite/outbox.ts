@@ -27,6 +27,7 @@ import { assertTransition, isPartial, isTerminal, outcomeFor } from '../../core/
 import type { ClaimRequest, Lease } from '../contract.js';
 import { endAttempt, moveTo, SqliteStore } from './store.js';
 import { startAttempt } from './worker.js';
+import type { SqsStore } from '../sqs/store.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sqs_outbox (
@@ -133,7 +134,8 @@ export interface SqsStoreOptions {
   fairness?: FairnessOptions;
 }
 
-export class SqliteSqsStore {
+/** The SQLite implementation of the SQS backend's store interface (src/backend/sqs/store.ts). */
+export class SqliteSqsStore implements SqsStore {
   readonly store: SqliteStore;
   private readonly retryPolicy: RetryPolicy;
   private readonly fairness: FairnessOptions;

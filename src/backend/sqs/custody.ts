@@ -16,7 +16,7 @@
  *   malformed, which the bulk engine never redrives or purges.
  */
 import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
-import type { SqliteSqsStore } from '../sqlite/outbox.js';
+import type { SqsStore } from './store.js';
 import { toAgentqError } from './client.js';
 import { allAttributes, parseMessage } from './envelope.js';
 
@@ -49,7 +49,7 @@ export interface SweepReport {
 
 export async function sweepDlq(
   client: SQSClient,
-  store: SqliteSqsStore,
+  store: SqsStore,
   dlq: { url: string; name: string; queue: string; maxReceiveCount: number },
   opts: SweepOptions = {},
 ): Promise<SweepReport> {
@@ -66,7 +66,7 @@ export async function sweepDlq(
     report.deleted += out.Successful?.length ?? 0;
   };
   /** Handles one received message; returns its receipt when it is to be deleted. */
-  const handle = (m: Message): string | null => {
+  const handle = async (m: Message): Promise<string | null> => {
     seen.add(m.MessageId!);
     report.received++;
     const parsed = parseMessage(m);
@@ -75,7 +75,7 @@ export async function sweepDlq(
       return null;
     };
     if (parsed.kind === 'agentq' && parsed.isAppDlqCopy) {
-      if (store.stateOf(parsed.jobId) !== 'dead') return m.ReceiptHandle!;
+      if ((await store.stateOf(parsed.jobId)) !== 'dead') return m.ReceiptHandle!;
       report.mirror_kept++;
       return keepInPlace();
     }
@@ -87,7 +87,7 @@ export async function sweepDlq(
         : parsed.kind === 'malformed'
           ? `malformed message found in ${dlq.name}: ${parsed.why}`
           : `foreign message found in ${dlq.name}: ${parsed.why}`;
-    const r = store.takeCustody({
+    const r = await store.takeCustody({
       kind: parsed.kind,
       jobId: parsed.kind === 'foreign' ? null : parsed.jobId,
       messageId: m.MessageId!,
@@ -128,7 +128,7 @@ export async function sweepDlq(
       if (msgs.length === 0) return;
       const receipts: string[] = [];
       for (const m of msgs) {
-        const r = handle(m);
+        const r = await handle(m);
         if (r !== null) receipts.push(r);
       }
       await flushDeletes(receipts);

@@ -6,7 +6,7 @@
  * and custody)".
  *
  * Every received message is judged against the store before anything runs
- * (`SqliteSqsStore.consider`): SQS delivers at least once, so duplicates,
+ * (`SqsStore.consider`, src/backend/sqs/store.ts): SQS delivers at least once, so duplicates,
  * stale copies and early arrivals are expected and handled there.
  */
 import { mkdirSync } from 'node:fs';
@@ -51,7 +51,7 @@ import type {
   SubmitResult,
 } from '../contract.js';
 import { SqliteBackend } from '../sqlite/index.js';
-import { SqliteSqsStore, type Decision } from '../sqlite/outbox.js';
+import { SqliteSqsStore } from '../sqlite/outbox.js';
 import { sendBatch } from './batch-send.js';
 import { createSqsClient, toAgentqError } from './client.js';
 import { sweepDlq, type SweepOptions, type SweepReport } from './custody.js';
@@ -60,6 +60,7 @@ import { dlqDedupId, dlqGroupId, firstOfEachGroup } from './fifo.js';
 import { SqsQueues, type SetupAction } from './queues.js';
 import { GroupPublisher } from './publisher.js';
 import { OutboxRelay, type RelayResult } from './relay.js';
+import type { Decision, OutboxCounts, SqsStore } from './store.js';
 import type { SqsUrl } from './url.js';
 
 /** SQS caps a message's visibility timeout at 12 hours. */
@@ -95,7 +96,8 @@ export class SqsBackend implements Backend {
   readonly kind = 'sqs' as const;
   readonly description: string;
   readonly store: SqliteBackend;
-  readonly ext: SqliteSqsStore;
+  /** The store's SQS side: outbox, deliveries, claim-by-id, custody. */
+  readonly ext: SqsStore;
   readonly sqsQueues: SqsQueues;
   readonly relay: OutboxRelay;
   private readonly publisher: GroupPublisher;
@@ -139,10 +141,10 @@ export class SqsBackend implements Backend {
   /** Publishes every pending outbox row (crash recovery). */
   async relayOutbox(): Promise<RelayResult & { pending_after: number }> {
     const r = await this.relay.catchUp();
-    return { ...r, pending_after: this.ext.outboxCounts().pending };
+    return { ...r, pending_after: (await this.ext.outboxCounts()).pending };
   }
 
-  outboxStatus(): { pending: number; published: number; oldest_pending_at: number | null } {
+  async outboxStatus(): Promise<OutboxCounts> {
     return this.ext.outboxCounts();
   }
 
@@ -191,7 +193,7 @@ export class SqsBackend implements Backend {
     // Workers run the relay too, so a crash between commit and publish heals without an operator.
     await this.relay.catchUp({ limit: 100, maxRounds: 1 }).catch(() => undefined);
     const wanted = new Set<JobClass>(req.classes && req.classes.length > 0 ? req.classes : JOB_CLASSES);
-    const pending = this.ext.pendingByClass(req.queue);
+    const pending = await this.ext.pendingByClass(req.queue);
     const candidates: Candidates = {};
     for (const c of JOB_CLASSES) if (wanted.has(c) && (pending.get(c) ?? 0) > 0) candidates[c] = ['*'];
     const leases: Lease[] = [];
@@ -269,7 +271,7 @@ export class SqsBackend implements Backend {
       await this.setVisibility(url, m.ReceiptHandle!, this.notOursVisibility());
       return null;
     }
-    const d: Decision = this.ext.consider({ jobId: parsed.jobId, messageId: m.MessageId!, receipt: m.ReceiptHandle!, queueUrl: url }, req);
+    const d: Decision = await this.ext.consider({ jobId: parsed.jobId, messageId: m.MessageId!, receipt: m.ReceiptHandle!, queueUrl: url }, req);
     switch (d.kind) {
       case 'claimed':
         return d.lease;
@@ -318,9 +320,9 @@ export class SqsBackend implements Backend {
 
   /** Deletes the message that carries a job that has ended; a stale copy is deleted on its next receive. */
   private async retire(jobId: string): Promise<void> {
-    const d = this.ext.delivery(jobId);
+    const d = await this.ext.delivery(jobId);
     if (!d) return;
-    if (await this.deleteMessage(d.queue_url, d.receipt)) this.ext.forgetDelivery(jobId);
+    if (await this.deleteMessage(d.queue_url, d.receipt)) await this.ext.forgetDelivery(jobId);
   }
 
   /**
@@ -330,14 +332,14 @@ export class SqsBackend implements Backend {
    * stays; when it comes back, `consider` sees dead + not sent and retries this.
    */
   private async buryInSqs(job: Job): Promise<void> {
-    const d = this.ext.delivery(job.job_id);
+    const d = await this.ext.delivery(job.job_id);
     if (!d || !job.dead) return;
     const dlq = await this.sqsQueues.dlqUrl(job.queue);
     if (dlq === null) return;
     const fifo = this.url.fifo ? { groupId: dlqGroupId(job), dedupId: dlqDedupId(job, job.dead.dead_at) } : {};
     const out = await sendBatch(this.client, dlq, [{ key: job.job_id, body: messageBody(job), attributes: dlqAttributes(job, job.dead), ...fifo }]);
     if (out.sent.length !== 1) return;
-    this.ext.markDlqSent(job.job_id);
+    await this.ext.markDlqSent(job.job_id);
     await this.deleteMessage(d.queue_url, d.receipt);
   }
 
@@ -348,7 +350,7 @@ export class SqsBackend implements Backend {
     await Promise.all(
       results.map(async (r) => {
         if (r.status !== 'ok') return;
-        const d = this.ext.delivery(r.jobId);
+        const d = await this.ext.delivery(r.jobId);
         if (d) await this.setVisibility(d.queue_url, d.receipt, this.visibilityUntil(r.expiresAt));
       }),
     );
@@ -372,7 +374,7 @@ export class SqsBackend implements Backend {
     const out = await this.store.fail(lease, failure);
     if (out.kind === 'retry') {
       // Retry by visibility delay: the same message comes back when the retry is due.
-      const d = this.ext.delivery(lease.jobId);
+      const d = await this.ext.delivery(lease.jobId);
       if (d) await this.setVisibility(d.queue_url, d.receipt, this.visibilityUntil(out.runAt));
     } else if (out.kind === 'dead') {
       await this.buryInSqs(out.job);
@@ -389,7 +391,7 @@ export class SqsBackend implements Backend {
   async release(lease: LeaseRef): Promise<void> {
     await this.store.release(lease);
     const job = await this.store.get(lease.jobId);
-    const d = this.ext.delivery(lease.jobId);
+    const d = await this.ext.delivery(lease.jobId);
     if (!d) return;
     if (job && (job.state === 'queued' || job.state === 'scheduled')) await this.setVisibility(d.queue_url, d.receipt, 0);
     else await this.retire(lease.jobId);
@@ -465,7 +467,7 @@ export class SqsBackend implements Backend {
   async close(): Promise<void> {
     await this.publisher.flush();
     await this.store.close();
-    this.ext.close();
+    await this.ext.close();
     if (this.ownsClient) this.client.destroy();
   }
 }

@@ -8,7 +8,7 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { JobClass } from '../../core/schemas.js';
 import { isTerminal } from '../../core/states.js';
-import type { OutboxRow, SqliteSqsStore } from '../sqlite/outbox.js';
+import type { OutboxRow, SqsStore } from './store.js';
 import { sendBatch, type OutgoingMessage } from './batch-send.js';
 import { messageAttributes, messageBody } from './envelope.js';
 import { publishDedupId, sourceGroupId } from './fifo.js';
@@ -29,7 +29,7 @@ const retryDelayMs = (tries: number) => Math.min(300_000, 1000 * 2 ** Math.max(0
 
 export class OutboxRelay {
   constructor(
-    private readonly store: SqliteSqsStore,
+    private readonly store: SqsStore,
     private readonly queues: SqsQueues,
     private readonly client: SQSClient,
     /** The longest delay or visibility agentq asks SQS for (see SqsBackendOptions.maxVisibilitySeconds). */
@@ -40,14 +40,14 @@ export class OutboxRelay {
 
   /** Publishes the pending rows of these jobs now (submit, redrive). */
   async publishJobs(jobIds: string[]): Promise<RelayResult> {
-    return this.publish(this.store.pendingOutbox(0, jobIds));
+    return this.publish(await this.store.pendingOutbox(0, jobIds));
   }
 
   /** Publishes everything pending and due, in bounded rounds. */
   async catchUp(opts: { limit?: number; maxRounds?: number } = {}): Promise<RelayResult> {
     const total: RelayResult = { published: 0, skipped: 0, failed: [] };
     for (let round = 0; round < (opts.maxRounds ?? 100); round++) {
-      const rows = this.store.pendingOutbox(opts.limit ?? 500);
+      const rows = await this.store.pendingOutbox(opts.limit ?? 500);
       if (rows.length === 0) break;
       const r = await this.publish(rows);
       total.published += r.published;
@@ -65,7 +65,7 @@ export class OutboxRelay {
     const done: Array<{ id: number; messageId: string | null }> = [];
     const byQueue = new Map<string, { queue: string; cls: JobClass; items: Array<{ row: OutboxRow; msg: OutgoingMessage }> }>();
     for (const row of rows) {
-      const job = this.store.jobForPublish(row.job_id);
+      const job = await this.store.jobForPublish(row.job_id);
       if (!job || isTerminal(job.state) || job.state === 'running') {
         // Cancelled (or otherwise ended) before it was published: nothing to deliver.
         done.push({ id: row.id, messageId: null });
@@ -87,31 +87,31 @@ export class OutboxRelay {
       } else msg.delaySeconds = delay;
       g.items.push({ row, msg });
     }
-    if (done.length) this.store.markPublished(done);
+    if (done.length) await this.store.markPublished(done);
     for (const g of byQueue.values()) {
       let url: string | null;
       try {
         url = await this.queues.sourceUrl(g.queue, g.cls);
       } catch (e) {
-        this.fail(g.items.map((i) => i.row), (e as Error).message, result);
+        await this.fail(g.items.map((i) => i.row), (e as Error).message, result);
         continue;
       }
       if (url === null) {
-        this.fail(g.items.map((i) => i.row), `the SQS queue ${this.queues.sourceName(g.queue, g.cls)} does not exist; run \`agentq sqs setup --queue ${g.queue}\``, result);
+        await this.fail(g.items.map((i) => i.row), `the SQS queue ${this.queues.sourceName(g.queue, g.cls)} does not exist; run \`agentq sqs setup --queue ${g.queue}\``, result);
         continue;
       }
       const out = await sendBatch(this.client, url, g.items.map((i) => i.msg));
-      this.store.markPublished(out.sent.map((s) => ({ id: Number(s.key), messageId: s.messageId })));
+      await this.store.markPublished(out.sent.map((s) => ({ id: Number(s.key), messageId: s.messageId })));
       result.published += out.sent.length;
       const rowsById = new Map(g.items.map((i) => [String(i.row.id), i.row]));
-      for (const f of out.failed) this.fail([rowsById.get(f.key)!], f.error, result);
+      for (const f of out.failed) await this.fail([rowsById.get(f.key)!], f.error, result);
     }
     return result;
   }
 
-  private fail(rows: OutboxRow[], error: string, result: RelayResult): void {
+  private async fail(rows: OutboxRow[], error: string, result: RelayResult): Promise<void> {
     const now = this.store.now;
-    this.store.markPublishFailed(rows.map((r) => ({ id: r.id, error })), (tries) => now + retryDelayMs(tries));
+    await this.store.markPublishFailed(rows.map((r) => ({ id: r.id, error })), (tries) => now + retryDelayMs(tries));
     for (const r of rows) result.failed.push({ job_id: r.job_id, error });
   }
 }

@@ -23,7 +23,7 @@ export async function relay(_o: Record<string, unknown>, ctx: CommandContext): P
 
 export async function status(_o: Record<string, unknown>, ctx: CommandContext): Promise<void> {
   const backend = requireSqs(await ctx.openBackend(), 'outbox status');
-  const s = backend.outboxStatus();
+  const s = await backend.outboxStatus();
   const out = { ...s, oldest_pending_at: s.oldest_pending_at === null ? null : new Date(s.oldest_pending_at).toISOString() };
   if (isMachineFormat(ctx.out.format)) printObject(ctx.out, out);
   else ctx.out.write(`pending ${out.pending}\npublished ${out.published}\noldest_pending_at ${out.oldest_pending_at ?? '-'}\n`);

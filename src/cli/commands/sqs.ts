@@ -91,7 +91,7 @@ export async function custody(o: CustodyOptions, ctx: CommandContext): Promise<v
   const limit = o.limit === undefined ? 100 : Number(o.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new ValidationError('--limit must be a whole number from 1 to 1000');
   const backend = requireSqs(await ctx.openBackend(), 'sqs custody');
-  const rows = backend.ext.listCustody(limit, o.after ?? null);
+  const rows = await backend.ext.listCustody(limit, o.after ?? null);
   await printRecords(ctx.out, {
     columns: [
       { header: 'job', get: (r) => r.job_id },

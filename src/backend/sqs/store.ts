@@ -1,0 +1,83 @@
+/**
+ * What the SQS backend needs from its job store beyond the ordinary Backend
+ * operations: the transactional outbox, the record of which SQS message
+ * carries each job (its delivery), "judge this received message and claim
+ * this exact job id", and custody of messages taken out of an SQS DLQ.
+ *
+ * SqliteSqsStore (src/backend/sqlite/outbox.ts) implements it today. Results
+ * may be plain values or promises (`Awaitable`): the SQLite store is
+ * synchronous (better-sqlite3), a networked store is not, and every caller
+ * awaits either way.
+ *
+ * The guarantees an implementation owes (docs/architecture.md, "SQS backend
+ * (outbox and custody)"):
+ * - every path that makes a job claimable without a live SQS message (submit,
+ *   redrive) writes its outbox entry atomically with that state change;
+ * - `consider` decides and takes the lease in one atomic step, so two
+ *   consumers holding copies of one message cannot both win;
+ * - `takeCustody` is idempotent on the SQS message id.
+ */
+import type { Job, JobState } from '../../core/schemas.js';
+import type { ClaimRequest } from '../contract.js';
+import type { CustodyRecord, Decision, Delivery, OutboxRow, ReceivedRef } from '../sqlite/outbox.js';
+
+export type { CustodyKind, CustodyRecord, Decision, Delivery, OutboxRow, ReceivedRef } from '../sqlite/outbox.js';
+
+export type Awaitable<T> = T | Promise<T>;
+
+export interface OutboxCounts {
+  pending: number;
+  published: number;
+  oldest_pending_at: number | null;
+}
+
+/** One message found in an SQS DLQ, as custody records it. */
+export interface CustodyInput {
+  kind: 'agentq' | 'foreign' | 'malformed';
+  jobId: string | null;
+  messageId: string;
+  sourceQueue: string;
+  queue: string;
+  body: string;
+  attributes: Record<string, unknown>;
+  receiveCount: number | null;
+  why: string;
+}
+
+export interface CustodyOutcome {
+  recorded: 'job_dead' | 'already_ended' | 'kept';
+  jobId: string;
+}
+
+export interface SqsStore {
+  /** The store's clock (ms). */
+  readonly now: number;
+
+  // outbox
+  /** Unpublished entries due for a (re)try, oldest first; with `jobIds`, those jobs' pending entries. */
+  pendingOutbox(limit: number, jobIds?: string[]): Awaitable<OutboxRow[]>;
+  outboxCounts(): Awaitable<OutboxCounts>;
+  /** The job as it is now, for building the message body at publish time (null when gone). */
+  jobForPublish(jobId: string): Awaitable<Job | null>;
+  markPublished(items: Array<{ id: number; messageId: string | null }>): Awaitable<void>;
+  markPublishFailed(items: Array<{ id: number; error: string }>, retryAt: (tries: number) => number): Awaitable<void>;
+
+  // deliveries
+  delivery(jobId: string): Awaitable<Delivery | null>;
+  markDlqSent(jobId: string): Awaitable<void>;
+  forgetDelivery(jobId: string): Awaitable<void>;
+
+  // consumers
+  /** Judges one received message against the store (state, fence, cancel flag) and claims it when it may run. */
+  consider(ref: ReceivedRef, req: ClaimRequest): Awaitable<Decision>;
+  /** Jobs per class of a queue that a receive may deliver (queued, scheduled, running). */
+  pendingByClass(queue: string): Awaitable<Map<string, number>>;
+
+  // custody
+  custody(jobId: string): Awaitable<CustodyRecord | null>;
+  listCustody(limit: number, after: string | null): Awaitable<CustodyRecord[]>;
+  takeCustody(msg: CustodyInput): Awaitable<CustodyOutcome>;
+  stateOf(jobId: string): Awaitable<JobState | null>;
+
+  close(): Awaitable<void>;
+}
