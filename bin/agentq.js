@@ -8,7 +8,8 @@
 //      they load, chalk ignores NO_COLOR, and chalk mis-reads `--color never`
 //      (a bare `--color` in argv) as "force colour";
 //   2. EPIPE: `agentq list | head -1` closes the pipe early; exit quietly
-//      instead of printing a stack trace;
+//      instead of printing a stack trace (the handler is added when a stream is
+//      created: `--help` writes to the fd and never creates one, see runCli);
 //   3. the AWS SDK's Node-version maintenance warning is noise for operators;
 //   4. lazy load of the built CLI: the bundled start path dist/bundle/agentq.cjs
 //      (scripts/build-bundle.mjs), so this file stays tiny (`--version` alone is
@@ -17,12 +18,47 @@
 'use strict';
 const process = require('node:process');
 
-// ---- 2. EPIPE
-for (const stream of [process.stdout, process.stderr]) {
+// ---- 2. EPIPE, on each stream when it is created. Reading process.stdout creates the stream (for
+// a pipe or a terminal Node loads its stream and socket modules, about a tenth of `node -e 0`), so
+// Node's getter is wrapped, not called: the first read restores it, creates the stream and adds
+// the handler. `created` tells runCli whether writing to the fd directly could overtake a stream.
+const created = { stdout: false, stderr: false };
+function quietOnEpipe(stream) {
   stream.on('error', (err) => {
     if (err && err.code === 'EPIPE') process.exit(0);
     throw err;
   });
+}
+for (const name of ['stdout', 'stderr']) {
+  const nodeGetter = Object.getOwnPropertyDescriptor(process, name);
+  if (nodeGetter && nodeGetter.configurable && typeof nodeGetter.get === 'function') {
+    Object.defineProperty(process, name, {
+      configurable: true,
+      enumerable: nodeGetter.enumerable,
+      get() {
+        Object.defineProperty(process, name, nodeGetter);
+        const stream = nodeGetter.get.call(process);
+        created[name] = true;
+        quietOnEpipe(stream);
+        return stream;
+      },
+    });
+  } else {
+    created[name] = true;
+    quietOnEpipe(process[name]);
+  }
+}
+// A terminal without creating the stream: only a character device can be one (node:tty would load
+// node:net), and /dev/null is one too, so that case asks tty.
+function isTerminal(fd) {
+  const name = fd === 1 ? 'stdout' : 'stderr';
+  if (created[name]) return process[name].isTTY === true;
+  try {
+    if (!require('node:fs').fstatSync(fd).isCharacterDevice()) return false;
+  } catch {
+    return false;
+  }
+  return require('node:tty').isatty(fd);
 }
 
 // ---- 3. the AWS SDK's "will require node >=N" warning: the SDK's own switch first, and a
@@ -81,10 +117,10 @@ try {
   const level = cli.resolveColourLevel({
     when: colourWhen(process.argv.slice(2)),
     env: process.env,
-    isTTY: process.stdout.isTTY === true,
+    isTTY: isTerminal(1),
   });
   process.env.FORCE_COLOR = String(level);
   // FORCE_COLOR now carries the decision; keeping NO_COLOR too only makes newer Node versions warn in child processes.
   if (level === 0) delete process.env.NO_COLOR;
 }
-cli.runCli(process.argv.slice(2));
+cli.runCli(process.argv.slice(2), { created: (name) => created[name], isTerminal });

@@ -13,7 +13,7 @@
  * - stack traces only with `--debug` or `AGENTQ_DEBUG=1`;
  * - every message has credentials redacted and control characters made visible.
  */
-import type { Command, CommanderError } from 'commander';
+import type { Command, CommanderError, OutputConfiguration } from 'commander';
 import type { Backend } from '../backend/contract.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { AgentqError, ExitCode } from '../core/errors.js';
@@ -22,6 +22,7 @@ import { AgentqError, ExitCode } from '../core/errors.js';
 // `agentq --help` and usage errors load as few modules as possible.
 import type { CliContext, CliIo, GlobalOptions } from './context.js';
 import { redactCredentials } from './output/redact.js';
+import { directWriter } from './output/direct-write.js';
 import { sanitize } from './output/sanitize.js';
 import { agentqVersion, buildProgram, firstOperand } from './program.js';
 
@@ -34,7 +35,26 @@ export interface MainEnv {
   signal?: AbortSignal;
   /** Replaces `openBackend(url)` from `backend/open` (tests). */
   openBackend?: (url: string) => Promise<Backend>;
+  /** Where commander's own text (help, usage errors) goes; by default `io.stdout` / `io.stderr`. */
+  messages?: Pick<OutputConfiguration, 'writeOut' | 'writeErr' | 'getOutHelpWidth' | 'getErrHelpWidth'>;
 }
+
+/**
+ * What the entry (bin/agentq.js) knows about the process's stdout and stderr
+ * without creating their streams (reading `process.stdout` creates it).
+ */
+export interface StdioProbe {
+  /** Whether `process[name]` has been created already. */
+  created(name: 'stdout' | 'stderr'): boolean;
+  /** Whether the fd is a terminal. */
+  isTerminal(fd: 1 | 2): boolean;
+}
+
+/** Without the entry's probe: the streams themselves (reading them creates them). */
+const streamsProbe: StdioProbe = {
+  created: () => true,
+  isTerminal: (fd) => (fd === 1 ? process.stdout : process.stderr).isTTY === true,
+};
 
 /**
  * Rewrites `--color`, `--color X` and `--no-color` to `--color=X` before
@@ -116,6 +136,7 @@ export async function main(argv: readonly string[], m: MainEnv): Promise<number>
     output: {
       writeOut: (s) => void io.stdout.write(s),
       writeErr: (s) => void io.stderr.write(s),
+      ...m.messages,
       outputError: (s, write) => write(printable(s)),
     },
   }, { commandHint: firstOperand(args) });
@@ -190,7 +211,7 @@ class AgentqErrorClosed extends AgentqError {
  * (tail --follow ends, a redrive finishes its batch); a second one exits 130
  * at once.
  */
-export async function runCli(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
+export async function runCli(argv: readonly string[] = process.argv.slice(2), stdio: StdioProbe = streamsProbe): Promise<void> {
   const controller = new AbortController();
   let interrupts = 0;
   const onSignal = (sig: NodeJS.Signals) => {
@@ -200,15 +221,29 @@ export async function runCli(argv: readonly string[] = process.argv.slice(2)): P
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // The reader went away: exit quietly, as the entry does for an EPIPE on the streams.
+  const onClosed = () => process.exit(ExitCode.ok);
   const code = await main(argv, {
+    // On first use only: creating a stdio stream loads Node's stream and socket modules (for a
+    // pipe or a terminal), which `agentq --help` and `inspect` never need (a measurable share of their start-up).
     io: {
-      stdout: process.stdout,
-      stderr: process.stderr,
-      // On first use only: creating process.stdin loads Node's stream and socket modules,
-      // which `agentq inspect` and `--help` never need (a measurable share of their start-up).
+      get stdout() {
+        return process.stdout;
+      },
+      get stderr() {
+        return process.stderr;
+      },
       get stdin() {
         return process.stdin;
       },
+    },
+    // Help and usage errors go straight to the fd while nothing else has used its stream.
+    messages: {
+      writeOut: directWriter({ fd: 1, stream: () => process.stdout, streamCreated: () => stdio.created('stdout'), onClosed }),
+      writeErr: directWriter({ fd: 2, stream: () => process.stderr, streamCreated: () => stdio.created('stderr'), onClosed }),
+      // Commander's own rule without reading the stream unless it is a terminal (80: commander's default width).
+      getOutHelpWidth: () => (stdio.isTerminal(1) ? process.stdout.columns : undefined) ?? 80,
+      getErrHelpWidth: () => (stdio.isTerminal(2) ? process.stderr.columns : undefined) ?? 80,
     },
     env: process.env,
     cwd: process.cwd(),
@@ -219,7 +254,7 @@ export async function runCli(argv: readonly string[] = process.argv.slice(2)): P
   process.exitCode = code;
   // Give buffered output a moment to flush, but never wait on it unbounded: the command is done,
   // and a stream that never emits 'drain' must not keep it alive.
-  if (process.stdout.writableLength > 0) {
+  if (stdio.created('stdout') && process.stdout.writableLength > 0) {
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, 1000);
       const done = () => {
