@@ -9,7 +9,7 @@
  * would tell an operator that nothing is wrong when we simply do not know.
  */
 import { z } from 'zod';
-import type { QueueStats, StatsBreakdown } from '../backend/contract.js';
+import type { QueueStats, StatsBreakdown } from './queue-stats.js';
 
 // ---------------------------------------------------------------- percentiles
 

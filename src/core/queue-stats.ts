@@ -1,0 +1,80 @@
+/**
+ * What a backend reports about one queue (`Backend.stats`): the snapshot that
+ * `core/stats` derives `agentq stats` and the metrics from. Declared in core
+ * because the core computes from it and must not depend on the backend layer;
+ * `backend/contract.ts` re-exports every name here unchanged, with the limits a
+ * backend keeps (`STATS_SAMPLE_LIMIT`, `STATS_MAX_TENANTS`,
+ * `STATS_RECENT_WINDOW_MS`).
+ */
+import type { JobState } from './schemas.js';
+
+export interface QueueStats {
+  queue: string;
+  counts: Record<JobState, number>;
+  dlq_size: number;
+  /** Age of the oldest claimable job (ms), null when none. */
+  oldest_queued_age_ms: number | null;
+  running: number;
+
+  // The fields below are optional (added for `agentq stats` / metrics, issue 8):
+  // a backend that lacks one is shown as "n/a", never as zero. Every figure
+  // comes from maintained counters, index seeks and bounded samples, never a
+  // scan of the queue, so stats stay fast on a queue of millions of jobs.
+
+  /** When the figures were taken (epoch ms, backend clock). */
+  at?: number;
+  /** Estimated seconds of queued + scheduled work (`estimated_seconds`, default per job when unset). */
+  backlog_seconds?: number;
+  /** The same figures per service class (every class, zeros included). */
+  by_class?: StatsBreakdown[];
+  /** The same figures per tenant: at most `STATS_MAX_TENANTS`, deepest first. */
+  by_tenant?: StatsBreakdown[];
+  /** Cumulative outcome counters for the queue since it was created. */
+  totals?: OutcomeTotals;
+  /** How attempt number N ended, cumulative: success rate by attempt. */
+  by_attempt?: AttemptOutcomes[];
+  /** Most recent time-in-queue samples (ms from becoming claimable to claim), newest last, at most `STATS_SAMPLE_LIMIT`. */
+  time_in_queue_ms?: number[];
+  /** Most recent execution-time samples (ms from claim to the attempt's end), newest last, at most `STATS_SAMPLE_LIMIT`. */
+  execution_ms?: number[];
+  /** Attempts that ended in the last `window_ms`: for recent throughput. */
+  recent?: RecentActivity;
+}
+
+export interface StatsBreakdown {
+  /** The class name or tenant id. */
+  key: string;
+  queued: number;
+  scheduled: number;
+  running: number;
+  dlq_size: number;
+  oldest_queued_age_ms: number | null;
+  backlog_seconds: number;
+}
+
+export interface OutcomeTotals {
+  submitted: number;
+  /** Attempts started (claims). */
+  attempts: number;
+  succeeded: number;
+  /** Failed attempts that were scheduled for another try. */
+  retried: number;
+  /** Jobs that went to the DLQ. */
+  dead: number;
+  expired: number;
+  cancelled: number;
+}
+
+export interface AttemptOutcomes {
+  attempt: number;
+  succeeded: number;
+  /** Ended any other way (retry scheduled, dead, expired, lease lost). */
+  failed: number;
+}
+
+export interface RecentActivity {
+  window_ms: number;
+  submitted: number;
+  succeeded: number;
+  failed: number;
+}
