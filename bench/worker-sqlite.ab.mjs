@@ -1,0 +1,45 @@
+// Worker (SQLite) A/B: two builds loaded in one process, alternating rounds, CPU µs per processed job.
+// On a shared, loaded machine the absolute CPU figures swing by ±20% from run to run; rounds that
+// alternate between the builds see the same load, so the ratio of their medians is the fair figure.
+//
+//   # a build of another commit, next to this one:
+//   mkdir -p /tmp/old && git archive REV src tsconfig.json tsconfig.build.json package.json | tar -x -C /tmp/old \
+//     && ln -s "$PWD/node_modules" /tmp/old/node_modules && npx tsc -p /tmp/old/tsconfig.build.json --outDir /tmp/old/dist
+//   npm run build && node bench/worker-sqlite.ab.mjs /tmp/old/dist "$PWD/dist"            # R=6 N=4000
+//   MODE=backend node bench/worker-sqlite.ab.mjs /tmp/old/dist "$PWD/dist"               # claim/complete without the worker
+//
+// Each round: a fresh database, N no-op jobs submitted (not timed), then processed by the library
+// worker (concurrency 50) or, with MODE=backend, by claim 50 / complete them loops; the process
+// CPU time of that phase divided by N. The first build is the anchor (ratio 1).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+const builds = process.argv.slice(2);
+const R = Number(process.env.R ?? 6), N = Number(process.env.N ?? 4000), MODE = process.env.MODE ?? 'worker';
+const mods = [];
+for (const b of builds) mods.push({ name: b, idx: await import(`${b}/index.js`), open: await import(`${b}/backend/open.js`) });
+const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+const res = new Map(builds.map((b) => [b, []]));
+async function round(m) {
+  const dir = mkdtempSync(join(tmpdir(), 'ab-'));
+  const backend = await m.open.openBackend(`sqlite:${join(dir, 'b.db')}`);
+  for (let i = 0; i < N; i += 500) await Promise.all(Array.from({ length: Math.min(500, N - i) }, (_, j) => backend.submit({ workflow: 'noop:v1', queue: 'bench', tenant_id: `t${(i + j) % 8}`, input: String(i + j) })));
+  const c = cpu();
+  if (MODE === 'backend') {
+    for (;;) { const ls = await backend.claim({ queue: 'bench', workerId: 'b', max: 50, leaseMs: 60000 }); if (!ls.length) break; await Promise.all(ls.map((l) => backend.complete({ jobId: l.jobId, fence: l.fence }, null))); }
+  } else {
+    let done = 0, fin; const all = new Promise((r) => (fin = r));
+    const w = m.idx.createWorker({ backend, queue: 'bench', concurrency: 50, leaseMs: 60000, minIdleMs: 1, maxIdleMs: 20, handler: async () => null, logger: (e) => { if (e.kind === 'succeeded' && ++done === N) fin(); } });
+    await w.start(); await all; await w.stop();
+  }
+  const us = ((cpu() - c) * 1000) / N;
+  await backend.close(); rmSync(dir, { recursive: true, force: true });
+  return us;
+}
+for (let r = 0; r < R; r++) {
+  const order = r % 2 ? [...mods].reverse() : mods;
+  for (const m of order) res.get(m.name).push(await round(m));
+}
+const med = (a) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor(s.length / 2)]; };
+const base = med(res.get(builds[0]));
+for (const b of builds) console.log(`${MODE} ${b}: median ${med(res.get(b)).toFixed(0)} µs/job (runs ${res.get(b).map((x) => x.toFixed(0)).join(' ')}) ratio ${(med(res.get(b)) / base).toFixed(3)}`);
