@@ -9,8 +9,6 @@
  * (`SqsStore.consider`, src/backend/sqs/store.ts): SQS delivers at least once, so duplicates,
  * stale copies and early arrivals are expected and handled there.
  */
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import {
   ChangeMessageVisibilityCommand,
   DeleteMessageCommand,
@@ -50,8 +48,6 @@ import type {
   RunRecord,
   SubmitResult,
 } from '../contract.js';
-import { SqliteBackend } from '../sqlite/index.js';
-import { SqliteSqsStore } from '../sqlite/outbox.js';
 import { sendBatch } from './batch-send.js';
 import { createSqsClient, toAgentqError } from './client.js';
 import { sweepDlq, type SweepOptions, type SweepReport } from './custody.js';
@@ -59,6 +55,7 @@ import { dlqAttributes, messageBody, parseMessage } from './envelope.js';
 import { dlqDedupId, dlqGroupId, firstOfEachGroup } from './fifo.js';
 import { SqsQueues, type SetupAction } from './queues.js';
 import { GroupPublisher } from './publisher.js';
+import { openSqsStore } from './open-store.js';
 import { OutboxRelay, type RelayResult } from './relay.js';
 import type { Decision, OutboxCounts, SqsStore } from './store.js';
 import type { SqsUrl } from './url.js';
@@ -95,7 +92,8 @@ export interface SqsBackendOptions {
 export class SqsBackend implements Backend {
   readonly kind = 'sqs' as const;
   readonly description: string;
-  readonly store: SqliteBackend;
+  /** The job store's ordinary operations (the SQLite adapter today). */
+  readonly store: Backend;
   /** The store's SQS side: outbox, deliveries, claim-by-id, custody. */
   readonly ext: SqsStore;
   readonly sqsQueues: SqsQueues;
@@ -116,9 +114,9 @@ export class SqsBackend implements Backend {
     this.description = opts.shown;
     this.fairness = opts.fairness ?? {};
     this.maxVisibility = Math.max(0, Math.min(SQS_MAX_VISIBILITY_SECONDS, opts.maxVisibilitySeconds ?? SQS_MAX_VISIBILITY_SECONDS));
-    mkdirSync(dirname(opts.url.storePath), { recursive: true });
-    this.store = new SqliteBackend({ path: opts.url.storePath, clock: this.clock, random, admission: opts.admission, fairness: opts.fairness, retryPolicy: opts.retryPolicy });
-    this.ext = new SqliteSqsStore(opts.url.storePath, this.clock, random, { retryPolicy: opts.retryPolicy, fairness: opts.fairness });
+    const opened = openSqsStore(opts.url, { clock: this.clock, random, admission: opts.admission, fairness: opts.fairness, retryPolicy: opts.retryPolicy });
+    this.store = opened.backend;
+    this.ext = opened.ext;
     this.ownsClient = !opts.client;
     this.client = opts.client ?? createSqsClient(opts.url);
     this.sqsQueues = new SqsQueues(this.client, opts.url.prefix, opts.url.maxReceiveCount, opts.url.autoCreate, opts.url.fifo !== null);
