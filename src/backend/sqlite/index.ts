@@ -48,6 +48,7 @@ import { ItemThrew, SqliteRuns } from './runs.js';
 import { oldestClaimableRunAt, readExtendedStats } from './stats.js';
 import { SqliteStore, checkPage, moveTo } from './store.js';
 import { SqliteWorkerOps } from './worker.js';
+import { abortableSleep } from '../../util/sleep.js';
 
 export interface SqliteBackendOptions {
   /** A file path, or `:memory:` (one connection only: for tests). */
@@ -299,7 +300,7 @@ export class SqliteBackend implements Backend {
       }
       if (rows.length === EVENT_BATCH) continue;
       if (!query.follow) return;
-      await pause(this.followPollMs, query.signal);
+      await abortableSleep(this.followPollMs, query.signal);
     }
   }
 
@@ -445,16 +446,3 @@ function idAtTime(ms: number): string {
   return JOB_ID_PREFIX + encodeTime(t, 10) + '0'.repeat(16);
 }
 
-/** Waits `ms`, or less if the signal aborts. */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}

@@ -12,6 +12,7 @@ import { createIdFactory, RUN_ID_PREFIX } from '../../core/ids.js';
 import { ValidationError } from '../../core/errors.js';
 import type { CommandContext } from '../context.js';
 import type { DlqIo } from './dlq-io.js';
+import { abortableSleep } from '../../util/sleep.js';
 
 function osUser(env: Readonly<Record<string, string | undefined>>): string {
   try {
@@ -19,20 +20,6 @@ function osUser(env: Readonly<Record<string, string | undefined>>): string {
   } catch {
     return env.USER ?? env.LOGNAME ?? 'unknown';
   }
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts (Ctrl-C must not wait out a rate-limit pause). */
-export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }
 
 export function dlqIoFrom(ctx: CommandContext): DlqIo {

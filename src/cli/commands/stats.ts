@@ -12,6 +12,7 @@ import type { CommandContext } from '../context.js';
 import type { Column } from '../output/columns.js';
 import { printObject, printRecords, type OutputTarget } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
+import { abortableSleep } from '../../util/sleep.js';
 
 export interface StatsOptions {
   queue?: string;
@@ -132,19 +133,6 @@ export function recordHistory(history: StatsHistory, reports: StatsReport[]): vo
   }
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
-
 const CLEAR = '\x1b[H\x1b[2J';
 
 async function watch(opts: StatsOptions, ctx: CommandContext, backend: Backend): Promise<void> {
@@ -163,7 +151,7 @@ async function watch(opts: StatsOptions, ctx: CommandContext, backend: Backend):
     await printReports(buffer, reports, opts.by);
     const at = new Date(ctx.clock.now()).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
     ctx.io.stdout.write(`${CLEAR}agentq stats — ${at} — every ${formatDuration(intervalMs)}, Ctrl-C to stop\n\n${frame.join('')}\n${renderSparklines(reports, history, width)}`);
-    await sleep(intervalMs, ctx.signal);
+    await abortableSleep(intervalMs, ctx.signal);
   }
 }
 

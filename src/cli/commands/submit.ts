@@ -15,6 +15,7 @@ import type { CommandContext } from '../context.js';
 import { isMachineFormat, printObject } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
 import { parseIntOption, parsePositiveNumber } from '../parse.js';
+import { abortableSleep } from '../../util/sleep.js';
 
 export interface SubmitOptions {
   workflow: string;
@@ -151,7 +152,7 @@ export async function waitForEnd(backend: Backend, job: Job, ctx: CommandContext
         `Check on it with: agentq inspect ${job.job_id}`,
       );
     }
-    await sleep(Math.min(pollMs, left), ctx.signal);
+    await abortableSleep(Math.min(pollMs, left), ctx.signal);
     current = (await backend.get(job.job_id)) ?? current;
   }
 }
@@ -160,14 +161,3 @@ function o2s(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-}

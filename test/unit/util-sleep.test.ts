@@ -1,0 +1,49 @@
+/** abortableSleep (src/util/sleep.ts): the pause of every polling loop, cut short by Ctrl-C. */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { abortableSleep } from '../../src/util/sleep.js';
+
+beforeEach(() => void vi.useFakeTimers());
+afterEach(() => void vi.useRealTimers());
+
+/** Whether the promise has settled after the pending microtasks ran. */
+async function settled(p: Promise<void>): Promise<boolean> {
+  let done = false;
+  void p.then(() => (done = true));
+  await vi.advanceTimersByTimeAsync(0);
+  return done;
+}
+
+describe('abortableSleep', () => {
+  it('resolves after ms, not before', async () => {
+    const p = abortableSleep(1000);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(await settled(p)).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await settled(p)).toBe(true);
+  });
+
+  it('resolves at once when the signal aborts, and leaves no timer or listener behind', async () => {
+    const c = new AbortController();
+    const p = abortableSleep(60_000, c.signal);
+    expect(await settled(p)).toBe(false);
+    c.abort();
+    expect(await settled(p)).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('an already aborted signal does not wait at all', async () => {
+    const c = new AbortController();
+    c.abort();
+    expect(await settled(abortableSleep(60_000, c.signal))).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('after the time is up the abort listener is gone (a long-lived signal does not collect them)', async () => {
+    const c = new AbortController();
+    const remove = vi.spyOn(c.signal, 'removeEventListener');
+    const p = abortableSleep(10, c.signal);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(await settled(p)).toBe(true);
+    expect(remove).toHaveBeenCalledWith('abort', expect.any(Function));
+  });
+});
