@@ -140,7 +140,6 @@ export class SqliteSqsStore implements SqsStore {
   private readonly retryPolicy: RetryPolicy;
   private readonly fairness: FairnessOptions;
   private readonly newId: (prefix: string) => string;
-  private readonly stmts = new Map<string, Database.Statement>();
 
   constructor(path: string, clock: Clock, random: Random, opts: SqsStoreOptions = {}) {
     this.store = new SqliteStore(path, clock, random);
@@ -150,10 +149,9 @@ export class SqliteSqsStore implements SqsStore {
     this.store.write(() => this.store.db.exec(SCHEMA));
   }
 
+  /** The store's statement cache: a read of a counter table there first writes the transaction's pending counter sums (counters.ts). */
   private q(text: string): Database.Statement {
-    let s = this.stmts.get(text);
-    if (!s) this.stmts.set(text, (s = this.store.db.prepare(text)));
-    return s;
+    return this.store.sql(text);
   }
 
   get now(): number {
