@@ -3,6 +3,7 @@
 //   npm run build && node bench/sqs-redrive.mjs          # N=5000 entries, SUBMITS=2000
 //   N=1000 SUBMITS=500 node bench/sqs-redrive.mjs        # quicker
 //   SKIP_NAIVE=1 CPU_PROF=/tmp/prof node bench/sqs-redrive.mjs   # agentq only, a V8 CPU profile per CLI run
+//   COMPARE_BIN=/tmp/old/bin/agentq.js node bench/sqs-redrive.mjs  # also an older build's CLI, same run, same emulator
 //
 // Phases, in one run, on two separate queue prefixes seeded identically (N dead jobs: N store
 // entries and N agentq DLQ copies in the SQS DLQ, with error attributes):
@@ -120,10 +121,10 @@ async function seed(prefix) {
   if ((await depth(dlqName(prefix, QUEUE))) !== N) throw new Error('seeding the SQS DLQ failed');
 }
 
-function cli(prefix, args) {
+function cli(prefix, args, bin = join(REPO, 'bin', 'agentq.js')) {
   const t = performance.now();
   const prof = process.env.CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.CPU_PROF] : [];
-  const r = spawnSync(process.execPath, [...prof, join(REPO, 'bin', 'agentq.js'), '--url', urlFor(prefix), '--no-input', ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+  const r = spawnSync(process.execPath, [...prof, bin, '--url', urlFor(prefix), '--no-input', ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
   if (r.status !== 0) throw new Error(`agentq ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
   return performance.now() - t;
 }
@@ -157,26 +158,28 @@ if (!process.env.SKIP_NAIVE) {
   line(`naive receive-1/send-1/delete-1: ${N} msgs in ${(ms / 1000).toFixed(2)} s = ${naiveRate.toFixed(0)} msg/s; CPU: client ${naiveClientCpu.toFixed(1)} s + emulator ${naiveCpu.toFixed(1)} s`);
 }
 
-// ---- agentq
-await seed('aq');
-{
+// ---- agentq (and, with COMPARE_BIN, a second agentq CLI in the same run: a build of an earlier commit)
+async function agentqPhase(prefix, bin, label) {
+  await seed(prefix);
   const c0 = serverCpu();
   const k0 = clientCpu();
-  const redriveMs = cli('aq', ['dlq', 'redrive', '--queue', QUEUE, '--all', '--yes', '--rate', '0', '--batch-size', String(BATCH), '--reason', 'bench']);
+  const redriveMs = cli(prefix, ['dlq', 'redrive', '--queue', QUEUE, '--all', '--yes', '--rate', '0', '--batch-size', String(BATCH), '--reason', 'bench'], bin);
   const c1 = serverCpu();
   const k1 = clientCpu();
-  const sweepMs = cli('aq', ['sqs', 'sweep', '--queue', QUEUE, '--yes', '--max', String(2 * N)]);
+  const sweepMs = cli(prefix, ['sqs', 'sweep', '--queue', QUEUE, '--yes', '--max', String(2 * N)], bin);
   const c2 = serverCpu();
   const k2 = clientCpu();
-  const src = await depth(sourceQueueName('aq', QUEUE, 'batch'));
-  const left = await depth(dlqName('aq', QUEUE));
-  if (src !== N || left !== 0) throw new Error(`agentq check failed: ${src} in source, ${left} left in DLQ`);
+  const src = await depth(sourceQueueName(prefix, QUEUE, 'batch'));
+  const left = await depth(dlqName(prefix, QUEUE));
+  if (src !== N || left !== 0) throw new Error(`${label} check failed: ${src} in source, ${left} left in DLQ`);
   const rate = (N / (redriveMs + sweepMs)) * 1000;
-  line(`agentq dlq redrive (CLI): ${N} jobs in ${(redriveMs / 1000).toFixed(2)} s; sqs sweep of the ${N} DLQ copies: ${(sweepMs / 1000).toFixed(2)} s`);
-  line(`agentq total: ${rate.toFixed(0)} msg/s = ${(rate / naiveRate).toFixed(1)}x the naive loop (redrive alone: ${((N / redriveMs) * 1000 / naiveRate).toFixed(1)}x)`);
-  line(`agentq CPU: CLI redrive ${(k1 - k0).toFixed(1)} s + sweep ${(k2 - k1).toFixed(1)} s, emulator ${(c2 - c0).toFixed(1)} s = ${(k2 - k0 + c2 - c0).toFixed(1)} s vs naive ${(naiveClientCpu + naiveCpu).toFixed(1)} s = ${((naiveClientCpu + naiveCpu) / (k2 - k0 + c2 - c0)).toFixed(1)}x less CPU`);
-  line(`emulator CPU: redrive ${(c1 - c0).toFixed(1)} s + sweep ${(c2 - c1).toFixed(1)} s = ${(c2 - c0).toFixed(1)} s vs naive ${naiveCpu.toFixed(1)} s (${(naiveCpu / (c2 - c0)).toFixed(1)}x less SQS-side work)`);
+  line(`${label} dlq redrive (CLI): ${N} jobs in ${(redriveMs / 1000).toFixed(2)} s; sqs sweep of the ${N} DLQ copies: ${(sweepMs / 1000).toFixed(2)} s`);
+  line(`${label} total: ${rate.toFixed(0)} msg/s = ${(rate / naiveRate).toFixed(1)}x the naive loop (redrive alone: ${((N / redriveMs) * 1000 / naiveRate).toFixed(1)}x)`);
+  line(`${label} CPU: CLI redrive ${(k1 - k0).toFixed(1)} s + sweep ${(k2 - k1).toFixed(1)} s, emulator ${(c2 - c0).toFixed(1)} s = ${(k2 - k0 + c2 - c0).toFixed(1)} s vs naive ${(naiveClientCpu + naiveCpu).toFixed(1)} s = ${((naiveClientCpu + naiveCpu) / (k2 - k0 + c2 - c0)).toFixed(1)}x less CPU`);
+  line(`${label} emulator CPU: redrive ${(c1 - c0).toFixed(1)} s + sweep ${(c2 - c1).toFixed(1)} s = ${(c2 - c0).toFixed(1)} s vs naive ${naiveCpu.toFixed(1)} s (${(naiveCpu / (c2 - c0)).toFixed(1)}x less SQS-side work)`);
 }
+if (process.env.COMPARE_BIN) await agentqPhase('cmp', process.env.COMPARE_BIN, `compare (${process.env.COMPARE_BIN})`);
+await agentqPhase('aq', join(REPO, 'bin', 'agentq.js'), 'agentq');
 
 // ---- submit through the outbox
 {
@@ -185,7 +188,7 @@ await seed('aq');
   const t = performance.now();
   for (let i = 0; i < SUBMITS; i++) await backend.submit({ workflow: 'research_report:v3', queue: QUEUE, tenant_id: 'acme' });
   const ms = performance.now() - t;
-  const status = backend.outboxStatus();
+  const status = await backend.outboxStatus();
   if (status.pending !== 0 || (await depth(sourceQueueName('sub', QUEUE, 'batch'))) !== SUBMITS) throw new Error('submit check failed');
   line(`submit through the outbox (sequential, publish at once): ${SUBMITS} jobs in ${(ms / 1000).toFixed(2)} s = ${((SUBMITS / ms) * 1000).toFixed(0)} jobs/s`);
   // Concurrent producers: submits that arrive while a publish is in flight share the next SendMessageBatch.
@@ -195,7 +198,7 @@ await seed('aq');
     while (next++ < SUBMITS) await backend.submit({ workflow: 'research_report:v3', queue: QUEUE, tenant_id: 'acme' });
   }));
   const ms2 = performance.now() - t2;
-  if (backend.outboxStatus().pending !== 0 || (await depth(sourceQueueName('sub', QUEUE, 'batch'))) !== 2 * SUBMITS) throw new Error('concurrent submit check failed');
+  if ((await backend.outboxStatus()).pending !== 0 || (await depth(sourceQueueName('sub', QUEUE, 'batch'))) !== 2 * SUBMITS) throw new Error('concurrent submit check failed');
   line(`submit through the outbox (${IN_FLIGHT} in flight, grouped publish): ${SUBMITS} jobs in ${(ms2 / 1000).toFixed(2)} s = ${((SUBMITS / ms2) * 1000).toFixed(0)} jobs/s`);
   await backend.close();
 }
