@@ -77,6 +77,9 @@ const result = await build({
   cwd: root,
   input: { agentq: join(dist, 'cli', 'entry.js') },
   platform: 'node',
+  // The entry's exports are read only by bin/agentq.js, so its chunk may also carry the small
+  // modules it loads anyway (errors, clock, sanitize, ...) instead of a chunk file for each.
+  preserveEntrySignatures: 'allow-extension',
   logLevel: 'warn',
   onLog(level, log, handler) {
     // entry.ts re-exports colour.ts for the bin, so main's import() of it stays in the entry chunk: intended.
