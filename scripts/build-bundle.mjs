@@ -147,34 +147,6 @@ if (problems.length) {
   console.error(`build-bundle: the bundle is not as it must be:\n  ${problems.join('\n  ')}`);
   process.exit(1);
 }
-// V8 code cache (bin/code-cache.js): run the commands whose start-up matters once each, on a
-// throw-away store, from the new bundle, writing what V8 compiled next to each chunk (the cache
-// depends on the source, not on the directory). Not fatal if it fails (e.g. better-sqlite3 not
-// built yet): the CLI then compiles from source as usual.
-const home = mkdtempSync(join(tmpdir(), 'agentq-build-'));
-try {
-  const env = { PATH: process.env.PATH, HOME: home, XDG_DATA_HOME: join(home, 'data'), XDG_CONFIG_HOME: join(home, 'config'), AGENTQ_WRITE_CODE_CACHE: '1' };
-  // A file, not `node -e`: after -e, node itself would take `inspect` for its debugger.
-  const runner = join(home, 'warm-up.cjs');
-  writeFileSync(
-    runner,
-    `require(${JSON.stringify(join(root, 'bin', 'code-cache.js'))}).install(${JSON.stringify(nextDir)});\n` +
-      `require(${JSON.stringify(join(nextDir, 'agentq.cjs'))}).runCli(process.argv.slice(2));\n`,
-  );
-  const agentq = (...args) =>
-    execFileSync(process.execPath, [runner, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 }).toString();
-  agentq('--help');
-  const job = agentq('submit', 'warmup:v1', '--input', 'x').trim();
-  agentq('inspect', job);
-  agentq('list');
-  agentq('tail');
-  agentq('cancel', job);
-} catch (e) {
-  console.warn(`build-bundle: no code cache (${String(e.stderr || e.message).trim().split('\n')[0]}); the CLI works, it only starts slower`);
-} finally {
-  rmSync(home, { recursive: true, force: true });
-}
-
 // Swap in with two renames, so the bundle is missing only between them (deleting the old one
 // takes longer). Another build may swap at the same time (engineers share a tree): retry.
 const oldDir = join(dist, `bundle.old-${process.pid}`);
@@ -192,3 +164,33 @@ for (let attempt = 0; ; attempt++) {
   }
 }
 rmSync(oldDir, { recursive: true, force: true });
+
+// V8 code cache (bin/code-cache.js): run the commands whose start-up matters once each, on a
+// throw-away store, writing what V8 compiled next to each chunk. From the swapped-in bundle, not
+// the build directory: V8 keeps the file name a cache was made under, so --debug stack traces
+// would name dist/bundle.next-<pid>/. A CLI started in between runs without a cache, and a cache
+// made from another build's source is refused by V8 (it compiles from source): slower, never wrong.
+// Not fatal if it fails (e.g. better-sqlite3 not built yet): the CLI then compiles from source.
+const home = mkdtempSync(join(tmpdir(), 'agentq-build-'));
+try {
+  const env = { PATH: process.env.PATH, HOME: home, XDG_DATA_HOME: join(home, 'data'), XDG_CONFIG_HOME: join(home, 'config'), AGENTQ_WRITE_CODE_CACHE: '1' };
+  // A file, not `node -e`: after -e, node itself would take `inspect` for its debugger.
+  const runner = join(home, 'warm-up.cjs');
+  writeFileSync(
+    runner,
+    `require(${JSON.stringify(join(root, 'bin', 'code-cache.js'))}).install(${JSON.stringify(outDir)});\n` +
+      `require(${JSON.stringify(join(outDir, 'agentq.cjs'))}).runCli(process.argv.slice(2));\n`,
+  );
+  const agentq = (...args) =>
+    execFileSync(process.execPath, [runner, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 }).toString();
+  agentq('--help');
+  const job = agentq('submit', 'warmup:v1', '--input', 'x').trim();
+  agentq('inspect', job);
+  agentq('list');
+  agentq('tail');
+  agentq('cancel', job);
+} catch (e) {
+  console.warn(`build-bundle: no code cache (${String(e.stderr || e.message).trim().split('\n')[0]}); the CLI works, it only starts slower`);
+} finally {
+  rmSync(home, { recursive: true, force: true });
+}

@@ -79,6 +79,15 @@ describe('help output', () => {
     }
   });
 
+  it('a write that fails otherwise (a full disk) is an error, exit 1, whose --debug stack names the bundle where it is', () => {
+    const r = shell(`${agentq('--debug --help')} > /dev/full`);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('ENOSPC');
+    // The code cache is made from the swapped-in bundle: V8 keeps the file name a cache was made under.
+    expect(r.stderr).toMatch(/dist\/bundle\/agentq\.cjs:\d+/);
+    expect(r.stderr).not.toContain('bundle.next');
+  });
+
   it('`agentq --help` into a pipe never creates process.stdout (no socket stream loaded)', async () => {
     // Records at exit whether Node loaded its socket module (creating stdout for a pipe does).
     const probe = join(home.dir, 'net-probe.cjs');
