@@ -4,6 +4,7 @@
 //   N=1000 SUBMITS=500 node bench/sqs-redrive.mjs        # quicker
 //   SKIP_NAIVE=1 CPU_PROF=/tmp/prof node bench/sqs-redrive.mjs   # agentq only, a V8 CPU profile per CLI run
 //   COMPARE_BIN=/tmp/old/bin/agentq.js node bench/sqs-redrive.mjs  # also an older build's CLI, same run, same emulator
+//   AGENTQ_BIN=/tmp/new/bin/agentq.js ...                         # the CLI measured as "agentq" (default: this repo's bin)
 //
 // Phases, in one run, on two separate queue prefixes seeded identically (N dead jobs: N store
 // entries and N agentq DLQ copies in the SQS DLQ, with error attributes):
@@ -179,7 +180,7 @@ async function agentqPhase(prefix, bin, label) {
   line(`${label} emulator CPU: redrive ${(c1 - c0).toFixed(1)} s + sweep ${(c2 - c1).toFixed(1)} s = ${(c2 - c0).toFixed(1)} s vs naive ${naiveCpu.toFixed(1)} s (${(naiveCpu / (c2 - c0)).toFixed(1)}x less SQS-side work)`);
 }
 if (process.env.COMPARE_BIN) await agentqPhase('cmp', process.env.COMPARE_BIN, `compare (${process.env.COMPARE_BIN})`);
-await agentqPhase('aq', join(REPO, 'bin', 'agentq.js'), 'agentq');
+await agentqPhase('aq', process.env.AGENTQ_BIN ?? join(REPO, 'bin', 'agentq.js'), 'agentq');
 
 // ---- submit through the outbox
 {
