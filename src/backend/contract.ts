@@ -231,6 +231,12 @@ export interface RunRecord {
     includePartial?: boolean;
     rate?: number | null;
     batchSize?: number;
+    /**
+     * When the plan read the DLQ (its `created_at`). An entry whose record has not changed since
+     * (an adapter with an update stamp per record can tell cheaply) was validated by the plan and
+     * need not be schema-checked again by apply; absent on runs written before this field.
+     */
+    plannedAt?: string;
   };
   created_at: string;
   updated_at: string;

@@ -93,7 +93,7 @@ export async function startRun(deps: EngineDeps, plan: Plan, s: RunSettings): Pr
     context: deps.identity.context,
     reason: s.reason,
     filters: plan.filters,
-    options: { ...plan.options, rate: s.rate, batchSize: s.batchSize },
+    options: { ...plan.options, rate: s.rate, batchSize: s.batchSize, plannedAt: plan.created_at },
     created_at: at,
     updated_at: at,
     status: 'planned',
