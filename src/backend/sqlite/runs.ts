@@ -209,8 +209,14 @@ export class SqliteRuns {
   }
 
   private applyOne(run: RunRecord, jobId: string, row: JobRow | undefined, checkAt: number, now: number): { verdict: string; status: LedgerStatus; detail: string | null } {
-    // One JSON parse and one schema check per job: the checked document is the one moved.
-    const checked = row && row.state === 'dead' ? checkDlqRow(row) : null;
+    // One JSON parse per job, and the schema check only for a record that changed since the plan
+    // validated it: every save bumps the row's updated_at, so a row last written before the plan read
+    // the DLQ is the record the plan checked (a row written in the plan's millisecond, or by a run
+    // without plannedAt, is checked again). A row that left the DLQ fails the state test either way,
+    // and the verdict below is recomputed from the document as it is now.
+    const plannedAt = run.options.plannedAt === undefined ? NaN : Date.parse(run.options.plannedAt);
+    const unchanged = row !== undefined && row.updated_at !== undefined && row.updated_at < plannedAt;
+    const checked = row && row.state === 'dead' ? checkDlqRow(row, unchanged) : null;
     const { verdict, detail } = verdictFor(checked?.entry ?? null, {
       action: run.action,
       now: checkAt,
