@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseMessage, messageAttributes, messageBody, FORMAT } from '../../src/backend/sqs/envelope.js';
 import { dlqName, sourceQueueName } from '../../src/backend/sqs/names.js';
-import { defaultStorePath, parseSqsUrl } from '../../src/backend/sqs/url.js';
+import { defaultStorePath, parseSqsUrl, redactStoreCredentials } from '../../src/backend/sqs/url.js';
 import { ConfigError } from '../../src/core/errors.js';
 import type { Job } from '../../src/core/schemas.js';
 
@@ -16,6 +16,7 @@ describe('sqs:// URLs', () => {
       prefix: 'agentq',
       endpoint: null,
       storePath: '/data/agentq/sqs-eu-west-1-agentq.db',
+      redisStore: null,
       autoCreate: false,
       maxReceiveCount: 10,
       waitSeconds: 20,
@@ -27,6 +28,18 @@ describe('sqs:// URLs', () => {
   it('reads endpoint, a URL-encoded store and the tuning parameters', () => {
     const u = parse(`sqs://us-east-1/dev?endpoint=${encodeURIComponent('http://127.0.0.1:4566')}&store=${encodeURIComponent('sqlite:/tmp/s.db')}&autocreate=1&max_receive_count=5&wait=0`);
     expect(u).toMatchObject({ endpoint: 'http://127.0.0.1:4566', storePath: '/tmp/s.db', autoCreate: true, maxReceiveCount: 5, waitSeconds: 0 });
+  });
+
+  it('reads a URL-encoded Redis job store (store=redis://…, redis+cluster://…)', () => {
+    expect(parse(`sqs://us-east-1/dev?store=${encodeURIComponent('redis://127.0.0.1:7000/0?prefix=aq')}`).redisStore).toBe('redis://127.0.0.1:7000/0?prefix=aq');
+    expect(parse(`sqs://us-east-1/dev?store=${encodeURIComponent('redis+cluster://h1:7000,h2:7001')}`).redisStore).toBe('redis+cluster://h1:7000,h2:7001');
+    expect(parse(`sqs://us-east-1/dev?store=${encodeURIComponent('sqlite:/tmp/s.db')}`).redisStore).toBe(null);
+  });
+
+  it('hides a Redis store password when the URL is shown', () => {
+    const shown = redactStoreCredentials(`sqs://us-east-1/dev?store=${encodeURIComponent('redis://:hunter2@h:6379')}&wait=0`);
+    expect(decodeURIComponent(shown)).not.toContain('hunter2');
+    expect(shown).toContain('&wait=0');
   });
 
   it('reads fifo= (1: group by tenant, job: a group per job)', () => {
@@ -41,7 +54,8 @@ describe('sqs:// URLs', () => {
     ['sqs://nowhere/agentq', /names no AWS region/],
     ['sqs://eu-west-1/', /prefix/],
     ['sqs://eu-west-1/a.b', /prefix/],
-    ['sqs://eu-west-1/p?store=redis%3A%2F%2Fh', /Redis job store/],
+    ['sqs://eu-west-1/p?store=redis%3A%2F%2Fh%3A0', /port must be 1-65535 in Redis URL/],
+    ['sqs://eu-west-1/p?store=mysql%3A%2F%2Fh', /store= must be a sqlite: URL or a redis/],
     ['sqs://eu-west-1/p?store=sqlite%3A%3Amemory%3A', /must be a file/],
     ['sqs://eu-west-1/p?wait=21', /0 to 20/],
     ['sqs://eu-west-1/p?max_receive_count=0', /1 to 1000/],

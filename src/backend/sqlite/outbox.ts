@@ -85,6 +85,11 @@ export interface OutboxRow {
   why: 'submit' | 'redrive';
   created_at: number;
   tries: number;
+  /**
+   * What the FIFO deduplication id is made from when not the row id: a store whose row ids
+   * are not stable across processes gives a number that is (the Redis store: the generation).
+   */
+  dedup?: number;
 }
 
 export interface Delivery {

@@ -58,7 +58,7 @@ import { GroupPublisher } from './publisher.js';
 import { openSqsStore } from './open-store.js';
 import { OutboxRelay, type RelayResult } from './relay.js';
 import type { Decision, OutboxCounts, SqsStore } from './store.js';
-import type { SqsUrl } from './url.js';
+import { redactStoreCredentials, type SqsUrl } from './url.js';
 
 /** SQS caps a message's visibility timeout at 12 hours. */
 export const SQS_MAX_VISIBILITY_SECONDS = 12 * 3600;
@@ -111,7 +111,7 @@ export class SqsBackend implements Backend {
     this.url = opts.url;
     this.clock = opts.clock ?? systemClock;
     const random = opts.random ?? systemRandom;
-    this.description = opts.shown;
+    this.description = redactStoreCredentials(opts.shown);
     this.fairness = opts.fairness ?? {};
     this.maxVisibility = Math.max(0, Math.min(SQS_MAX_VISIBILITY_SECONDS, opts.maxVisibilitySeconds ?? SQS_MAX_VISIBILITY_SECONDS));
     const opened = openSqsStore(opts.url, { clock: this.clock, random, admission: opts.admission, fairness: opts.fairness, retryPolicy: opts.retryPolicy });

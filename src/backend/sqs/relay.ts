@@ -83,7 +83,7 @@ export class OutboxRelay {
         // the consumer hides it until it is due. The dedup id is the row's, so a retried
         // send of this row is dropped by SQS and a redrive (a new row) never is.
         msg.groupId = sourceGroupId(job, this.fifo);
-        msg.dedupId = publishDedupId(job.job_id, row.id);
+        msg.dedupId = publishDedupId(job.job_id, row.dedup ?? row.id);
       } else msg.delaySeconds = delay;
       g.items.push({ row, msg });
     }

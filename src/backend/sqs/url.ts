@@ -8,14 +8,17 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { ConfigError } from '../../core/errors.js';
+import { isRedisUrl, parseRedisUrl, redact } from '../redis/url.js';
 
 export interface SqsUrl {
   region: string;
   prefix: string;
   /** A local emulator or VPC endpoint; the SDK's regional endpoint when null. */
   endpoint: string | null;
-  /** Path of the SQLite job store file. */
+  /** Path of the SQLite job store file (unused when `redisStore` is set). */
   storePath: string;
+  /** A Redis job store (`store=redis://…`, `redis+cluster://…`, URL-encoded) instead of the SQLite file. */
+  redisStore: string | null;
   /** Create missing queues on first use (handy for emulators; `agentq sqs setup` otherwise). */
   autoCreate: boolean;
   /** RedrivePolicy maxReceiveCount on every source queue: the crash backstop. */
@@ -59,11 +62,12 @@ export function parseSqsUrl(url: string, shown: string, env: Record<string, stri
   if (endpoint !== null && !/^https?:\/\/[^/]+\/?$/.test(endpoint)) throw new ConfigError(`endpoint= must be http(s)://HOST[:PORT], got ${JSON.stringify(endpoint)}`);
   const store = u.searchParams.get('store');
   let storePath = defaultStorePath(region, prefix, env);
-  if (store !== null) {
-    if (/^rediss?:/i.test(store)) {
-      throw new ConfigError('a Redis job store for the SQS backend is not available in this build', 'Use store=sqlite:PATH (URL-encoded), or leave store= out for the default file.');
-    }
-    if (!/^sqlite:/i.test(store)) throw new ConfigError(`store= must be a sqlite: URL, got ${JSON.stringify(store)}`);
+  let redisStore: string | null = null;
+  if (store !== null && isRedisUrl(store)) {
+    parseRedisUrl(store); // a bad Redis URL is a config error now, not at first use
+    redisStore = store;
+  } else if (store !== null) {
+    if (!/^sqlite:/i.test(store)) throw new ConfigError('store= must be a sqlite: URL or a redis://, rediss://, redis+cluster:// URL (URL-encoded)', `got ${JSON.stringify(store.replace(/\/\/[^@/]*@/, '//***@'))}`);
     storePath = store.slice('sqlite:'.length).replace(/^\/\//, '');
     if (storePath === '' || storePath === ':memory:') {
       throw new ConfigError('the SQS job store must be a file (the outbox relay and workers share it)', 'Use store=sqlite:PATH.');
@@ -85,9 +89,23 @@ export function parseSqsUrl(url: string, shown: string, env: Record<string, stri
     prefix,
     endpoint: endpoint === null ? null : endpoint.replace(/\/$/, ''),
     storePath,
+    redisStore,
     autoCreate: ['1', 'true', 'yes'].includes((u.searchParams.get('autocreate') ?? '').toLowerCase()),
     maxReceiveCount: mrc,
     waitSeconds: wait,
     fifo,
   };
+}
+
+/** The URL as shown to people: a Redis store's password hidden (the store URL is URL-encoded inside it). */
+export function redactStoreCredentials(shown: string): string {
+  return shown.replace(/([?&]store=)([^&#]*)/, (m, pre: string, enc: string) => {
+    let store: string;
+    try {
+      store = decodeURIComponent(enc);
+    } catch {
+      return m;
+    }
+    return isRedisUrl(store) ? pre + encodeURIComponent(redact(store)) : m;
+  });
 }
