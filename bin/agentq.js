@@ -95,7 +95,17 @@ const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   const { readFileSync } = require('node:fs');
   const { version } = JSON.parse(readFileSync(require('node:path').join(__dirname, '..', 'package.json'), 'utf8'));
-  process.stdout.write(`agentq ${version} (node ${process.version})\n`);
+  // To fd 1 without creating process.stdout (see 2.), as runCli does for help: the stream takes
+  // the rest only if the fd takes less (a full non-blocking pipe); a gone reader exits quietly.
+  const line = Buffer.from(`agentq ${version} (node ${process.version})\n`);
+  let written = 0;
+  try {
+    written = require('node:fs').writeSync(1, line);
+  } catch (err) {
+    if (err.code === 'EPIPE') process.exit(0);
+    if (err.code !== 'EAGAIN') throw err;
+  }
+  if (written < line.length) process.stdout.write(line.subarray(written));
   process.exit(0);
 }
 

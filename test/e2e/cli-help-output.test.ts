@@ -1,7 +1,7 @@
 /**
  * Help and usage errors are written straight to fd 1 / 2 while nothing else has
- * used the stream (src/cli/output/direct-write.ts), so `agentq --help` never
- * creates process.stdout. The text must be the same whatever stdout is: a socket
+ * used the stream (src/cli/output/direct-write.ts; the entry's lone `--version`
+ * likewise), so `agentq --help` never creates process.stdout. The text must be the same whatever stdout is: a socket
  * pair (how Node spawns children), a shell pipe, a file, a terminal (which keeps
  * its width), or a pipe whose reader is gone (a quiet exit 0).
  */
@@ -23,9 +23,10 @@ const shell = (line: string) => spawnSync('sh', ['-c', line], { env: home.env, c
 
 describe('help output', () => {
   it('is the same through a socket pair, a shell pipe and a file', async () => {
-    for (const args of ['--help', 'submit --help', 'dlq --help']) {
+    // A lone --version is answered by the entry itself, the same way.
+    for (const args of ['--help', 'submit --help', 'dlq --help', '--version']) {
       const socket = await runCliOk(home, args.split(' '));
-      expect(socket.stdout).toMatch(/^Usage: agentq/);
+      expect(socket.stdout).toMatch(/^(Usage: agentq|agentq \d)/);
       const piped = shell(`${agentq(args)} | cat`);
       expect(piped.status).toBe(0);
       expect(piped.stdout).toBe(socket.stdout);
@@ -68,7 +69,7 @@ describe('help output', () => {
   });
 
   it('exits 0 quietly when the reader is already gone (EPIPE)', async () => {
-    for (const args of [['--help'], ['submit', '--help']]) {
+    for (const args of [['--help'], ['submit', '--help'], ['--version']]) {
       const child = spawnCli(home, args);
       child.stdin.end();
       // Close our end before the child has started Node: its first write hits a closed pipe.
@@ -88,15 +89,17 @@ describe('help output', () => {
     expect(r.stderr).not.toContain('bundle.next');
   });
 
-  it('`agentq --help` into a pipe never creates process.stdout (no socket stream loaded)', async () => {
+  it('`agentq --help` and `--version` into a pipe never create process.stdout (no socket stream loaded)', async () => {
     // Records at exit whether Node loaded its socket module (creating stdout for a pipe does).
     const probe = join(home.dir, 'net-probe.cjs');
     writeFileSync(
       probe,
       "process.on('exit', () => require('node:fs').writeSync(2, `@@net ${process.moduleLoadList.includes('NativeModule net')}\\n`));\n",
     );
-    const help = await runCliOk(home, ['--help'], { nodeArgs: ['--require', probe] });
-    expect(help.stderr).toContain('@@net false');
+    for (const args of [['--help'], ['--version']]) {
+      const r = await runCliOk(home, args, { nodeArgs: ['--require', probe] });
+      expect(r.stderr).toContain('@@net false');
+    }
     // The probe can tell: a command that prints through the stream does load it.
     const list = await runCliOk(home, ['list'], { nodeArgs: ['--require', probe] });
     expect(list.stderr).toContain('@@net true');
