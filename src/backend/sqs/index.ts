@@ -189,7 +189,7 @@ export class SqsBackend implements Backend {
 
   async claim(req: ClaimRequest): Promise<Lease[]> {
     // Workers run the relay too, so a crash between commit and publish heals without an operator.
-    await this.relay.catchUp({ limit: 100, maxRounds: 1 }).catch(() => undefined);
+    await this.relay.catchUp({ limit: 100, maxRounds: 1, background: true }).catch(() => undefined);
     const wanted = new Set<JobClass>(req.classes && req.classes.length > 0 ? req.classes : JOB_CLASSES);
     const pending = await this.ext.pendingByClass(req.queue);
     const candidates: Candidates = {};
@@ -440,7 +440,7 @@ export class SqsBackend implements Backend {
     const moved = items.filter((i) => i.status === 'moved').map((i) => i.job_id);
     if (moved.length > 0) await this.relay.publishJobs(moved).catch(() => undefined);
     // A resumed run also delivers what its killed predecessor committed but never sent.
-    await this.relay.catchUp({ limit: 500, maxRounds: 1 }).catch(() => undefined);
+    await this.relay.catchUp({ limit: 500, maxRounds: 1, background: true }).catch(() => undefined);
     return items;
   }
   acquireLock(queue: string, holder: LockHolder): Promise<LockResult> {

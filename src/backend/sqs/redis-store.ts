@@ -19,7 +19,9 @@
  *
  * Costs: the relay's catch-up scans the waiting jobs (bounded pages, one
  * HMGET each) to find unpublished ones, so it is O(waiting jobs) per pass;
- * submit and redrive publish their own jobs at once and never scan.
+ * submit and redrive publish their own jobs at once and never scan, and the
+ * catch-ups beside claims and redrive batches scan at most once per 5 s per
+ * store (a Redis token), so a worker's claim does not grow with the backlog.
  */
 import type { AdmissionLimits } from '../../core/admission.js';
 import type { Clock, Random } from '../../core/clock.js';
@@ -50,6 +52,8 @@ const SCRIPTS = {
 } as const;
 type ScriptName = keyof typeof SCRIPTS;
 
+/** A background catch-up's scan runs at most once per this many ms per store (wall clock: it is about cost). */
+const BACKGROUND_SCAN_MS = 5000;
 /** Waiting jobs read per page while the relay scans for unpublished ones. */
 const SCAN_PAGE = 500;
 
@@ -158,7 +162,7 @@ export class RedisSqsStore implements SqsStore {
     return !b || b.at <= this.now;
   }
 
-  async pendingOutbox(limit: number, jobIds?: string[]): Promise<OutboxRow[]> {
+  async pendingOutbox(limit: number, jobIds?: string[], background = false): Promise<OutboxRow[]> {
     if (jobIds) {
       // In parallel: ioredis pipelines the reads of a batch of submits into few round trips.
       const rows = await Promise.all(
@@ -169,6 +173,10 @@ export class RedisSqsStore implements SqsStore {
       );
       return rows.filter((r): r is OutboxRow => r !== null);
     }
+    // A background catch-up scans at most once per BACKGROUND_SCAN_MS across every process on
+    // this store (a token in Redis), so claims stay O(1) however long the backlog is; what a crash
+    // left is found within that interval, or at once by `agentq outbox relay`.
+    if (background && (await this.client.set(`${this.opts.prefix}:sqs:scan`, '1', 'PX', BACKGROUND_SCAN_MS, 'NX')) === null) return [];
     const rows: OutboxRow[] = [];
     await this.scanWaiting(async (loc, ids, fields, pubs) => {
       for (let i = 0; i < ids.length && rows.length < limit; i++) {

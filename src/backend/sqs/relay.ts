@@ -44,10 +44,14 @@ export class OutboxRelay {
   }
 
   /** Publishes everything pending and due, in bounded rounds. */
-  async catchUp(opts: { limit?: number; maxRounds?: number } = {}): Promise<RelayResult> {
+  /**
+   * `background`: a catch-up on the side of other work (claim, redrive batches), which a store
+   * may skip when a full search is costly and another one ran moments ago (SqsStore.pendingOutbox).
+   */
+  async catchUp(opts: { limit?: number; maxRounds?: number; background?: boolean } = {}): Promise<RelayResult> {
     const total: RelayResult = { published: 0, skipped: 0, failed: [] };
     for (let round = 0; round < (opts.maxRounds ?? 100); round++) {
-      const rows = await this.store.pendingOutbox(opts.limit ?? 500);
+      const rows = await this.store.pendingOutbox(opts.limit ?? 500, undefined, opts.background);
       if (rows.length === 0) break;
       const r = await this.publish(rows);
       total.published += r.published;

@@ -54,8 +54,12 @@ export interface SqsStore {
   readonly now: number;
 
   // outbox
-  /** Unpublished entries due for a (re)try, oldest first; with `jobIds`, those jobs' pending entries. */
-  pendingOutbox(limit: number, jobIds?: string[]): Awaitable<OutboxRow[]>;
+  /**
+   * Unpublished entries due for a (re)try, oldest first; with `jobIds`, those jobs' pending entries.
+   * `background` (a catch-up beside a claim or a redrive batch): a store whose search is costly may
+   * return nothing when one ran moments ago anywhere (the Redis store: one scan per 5 s per fleet).
+   */
+  pendingOutbox(limit: number, jobIds?: string[], background?: boolean): Awaitable<OutboxRow[]>;
   outboxCounts(): Awaitable<OutboxCounts>;
   /** The job as it is now, for building the message body at publish time (null when gone). */
   jobForPublish(jobId: string): Awaitable<Job | null>;
