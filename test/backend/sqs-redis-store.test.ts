@@ -107,6 +107,35 @@ describe('outbox on a Redis job store', () => {
   });
 });
 
+describe('the DLQ on SQS with a Redis job store', () => {
+  it('writes the store entry and the SQS DLQ copy before it deletes the source; a redrive is a new generation, published and run', async () => {
+    const e = env();
+    const clock = new ManualClock();
+    const b = e.make({ clock, maxVisibilitySeconds: 0 });
+    const { job } = await b.submit(submitReq({ max_attempts: 3 }));
+    const [lease] = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+    const out = await b.fail(lease!, { code: 'VALIDATION', message: 'input rejected', retryable: false });
+    expect(out.kind).toBe('dead');
+    expect((await b.dlqGet(job.job_id))!).toMatchObject({ reason: 'permanent', error_code: 'VALIDATION' });
+    expect(await depth(sourceQueueName(e.prefix, 'q', 'batch'))).toBe(0);
+    expect(await depth(dlqName(e.prefix, 'q'))).toBe(1);
+    expect((await b.ext.delivery(job.job_id))!.dlq_sent_at).not.toBeNull();
+
+    const now = clock.now();
+    await b.createRun(
+      { run_id: 'run_01JAAAAAAAAAAAAAAAAAAAAAAA', queue: 'q', action: 'redrive', user: 't', context: null, reason: null, filters: {}, options: { attempts: { kind: 'reset' } }, created_at: new Date(now).toISOString(), updated_at: new Date(now).toISOString(), status: 'planned', counts: { planned: 1, moved: 0, skipped: 0, failed: 0 } },
+      [{ job_id: job.job_id, verdict: 'redrive', detail: null }],
+    );
+    const items = await b.applyRunItems({ runId: 'run_01JAAAAAAAAAAAAAAAAAAAAAAA', jobIds: [job.job_id], now });
+    expect(items.map((i) => i.status)).toEqual(['moved']);
+    expect(await depth(sourceQueueName(e.prefix, 'q', 'batch'))).toBe(1);
+    expect((await b.outboxStatus()).pending).toBe(0);
+    expect(await b.sweepDlq('q')).toMatchObject({ received: 1, deleted: 1 });
+    const [back] = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+    expect(back?.jobId).toBe(job.job_id);
+  });
+});
+
 describe('custody on a Redis job store', () => {
   it('takes a natively dead-lettered message into custody and shows the job dead with the reason', async () => {
     const e = env();

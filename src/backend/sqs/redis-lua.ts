@@ -256,3 +256,17 @@ redis.call('HSET', P .. 'sqs:cus', id, recJson)
 redis.call('HSET', P .. 'sqs:cmi', mid, id)
 return { 'kept', id }
 `;
+
+/**
+ * dlq_sent: marks a job's delivery as having its SQS DLQ copy sent, in one
+ * step (a concurrent `consider` may be rewriting the same record's receipt).
+ * KEYS[1] the shard's `sqs:dlv`. ARGV[1] job id, [2] now (ms). No prelude.
+ */
+export const DLQ_SENT = String.raw`
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw then return 0 end
+local d = cjson.decode(raw)
+d.ds = tonumber(ARGV[2])
+redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(d))
+return 1
+`;

@@ -36,7 +36,7 @@ import { KeyLayout, shardOf } from '../redis/keys.js';
 import { PRELUDE } from '../redis/lua/prelude.js';
 import { RedisBackend } from '../redis/redis-backend.js';
 import type { RedisUrlOptions } from '../redis/url.js';
-import { CONSIDER, CUSTODY_BURY, CUSTODY_KEEP } from './redis-lua.js';
+import { CONSIDER, CUSTODY_BURY, CUSTODY_KEEP, DLQ_SENT } from './redis-lua.js';
 import type { CustodyInput, CustodyKind, CustodyOutcome, CustodyRecord, Decision, Delivery, OutboxCounts, OutboxRow, ReceivedRef, SqsStore } from './store.js';
 
 type Client = RedisBackend['redis'];
@@ -94,6 +94,7 @@ export class RedisSqsStore implements SqsStore {
     this.policyText = [p.backoff.map((w) => `${w.minMs}:${w.maxMs}`).join(','), p.growth, p.maxDelayMs, p.retryBudgetRatio, p.retryBudgetMinRetries, p.overBudgetDelayMs].join('|');
     this.newId = createIdFactory(deps.clock, deps.random);
     for (const [name, lua] of Object.entries(SCRIPTS)) this.client.defineCommand(name, { lua });
+    this.client.defineCommand('aqSqsDlqSent', { lua: DLQ_SENT });
   }
 
   get now(): number {
@@ -268,10 +269,8 @@ export class RedisSqsStore implements SqsStore {
   async markDlqSent(jobId: string): Promise<void> {
     const loc = await this.locate(jobId);
     if (!loc) return;
-    const key = `${this.sp(loc)}sqs:dlv`;
-    const raw = await this.client.hget(key, jobId);
-    if (raw === null) return;
-    await this.client.hset(key, jobId, JSON.stringify({ ...(JSON.parse(raw) as object), ds: this.now }));
+    const fn = (this.client as unknown as Record<string, (...a: Array<string | number>) => Promise<unknown>>).aqSqsDlqSent!;
+    await fn.call(this.client, 1, `${this.sp(loc)}sqs:dlv`, jobId, this.now);
   }
 
   async forgetDelivery(jobId: string): Promise<void> {
