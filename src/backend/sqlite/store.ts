@@ -271,6 +271,25 @@ export class SqliteStore {
     return row;
   }
 
+  /**
+   * Several events in one multi-row INSERT (a claim's `claimed` events): seq order is the array's.
+   * Chunks of 16 rows, so only two statement texts per size class get prepared.
+   */
+  events(rows: Array<[job: Job, type: EventType, from: JobState | null, to: JobState | null, at: number, data: Record<string, unknown> | null]>): void {
+    let i = 0;
+    while (i < rows.length) {
+      const n = rows.length - i >= 16 ? 16 : 1;
+      const stmt = n === 1 ? this.insertEvent : this.sql(`INSERT INTO events (job_id, queue, tenant, type, at, from_state, to_state, attempt, data) VALUES ${Array(16).fill('(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`);
+      const args: unknown[] = [];
+      for (let k = i; k < i + n; k++) {
+        const [job, type, from, to, at, data] = rows[k]!;
+        args.push(job.job_id, job.queue, job.tenant_id, type, at, from, to, job.attempt, data === null ? null : JSON.stringify(data));
+      }
+      stmt.run(...args);
+      i += n;
+    }
+  }
+
   event(job: Job, type: EventType, from: JobState | null, to: JobState | null, at: number, data: Record<string, unknown> | null = null): void {
     this.insertEvent.run(job.job_id, job.queue, job.tenant_id, type, at, from, to, job.attempt, data === null ? null : JSON.stringify(data));
   }

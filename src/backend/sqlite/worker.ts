@@ -104,6 +104,7 @@ export class SqliteWorkerOps {
       const ready = new Map<string, JobRow[]>();
       const cellCount = Math.max(1, cells.length);
       const leases: Lease[] = [];
+      const claimed: ClaimedEvents = [];
       while (leases.length < req.max) {
         const view: Candidates = {};
         for (const [c, s] of candidates) if (s.size > 0) view[c] = [...s];
@@ -130,13 +131,14 @@ export class SqliteWorkerOps {
           continue;
         }
         fair = choice.state;
-        leases.push(this.startAttempt(job, row.fence, req, now));
+        leases.push(startAttempt(this.store, job, row.fence, req, now, claimed));
         if (capped) {
           const n = (running.get(tenant) ?? 0) + 1;
           running.set(tenant, n);
           if (n >= tenantCap(tenant, this.config.fairness)) for (const [, s] of candidates) s.delete(tenant);
         }
       }
+      this.store.events(claimed);
       if (leases.length > 0) {
         // A worker limited to some classes says nothing about the others: keep their place in the rotation.
         const before = parseFairnessState(stateRow?.state);
@@ -150,10 +152,6 @@ export class SqliteWorkerOps {
       }
       return leases;
     });
-  }
-
-  private startAttempt(job: Job, fence: number, req: ClaimRequest, now: number): Lease {
-    return startAttempt(this.store, job, fence, req, now);
   }
 
 
@@ -396,12 +394,15 @@ function checkEffectKey(key: string): void {
   }
 }
 
+/** A claim's `claimed` events, written by one `SqliteStore.events` call after its loop. */
+type ClaimedEvents = Parameters<SqliteStore['events']>[0];
+
 /**
  * Starts an attempt on a claimable job: bumps the fence and the attempt, sets a lease that never
  * outlives the deadline, and records the attempt and its `claimed` event. Shared by the claim
  * loop and the SQS claim-by-id.
  */
-export function startAttempt(store: SqliteStore, job: Job, fence: number, req: ClaimRequest, now: number): Lease {
+export function startAttempt(store: SqliteStore, job: Job, fence: number, req: ClaimRequest, now: number, events?: ClaimedEvents): Lease {
   const from = job.state;
   assertTransition(job.job_id, from, 'running');
   const newFence = fence + 1;
@@ -421,6 +422,9 @@ export function startAttempt(store: SqliteStore, job: Job, fence: number, req: C
     error_message: null,
   });
   store.save(job, newFence);
-  store.event(job, 'claimed', from, 'running', now, { worker_id: req.workerId, fence: newFence, lease_expires_at: job.lease.expires_at });
+  const data = { worker_id: req.workerId, fence: newFence, lease_expires_at: job.lease.expires_at };
+  // The claim loop writes its events together after the loop (one multi-row INSERT per 16).
+  if (events) events.push([job, 'claimed', from, 'running', now, data]);
+  else store.event(job, 'claimed', from, 'running', now, data);
   return { jobId: job.job_id, fence: newFence, job, envelope: toEnvelope(job), expiresAt };
 }
