@@ -5,6 +5,7 @@
  * enqueue, dequeue, finish, endAttempt, expire, emit, snapshot), so the
  * indexes, counters and stats hooks stay exactly as the adapter keeps them.
  * KEYS[1] is the job's hash: every key touched shares its shard's hash tag.
+ * consider reaps and starts leases with the adapter's Lua (src/backend/redis/lua/lease.ts).
  *
  * Keys of this store, per shard (under the same hash tag):
  *   sqs:dlv  hash job id → JSON {m: message id, r: receipt, u: queue URL, at: received ms, ds: DLQ copy sent ms or 0}
@@ -12,37 +13,10 @@
  *   sqs:cus  hash job id → JSON custody record (messages taken out of an SQS DLQ)
  *   sqs:cmi  hash SQS message id → job id (custody is idempotent on the message id)
  */
+import { LEASE_LUA } from '../redis/lua/lease.js';
 
-/** Retry-policy helpers, as in the adapter's claim script (lua/claim.ts), for reaping one lease. */
-const REAP_HELPERS = String.raw`
-local windows, growth, maxDelay, ratio, minRetries, overDelay
-local function parsePolicy(text)
-  if windows then return end
-  local pol = {}
-  for part in string.gmatch(text, '[^|]+') do pol[#pol + 1] = part end
-  windows = {}
-  for a, b in string.gmatch(pol[1], '(%d+):(%d+)') do windows[#windows + 1] = { tonumber(a), tonumber(b) } end
-  growth, maxDelay, ratio, minRetries, overDelay = tonumber(pol[2]), tonumber(pol[3]), tonumber(pol[4]), tonumber(pol[5]), tonumber(pol[6])
-end
-local function backoff(retry, r)
-  local w = windows[math.min(retry, #windows)] or { 1000, 1000 }
-  local lo, hi = w[1], w[2]
-  if retry > #windows then
-    local f = growth ^ (retry - #windows)
-    lo, hi = lo * f, hi * f
-  end
-  return math.min(math.floor(lo + r * (hi - lo) + 0.5), maxDelay)
-end
-local function traffic()
-  local b = math.floor(NOW / 60000)
-  local cur = redis.call('HMGET', P .. 'rb:' .. b, 'a', 'r')
-  local prev = redis.call('HMGET', P .. 'rb:' .. (b - 1), 'a', 'r')
-  return (tonumber(cur[1]) or 0) + (tonumber(prev[1]) or 0), (tonumber(cur[2]) or 0) + (tonumber(prev[2]) or 0)
-end
-local function countTraffic(field)
-  local rb = P .. 'rb:' .. math.floor(NOW / 60000)
-  if redis.call('HINCRBY', rb, field, 1) == 1 then redis.call('EXPIRE', rb, 900) end
-end
+/** The delivery record of a job (the `sqs:dlv` hash above). */
+const DELIVERY = String.raw`
 local K_DLV = P .. 'sqs:dlv'
 local function delivery(id)
   local raw = redis.call('HGET', K_DLV, id)
@@ -63,7 +37,7 @@ end
  * Returns { kind, a, b }: 'unknown'; 'delete', why; 'hide', until ms, why;
  * 'bury', snapshot; 'claimed', { fence, expiry, snapshot }.
  */
-export const CONSIDER = REAP_HELPERS + String.raw`
+export const CONSIDER = LEASE_LUA + DELIVERY + String.raw`
 local id, mid, rcpt, qurl = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 local leaseMs, worker, wver, classes = tonumber(ARGV[9]), ARGV[10], ARGV[11], ARGV[12]
 local capDefault, rand = tonumber(ARGV[13]), tonumber(ARGV[16])
@@ -92,54 +66,9 @@ if st == 'running' then
     return { 'hide', tostring(le), 'a live lease holds the job' }
   end
   -- The message came back because the lease ran out: the worker crashed or stalled.
-  -- Reaped as the adapter's claim reaps (lua/claim.ts, "Reclaim expired leases").
+  -- Reaped as the adapter's claim reaps (lua/claim.ts, "Reclaim expired leases"), by the same Lua.
   redis.call('ZREM', K_LEASES, id)
-  local att, ten, fence, lw = tonumber(hget(id, 'att')), hget(id, 'ten'), tonumber(hget(id, 'fen')), hget(id, 'lw')
-  local dl = deadlineOf(id)
-  local msg = 'lease of ' .. (lw or 'a worker') .. ' expired without a heartbeat'
-  endAttempt(id, 'lease_lost', 'LEASE_EXPIRED', msg)
-  redis.call('HSET', jk(id), 'err', cjson.encode({ code = 'LEASE_EXPIRED', message = msg, retryable = true }))
-  emit(id, 'lease_expired', 'running', nil, att, ten, { worker_id = lw or cjson.null, fence = fence })
-  redis.call('HDEL', jk(id), 'lw', 'le')
-  local kind, runAt, over = nil, nil, false
-  if redis.call('HGET', jk(id), 'cra') then kind = 'cancelled'
-  elseif dl and NOW >= dl then kind = 'expired'
-  elseif att >= tonumber(hget(id, 'max')) then kind = 'dead'
-  else
-    parsePolicy(ARGV[15])
-    local delay = backoff(att, rand)
-    local a, rt = traffic()
-    over = rt >= minRetries and rt + 1 > ratio * math.max(a, 1)
-    if over then delay = delay + overDelay end
-    runAt = NOW + delay
-    if dl and runAt >= dl then kind = 'expired' else kind = 'retry' end
-  end
-  if kind == 'cancelled' then
-    move(id, 'running', 'cancelled')
-    finish(id, 'cancelled')
-    total('cancelled')
-    emit(id, 'cancelled', 'running', 'cancelled', att, ten, { why = 'cancel requested before the lease expired' })
-  elseif kind == 'expired' then
-    move(id, 'running', 'expired')
-    finish(id, 'expired')
-    total('expired')
-    emit(id, 'expired', 'running', 'expired', att, ten, { why = 'lease expired and the deadline leaves no room for a retry' })
-  elseif kind == 'dead' then
-    local lastAtt = cjson.decode(redis.call('LINDEX', ak(id), -1) or '{}')
-    redis.call('HSET', jk(id), 'dr', 'lease_lost', 'dat', NOW, 'dec', 'LEASE_EXPIRED', 'dem', msg)
-    if lastAtt.worker_version and lastAtt.worker_version ~= cjson.null then redis.call('HSET', jk(id), 'dwv', lastAtt.worker_version) else redis.call('HDEL', jk(id), 'dwv') end
-    move(id, 'running', 'dead')
-    finish(id, 'dead')
-    redis.call('ZADD', K_DLQ, NOW, id)
-    total('dead')
-    emit(id, 'dead', 'running', 'dead', att, ten, { reason = 'lease_lost', error_code = 'LEASE_EXPIRED' })
-  else
-    move(id, 'running', 'scheduled')
-    enqueue(id, runAt)
-    total('retried')
-    countTraffic('r')
-    emit(id, 'retry_scheduled', 'running', 'scheduled', att, ten, { run_at = runAt, error_code = 'LEASE_EXPIRED', over_budget = over })
-  end
+  reapLease(id, ARGV[15], rand)
   st = hget(id, 'st')
 end
 
@@ -178,28 +107,12 @@ if cap and tonumber(redis.call('HGET', P .. 'rt', ten) or '0') >= cap then
 end
 
 record()
--- Start the attempt as the adapter's claim does (lua/claim.ts, "Fair picks").
+-- Start the attempt as the adapter's claim does, by the same Lua (lua/lease.ts startAttempt).
 dequeue(id)
 local fence = tonumber(hget(id, 'fen') or '0') + 1
 local att = tonumber(hget(id, 'att') or '0') + 1
-local exp = NOW + leaseMs
-if dl and dl < exp then exp = dl end
-if wver ~= '' then
-  redis.call('HSET', jk(id), 'fen', fence, 'att', att, 'lw', worker, 'le', exp, 'wv', wver, 'st', 'running', 'upd', NOW)
-else
-  redis.call('HSET', jk(id), 'fen', fence, 'att', att, 'lw', worker, 'le', exp, 'st', 'running', 'upd', NOW)
-  redis.call('HDEL', jk(id), 'wv')
-end
-move(id, st, 'running', true)
-redis.call('ZADD', K_LEASES, exp, id)
-local rec = cjson.encode({ attempt = att, worker_id = worker, worker_version = (wver ~= '' and wver) or cjson.null,
-  started_at = NOW, ended_at = cjson.null, outcome = cjson.null, error_code = cjson.null, error_message = cjson.null })
-local natt = redis.call('RPUSH', ak(id), rec)
-if natt > ATTEMPTS_KEEP then redis.call('LTRIM', ak(id), -ATTEMPTS_KEEP, -1) end
-total('attempts')
-countTraffic('a')
-if redis.call('RPUSH', P .. 'tiq', NOW - runAt) > 2 * SAMPLES_KEEP then redis.call('LTRIM', P .. 'tiq', -SAMPLES_KEEP, -1) end
-emit(id, 'claimed', st, 'running', att, ten, { worker_id = worker, fence = fence, lease_expires_at = exp })
+-- (the job hash is not read whole here: its worker version is cleared unconditionally)
+local exp = startAttempt(id, st, ten, fence, att, dl, runAt, worker, wver, leaseMs, true)
 return { 'claimed', { fence, exp, snapshot(id) } }
 `;
 
@@ -210,7 +123,7 @@ return { 'claimed', { fence, exp, snapshot(id) } }
  * [8] SQS message id, [9] custody record (JSON).
  * Returns 'job_dead', 'already_ended', 'kept' (message already in custody) or 'unknown'.
  */
-export const CUSTODY_BURY = REAP_HELPERS + String.raw`
+export const CUSTODY_BURY = DELIVERY + String.raw`
 local id, code, why, mid, recJson = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 if redis.call('HEXISTS', P .. 'sqs:cmi', mid) == 1 then return 'kept' end
 local st = hget(id, 'st')

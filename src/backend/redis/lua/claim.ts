@@ -1,3 +1,5 @@
+import { LEASE_LUA } from './lease.js';
+
 /**
  * claim: reap expired leases, then pick up to `max` jobs with fairness, all
  * in one step.
@@ -19,108 +21,26 @@
  * whose head is not due yet, or which is at its concurrency cap, is dropped
  * from this call's candidates and the pick is asked again from the same state.
  *
- * Expired leases are decided with core/retry.decideFailure, ported below
- * (retryable, LEASE_EXPIRED): retry after a jittered backoff, dead with
- * reason lease_lost when out of attempts, or expired at the deadline.
+ * Expired leases are decided by lua/lease.ts reapLease (core/retry.decideFailure,
+ * ported, for a retryable LEASE_EXPIRED): retry after a jittered backoff, dead
+ * with reason lease_lost when out of attempts, or expired at the deadline.
  *
  * Every loop is bounded: at most `reap` leases and `max * 4 + 32` picks per call.
  *
  * CLAIM_CORE leaves the picks in `claimed` (complete_claim appends it to a
  * completion); CLAIM returns them.
  */
-export const CLAIM_CORE = String.raw`
+export const CLAIM_CORE = LEASE_LUA + String.raw`
 local max, leaseMs, worker, wver = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7], ARGV[8]
 local reapLimit, rand = tonumber(ARGV[14]), tonumber(ARGV[16])
-
--- the retry policy: 'min:max,min:max,...|growth|maxDelay|ratio|minRetries|overBudgetDelay',
--- parsed only when a reaped lease needs it (most calls reap nothing)
-local windows, growth, maxDelay, ratio, minRetries, overDelay
-local function parsePolicy()
-  if windows then return end
-  local pol = {}
-  for part in string.gmatch(ARGV[15], '[^|]+') do pol[#pol + 1] = part end
-  windows = {}
-  for a, b in string.gmatch(pol[1], '(%d+):(%d+)') do windows[#windows + 1] = { tonumber(a), tonumber(b) } end
-  growth, maxDelay, ratio, minRetries, overDelay = tonumber(pol[2]), tonumber(pol[3]), tonumber(pol[4]), tonumber(pol[5]), tonumber(pol[6])
-end
-
-local function backoff(retry, r)
-  local w = windows[math.min(retry, #windows)] or { 1000, 1000 }
-  local lo, hi = w[1], w[2]
-  if retry > #windows then
-    local f = growth ^ (retry - #windows)
-    lo, hi = lo * f, hi * f
-  end
-  return math.min(math.floor(lo + r * (hi - lo) + 0.5), maxDelay)
-end
-
-local function traffic()
-  local b = math.floor(NOW / 60000)
-  local cur = redis.call('HMGET', P .. 'rb:' .. b, 'a', 'r')
-  local prev = redis.call('HMGET', P .. 'rb:' .. (b - 1), 'a', 'r')
-  return (tonumber(cur[1]) or 0) + (tonumber(prev[1]) or 0), (tonumber(cur[2]) or 0) + (tonumber(prev[2]) or 0)
-end
-
--- The minute's bucket gets its expiry when a field is created in it (HINCRBY returns 1):
--- the first write to a bucket always creates a field, so every bucket expires.
-local function countTraffic(field)
-  local rb = P .. 'rb:' .. math.floor(NOW / 60000)
-  if redis.call('HINCRBY', rb, field, 1) == 1 then redis.call('EXPIRE', rb, 900) end
-end
 
 -- 1. Reclaim expired leases.
 local expiredLeases = redis.call('ZRANGEBYSCORE', K_LEASES, '-inf', NOW, 'LIMIT', 0, reapLimit)
 for n, id in ipairs(expiredLeases) do
   redis.call('ZREM', K_LEASES, id)
   if hget(id, 'st') == 'running' then
-    local att, ten, fence, lw = tonumber(hget(id, 'att')), hget(id, 'ten'), tonumber(hget(id, 'fen')), hget(id, 'lw')
-    local dl = deadlineOf(id)
-    local msg = 'lease of ' .. (lw or 'a worker') .. ' expired without a heartbeat'
-    endAttempt(id, 'lease_lost', 'LEASE_EXPIRED', msg)
-    redis.call('HSET', jk(id), 'err', cjson.encode({ code = 'LEASE_EXPIRED', message = msg, retryable = true }))
-    emit(id, 'lease_expired', 'running', nil, att, ten, { worker_id = lw or cjson.null, fence = fence })
-    redis.call('HDEL', jk(id), 'lw', 'le')
-    -- core/retry.decideFailure, for a retryable failure
-    local kind, runAt, over = nil, nil, false
-    if redis.call('HGET', jk(id), 'cra') then kind = 'cancelled'
-    elseif dl and NOW >= dl then kind = 'expired'
-    elseif att >= tonumber(hget(id, 'max')) then kind = 'dead'
-    else
-      parsePolicy()
-      local r = (rand + n * 0.6180339887) % 1
-      local delay = backoff(att, r)
-      local a, rt = traffic()
-      over = rt >= minRetries and rt + 1 > ratio * math.max(a, 1)
-      if over then delay = delay + overDelay end
-      runAt = NOW + delay
-      if dl and runAt >= dl then kind = 'expired' else kind = 'retry' end
-    end
-    if kind == 'cancelled' then
-      move(id, 'running', 'cancelled')
-      finish(id, 'cancelled')
-      total('cancelled')
-      emit(id, 'cancelled', 'running', 'cancelled', att, ten, { why = 'cancel requested before the lease expired' })
-    elseif kind == 'expired' then
-      move(id, 'running', 'expired')
-      finish(id, 'expired')
-      total('expired')
-      emit(id, 'expired', 'running', 'expired', att, ten, { why = 'lease expired and the deadline leaves no room for a retry' })
-    elseif kind == 'dead' then
-      local lastAtt = cjson.decode(redis.call('LINDEX', ak(id), -1) or '{}')
-      redis.call('HSET', jk(id), 'dr', 'lease_lost', 'dat', NOW, 'dec', 'LEASE_EXPIRED', 'dem', msg)
-      if lastAtt.worker_version and lastAtt.worker_version ~= cjson.null then redis.call('HSET', jk(id), 'dwv', lastAtt.worker_version) else redis.call('HDEL', jk(id), 'dwv') end
-      move(id, 'running', 'dead')
-      finish(id, 'dead')
-      redis.call('ZADD', K_DLQ, NOW, id)
-      total('dead')
-      emit(id, 'dead', 'running', 'dead', att, ten, { reason = 'lease_lost', error_code = 'LEASE_EXPIRED' })
-    else
-      move(id, 'running', 'scheduled')
-      enqueue(id, runAt)
-      total('retried')
-      countTraffic('r')
-      emit(id, 'retry_scheduled', 'running', 'scheduled', att, ten, { run_at = runAt, error_code = 'LEASE_EXPIRED', over_budget = over })
-    end
+    -- each lease its own draw from the caller's one random number (golden-ratio steps)
+    reapLease(id, ARGV[15], (rand + n * 0.6180339887) % 1)
   end
 end
 
@@ -269,31 +189,12 @@ while #claimed < max and budget > 0 do
         -- so read-then-set is the same as HINCRBY)
         local fence = tonumber(f.fen or '0') + 1
         local att = tonumber(f.att or '0') + 1
-        local exp = NOW + leaseMs
-        if dl and dl < exp then exp = dl end
-        if wver ~= '' then
-          redis.call('HSET', jk(id), 'fen', fence, 'att', att, 'lw', worker, 'le', exp, 'wv', wver, 'st', 'running', 'upd', NOW)
-        else
-          redis.call('HSET', jk(id), 'fen', fence, 'att', att, 'lw', worker, 'le', exp, 'st', 'running', 'upd', NOW)
-          if f.wv then redis.call('HDEL', jk(id), 'wv') end
-        end
+        local exp, rec, natt = startAttempt(id, st, ten, fence, att, dl, runAt, worker, wver, leaseMs, f.wv)
         f.fen, f.att, f.lw, f.le, f.st, f.upd = fence, att, worker, exp, 'running', NOW
         if wver ~= '' then f.wv = wver else f.wv = nil end
-        move(id, st, 'running', true)
-        redis.call('ZADD', K_LEASES, exp, id)
-        local rec = cjson.encode({ attempt = att, worker_id = worker, worker_version = (wver ~= '' and wver) or cjson.null,
-          started_at = NOW, ended_at = cjson.null, outcome = cjson.null, error_code = cjson.null, error_message = cjson.null })
-        -- RPUSH returns the length: 1 means this is the job's only record, so the list need not be read back
-        local natt = redis.call('RPUSH', ak(id), rec)
-        if natt > ATTEMPTS_KEEP then redis.call('LTRIM', ak(id), -ATTEMPTS_KEEP, -1) end
+        -- RPUSH returned the length: 1 means this is the job's only record, so the list need not be read back
         local atts = { rec }
         if natt > 1 then atts = redis.call('LRANGE', ak(id), 0, -1) end
-        total('attempts')
-        countTraffic('a')
-        -- samples are trimmed back to SAMPLES_KEEP only once they reach twice that (one LTRIM per
-        -- SAMPLES_KEEP claims, not one per claim); readers take the last SAMPLES_KEEP
-        if redis.call('RPUSH', P .. 'tiq', NOW - runAt) > 2 * SAMPLES_KEEP then redis.call('LTRIM', P .. 'tiq', -SAMPLES_KEEP, -1) end
-        emit(id, 'claimed', st, 'running', att, ten, { worker_id = worker, fence = fence, lease_expires_at = exp })
         local effects = {}
         if f.nef and f.nef ~= '0' then effects = redis.call('HGETALL', ek(id)) end
         local out = {}

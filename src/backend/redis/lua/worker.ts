@@ -162,7 +162,7 @@ if kind == 'retry' then
   enqueue(id, runAt)
   total('retried')
   local rb = P .. 'rb:' .. math.floor(NOW / 60000)
-  -- the bucket's expiry is set when a field is created in it (see claim's countTraffic)
+  -- the bucket's expiry is set when a field is created in it (see lua/lease.ts countTraffic)
   if redis.call('HINCRBY', rb, 'r', 1) == 1 then redis.call('EXPIRE', rb, 900) end
   emit(id, 'retry_scheduled', 'running', 'scheduled', att, ten, { run_at = runAt, error_code = code, over_budget = ARGV[14] == '1' })
 elseif kind == 'dead' then
