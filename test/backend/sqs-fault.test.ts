@@ -14,16 +14,13 @@
  * copy) and the resumed run's sends carry new ones.
  * Spawns the built library and CLI (dist/): `npm test` builds first.
  */
-import { GetQueueAttributesCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openBackend } from '../../src/backend/open.js';
-import type { SqsBackend } from '../../src/backend/sqs/index.js';
-import { sourceQueueName } from '../../src/backend/sqs/names.js';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { sqsUrl, useEmulatorCredentials } from '../conformance/sqs-fixture.js';
 import { runRedriveKillScenario } from '../fault/redrive-kill-scenario.js';
+import { expectRedrivenDeliveredOnce } from '../fault/sqs-redrive-delivered.js';
 import { runWorkerKillScenario } from '../fault/worker-kill-scenario.js';
 import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
 
@@ -62,41 +59,7 @@ for (const variant of [{ name: 'sqs', extra: '' }, { name: 'sqs-fifo', extra: '&
   describe(`redrive on SQS after kills (${variant.name})`, () => {
     it('delivered every moved job: the outbox held what a kill interrupted, and each job runs exactly once', async () => {
       const { url, prefix } = redriven[0]!;
-      const backend = (await openBackend(url)) as SqsBackend;
-      try {
-        const queued: string[] = [];
-        let cursor: string | null = null;
-        do {
-          const page = await backend.list({ queue: 'faults', states: ['queued'] }, { limit: 1000, cursor });
-          queued.push(...page.items.map((j) => j.job_id));
-          cursor = page.next_cursor;
-        } while (cursor !== null);
-        expect(queued.length).toBeGreaterThan(0);
-        // What a SIGKILL left between the store commit and the publish is in the outbox, not lost.
-        await backend.relayOutbox();
-        expect((await backend.outboxStatus()).pending).toBe(0);
-
-        // A kill between SendMessageBatch and marking the rows may have sent a few twice:
-        // consumers must run each job once and delete the extra copies.
-        const claimed = new Map<string, number>();
-        for (;;) {
-          const leases = await backend.claim({ queue: 'faults', workerId: 'check', max: 100, leaseMs: 300_000 });
-          if (leases.length === 0) break;
-          for (const l of leases) {
-            claimed.set(l.jobId, (claimed.get(l.jobId) ?? 0) + 1);
-            await backend.complete(l, null);
-          }
-        }
-        expect([...claimed.keys()].sort()).toEqual([...queued].sort());
-        expect([...claimed.values()].every((n) => n === 1)).toBe(true);
-        const client = new SQSClient({ region: 'us-east-1', endpoint: server.endpoint });
-        const q = (await client.send(new GetQueueUrlCommand({ QueueName: sourceQueueName(prefix, 'faults', 'batch', variant.extra !== '') }))).QueueUrl!;
-        const a = (await client.send(new GetQueueAttributesCommand({ QueueUrl: q, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }))).Attributes!;
-        expect(Number(a.ApproximateNumberOfMessages) + Number(a.ApproximateNumberOfMessagesNotVisible)).toBe(0);
-        client.destroy();
-      } finally {
-        await backend.close();
-      }
+      await expectRedrivenDeliveredOnce(url, prefix, server.endpoint, variant.extra !== '');
     }, 180_000);
   });
 }
