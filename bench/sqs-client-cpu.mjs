@@ -25,6 +25,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { createSqsClient } from '../dist/backend/sqs/client.js';
+import { SqsWireClient } from '../dist/backend/sqs/wire.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const CALLS = Number(process.env.CALLS ?? 200);
@@ -68,7 +69,24 @@ const VARIANTS = {
   'all of the above': () =>
     new SQSClient({ ...base, maxAttempts: 1, md5: false, cacheMiddleware: true, credentials: staticCreds, requestHandler: new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }) }) }),
   'agentq createSqsClient': () => createSqsClient({ region: 'us-east-1', endpoint }),
+  // agentq's own AWS JSON 1.0 client for the data plane (src/backend/sqs/wire.ts, the default since
+  // client= was added; `client=sdk` is the row above): the SDK client only resolves credentials and
+  // creates the queue.
+  'agentq wire client (default)': () => wireAdapter(createSqsClient({ region: 'us-east-1', endpoint })),
 };
+
+/** The wire client behind the SDK's `send(command)` shape, so measure() drives every variant alike. */
+function wireAdapter(sdk) {
+  const wire = new SqsWireClient(sdk, { region: 'us-east-1', endpoint });
+  const ops = { SendMessageBatchCommand: 'sendMessageBatch', ReceiveMessageCommand: 'receiveMessage', DeleteMessageBatchCommand: 'deleteMessageBatch' };
+  return {
+    send: (cmd) => (ops[cmd.constructor.name] ? wire[ops[cmd.constructor.name]](cmd.input) : sdk.send(cmd)),
+    destroy: () => {
+      wire.destroy();
+      sdk.destroy();
+    },
+  };
+}
 
 const body = JSON.stringify({
   format: 'agentq.envelope.v1', job_id: '01JBENCH0000000000000000000', workflow: 'research_report:v3', class: 'batch', tenant_id: 't3',

@@ -21,6 +21,7 @@ describe('sqs:// URLs', () => {
       maxReceiveCount: 10,
       waitSeconds: 20,
       fifo: null,
+      client: 'wire',
     });
     expect(defaultStorePath('us-east-1', 'p', { HOME: '/h' })).toBe('/h/.local/share/agentq/sqs-us-east-1-p.db');
   });
@@ -49,8 +50,15 @@ describe('sqs:// URLs', () => {
     expect(parse('sqs://eu-west-1/p?fifo=0').fifo).toBe(null);
   });
 
+  it('reads client= (wire by default, sdk: the AWS SDK for every call)', () => {
+    expect(parse('sqs://eu-west-1/p').client).toBe('wire');
+    expect(parse('sqs://eu-west-1/p?client=wire').client).toBe('wire');
+    expect(parse('sqs://eu-west-1/p?client=SDK').client).toBe('sdk');
+  });
+
   it.each([
     ['sqs://eu-west-1/p?fifo=maybe', /fifo= must be/],
+    ['sqs://eu-west-1/p?client=fetch', /client= must be wire .* or sdk .*got "fetch"/],
     ['sqs://nowhere/agentq', /names no AWS region/],
     ['sqs://eu-west-1/', /prefix/],
     ['sqs://eu-west-1/a.b', /prefix/],

@@ -4,8 +4,9 @@
  * (a batch can partly fail), failed entries retried with exponential
  * backoff, and the caller told exactly which entries SQS confirmed.
  */
-import { SendMessageBatchCommand, type MessageAttributeValue, type SQSClient } from '@aws-sdk/client-sqs';
+import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
 import { isConnectionError, toAgentqError } from './client.js';
+import type { SqsDataPlane } from './data-plane.js';
 
 export const SQS_BATCH_MAX = 10;
 
@@ -39,7 +40,7 @@ const realSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /** Batches in flight at once: SQS scales with concurrent callers; one at a time is latency-bound. */
 export const SEND_CONCURRENCY = 8;
 
-export async function sendBatch(client: SQSClient, queueUrl: string, messages: OutgoingMessage[], opts: BatchSendOptions = {}): Promise<BatchOutcome> {
+export async function sendBatch(client: SqsDataPlane, queueUrl: string, messages: OutgoingMessage[], opts: BatchSendOptions = {}): Promise<BatchOutcome> {
   const out: BatchOutcome = { sent: [], failed: [] };
   const batches: OutgoingMessage[][] = [];
   for (let i = 0; i < messages.length; i += SQS_BATCH_MAX) batches.push(messages.slice(i, i + SQS_BATCH_MAX));
@@ -55,7 +56,7 @@ export async function sendBatch(client: SQSClient, queueUrl: string, messages: O
   return out;
 }
 
-async function sendOneBatch(client: SQSClient, queueUrl: string, batch: OutgoingMessage[], opts: BatchSendOptions): Promise<BatchOutcome> {
+async function sendOneBatch(client: SqsDataPlane, queueUrl: string, batch: OutgoingMessage[], opts: BatchSendOptions): Promise<BatchOutcome> {
   const tries = opts.tries ?? 4;
   const sleep = opts.sleep ?? realSleep;
   const out: BatchOutcome = { sent: [], failed: [] };
@@ -73,7 +74,7 @@ async function sendOneBatch(client: SQSClient, queueUrl: string, batch: Outgoing
       ...(m.dedupId ? { MessageDeduplicationId: m.dedupId } : {}),
     }));
     try {
-      const res = await client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
+      const res = await client.sendMessageBatch({ QueueUrl: queueUrl, Entries: entries });
       const retry: OutgoingMessage[] = [];
       for (const ok of res.Successful ?? []) {
         const m = pending[Number(ok.Id!.slice(1))]!;

@@ -1,10 +1,14 @@
 /**
- * The SQS client and the boundary where SDK errors become agentq errors
- * (one error shape for the rest of the code, as sqs-consumer does it).
+ * The SQS clients (the SDK client; the data plane of the hot calls, see
+ * data-plane.ts) and the boundary where SQS errors, from the SDK or the wire
+ * client alike, become agentq errors (one error shape for the rest of the
+ * code, as sqs-consumer does it).
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { AgentqError, ConfigError, PermissionError, RetryLaterError } from '../../core/errors.js';
 import type { SqsUrl } from './url.js';
+import { SdkDataPlane, type SqsDataPlane } from './data-plane.js';
+import { SqsWireClient } from './wire.js';
 
 export function createSqsClient(url: SqsUrl): SQSClient {
   // The SDK prints a Node-20 end-of-support warning on the first client; that is
@@ -26,6 +30,15 @@ export function createSqsClient(url: SqsUrl): SQSClient {
     // they cost little (the SDK uses Node's native MD5): `md5: false` measured 0.91x of the
     // default's CPU per call, inside the run-to-run spread, so no other check is needed.
   });
+}
+
+/**
+ * The client of the hot data-plane calls (data-plane.ts): agentq's wire client
+ * by default, the SDK with `client=sdk`. Both use `client`'s credentials and
+ * endpoint settings.
+ */
+export function createDataPlane(client: SQSClient, url: SqsUrl): SqsDataPlane {
+  return url.client === 'sdk' ? new SdkDataPlane(client) : new SqsWireClient(client, { region: url.region, endpoint: url.endpoint });
 }
 
 const CONNECTION = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|socket hang up|TimeoutError|NetworkingError/i;

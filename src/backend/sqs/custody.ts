@@ -15,7 +15,8 @@
  * - foreign or malformed bodies: kept byte-exact as DLQ entries listed as
  *   malformed, which the bulk engine never redrives or purges.
  */
-import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Message } from '@aws-sdk/client-sqs';
+import type { SqsDataPlane } from './data-plane.js';
 import type { SqsStore } from './store.js';
 import { toAgentqError } from './client.js';
 import { allAttributes, parseMessage } from './envelope.js';
@@ -48,7 +49,7 @@ export interface SweepReport {
 }
 
 export async function sweepDlq(
-  client: SQSClient,
+  client: SqsDataPlane,
   store: SqsStore,
   dlq: { url: string; name: string; queue: string; maxReceiveCount: number },
   opts: SweepOptions = {},
@@ -61,7 +62,7 @@ export async function sweepDlq(
   // message of the batch is safely in the store.
   const flushDeletes = async (receipts: string[]) => {
     if (receipts.length === 0) return;
-    const out = await client.send(new DeleteMessageBatchCommand({ QueueUrl: dlq.url, Entries: receipts.map((r, i) => ({ Id: `d${i}`, ReceiptHandle: r })) }));
+    const out = await client.deleteMessageBatch({ QueueUrl: dlq.url, Entries: receipts.map((r, i) => ({ Id: `d${i}`, ReceiptHandle: r })) });
     // A failed delete leaves the message in SQS; the next sweep finds it already in custody and deletes it then.
     report.deleted += out.Successful?.length ?? 0;
   };
@@ -113,16 +114,14 @@ export async function sweepDlq(
     while (reserved < max) {
       const want = Math.min(10, max - reserved);
       reserved += want;
-      const out = await client.send(
-        new ReceiveMessageCommand({
-          QueueUrl: dlq.url,
-          MaxNumberOfMessages: want,
-          VisibilityTimeout: opts.visibilitySeconds ?? 30,
-          WaitTimeSeconds: 0,
-          MessageAttributeNames: ['All'],
-          MessageSystemAttributeNames: ['All'],
-        }),
-      );
+      const out = await client.receiveMessage({
+        QueueUrl: dlq.url,
+        MaxNumberOfMessages: want,
+        VisibilityTimeout: opts.visibilitySeconds ?? 30,
+        WaitTimeSeconds: 0,
+        MessageAttributeNames: ['All'],
+        MessageSystemAttributeNames: ['All'],
+      });
       reserved -= want - (out.Messages?.length ?? 0);
       const msgs = (out.Messages ?? []).filter((m) => !seen.has(m.MessageId!));
       if (msgs.length === 0) return;
@@ -141,7 +140,7 @@ export async function sweepDlq(
   } finally {
     // Put back what stays in SQS at once, not after the visibility timeout.
     for (let i = 0; i < putBack.length; i += 10) {
-      await client.send(new ChangeMessageVisibilityBatchCommand({ QueueUrl: dlq.url, Entries: putBack.slice(i, i + 10) })).catch(() => undefined);
+      await client.changeMessageVisibilityBatch({ QueueUrl: dlq.url, Entries: putBack.slice(i, i + 10) }).catch(() => undefined);
     }
   }
   return report;

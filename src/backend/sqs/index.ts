@@ -9,13 +9,7 @@
  * (`SqsStore.consider`, src/backend/sqs/store.ts): SQS delivers at least once, so duplicates,
  * stale copies and early arrivals are expected and handled there.
  */
-import {
-  ChangeMessageVisibilityCommand,
-  DeleteMessageCommand,
-  ReceiveMessageCommand,
-  type Message,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import type { AdmissionLimits } from '../../core/admission.js';
 import { systemClock, systemRandom, type Clock, type Random } from '../../core/clock.js';
 import { initialFairnessState, nextPick, type Candidates, type FairnessOptions } from '../../core/fairness.js';
@@ -49,7 +43,8 @@ import type {
   SubmitResult,
 } from '../contract.js';
 import { sendBatch } from './batch-send.js';
-import { createSqsClient, toAgentqError } from './client.js';
+import { createDataPlane, createSqsClient, toAgentqError } from './client.js';
+import { SdkDataPlane, type SqsDataPlane } from './data-plane.js';
 import { sweepDlq, type SweepOptions, type SweepReport } from './custody.js';
 import { dlqAttributes, messageBody, parseMessage } from './envelope.js';
 import { dlqDedupId, dlqGroupId, firstOfEachGroup } from './fifo.js';
@@ -76,8 +71,14 @@ export interface SqsBackendOptions {
   admission?: AdmissionLimits;
   fairness?: FairnessOptions;
   retryPolicy?: RetryPolicy;
-  /** Injected for tests; built from the URL otherwise. */
+  /**
+   * Injected for tests; built from the URL otherwise. An injected client carries
+   * every call, the data plane's too (a test that wraps `send` sees them all),
+   * unless `dataPlane` is injected as well.
+   */
   client?: SQSClient;
+  /** Injected for tests: the client of the hot calls (data-plane.ts); from the URL's `client=` otherwise. */
+  dataPlane?: SqsDataPlane;
   /**
    * The longest visibility timeout or delay agentq asks SQS for (default and
    * maximum 12 h). The store is the authority on time (run_at, lease expiry);
@@ -100,7 +101,10 @@ export class SqsBackend implements Backend {
   readonly relay: OutboxRelay;
   private readonly publisher: GroupPublisher;
   private readonly client: SQSClient;
+  /** Sends, receives, deletes and visibility changes (the hot paths); `client` does the rest. */
+  private readonly data: SqsDataPlane;
   private readonly ownsClient: boolean;
+  private readonly ownsData: boolean;
   private readonly url: SqsUrl;
   private readonly clock: Clock;
   private readonly fairness: FairnessOptions;
@@ -119,8 +123,10 @@ export class SqsBackend implements Backend {
     this.ext = opened.ext;
     this.ownsClient = !opts.client;
     this.client = opts.client ?? createSqsClient(opts.url);
+    this.ownsData = !opts.dataPlane;
+    this.data = opts.dataPlane ?? (opts.client ? new SdkDataPlane(opts.client) : createDataPlane(this.client, opts.url));
     this.sqsQueues = new SqsQueues(this.client, opts.url.prefix, opts.url.maxReceiveCount, opts.url.autoCreate, opts.url.fifo !== null);
-    this.relay = new OutboxRelay(this.ext, this.sqsQueues, this.client, this.maxVisibility, opts.url.fifo);
+    this.relay = new OutboxRelay(this.ext, this.sqsQueues, this.data, this.maxVisibility, opts.url.fifo);
     this.publisher = new GroupPublisher(this.relay);
   }
 
@@ -150,7 +156,7 @@ export class SqsBackend implements Backend {
   async sweepDlq(queue: string, opts: SweepOptions = {}): Promise<SweepReport> {
     const url = await this.sqsQueues.dlqUrl(queue);
     if (url === null) return { received: 0, custody: [], deleted: 0, kept_in_sqs: 0, mirror_kept: 0 };
-    return sweepDlq(this.client, this.ext, { url, name: this.sqsQueues.dlqName(queue), queue, maxReceiveCount: this.url.maxReceiveCount }, opts);
+    return sweepDlq(this.data, this.ext, { url, name: this.sqsQueues.dlqName(queue), queue, maxReceiveCount: this.url.maxReceiveCount }, opts);
   }
 
   // ------------------------------------------------------------ producers and operators
@@ -227,16 +233,14 @@ export class SqsBackend implements Backend {
     for (let round = 0; round < MAX_ROUNDS && leases.length < max; round++) {
       let msgs: Message[];
       try {
-        const out = await this.client.send(
-          new ReceiveMessageCommand({
-            QueueUrl: url,
-            MaxNumberOfMessages: Math.min(10, max - leases.length),
-            VisibilityTimeout: this.visibilityUntil(this.clock.now() + req.leaseMs),
-            WaitTimeSeconds: round === 0 ? waitSeconds : 0,
-            MessageAttributeNames: ['All'],
-            MessageSystemAttributeNames: ['ApproximateReceiveCount', 'MessageGroupId'],
-          }),
-        );
+        const out = await this.data.receiveMessage({
+          QueueUrl: url,
+          MaxNumberOfMessages: Math.min(10, max - leases.length),
+          VisibilityTimeout: this.visibilityUntil(this.clock.now() + req.leaseMs),
+          WaitTimeSeconds: round === 0 ? waitSeconds : 0,
+          MessageAttributeNames: ['All'],
+          MessageSystemAttributeNames: ['ApproximateReceiveCount', 'MessageGroupId'],
+        });
         msgs = out.Messages ?? [];
       } catch (e) {
         throw toAgentqError(e, `ReceiveMessage ${this.sqsQueues.sourceName(req.queue, cls)}`);
@@ -301,7 +305,7 @@ export class SqsBackend implements Backend {
 
   private async setVisibility(url: string, receipt: string, seconds: number): Promise<void> {
     try {
-      await this.client.send(new ChangeMessageVisibilityCommand({ QueueUrl: url, ReceiptHandle: receipt, VisibilityTimeout: seconds }));
+      await this.data.changeMessageVisibility({ QueueUrl: url, ReceiptHandle: receipt, VisibilityTimeout: seconds });
     } catch {
       // A stale receipt (the message was received again elsewhere): the store decides on its next receive.
     }
@@ -309,7 +313,7 @@ export class SqsBackend implements Backend {
 
   private async deleteMessage(url: string, receipt: string): Promise<boolean> {
     try {
-      await this.client.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: receipt }));
+      await this.data.deleteMessage({ QueueUrl: url, ReceiptHandle: receipt });
       return true;
     } catch {
       return false;
@@ -335,7 +339,7 @@ export class SqsBackend implements Backend {
     const dlq = await this.sqsQueues.dlqUrl(job.queue);
     if (dlq === null) return;
     const fifo = this.url.fifo ? { groupId: dlqGroupId(job), dedupId: dlqDedupId(job, job.dead.dead_at) } : {};
-    const out = await sendBatch(this.client, dlq, [{ key: job.job_id, body: messageBody(job), attributes: dlqAttributes(job, job.dead), ...fifo }]);
+    const out = await sendBatch(this.data, dlq, [{ key: job.job_id, body: messageBody(job), attributes: dlqAttributes(job, job.dead), ...fifo }]);
     if (out.sent.length !== 1) return;
     await this.ext.markDlqSent(job.job_id);
     await this.deleteMessage(d.queue_url, d.receipt);
@@ -466,6 +470,7 @@ export class SqsBackend implements Backend {
     await this.publisher.flush();
     await this.store.close();
     await this.ext.close();
+    if (this.ownsData) this.data.destroy();
     if (this.ownsClient) this.client.destroy();
   }
 }

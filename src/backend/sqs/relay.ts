@@ -5,11 +5,11 @@
  * run twice for the same row: consumers check every message against the
  * store, and a second message for a job is recognised and deleted.
  */
-import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { JobClass } from '../../core/schemas.js';
 import { isTerminal } from '../../core/states.js';
 import type { OutboxRow, SqsStore } from './store.js';
 import { sendBatch, type OutgoingMessage } from './batch-send.js';
+import type { SqsDataPlane } from './data-plane.js';
 import { messageAttributes, messageBody } from './envelope.js';
 import { publishDedupId, sourceGroupId } from './fifo.js';
 import type { SqsQueues } from './queues.js';
@@ -31,7 +31,7 @@ export class OutboxRelay {
   constructor(
     private readonly store: SqsStore,
     private readonly queues: SqsQueues,
-    private readonly client: SQSClient,
+    private readonly client: SqsDataPlane,
     /** The longest delay or visibility agentq asks SQS for (see SqsBackendOptions.maxVisibilitySeconds). */
     private readonly maxDelaySeconds: number,
     /** FIFO queues: how jobs map to message groups (null: standard queues). */

@@ -1,5 +1,5 @@
 /**
- * `sqs://REGION/PREFIX?endpoint=http://127.0.0.1:4566&store=<url-encoded store URL>&fifo=1`
+ * `sqs://REGION/PREFIX?endpoint=http://127.0.0.1:4566&store=<url-encoded store URL>&fifo=1&client=sdk`
  *
  * REGION is the AWS region; PREFIX names every queue agentq owns
  * (`PREFIX-QUEUE-CLASS`, `PREFIX-QUEUE-dlq`). Credentials never come from the
@@ -32,7 +32,16 @@ export interface SqsUrl {
    * ordering. Null: standard queues.
    */
   fifo: FifoGrouping | null;
+  /**
+   * How the hot data-plane calls (send, receive, delete, visibility) reach SQS:
+   * `wire` (default): agentq's own AWS JSON 1.0 client (wire.ts), a fraction of
+   * the SDK's CPU per call; `sdk` (`client=sdk`): the AWS SDK for everything, the
+   * way back. Control-plane calls (queue URLs, setup) always use the SDK.
+   */
+  client: SqsClientKind;
 }
+
+export type SqsClientKind = 'wire' | 'sdk';
 
 export type FifoGrouping = 'tenant' | 'job';
 
@@ -84,6 +93,10 @@ export function parseSqsUrl(url: string, shown: string, env: Record<string, stri
   else if (['1', 'true', 'yes', 'tenant'].includes(fifoParam)) fifo = 'tenant';
   else if (fifoParam === 'job') fifo = 'job';
   else throw new ConfigError(`fifo= must be 1 (message group = tenant), job (one group per job) or 0, got ${JSON.stringify(u.searchParams.get('fifo'))}`);
+  const clientParam = (u.searchParams.get('client') ?? 'wire').toLowerCase();
+  if (clientParam !== 'wire' && clientParam !== 'sdk') {
+    throw new ConfigError(`client= must be wire (agentq's own SQS client for sends, receives and deletes, the default) or sdk (the AWS SDK for every call), got ${JSON.stringify(u.searchParams.get('client'))}`);
+  }
   return {
     region,
     prefix,
@@ -94,6 +107,7 @@ export function parseSqsUrl(url: string, shown: string, env: Record<string, stri
     maxReceiveCount: mrc,
     waitSeconds: wait,
     fifo,
+    client: clientParam,
   };
 }
 
