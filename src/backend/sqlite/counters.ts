@@ -16,10 +16,11 @@
  * sees its own transaction's moves. A savepoint that rolls back takes its deltas
  * with it (`mark` / `rollbackTo`).
  *
- * Inserts and deletes of job rows still go through the triggers of the schema
- * (one per submitted job, and rows written by other tools stay counted); only
- * UPDATEs, the worker's and redrive's hot path, are counted here. Every UPDATE
- * of `jobs.state` must go through `SqliteStore.save`.
+ * UPDATEs (the worker's and redrive's hot path) and submit's INSERTs are counted
+ * here: every UPDATE of `jobs.state` must go through `SqliteStore.save`, and
+ * submit inserts through `SqliteStore.insertJob`. Other inserts (rows without a
+ * request fingerprint: SQS custody rows, rows written by other tools) and all
+ * deletes still go through the triggers of the schema (migration 4).
  */
 import type Database from 'better-sqlite3';
 import { DEFAULT_ESTIMATED_SECONDS } from '../../core/admission.js';
@@ -30,7 +31,8 @@ export interface StateChange {
   queue: string;
   cls: string;
   tenant: string;
-  from: string;
+  /** null: the row is new (an insert), counted as entering `to`. */
+  from: string | null;
   to: string;
   /** The row's estimated_seconds column (null: the default). */
   estimated: number | null;
@@ -119,7 +121,7 @@ export class CounterLog {
     const backlog = new Map<string, [string, string, string, number]>();
     const totals = new Map<string, [string, string, number]>();
     const outcomes = new Map<string, [string, number, number, number]>();
-    const activity = new Map<string, [string, number, number, number]>();
+    const activity = new Map<string, [string, number, number, number, number]>();
     const samples = new Map<string, [string, string, number, number, number]>();
     const prune = new Map<string, number>();
     const add3 = (m: Map<string, [string, string, number]>, a: string, b: string, d: number) => {
@@ -151,6 +153,19 @@ export class CounterLog {
 
     for (let i = this.flushed; i < this.log.length; i++) {
       const c = this.log[i]!;
+      if (c.from === null) {
+        // A new row (submit): what the insert triggers count for rows agentq did not write itself.
+        add3(counts, c.queue, c.to, +1);
+        tenant(c, c.to, +1);
+        if (isPending(c.to)) seconds(c, +1);
+        add3(totals, c.queue, 'submitted', 1);
+        const minute = Math.floor(c.at / 60000);
+        const ka = `${c.queue}\u0000${minute}`;
+        const a = activity.get(ka);
+        if (a) a[2] += 1;
+        else activity.set(ka, [c.queue, minute, 1, 0, 0]);
+        continue;
+      }
       add3(counts, c.queue, c.from, -1);
       add3(counts, c.queue, c.to, +1);
       tenant(c, c.from, -1);
@@ -174,9 +189,9 @@ export class CounterLog {
         const ka = `${c.queue}\u0000${minute}`;
         const a = activity.get(ka);
         if (a) {
-          a[2] += ok;
-          a[3] += 1 - ok;
-        } else activity.set(ka, [c.queue, minute, ok, 1 - ok]);
+          a[3] += ok;
+          a[4] += 1 - ok;
+        } else activity.set(ka, [c.queue, minute, 0, ok, 1 - ok]);
         if (c.seq !== null && c.startedAt !== null) sample(c.queue, 'exec', c.seq, c.at - c.startedAt);
       } else if (c.from !== 'running' && (c.to === 'succeeded' || c.to === 'dead' || c.to === 'expired' || c.to === 'cancelled')) {
         // Ends that are not attempts: a queued job cancelled or expired, a DLQ entry expired.
@@ -212,8 +227,8 @@ export class CounterLog {
     );
     for (const o of outcomes.values()) upOutcome.run(...o);
     const upActivity = this.sql(
-      `INSERT INTO activity (queue, minute, submitted, succeeded, failed) VALUES (?, ?, 0, ?, ?)
-       ON CONFLICT (queue, minute) DO UPDATE SET succeeded = succeeded + excluded.succeeded, failed = failed + excluded.failed`,
+      `INSERT INTO activity (queue, minute, submitted, succeeded, failed) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (queue, minute) DO UPDATE SET submitted = submitted + excluded.submitted, succeeded = succeeded + excluded.succeeded, failed = failed + excluded.failed`,
     );
     for (const a of activity.values()) upActivity.run(...a);
     // Two samples per job (its wait and its execution): written many rows per statement.
@@ -233,7 +248,7 @@ export class CounterLog {
 const CHUNKS = [64, 16, 4, 1];
 
 /** Runs `head (?, ...), (?, ...) tail` over `rows`, up to 64 rows per statement. Rows must not repeat a key. */
-function insertRows(sql: Prepare, head: string, tail: string, width: number, rows: unknown[][]): void {
+export function insertRows(sql: Prepare, head: string, tail: string, width: number, rows: unknown[][]): void {
   const tuple = `(${Array(width).fill('?').join(', ')})`;
   let i = 0;
   for (const size of CHUNKS) {
@@ -247,5 +262,5 @@ function insertRows(sql: Prepare, head: string, tail: string, width: number, row
 }
 
 function isClaim(c: StateChange): boolean {
-  return c.to === 'running' && c.from !== 'running';
+  return c.to === 'running' && c.from !== 'running' && c.from !== null;
 }

@@ -46,7 +46,7 @@ import { dlqGet, dlqList, dlqRaw } from './dlq.js';
 import { dlqRows } from './dlq-rows.js';
 import { ItemThrew, SqliteRuns } from './runs.js';
 import { oldestClaimableRunAt, readExtendedStats } from './stats.js';
-import { SqliteStore, checkPage, moveTo } from './store.js';
+import { SqliteStore, checkPage, isoAt, moveTo } from './store.js';
 import { SqliteWorkerOps } from './worker.js';
 import { abortableSleep } from '../../util/sleep.js';
 
@@ -64,6 +64,9 @@ export interface SqliteBackendOptions {
   /** How long a write waits for another process's write lock before failing with RetryLaterError (default 10 s). */
   busyTimeoutMs?: number;
 }
+
+/** core/submit (and zod with it), loaded by the first submit. */
+let submitModule: typeof import('../../core/submit.js') | undefined;
 
 const EVENT_BATCH = 500;
 /** How far event times may run out of seq order (clocks of different processes on one host). */
@@ -99,7 +102,7 @@ export class SqliteBackend implements Backend {
   // ------------------------------------------------------------ producers and operators
 
   async submit(req: SubmitRequest): Promise<SubmitResult> {
-    const { normalizeSubmit, requestFingerprint } = await import('../../core/submit.js');
+    const { normalizeSubmit, requestFingerprint } = submitModule ?? (submitModule = await import('../../core/submit.js'));
     const n = normalizeSubmit(req, this.store.clock.now());
     const fingerprint = requestFingerprint(n);
     return this.store.grouped(() => {
@@ -109,6 +112,12 @@ export class SqliteBackend implements Backend {
         if (existing) {
           if (existing.fingerprint !== fingerprint) throw new IdempotencyConflictError(n.idempotency_key, existing.id);
           return { job: rowToJob(existing), created: false };
+        }
+        // A submit earlier in this group commit, whose row is not written yet.
+        const mine = this.store.pendingByIdemKey(n.queue, n.idempotency_key);
+        if (mine) {
+          if (mine[15] !== fingerprint) throw new IdempotencyConflictError(n.idempotency_key, mine[0] as string);
+          return { job: rowToJob({ id: mine[0] as string, doc: mine[16] as string }), created: false };
         }
       }
       const estimated = n.estimated_seconds ?? DEFAULT_ESTIMATED_SECONDS;
@@ -134,11 +143,11 @@ export class SqliteBackend implements Backend {
         budget: n.budget,
         allowed_tools: n.allowed_tools,
         estimated_seconds: n.estimated_seconds,
-        created_at: toIso(now),
+        created_at: isoAt(now),
         state,
         outcome: null,
-        updated_at: toIso(now),
-        run_at: toIso(runAt),
+        updated_at: isoAt(now),
+        run_at: isoAt(runAt),
         ended_at: null,
         lease: null,
         cancel_requested_at: null,
@@ -151,19 +160,19 @@ export class SqliteBackend implements Backend {
         dead: null,
         lineage: { redrive_count: 0, redriven_at: null, redrive_run: null },
       };
-      this.store.sql(
-          `INSERT INTO jobs (id, queue, state, tenant, class, workflow, created_at, updated_at, run_at, deadline_at, attempt, max_attempts,
-             fence, estimated_seconds, idem_key, fingerprint, doc)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 0, ?, ?, ?, ?)`,
-        )
-        .run(
+      // Columns in the order of NEW_JOB_COLUMNS; written with the other submits of this group commit.
+      this.store.insertJob(
+        job,
+        [
           job.job_id, job.queue, state, job.tenant_id, job.class, job.workflow, now, now, runAt,
-          job.deadline_at === null ? null : Date.parse(job.deadline_at), job.max_attempts, n.estimated_seconds,
+          job.deadline_at === null ? null : Date.parse(job.deadline_at), 0, job.max_attempts, 0, n.estimated_seconds,
           n.idempotency_key, fingerprint, JSON.stringify(job),
-        );
-      this.store.event(job, 'submitted', null, state, now, state === 'scheduled' ? { run_at: job.run_at } : null);
+        ],
+        [job, 'submitted', null, state, now, state === 'scheduled' ? { run_at: job.run_at } : null],
+        n.estimated_seconds,
+      );
       return { job, created: true };
-    });
+    }, true);
   }
 
   /** Refuses work over the backlog limit of its class or tenant (read from the trigger-kept counters). */
