@@ -79,10 +79,36 @@ export function dlqList(store: SqliteStore, filter: DlqFilter, page: PageRequest
     where += ' AND id > @cursor';
     params.cursor = page.cursor;
   }
-  const rows = store.sql(`SELECT * FROM jobs WHERE ${where} ORDER BY id LIMIT @pageLimit`).all({ ...params, pageLimit: page.limit + 1 }) as JobRow[];
-  const more = rows.length > page.limit;
-  const items = (more ? rows.slice(0, page.limit) : rows).map(rowToDlqEntry);
-  return { items, next_cursor: more ? items[items.length - 1]!.job_id : null };
+  const raw = store.sql(`SELECT ${ROW_COLUMNS} FROM jobs WHERE ${where} ORDER BY id LIMIT @pageLimit`).raw(true).all({ ...params, pageLimit: page.limit + 1 }) as RawJobRow[];
+  const more = raw.length > page.limit;
+  const n = more ? page.limit : raw.length;
+  const items: DlqEntry[] = new Array(n);
+  for (let i = 0; i < n; i++) items[i] = rowToDlqEntry(toJobRow(raw[i]!));
+  return { items, next_cursor: more ? items[n - 1]!.job_id : null };
+}
+
+/**
+ * The columns of a `JobRow`, read as arrays and made into objects here: better-sqlite3 builds a row
+ * object property by property in C++, which cost about half of a DLQ page's read (a plan walks every
+ * entry it judges); a JavaScript object literal of a fixed shape costs next to nothing.
+ */
+const ROW_COLUMNS = `id, queue, state, tenant, class, workflow, created_at, updated_at, run_at, deadline_at, attempt, max_attempts,
+  fence, dead_at, dead_reason, error_code, error_message, worker_version, partial, redrive_count, estimated_seconds,
+  attempt_seq, attempt_started_at, doc`;
+
+type RawJobRow = [
+  string, string, string, string, string, string, number, number, number, number | null, number, number,
+  number, number | null, string | null, string | null, string | null, string | null, number, number, number | null,
+  number | null, number | null, string | Buffer,
+];
+
+function toJobRow(r: RawJobRow): JobRow {
+  return {
+    id: r[0], queue: r[1], state: r[2], tenant: r[3], class: r[4], workflow: r[5], created_at: r[6], updated_at: r[7],
+    run_at: r[8], deadline_at: r[9], attempt: r[10], max_attempts: r[11], fence: r[12], dead_at: r[13], dead_reason: r[14],
+    error_code: r[15], error_message: r[16], worker_version: r[17], partial: r[18], redrive_count: r[19],
+    estimated_seconds: r[20], attempt_seq: r[21], attempt_started_at: r[22], doc: r[23],
+  };
 }
 
 export function dlqGet(store: SqliteStore, jobId: string): DlqEntry | null {
