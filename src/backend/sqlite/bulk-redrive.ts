@@ -48,14 +48,42 @@ export interface ColumnsRow {
 }
 
 /**
- * `doc_ok` looks at the document's type only: checking that it parses (`json_valid`) would read every
- * document a second time. A document that stopped parsing without its row's `updated_at` moving (a
- * hand edit) makes `json_set` fail, and the batch is applied again job by job, where `applyOne`
- * reports it as malformed.
+ * The columns of a batch's jobs. `doc_ok` looks at the document's type only: checking that it
+ * parses (`json_valid`) would read every document a second time. A document that stopped parsing
+ * without its row's `updated_at` moving (a hand edit) makes `json_set` fail, and the batch is
+ * applied again job by job, where `applyOne` reports it as malformed. Read as arrays (better-sqlite3
+ * builds row objects property by property, in C++) and made into objects in `readColumnsRows`.
  */
-export const SELECT_COLUMNS_ROWS = `SELECT id, queue, state, tenant, class, updated_at, run_at, deadline_at, attempt, partial,
-  redrive_count, estimated_seconds, attempt_seq, attempt_started_at, typeof(doc) = 'text' AS doc_ok
+const SELECT_COLUMNS_ROWS = `SELECT id, queue, state, tenant, class, updated_at, run_at, deadline_at, attempt, partial,
+  redrive_count, estimated_seconds, attempt_seq, attempt_started_at, typeof(doc) = 'text'
   FROM jobs WHERE id IN (SELECT value FROM json_each(?))`;
+
+type RawColumnsRow = [string, string, string, string, string, number, number, number | null, number, number, number, number | null, number | null, number | null, number];
+
+/** The rows of the given jobs (a JSON array of ids) that exist, by id. */
+export function readColumnsRows(store: SqliteStore, idsJson: string): Map<string, ColumnsRow> {
+  const rows = new Map<string, ColumnsRow>();
+  for (const r of store.sql(SELECT_COLUMNS_ROWS).raw(true).all(idsJson) as RawColumnsRow[]) {
+    rows.set(r[0], {
+      id: r[0],
+      queue: r[1],
+      state: r[2],
+      tenant: r[3],
+      class: r[4],
+      updated_at: r[5],
+      run_at: r[6],
+      deadline_at: r[7],
+      attempt: r[8],
+      partial: r[9],
+      redrive_count: r[10],
+      estimated_seconds: r[11],
+      attempt_seq: r[12],
+      attempt_started_at: r[13],
+      doc_ok: r[14],
+    });
+  }
+  return rows;
+}
 
 /**
  * Every SET expression reads the row as it was before the UPDATE (SQL

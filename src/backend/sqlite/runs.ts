@@ -9,7 +9,7 @@ import { LEDGER_STATUSES } from '../contract.js';
 import type { ApplyRequest, LedgerItem, LedgerStatus, LockHolder, LockResult, Page, PageRequest, PlanVerdict, RunRecord } from '../contract.js';
 import { DEFAULT_MAX_REDRIVES, verdictFor } from '../../core/verdict.js';
 import { isPartial, outcomeFor, assertTransition } from '../../core/states.js';
-import { BulkRedrive, SELECT_COLUMNS_ROWS, type ColumnsRow } from './bulk-redrive.js';
+import { BulkRedrive, readColumnsRows } from './bulk-redrive.js';
 import { checkDlqRow, type JobRow } from './codec.js';
 import { checkPage, isoAt, moveTo, type SqliteStore } from './store.js';
 
@@ -42,6 +42,9 @@ function toItem(r: LedgerRow): LedgerItem {
 
 const ACTION_VERDICTS = new Set(['redrive', 'purge', 'expire']);
 
+/** Plan items per ledger INSERT when a run is created. */
+const LEDGER_CHUNK = 2000;
+
 function emptyCounts(): Record<LedgerStatus, number> {
   return Object.fromEntries(LEDGER_STATUSES.map((s) => [s, 0])) as Record<LedgerStatus, number>;
 }
@@ -67,12 +70,20 @@ export class SqliteRuns {
       const now = this.store.clock.now();
       if (this.readRun(run.run_id)) throw new ValidationError(`run ${run.run_id} already exists`);
       const counts = emptyCounts();
-      const insert = this.store.sql('INSERT INTO ledger (run_id, job_id, verdict, status, detail, updated_at) VALUES (?, ?, ?, ?, ?, ?)');
-      for (const item of items) {
-        // The plan decides: an action verdict is planned, anything else is skipped now with its reason.
-        const status: LedgerStatus = ACTION_VERDICTS.has(item.verdict) ? 'planned' : 'skipped';
-        insert.run(run.run_id, item.job_id, item.verdict, status, item.detail, now);
-        counts[status] += 1;
+      // Items go in as JSON arrays, LEDGER_CHUNK per statement, unpacked by SQLite: one INSERT per
+      // item was most of a large plan's ledger write.
+      const insert = this.store.sql(`INSERT INTO ledger (run_id, job_id, verdict, status, detail, updated_at)
+        SELECT ?, value ->> 0, value ->> 1, value ->> 2, value ->> 3, ? FROM json_each(?)`);
+      for (let i = 0; i < items.length; i += LEDGER_CHUNK) {
+        const rows: Array<[string, PlanVerdict, LedgerStatus, string | null]> = [];
+        for (const item of items.slice(i, i + LEDGER_CHUNK)) {
+          // The plan decides: an action verdict is planned, anything else is skipped now with its reason.
+          const status: LedgerStatus = ACTION_VERDICTS.has(item.verdict) ? 'planned' : 'skipped';
+          rows.push([item.job_id, item.verdict, status, item.detail]);
+          counts[status] += 1;
+        }
+        const inserted = insert.run(run.run_id, now, JSON.stringify(rows)).changes;
+        if (inserted !== rows.length) throw new Error(`internal: ${inserted} ledger rows written for ${rows.length} plan items`);
       }
       const stored: RunRecord = { ...run, counts };
       this.store.sql('INSERT INTO runs (run_id, queue, doc) VALUES (?, ?, ?)').run(run.run_id, run.queue, JSON.stringify(stored));
@@ -165,10 +176,7 @@ export class SqliteRuns {
     for (const r of this.store.sql('SELECT * FROM ledger WHERE run_id = ? AND job_id IN (SELECT value FROM json_each(?))').all(req.runId, ids) as LedgerRow[]) {
       items.set(r.job_id, r);
     }
-    const rows = new Map<string, ColumnsRow>();
-    for (const r of this.store.sql(SELECT_COLUMNS_ROWS).all(ids) as ColumnsRow[]) {
-      rows.set(r.id, r);
-    }
+    const rows = readColumnsRows(this.store, ids);
     const setItem = this.store.sql('UPDATE ledger SET verdict = ?, status = ?, detail = ?, updated_at = ? WHERE run_id = ? AND job_id = ?');
     const now = this.store.clock.now();
     // Without a savepoint per job (`isolate` false) a redrive of unchanged entries is done in bulk;
