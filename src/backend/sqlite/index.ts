@@ -358,6 +358,9 @@ export class SqliteBackend implements Backend {
   async complete(lease: LeaseRef, result: string | null): Promise<Job> {
     return this.store.grouped(() => this.worker.complete(lease, result));
   }
+  async completeAndClaim(lease: LeaseRef, result: string | null, next: ClaimRequest): Promise<{ next: Lease[] }> {
+    return this.store.grouped(() => this.worker.completeAndClaim(lease, result, next));
+  }
   async fail(lease: LeaseRef, failure: Failure): Promise<FailureOutcome> {
     return this.store.grouped(() => this.worker.fail(lease, failure));
   }

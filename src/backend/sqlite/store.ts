@@ -134,6 +134,7 @@ export class SqliteStore {
       this.newJobs = [];
       this.newEvents = [];
       this.deferInserts = false;
+      this.batchEnd.clear();
     }
   }
 
@@ -192,13 +193,14 @@ export class SqliteStore {
 
   private runBatch(batch: Array<{ fn: () => unknown; inserts: boolean }>, isolate: boolean): Outcome[] {
     // A lone op needs no savepoint: if it throws, the whole transaction rolls back (the caller rejects it).
+    const changes = this.sql('SELECT total_changes()').pluck();
     if (batch.length === 1) {
       const value = batch[0]!.fn();
       this.writeNewJobs();
+      this.runBatchEnd(false, changes);
       return [{ ok: true, value }];
     }
     const outcomes: Outcome[] = [];
-    const changes = this.sql('SELECT total_changes()').pluck();
     let before = isolate ? 0 : (changes.get() as number);
     for (const op of batch) {
       if (isolate) {
@@ -231,7 +233,46 @@ export class SqliteStore {
     }
     this.deferInserts = false;
     this.writeNewJobs();
+    this.runBatchEnd(isolate, changes);
     return outcomes;
+  }
+
+  /** Work the ops of a group commit left for its end, by kind (`batchEndItems`). */
+  private batchEnd = new Map<string, { items: unknown[]; run: (items: unknown[]) => void }>();
+
+  /**
+   * The list an op appends to for work done once for the whole group commit, after every op of it
+   * ran (the claims of `completeAndClaim`: one claim for the next jobs of all the commit's
+   * completions). `run` gets the items at the end; whatever it writes commits with the batch. If it
+   * throws having written nothing, its items stay as they were (a claim then gives nothing, which
+   * the contract allows); if it had written, the batch runs again, each op and each such task in a
+   * savepoint of its own. The list is dropped with a transaction that does not commit.
+   */
+  batchEndItems<T>(kind: string, run: (items: T[]) => void): T[] {
+    let task = this.batchEnd.get(kind);
+    if (!task) this.batchEnd.set(kind, (task = { items: [], run: run as (items: unknown[]) => void }));
+    return task.items as T[];
+  }
+
+  private runBatchEnd(isolate: boolean, changes: Database.Statement): void {
+    while (this.batchEnd.size > 0) {
+      const [kind, task] = this.batchEnd.entries().next().value as [string, { items: unknown[]; run: (items: unknown[]) => void }];
+      this.batchEnd.delete(kind);
+      if (isolate) {
+        try {
+          this.savepoint(() => task.run(task.items));
+        } catch {
+          // Rolled back alone: the ops' own writes stand, the task's items get nothing.
+        }
+        continue;
+      }
+      const before = changes.get() as number;
+      try {
+        task.run(task.items);
+      } catch {
+        if ((changes.get() as number) !== before) throw new WroteThenThrew();
+      }
+    }
   }
 
   /**

@@ -64,8 +64,7 @@ export class SqliteWorkerOps {
   }
 
   claim(req: ClaimRequest): Lease[] {
-    if (!Number.isInteger(req.max) || req.max < 1) throw new ValidationError(`claim max must be a positive integer, got ${req.max}`);
-    if (!(req.leaseMs > 0)) throw new ValidationError(`lease must be positive, got ${req.leaseMs} ms`);
+    checkClaim(req);
     const classes = new Set<JobClass>(req.classes && req.classes.length > 0 ? req.classes : JOB_CLASSES);
     return this.store.inWrite(() => {
       const now = this.store.clock.now();
@@ -326,6 +325,38 @@ export class SqliteWorkerOps {
     });
   }
 
+  /**
+   * Completes `ref` and claims up to `next.max` more jobs for the slot it frees. The claims of the
+   * completions of one group commit are made together, as one claim at the end of the commit (per
+   * queue, worker and lease length), so a worker's 50 completions and the 50 jobs that follow them
+   * are one transaction and one claim instead of two transactions. The leases fill in `next` when
+   * that claim ran, before the caller is answered (after the COMMIT).
+   */
+  completeAndClaim(ref: LeaseRef, result: string | null, next: ClaimRequest): { next: Lease[] } {
+    checkClaim(next);
+    this.complete(ref, result);
+    const out: Lease[] = [];
+    this.store.batchEndItems<NextClaim>('next-claims', (items) => this.claimNext(items)).push({ req: next, out });
+    return { next: out };
+  }
+
+  /** One claim per (queue, worker, lease, classes) for the completions of a group commit; the leases shared out in order. */
+  private claimNext(items: NextClaim[]): void {
+    const groups = new Map<string, NextClaim[]>();
+    for (const it of items) {
+      const r = it.req;
+      const key = JSON.stringify([r.queue, r.workerId, r.workerVersion ?? null, r.leaseMs, r.classes ?? null]);
+      let g = groups.get(key);
+      if (!g) groups.set(key, (g = []));
+      g.push(it);
+    }
+    for (const g of groups.values()) {
+      const leases = this.claim({ ...g[0]!.req, max: g.reduce((n, it) => n + it.req.max, 0) });
+      let i = 0;
+      for (const it of g) while (it.out.length < it.req.max && i < leases.length) it.out.push(leases[i++]!);
+    }
+  }
+
   fail(ref: LeaseRef, failure: Failure): FailureOutcome {
     return this.store.inWrite(() => {
       const now = this.store.clock.now();
@@ -386,6 +417,17 @@ export class SqliteWorkerOps {
       this.store.event(job, 'released', 'running', 'queued', now, null);
     });
   }
+}
+
+/** A `completeAndClaim`'s request for the next jobs, and where its leases go. */
+interface NextClaim {
+  req: ClaimRequest;
+  out: Lease[];
+}
+
+function checkClaim(req: ClaimRequest): void {
+  if (!Number.isInteger(req.max) || req.max < 1) throw new ValidationError(`claim max must be a positive integer, got ${req.max}`);
+  if (!(req.leaseMs > 0)) throw new ValidationError(`lease must be positive, got ${req.leaseMs} ms`);
 }
 
 function checkEffectKey(key: string): void {
