@@ -4,6 +4,7 @@
 //
 //   node bench/sqs-client-cpu.mjs                 # ROUNDS=3 CALLS=200
 //   ROUNDS=5 CALLS=300 node bench/sqs-client-cpu.mjs
+//   ONLY=wire COMPARE_DIST=/tmp/old/dist node bench/sqs-client-cpu.mjs   # the wire client, this build vs an older one
 //
 // Per variant and round: CALLS SendMessageBatch of 10 agentq-sized messages (an envelope body and
 // the 10 attributes of a DLQ copy), then ReceiveMessage of 10 (all attributes) + DeleteMessageBatch
@@ -75,9 +76,15 @@ const VARIANTS = {
   'agentq wire client (default)': () => wireAdapter(createSqsClient({ region: 'us-east-1', endpoint })),
 };
 
+// COMPARE_DIST=/tmp/old/dist: also the wire client of an older build, same run (an A/B of a change to it).
+if (process.env.COMPARE_DIST) {
+  const { SqsWireClient: Older } = await import(join(process.env.COMPARE_DIST, 'backend/sqs/wire.js'));
+  VARIANTS[`agentq wire client (${process.env.COMPARE_DIST})`] = () => wireAdapter(createSqsClient({ region: 'us-east-1', endpoint }), Older);
+}
+
 /** The wire client behind the SDK's `send(command)` shape, so measure() drives every variant alike. */
-function wireAdapter(sdk) {
-  const wire = new SqsWireClient(sdk, { region: 'us-east-1', endpoint });
+function wireAdapter(sdk, Wire = SqsWireClient) {
+  const wire = new Wire(sdk, { region: 'us-east-1', endpoint });
   const ops = { SendMessageBatchCommand: 'sendMessageBatch', ReceiveMessageCommand: 'receiveMessage', DeleteMessageBatchCommand: 'deleteMessageBatch' };
   return {
     send: (cmd) => (ops[cmd.constructor.name] ? wire[ops[cmd.constructor.name]](cmd.input) : sdk.send(cmd)),

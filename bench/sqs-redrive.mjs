@@ -5,6 +5,7 @@
 //   SKIP_NAIVE=1 CPU_PROF=/tmp/prof node bench/sqs-redrive.mjs   # agentq only, a V8 CPU profile per CLI run
 //   COMPARE_BIN=/tmp/old/bin/agentq.js node bench/sqs-redrive.mjs  # also an older build's CLI, same run, same emulator
 //   AGENTQ_BIN=/tmp/new/bin/agentq.js ...                         # the CLI measured as "agentq" (default: this repo's bin)
+//   COMPARE_BIN=bin/agentq.js COMPARE_EXTRA='&client=sdk' node bench/sqs-redrive.mjs   # this build with the AWS SDK for every call vs its wire client
 //
 // Phases, in one run, on two separate queue prefixes seeded identically (N dead jobs: N store
 // entries and N agentq DLQ copies in the SQS DLQ, with error attributes):
@@ -85,8 +86,9 @@ const clientCpu = () => {
 };
 const sqs = new SQSClient({ region: 'us-east-1', endpoint });
 const dir = mkdtempSync(join(tmpdir(), 'agentq-bench-sqs-'));
+/** COMPARE_EXTRA: URL parameters of the compare phase's CLI only (e.g. `&client=sdk`). */
 const urlFor = (prefix) =>
-  `sqs://us-east-1/${prefix}?endpoint=${encodeURIComponent(endpoint)}&store=${encodeURIComponent(`sqlite:${join(dir, `${prefix}.db`)}`)}&wait=0`;
+  `sqs://us-east-1/${prefix}?endpoint=${encodeURIComponent(endpoint)}&store=${encodeURIComponent(`sqlite:${join(dir, `${prefix}.db`)}`)}&wait=0${prefix === 'cmp' ? (process.env.COMPARE_EXTRA ?? '') : ''}`;
 const qurl = async (name) => (await sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl;
 const depth = async (name) => {
   const a = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: await qurl(name), AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }))).Attributes;
@@ -179,7 +181,7 @@ async function agentqPhase(prefix, bin, label) {
   line(`${label} CPU: CLI redrive ${(k1 - k0).toFixed(1)} s + sweep ${(k2 - k1).toFixed(1)} s, emulator ${(c2 - c0).toFixed(1)} s = ${(k2 - k0 + c2 - c0).toFixed(1)} s vs naive ${(naiveClientCpu + naiveCpu).toFixed(1)} s = ${((naiveClientCpu + naiveCpu) / (k2 - k0 + c2 - c0)).toFixed(1)}x less CPU`);
   line(`${label} emulator CPU: redrive ${(c1 - c0).toFixed(1)} s + sweep ${(c2 - c1).toFixed(1)} s = ${(c2 - c0).toFixed(1)} s vs naive ${naiveCpu.toFixed(1)} s (${(naiveCpu / (c2 - c0)).toFixed(1)}x less SQS-side work)`);
 }
-if (process.env.COMPARE_BIN) await agentqPhase('cmp', process.env.COMPARE_BIN, `compare (${process.env.COMPARE_BIN})`);
+if (process.env.COMPARE_BIN) await agentqPhase('cmp', process.env.COMPARE_BIN, `compare (${process.env.COMPARE_BIN}${process.env.COMPARE_EXTRA ?? ''})`);
 await agentqPhase('aq', process.env.AGENTQ_BIN ?? join(REPO, 'bin', 'agentq.js'), 'agentq');
 
 // ---- submit through the outbox

@@ -7,7 +7,7 @@
  */
 import { GetQueueAttributesCommand, GetQueueUrlCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { RedisBackend } from '../../src/backend/redis/redis-backend.js';
+import { Redis } from 'ioredis';
 import { SqsBackend, type SqsBackendOptions } from '../../src/backend/sqs/index.js';
 import { dlqName, sourceQueueName } from '../../src/backend/sqs/names.js';
 import { parseSqsUrl } from '../../src/backend/sqs/url.js';
@@ -94,8 +94,11 @@ describe('outbox on a Redis job store', () => {
     const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0 });
     const { job } = await b.submit(submitReq());
     // A relay that crashed after SendMessageBatch and before recording the generation: it publishes again.
-    const shard = (await (b.store as RedisBackend).redis.get(`${e.prefix}:loc:${job.job_id}`))!.split('\t');
-    await (b.store as RedisBackend).redis.hdel(`{${e.prefix}:${shard[0]}:${shard[1]}}:sqs:pub`, job.job_id);
+    // Through a connection of its own: the backend's Redis store is opened lazily (open-store.ts), behind a proxy.
+    const direct = new Redis(redis.url);
+    const shard = (await direct.get(`${e.prefix}:loc:${job.job_id}`))!.split('\t');
+    await direct.hdel(`{${e.prefix}:${shard[0]}:${shard[1]}}:sqs:pub`, job.job_id);
+    direct.disconnect();
     expect((await b.relayOutbox()).published).toBe(1);
     expect(await depth(sourceQueueName(e.prefix, 'q', 'batch'))).toBe(2);
 

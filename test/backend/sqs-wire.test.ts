@@ -34,8 +34,9 @@ useEmulatorCredentials();
 
 class NodeSha256 {
   private readonly h;
-  constructor(secret?: string | Uint8Array) {
-    this.h = secret ? createHmac('sha256', secret) : createHash('sha256');
+  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
+    const key = secret === undefined || typeof secret === 'string' ? secret : ArrayBuffer.isView(secret) ? Buffer.from(secret.buffer, secret.byteOffset, secret.byteLength) : Buffer.from(secret);
+    this.h = key !== undefined ? createHmac('sha256', key) : createHash('sha256');
   }
   update(d: string | Uint8Array): void {
     this.h.update(d);
@@ -276,7 +277,7 @@ describe('wire client: errors, retries, checksums, credentials and endpoint', ()
     const err = await wire.deleteMessageBatch({ QueueUrl: `${endpoint}/1/q`, Entries: [{ Id: 'd0', ReceiptHandle: 'r' }] }).catch((e: Error) => e);
     expect(calls).toBe(6);
     expect((err as Error).name).toBe('RequestThrottled');
-    expect((err as { Code: string }).Code).toBe('AWS.SimpleQueueService.RequestThrottled');
+    expect((err as unknown as { Code: string }).Code).toBe('AWS.SimpleQueueService.RequestThrottled');
     expect(toAgentqError(err, 'DeleteMessageBatch')).toBeInstanceOf(RetryLaterError);
     wire.destroy();
     server.close();

@@ -13,9 +13,7 @@ import type { RetryPolicy } from '../../core/retry.js';
 import type { Backend } from '../contract.js';
 import { SqliteBackend } from '../sqlite/index.js';
 import { SqliteSqsStore } from '../sqlite/outbox.js';
-import { RedisBackend } from '../redis/redis-backend.js';
 import { parseRedisUrl } from '../redis/url.js';
-import { RedisSqsStore } from './redis-store.js';
 import type { SqsStore } from './store.js';
 import type { SqsUrl } from './url.js';
 
@@ -33,13 +31,55 @@ export interface OpenedStore {
 }
 
 export function openSqsStore(url: SqsUrl, deps: StoreDeps): OpenedStore {
-  if (url.redisStore !== null) {
-    const opts = parseRedisUrl(url.redisStore);
-    const backend = new RedisBackend(opts, deps);
-    return { backend, ext: new RedisSqsStore(backend, opts, deps) };
-  }
+  if (url.redisStore !== null) return lazyRedisStore(url.redisStore, deps);
   mkdirSync(dirname(url.storePath), { recursive: true });
   const backend = new SqliteBackend({ path: url.storePath, clock: deps.clock, random: deps.random, admission: deps.admission, fairness: deps.fairness, retryPolicy: deps.retryPolicy });
   const ext = new SqliteSqsStore(url.storePath, deps.clock, deps.random, { retryPolicy: deps.retryPolicy, fairness: deps.fairness });
+  return { backend, ext };
+}
+
+/**
+ * The Redis store, its modules (ioredis, the Redis adapter) loaded on first use:
+ * SqsBackend's constructor is synchronous, and an SQS backend on the default
+ * SQLite store should not pay ~100 ms of CPU per CLI run to load a Redis client
+ * it never uses. Every Backend and SqsStore method but `events` and `now`
+ * returns a promise already, so each forwards once the module is loaded;
+ * `kind`, `description`, `now`, `events` and `close` are answered without
+ * waiting.
+ */
+function lazyRedisStore(storeUrl: string, deps: StoreDeps): OpenedStore {
+  const description = `redis ${parseRedisUrl(storeUrl).redacted}`; // a bad URL fails here, as before
+  let opened: Promise<OpenedStore> | null = null;
+  const ready = () => (opened ??= import('./redis-open.js').then((m) => m.openRedisSqsStore(storeUrl, deps)));
+  const forward = <T extends object>(pick: (o: OpenedStore) => T, own: Record<PropertyKey, unknown>): T =>
+    new Proxy(own, {
+      get(target, prop) {
+        if (prop in target) return target[prop];
+        // Not a thenable itself (an `await` of the proxy must not call a forwarded `then`).
+        if (prop === 'then') return undefined;
+        return (...args: unknown[]) => ready().then((o) => (pick(o) as Record<PropertyKey, (...a: unknown[]) => unknown>)[prop as string]!(...args));
+      },
+    }) as unknown as T;
+  // Closing a store never used does not load (and connect) it just to close it.
+  const backend = forward((o) => o.backend, {
+    kind: 'redis',
+    description,
+    close: async () => {
+      if (opened) await (await opened).backend.close();
+    },
+    events: (query: unknown) => ({
+      async *[Symbol.asyncIterator]() {
+        yield* (await ready()).backend.events(query as Parameters<Backend['events']>[0]);
+      },
+    }),
+  });
+  const ext = forward((o) => o.ext, {
+    close: async () => {
+      if (opened) await (await opened).ext.close();
+    },
+    get now() {
+      return deps.clock.now();
+    },
+  });
   return { backend, ext };
 }

@@ -12,6 +12,7 @@
  * small strings, and the signing key (four HMACs) is derived once per
  * day/region/secret and cached.
  */
+import * as crypto from 'node:crypto';
 import { createHash, createHmac } from 'node:crypto';
 
 export interface SigningIdentity {
@@ -38,14 +39,25 @@ export interface SignInput {
 
 const ALGORITHM = 'AWS4-HMAC-SHA256';
 
-/** `20261129T151022Z` and `20261129` of a date. */
+let lastSecond = NaN;
+let lastDate = { long: '', short: '' };
+
+/** `20261129T151022Z` and `20261129` of a date (the last one kept: calls come many per second). */
 export function amzDate(d: Date): { long: string; short: string } {
+  const second = Math.floor(d.getTime() / 1000);
+  if (second === lastSecond) return lastDate;
   const iso = d.toISOString(); // 2026-11-29T15:10:22.123Z
   const long = `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}T${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}Z`;
-  return { long, short: long.slice(0, 8) };
+  lastSecond = second;
+  lastDate = { long, short: long.slice(0, 8) };
+  return lastDate;
 }
 
-const sha256Hex = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
+// crypto.hash (Node 20.12+, one call, no Hash object) where there is one.
+const oneShot = (crypto as { hash?: (algorithm: string, data: string | Buffer, encoding: 'hex') => string }).hash;
+export const sha256Hex: (data: string | Buffer) => string = oneShot
+  ? (data) => oneShot('sha256', data, 'hex')
+  : (data) => createHash('sha256').update(data).digest('hex');
 
 /**
  * Signing keys by secret/day/region/service. A process uses one or two
@@ -79,13 +91,14 @@ export function signRequest(input: SignInput): Record<string, string> {
   // x-amz-content-sha256 as the SDK's signer sends it (SQS does not require it; the same signed request as the SDK's is easier to trust and to test).
   const out: Record<string, string> = { ...input.headers, host: input.host, 'x-amz-date': long, 'x-amz-content-sha256': payloadHash };
   if (input.identity.sessionToken) out['x-amz-security-token'] = input.identity.sessionToken;
-  const names = Object.keys(out)
-    .map((n) => n.toLowerCase())
-    .sort();
   const lower: Record<string, string> = {};
-  for (const [k, v] of Object.entries(out)) lower[k.toLowerCase()] = v;
+  for (const k of Object.keys(out)) lower[k.toLowerCase()] = out[k]!;
+  const names = Object.keys(lower).sort();
   let canonicalHeaders = '';
-  for (const n of names) canonicalHeaders += `${n}:${String(lower[n]).trim().replace(/\s+/g, ' ')}\n`;
+  for (const n of names) {
+    const v = lower[n]!;
+    canonicalHeaders += `${n}:${/^\s|\s$|\s\s|[\t\n\r]/.test(v) ? v.trim().replace(/\s+/g, ' ') : v}\n`;
+  }
   const signedHeaders = names.join(';');
   const canonicalRequest = `${input.method}\n${input.path}\n\n${canonicalHeaders}\n${signedHeaders}\n${payloadHash}`;
   const scope = `${short}/${input.region}/${input.service}/aws4_request`;

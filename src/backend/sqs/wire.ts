@@ -32,6 +32,7 @@
  * whose clock is off by more than 5 minutes gets SignatureDoesNotMatch /
  * RequestTimeTooSkewed, a permission error with its hint (or use client=sdk).
  */
+import * as crypto from 'node:crypto';
 import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -109,7 +110,9 @@ const TRANSIENT_NAMES = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeo
 const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 const TRANSIENT_STATUS = new Set([500, 502, 503, 504]);
 
-const md5Hex = (s: string) => createHash('md5').update(s, 'utf8').digest('hex');
+const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
+/** MD5 of a body as SQS computes it (of its UTF-8 bytes); crypto.hash where Node has it (20.12+). */
+const md5Hex: (s: string) => string = oneShot ? (s) => oneShot('md5', s, 'hex') : (s) => createHash('md5').update(s, 'utf8').digest('hex');
 const realSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** An SQS error as the rest of agentq expects it (see client.ts): `name` is the short AWS type. */
@@ -273,6 +276,7 @@ export class SqsWireClient implements SqsDataPlane {
   private async call<T>(op: string, queueUrl: string, input: object, extraTimeoutMs = 0): Promise<T> {
     const target = await this.target(queueUrl);
     const body = Buffer.from(JSON.stringify(input), 'utf8');
+    const length = String(body.length);
     for (let attempt = 1; ; attempt++) {
       let status: number | null = null;
       let error: unknown;
@@ -293,7 +297,7 @@ export class SqsWireClient implements SqsDataPlane {
           service: 'sqs',
           identity,
         });
-        headers['content-length'] = String(body.length);
+        headers['content-length'] = length;
         const res = await this.post(target, headers, body, this.socketTimeoutMs + extraTimeoutMs);
         status = res.status;
         if (res.status >= 200 && res.status < 300) return (res.text === '' ? {} : JSON.parse(res.text)) as T;
