@@ -103,6 +103,69 @@ describe('SQLite completeAndClaim', () => {
     expect(stats.counts).toMatchObject({ succeeded: 10, running: handed.length, queued: 30 - 10 - handed.length });
   });
 
+  it('writes the same document, byte for byte, as complete does (patched in place by SQLite)', async () => {
+    // Two stores driven the same way (same clock, same seeded ids); one completes with complete, the other with completeAndClaim.
+    const otherDir = mkdtempSync(join(tmpdir(), 'agentq-complete-claim-'));
+    const otherClock = new ManualClock(clock.now());
+    const other = new SqliteBackend({ path: join(otherDir, 'agentq.db'), clock: otherClock, random: seededRandom(3) });
+    try {
+      const results = [null, 'done', 'héllo \u2028 😀 \\ " \n \u0001 \t', 'lone \ud800 surrogate', '{"json": [1, 2.50, 1e21]}', ''];
+      const drive = async (b: SqliteBackend, c: ManualClock, viaClaim: boolean) => {
+        const docs: string[] = [];
+        for (const [i, result] of results.entries()) {
+          await b.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme-1', input: `input ${i} é 😀 "quoted" \\`, max_attempts: 3, estimated_seconds: 2.5 });
+          c.advance(7);
+          const [l] = await b.claim({ ...claimReq, leaseMs: 5_000 });
+          if (i % 2 === 1) {
+            await b.beginEffect(l!, 'email');
+            await b.finishEffect(l!, 'email', { sent: true, n: 1.5 });
+            await b.checkpoint(l!, { step: i, note: 'ü' });
+          }
+          if (i === 2) {
+            // A retry first: the job's second attempt is the one completed.
+            await b.fail(l!, { code: 'PROVIDER_429', message: 'slow', retryable: true });
+            c.advance(10 * 60_000);
+            const [again] = await b.claim({ ...claimReq, leaseMs: 5_000 });
+            c.advance(3);
+            if (viaClaim) expect((await b.completeAndClaim(again!, result, claimReq)).next).toEqual([]);
+            else await b.complete(again!, result);
+          } else {
+            c.advance(3);
+            if (viaClaim) expect((await b.completeAndClaim(l!, result, claimReq)).next).toEqual([]);
+            else await b.complete(l!, result);
+          }
+          docs.push((await b.get(l!.jobId))!.job_id);
+        }
+        return docs;
+      };
+      const idsA = await drive(other, otherClock, false);
+      const idsB = await drive(backend, clock, true);
+      expect(idsB).toEqual(idsA);
+      const read = (p: string) => {
+        const db = new Database(p, { readonly: true });
+        try {
+          return db.prepare('SELECT id, state, updated_at, lease_expires_at, partial, attempt_seq, attempt_started_at, doc FROM jobs ORDER BY id').all();
+        } finally {
+          db.close();
+        }
+      };
+      expect(read(path)).toEqual(read(join(otherDir, 'agentq.db')));
+      const events = (p: string) => {
+        const db = new Database(p, { readonly: true });
+        try {
+          return db.prepare('SELECT seq, job_id, queue, tenant, type, at, from_state, to_state, attempt, data FROM events ORDER BY seq').all();
+        } finally {
+          db.close();
+        }
+      };
+      expect(events(path)).toEqual(events(join(otherDir, 'agentq.db')));
+      expect(await backend.stats('q')).toEqual(await other.stats('q'));
+    } finally {
+      await other.close();
+      rmSync(otherDir, { recursive: true, force: true });
+    }
+  });
+
   it('keeps the completions of a commit whose claim fails, and hands out nothing', async () => {
     for (let i = 0; i < 6; i++) await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme' });
     const held = await backend.claim({ ...claimReq, max: 3 });

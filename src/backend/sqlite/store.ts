@@ -416,6 +416,11 @@ export class SqliteStore {
     this.insertEvent.run(job.job_id, job.queue, job.tenant_id, type, at, from, to, job.attempt, data === null ? null : JSON.stringify(data));
   }
 
+  /** An event of a job not read into an object (a completion patched in place). */
+  eventRow(jobId: string, queue: string, tenant: string, type: EventType, at: number, from: JobState | null, to: JobState | null, attempt: number, data: Record<string, unknown> | null): void {
+    this.insertEvent.run(jobId, queue, tenant, type, at, from, to, attempt, data === null ? null : JSON.stringify(data));
+  }
+
   countTraffic(queue: string, now: number, attempts: number, retries: number): void {
     if (attempts === 0 && retries === 0) return;
     this.addTraffic.run(queue, Math.floor(now / TRAFFIC_BUCKET_MS) * TRAFFIC_BUCKET_MS, attempts, retries);

@@ -334,10 +334,44 @@ export class SqliteWorkerOps {
    */
   completeAndClaim(ref: LeaseRef, result: string | null, next: ClaimRequest): { next: Lease[] } {
     checkClaim(next);
-    this.complete(ref, result);
+    this.completeInPlace(ref, result);
     const out: Lease[] = [];
     this.store.batchEndItems<NextClaim>('next-claims', (items) => this.claimNext(items)).push({ req: next, out });
     return { next: out };
+  }
+
+  /**
+   * `complete` for a caller that does not want the job back (completeAndClaim): the document is
+   * patched by SQLite (`json_set`) in the UPDATE that checks the fence, instead of read, parsed,
+   * changed and written back whole from JS. The patch is exactly what `complete` changes (state,
+   * outcome, times, lease, result, the running attempt's end), and SQLite keeps the rest of the
+   * text as it was, so the stored document is byte for byte what `complete` would write
+   * (test/backend/sqlite-complete-claim.test.ts compares them). Any row the guard does not match
+   * (lost lease, or an attempt record not as `startAttempt` left it) goes through `complete`,
+   * which throws the precise LeaseLostError or completes it the long way.
+   */
+  private completeInPlace(ref: LeaseRef, result: string | null): void {
+    const now = this.store.clock.now();
+    const iso = isoAt(now);
+    const row = this.store.sql(COMPLETE_IN_PLACE_SQL).get({ now, iso, result: JSON.stringify(result), id: ref.jobId, fence: ref.fence }) as CompletedRow | undefined;
+    if (!row) {
+      this.complete(ref, result);
+      return;
+    }
+    this.store.counters.record({
+      queue: row.queue,
+      cls: row.class,
+      tenant: row.tenant,
+      from: 'running',
+      to: 'succeeded',
+      estimated: row.estimated_seconds,
+      attempt: row.attempt,
+      at: now,
+      runAtBefore: row.run_at,
+      seq: row.attempt_seq,
+      startedAt: row.attempt_started_at,
+    });
+    this.store.eventRow(ref.jobId, row.queue, row.tenant, 'succeeded', now, 'running', 'succeeded', row.attempt, null);
   }
 
   /** One claim per (queue, worker, lease, classes) for the completions of a group commit; the leases shared out in order. */
@@ -417,6 +451,30 @@ export class SqliteWorkerOps {
       this.store.event(job, 'released', 'running', 'queued', now, null);
     });
   }
+}
+
+/**
+ * The succeeded move of `complete` as one UPDATE: the columns a completion changes (state,
+ * updated_at, the lease's expiry) and the document patched in place. Guarded like `leased` (running, same fence) and on the
+ * last attempt record being the open one. RETURNING what the counters and the event need.
+ * (`result` is the result as JSON, so its text is exactly what JSON.stringify gives.)
+ */
+const COMPLETE_IN_PLACE_SQL = `UPDATE jobs SET state = 'succeeded', updated_at = @now, lease_expires_at = NULL,
+  doc = json_set(doc, '$.attempts[#-1].ended_at', @iso, '$.attempts[#-1].outcome', 'succeeded', '$.attempts[#-1].error_code', NULL,
+    '$.attempts[#-1].error_message', NULL, '$.result', json(@result), '$.state', 'succeeded', '$.updated_at', @iso, '$.outcome', 'succeeded',
+    '$.ended_at', @iso, '$.lease', NULL)
+  WHERE id = @id AND fence = @fence AND state = 'running' AND json_type(doc, '$.attempts[#-1].ended_at') = 'null'
+  RETURNING queue, class, tenant, estimated_seconds, attempt, run_at, attempt_seq, attempt_started_at`;
+
+interface CompletedRow {
+  queue: string;
+  class: string;
+  tenant: string;
+  estimated_seconds: number | null;
+  attempt: number;
+  run_at: number;
+  attempt_seq: number | null;
+  attempt_started_at: number | null;
 }
 
 /** A `completeAndClaim`'s request for the next jobs, and where its leases go. */
