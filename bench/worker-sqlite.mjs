@@ -1,6 +1,10 @@
 // Worker throughput on the embedded SQLite store, end to end through the
 // backend contract: submit N jobs, then process them as no-op jobs with the
 // library worker in this one process, and report jobs/s for each phase.
+// The figure judged against the 5,000 jobs/s target (issue 3, item 12) is
+// submit+process: N jobs over the wall time of both phases. Submit is the
+// library producer's bulk path (`backend.submit`, 500 calls in flight, which
+// the store group-commits); process is `createWorker` (concurrency 50).
 //
 //   npm run build && node bench/worker-sqlite.mjs            # N=20000 CONCURRENCY=50
 //   N=50000 CONCURRENCY=100 node bench/worker-sqlite.mjs
@@ -18,6 +22,8 @@ import { openBackend } from '../dist/backend/open.js';
 const N = Number(process.env.N ?? 20_000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 50);
 const QUEUE = 'bench';
+/** Issue 3, item 12: jobs/s end to end (submit + process). */
+const TARGET = 5000;
 
 const dir = mkdtempSync(join(tmpdir(), 'agentq-bench-'));
 const url = `sqlite:${join(dir, 'bench.db')}`;
@@ -105,11 +111,14 @@ try {
     succeeded: stats.counts.succeeded,
     errors: failed,
   };
+  row.target_jobs_per_s = TARGET;
+  row.target_met = row.end_to_end_jobs_per_s >= TARGET;
   console.log(JSON.stringify(row));
   console.log(
-    `submit ${row.submit_jobs_per_s} jobs/s · process ${row.process_jobs_per_s} jobs/s (target ≥ 5000) · ` +
-      `submit+process ${row.end_to_end_jobs_per_s} jobs/s · CPU ${row.process_cpu_us_per_job} µs/job processed ` +
-      `(${row.process_jobs_per_cpu_s} jobs per CPU-second) · ${N} jobs, concurrency ${CONCURRENCY}, ${row.succeeded} succeeded, load ${row.loadavg_1m}`,
+    `END TO END (submit+process, judged): ${row.end_to_end_jobs_per_s} jobs/s, target ≥ ${TARGET}: ${row.target_met ? 'met' : 'MISSED'}\n` +
+      `  submit ${row.submit_jobs_per_s} jobs/s (${row.submit_cpu_us_per_job} µs CPU/job) · process ${row.process_jobs_per_s} jobs/s ` +
+      `(${row.process_cpu_us_per_job} µs CPU/job, ${row.process_jobs_per_cpu_s} jobs per CPU-second) · ` +
+      `${N} jobs, concurrency ${CONCURRENCY}, ${row.succeeded} succeeded, load ${row.loadavg_1m}`,
   );
   if (row.succeeded !== N) process.exitCode = 1;
 } finally {

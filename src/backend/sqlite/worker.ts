@@ -104,9 +104,13 @@ export class SqliteWorkerOps {
       const cellCount = Math.max(1, cells.length);
       const leases: Lease[] = [];
       const claimed: ClaimedEvents = [];
+      // The candidates as nextPick takes them, rebuilt only when a cell drops out (not once per pick).
+      let view: Candidates | null = null;
       while (leases.length < req.max) {
-        const view: Candidates = {};
-        for (const [c, s] of candidates) if (s.size > 0) view[c] = [...s];
+        if (view === null) {
+          view = {};
+          for (const [c, s] of candidates) if (s.size > 0) view[c] = [...s];
+        }
         const choice = nextPick(fair, view, this.config.fairness);
         if (!choice) break;
         const { class: cls, tenant } = choice.pick;
@@ -121,6 +125,7 @@ export class SqliteWorkerOps {
         if (!row) {
           // Nothing ready yet (only future retries): drop it and ask again from the same state.
           candidates.get(cls)!.delete(tenant);
+          view = null;
           continue;
         }
         const job = rowToJob(row);
@@ -134,7 +139,10 @@ export class SqliteWorkerOps {
         if (capped) {
           const n = (running.get(tenant) ?? 0) + 1;
           running.set(tenant, n);
-          if (n >= tenantCap(tenant, this.config.fairness)) for (const [, s] of candidates) s.delete(tenant);
+          if (n >= tenantCap(tenant, this.config.fairness)) {
+            for (const [, s] of candidates) s.delete(tenant);
+            view = null;
+          }
         }
       }
       this.store.events(claimed);
