@@ -346,7 +346,11 @@ export class SqsWireClient implements SqsDataPlane {
   private async target(queueUrl: string): Promise<Target> {
     const cached = this.targets.get(queueUrl);
     if (cached) return cached;
-    const { url: regional, custom } = await (this.regional ??= this.resolveEndpoint());
+    // A failed resolution (an unreadable shared config, say) is not cached: the next call tries again.
+    const { url: regional, custom } = await (this.regional ??= this.resolveEndpoint().catch((e: unknown) => {
+      this.regional = null;
+      throw e;
+    }));
     let url = regional;
     if (!custom) {
       try {
