@@ -14,6 +14,14 @@ import type { AbortOutcome, ClaimRequest, Failure, FailureOutcome, HeartbeatResu
 import { rowToJob, type JobRow } from './codec.js';
 import { endAttempt, isoAt, moveTo, toEnvelope, type SqliteStore } from './store.js';
 
+/**
+ * The columns of a claimable row the claim reads: id and document, the fence, and the stored
+ * columns `SqliteStore.save` compares against (identity, state, run_at, estimate, the attempt's
+ * sequence number and start). A claim always changes the state, so the columns only a light
+ * update compares (codec.ts, INDEXED) are never looked at.
+ */
+const CLAIM_COLUMNS = 'id, doc, fence, queue, class, tenant, state, run_at, estimated_seconds, attempt_seq, attempt_started_at';
+
 /** Expired leases reaped per claim call: bounded so one claim never does unbounded work. */
 const REAP_BATCH = 100;
 
@@ -94,8 +102,11 @@ export class SqliteWorkerOps {
 
       const stateRow = this.store.sql('SELECT state FROM fairness WHERE queue = ?').get(req.queue) as { state: string } | undefined;
       let fair = parseFairnessState(stateRow?.state);
+      // Only the columns a claim uses (the document, the fence, and what a save compares against):
+      // better-sqlite3 builds each row object column by column, and SELECT * (27 columns) was over
+      // half the cost of these reads.
       const heads = this.store.sql(
-        `SELECT * FROM jobs WHERE queue = ? AND class = ? AND tenant = ? AND state IN ('queued','scheduled') AND run_at <= ?
+        `SELECT ${CLAIM_COLUMNS} FROM jobs WHERE queue = ? AND class = ? AND tenant = ? AND state IN ('queued','scheduled') AND run_at <= ?
          ORDER BY run_at, id LIMIT ?`,
       );
       // The next jobs of each (class, tenant) cell, read a few at a time rather than one query per pick:
