@@ -25,6 +25,7 @@ import { decideFailure, DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../cor
 import type { Job, JobState } from '../../core/schemas.js';
 import { assertTransition, isPartial, isTerminal, outcomeFor } from '../../core/states.js';
 import type { ClaimRequest, Lease } from '../contract.js';
+import { rowToJob } from './codec.js';
 import { endAttempt, moveTo, SqliteStore } from './store.js';
 import { startAttempt } from './worker.js';
 import type { SqsStore } from '../sqs/store.js';
@@ -170,10 +171,8 @@ export class SqliteSqsStore implements SqsStore {
     const now = this.now;
     if (jobIds) {
       if (jobIds.length === 0) return [];
-      const rows: OutboxRow[] = [];
-      const one = this.q('SELECT * FROM sqs_outbox WHERE job_id = ? AND published_at IS NULL ORDER BY id');
-      for (const id of jobIds) rows.push(...(one.all(id) as OutboxRow[]));
-      return rows;
+      // One query for the whole list (a redrive batch publishes up to 1,000 jobs), not one per job.
+      return this.q('SELECT * FROM sqs_outbox WHERE job_id IN (SELECT value FROM json_each(?)) AND published_at IS NULL ORDER BY id').all(JSON.stringify(jobIds)) as OutboxRow[];
     }
     return this.q('SELECT * FROM sqs_outbox WHERE published_at IS NULL AND next_try_at <= ? ORDER BY id LIMIT ?').all(now, limit) as OutboxRow[];
   }
@@ -186,9 +185,15 @@ export class SqliteSqsStore implements SqsStore {
     return { pending: r.pending ?? 0, published: r.published ?? 0, oldest_pending_at: r.oldest };
   }
 
-  /** The job as it is now, for building the message body at publish time (null when gone). */
-  jobForPublish(jobId: string): Job | null {
-    return this.store.load(jobId)?.job ?? null;
+  /** The jobs as they are now, for building the message bodies at publish time (null when gone), in one query. */
+  jobsForPublish(jobIds: string[]): Array<Job | null> {
+    if (jobIds.length === 0) return [];
+    const rows = this.q('SELECT id, doc FROM jobs WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify(jobIds)) as Array<{ id: string; doc: string }>;
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return jobIds.map((id) => {
+      const r = byId.get(id);
+      return r ? rowToJob(r) : null;
+    });
   }
 
   markPublished(items: Array<{ id: number; messageId: string | null }>): void {
@@ -465,10 +470,12 @@ export class SqliteSqsStore implements SqsStore {
     ).run(jobId, kind, msg.messageId, msg.sourceQueue, msg.body, JSON.stringify(msg.attributes), msg.receiveCount, now);
   }
 
-  /** Job ids of a queue whose state is one of `states` (bounded page): for the DLQ mirror sweep. */
-  stateOf(jobId: string): JobState | null {
-    const r = this.q('SELECT state FROM jobs WHERE id = ?').get(jobId) as { state: JobState } | undefined;
-    return r?.state ?? null;
+  /** The states of these jobs (null: no such job), in one query: the DLQ sweep checks a received batch at once. */
+  statesOf(jobIds: string[]): Array<JobState | null> {
+    if (jobIds.length === 0) return [];
+    const rows = this.q('SELECT id, state FROM jobs WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify(jobIds)) as Array<{ id: string; state: JobState }>;
+    const byId = new Map(rows.map((r) => [r.id, r.state]));
+    return jobIds.map((id) => byId.get(id) ?? null);
   }
 
   close(): void {

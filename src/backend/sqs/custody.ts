@@ -17,6 +17,7 @@
  */
 import type { Message } from '@aws-sdk/client-sqs';
 import type { SqsDataPlane } from './data-plane.js';
+import type { JobState } from '../../core/schemas.js';
 import type { SqsStore } from './store.js';
 import { toAgentqError } from './client.js';
 import { allAttributes, parseMessage } from './envelope.js';
@@ -36,16 +37,30 @@ export interface SweepOptions {
   visibilitySeconds?: number;
   /** Keep foreign and malformed messages in SQS too (custody records a copy; nothing is deleted). */
   leaveForeign?: boolean;
+  /**
+   * Only remove agentq's DLQ copies of jobs the store has and no longer holds dead (the sweep
+   * that follows `agentq dlq redrive`): nothing is taken into custody, and every other message
+   * (copies of still-dead or unknown jobs, backstop-moved envelopes, foreign, malformed) is put
+   * back visible, unchanged, for `agentq sqs sweep` to judge.
+   */
+  copiesOnly?: boolean;
+  /** Stops receiving (between batches); what was received is still handled and put back. */
+  signal?: AbortSignal;
 }
 
 export interface SweepReport {
   received: number;
   custody: Array<{ job_id: string; kind: string; message_id: string; recorded: string; why: string }>;
   deleted: number;
-  /** Foreign/malformed messages left in SQS (with `leaveForeign`). */
+  /**
+   * Foreign/malformed messages left in SQS (with `leaveForeign`); with `copiesOnly`, every
+   * message left in SQS other than the copies counted in `mirror_kept`.
+   */
   kept_in_sqs: number;
   /** Our own DLQ copies of entries still dead in the store, left in place. */
   mirror_kept: number;
+  /** Stopped by `signal` before the DLQ was drained: later sweeps remove what is left. */
+  interrupted?: boolean;
 }
 
 export async function sweepDlq(
@@ -66,18 +81,30 @@ export async function sweepDlq(
     // A failed delete leaves the message in SQS; the next sweep finds it already in custody and deletes it then.
     report.deleted += out.Successful?.length ?? 0;
   };
-  /** Handles one received message; returns its receipt when it is to be deleted. */
-  const handle = async (m: Message): Promise<string | null> => {
-    seen.add(m.MessageId!);
-    report.received++;
-    const parsed = parseMessage(m);
+  /**
+   * Handles one received message; returns its receipt when it is to be deleted. `state` is the
+   * store's state of the job of an agentq DLQ copy (read for the whole received batch at once).
+   */
+  const handle = async (m: Message, parsed: ReturnType<typeof parseMessage>, state: JobState | null | undefined): Promise<string | null> => {
     const keepInPlace = () => {
       putBack.push({ Id: `p${putBack.length}`, ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 });
       return null;
     };
     if (parsed.kind === 'agentq' && parsed.isAppDlqCopy) {
-      if ((await store.stateOf(parsed.jobId)) !== 'dead') return m.ReceiptHandle!;
-      report.mirror_kept++;
+      if (state === 'dead') {
+        report.mirror_kept++;
+        return keepInPlace();
+      }
+      // After a redrive, only a job the store has and no longer holds dead lets its copy go;
+      // a copy of a job the store does not know is left for `agentq sqs sweep`.
+      if (opts.copiesOnly && (state === null || state === undefined)) {
+        report.kept_in_sqs++;
+        return keepInPlace();
+      }
+      return m.ReceiptHandle!;
+    }
+    if (opts.copiesOnly) {
+      report.kept_in_sqs++;
       return keepInPlace();
     }
     // The count survives the move to the DLQ, and this sweep's own receive added one.
@@ -112,6 +139,10 @@ export async function sweepDlq(
   // Several receivers at once: SQS serves concurrent receives, and one at a time is latency-bound.
   const lane = async () => {
     while (reserved < max) {
+      if (opts.signal?.aborted) {
+        report.interrupted = true;
+        return;
+      }
       const want = Math.min(10, max - reserved);
       reserved += want;
       const out = await client.receiveMessage({
@@ -125,9 +156,21 @@ export async function sweepDlq(
       reserved -= want - (out.Messages?.length ?? 0);
       const msgs = (out.Messages ?? []).filter((m) => !seen.has(m.MessageId!));
       if (msgs.length === 0) return;
+      for (const m of msgs) seen.add(m.MessageId!);
+      report.received += msgs.length;
+      const parsed = msgs.map(parseMessage);
+      // The store state of every agentq DLQ copy of the batch in one read (one query on SQLite).
+      const copyIds: string[] = [];
+      for (const p of parsed) if (p.kind === 'agentq' && p.isAppDlqCopy) copyIds.push(p.jobId);
+      const states = new Map<string, JobState | null>();
+      if (copyIds.length > 0) {
+        const got = await store.statesOf(copyIds);
+        copyIds.forEach((id, i) => states.set(id, got[i] ?? null));
+      }
       const receipts: string[] = [];
-      for (const m of msgs) {
-        const r = await handle(m);
+      for (let i = 0; i < msgs.length; i++) {
+        const p = parsed[i]!;
+        const r = await handle(msgs[i]!, p, p.kind === 'agentq' ? states.get(p.jobId) : undefined);
         if (r !== null) receipts.push(r);
       }
       await flushDeletes(receipts);

@@ -159,6 +159,26 @@ export class SqsBackend implements Backend {
     return sweepDlq(this.data, this.ext, { url, name: this.sqsQueues.dlqName(queue), queue, maxReceiveCount: this.url.maxReceiveCount }, opts);
   }
 
+  /**
+   * The sweep that follows `agentq dlq redrive` (redrive-sweep.ts): receives the SQS DLQ of
+   * `queue` once through and deletes agentq's copies of jobs the store no longer holds dead;
+   * everything else is put back visible, unchanged, and nothing is taken into custody. Bounded
+   * by the DLQ's depth when it starts (plus a margin: the depth is approximate), and each
+   * message stays hidden while the sweep runs (30 s plus 5 s per 1,000 messages, as long as a
+   * slow remote sweep may take), then is put back at once. Not created when missing.
+   */
+  async sweepRedrivenCopies(queue: string, signal?: AbortSignal): Promise<SweepReport & { dlq: string }> {
+    const name = this.sqsQueues.dlqName(queue);
+    const url = await this.sqsQueues.url(name);
+    if (url === null) return { dlq: name, received: 0, custody: [], deleted: 0, kept_in_sqs: 0, mirror_kept: 0 };
+    const depth = await this.sqsQueues.visibleDepth(url, name);
+    if (depth === 0) return { dlq: name, received: 0, custody: [], deleted: 0, kept_in_sqs: 0, mirror_kept: 0 };
+    const max = Math.ceil(depth * 1.1) + 100;
+    const visibilitySeconds = Math.min(SQS_MAX_VISIBILITY_SECONDS, 30 + Math.ceil(max / 200));
+    const report = await sweepDlq(this.data, this.ext, { url, name, queue, maxReceiveCount: this.url.maxReceiveCount }, { max, visibilitySeconds, copiesOnly: true, signal });
+    return { dlq: name, ...report };
+  }
+
   // ------------------------------------------------------------ producers and operators
 
   async submit(req: SubmitRequest): Promise<SubmitResult> {

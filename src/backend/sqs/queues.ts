@@ -139,6 +139,16 @@ export class SqsQueues {
     }
   }
 
+  /** Messages visible in a queue now (ApproximateNumberOfMessages; SQS says it is approximate). */
+  async visibleDepth(url: string, name: string): Promise<number> {
+    try {
+      const out = await this.client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages'] }));
+      return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) || 0;
+    } catch (e) {
+      throw toAgentqError(e, `GetQueueAttributes ${name}`);
+    }
+  }
+
   private async arn(url: string): Promise<string> {
     const out = await this.client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
     return out.Attributes!.QueueArn!;

@@ -228,8 +228,9 @@ export class RedisSqsStore implements SqsStore {
     return { pending, published, oldest_pending_at: oldest };
   }
 
-  async jobForPublish(jobId: string): Promise<Job | null> {
-    return this.backend.get(jobId);
+  async jobsForPublish(jobIds: string[]): Promise<Array<Job | null>> {
+    // In parallel: ioredis pipelines the reads into few round trips.
+    return Promise.all(jobIds.map((id) => this.backend.get(id)));
   }
 
   async markPublished(items: Array<{ id: number; messageId: string | null }>): Promise<void> {
@@ -384,10 +385,15 @@ export class RedisSqsStore implements SqsStore {
     return { recorded: 'kept', jobId: kept };
   }
 
-  async stateOf(jobId: string): Promise<JobState | null> {
-    const loc = await this.locate(jobId);
-    if (!loc) return null;
-    return (await this.client.hget(`${this.sp(loc)}j:${jobId}`, 'st')) as JobState | null;
+  async statesOf(jobIds: string[]): Promise<Array<JobState | null>> {
+    // In parallel: ioredis pipelines the lookups of a received batch into few round trips.
+    return Promise.all(
+      jobIds.map(async (id) => {
+        const loc = await this.locate(id);
+        if (!loc) return null;
+        return (await this.client.hget(`${this.sp(loc)}j:${id}`, 'st')) as JobState | null;
+      }),
+    );
   }
 
   /** The connection belongs to the Redis adapter, closed with it. */

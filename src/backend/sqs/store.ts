@@ -61,8 +61,11 @@ export interface SqsStore {
    */
   pendingOutbox(limit: number, jobIds?: string[], background?: boolean): Awaitable<OutboxRow[]>;
   outboxCounts(): Awaitable<OutboxCounts>;
-  /** The job as it is now, for building the message body at publish time (null when gone). */
-  jobForPublish(jobId: string): Awaitable<Job | null>;
+  /**
+   * The jobs as they are now, for building the message bodies at publish time: one entry per id,
+   * in order, null when gone. Batched: the relay reads a whole publish round at once.
+   */
+  jobsForPublish(jobIds: string[]): Awaitable<Array<Job | null>>;
   markPublished(items: Array<{ id: number; messageId: string | null }>): Awaitable<void>;
   markPublishFailed(items: Array<{ id: number; error: string }>, retryAt: (tries: number) => number): Awaitable<void>;
 
@@ -81,7 +84,8 @@ export interface SqsStore {
   custody(jobId: string): Awaitable<CustodyRecord | null>;
   listCustody(limit: number, after: string | null): Awaitable<CustodyRecord[]>;
   takeCustody(msg: CustodyInput): Awaitable<CustodyOutcome>;
-  stateOf(jobId: string): Awaitable<JobState | null>;
+  /** The states of these jobs, one entry per id, in order (null: no such job); the DLQ sweep checks a received batch at once. */
+  statesOf(jobIds: string[]): Awaitable<Array<JobState | null>>;
 
   close(): Awaitable<void>;
 }

@@ -34,6 +34,8 @@ export interface BulkOptions extends SelectorInput {
   extraAttempts?: string;
   /** The dead-reason filter: `--dead-reason` here, because `--reason` is the operator's audit text on bulk commands. */
   deadReason?: string;
+  /** Redrive on SQS: sweep the SQS DLQ after the moves (default; `--no-sweep` sets false). Other backends: ignored. */
+  sweep?: boolean;
 }
 
 /** Above this many jobs a terminal confirmation asks for the count to be typed, not just "y". */
@@ -84,6 +86,7 @@ export async function dlqBulk(action: BulkAction, o: BulkOptions, io: DlqIo): Pr
   if (built.partialNotices.length > 0) printPartialNotices(built.partialNotices, io);
   if (o.dryRun) {
     await printPlan(plan, io);
+    await sqsSweepNotice(action, o, io, plan.queue);
     return plan;
   }
   if (plan.totals.acting === 0) {
@@ -92,6 +95,7 @@ export async function dlqBulk(action: BulkAction, o: BulkOptions, io: DlqIo): Pr
     return plan;
   }
   io.assertMutable(`dlq ${action}`);
+  await sqsSweepNotice(action, o, io, plan.queue);
   await confirm(action, plan, o, io);
   const backend = await io.backend();
   const deps = engineDeps(io, backend);
@@ -103,7 +107,7 @@ export async function dlqBulk(action: BulkAction, o: BulkOptions, io: DlqIo): Pr
   });
   io.err.write(`run ${run.run_id}: ${plan.totals.acting} to ${action}, ${plan.totals.total - plan.totals.acting} skipped by the plan\n`);
   const result = await applyRun(deps, run.run_id, { signal: io.signal, onProgress: progressSink(io) });
-  return report(result, io);
+  return report(result, io, await sqsSweep(action, o, io, backend, result));
 }
 
 async function resume(action: BulkAction, o: BulkOptions, io: DlqIo, rate: number | null, batch: number | undefined): Promise<RunRecord> {
@@ -114,6 +118,7 @@ async function resume(action: BulkAction, o: BulkOptions, io: DlqIo, rate: numbe
   const backend = await io.backend();
   const run = await backend.getRun(o.resume!);
   if (run && run.action !== action) throw new ValidationError(`run ${run.run_id} is a ${run.action} run; resume it with: ${resumeCommand(run)}`);
+  if (run) await sqsSweepNotice(action, o, io, run.queue);
   const deps = engineDeps(io, backend);
   const result = await resumeRun(deps, o.resume!, {
     signal: io.signal,
@@ -122,7 +127,27 @@ async function resume(action: BulkAction, o: BulkOptions, io: DlqIo, rate: numbe
     ...(batch !== undefined ? { batchSize: batch } : {}),
     lock: { breakLock: o.breakLock, force: o.force },
   });
-  return report(result, io);
+  // A resumed run sweeps too, also one that had completed: what a killed or interrupted sweep left goes now.
+  return report(result, io, await sqsSweep(action, o, io, backend, result));
+}
+
+/**
+ * A redrive on SQS also removes the SQS DLQ copies of the jobs it moved (src/backend/sqs/redrive-sweep.ts,
+ * loaded only for sqs://). Said before anything changes: the sweep receives from SQS, which changes messages.
+ */
+async function sqsSweepNotice(action: BulkAction, o: BulkOptions, io: DlqIo, queue: string | null): Promise<void> {
+  if (action !== 'redrive') return;
+  const backend = await io.backend();
+  if (backend.kind !== 'sqs') return;
+  const { noticeFor } = await import('../../backend/sqs/redrive-sweep.js');
+  io.err.write(`${sanitize(noticeFor(backend, queue, o.sweep !== false))}\n`);
+}
+
+/** Runs the redrive's SQS DLQ sweep once the run is applied; the error to end with after the run is printed, or null. */
+async function sqsSweep(action: BulkAction, o: BulkOptions, io: DlqIo, backend: EngineDeps['backend'], result: ApplyResult): Promise<AgentqError | null> {
+  if (action !== 'redrive' || o.sweep === false || backend.kind !== 'sqs' || result.interrupted) return null;
+  const { sweepAfterRedrive } = await import('../../backend/sqs/redrive-sweep.js');
+  return sweepAfterRedrive(backend, result.run, io);
 }
 
 async function planFor(action: BulkAction, o: BulkOptions, io: DlqIo) {
@@ -213,14 +238,14 @@ function progressSink(io: DlqIo) {
 }
 
 /** Prints the run record, then maps the outcome to the exit code. */
-async function report(result: ApplyResult, io: DlqIo): Promise<RunRecord> {
+async function report(result: ApplyResult, io: DlqIo, after: AgentqError | null = null): Promise<RunRecord> {
   const run = result.run;
   if (io.out.format === 'json' || io.out.format === 'ndjson') printObject(io.out, run);
   else {
     const { RUN_COLUMNS } = await import('./dlq-columns.js');
     await printRecords(io.out, { columns: RUN_COLUMNS }, [run]);
   }
-  const err = outcomeError(run, result.interrupted);
+  const err = outcomeError(run, result.interrupted) ?? after;
   if (err) throw err;
   return run;
 }

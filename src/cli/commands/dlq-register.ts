@@ -94,6 +94,7 @@ export function registerDlq(program: Command, lazy: Lazy): void {
     .option('--max-redrives <n>', 'quarantine jobs already redriven this many times (default: 3)')
     .option('--reset-attempts', 'give redriven jobs their full max_attempts again')
     .option('--extra-attempts <n>', 'give redriven jobs N more attempts (default: 1)')
+    .option('--no-sweep', "SQS: do not receive from the SQS DLQ after the moves (the moved jobs' copies stay there until `agentq sqs sweep`); other backends have no broker DLQ and ignore it")
     .addHelpText(
       'after',
       ex(
@@ -101,7 +102,9 @@ export function registerDlq(program: Command, lazy: Lazy): void {
         ['agentq dlq redrive --queue research --error-code PROVIDER_429 --dry-run --plan-out plan.json', 'save it for review'],
         ['agentq dlq redrive --plan plan.json --reason "provider quota raised" --rate 20/s', 'apply the reviewed plan'],
         ['agentq dlq redrive --resume run_01JD…', 'continue after Ctrl-C or a crash'],
-      ) + '\nAttempts: by default a redriven job gets 1 more attempt (--extra-attempts 1); --reset-attempts restores the full budget.\n',
+      ) +
+        '\nAttempts: by default a redriven job gets 1 more attempt (--extra-attempts 1); --reset-attempts restores the full budget.\n' +
+        'SQS: once the moves are applied the redrive receives its SQS DLQ once through, deletes the copies of jobs no longer dead and makes every other message visible again at once (--no-sweep skips this).\n',
     )
     .action(lazy(load, { fn: 'redrive' }));
 

@@ -1,0 +1,183 @@
+/**
+ * `agentq dlq redrive` on SQS sweeps the SQS DLQ once its moves are applied
+ * (src/backend/sqs/redrive-sweep.ts), through the built CLI against fauxqs:
+ * - the plan, dry run and apply say that it receives from the SQS DLQ and what
+ *   that does (receive counts, visibility);
+ * - the copies of the moved jobs are deleted; copies of entries still dead and
+ *   a foreign message stay, visible again at once, untouched (no custody);
+ * - `--no-sweep` leaves the DLQ alone, and resuming that completed run sweeps;
+ * - `--no-sweep` on a backend without a broker DLQ is accepted and changes nothing;
+ * - a sweep stopped by its signal puts back what it received and says so.
+ * Jobs die through the real path: submit (publish), claim from SQS, permanent
+ * failure (the store entry, then the agentq copy in the SQS DLQ).
+ */
+import { GetQueueAttributesCommand, GetQueueUrlCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openBackend } from '../../src/backend/open.js';
+import type { SqliteSqsStore } from '../../src/backend/sqlite/outbox.js';
+import type { SqsBackend } from '../../src/backend/sqs/index.js';
+import { sweepDlq } from '../../src/backend/sqs/custody.js';
+import { SdkDataPlane } from '../../src/backend/sqs/data-plane.js';
+import { dlqName } from '../../src/backend/sqs/names.js';
+import { makeCliHome, runCli, runCliOk, type CliHome } from '../support/cli.js';
+import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
+import { sqsUrl, useEmulatorCredentials } from '../conformance/sqs-fixture.js';
+
+const CREDS = { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' };
+let server: SqsServer;
+let home: CliHome;
+let raw: SQSClient;
+
+beforeAll(async () => {
+  useEmulatorCredentials();
+  server = await startSqsServer();
+  home = makeCliHome('agentq-sqs-redrive-sweep-');
+  raw = new SQSClient({ region: 'us-east-1', endpoint: server.endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+});
+afterAll(async () => {
+  raw?.destroy();
+  home?.cleanup();
+  await server?.stop();
+});
+
+/** A fresh prefix and store with dead jobs per tenant (their agentq copies in the SQS DLQ) and one foreign message there. */
+async function seed(name: string, tenants: Record<string, number>): Promise<{ url: string; prefix: string; dlq: string; jobs: Record<string, string[]> }> {
+  const prefix = `rs${name}${process.pid}`;
+  const url = sqsUrl(server.endpoint, prefix, join(home.dir, `${name}.db`), '&wait=0');
+  const backend = (await openBackend(url)) as SqsBackend;
+  const jobs: Record<string, string[]> = {};
+  try {
+    await backend.setup(['research']);
+    for (const [tenant, n] of Object.entries(tenants)) {
+      jobs[tenant] = [];
+      for (let i = 0; i < n; i++) jobs[tenant]!.push((await backend.submit({ workflow: 'research_report:v3', queue: 'research', tenant_id: tenant, max_attempts: 1 })).job.job_id);
+    }
+    const total = Object.values(tenants).reduce((a, b) => a + b, 0);
+    let dead = 0;
+    for (let round = 0; round < 50 && dead < total; round++) {
+      for (const l of await backend.claim({ queue: 'research', workerId: 'seed', max: 10, leaseMs: 60_000 })) {
+        const out = await backend.fail(l, { code: 'PROVIDER_429', message: 'rate limited', retryable: false });
+        expect(out.kind).toBe('dead');
+        dead++;
+      }
+    }
+    expect(dead).toBe(total);
+  } finally {
+    await backend.close();
+  }
+  const dlq = (await raw.send(new GetQueueUrlCommand({ QueueName: dlqName(prefix, 'research') }))).QueueUrl!;
+  await raw.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: 'from another system' }));
+  return { url, prefix, dlq, jobs };
+}
+
+async function depths(dlq: string): Promise<{ visible: number; hidden: number }> {
+  const a = (await raw.send(new GetQueueAttributesCommand({ QueueUrl: dlq, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }))).Attributes!;
+  return { visible: Number(a.ApproximateNumberOfMessages), hidden: Number(a.ApproximateNumberOfMessagesNotVisible) };
+}
+
+/** Every message in the DLQ (received once, hidden for a minute): job id (or body) and receive count. */
+async function contents(dlq: string): Promise<Array<{ what: string; receives: number }>> {
+  const out: Array<{ what: string; receives: number }> = [];
+  for (;;) {
+    const r = await raw.send(new ReceiveMessageCommand({ QueueUrl: dlq, MaxNumberOfMessages: 10, VisibilityTimeout: 60, MessageSystemAttributeNames: ['ApproximateReceiveCount'] }));
+    if (!r.Messages?.length) break;
+    for (const m of r.Messages) {
+      let what = m.Body!;
+      try {
+        what = (JSON.parse(m.Body!) as { job_id: string }).job_id;
+      } catch {
+        // a foreign body stays as it is
+      }
+      out.push({ what, receives: Number(m.Attributes!.ApproximateReceiveCount) });
+    }
+  }
+  return out.sort((a, b) => a.what.localeCompare(b.what));
+}
+
+describe('agentq dlq redrive on SQS: the SQS DLQ sweep', () => {
+  it('says it receives from the SQS DLQ; deletes the moved jobs\' copies; leaves still-dead copies and foreign messages visible and untouched', async () => {
+    const s = await seed('a', { moved: 3, kept: 2 });
+    const cli = (args: string[], expectCode = 0) => runCliOk(home, ['--url', s.url, ...args], { env: CREDS, expectCode });
+    expect(await depths(s.dlq)).toEqual({ visible: 6, hidden: 0 });
+
+    const dry = await cli(['dlq', 'redrive', '--queue', 'research', '--tenant', 'moved', '--dry-run']);
+    expect(dry.stderr).toContain(`RECEIVES from the SQS DLQ ${dlqName(s.prefix, 'research')}`);
+    expect(dry.stderr).toContain('raises its receive count by one');
+    expect(dry.stderr).toContain('made visible again at once');
+    // A dry run changes nothing, in the store or in SQS.
+    expect(await depths(s.dlq)).toEqual({ visible: 6, hidden: 0 });
+
+    // Without --yes in a script: the notice first, then declined (exit 3) with nothing received.
+    const declined = await runCli(home, ['--url', s.url, 'dlq', 'redrive', '--queue', 'research', '--tenant', 'moved'], { env: CREDS });
+    expect(declined.code).toBe(3);
+    expect(declined.stderr).toContain('RECEIVES from the SQS DLQ');
+    expect(await depths(s.dlq)).toEqual({ visible: 6, hidden: 0 });
+
+    const run = await cli(['dlq', 'redrive', '--queue', 'research', '--tenant', 'moved', '--yes', '-o', 'json']);
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'completed', counts: { moved: 3 } });
+    expect(run.stderr).toContain('RECEIVES from the SQS DLQ');
+    expect(run.stderr).toContain('received 6, deleted 3 copies of jobs no longer dead, made 2 copies of still-dead entries and 1 other messages visible again');
+    // All three left visible at once (no waiting for a visibility timeout), received once by the sweep.
+    expect(await depths(s.dlq)).toEqual({ visible: 3, hidden: 0 });
+    const left = await contents(s.dlq);
+    expect(left.map((m) => m.what)).toEqual([...s.jobs.kept!, 'from another system'].sort());
+    // One receive by the sweep, one by this check.
+    expect(left.every((m) => m.receives === 2)).toBe(true);
+    // Nothing taken into custody: the foreign message is not a DLQ entry.
+    const list = JSON.parse((await cli(['dlq', 'list', '--queue', 'research', '-o', 'json'])).stdout) as { items: Array<{ job_id: string }> };
+    expect(list.items.map((i) => i.job_id).sort()).toEqual([...s.jobs.kept!].sort());
+  }, 120_000);
+
+  it('--no-sweep leaves the SQS DLQ alone; resuming that completed run sweeps', async () => {
+    const s = await seed('b', { moved: 2, kept: 1 });
+    const cli = (args: string[], expectCode = 0) => runCliOk(home, ['--url', s.url, ...args], { env: CREDS, expectCode });
+    const run = await cli(['dlq', 'redrive', '--queue', 'research', '--tenant', 'moved', '--yes', '--no-sweep', '-o', 'json']);
+    const rec = JSON.parse(run.stdout) as { run_id: string; status: string; counts: { moved: number } };
+    expect(rec).toMatchObject({ status: 'completed', counts: { moved: 2 } });
+    expect(run.stderr).toContain('--no-sweep: this redrive does not receive from the SQS DLQ');
+    expect(run.stderr).not.toContain('swept');
+    // Untouched: never received, all visible.
+    expect(await depths(s.dlq)).toEqual({ visible: 4, hidden: 0 });
+
+    const resumed = await cli(['dlq', 'redrive', '--resume', rec.run_id]);
+    expect(resumed.stderr).toContain('received 4, deleted 2 copies');
+    expect(await depths(s.dlq)).toEqual({ visible: 2, hidden: 0 });
+    expect((await contents(s.dlq)).map((m) => m.what)).toEqual([...s.jobs.kept!, 'from another system'].sort());
+  }, 120_000);
+
+  it('--no-sweep on a backend without a broker DLQ is accepted and changes nothing', async () => {
+    const r = await runCliOk(home, ['--url', home.dataUrl, 'dlq', 'redrive', '--all', '--yes', '--no-sweep'], { env: CREDS });
+    expect(r.stderr).toContain('nothing to redrive');
+    expect(r.stderr).not.toContain('SQS');
+  });
+
+  it('a sweep stopped by its signal puts back what it received at once and reports itself interrupted', async () => {
+    const s = await seed('c', { moved: 60 });
+    const backend = (await openBackend(s.url)) as SqsBackend;
+    try {
+      // The store no longer holds these dead (as after a redrive): every copy may go.
+      await (backend.ext as SqliteSqsStore).store.db.prepare("UPDATE jobs SET state = 'queued'").run();
+      const ctl = new AbortController();
+      const data = new SdkDataPlane(raw);
+      // Stop after the first received batch: receives in flight finish, no new one starts.
+      const stopping = Object.assign(Object.create(data) as SdkDataPlane, {
+        receiveMessage: async (input: Parameters<SdkDataPlane['receiveMessage']>[0]) => {
+          const out = await data.receiveMessage(input);
+          ctl.abort();
+          return out;
+        },
+      });
+      const r = await sweepDlq(stopping, backend.ext, { url: s.dlq, name: 'dlq', queue: 'research', maxReceiveCount: 5 }, { max: 1000, copiesOnly: true, signal: ctl.signal });
+      expect(r.interrupted).toBe(true);
+      expect(r.received).toBeGreaterThan(0);
+      // At most the four lanes' first receives (10 each) of the 61 messages.
+      expect(r.received).toBeLessThanOrEqual(40);
+      expect(r.kept_in_sqs + r.deleted).toBe(r.received);
+      // What was deleted is gone; the rest is visible again at once (the foreign message included, if received).
+      expect(await depths(s.dlq)).toEqual({ visible: 61 - r.deleted, hidden: 0 });
+    } finally {
+      await backend.close();
+    }
+  }, 120_000);
+});
