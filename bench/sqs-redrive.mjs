@@ -4,6 +4,7 @@
 //   N=1000 SUBMITS=500 node bench/sqs-redrive.mjs        # quicker
 //   SKIP_NAIVE=1 CPU_PROF=/tmp/prof node bench/sqs-redrive.mjs   # agentq only, a V8 CPU profile per CLI run
 //   COMPARE_BIN=/tmp/old/bin/agentq.js node bench/sqs-redrive.mjs  # also an older build's CLI, same run, same emulator
+//                                                                  # (redrive then `sqs sweep`: builds before the redrive swept)
 //   AGENTQ_BIN=/tmp/new/bin/agentq.js ...                         # the CLI measured as "agentq" (default: this repo's bin)
 //   COMPARE_BIN=bin/agentq.js COMPARE_EXTRA='&client=sdk' node bench/sqs-redrive.mjs   # this build with the AWS SDK for every call vs its wire client
 //
@@ -11,15 +12,16 @@
 // entries and N agentq DLQ copies in the SQS DLQ, with error attributes):
 //   naive   receive 1 / send 1 / delete 1 from the SQS DLQ to the source queue, until empty
 //   agentq  `agentq dlq redrive --queue Q --all --yes --rate 0 --batch-size 1000` (plan, lock, ledger, store move +
-//           outbox row per job, SendMessageBatch of 10, outbox marked from the batch report), then
-//           `agentq sqs sweep --yes` (removes the N DLQ copies of entries no longer dead,
-//           DeleteMessageBatch of 10): both spawned CLIs, start-up included
+//           outbox row per job, SendMessageBatch of 10, outbox marked from the batch report, then the
+//           redrive's own sweep of the SQS DLQ: the N copies of the moved jobs received and deleted,
+//           DeleteMessageBatch of 10): one spawned CLI, start-up included
+//   two-step (SKIP_TWO_STEP=1 skips it) the same with `--no-sweep`, then `agentq sqs sweep --yes`: two CLIs
 //   submit  `backend.submit()` through the outbox (store commit, then publish at once), sequential
 //           and with IN_FLIGHT=50 concurrent submits (grouped into SendMessageBatch of 10)
 // CPU: besides wall time, each phase reports the CPU seconds it cost on the client side (this process
 // for the naive loop, the CLI children for agentq) and in the emulator. Wall time on a loaded machine
 // measures the neighbours as much as the code; the CPU ratio moves far less with load.
-// Checks after each phase: exactly N messages in the source queue, none left in the DLQ.
+// Checks after each phase: exactly N messages in the source queue, none left in the SQS DLQ.
 // Results (with the machine and the command) go to BENCHMARKS.md, section "SQS".
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -162,27 +164,39 @@ if (!process.env.SKIP_NAIVE) {
 }
 
 // ---- agentq (and, with COMPARE_BIN, a second agentq CLI in the same run: a build of an earlier commit)
-async function agentqPhase(prefix, bin, label) {
+/**
+ * `steps`: 'one' = `dlq redrive` alone (it sweeps the SQS DLQ itself); 'two' = `dlq redrive` (with
+ * `--no-sweep` on this build; builds before the redrive swept need no flag) then `sqs sweep`.
+ */
+async function agentqPhase(prefix, bin, label, steps) {
   await seed(prefix);
   const c0 = serverCpu();
   const k0 = clientCpu();
-  const redriveMs = cli(prefix, ['dlq', 'redrive', '--queue', QUEUE, '--all', '--yes', '--rate', '0', '--batch-size', String(BATCH), '--reason', 'bench'], bin);
+  // Builds from before the redrive swept have no --no-sweep (and need none): ask the build's help.
+  const hasFlag = spawnSync(process.execPath, [bin, 'dlq', 'redrive', '--help'], { encoding: 'utf8' }).stdout.includes('--no-sweep');
+  const noSweep = steps === 'two' && hasFlag ? ['--no-sweep'] : [];
+  const redriveMs = cli(prefix, ['dlq', 'redrive', '--queue', QUEUE, '--all', '--yes', '--rate', '0', '--batch-size', String(BATCH), '--reason', 'bench', ...noSweep], bin);
   const c1 = serverCpu();
   const k1 = clientCpu();
-  const sweepMs = cli(prefix, ['sqs', 'sweep', '--queue', QUEUE, '--yes', '--max', String(2 * N)], bin);
+  const sweepMs = steps === 'two' ? cli(prefix, ['sqs', 'sweep', '--queue', QUEUE, '--yes', '--max', String(2 * N)], bin) : 0;
   const c2 = serverCpu();
   const k2 = clientCpu();
   const src = await depth(sourceQueueName(prefix, QUEUE, 'batch'));
   const left = await depth(dlqName(prefix, QUEUE));
-  if (src !== N || left !== 0) throw new Error(`${label} check failed: ${src} in source, ${left} left in DLQ`);
-  const rate = (N / (redriveMs + sweepMs)) * 1000;
-  line(`${label} dlq redrive (CLI): ${N} jobs in ${(redriveMs / 1000).toFixed(2)} s; sqs sweep of the ${N} DLQ copies: ${(sweepMs / 1000).toFixed(2)} s`);
-  line(`${label} total: ${rate.toFixed(0)} msg/s = ${(rate / naiveRate).toFixed(1)}x the naive loop (redrive alone: ${((N / redriveMs) * 1000 / naiveRate).toFixed(1)}x)`);
-  line(`${label} CPU: CLI redrive ${(k1 - k0).toFixed(1)} s + sweep ${(k2 - k1).toFixed(1)} s, emulator ${(c2 - c0).toFixed(1)} s = ${(k2 - k0 + c2 - c0).toFixed(1)} s vs naive ${(naiveClientCpu + naiveCpu).toFixed(1)} s = ${((naiveClientCpu + naiveCpu) / (k2 - k0 + c2 - c0)).toFixed(1)}x less CPU`);
-  line(`${label} emulator CPU: redrive ${(c1 - c0).toFixed(1)} s + sweep ${(c2 - c1).toFixed(1)} s = ${(c2 - c0).toFixed(1)} s vs naive ${naiveCpu.toFixed(1)} s (${(naiveCpu / (c2 - c0)).toFixed(1)}x less SQS-side work)`);
+  if (src !== N || left !== 0) throw new Error(`${label} check failed: ${src} in source, ${left} left in the SQS DLQ`);
+  const ms = redriveMs + sweepMs;
+  const rate = (N / ms) * 1000;
+  const cpu = k2 - k0 + c2 - c0;
+  if (steps === 'one') line(`${label} dlq redrive (CLI, its SQS DLQ sweep included): ${N} jobs in ${(ms / 1000).toFixed(2)} s; SQS DLQ left empty`);
+  else line(`${label} dlq redrive (CLI): ${N} jobs in ${(redriveMs / 1000).toFixed(2)} s; sqs sweep of the ${N} DLQ copies: ${(sweepMs / 1000).toFixed(2)} s; SQS DLQ left empty`);
+  line(`${label} total: ${rate.toFixed(0)} msg/s = ${(rate / naiveRate).toFixed(1)}x the naive loop`);
+  line(`${label} CPU: CLI ${steps === 'one' ? (k1 - k0).toFixed(1) : `redrive ${(k1 - k0).toFixed(1)} s + sweep ${(k2 - k1).toFixed(1)}`} s, emulator ${(c2 - c0).toFixed(1)} s = ${cpu.toFixed(1)} s vs naive ${(naiveClientCpu + naiveCpu).toFixed(1)} s = ${((naiveClientCpu + naiveCpu) / cpu).toFixed(1)}x less CPU`);
+  return { ms, cpu };
 }
-if (process.env.COMPARE_BIN) await agentqPhase('cmp', process.env.COMPARE_BIN, `compare (${process.env.COMPARE_BIN}${process.env.COMPARE_EXTRA ?? ''})`);
-await agentqPhase('aq', process.env.AGENTQ_BIN ?? join(REPO, 'bin', 'agentq.js'), 'agentq');
+const AGENTQ_BIN = process.env.AGENTQ_BIN ?? join(REPO, 'bin', 'agentq.js');
+if (process.env.COMPARE_BIN) await agentqPhase('cmp', process.env.COMPARE_BIN, `compare (${process.env.COMPARE_BIN}${process.env.COMPARE_EXTRA ?? ''}, redrive + sqs sweep)`, 'two');
+await agentqPhase('aq', AGENTQ_BIN, 'agentq', 'one');
+if (!process.env.SKIP_TWO_STEP) await agentqPhase('two', AGENTQ_BIN, 'agentq two-step (redrive --no-sweep, then sqs sweep)', 'two');
 
 // ---- submit through the outbox
 {
