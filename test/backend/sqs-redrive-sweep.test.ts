@@ -104,7 +104,7 @@ describe('agentq dlq redrive on SQS: the SQS DLQ sweep', () => {
     const dry = await cli(['dlq', 'redrive', '--queue', 'research', '--tenant', 'moved', '--dry-run']);
     expect(dry.stderr).toContain(`RECEIVES from the SQS DLQ ${dlqName(s.prefix, 'research')}`);
     expect(dry.stderr).toContain('raises its receive count by one');
-    expect(dry.stderr).toContain('made visible again at once');
+    expect(dry.stderr).toContain('visible again at the end, unchanged');
     // A dry run changes nothing, in the store or in SQS.
     expect(await depths(s.dlq)).toEqual({ visible: 6, hidden: 0 });
 
@@ -151,6 +151,32 @@ describe('agentq dlq redrive on SQS: the SQS DLQ sweep', () => {
     expect(r.stderr).toContain('nothing to redrive');
     expect(r.stderr).not.toContain('SQS');
   });
+
+  it('beside the moves: copies of jobs still dead when received are held, judged again when the moves are over, each received once', async () => {
+    const s = await seed('d', { later: 12, never: 8 });
+    const backend = (await openBackend(s.url)) as SqsBackend;
+    try {
+      let movesOver!: () => void;
+      const sweeping = backend.sweepRedrivenCopies('research', undefined, new Promise<void>((r) => (movesOver = r)));
+      // Every message received and held (none visible), then the "moves": 12 jobs leave the DLQ.
+      const deadline = Date.now() + 30_000;
+      while ((await depths(s.dlq)).visible > 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
+      expect(await depths(s.dlq)).toEqual({ visible: 0, hidden: 21 });
+      const db = (backend.ext as SqliteSqsStore).store.db;
+      const move = db.prepare("UPDATE jobs SET state = 'queued' WHERE id = ?");
+      for (const id of s.jobs.later!) move.run(id);
+      movesOver();
+      const r = await sweeping;
+      expect(r).toMatchObject({ received: 21, deleted: 12, mirror_kept: 8, kept_in_sqs: 1 });
+      expect(await depths(s.dlq)).toEqual({ visible: 9, hidden: 0 });
+      const left = await contents(s.dlq);
+      expect(left.map((m) => m.what)).toEqual([...s.jobs.never!, 'from another system'].sort());
+      // Received once by the sweep (never put back and received again), once by this check.
+      expect(left.every((m) => m.receives === 2)).toBe(true);
+    } finally {
+      await backend.close();
+    }
+  }, 120_000);
 
   it('a sweep stopped by its signal puts back what it received at once and reports itself interrupted', async () => {
     const s = await seed('c', { moved: 60 });

@@ -46,6 +46,12 @@ export interface SweepOptions {
   copiesOnly?: boolean;
   /** Stops receiving (between batches); what was received is still handled and put back. */
   signal?: AbortSignal;
+  /**
+   * With `copiesOnly`: a copy whose job is still dead when received is held (hidden, not put
+   * back) until this settles, then judged again — so a sweep can run beside a redrive's moves
+   * and still receive each message once. Settle it when the moves are over (also on failure).
+   */
+  holdUntil?: Promise<unknown>;
 }
 
 export interface SweepReport {
@@ -73,6 +79,9 @@ export async function sweepDlq(
   const max = opts.max ?? 1000;
   const seen = new Set<string>();
   const putBack: Array<{ Id: string; ReceiptHandle: string; VisibilityTimeout: number }> = [];
+  /** Copies held until `holdUntil` settles (their jobs were dead when received), and how many were judged again. */
+  const held: Array<{ receipt: string; jobId: string }> = [];
+  let judged = 0;
   // Deletes of one received batch go out together (DeleteMessageBatch), after every
   // message of the batch is safely in the store.
   const flushDeletes = async (receipts: string[]) => {
@@ -91,6 +100,10 @@ export async function sweepDlq(
       return null;
     };
     if (parsed.kind === 'agentq' && parsed.isAppDlqCopy) {
+      if (state === 'dead' && opts.copiesOnly && opts.holdUntil) {
+        held.push({ receipt: m.ReceiptHandle!, jobId: parsed.jobId });
+        return null;
+      }
       if (state === 'dead') {
         report.mirror_kept++;
         return keepInPlace();
@@ -151,7 +164,8 @@ export async function sweepDlq(
         VisibilityTimeout: opts.visibilitySeconds ?? 30,
         WaitTimeSeconds: 0,
         MessageAttributeNames: ['All'],
-        MessageSystemAttributeNames: ['All'],
+        // Custody records every system attribute; copiesOnly judges by body and message attributes alone.
+        ...(opts.copiesOnly ? {} : { MessageSystemAttributeNames: ['All'] as const }),
       });
       reserved -= want - (out.Messages?.length ?? 0);
       const msgs = (out.Messages ?? []).filter((m) => !seen.has(m.MessageId!));
@@ -178,13 +192,47 @@ export async function sweepDlq(
   };
   try {
     await Promise.all(Array.from({ length: SWEEP_LANES }, lane));
+    if (opts.holdUntil) {
+      await opts.holdUntil.catch(() => undefined);
+      // The held copies judged again, 500 per store read, deleted 10 per call, several calls at once.
+      while (judged < held.length) {
+        const chunk = held.slice(judged, judged + 500);
+        const states = await store.statesOf(chunk.map((h) => h.jobId));
+        const receipts: string[] = [];
+        chunk.forEach((h, i) => {
+          const st = states[i] ?? null;
+          if (st !== null && st !== 'dead') receipts.push(h.receipt);
+          else {
+            if (st === 'dead') report.mirror_kept++;
+            else report.kept_in_sqs++;
+            putBack.push({ Id: `p${putBack.length}`, ReceiptHandle: h.receipt, VisibilityTimeout: 0 });
+          }
+        });
+        judged += chunk.length;
+        await inLanes(receipts, flushDeletes);
+      }
+    }
   } catch (e) {
     throw toAgentqError(e, `sweeping ${dlq.name}`);
   } finally {
+    // Held copies not judged (the sweep failed) go back too.
+    for (const h of held.slice(judged)) putBack.push({ Id: `p${putBack.length}`, ReceiptHandle: h.receipt, VisibilityTimeout: 0 });
     // Put back what stays in SQS at once, not after the visibility timeout.
-    for (let i = 0; i < putBack.length; i += 10) {
-      await client.changeMessageVisibilityBatch({ QueueUrl: dlq.url, Entries: putBack.slice(i, i + 10) }).catch(() => undefined);
-    }
+    await inLanes(putBack, (entries) => client.changeMessageVisibilityBatch({ QueueUrl: dlq.url, Entries: entries.map((e, i) => ({ ...e, Id: `p${i}` })) }).catch(() => undefined));
   }
   return report;
+}
+
+/** `fn` over `items` 10 at a time (an SQS batch), SWEEP_LANES calls in flight. */
+async function inLanes<T>(items: T[], fn: (batch: T[]) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: SWEEP_LANES }, async () => {
+      while (next < items.length) {
+        const batch = items.slice(next, next + 10);
+        next += 10;
+        await fn(batch);
+      }
+    }),
+  );
 }

@@ -166,8 +166,10 @@ export class SqsBackend implements Backend {
    * by the DLQ's depth when it starts (plus a margin: the depth is approximate), and each
    * message stays hidden while the sweep runs (30 s plus 5 s per 1,000 messages, as long as a
    * slow remote sweep may take), then is put back at once. Not created when missing.
+   * `holdUntil` (the moves still running): copies of jobs still dead are held, and judged
+   * again once it settles (custody.ts).
    */
-  async sweepRedrivenCopies(queue: string, signal?: AbortSignal): Promise<SweepReport & { dlq: string }> {
+  async sweepRedrivenCopies(queue: string, signal?: AbortSignal, holdUntil?: Promise<unknown>): Promise<SweepReport & { dlq: string }> {
     const name = this.sqsQueues.dlqName(queue);
     const url = await this.sqsQueues.url(name);
     if (url === null) return { dlq: name, received: 0, custody: [], deleted: 0, kept_in_sqs: 0, mirror_kept: 0 };
@@ -175,7 +177,7 @@ export class SqsBackend implements Backend {
     if (depth === 0) return { dlq: name, received: 0, custody: [], deleted: 0, kept_in_sqs: 0, mirror_kept: 0 };
     const max = Math.ceil(depth * 1.1) + 100;
     const visibilitySeconds = Math.min(SQS_MAX_VISIBILITY_SECONDS, 30 + Math.ceil(max / 200));
-    const report = await sweepDlq(this.data, this.ext, { url, name, queue, maxReceiveCount: this.url.maxReceiveCount }, { max, visibilitySeconds, copiesOnly: true, signal });
+    const report = await sweepDlq(this.data, this.ext, { url, name, queue, maxReceiveCount: this.url.maxReceiveCount }, { max, visibilitySeconds, copiesOnly: true, signal, holdUntil });
     return { dlq: name, ...report };
   }
 

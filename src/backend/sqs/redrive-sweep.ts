@@ -1,15 +1,17 @@
 /**
- * The SQS DLQ sweep that `agentq dlq redrive` runs once its moves are applied
- * (on by default on sqs://, `--no-sweep` to skip). A redrive moves entries in
+ * The SQS DLQ sweep that `agentq dlq redrive` runs with its moves (on by
+ * default on sqs://, `--no-sweep` to skip). A redrive moves entries in
  * the job store and sends new messages to the source queue; the old copies in
  * the SQS DLQ stay until something receives and deletes them, and until then
  * the DLQ depth (and any CloudWatch alarm on it) still counts the redriven jobs.
  *
- * It runs after the apply, not beside it: SQS cannot pick messages out of a
- * queue, so a sweep overlapping the sends would receive copies of jobs not
- * moved yet, put them back, and have to receive them again later (each receive
- * raises a message's receive count). One pass after the apply receives each
- * message once.
+ * It runs beside the moves (from the start of the apply), yet receives each
+ * message once: SQS cannot pick messages out of a queue, so the sweep receives
+ * the DLQ through, deletes at once the copies of jobs already moved, and holds
+ * (hidden) the copies of jobs still dead until the apply is over, then judges
+ * those again: moved by then → deleted, still dead → visible again at once.
+ * Putting them back early would mean receiving them again (each receive raises
+ * a message's receive count). A resumed run sweeps after its moves.
  *
  * Safety is the sweep's (custody.ts, `copiesOnly`): a copy is deleted only
  * when the store has its job and no longer holds it dead; every other message
@@ -24,16 +26,17 @@
  */
 import type { Backend, RunRecord } from '../contract.js';
 import { AgentqError, InterruptedError } from '../../core/errors.js';
+import type { SweepReport } from './custody.js';
 import type { SqsBackend } from './index.js';
 
 /** Said in the plan, the dry run and before the apply: the sweep receives from SQS, which changes messages. */
 export function redriveSweepNotice(dlqName: string): string {
   return (
-    `After the moves, this redrive RECEIVES from the SQS DLQ ${dlqName} (--no-sweep skips it): every message there is ` +
-    `received once, which raises its receive count by one and hides it while the sweep runs (30 s plus 5 s per 1,000 ` +
-    `messages at most). agentq's copies of jobs no longer dead in the store (this redrive's, or an earlier one's) are ` +
+    `Along with the moves, this redrive RECEIVES from the SQS DLQ ${dlqName} (--no-sweep skips it): every message there is ` +
+    `received once, which raises its receive count by one and hides it until the redrive ends (at most 30 s plus 5 s per ` +
+    `1,000 messages in the DLQ). agentq's copies of jobs no longer dead in the store (this redrive's, or an earlier one's) are ` +
     `deleted; copies of entries still dead and every other message (foreign, malformed, moved there by SQS) are made ` +
-    `visible again at once, unchanged (\`agentq sqs sweep\` is what takes those into custody).`
+    `visible again at the end, unchanged (\`agentq sqs sweep\` is what takes those into custody).`
   );
 }
 
@@ -44,39 +47,52 @@ export function noticeFor(backend: Backend, queue: string | null, sweep: boolean
   return redriveSweepNotice(name);
 }
 
+type Io = { err: { write(s: string): void }; signal: AbortSignal };
+export type SweepOutcome = { report: SweepReport & { dlq: string } } | { error: unknown };
+
 /**
- * Sweeps the SQS DLQ of a finished redrive run. Returns the error the command
- * should end with (interrupted, or the sweep failed) after it has printed the
- * run, or null. Nothing to do when the run moved nothing or did not finish.
+ * Starts the sweep of the SQS DLQ of `queue`; never rejects. With `holdUntil` it runs beside
+ * the moves: copies of jobs still dead when received are held and judged again once the
+ * moves are over (settle it then, also when they fail), so each message is still received once.
  */
-export async function sweepAfterRedrive(
-  backend: Backend,
-  run: RunRecord,
-  io: { err: { write(s: string): void }; signal: AbortSignal },
-): Promise<AgentqError | null> {
-  if (backend.kind !== 'sqs' || run.action !== 'redrive' || run.counts.moved === 0 || run.counts.planned > 0 || io.signal.aborted) return null;
+export function startSweep(backend: Backend, queue: string, io: Io, holdUntil?: Promise<unknown>): Promise<SweepOutcome> {
   const sqs = backend as SqsBackend;
+  io.err.write(`sweeping the SQS DLQ ${sqs.sqsQueues.dlqName(queue)}${holdUntil ? ' beside the moves' : ''} for the copies of moved jobs…\n`);
+  return sqs.sweepRedrivenCopies(queue, io.signal, holdUntil).then(
+    (report) => ({ report }),
+    (error: unknown) => ({ error }),
+  );
+}
+
+/** Says what the sweep did; the error the command should end with after it printed the run (interrupted, failed), or null. */
+export function sweepResult(run: RunRecord, outcome: SweepOutcome, io: Io): AgentqError | null {
   const again = `agentq dlq redrive --resume ${run.run_id}`;
-  io.err.write(`sweeping the SQS DLQ ${sqs.sqsQueues.dlqName(run.queue)} for the copies of moved jobs…\n`);
-  let r: Awaited<ReturnType<SqsBackend['sweepRedrivenCopies']>>;
-  try {
-    r = await sqs.sweepRedrivenCopies(run.queue, io.signal);
-  } catch (e) {
+  if ('error' in outcome) {
+    const e = outcome.error;
     const why = e instanceof Error ? e.message : String(e);
-    const err = new AgentqError(
+    return new AgentqError(
       e instanceof AgentqError ? e.code : 'SWEEP_FAILED',
-      `run ${run.run_id} is complete, but the sweep of the SQS DLQ failed: ${why}; copies of moved jobs may still be in it`,
+      `run ${run.run_id}: the sweep of the SQS DLQ failed: ${why}; copies of moved jobs may still be in it`,
       e instanceof AgentqError ? e.exitCode : 1,
       `Remove them with: ${again}`,
     );
-    return err;
   }
+  const r = outcome.report;
   io.err.write(
     `swept ${r.dlq}: received ${r.received}, deleted ${r.deleted} copies of jobs no longer dead, ` +
       `made ${r.mirror_kept} copies of still-dead entries and ${r.kept_in_sqs} other messages visible again\n`,
   );
   if (r.interrupted) {
-    return new InterruptedError(`run ${run.run_id} is complete; the sweep of the SQS DLQ ${r.dlq} was interrupted and copies of moved jobs may remain`, `Remove them with: ${again}`);
+    return new InterruptedError(`run ${run.run_id}: the sweep of the SQS DLQ ${r.dlq} was interrupted and copies of moved jobs may remain`, `Remove them with: ${again}`);
   }
   return null;
+}
+
+/**
+ * The sweep of a resumed run, after its moves (also of a run that had completed: what a killed or
+ * interrupted sweep left goes now). Nothing to do when the run moved nothing or did not finish.
+ */
+export async function sweepAfterRedrive(backend: Backend, run: RunRecord, io: Io): Promise<AgentqError | null> {
+  if (backend.kind !== 'sqs' || run.action !== 'redrive' || run.counts.moved === 0 || run.counts.planned > 0 || io.signal.aborted) return null;
+  return sweepResult(run, await startSweep(backend, run.queue, io), io);
 }

@@ -106,8 +106,20 @@ export async function dlqBulk(action: BulkAction, o: BulkOptions, io: DlqIo): Pr
     lock: { breakLock: o.breakLock, force: o.force },
   });
   io.err.write(`run ${run.run_id}: ${plan.totals.acting} to ${action}, ${plan.totals.total - plan.totals.acting} skipped by the plan\n`);
-  const result = await applyRun(deps, run.run_id, { signal: io.signal, onProgress: progressSink(io) });
-  return report(result, io, await sqsSweep(action, o, io, backend, result));
+  // SQS: the DLQ sweep runs beside the moves; copies of jobs not moved yet are held until they are over.
+  let movesOver!: () => void;
+  const sweeping = await sqsSweepStart(action, o, io, backend, run.queue, new Promise<void>((r) => (movesOver = r)));
+  let result: ApplyResult;
+  try {
+    result = await applyRun(deps, run.run_id, { signal: io.signal, onProgress: progressSink(io) });
+  } catch (e) {
+    // The sweep judges what it holds and puts it back before the error ends the process.
+    movesOver();
+    await sweeping?.outcome;
+    throw e;
+  }
+  movesOver();
+  return report(result, io, sweeping ? await sweeping.end(result.run) : null);
 }
 
 async function resume(action: BulkAction, o: BulkOptions, io: DlqIo, rate: number | null, batch: number | undefined): Promise<RunRecord> {
@@ -143,7 +155,15 @@ async function sqsSweepNotice(action: BulkAction, o: BulkOptions, io: DlqIo, que
   io.err.write(`${sanitize(noticeFor(backend, queue, o.sweep !== false))}\n`);
 }
 
-/** Runs the redrive's SQS DLQ sweep once the run is applied; the error to end with after the run is printed, or null. */
+/** Starts the redrive's SQS DLQ sweep beside the moves; returns what ends it (the error to end with after the run is printed, or null). */
+async function sqsSweepStart(action: BulkAction, o: BulkOptions, io: DlqIo, backend: EngineDeps['backend'], queue: string, movesOver: Promise<void>) {
+  if (action !== 'redrive' || o.sweep === false || backend.kind !== 'sqs') return null;
+  const { startSweep, sweepResult } = await import('../../backend/sqs/redrive-sweep.js');
+  const outcome = startSweep(backend, queue, io, movesOver);
+  return { outcome, end: async (run: RunRecord) => sweepResult(run, await outcome, io) };
+}
+
+/** The SQS DLQ sweep of a resumed run, after its moves; the error to end with after the run is printed, or null. */
 async function sqsSweep(action: BulkAction, o: BulkOptions, io: DlqIo, backend: EngineDeps['backend'], result: ApplyResult): Promise<AgentqError | null> {
   if (action !== 'redrive' || o.sweep === false || backend.kind !== 'sqs' || result.interrupted) return null;
   const { sweepAfterRedrive } = await import('../../backend/sqs/redrive-sweep.js');

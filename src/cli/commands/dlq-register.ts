@@ -104,7 +104,7 @@ export function registerDlq(program: Command, lazy: Lazy): void {
         ['agentq dlq redrive --resume run_01JD…', 'continue after Ctrl-C or a crash'],
       ) +
         '\nAttempts: by default a redriven job gets 1 more attempt (--extra-attempts 1); --reset-attempts restores the full budget.\n' +
-        'SQS: once the moves are applied the redrive receives its SQS DLQ once through, deletes the copies of jobs no longer dead and makes every other message visible again at once (--no-sweep skips this).\n',
+        'SQS: along with the moves the redrive receives its SQS DLQ once through (each message\'s receive count +1), deletes the copies of jobs no longer dead and makes every other message visible again at the end (--no-sweep skips this).\n',
     )
     .action(lazy(load, { fn: 'redrive' }));
 
