@@ -34,7 +34,7 @@ export interface BulkOptions extends SelectorInput {
   extraAttempts?: string;
   /** The dead-reason filter: `--dead-reason` here, because `--reason` is the operator's audit text on bulk commands. */
   deadReason?: string;
-  /** Redrive on SQS: sweep the SQS DLQ after the moves (default; `--no-sweep` sets false). Other backends: ignored. */
+  /** Redrive on SQS: sweep the SQS DLQ along with the moves (default; `--no-sweep` sets false). Other backends: ignored. */
   sweep?: boolean;
 }
 
