@@ -150,9 +150,10 @@ export function rowToDlqEntry(row: JobRow): DlqEntry {
 
 /**
  * The DLQ entry of a row, plus the stored document itself when it is valid:
- * the document as written (not the schema's copy, which drops keys it does not
- * know), so a bulk action that moves the job parses it once and keeps every key.
- * `job` is null exactly when `entry.malformed` is set.
+ * the document as written (the entry's `job` is that same object; the schema
+ * check builds no copy), so a bulk action that moves the job parses it once and
+ * keeps every key, including keys a newer version wrote. `job` is null exactly
+ * when `entry.malformed` is set.
  */
 export function checkDlqRow(row: JobRow, validated = false): { entry: DlqEntry; job: Job | null } {
   let job: Job | null = null;
@@ -163,9 +164,9 @@ export function checkDlqRow(row: JobRow, validated = false): { entry: DlqEntry; 
     // `validated`: this very record (unchanged since, by its update stamp) passed the schema check
     // already, in the plan of the run now applying it; the check is most of apply's CPU per entry.
     // zod is loaded by the backend's async DLQ methods (loadSchemas), not on every read path.
-    const parsed = validated ? { success: true as const, data: raw } : loadedSchemas().Job.safeParse(raw);
-    if (parsed.success) job = parsed.data;
-    else malformed = `the stored job does not match the schema: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'job'}: ${i.message}`).join('; ')}`;
+    const issues = validated ? null : loadedSchemas().jobIssues(raw);
+    if (issues === null) job = raw;
+    else malformed = `the stored job does not match the schema: ${issues}`;
   } catch (e) {
     malformed = `the stored job is not valid JSON: ${(e as Error).message}`;
   }
