@@ -99,6 +99,11 @@ export class SqliteBackend implements Backend {
     return this.store.db;
   }
 
+  /** The connection, for an extension of the store over the same file (the SQS outbox): one page cache for both. */
+  get connection(): SqliteStore {
+    return this.store;
+  }
+
   // ------------------------------------------------------------ producers and operators
 
   async submit(req: SubmitRequest): Promise<SubmitResult> {

@@ -6,9 +6,12 @@
  * Kept apart from the SQLite adapter on purpose: it adds tables and triggers
  * (created only when a store is opened for SQS) and builds on the store's
  * public primitives (load/save/event/write), so the adapter itself is
- * unchanged. It opens its own connection to the same file; better-sqlite3
- * is synchronous, so its transactions and the adapter's never interleave in
- * one process, and BEGIN IMMEDIATE orders them across processes.
+ * unchanged. It shares the adapter's connection (`SqliteBackend.connection`):
+ * with a connection of its own, every commit on one connection emptied the
+ * other's page cache, so a redrive's publish and sweep read every job page
+ * from the file again (and the adapter did, after each outbox write).
+ * better-sqlite3 is synchronous, so its transactions and the adapter's never
+ * interleave in one process, and BEGIN IMMEDIATE orders them across processes.
  *
  * Why triggers write the outbox: every path that makes a job claimable
  * without a live SQS message — submit (insert) and redrive (dead → queued /
@@ -147,8 +150,9 @@ export class SqliteSqsStore implements SqsStore {
   private readonly fairness: FairnessOptions;
   private readonly newId: (prefix: string) => string;
 
-  constructor(path: string, clock: Clock, random: Random, opts: SqsStoreOptions = {}) {
-    this.store = new SqliteStore(path, clock, random);
+  /** `store`: the adapter's connection to the same file (see the top of this file). */
+  constructor(store: SqliteStore, clock: Clock, random: Random, opts: SqsStoreOptions = {}) {
+    this.store = store;
     this.retryPolicy = opts.retryPolicy ?? DEFAULT_RETRY_POLICY;
     this.fairness = opts.fairness ?? {};
     this.newId = createIdFactory(clock, random);

@@ -34,7 +34,8 @@ export function openSqsStore(url: SqsUrl, deps: StoreDeps): OpenedStore {
   if (url.redisStore !== null) return lazyRedisStore(url.redisStore, deps);
   mkdirSync(dirname(url.storePath), { recursive: true });
   const backend = new SqliteBackend({ path: url.storePath, clock: deps.clock, random: deps.random, admission: deps.admission, fairness: deps.fairness, retryPolicy: deps.retryPolicy });
-  const ext = new SqliteSqsStore(url.storePath, deps.clock, deps.random, { retryPolicy: deps.retryPolicy, fairness: deps.fairness });
+  // One connection for both: a second one's page cache would be emptied by every commit of the other.
+  const ext = new SqliteSqsStore(backend.connection, deps.clock, deps.random, { retryPolicy: deps.retryPolicy, fairness: deps.fairness });
   return { backend, ext };
 }
 
