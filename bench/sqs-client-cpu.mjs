@@ -25,7 +25,7 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { createSqsClient } from '../dist/backend/sqs/client.js';
+import { createSqsClient } from "../dist/backend/sqs/sdk.js";
 import { SqsWireClient } from '../dist/backend/sqs/wire.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 3);

@@ -4,41 +4,61 @@
  * client alike, become agentq errors (one error shape for the rest of the
  * code, as sqs-consumer does it).
  */
-import { SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { AgentqError, ConfigError, PermissionError, RetryLaterError } from '../../core/errors.js';
 import type { SqsUrl } from './url.js';
 import { SdkDataPlane, type SqsDataPlane } from './data-plane.js';
+import { defaultCredentials } from './credentials.js';
 import { SqsWireClient } from './wire.js';
 
-export function createSqsClient(url: SqsUrl): SQSClient {
-  // The SDK prints a Node-20 end-of-support warning on the first client; that is
-  // noise in an operator's terminal and in `-o json` pipelines, so it is turned off
-  // unless the user set the variable themselves.
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  return new SQSClient({
-    region: url.region,
-    ...(url.endpoint ? { endpoint: url.endpoint } : {}),
-    // Our own loops retry with backoff where it is safe; the SDK's retries stay modest.
-    maxAttempts: 3,
-    // Resolve each command class's middleware stack once per client instead of on every
-    // send (the SDK rebuilds and sorts the whole stack per call otherwise): about 15-20%
-    // less client CPU per SQS call (bench/sqs-client-cpu.mjs). Safe here because agentq
-    // never adds middleware to a single command and never passes per-call options.
-    cacheMiddleware: true,
-    // The SQS MD5 checks of message bodies stay on (the SDK default): they are the only
-    // check that a received body, which custody persists byte-exact, is what SQS held, and
-    // they cost little (the SDK uses Node's native MD5): `md5: false` measured 0.91x of the
-    // default's CPU per call, inside the run-to-run spread, so no other check is needed.
-  });
+/**
+ * The AWS SDK client, built on first use (sdk.ts): the SDK costs ~150-200 ms
+ * of CPU to load, and a `dlq redrive`, `sqs sweep`, worker or submit with the
+ * default wire client never needs it when the URL has `endpoint=` (queue URLs
+ * and depths go through the wire client too). Setup, queue auto-creation,
+ * `client=sdk` and the endpoint ruleset (no `endpoint=`) load it.
+ */
+export class LazySqsSdk {
+  private client: SQSClient | null;
+  private pending: Promise<SQSClient> | null = null;
+  constructor(
+    private readonly url: Pick<SqsUrl, 'region' | 'endpoint'>,
+    /** A client injected by a test: used as it is, never destroyed here. */
+    injected?: SQSClient,
+  ) {
+    this.client = injected ?? null;
+  }
+
+  get(): Promise<SQSClient> {
+    if (this.client) return Promise.resolve(this.client);
+    return (this.pending ??= import('./sdk.js').then(
+      (m) => (this.client = m.createSqsClient(this.url)),
+      (e: unknown) => {
+        this.pending = null;
+        throw e;
+      },
+    ));
+  }
+
+  /** Whether the SDK was loaded (for tests and the bench). */
+  get loaded(): boolean {
+    return this.client !== null;
+  }
+
+  destroy(): void {
+    this.client?.destroy();
+  }
 }
 
 /**
- * The client of the hot data-plane calls (data-plane.ts): agentq's wire client
- * by default, the SDK with `client=sdk`. Both use `client`'s credentials and
- * endpoint settings.
+ * The client of the hot data-plane calls and the queue look-ups
+ * (data-plane.ts): agentq's wire client by default, with the default
+ * credential chain (credentials.ts) and the SDK only for the endpoint
+ * ruleset; the SDK for everything with `client=sdk`.
  */
-export function createDataPlane(client: SQSClient, url: SqsUrl): SqsDataPlane {
-  return url.client === 'sdk' ? new SdkDataPlane(client) : new SqsWireClient(client, { region: url.region, endpoint: url.endpoint });
+export function createDataPlane(sdk: LazySqsSdk, url: SqsUrl): SqsDataPlane {
+  if (url.client === 'sdk') return new SdkDataPlane(() => sdk.get());
+  return new SqsWireClient({ credentials: defaultCredentials(url.region), sdk: () => sdk.get() }, { region: url.region, endpoint: url.endpoint });
 }
 
 const CONNECTION = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|socket hang up|TimeoutError|NetworkingError/i;

@@ -8,27 +8,27 @@
  *   the URL), the way back if the wire client ever misbehaves against some
  *   SQS-compatible endpoint.
  * Inputs and outputs are the SDK's own shapes, so the call sites do not care
- * which one they talk to. Control-plane calls (queue URLs, setup, attributes)
- * always go through the SDK client (queues.ts).
+ * which one they talk to. The queue look-ups every command makes
+ * (GetQueueUrl, GetQueueAttributes) are here too, so the wire client's
+ * commands never load the SDK; setup (CreateQueue, SetQueueAttributes)
+ * always goes through the SDK client (queues.ts).
  */
-import {
-  ChangeMessageVisibilityBatchCommand,
-  ChangeMessageVisibilityCommand,
-  DeleteMessageBatchCommand,
-  DeleteMessageCommand,
-  ReceiveMessageCommand,
-  SendMessageBatchCommand,
-  type ChangeMessageVisibilityBatchRequest,
-  type ChangeMessageVisibilityBatchResult,
-  type ChangeMessageVisibilityRequest,
-  type DeleteMessageBatchRequest,
-  type DeleteMessageBatchResult,
-  type DeleteMessageRequest,
-  type ReceiveMessageRequest,
-  type ReceiveMessageResult,
-  type SendMessageBatchRequest,
-  type SendMessageBatchResult,
-  type SQSClient,
+import type {
+  ChangeMessageVisibilityBatchRequest,
+  ChangeMessageVisibilityBatchResult,
+  ChangeMessageVisibilityRequest,
+  DeleteMessageBatchRequest,
+  DeleteMessageBatchResult,
+  DeleteMessageRequest,
+  GetQueueAttributesRequest,
+  GetQueueAttributesResult,
+  GetQueueUrlRequest,
+  GetQueueUrlResult,
+  ReceiveMessageRequest,
+  ReceiveMessageResult,
+  SendMessageBatchRequest,
+  SendMessageBatchResult,
+  SQSClient,
 } from '@aws-sdk/client-sqs';
 
 export interface SqsDataPlane {
@@ -40,31 +40,52 @@ export interface SqsDataPlane {
   deleteMessageBatch(input: DeleteMessageBatchRequest): Promise<DeleteMessageBatchResult>;
   changeMessageVisibility(input: ChangeMessageVisibilityRequest): Promise<void>;
   changeMessageVisibilityBatch(input: ChangeMessageVisibilityBatchRequest): Promise<ChangeMessageVisibilityBatchResult>;
+  /** The queue look-ups of every command (queues.ts): through this client so that they need no SDK either. */
+  getQueueUrl(input: GetQueueUrlRequest): Promise<GetQueueUrlResult>;
+  getQueueAttributes(input: GetQueueAttributesRequest): Promise<GetQueueAttributesResult>;
   /** Closes idle connections (the SDK client itself is closed by its owner). */
   destroy(): void;
 }
 
+type Sdk = typeof import('@aws-sdk/client-sqs');
+let sdkModule: Promise<Sdk> | null = null;
+/** The SDK's command classes, loaded with the first call (this file is on every SQS path; the SDK is not). */
+const commands = (): Promise<Sdk> => (sdkModule ??= import('@aws-sdk/client-sqs'));
+
 /** The data plane through the AWS SDK client (`client=sdk`; also whenever a test injects its own client). */
 export class SdkDataPlane implements SqsDataPlane {
   readonly kind = 'sdk' as const;
-  constructor(private readonly client: SQSClient) {}
+  private readonly client: () => Promise<SQSClient>;
+  constructor(client: SQSClient | (() => Promise<SQSClient>)) {
+    this.client = typeof client === 'function' ? client : () => Promise.resolve(client);
+  }
+  private async send<T>(call: (c: SQSClient, m: Sdk) => Promise<T>): Promise<T> {
+    const [m, client] = await Promise.all([commands(), this.client()]);
+    return call(client, m);
+  }
   sendMessageBatch(input: SendMessageBatchRequest): Promise<SendMessageBatchResult> {
-    return this.client.send(new SendMessageBatchCommand(input));
+    return this.send((c, m) => c.send(new m.SendMessageBatchCommand(input)));
   }
   receiveMessage(input: ReceiveMessageRequest): Promise<ReceiveMessageResult> {
-    return this.client.send(new ReceiveMessageCommand(input));
+    return this.send((c, m) => c.send(new m.ReceiveMessageCommand(input)));
   }
   async deleteMessage(input: DeleteMessageRequest): Promise<void> {
-    await this.client.send(new DeleteMessageCommand(input));
+    await this.send((c, m) => c.send(new m.DeleteMessageCommand(input)));
   }
   deleteMessageBatch(input: DeleteMessageBatchRequest): Promise<DeleteMessageBatchResult> {
-    return this.client.send(new DeleteMessageBatchCommand(input));
+    return this.send((c, m) => c.send(new m.DeleteMessageBatchCommand(input)));
   }
   async changeMessageVisibility(input: ChangeMessageVisibilityRequest): Promise<void> {
-    await this.client.send(new ChangeMessageVisibilityCommand(input));
+    await this.send((c, m) => c.send(new m.ChangeMessageVisibilityCommand(input)));
   }
   changeMessageVisibilityBatch(input: ChangeMessageVisibilityBatchRequest): Promise<ChangeMessageVisibilityBatchResult> {
-    return this.client.send(new ChangeMessageVisibilityBatchCommand(input));
+    return this.send((c, m) => c.send(new m.ChangeMessageVisibilityBatchCommand(input)));
+  }
+  getQueueUrl(input: GetQueueUrlRequest): Promise<GetQueueUrlResult> {
+    return this.send((c, m) => c.send(new m.GetQueueUrlCommand(input)));
+  }
+  getQueueAttributes(input: GetQueueAttributesRequest): Promise<GetQueueAttributesResult> {
+    return this.send((c, m) => c.send(new m.GetQueueAttributesCommand(input)));
   }
   destroy(): void {}
 }

@@ -43,7 +43,7 @@ import type {
   SubmitResult,
 } from '../contract.js';
 import { sendBatch } from './batch-send.js';
-import { createDataPlane, createSqsClient, toAgentqError } from './client.js';
+import { createDataPlane, LazySqsSdk, toAgentqError } from './client.js';
 import { SdkDataPlane, type SqsDataPlane } from './data-plane.js';
 import { sweepDlq, type SweepOptions, type SweepReport } from './custody.js';
 import { dlqAttributes, messageBody, parseMessage } from './envelope.js';
@@ -100,8 +100,9 @@ export class SqsBackend implements Backend {
   readonly sqsQueues: SqsQueues;
   readonly relay: OutboxRelay;
   private readonly publisher: GroupPublisher;
-  private readonly client: SQSClient;
-  /** Sends, receives, deletes and visibility changes (the hot paths); `client` does the rest. */
+  /** The AWS SDK client, loaded only when needed (setup, auto-create, `client=sdk`, no `endpoint=`). */
+  readonly sdk: LazySqsSdk;
+  /** Sends, receives, deletes, visibility changes and queue look-ups; `sdk` does the rest. */
   private readonly data: SqsDataPlane;
   private readonly ownsClient: boolean;
   private readonly ownsData: boolean;
@@ -122,10 +123,10 @@ export class SqsBackend implements Backend {
     this.store = opened.backend;
     this.ext = opened.ext;
     this.ownsClient = !opts.client;
-    this.client = opts.client ?? createSqsClient(opts.url);
+    this.sdk = new LazySqsSdk(opts.url, opts.client);
     this.ownsData = !opts.dataPlane;
-    this.data = opts.dataPlane ?? (opts.client ? new SdkDataPlane(opts.client) : createDataPlane(this.client, opts.url));
-    this.sqsQueues = new SqsQueues(this.client, opts.url.prefix, opts.url.maxReceiveCount, opts.url.autoCreate, opts.url.fifo !== null);
+    this.data = opts.dataPlane ?? (opts.client ? new SdkDataPlane(opts.client) : createDataPlane(this.sdk, opts.url));
+    this.sqsQueues = new SqsQueues(this.data, this.sdk, opts.url.prefix, opts.url.maxReceiveCount, opts.url.autoCreate, opts.url.fifo !== null);
     this.relay = new OutboxRelay(this.ext, this.sqsQueues, this.data, this.maxVisibility, opts.url.fifo);
     this.publisher = new GroupPublisher(this.relay);
   }
@@ -493,6 +494,6 @@ export class SqsBackend implements Backend {
     await this.store.close();
     await this.ext.close();
     if (this.ownsData) this.data.destroy();
-    if (this.ownsClient) this.client.destroy();
+    if (this.ownsClient) this.sdk.destroy();
   }
 }

@@ -9,16 +9,14 @@
  * set at creation; SQS cannot convert a queue either way, and a FIFO source
  * needs a FIFO DLQ). Content-based deduplication stays off: agentq always
  * sends its own deduplication ids (see fifo.ts).
+ *
+ * The look-ups every command makes (GetQueueUrl, the DLQ depth) go through
+ * the data plane (the wire client by default: no SDK loaded for them); setup
+ * and auto-creation through the SDK client, loaded when they happen.
  */
-import {
-  CreateQueueCommand,
-  GetQueueAttributesCommand,
-  GetQueueUrlCommand,
-  SetQueueAttributesCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
 import { JOB_CLASSES, type JobClass } from '../../core/schemas.js';
-import { isQueueMissing, toAgentqError } from './client.js';
+import { isQueueMissing, toAgentqError, type LazySqsSdk } from './client.js';
+import type { SqsDataPlane } from './data-plane.js';
 import { dlqName, sourceQueueName } from './names.js';
 
 /** 14 days, the SQS maximum: a DLQ copy should outlive a long weekend of triage. */
@@ -41,7 +39,10 @@ export class SqsQueues {
   private readonly urls = new Map<string, string>();
 
   constructor(
-    private readonly client: SQSClient,
+    /** GetQueueUrl and GetQueueAttributes. */
+    private readonly data: Pick<SqsDataPlane, 'getQueueUrl' | 'getQueueAttributes'>,
+    /** CreateQueue, SetQueueAttributes and setup's own look-ups. */
+    private readonly sdk: LazySqsSdk,
     private readonly prefix: string,
     private readonly maxReceiveCount: number,
     private readonly autoCreate: boolean,
@@ -62,7 +63,7 @@ export class SqsQueues {
     const cached = this.urls.get(name);
     if (cached) return cached;
     try {
-      const out = await this.client.send(new GetQueueUrlCommand({ QueueName: name }));
+      const out = await this.data.getQueueUrl({ QueueName: name });
       this.urls.set(name, out.QueueUrl!);
       return out.QueueUrl!;
     } catch (e) {
@@ -114,22 +115,26 @@ export class SqsQueues {
 
   private async ensure(name: string, attributes: Record<string, string>, detail: string, checked?: string): Promise<SetupAction> {
     try {
+      const [client, { CreateQueueCommand, GetQueueAttributesCommand, GetQueueUrlCommand, SetQueueAttributesCommand }] = await Promise.all([
+        this.sdk.get(),
+        import('@aws-sdk/client-sqs'),
+      ]);
       let url: string | null = null;
       try {
-        url = (await this.client.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl!;
+        url = (await client.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl!;
       } catch (e) {
         if (!isQueueMissing(e)) throw e;
       }
       if (url === null) {
-        url = (await this.client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))).QueueUrl!;
+        url = (await client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))).QueueUrl!;
         this.urls.set(name, url);
         return { name, url, action: 'created', detail };
       }
       this.urls.set(name, url);
       if (checked) {
-        const have = (await this.client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: [checked as "RedrivePolicy"] }))).Attributes?.[checked as "RedrivePolicy"];
+        const have = (await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: [checked as "RedrivePolicy"] }))).Attributes?.[checked as "RedrivePolicy"];
         if (!samePolicy(have, attributes[checked]!)) {
-          await this.client.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: { [checked]: attributes[checked]! } }));
+          await client.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: { [checked]: attributes[checked]! } }));
           return { name, url, action: 'updated', detail: `${detail} (was ${have ?? 'none'})` };
         }
       }
@@ -142,7 +147,7 @@ export class SqsQueues {
   /** Messages visible in a queue now (ApproximateNumberOfMessages; SQS says it is approximate). */
   async visibleDepth(url: string, name: string): Promise<number> {
     try {
-      const out = await this.client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages'] }));
+      const out = await this.data.getQueueAttributes({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages'] });
       return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) || 0;
     } catch (e) {
       throw toAgentqError(e, `GetQueueAttributes ${name}`);
@@ -150,7 +155,7 @@ export class SqsQueues {
   }
 
   private async arn(url: string): Promise<string> {
-    const out = await this.client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
+    const out = await this.data.getQueueAttributes({ QueueUrl: url, AttributeNames: ['QueueArn'] });
     return out.Attributes!.QueueArn!;
   }
 }

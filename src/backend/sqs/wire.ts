@@ -13,10 +13,11 @@
  * JSON.stringify and a response one JSON.parse.
  *
  * What it keeps from the SDK, on purpose:
- * - credentials: the SDK client's own resolved default chain
- *   (`client.config.credentials()`), re-resolved when they are about to
- *   expire; never from flags or the URL;
- * - the endpoint: `endpoint=` of the URL, else the SDK's configured endpoint
+ * - credentials: the SDK's default chain (credentials.ts, without the SQS
+ *   client; or a given SDK client's own, `client.config.credentials()`),
+ *   re-resolved when they are about to expire; never from flags or the URL;
+ * - the endpoint: `endpoint=` of the URL (then the SDK is never loaded), else
+ *   the SDK client's (loaded then) configured endpoint
  *   (AWS_ENDPOINT_URL_SQS, shared config), else the SDK's endpoint ruleset for
  *   the region (FIPS and dual-stack settings included), and, as the SDK does
  *   by default (`useQueueUrlAsEndpoint`), the queue URL's own origin when it
@@ -43,6 +44,10 @@ import type {
   DeleteMessageBatchRequest,
   DeleteMessageBatchResult,
   DeleteMessageRequest,
+  GetQueueAttributesRequest,
+  GetQueueAttributesResult,
+  GetQueueUrlRequest,
+  GetQueueUrlResult,
   Message,
   MessageAttributeValue,
   ReceiveMessageRequest,
@@ -53,7 +58,8 @@ import type {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SqsDataPlane } from './data-plane.js';
-import { signRequest, type SigningIdentity } from './sigv4.js';
+import type { Identity, IdentityProvider } from './credentials.js';
+import { signRequest } from './sigv4.js';
 
 export interface WireOptions {
   region: string;
@@ -67,9 +73,17 @@ export interface WireOptions {
   random?: () => number;
 }
 
-interface Identity extends SigningIdentity {
-  expiration?: Date;
+/**
+ * Where the wire client gets what it does not do itself: credentials, and
+ * the SDK client for the endpoint settings when the URL has no `endpoint=`
+ * (asked for only then, so the SDK is loaded only then).
+ */
+export interface WireSource {
+  credentials: IdentityProvider;
+  sdk: () => Promise<SQSClient>;
 }
+
+const isSdkClient = (x: SQSClient | WireSource): x is SQSClient => typeof (x as SQSClient).send === 'function';
 
 interface Target {
   /** For http.request. */
@@ -205,12 +219,19 @@ export class SqsWireClient implements SqsDataPlane {
   private readonly socketTimeoutMs: number;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
+  private readonly source: WireSource;
 
   constructor(
-    /** The SDK client whose credentials and endpoint settings this client uses (its owner closes it). */
-    private readonly sdk: SQSClient,
+    /**
+     * An SDK client whose credentials and endpoint settings this client uses (its
+     * owner closes it), or the credential provider and a lazily built SDK client.
+     */
+    source: SQSClient | WireSource,
     private readonly opts: WireOptions,
   ) {
+    this.source = isSdkClient(source)
+      ? { credentials: () => (source.config.credentials as () => Promise<Identity>)(), sdk: () => Promise.resolve(source) }
+      : source;
     this.maxAttempts = Math.max(1, opts.maxAttempts ?? 3);
     this.socketTimeoutMs = opts.socketTimeoutMs ?? 30_000;
     this.sleep = opts.sleep ?? realSleep;
@@ -266,6 +287,14 @@ export class SqsWireClient implements SqsDataPlane {
     return this.call('ChangeMessageVisibilityBatch', input.QueueUrl!, input);
   }
 
+  getQueueUrl(input: GetQueueUrlRequest): Promise<GetQueueUrlResult> {
+    return this.call('GetQueueUrl', null, input);
+  }
+
+  getQueueAttributes(input: GetQueueAttributesRequest): Promise<GetQueueAttributesResult> {
+    return this.call('GetQueueAttributes', input.QueueUrl!, input);
+  }
+
   destroy(): void {
     this.httpAgent.destroy();
     this.httpsAgent.destroy();
@@ -273,7 +302,8 @@ export class SqsWireClient implements SqsDataPlane {
 
   // ------------------------------------------------------------ transport
 
-  private async call<T>(op: string, queueUrl: string, input: object, extraTimeoutMs = 0): Promise<T> {
+  /** `queueUrl` null: a call about no queue yet (GetQueueUrl), sent to the regional endpoint. */
+  private async call<T>(op: string, queueUrl: string | null, input: object, extraTimeoutMs = 0): Promise<T> {
     const target = await this.target(queueUrl);
     const body = Buffer.from(JSON.stringify(input), 'utf8');
     const length = String(body.length);
@@ -342,9 +372,10 @@ export class SqsWireClient implements SqsDataPlane {
     });
   }
 
-  /** Where a queue's calls go (see the header: as the SDK resolves it). Cached per queue URL. */
-  private async target(queueUrl: string): Promise<Target> {
-    const cached = this.targets.get(queueUrl);
+  /** Where a queue's calls go (see the header: as the SDK resolves it). Cached per queue URL ('' for no queue). */
+  private async target(queueUrl: string | null): Promise<Target> {
+    const key = queueUrl ?? '';
+    const cached = this.targets.get(key);
     if (cached) return cached;
     // A failed resolution (an unreadable shared config, say) is not cached: the next call tries again.
     const { url: regional, custom } = await (this.regional ??= this.resolveEndpoint().catch((e: unknown) => {
@@ -352,7 +383,7 @@ export class SqsWireClient implements SqsDataPlane {
       throw e;
     }));
     let url = regional;
-    if (!custom) {
+    if (!custom && queueUrl !== null) {
       try {
         const q = new URL(queueUrl);
         if (q.origin !== regional.origin) url = new URL(q.origin);
@@ -363,13 +394,13 @@ export class SqsWireClient implements SqsDataPlane {
     const protocol = url.protocol === 'http:' ? 'http:' : 'https:';
     const port = url.port ? Number(url.port) : protocol === 'https:' ? 443 : 80;
     const target: Target = { protocol, hostname: url.hostname.replace(/^\[|\]$/g, ''), port, host: url.host };
-    this.targets.set(queueUrl, target);
+    this.targets.set(key, target);
     return target;
   }
 
   private async resolveEndpoint(): Promise<{ url: URL; custom: boolean }> {
     if (this.opts.endpoint) return { url: new URL(this.opts.endpoint), custom: true };
-    const config = this.sdk.config as unknown as {
+    const config = (await this.source.sdk()).config as unknown as {
       ignoreConfiguredEndpointUrls?: boolean;
       serviceConfiguredEndpoint?: () => Promise<string | undefined>;
       useFipsEndpoint: () => Promise<boolean>;
@@ -386,13 +417,13 @@ export class SqsWireClient implements SqsDataPlane {
     return { url: new URL(endpoint.url.href), custom: false };
   }
 
-  /** The SDK client's resolved identity, cached until it is about to expire. */
+  /** The resolved identity (see WireSource), cached until it is about to expire. */
   private async credentials(): Promise<Identity> {
     const id = this.identity;
     if (id && (!id.expiration || id.expiration.getTime() - Date.now() > EXPIRY_MARGIN_MS)) return id;
     this.identityPending ??= (async () => {
       try {
-        const c = (await (this.sdk.config.credentials as () => Promise<Identity>)()) as Identity;
+        const c = await this.source.credentials();
         this.identity = { accessKeyId: c.accessKeyId, secretAccessKey: c.secretAccessKey, ...(c.sessionToken ? { sessionToken: c.sessionToken } : {}), ...(c.expiration ? { expiration: c.expiration } : {}) };
         return this.identity;
       } finally {
