@@ -5,6 +5,9 @@
 //   SKIP_NAIVE=1 CPU_PROF=/tmp/prof node bench/sqs-redrive.mjs   # agentq only, a V8 CPU profile per CLI run
 //   COMPARE_BIN=/tmp/old/bin/agentq.js node bench/sqs-redrive.mjs  # also an older build's CLI, same run, same emulator
 //                                                                  # (redrive then `sqs sweep`: builds before the redrive swept)
+//   COMPARE_BIN=/tmp/old/bin/agentq.js COMPARE_STEPS=one ROUNDS=3 SKIP_TWO_STEP=1 node bench/sqs-redrive.mjs
+//                                                                  # A/B: the older build as one `dlq redrive` too (builds that
+//                                                                  # sweep in the redrive), old and new alternated 3 times
 //   AGENTQ_BIN=/tmp/new/bin/agentq.js ...                         # the CLI measured as "agentq" (default: this repo's bin)
 //   COMPARE_BIN=bin/agentq.js COMPARE_EXTRA='&client=sdk' node bench/sqs-redrive.mjs   # this build with the AWS SDK for every call vs its wire client
 //
@@ -90,7 +93,7 @@ const sqs = new SQSClient({ region: 'us-east-1', endpoint });
 const dir = mkdtempSync(join(tmpdir(), 'agentq-bench-sqs-'));
 /** COMPARE_EXTRA: URL parameters of the compare phase's CLI only (e.g. `&client=sdk`). */
 const urlFor = (prefix) =>
-  `sqs://us-east-1/${prefix}?endpoint=${encodeURIComponent(endpoint)}&store=${encodeURIComponent(`sqlite:${join(dir, `${prefix}.db`)}`)}&wait=0${prefix === 'cmp' ? (process.env.COMPARE_EXTRA ?? '') : ''}`;
+  `sqs://us-east-1/${prefix}?endpoint=${encodeURIComponent(endpoint)}&store=${encodeURIComponent(`sqlite:${join(dir, `${prefix}.db`)}`)}&wait=0${prefix.startsWith('cmp') ? (process.env.COMPARE_EXTRA ?? '') : ''}`;
 const qurl = async (name) => (await sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl;
 const depth = async (name) => {
   const a = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: await qurl(name), AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }))).Attributes;
@@ -191,11 +194,23 @@ async function agentqPhase(prefix, bin, label, steps) {
   else line(`${label} dlq redrive (CLI): ${N} jobs in ${(redriveMs / 1000).toFixed(2)} s; sqs sweep of the ${N} DLQ copies: ${(sweepMs / 1000).toFixed(2)} s; SQS DLQ left empty`);
   line(`${label} total: ${rate.toFixed(0)} msg/s = ${(rate / naiveRate).toFixed(1)}x the naive loop`);
   line(`${label} CPU: CLI ${steps === 'one' ? (k1 - k0).toFixed(1) : `redrive ${(k1 - k0).toFixed(1)} s + sweep ${(k2 - k1).toFixed(1)}`} s, emulator ${(c2 - c0).toFixed(1)} s = ${cpu.toFixed(1)} s vs naive ${(naiveClientCpu + naiveCpu).toFixed(1)} s = ${((naiveClientCpu + naiveCpu) / cpu).toFixed(1)}x less CPU`);
-  return { ms, cpu };
+  return { ms, cpu, cliCpu: k2 - k0 };
 }
 const AGENTQ_BIN = process.env.AGENTQ_BIN ?? join(REPO, 'bin', 'agentq.js');
-if (process.env.COMPARE_BIN) await agentqPhase('cmp', process.env.COMPARE_BIN, `compare (${process.env.COMPARE_BIN}${process.env.COMPARE_EXTRA ?? ''}, redrive + sqs sweep)`, 'two');
-await agentqPhase('aq', AGENTQ_BIN, 'agentq', 'one');
+const COMPARE_STEPS = process.env.COMPARE_STEPS === 'one' ? 'one' : 'two';
+const ROUNDS = Math.max(1, Number(process.env.ROUNDS ?? 1) || 1);
+// Alternated old/new rounds (ROUNDS > 1): neighbours' load hits both builds alike.
+const cmpRuns = [];
+const aqRuns = [];
+for (let r = 1; r <= ROUNDS; r++) {
+  const tag = ROUNDS > 1 ? `${r}` : '';
+  if (process.env.COMPARE_BIN) cmpRuns.push(await agentqPhase(`cmp${tag}`, process.env.COMPARE_BIN, `compare${tag ? ` #${tag}` : ''} (${process.env.COMPARE_BIN}${process.env.COMPARE_EXTRA ?? ''}${COMPARE_STEPS === 'two' ? ', redrive + sqs sweep' : ''})`, COMPARE_STEPS));
+  aqRuns.push(await agentqPhase(`aq${tag}`, AGENTQ_BIN, `agentq${tag ? ` #${tag}` : ''}`, 'one'));
+}
+if (cmpRuns.length > 0) {
+  const sum = (xs, k) => xs.reduce((a, x) => a + x[k], 0);
+  line(`A/B over ${ROUNDS} round(s): CLI CPU compare ${sum(cmpRuns, 'cliCpu').toFixed(2)} s vs agentq ${sum(aqRuns, 'cliCpu').toFixed(2)} s (${(sum(aqRuns, 'cliCpu') / sum(cmpRuns, 'cliCpu')).toFixed(3)}x); wall ${(sum(cmpRuns, 'ms') / 1000).toFixed(2)} s vs ${(sum(aqRuns, 'ms') / 1000).toFixed(2)} s`);
+}
 if (!process.env.SKIP_TWO_STEP) await agentqPhase('two', AGENTQ_BIN, 'agentq two-step (redrive --no-sweep, then sqs sweep)', 'two');
 
 // ---- submit through the outbox

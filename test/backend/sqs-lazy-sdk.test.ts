@@ -2,7 +2,7 @@
  * The AWS SDK stays unloaded on the SQS commands that do not need it
  * (`@aws-sdk/client-sqs` costs ~150-200 ms of CPU to load, a large share of a
  * short CLI run): with `endpoint=` in the URL, `dlq redrive` (its SQS DLQ
- * sweep included), `sqs sweep` and `submit` resolve queue URLs, read the DLQ
+ * sweep included), `sqs sweep`, `submit` and a worker resolve queue URLs, read the DLQ
  * depth, sign with the default credential chain's environment credentials and
  * call SQS through the wire client alone. `sqs setup` and `client=sdk` still
  * use the SDK. Which modules a CLI run loaded is read from its own
@@ -77,7 +77,7 @@ async function dlqEmpty(prefix: string): Promise<boolean> {
 }
 
 describe('SQS commands without the AWS SDK', () => {
-  it('dlq redrive (with its SQS DLQ sweep), sqs sweep and submit load no @aws-sdk/client-sqs; sqs setup does', async () => {
+  it('dlq redrive (with its SQS DLQ sweep), sqs sweep, submit and a worker load no @aws-sdk/client-sqs; sqs setup does', async () => {
     const s = await seed('wire', 3);
     const cli = (args: string[]) => runCliOk(home, ['--url', s.url, ...args], { env: CREDS, nodeArgs: ['--require', hook] });
 
@@ -91,6 +91,11 @@ describe('SQS commands without the AWS SDK', () => {
 
     const submit = await cli(['submit', 'research_report:v3', '--queue', 'research', '-o', 'json']);
     expect(sdkModules(submit.stderr)).toBe(0);
+
+    // A worker's claim (queue URL, receive, the store's judgement) and its ack: no SDK either.
+    const worker = await cli(['worker', '--queue', 'research', '--drain', '--', process.execPath, '-e', '']);
+    expect(sdkModules(worker.stderr)).toBe(0);
+    expect(worker.stderr).toMatch(/succeeded/);
 
     const setup = await cli(['sqs', 'setup', '--queue', 'research']);
     expect(sdkModules(setup.stderr)).toBeGreaterThan(0);
