@@ -10,7 +10,7 @@ import type { ApplyRequest, LedgerItem, LedgerStatus, LockHolder, LockResult, Pa
 import { DEFAULT_MAX_REDRIVES, verdictFor } from '../../core/verdict.js';
 import { isPartial, outcomeFor, assertTransition } from '../../core/states.js';
 import { BulkRedrive, readColumnsRows } from './bulk-redrive.js';
-import { checkDlqRow, type JobRow } from './codec.js';
+import { checkDlqRow, trackRow, type JobRow } from './codec.js';
 import { checkPage, isoAt, moveTo, type SqliteStore } from './store.js';
 
 interface LedgerRow {
@@ -255,6 +255,7 @@ export class SqliteRuns {
     });
     if (verdict !== run.action || !row || !checked?.job) return { verdict, status: 'skipped', detail };
     const job = checked.job;
+    trackRow(job, row); // the save below compares against this row instead of reading it again
     switch (run.action) {
       case 'redrive': {
         assertTransition(jobId, 'dead', 'queued');
