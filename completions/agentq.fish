@@ -725,6 +725,7 @@ complete -c agentq -n '__agentq_within \'dlq redrive\'' -l include-partial -d 'a
 complete -c agentq -n '__agentq_within \'dlq redrive\'' -l max-redrives -x -d 'quarantine jobs already redriven this many times (default: 3)'
 complete -c agentq -n '__agentq_within \'dlq redrive\'' -l reset-attempts -d 'give redriven jobs their full max_attempts again'
 complete -c agentq -n '__agentq_within \'dlq redrive\'' -l extra-attempts -x -d 'give redriven jobs N more attempts (default: 1)'
+complete -c agentq -n '__agentq_within \'dlq redrive\'' -l no-sweep -d 'SQS: do not receive from the SQS DLQ after the moves (the moved jobs\' copies stay there until `agen…'
 complete -c agentq -n '__agentq_within \'dlq purge\'' -s q -l queue -x -a '(__agentq_dyn queues)' -d 'only this queue'
 complete -c agentq -n '__agentq_within \'dlq purge\'' -l tenant -x -a '(__agentq_dyn tenants)' -d 'only this tenant'
 complete -c agentq -n '__agentq_within \'dlq purge\'' -l workflow -x -d 'only this workflow (name:vN)'
