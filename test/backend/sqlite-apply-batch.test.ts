@@ -14,6 +14,7 @@ import { SqliteBackend } from '../../src/backend/sqlite/index.js';
 import { ManualClock, seededRandom } from '../../src/core/clock.js';
 import { loadSchemas } from '../../src/core/model.js';
 import { eventTypes, makeDead, runRecord, type ConformanceFixture } from '../conformance/fixture.js';
+import { withDb as withDbAt } from '../support/sqlite-db.js';
 
 const RUN = 'run_01JRUNAAAAAAAAAAAAAAAAAAAA';
 
@@ -37,16 +38,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Runs SQL on the same file through a second connection (as an operator or an old version would). */
-function withDb<T>(fn: (db: Database.Database) => T): T {
-  const db = new Database(path);
-  try {
-    db.pragma('busy_timeout = 5000');
-    return fn(db);
-  } finally {
-    db.close();
-  }
-}
+const withDb = <T>(fn: (db: Database.Database) => T): T => withDbAt(path, fn);
 
 function count(state: string): number {
   return withDb((db) => (db.prepare(`SELECT coalesce(sum(n), 0) AS n FROM queue_counts WHERE queue = 'default' AND state = ?`).get(state) as { n: number }).n);

@@ -13,9 +13,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Lease } from '../../src/backend/contract.js';
 import { SqliteBackend } from '../../src/backend/sqlite/index.js';
-import { DEFAULT_ESTIMATED_SECONDS } from '../../src/core/admission.js';
 import { ManualClock, seededRandom } from '../../src/core/clock.js';
 import { runRecord } from '../conformance/fixture.js';
+import { expectStateCountersMatchRecount, sorted, withDb as withDbAt, type Rows } from '../support/sqlite-db.js';
 
 const Q = 'cq';
 let dir: string;
@@ -34,36 +34,13 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function withDb<T>(fn: (db: Database.Database) => T): T {
-  const db = new Database(path, { readonly: true });
-  try {
-    return fn(db);
-  } finally {
-    db.close();
-  }
-}
-
-type Rows = Array<Record<string, unknown>>;
-const sorted = (rows: Rows) => rows.map((r) => JSON.stringify(r)).sort();
+const withDb = <T>(fn: (db: Database.Database) => T): T => withDbAt(path, fn);
 
 /** Every counter table against a recount of the rows and events it summarises. */
 function expectCountersMatchRecount(): void {
   withDb((db) => {
+    expectStateCountersMatchRecount(db);
     const all = (sql: string) => db.prepare(sql).all() as Rows;
-    expect(sorted(all(`SELECT queue, state, n FROM queue_counts WHERE n <> 0`))).toEqual(
-      sorted(all(`SELECT queue, state, count(*) AS n FROM jobs GROUP BY queue, state`)),
-    );
-    expect(sorted(all(`SELECT queue, class, tenant, state, n FROM tenant_counts`))).toEqual(
-      sorted(all(`SELECT queue, class, tenant, state, count(*) AS n FROM jobs GROUP BY queue, class, tenant, state`)),
-    );
-    const est = `coalesce(estimated_seconds, ${DEFAULT_ESTIMATED_SECONDS})`;
-    expect(sorted(all(`SELECT queue, dim, name, seconds FROM backlog WHERE seconds <> 0`))).toEqual(
-      sorted(
-        all(`SELECT queue, 'class' AS dim, class AS name, sum(${est}) AS seconds FROM jobs WHERE state IN ('queued','scheduled') GROUP BY queue, class
-             UNION ALL
-             SELECT queue, 'tenant' AS dim, tenant AS name, sum(${est}) AS seconds FROM jobs WHERE state IN ('queued','scheduled') GROUP BY queue, tenant`),
-      ),
-    );
     // Outcome totals from the event log: each counted move writes exactly one event.
     const fromEvents = all(`SELECT name, count(*) AS n FROM (
         SELECT CASE

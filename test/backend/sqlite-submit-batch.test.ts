@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteBackend } from '../../src/backend/sqlite/index.js';
-import { DEFAULT_ESTIMATED_SECONDS } from '../../src/core/admission.js';
 import { ManualClock, seededRandom } from '../../src/core/clock.js';
 import { IdempotencyConflictError, RetryLaterError } from '../../src/core/errors.js';
+import { expectStateCountersMatchRecount, sorted, withDb as withDbAt, type Rows } from '../support/sqlite-db.js';
 
 const Q = 'sb';
 let dir: string;
@@ -32,35 +32,13 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function withDb<T>(fn: (db: Database.Database) => T): T {
-  const db = new Database(path);
-  try {
-    db.pragma('busy_timeout = 5000');
-    return fn(db);
-  } finally {
-    db.close();
-  }
-}
-
-type Rows = Array<Record<string, unknown>>;
-const sorted = (rows: Rows) => rows.map((r) => JSON.stringify(r)).sort();
+const withDb = <T>(fn: (db: Database.Database) => T): T => withDbAt(path, fn);
 
 /** The counters submit moves, against a recount of the jobs table. */
 function expectCountersMatchRecount(): void {
   withDb((db) => {
+    expectStateCountersMatchRecount(db);
     const all = (sql: string) => db.prepare(sql).all() as Rows;
-    expect(sorted(all(`SELECT queue, state, n FROM queue_counts WHERE n <> 0`))).toEqual(sorted(all(`SELECT queue, state, count(*) AS n FROM jobs GROUP BY queue, state`)));
-    expect(sorted(all(`SELECT queue, class, tenant, state, n FROM tenant_counts`))).toEqual(
-      sorted(all(`SELECT queue, class, tenant, state, count(*) AS n FROM jobs GROUP BY queue, class, tenant, state`)),
-    );
-    const est = `coalesce(estimated_seconds, ${DEFAULT_ESTIMATED_SECONDS})`;
-    expect(sorted(all(`SELECT queue, dim, name, seconds FROM backlog WHERE seconds <> 0`))).toEqual(
-      sorted(
-        all(`SELECT queue, 'class' AS dim, class AS name, sum(${est}) AS seconds FROM jobs WHERE state IN ('queued','scheduled') GROUP BY queue, class
-             UNION ALL
-             SELECT queue, 'tenant' AS dim, tenant AS name, sum(${est}) AS seconds FROM jobs WHERE state IN ('queued','scheduled') GROUP BY queue, tenant`),
-      ),
-    );
     expect(sorted(all(`SELECT queue, n FROM queue_totals WHERE name = 'submitted'`))).toEqual(sorted(all(`SELECT queue, count(*) AS n FROM jobs GROUP BY queue`)));
     expect(sorted(all(`SELECT queue, minute, submitted FROM activity WHERE submitted > 0`))).toEqual(
       sorted(all(`SELECT queue, created_at / 60000 AS minute, count(*) AS submitted FROM jobs GROUP BY queue, created_at / 60000`)),
