@@ -176,12 +176,15 @@ export class SqliteRuns {
     for (const r of this.store.sql('SELECT * FROM ledger WHERE run_id = ? AND job_id IN (SELECT value FROM json_each(?))').all(req.runId, ids) as LedgerRow[]) {
       items.set(r.job_id, r);
     }
-    const rows = readColumnsRows(this.store, ids);
     const setItem = this.store.sql('UPDATE ledger SET verdict = ?, status = ?, detail = ?, updated_at = ? WHERE run_id = ? AND job_id = ?');
     const now = this.store.clock.now();
     // Without a savepoint per job (`isolate` false) a redrive of unchanged entries is done in bulk;
     // with one, every job goes through `applyOne` so a job that throws rolls back alone.
     const bulk = !isolate && run.action === 'redrive' ? new BulkRedrive(this.store, run, now) : null;
+    // With the bulk path, the columns first and a job's document only when the bulk path leaves the
+    // job to `applyOne`; without it, every job needs its document: one read for the batch.
+    const columns = bulk ? readColumnsRows(this.store, ids) : null;
+    const rows = bulk ? null : this.fullRows(ids);
     const moved: string[] = [];
     const out: LedgerItem[] = [];
     for (const jobId of req.jobIds) {
@@ -191,11 +194,10 @@ export class SqliteRuns {
         out.push(toItem(item)); // already handled (a resumed run, or listed twice in this batch): leave it alone
         continue;
       }
-      const cols = rows.get(jobId);
-      rows.delete(jobId); // read once: a second mention of the job finds its ledger item no longer planned
+      const cols = columns?.get(jobId);
       let result: { verdict: string; status: LedgerStatus; detail: string | null } | null = bulk && cols ? bulk.take(cols, req.now) : null;
       if (result === null) {
-        const row = cols ? this.fullRow(jobId) : undefined;
+        const row = rows ? rows.get(jobId) : cols ? this.fullRow(jobId) : undefined;
         if (isolate) {
           try {
             result = this.store.savepoint(() => this.applyOne(run, jobId, row, req.now, now));
@@ -235,6 +237,13 @@ export class SqliteRuns {
 
   private fullRow(jobId: string): JobRow | undefined {
     return this.store.sql('SELECT * FROM jobs WHERE id = ?').get(jobId) as JobRow | undefined;
+  }
+
+  /** The rows of the given jobs (a JSON array of ids) that exist, by id. */
+  private fullRows(idsJson: string): Map<string, JobRow> {
+    const rows = new Map<string, JobRow>();
+    for (const r of this.store.sql('SELECT * FROM jobs WHERE id IN (SELECT value FROM json_each(?))').all(idsJson) as JobRow[]) rows.set(r.id, r);
+    return rows;
   }
 
   private applyOne(run: RunRecord, jobId: string, row: JobRow | undefined, checkAt: number, now: number): { verdict: string; status: LedgerStatus; detail: string | null } {
