@@ -3,6 +3,7 @@
 //   npm run build && node bench/sqs-redrive.mjs          # N=5000 entries, SUBMITS=2000
 //   N=1000 SUBMITS=500 node bench/sqs-redrive.mjs        # quicker
 //   SKIP_NAIVE=1 CPU_PROF=/tmp/prof node bench/sqs-redrive.mjs   # agentq only, a V8 CPU profile per CLI run
+//   FAUXQS_PROF=/tmp/fprof node bench/sqs-redrive.mjs              # and one of the emulator (written when it exits)
 //   COMPARE_BIN=/tmp/old/bin/agentq.js node bench/sqs-redrive.mjs  # also an older build's CLI, same run, same emulator
 //                                                                  # (redrive then `sqs sweep`: builds before the redrive swept)
 //   COMPARE_BIN=/tmp/old/bin/agentq.js COMPARE_STEPS=one ROUNDS=3 SKIP_TWO_STEP=1 node bench/sqs-redrive.mjs
@@ -65,7 +66,7 @@ const port = await new Promise((resolve) => {
 });
 const fauxqs = spawn(
   process.execPath,
-  ['--input-type=module', '-e', `import { buildApp } from 'fauxqs'; const app = buildApp({ logger: false }); await app.listen({ port: ${port}, host: '127.0.0.1' }); console.log('LISTENING'); process.stdin.on('end', () => process.exit(0)); process.stdin.resume();`],
+  [...(process.env.FAUXQS_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.FAUXQS_PROF] : []), '--input-type=module', '-e', `import { buildApp } from 'fauxqs'; const app = buildApp({ logger: false }); await app.listen({ port: ${port}, host: '127.0.0.1' }); console.log('LISTENING'); process.stdin.on('end', () => process.exit(0)); process.stdin.resume();`],
   { cwd: REPO, stdio: ['pipe', 'pipe', 'inherit'] },
 );
 await new Promise((resolve, reject) => {
@@ -236,5 +237,10 @@ if (!process.env.SKIP_TWO_STEP) await agentqPhase('two', AGENTQ_BIN, 'agentq two
 }
 
 sqs.destroy();
-fauxqs.kill('SIGKILL');
+if (process.env.FAUXQS_PROF) {
+  // A clean exit, so that the emulator writes its profile.
+  const exited = new Promise((r) => fauxqs.once('exit', r));
+  fauxqs.stdin.end();
+  await exited;
+} else fauxqs.kill('SIGKILL');
 rmSync(dir, { recursive: true, force: true });

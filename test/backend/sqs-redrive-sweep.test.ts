@@ -17,10 +17,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBackend } from '../../src/backend/open.js';
 import type { SqliteSqsStore } from '../../src/backend/sqlite/outbox.js';
 import type { SqsBackend } from '../../src/backend/sqs/index.js';
-import { sweepDlq } from '../../src/backend/sqs/custody.js';
+import { SWEEP_LANES, sweepDlq } from '../../src/backend/sqs/custody.js';
 import { SdkDataPlane } from '../../src/backend/sqs/data-plane.js';
 import { dlqName } from '../../src/backend/sqs/names.js';
+import { SqsWireClient } from '../../src/backend/sqs/wire.js';
 import { makeCliHome, runCli, runCliOk, type CliHome } from '../support/cli.js';
+import { pollUntil } from '../support/poll.js';
 import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
 import { sqsUrl, useEmulatorCredentials } from '../conformance/sqs-fixture.js';
 
@@ -178,8 +180,52 @@ describe('agentq dlq redrive on SQS: the SQS DLQ sweep', () => {
     }
   }, 120_000);
 
+  it('beside the moves: the copies held for jobs a batch just moved are deleted then, before the moves are over', async () => {
+    const s = await seed('e', { first: 10, second: 10, never: 5 });
+    const backend = (await openBackend(s.url)) as SqsBackend;
+    try {
+      let movesOver!: () => void;
+      let tell: ((jobIds: string[]) => void) | null = null;
+      let unsubscribed = false;
+      const onMoved = (listener: (jobIds: string[]) => void) => {
+        tell = listener;
+        return () => void (unsubscribed = true);
+      };
+      const sweeping = sweepDlq(new SqsWireClient(raw, { region: 'us-east-1', endpoint: server.endpoint }), backend.ext, { url: s.dlq, name: 'dlq', queue: 'research', maxReceiveCount: 5 }, {
+        max: 1000,
+        copiesOnly: true,
+        holdUntil: new Promise<void>((r) => (movesOver = r)),
+        onMoved,
+      });
+      // Everything received: the 25 copies held, the foreign message hidden until it is put back at the end.
+      await pollUntil(async () => {
+        const d = await depths(s.dlq);
+        return d.hidden === 26 && d.visible === 0;
+      }, { timeoutMs: 30_000, what: 'every message received' });
+      const db = (backend.ext as SqliteSqsStore).store.db;
+      const move = db.prepare("UPDATE jobs SET state = 'queued' WHERE id = ?");
+      // A first batch commits: its copies go at once, while the moves are still running.
+      for (const id of s.jobs.first!) move.run(id);
+      tell!(s.jobs.first!);
+      await pollUntil(async () => (await depths(s.dlq)).hidden === 16, { timeoutMs: 30_000, what: "the first batch's copies deleted" });
+      // Told about a job that is still dead (it failed again, say): its copy is not deleted, and goes back visible at the end.
+      tell!([s.jobs.never![0]!]);
+      // The second batch moves without a word (another process): judged when the moves are over.
+      for (const id of s.jobs.second!) move.run(id);
+      movesOver();
+      const r = await sweeping;
+      expect(unsubscribed).toBe(true);
+      expect(r).toMatchObject({ received: 26, deleted: 20, mirror_kept: 5, kept_in_sqs: 1 });
+      expect(await depths(s.dlq)).toEqual({ visible: 6, hidden: 0 });
+      expect((await contents(s.dlq)).map((m) => m.what)).toEqual([...s.jobs.never!, 'from another system'].sort());
+    } finally {
+      await backend.close();
+    }
+  }, 120_000);
+
   it('a sweep stopped by its signal puts back what it received at once and reports itself interrupted', async () => {
-    const s = await seed('c', { moved: 60 });
+    // More copies than the sweep's lanes take in their first receives (10 each), so the stop shows.
+    const s = await seed('c', { moved: 10 * SWEEP_LANES + 40 });
     const backend = (await openBackend(s.url)) as SqsBackend;
     try {
       // The store no longer holds these dead (as after a redrive): every copy may go.
@@ -197,11 +243,11 @@ describe('agentq dlq redrive on SQS: the SQS DLQ sweep', () => {
       const r = await sweepDlq(stopping, backend.ext, { url: s.dlq, name: 'dlq', queue: 'research', maxReceiveCount: 5 }, { max: 1000, copiesOnly: true, signal: ctl.signal });
       expect(r.interrupted).toBe(true);
       expect(r.received).toBeGreaterThan(0);
-      // At most the four lanes' first receives (10 each) of the 61 messages.
-      expect(r.received).toBeLessThanOrEqual(40);
+      // At most the lanes' first receives (10 each) of the messages.
+      expect(r.received).toBeLessThanOrEqual(10 * SWEEP_LANES);
       expect(r.kept_in_sqs + r.deleted).toBe(r.received);
       // What was deleted is gone; the rest is visible again at once (the foreign message included, if received).
-      expect(await depths(s.dlq)).toEqual({ visible: 61 - r.deleted, hidden: 0 });
+      expect(await depths(s.dlq)).toEqual({ visible: 10 * SWEEP_LANES + 41 - r.deleted, hidden: 0 });
     } finally {
       await backend.close();
     }

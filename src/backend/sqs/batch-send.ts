@@ -38,7 +38,7 @@ export interface BatchSendOptions {
 const realSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Batches in flight at once: SQS scales with concurrent callers; one at a time is latency-bound. */
-export const SEND_CONCURRENCY = 8;
+export const SEND_CONCURRENCY = 16;
 
 export async function sendBatch(client: SqsDataPlane, queueUrl: string, messages: OutgoingMessage[], opts: BatchSendOptions = {}): Promise<BatchOutcome> {
   const out: BatchOutcome = { sent: [], failed: [] };

@@ -28,7 +28,7 @@ import { allAttributes, parseMessage } from './envelope.js';
  * loops instead of 4 made no measurable difference on the 5,000-copy bench:
  * the sweep is bound by the SDK's CPU per call, not by waiting.)
  */
-const SWEEP_LANES = 4;
+export const SWEEP_LANES = 16;
 
 export interface SweepOptions {
   /** Stop after receiving this many messages (default 1000). */
@@ -52,6 +52,12 @@ export interface SweepOptions {
    * and still receive each message once. Settle it when the moves are over (also on failure).
    */
   holdUntil?: Promise<unknown>;
+  /**
+   * With `holdUntil`: subscribes to the jobs moved meanwhile (each committed redrive batch);
+   * the copies held for them are judged and deleted then, beside the later moves, instead of
+   * all at the end. Returns the unsubscribe.
+   */
+  onMoved?: (listener: (jobIds: string[]) => void) => () => void;
 }
 
 export interface SweepReport {
@@ -79,9 +85,11 @@ export async function sweepDlq(
   const max = opts.max ?? 1000;
   const seen = new Set<string>();
   const putBack: Array<{ Id: string; ReceiptHandle: string; VisibilityTimeout: number }> = [];
-  /** Copies held until `holdUntil` settles (their jobs were dead when received), and how many were judged again. */
-  const held: Array<{ receipt: string; jobId: string }> = [];
-  let judged = 0;
+  /** Copies held (their jobs were dead when received) by job id, until their job moves or `holdUntil` settles. */
+  const held = new Map<string, string[]>();
+  /** Judgements of held copies started when their jobs moved (onMoved); the first failure fails the sweep. */
+  const judging = new Set<Promise<void>>();
+  let judgeError: unknown = null;
   // Deletes of one received batch go out together (DeleteMessageBatch), after every
   // message of the batch is safely in the store.
   const flushDeletes = async (receipts: string[]) => {
@@ -101,7 +109,9 @@ export async function sweepDlq(
     };
     if (parsed.kind === 'agentq' && parsed.isAppDlqCopy) {
       if (state === 'dead' && opts.copiesOnly && opts.holdUntil) {
-        held.push({ receipt: m.ReceiptHandle!, jobId: parsed.jobId });
+        const receipts = held.get(parsed.jobId);
+        if (receipts) receipts.push(m.ReceiptHandle!);
+        else held.set(parsed.jobId, [m.ReceiptHandle!]);
         return null;
       }
       if (state === 'dead') {
@@ -190,13 +200,16 @@ export async function sweepDlq(
       await flushDeletes(receipts);
     }
   };
-  try {
-    await Promise.all(Array.from({ length: SWEEP_LANES }, lane));
-    if (opts.holdUntil) {
-      await opts.holdUntil.catch(() => undefined);
-      // The held copies judged again, 500 per store read, deleted 10 per call, several calls at once.
-      while (judged < held.length) {
-        const chunk = held.slice(judged, judged + 500);
+  /**
+   * Held copies judged again (taken out of `held` first): deleted when the store has their job
+   * and no longer holds it dead, put back otherwise. 500 per store read, deleted 10 per call,
+   * several calls at once. If it fails, what it did not delete is put back.
+   */
+  const judge = async (copies: Array<{ jobId: string; receipt: string }>) => {
+    let done = 0;
+    try {
+      while (done < copies.length) {
+        const chunk = copies.slice(done, done + 500);
         const states = await store.statesOf(chunk.map((h) => h.jobId));
         const receipts: string[] = [];
         chunk.forEach((h, i) => {
@@ -208,15 +221,56 @@ export async function sweepDlq(
             putBack.push({ Id: `p${putBack.length}`, ReceiptHandle: h.receipt, VisibilityTimeout: 0 });
           }
         });
-        judged += chunk.length;
         await inLanes(receipts, flushDeletes);
+        done += chunk.length;
       }
+    } catch (e) {
+      for (const h of copies.slice(done)) putBack.push({ Id: `p${putBack.length}`, ReceiptHandle: h.receipt, VisibilityTimeout: 0 });
+      throw e;
+    }
+  };
+  const takeHeld = (jobIds: Iterable<string>) => {
+    const out: Array<{ jobId: string; receipt: string }> = [];
+    for (const jobId of jobIds) {
+      const receipts = held.get(jobId);
+      if (!receipts) continue;
+      held.delete(jobId);
+      for (const receipt of receipts) out.push({ jobId, receipt });
+    }
+    return out;
+  };
+  // A redrive batch committed: the copies held for its jobs go now, beside the next moves.
+  const unsubscribe = opts.holdUntil && opts.onMoved
+    ? opts.onMoved((jobIds) => {
+        const copies = takeHeld(jobIds);
+        if (copies.length === 0) return;
+        const p: Promise<void> = judge(copies).then(
+          () => void judging.delete(p),
+          (e: unknown) => {
+            judging.delete(p);
+            judgeError ??= e;
+          },
+        );
+        judging.add(p);
+      })
+    : null;
+  try {
+    await Promise.all(Array.from({ length: SWEEP_LANES }, lane));
+    if (opts.holdUntil) {
+      await opts.holdUntil.catch(() => undefined);
+      unsubscribe?.();
+      while (judging.size > 0) await Promise.all(judging);
+      if (judgeError !== null) throw judgeError;
+      // What is still held (its job had not moved when told, or nobody told): judged now.
+      await judge(takeHeld([...held.keys()]));
     }
   } catch (e) {
     throw toAgentqError(e, `sweeping ${dlq.name}`);
   } finally {
-    // Held copies not judged (the sweep failed) go back too.
-    for (const h of held.slice(judged)) putBack.push({ Id: `p${putBack.length}`, ReceiptHandle: h.receipt, VisibilityTimeout: 0 });
+    unsubscribe?.();
+    // Held copies not judged (the sweep failed) go back too, once the judgements under way are over.
+    while (judging.size > 0) await Promise.all(judging);
+    for (const h of takeHeld([...held.keys()])) putBack.push({ Id: `p${putBack.length}`, ReceiptHandle: h.receipt, VisibilityTimeout: 0 });
     // Put back what stays in SQS at once, not after the visibility timeout.
     await inLanes(putBack, (entries) => client.changeMessageVisibilityBatch({ QueueUrl: dlq.url, Entries: entries.map((e, i) => ({ ...e, Id: `p${i}` })) }).catch(() => undefined));
   }

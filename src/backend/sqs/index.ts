@@ -59,6 +59,12 @@ import { redactStoreCredentials, type SqsUrl } from './url.js';
 export const SQS_MAX_VISIBILITY_SECONDS = 12 * 3600;
 /** How far ahead a job may be scheduled: inside the 14-day retention of its message, with a day to spare. */
 export const MAX_SCHEDULE_AHEAD_MS = 13 * 24 * 3600_000;
+/**
+ * A redrive batch is applied in up to this many parts of at least APPLY_PART_MIN jobs
+ * (applyRunItems): enough overlap of sends and store work, few extra store transactions.
+ */
+const APPLY_PARTS = 4;
+const APPLY_PART_MIN = 100;
 /** Receive rounds per class queue in one claim call: bounded work per call. */
 const MAX_ROUNDS = 8;
 
@@ -111,6 +117,8 @@ export class SqsBackend implements Backend {
   private readonly fairness: FairnessOptions;
   private readonly maxVisibility: number;
   private fair = initialFairnessState();
+  /** Told the jobs of every committed redrive batch: the sweep beside the moves (sweepRedrivenCopies). */
+  private readonly movedListeners = new Set<(jobIds: string[]) => void>();
 
   constructor(opts: SqsBackendOptions) {
     this.url = opts.url;
@@ -168,7 +176,7 @@ export class SqsBackend implements Backend {
    * message stays hidden while the sweep runs (30 s plus 5 s per 1,000 messages, as long as a
    * slow remote sweep may take), then is put back at once. Not created when missing.
    * `holdUntil` (the moves still running): copies of jobs still dead are held, and judged
-   * again once it settles (custody.ts).
+   * again when a redrive batch of this backend moves their jobs, or once it settles (custody.ts).
    */
   async sweepRedrivenCopies(queue: string, signal?: AbortSignal, holdUntil?: Promise<unknown>): Promise<SweepReport & { dlq: string }> {
     const name = this.sqsQueues.dlqName(queue);
@@ -178,7 +186,11 @@ export class SqsBackend implements Backend {
     if (depth === 0) return { dlq: name, received: 0, custody: [], deleted: 0, kept_in_sqs: 0, mirror_kept: 0 };
     const max = Math.ceil(depth * 1.1) + 100;
     const visibilitySeconds = Math.min(SQS_MAX_VISIBILITY_SECONDS, 30 + Math.ceil(max / 200));
-    const report = await sweepDlq(this.data, this.ext, { url, name, queue, maxReceiveCount: this.url.maxReceiveCount }, { max, visibilitySeconds, copiesOnly: true, signal, holdUntil });
+    const onMoved = (listener: (jobIds: string[]) => void) => {
+      this.movedListeners.add(listener);
+      return () => void this.movedListeners.delete(listener);
+    };
+    const report = await sweepDlq(this.data, this.ext, { url, name, queue, maxReceiveCount: this.url.maxReceiveCount }, { max, visibilitySeconds, copiesOnly: true, signal, holdUntil, onMoved });
     return { dlq: name, ...report };
   }
 
@@ -456,16 +468,33 @@ export class SqsBackend implements Backend {
   }
   /**
    * Redrive on SQS: the store move, its ledger item and an outbox row commit
-   * together (exactly once across kills, as on every backend); the new
-   * messages are then sent in batches of 10 and their outbox rows marked
-   * published only for the entries SQS confirmed. Failed entries stay in the
+   * together (exactly once across kills, as on every backend), a part of the
+   * batch at a time; each part's new messages are then sent in batches of 10
+   * and their outbox rows marked published only for the entries SQS confirmed. Failed entries stay in the
    * outbox and are retried with backoff by the relay — never lost, never sent
    * twice by the ledger.
    */
   async applyRunItems(req: ApplyRequest): Promise<LedgerItem[]> {
-    const items = await this.store.applyRunItems(req);
-    const moved = items.filter((i) => i.status === 'moved').map((i) => i.job_id);
-    if (moved.length > 0) await this.relay.publishJobs(moved).catch(() => undefined);
+    // In parts, so that the sends of one part go out while the next part's store work runs
+    // (the sends wait on SQS, the store work on this thread); every send is over before this
+    // returns, as if the batch were applied in one piece.
+    const step = Math.max(APPLY_PART_MIN, Math.ceil(req.jobIds.length / APPLY_PARTS));
+    const items: LedgerItem[] = [];
+    let sending: Promise<unknown> = Promise.resolve();
+    try {
+      // (an empty batch still goes to the store once: it checks the run exists)
+      for (let i = 0; i === 0 || i < req.jobIds.length; i += step) {
+        const part = await this.store.applyRunItems({ ...req, jobIds: req.jobIds.slice(i, i + step) });
+        items.push(...part);
+        const moved = part.filter((p) => p.status === 'moved').map((p) => p.job_id);
+        if (moved.length === 0) continue;
+        for (const listener of this.movedListeners) listener(moved);
+        sending = sending.then(() => this.relay.publishJobs(moved).catch(() => undefined));
+      }
+    } finally {
+      // Also when a part failed: what earlier parts committed is sent before the error goes up.
+      await sending;
+    }
     // A resumed run also delivers what its killed predecessor committed but never sent.
     await this.relay.catchUp({ limit: 500, maxRounds: 1, background: true }).catch(() => undefined);
     return items;

@@ -2,7 +2,7 @@
  * A small hand-written SQS client for the data-plane calls on agentq's hot
  * paths (see data-plane.ts): AWS JSON 1.0 (`POST /`, `X-Amz-Target:
  * AmazonSQS.<Op>`, `Content-Type: application/x-amz-json-1.0`), SigV4
- * (sigv4.ts), one keep-alive agent per client.
+ * (sigv4.ts), keep-alive connections of its own (http1.ts).
  *
  * Why: the AWS SDK v3 spends about 1.2 ms of CPU per SendMessageBatch of 10
  * and 1.8 ms per ReceiveMessage(10) + DeleteMessageBatch on its middleware
@@ -35,8 +35,6 @@
  */
 import * as crypto from 'node:crypto';
 import { createHash } from 'node:crypto';
-import * as http from 'node:http';
-import * as https from 'node:https';
 import type {
   ChangeMessageVisibilityBatchRequest,
   ChangeMessageVisibilityBatchResult,
@@ -58,6 +56,7 @@ import type {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SqsDataPlane } from './data-plane.js';
+import { Http1Pool } from './http1.js';
 import type { Identity, IdentityProvider } from './credentials.js';
 import { signRequest } from './sigv4.js';
 
@@ -86,7 +85,7 @@ export interface WireSource {
 const isSdkClient = (x: SQSClient | WireSource): x is SQSClient => typeof (x as SQSClient).send === 'function';
 
 interface Target {
-  /** For http.request. */
+  /** For the connection pool (http1.ts). */
   protocol: 'http:' | 'https:';
   hostname: string;
   port: number;
@@ -96,7 +95,7 @@ interface Target {
 
 interface RawResponse {
   status: number;
-  headers: http.IncomingHttpHeaders;
+  headers: Record<string, string>;
   text: string;
 }
 
@@ -145,7 +144,7 @@ export class SqsWireError extends Error {
 }
 
 /** Parses an SQS JSON error response (`__type`, `message`, `x-amzn-query-error`). */
-export function parseWireError(status: number, headers: http.IncomingHttpHeaders, text: string): SqsWireError {
+export function parseWireError(status: number, headers: Record<string, string | string[] | undefined>, text: string): SqsWireError {
   let type = '';
   let message = '';
   try {
@@ -209,8 +208,7 @@ function decodeMessage(m: Message): Message {
 
 export class SqsWireClient implements SqsDataPlane {
   readonly kind = 'wire' as const;
-  private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 50 });
-  private readonly httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 50 });
+  private readonly pool = new Http1Pool(50);
   private readonly targets = new Map<string, Target>();
   private regional: Promise<{ url: URL; custom: boolean }> | null = null;
   private identity: Identity | null = null;
@@ -296,8 +294,7 @@ export class SqsWireClient implements SqsDataPlane {
   }
 
   destroy(): void {
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
+    this.pool.destroy();
   }
 
   // ------------------------------------------------------------ transport
@@ -343,33 +340,9 @@ export class SqsWireClient implements SqsDataPlane {
     }
   }
 
-  private post(target: Target, headers: Record<string, string>, body: Buffer, timeoutMs: number): Promise<RawResponse> {
-    return new Promise((resolve, reject) => {
-      const req = (target.protocol === 'https:' ? https : http).request(
-        {
-          method: 'POST',
-          protocol: target.protocol,
-          hostname: target.hostname,
-          port: target.port,
-          path: '/',
-          headers,
-          agent: target.protocol === 'https:' ? this.httpsAgent : this.httpAgent,
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('error', reject);
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8') }));
-        },
-      );
-      req.setTimeout(timeoutMs, () => {
-        const e = new Error(`SQS did not answer within ${Math.round(timeoutMs / 1000)} s`);
-        e.name = 'TimeoutError';
-        req.destroy(e);
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
+  private async post(target: Target, headers: Record<string, string>, body: Buffer, timeoutMs: number): Promise<RawResponse> {
+    const res = await this.pool.post(target, '/', headers, body, timeoutMs);
+    return { status: res.status, headers: res.headers, text: res.body.toString('utf8') };
   }
 
   /** Where a queue's calls go (see the header: as the SDK resolves it). Cached per queue URL ('' for no queue). */
