@@ -62,8 +62,10 @@ export const MAX_SCHEDULE_AHEAD_MS = 13 * 24 * 3600_000;
 /**
  * A redrive batch is applied in up to this many parts of at least APPLY_PART_MIN jobs
  * (applyRunItems): enough overlap of sends and store work, few extra store transactions.
+ * (8 measured ~5% less wall than 4 on the 5,000-entry bench, in two alternating A/B runs:
+ * the last part's sends, which nothing overlaps, are half as many.)
  */
-const APPLY_PARTS = 4;
+const APPLY_PARTS = 8;
 const APPLY_PART_MIN = 100;
 /** Receive rounds per class queue in one claim call: bounded work per call. */
 const MAX_ROUNDS = 8;
