@@ -168,8 +168,9 @@ export const Job = JobEnvelope.extend({
 });
 export type Job = z.infer<typeof Job>;
 
-/** `Job` compiled by zod into one generated function, on first use (see `jobIssues`). */
+/** `Job` and `JobEnvelope` compiled by zod into one generated function each, on first use (see `jobIssues`). */
 let compiledJob: typeof Job | undefined;
+let compiledEnvelope: typeof JobEnvelope | undefined;
 
 /**
  * Why a stored document is not a `Job`, or null when it is one. Every DLQ read checks every
@@ -182,10 +183,20 @@ let compiledJob: typeof Job | undefined;
  */
 export function jobIssues(value: unknown): string | null {
   compiledJob ??= z.compile(Job);
-  if (compiledJob.validate(value)) return null;
-  const parsed = Job.safeParse(value);
+  return issuesOf(compiledJob, Job, value, 'job');
+}
+
+/** The same for a message body: every message an SQS sweep or worker receives is checked (envelope.ts). */
+export function envelopeIssues(value: unknown): string | null {
+  compiledEnvelope ??= z.compile(JobEnvelope);
+  return issuesOf(compiledEnvelope, JobEnvelope, value, 'body');
+}
+
+function issuesOf(compiled: z.ZodType, schema: z.ZodType, value: unknown, what: string): string | null {
+  if (compiled.validate(value)) return null;
+  const parsed = schema.safeParse(value);
   if (parsed.success) return null;
-  return parsed.error.issues.map((i) => `${i.path.join('.') || 'job'}: ${i.message}`).join('; ');
+  return parsed.error.issues.map((i) => `${i.path.join('.') || what}: ${i.message}`).join('; ');
 }
 
 export const EVENT_TYPES = [
