@@ -23,10 +23,11 @@ import { toAgentqError } from './client.js';
 import { allAttributes, parseMessage } from './envelope.js';
 
 /**
- * Concurrent receive → persist → delete loops of one sweep. Each loop waits on
- * two round trips per 10 messages, and SQS serves concurrent receivers. (16
- * loops instead of 4 made no measurable difference on the 5,000-copy bench:
- * the sweep is bound by the SDK's CPU per call, not by waiting.)
+ * Concurrent receive → persist → delete loops of one sweep (and the deletes of
+ * held copies, as many at once). Each loop waits on two round trips per 10
+ * messages, and SQS serves concurrent receivers. With the SDK's CPU per call
+ * gone (wire.ts, http1.ts) the sweep waits on round trips: 16 instead of 4
+ * was part of a 10% shorter redrive on the 5,000-copy bench (BENCHMARKS.md, "SQS").
  */
 export const SWEEP_LANES = 16;
 
