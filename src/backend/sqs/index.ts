@@ -472,9 +472,9 @@ export class SqsBackend implements Backend {
    * Redrive on SQS: the store move, its ledger item and an outbox row commit
    * together (exactly once across kills, as on every backend), a part of the
    * batch at a time; each part's new messages are then sent in batches of 10
-   * and their outbox rows marked published only for the entries SQS confirmed. Failed entries stay in the
-   * outbox and are retried with backoff by the relay — never lost, never sent
-   * twice by the ledger.
+   * and their outbox rows marked published only for the entries SQS
+   * confirmed. Failed entries stay in the outbox and are retried with backoff
+   * by the relay — never lost, never sent twice by the ledger.
    */
   async applyRunItems(req: ApplyRequest): Promise<LedgerItem[]> {
     // In parts, so that the sends of one part go out while the next part's store work runs
