@@ -18,6 +18,27 @@ export interface OutStream {
   write(chunk: string): boolean;
   isTTY?: boolean;
   columns?: number;
+  /** A stream's backpressure (Node's Writable): true once a write returned false, until 'drain'. */
+  writableNeedDrain?: boolean;
+  once?(event: 'drain' | 'close' | 'error', listener: () => void): unknown;
+  removeListener?(event: 'drain' | 'close' | 'error', listener: () => void): unknown;
+}
+
+/**
+ * Resolves once `stream` can take more (at once when it has room): a command that writes page
+ * after page waits here, so a slow reader (`agentq list --all | slow-consumer`) holds the
+ * producer back instead of the output piling up in memory. Also resolves if the stream closes
+ * or fails (the reader went away; the entry's EPIPE handling ends the process).
+ */
+export function streamDrained(stream: OutStream): Promise<void> {
+  if (!stream.writableNeedDrain || typeof stream.once !== 'function') return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      for (const e of ['drain', 'close', 'error'] as const) stream.removeListener?.(e, done);
+      resolve();
+    };
+    for (const e of ['drain', 'close', 'error'] as const) stream.once!(e, done);
+  });
 }
 
 export interface InStream extends NodeJS.EventEmitter {
@@ -158,6 +179,7 @@ export class CliContext implements CommandContext {
     this.out = {
       format: deps.format,
       write: (s) => void deps.io.stdout.write(s),
+      drain: () => streamDrained(deps.io.stdout),
       // A pseudo-terminal without a size reports 0 columns: treat it as unknown, not as zero width.
       width: deps.io.stdout.isTTY && (deps.io.stdout.columns ?? 0) > 0 ? deps.io.stdout.columns : undefined,
       palette: deps.palette,

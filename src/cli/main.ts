@@ -250,21 +250,16 @@ export async function runCli(argv: readonly string[] = process.argv.slice(2), st
     signal: controller.signal,
   });
   // Exit explicitly: an open handle (a timer, a socket) must not keep a finished command alive.
-  // stdout/stderr writes to pipes and files are synchronous on POSIX, so nothing is lost.
   process.exitCode = code;
-  // Give buffered output a moment to flush, but never wait on it unbounded: the command is done,
-  // and a stream that never emits 'drain' must not keep it alive.
-  if (stdio.created('stdout') && process.stdout.writableLength > 0) {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, 1000);
-      const done = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      process.stdout.once('drain', done);
-      process.stdout.once('close', done);
-      process.stdout.once('error', done);
-    });
+  // But first let the reader take what stdout still holds. Writes to a file are synchronous; to a
+  // pipe only while it has room, and the rest is queued: exiting then would cut the output short
+  // (`agentq list --all -o ndjson | slow-consumer` lost all but the first ~1,500 lines of 200,000
+  // when this wait gave up after a second). A reader that goes away ends the wait (close/error,
+  // then EPIPE); one that never reads keeps the command waiting, as with any Unix producer, and a
+  // second Ctrl-C still exits at once.
+  if (stdio.created('stdout') && process.stdout.writableLength > 0 && !process.stdout.destroyed) {
+    // Writes are done in order: the callback of an empty one comes after everything before it.
+    await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
   }
   process.exit(code);
 }

@@ -2,11 +2,12 @@
  * The built CLI as a user meets it: version, help, exit codes of usage
  * errors, start-up hygiene (no ink/react for non-TUI commands), EPIPE.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_CODE_DOCS } from '../../src/core/errors.js';
-import { collect, makeCliHome, REPO_ROOT, runCli, runCliOk, spawnCli, type CliHome } from '../support/cli.js';
+import { AGENTQ_BIN, collect, makeCliHome, REPO_ROOT, runCli, runCliOk, spawnCli, type CliHome } from '../support/cli.js';
 import { hasEscapeByte } from '../support/hostile.js';
 import { bundleManifest, inkOrReact, readTrace, TRACE_NODE_ARGS } from '../support/trace.js';
 
@@ -143,6 +144,15 @@ describe('start-up hygiene', () => {
 });
 
 describe('pipes', () => {
+  it('a reader slower than the store gets every line of `list --all`, and agentq waits for it', async () => {
+    for (let i = 0; i < 3; i++) await runCliOk(home, ['demo', '--jobs', '1000', '--queue', 'slowpipe', '--no-worker']);
+    // The reader starts 2 s late (the scenario, not a wait for an event): ~3 MB of NDJSON cannot fit in a
+    // pipe meanwhile, so agentq must hold back, and must not exit before the reader has taken everything.
+    // (Before this was fixed the exit gave up after 1 s of waiting: the reader got 80 of the 3,000 lines.)
+    const r = execFileSync('bash', ['-c', `"${process.execPath}" "${AGENTQ_BIN}" list --queue slowpipe --all --limit 1000 -o ndjson | (sleep 2; wc -l)`], { env: home.env, encoding: 'utf8' });
+    expect(Number(r.trim())).toBe(3000);
+  });
+
   it('`agentq list | head -1` exits quietly when the reader goes away (EPIPE)', async () => {
     await runCliOk(home, ['demo', '--jobs', '1000', '--queue', 'epipe', '--no-worker']);
     const child = spawnCli(home, ['list', '--queue', 'epipe', '--all', '--limit', '100', '-o', 'json']);

@@ -26,6 +26,8 @@ export function resolveFormat(requested: string | undefined, json: boolean | und
 export interface OutputTarget {
   format: OutputFormat;
   write(text: string): void;
+  /** Resolves once the output can take more (backpressure: see RecordStream.page). */
+  drain?(): Promise<void>;
   /** Terminal width, when stdout is a terminal. */
   width: number | undefined;
   palette: Palette;
@@ -84,6 +86,8 @@ export class RecordStream<T> {
       }
     }
     this.pages++;
+    // A page at a time in memory, also for a reader slower than the store: wait until it took this one.
+    await this.out.drain?.();
   }
 
   end(): void {
