@@ -3,14 +3,13 @@
  * place where the dlq commands meet the process (pid, host, user, files,
  * timers).
  */
-import { once } from 'node:events';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { hostname, userInfo } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { systemRandom } from '../../core/clock.js';
 import { createIdFactory, RUN_ID_PREFIX } from '../../core/ids.js';
 import { ValidationError } from '../../core/errors.js';
-import type { CommandContext } from '../context.js';
+import { streamDrained, type CommandContext } from '../context.js';
 import type { DlqIo } from './dlq-io.js';
 import { abortableSleep } from '../../util/sleep.js';
 
@@ -31,11 +30,10 @@ export function dlqIoFrom(ctx: CommandContext): DlqIo {
     out: {
       ...ctx.out,
       isTTY: ctx.io.stdout.isTTY === true,
-      async drain() {
-        if (stdout.writableNeedDrain && typeof stdout.once === 'function') await once(stdout, 'drain');
-      },
+      drain: () => streamDrained(ctx.io.stdout),
       async writeBytes(b: Uint8Array) {
-        if (!stdout.write(b as unknown as string) && typeof stdout.once === 'function') await once(stdout, 'drain');
+        stdout.write(b as unknown as string);
+        await streamDrained(ctx.io.stdout);
       },
     },
     formatChosen: ctx.globals.output !== undefined || ctx.globals.json === true,
