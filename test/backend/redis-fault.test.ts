@@ -11,15 +11,17 @@ import { runRedriveKillScenario } from '../fault/redrive-kill-scenario.js';
 import { runWorkerKillScenario } from '../fault/worker-kill-scenario.js';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { TestServers } from '../support/servers.js';
 
 let server: RedisServer;
 let cluster: RedisCluster;
 let n = 0;
+const servers = new TestServers();
 beforeAll(async () => {
-  [server, cluster] = await Promise.all([startRedisServer(), startRedisCluster(3)]);
+  [server, cluster] = await Promise.all([servers.start(startRedisServer()), servers.start(startRedisCluster(3))]);
 }, 60_000);
 afterAll(async () => {
-  await Promise.all([server?.stop(), cluster?.stop()]);
+  await servers.stopAll();
 });
 
 /** A fresh store: the same server, a key prefix of its own. */

@@ -12,14 +12,16 @@ import { shardOf } from '../../src/backend/redis/keys.js';
 import { ManualClock, seededRandom } from '../../src/core/clock.js';
 
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster.js';
+import { TestServers } from '../support/servers.js';
 
 let cluster: RedisCluster;
 let n = 0;
+const servers = new TestServers();
 beforeAll(async () => {
-  cluster = await startRedisCluster(3);
+  cluster = await servers.start(startRedisCluster(3));
 });
 afterAll(async () => {
-  await cluster?.stop();
+  await servers.stopAll();
 });
 
 const TENANTS = ['acme', 'globex', 'initech', 'umbrella', 'hooli', 'stark'];

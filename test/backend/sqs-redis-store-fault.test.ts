@@ -20,15 +20,17 @@ import { expectRedrivenDeliveredOnce } from '../fault/sqs-redrive-delivered.js';
 import { runWorkerKillScenario } from '../fault/worker-kill-scenario.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
+import { TestServers } from '../support/servers.js';
 
 useEmulatorCredentials();
 let sqs: SqsServer;
 let redis: RedisServer;
+const servers = new TestServers();
 beforeAll(async () => {
-  [sqs, redis] = await Promise.all([startSqsServer(), startRedisServer()]);
+  [sqs, redis] = await Promise.all([servers.start(startSqsServer()), servers.start(startRedisServer())]);
 });
 afterAll(async () => {
-  await Promise.all([sqs?.stop(), redis?.stop()]);
+  await servers.stopAll();
 });
 
 let seq = 0;

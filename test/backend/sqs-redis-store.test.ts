@@ -15,18 +15,20 @@ import { ManualClock, seededRandom } from '../../src/core/clock.js';
 import { useEmulatorCredentials } from '../conformance/sqs-fixture.js';
 import { freePort, startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
+import { TestServers } from '../support/servers.js';
 
 useEmulatorCredentials();
 let sqs: SqsServer;
 let redis: RedisServer;
 let raw: SQSClient;
+const servers = new TestServers();
 beforeAll(async () => {
-  [sqs, redis] = await Promise.all([startSqsServer(), startRedisServer()]);
+  [sqs, redis] = await Promise.all([servers.start(startSqsServer()), servers.start(startRedisServer())]);
   raw = new SQSClient({ region: 'us-east-1', endpoint: sqs.endpoint });
 });
 afterAll(async () => {
   raw?.destroy();
-  await Promise.all([sqs?.stop(), redis?.stop()]);
+  await servers.stopAll();
 });
 
 const open: SqsBackend[] = [];

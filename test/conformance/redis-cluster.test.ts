@@ -12,13 +12,15 @@ import { startRedisCluster, type RedisCluster } from '../support/redis-cluster.j
 import { dlqRowsCases } from './cases-dlq-rows.js';
 import { redisFixtureFactory } from './redis-fixture.js';
 import { runConformanceSuite } from './suite.js';
+import { TestServers } from '../support/servers.js';
 
 let cluster: RedisCluster;
+const servers = new TestServers();
 beforeAll(async () => {
-  cluster = await startRedisCluster(3);
+  cluster = await servers.start(startRedisCluster(3));
 });
 afterAll(async () => {
-  await cluster?.stop();
+  await servers.stopAll();
 });
 
 runConformanceSuite('redis (cluster, 3 masters)', redisFixtureFactory(() => cluster.url));

@@ -15,14 +15,16 @@ import { runCases } from './cases-runs.js';
 import { statsCases } from './cases-stats.js';
 import { workerCases } from './cases-worker.js';
 import { sqsRedisStoreFixtureFactory } from './sqs-redis-store-fixture.js';
+import { TestServers } from '../support/servers.js';
 
 let sqs: SqsServer;
 let cluster: RedisCluster;
+const servers = new TestServers();
 beforeAll(async () => {
-  [sqs, cluster] = await Promise.all([startSqsServer(), startRedisCluster(3)]);
+  [sqs, cluster] = await Promise.all([servers.start(startSqsServer()), servers.start(startRedisCluster(3))]);
 });
 afterAll(async () => {
-  await Promise.all([sqs?.stop(), cluster?.stop()]);
+  await servers.stopAll();
 });
 
 describe('sqs backend conformance, Redis Cluster job store', () => {

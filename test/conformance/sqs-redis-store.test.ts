@@ -18,14 +18,16 @@ import { runCases } from './cases-runs.js';
 import { statsCases } from './cases-stats.js';
 import { workerCases } from './cases-worker.js';
 import { sqsRedisStoreFixtureFactory } from './sqs-redis-store-fixture.js';
+import { TestServers } from '../support/servers.js';
 
 let sqs: SqsServer;
 let redis: RedisServer;
+const servers = new TestServers();
 beforeAll(async () => {
-  [sqs, redis] = await Promise.all([startSqsServer(), startRedisServer()]);
+  [sqs, redis] = await Promise.all([servers.start(startSqsServer()), servers.start(startRedisServer())]);
 });
 afterAll(async () => {
-  await Promise.all([sqs?.stop(), redis?.stop()]);
+  await servers.stopAll();
 });
 
 for (const [name, extra] of [['standard queues', ''], ['FIFO queues', '&fifo=job']] as const) {
