@@ -242,6 +242,7 @@ export class ResponseParser {
   /** Body bytes expected (Content-Length), or 'chunked', or 'close' (until the connection ends). */
   private framing: number | 'chunked' | 'close' = 0;
   private body: Buffer[] = [];
+  /** Content-Length framing: body bytes received so far. */
   private bodyLength = 0;
   /** Chunked: bytes left of the current chunk's data (-1: at a chunk-size line). */
   private chunkLeft = -1;
@@ -306,14 +307,16 @@ export class ResponseParser {
   private readBody(): Http1Response | null {
     if (this.framing === 'close') {
       this.body.push(this.buf);
-      this.bodyLength += this.buf.length;
       this.buf = Buffer.alloc(0);
       return null;
     }
     if (typeof this.framing === 'number') {
-      if (this.buf.length < this.framing) return null;
-      if (this.buf.length > this.framing) throw new Error('bytes after the end of the HTTP response');
+      // Chunks are kept as they come (no copy of the body so far per chunk) until the length is reached.
       this.body.push(this.buf);
+      this.bodyLength += this.buf.length;
+      this.buf = Buffer.alloc(0);
+      if (this.bodyLength < this.framing) return null;
+      if (this.bodyLength > this.framing) throw new Error('bytes after the end of the HTTP response');
       return this.done();
     }
     // chunked: size line, data, CRLF, …, a zero-size chunk, trailers, CRLF
@@ -335,7 +338,6 @@ export class ResponseParser {
       }
       if (this.buf.length < this.chunkLeft + 2) return null;
       this.body.push(this.buf.subarray(0, this.chunkLeft));
-      this.bodyLength += this.chunkLeft;
       this.buf = this.buf.subarray(this.chunkLeft + 2);
       this.chunkLeft = -1;
     }
