@@ -39,3 +39,35 @@ it('follows every queue, also one created after following began, and misses noth
   await done;
   await backend.close();
 });
+
+// A job's first event is kept in its hash (field h0), the later ones in its history list, trimmed to
+// the last HISTORY_KEEP; together they must read as one list of the job's last HISTORY_KEEP events.
+it("gives a job's last 200 events, its first one included while it is among them", async () => {
+  const clock = new ManualClock();
+  const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=ev2`), { clock });
+  const stream = async (jobId: string) => {
+    const all: JobEvent[] = [];
+    for await (const e of backend.events({ queue: 'hist' })) if (e.job_id === jobId) all.push(e);
+    return all;
+  };
+  const history = async (jobId: string) => {
+    const all: JobEvent[] = [];
+    for await (const e of backend.events({ jobId })) all.push(e);
+    return all;
+  };
+  // checkpoints after the claim: 198 makes 200 events in all (submitted, claimed, 198), 199 makes 201
+  for (const checkpoints of [0, 198, 199, 230]) {
+    const { job } = await backend.submit({ workflow: 'w:v1', queue: 'hist', tenant_id: `t${checkpoints}` });
+    const [lease] = await backend.claim({ queue: 'hist', workerId: 'w', max: 1, leaseMs: 60_000 });
+    expect(lease!.job.job_id).toBe(job.job_id);
+    for (let i = 0; i < checkpoints; i++) await backend.checkpoint(lease!, { step: i });
+    const all = await stream(job.job_id);
+    expect(all).toHaveLength(checkpoints + 2);
+    const got = await history(job.job_id);
+    expect(got.map((e) => e.seq)).toEqual(all.slice(-200).map((e) => e.seq));
+    if (checkpoints + 2 <= 200) expect(got[0]!.type).toBe('submitted');
+    else expect(got.map((e) => e.type)).not.toContain('submitted');
+    await backend.complete(lease!, null);
+  }
+  await backend.close();
+});

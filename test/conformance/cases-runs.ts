@@ -139,7 +139,9 @@ export function runCases(make: MakeFixture): void {
       expect((await f.backend.applyRunItems({ runId: RUN_A, jobIds: [p.job_id], now: f.clock.now() }))[0]).toMatchObject({ status: 'moved' });
       expect(await f.backend.get(p.job_id)).toBeNull();
       expect(await f.backend.dlqGet(p.job_id)).toBeNull();
-      expect((await eventTypes(f.backend, p.job_id)).at(-1)).toBe('purged');
+      const history = await eventTypes(f.backend, p.job_id);
+      expect(history[0]).toBe('submitted');
+      expect(history.at(-1)).toBe('purged');
 
       f.clock.advance(10_000);
       await f.backend.createRun(runRecord({ run_id: RUN_B, queue: 'default', action: 'expire' }, f.clock.now()), [{ job_id: e.job_id, verdict: 'expire', detail: null }]);

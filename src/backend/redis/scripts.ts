@@ -46,7 +46,7 @@ export const SHARD_SCRIPTS = {
 
 /** Scripts without the shard prelude. */
 export const PLAIN_SCRIPTS = {
-  aqHistory: [HISTORY, 1],
+  aqHistory: [HISTORY, 2],
   aqLockAcquire: [LOCK_ACQUIRE, 1],
   aqLockRelease: [LOCK_RELEASE, 1],
 } as const satisfies Record<string, readonly [string, number]>;

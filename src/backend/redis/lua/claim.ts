@@ -199,8 +199,10 @@ while #claimed < max and budget > 0 do
         if f.nef and f.nef ~= '0' then effects = redis.call('HGETALL', ek(id)) end
         local out = {}
         for k, val in pairs(f) do
-          out[#out + 1] = k
-          out[#out + 1] = val
+          if k ~= 'h0' then -- (the first event: history's, not the worker's)
+            out[#out + 1] = k
+            out[#out + 1] = val
+          end
         end
         claimed[#claimed + 1] = { fence, exp, { out, effects, atts } }
         if atCap(ten) then drop(best, ten) end

@@ -97,6 +97,10 @@ for i = 9, #ARGV, 3 do
           redis.call('HINCRBY', K_COUNT, statsCountField(id, 'dead'), -1) -- [stats]
           statsMove(id, 'dead', nil) -- [stats]
           redis.call('ZREM', K_ALL, id)
+          -- the first event, kept in the job hash (h0), joins the rest of the history before the hash
+          -- goes (unless the list already holds the last HISTORY_KEEP events, which leave it out)
+          local h0 = hget(id, 'h0')
+          if h0 and redis.call('LLEN', hk(id)) < HISTORY_KEEP then redis.call('LPUSH', hk(id), h0) end
           redis.call('DEL', jk(id), ak(id), ek(id))
           -- the job's event history outlives it for a while (inspect shows 'purged'), then goes
           redis.call('EXPIRE', hk(id), 604800)

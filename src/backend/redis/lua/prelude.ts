@@ -9,11 +9,13 @@
  * per-job hashes whose size is capped (effects) or lists kept trimmed (attempts,
  * history).
  */
+import { HISTORY_KEEP } from './read.js';
 import { STATS_HOOKS } from './stats.js';
 
 export const PRELUDE = String.raw`
 local P = ARGV[1]
 local NOW = tonumber(ARGV[2])
+local NOWS = ARGV[2] -- the same, as given: a string argument costs Redis no number formatting
 local EVMAX = ARGV[3]
 local QUEUE = ARGV[4]
 local function jk(id) return P .. 'j:' .. id end
@@ -31,7 +33,7 @@ local K_TOTAL = P .. 'tot'
 local K_EVENTS = P .. 'ev'
 local K_FAIR = P .. 'fair'
 local ATTEMPTS_KEEP = 200
-local HISTORY_KEEP = 200
+local HISTORY_KEEP = ${HISTORY_KEEP}
 local SAMPLES_KEEP = 1000
 
 local function hget(id, f) return redis.call('HGET', jk(id), f) end
@@ -54,13 +56,18 @@ local function meta(id)
   return m
 end
 
--- Appends an event to the shard's capped stream and to the job's short history.
-local function emit(id, typ, from, to, att, ten, data)
+-- Appends an event to the shard's capped stream; returns its history line '<seq>|<event JSON>'.
+local function streamEvent(id, typ, from, to, att, ten, data)
   local ev = cjson.encode({ type = typ, at = NOW, job_id = id, queue = QUEUE, tenant_id = ten,
     from_state = from or cjson.null, to_state = to or cjson.null, attempt = tonumber(att) or 0, data = data or cjson.null })
-  local seq = redis.call('XADD', K_EVENTS, 'MAXLEN', '~', EVMAX, '*', 'e', ev)
-  pushCapped(hk(id), seq .. '|' .. ev, HISTORY_KEEP)
-  return seq
+  return redis.call('XADD', K_EVENTS, 'MAXLEN', '~', EVMAX, '*', 'e', ev) .. '|' .. ev
+end
+
+-- Appends an event to the shard's capped stream and to the job's short history. (A job's first
+-- event, 'submitted', is kept in its hash as field h0 instead, written by submit with the rest of
+-- the new job: one key and one command less per job. The history script puts it back in front.)
+local function emit(id, typ, from, to, att, ten, data)
+  pushCapped(hk(id), streamEvent(id, typ, from, to, att, ten, data), HISTORY_KEEP)
 end
 
 ${STATS_HOOKS}

@@ -58,11 +58,13 @@ local STATS_BY_CLASS = { queued = true, scheduled = true, running = true, dead =
 -- what a job in a state adds to its tenant's rank score
 local STATS_RANK = { queued = ${TENANT_DEPTH_UNIT}, scheduled = ${TENANT_DEPTH_UNIT}, running = ${TENANT_DEPTH_UNIT}, dead = 1 }
 
--- One more event of this kind ('s' submitted, 'ok' succeeded, 'f' other attempt end) this minute.
--- A field is created once per kind and minute (HINCRBY returns 1): only then is the hash pruned.
-local function statsActivity(kind)
+-- n (default 1) more events of this kind ('s' submitted, 'ok' succeeded, 'f' other attempt end)
+-- this minute. A field is created once per kind and minute (HINCRBY returns n): only then is the
+-- hash pruned.
+local function statsActivity(kind, n)
+  n = n or 1
   local minute = math.floor(NOW / 60000)
-  if redis.call('HINCRBY', K_SACT, minute .. ':' .. kind, 1) == 1 and redis.call('HLEN', K_SACT) > ${3 * ACTIVITY_MINUTES} then
+  if redis.call('HINCRBY', K_SACT, minute .. ':' .. kind, n) == n and redis.call('HLEN', K_SACT) > ${3 * ACTIVITY_MINUTES} then
     local stale = {}
     for _, f in ipairs(redis.call('HKEYS', K_SACT)) do
       if tonumber(string.match(f, '^(%d+):') or '0') <= minute - ${ACTIVITY_MINUTES} then stale[#stale + 1] = f end
@@ -75,6 +77,14 @@ end
 local function statsCountField(id, st)
   if STATS_BY_CLASS[st] then return meta(id).cls .. ':' .. st end
   return st
+end
+
+-- Submits of a batch, merged (lua/submit.ts): per tenant the rank added and the jobs scheduled,
+-- and the count of jobs; the same writes as statsMove(id, nil, st) per job, one per tenant.
+local function statsSubmitted(rank, scheduled, n)
+  for ten, r in pairs(rank) do redis.call('ZINCRBY', K_STEN, r, ten) end
+  for ten, k in pairs(scheduled) do redis.call('HINCRBY', K_SSCH, ten, k) end
+  statsActivity('s', n)
 end
 
 -- A job moves from one state to another (from nil: submitted; to nil: purged).

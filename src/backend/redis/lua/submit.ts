@@ -32,6 +32,7 @@ export const SUBMIT_FIELDS = 13;
 export const SUBMIT = String.raw`
 local n, writeLoc = tonumber(ARGV[5]), ARGV[6] == '1'
 local out, ids, locs = {}, {}, {}
+local rank, scheduled = {}, {} -- [stats] per tenant
 -- the batch's merged writes: key → flat ZADD arguments; hash key → field → delta
 local zadds, zorder = {}, {}
 local function zadd(key, score, member)
@@ -67,10 +68,12 @@ for i = 0, n - 1 do
   if existing then
     out[#out + 1] = { 'exists', existing }
   else
-    redis.call('HSET', KEYS[2 + i], 'env', env, 'att', 0, 'max', maxAtt, 'dl', dl, 'cls', cls, 'ten', ten, 'wf', wf,
-      'cat', NOW, 'upd', NOW, 'fen', 0, 'nef', 0, 'rc', 0, 'est', est, 'st', st, 'run', runAt)
+    -- (strings, not Lua numbers: Redis formats every number argument with %.17g, which is not free)
+    local h0 = streamEvent(id, 'submitted', nil, st, 0, ten, (st == 'scheduled') and { run_at = runAt } or nil)
+    redis.call('HSET', KEYS[2 + i], 'env', env, 'att', '0', 'max', maxAtt, 'dl', dl, 'cls', cls, 'ten', ten, 'wf', wf,
+      'cat', NOWS, 'upd', NOWS, 'fen', '0', 'nef', '0', 'rc', '0', 'est', est, 'st', st, 'run', ARGV[b + 5], 'h0', h0)
     META[id] = { cls = cls, ten = ten, est = tonumber(est) }
-    ids[#ids + 1] = 0
+    ids[#ids + 1] = '0'
     ids[#ids + 1] = id
     if writeLoc then
       locs[#locs + 1] = KEYS[2 + n + i]
@@ -78,15 +81,16 @@ for i = 0, n - 1 do
     end
     -- move(id, nil, st) and enqueue(id, runAt), merged over the batch (written below);
     -- 'st', 'upd' and 'run' went into the HSET above
-    zadd(sk(st), 0, id)
+    zadd(sk(st), '0', id)
     incr(K_COUNT, statsCountField(id, st), 1)
     incr(P .. 'blc', cls, META[id].est)
     incr(P .. 'blt', ten, META[id].est)
-    statsMove(id, nil, st) -- [stats]
-    zadd(rk(cls, ten), runAt, id)
-    zadd(tk(cls), 0, ten)
-    zadd(qagek(cls), runAt, id) -- [stats] the class's age index
-    emit(id, 'submitted', nil, st, 0, ten, (st == 'scheduled') and { run_at = runAt } or nil)
+    -- statsMove(id, nil, st), merged per tenant -- [stats]
+    rank[ten] = (rank[ten] or 0) + STATS_RANK[st]
+    if st == 'scheduled' then scheduled[ten] = (scheduled[ten] or 0) + 1 end
+    zadd(rk(cls, ten), ARGV[b + 5], id)
+    zadd(tk(cls), '0', ten)
+    zadd(qagek(cls), ARGV[b + 5], id) -- [stats] the class's age index
     out[#out + 1] = { 'created' }
   end
 end
@@ -100,6 +104,7 @@ if #ids > 0 then
   redis.call('ZADD', K_ALL, unpack(ids))
   if #locs > 0 then redis.call('MSET', unpack(locs)) end
   total('submitted', #ids / 2)
+  statsSubmitted(rank, scheduled, #ids / 2) -- [stats]
 end
 return out
 `;
