@@ -2,7 +2,9 @@
  * completeAndClaim on Redis: one script call completes a job under its fence
  * and claims the next from the same shard with the same fairness as claim;
  * a lost lease claims nothing; a sharded queue falls back to complete, then
- * claim's rotation over the shards.
+ * claim's rotation over the shards. Calls made in the same turn share one
+ * script call, whose index and counter writes are merged (prelude: deferred
+ * writes): the end state must be the one the calls one at a time leave.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisBackend } from '../../src/backend/redis/index.js';
@@ -121,5 +123,71 @@ describe('Redis completeAndClaim', () => {
     } finally {
       await backend.close();
     }
+  });
+
+  // The batch's merged writes against the same work done one call at a time: every counter and
+  // index the stats and the claims read must come out the same.
+  it('completes the calls of one turn in one script call, hands out the next jobs in call order, and leaves the state one-at-a-time calls leave', async () => {
+    const tenants = ['acme', 'globex', 'initech'];
+    async function run(together: boolean) {
+      const { backend, clock } = open();
+      const ids: string[] = [];
+      for (let i = 0; i < 12; i++) {
+        const { job } = await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: tenants[i % 3], estimated_seconds: 30 + i, max_attempts: 2 });
+        ids.push(job.job_id);
+      }
+      // one to be scheduled later, so the scheduled counters are in play too
+      await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme', run_at: new Date(clock.now() + 3_600_000).toISOString() });
+      const leases = await backend.claim({ ...claimReq, max: 5 });
+      // the third completion comes under a fence that is not the job's (a lost lease)
+      leases[2] = { ...leases[2]!, fence: leases[2]!.fence + 1 };
+      // script calls so far (EVALSHA, and EVAL for a script this server had not loaded yet)
+      const scriptCalls = async () => {
+        const info = await backend.redis.info('commandstats');
+        return [/cmdstat_evalsha:calls=(\d+)/, /cmdstat_eval:calls=(\d+)/].reduce((sum, re) => sum + Number(re.exec(info)?.[1] ?? 0), 0);
+      };
+      const before = await scriptCalls();
+      let results: Array<PromiseSettledResult<{ next: Array<{ jobId: string }> }>>;
+      if (together) results = await Promise.allSettled(leases.map((l, i) => backend.completeAndClaim(l, `r${i}`, { ...claimReq, max: i === 4 ? 2 : 1 })));
+      else {
+        results = [];
+        for (const [i, l] of leases.entries()) results.push(...(await Promise.allSettled([backend.completeAndClaim(l, `r${i}`, { ...claimReq, max: i === 4 ? 2 : 1 })])));
+      }
+      const after = await scriptCalls();
+      const ended = await Promise.all(leases.map((l) => backend.get(l.jobId)));
+      const stats = await backend.stats('q');
+      const keys = await backend.redis.keys(`{cc${n}:q:0}:*`);
+      const kinds: Record<string, string | number> = {};
+      for (const k of keys) {
+        const suffix = k.slice(k.indexOf('}:') + 2);
+        if (/^(j|a|h|e):/.test(suffix) || suffix === 'ev' || suffix === 'fair') continue;
+        const type = await backend.redis.type(k);
+        kinds[suffix] = type === 'zset' ? await backend.redis.zcard(k) : type === 'hash' ? JSON.stringify(await backend.redis.hgetall(k)) : type === 'list' ? await backend.redis.llen(k) : type;
+      }
+      await backend.close();
+      return { ids, results, scriptCalls: after - before, ended, stats, kinds };
+    }
+    const one = await run(false);
+    const all = await run(true);
+    // one script call for the five completions
+    expect(all.scriptCalls).toBe(1);
+    expect(one.scriptCalls).toBe(5);
+    for (const r of [one, all]) {
+      expect(r.results.map((x) => x.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+      expect((r.results[2] as PromiseRejectedResult).reason).toBeInstanceOf(LeaseLostError);
+      expect(r.ended.map((j) => j!.state)).toEqual(['succeeded', 'succeeded', 'running', 'succeeded', 'succeeded']);
+      expect(r.ended.map((j) => j!.result)).toEqual(['r0', 'r1', null, 'r3', 'r4']);
+    }
+    // the next jobs, in call order: 1 each, 2 for the last; none for the lost one
+    const nextOf = (r: typeof all) => r.results.map((x) => (x.status === 'fulfilled' ? x.value.next.map((l) => r.ids.indexOf(l.jobId)) : null));
+    expect(nextOf(all)).toEqual([[5], [6], null, [7], [8, 9]]);
+    expect(nextOf(one)).toEqual(nextOf(all));
+    // every figure of the stats: counts, totals, per class and tenant, samples, recent activity
+    expect(all.stats.by_tenant).toHaveLength(3);
+    expect(all.stats).toEqual(one.stats);
+    expect(all.stats.counts).toMatchObject({ succeeded: 4, running: 6, queued: 2, scheduled: 1 });
+    // every index and counter key, by size or content (activity buckets and samples included)
+    expect(Object.keys(all.kinds)).toEqual(expect.arrayContaining(['n', 'tot', 'byatt', 'leases', 's:running', 's:succeeded', 'stn', 'sts', 'rt', 'blc', 'blt', 'act', 'tiq', 'exec']));
+    expect(all.kinds).toEqual(one.kinds);
   });
 });

@@ -84,6 +84,18 @@ const ALL_CLASSES = JOB_CLASSES.join(',');
 
 /** Jobs per submit script call: about a millisecond of Redis time at most. */
 const SUBMIT_BATCH = 64;
+/** Completions per complete_claim script call (lua/worker.ts): each is one of its KEYS. */
+const COMPLETE_BATCH = 64;
+
+/** A completeAndClaim waiting for the end of this turn of the event loop. */
+interface PendingCompletion {
+  lease: LeaseRef;
+  /** The result as JSON. */
+  result: string;
+  max: number;
+  resolve: (next: Array<[number, number, Snapshot]>) => void;
+  reject: (e: unknown) => void;
+}
 
 interface PendingSubmit {
   jobKey: string;
@@ -721,8 +733,12 @@ export class RedisBackend implements Backend {
 
   /**
    * complete + claim in one script call on a queue of one shard (the common
-   * case): one round trip per job for a busy worker. On a sharded queue the
-   * next jobs may be on any shard, so it is complete, then claim's rotation.
+   * case): one round trip per job for a busy worker. Calls made in the same
+   * turn of the event loop with the same claim terms (a worker's slots that
+   * finish together) share one script call, COMPLETE_BATCH at most: each
+   * completion is still checked against its own fence, and the jobs claimed
+   * are handed out in call order. On a sharded queue the next jobs may be on
+   * any shard, so it is complete, then claim's rotation.
    */
   async completeAndClaim(lease: LeaseRef, result: string | null, next: ClaimRequest): Promise<{ next: Lease[] }> {
     this.validateClaim(next);
@@ -733,17 +749,54 @@ export class RedisBackend implements Backend {
       await this.complete(lease, result);
       return { next: await this.claim(next) };
     }
-    const p = this.sp(loc);
-    const res = await this.call<[string, Array<[number, number, Snapshot]> | string]>('aqCompleteClaim', p, [p + 'leases', p + 'j:' + lease.jobId], loc.queue, [
-      ...this.claimArgs(next, next.max),
-      lease.jobId,
-      lease.fence,
-      JSON.stringify(result),
-    ]);
-    if (res[0] === 'lost') throw new LeaseLostError(lease.jobId, res[1] ? `the job is ${String(res[1])} under another fence` : undefined);
-    const got = res[1] as Array<[number, number, Snapshot]>;
+    const got = await new Promise<Array<[number, number, Snapshot]>>((resolve, reject) => {
+      const key = JSON.stringify([this.sp(loc), next.workerId, next.workerVersion ?? '', Math.round(next.leaseMs), next.classes ?? null]);
+      let batch = this.completionBatches.get(key);
+      if (!batch) {
+        batch = { loc, next, items: [] };
+        this.completionBatches.set(key, batch);
+      }
+      batch.items.push({ lease, result: JSON.stringify(result), max: next.max, resolve, reject });
+      this.completionFlush ??= setImmediate(() => this.flushCompletions());
+    });
     if (got.length > 0) this.claimTurn.set(next.queue, 0);
     return { next: got.map((g) => this.leaseFrom(loc, g)) };
+  }
+
+  /** completeAndClaim calls waiting for the end of this turn, per shard and claim terms. */
+  private readonly completionBatches = new Map<string, { loc: Loc; next: ClaimRequest; items: PendingCompletion[] }>();
+  private completionFlush: NodeJS.Immediate | null = null;
+
+  private flushCompletions(): void {
+    this.completionFlush = null;
+    const batches = [...this.completionBatches.values()];
+    this.completionBatches.clear();
+    for (const { loc, next, items } of batches) {
+      const p = this.sp(loc);
+      for (let i = 0; i < items.length; i += COMPLETE_BATCH) {
+        const chunk = items.slice(i, i + COMPLETE_BATCH);
+        const wanted = chunk.reduce((n, c) => n + c.max, 0);
+        const args: Array<string | number> = [...this.claimArgs(next, wanted), chunk.length];
+        for (const c of chunk) args.push(c.lease.jobId, c.lease.fence, c.result, c.max);
+        const keys = [p + 'leases', ...chunk.map((c) => `${p}j:${c.lease.jobId}`)];
+        this.call<[string[], Array<[number, number, Snapshot]>]>('aqCompleteClaim', p, keys, loc.queue, args).then(
+          ([outcomes, claimed]) => {
+            let taken = 0;
+            chunk.forEach((c, k) => {
+              const outcome = outcomes[k]!;
+              if (outcome !== 'ok') {
+                const found = outcome.slice('lost:'.length);
+                c.reject(new LeaseLostError(c.lease.jobId, found ? `the job is ${found} under another fence` : undefined));
+                return;
+              }
+              c.resolve(claimed.slice(taken, taken + c.max));
+              taken += c.max;
+            });
+          },
+          (e: unknown) => chunk.forEach((c) => c.reject(e)),
+        );
+      }
+    }
   }
 
   async claim(req: ClaimRequest): Promise<Lease[]> {

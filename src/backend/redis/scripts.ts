@@ -4,7 +4,7 @@
  * loaded once per server — and again after a server restart lost its cache.
  */
 import type { Cluster, Redis } from 'ioredis';
-import { CLAIM, CLAIM_CORE } from './lua/claim.js';
+import { CLAIM, claimCore } from './lua/claim.js';
 import { CANCEL } from './lua/cancel.js';
 import { APPLY, BACKLOG, LEDGER_ADD, LOCK_ACQUIRE, LOCK_RELEASE, TRAFFIC } from './lua/dlq.js';
 import { STATS_READ } from './lua/stats.js';
@@ -33,7 +33,7 @@ export const SHARD_SCRIPTS = {
   aqEffectBegin: [EFFECT_BEGIN, 2],
   aqEffectFinish: [EFFECT_FINISH, 2],
   aqComplete: [COMPLETE, 1],
-  aqCompleteClaim: [completeClaim(CLAIM_CORE), 2],
+  aqCompleteClaim: [completeClaim(claimCore), VARIABLE_KEYS],
   aqFail: [FAIL, 1],
   aqAbort: [ABORT, 1],
   aqRelease: [RELEASE, 1],

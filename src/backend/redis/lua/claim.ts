@@ -27,11 +27,15 @@ import { LEASE_LUA } from './lease.js';
  *
  * Every loop is bounded: at most `reap` leases and `max * 4 + 32` picks per call.
  *
- * CLAIM_CORE leaves the picks in `claimed` (complete_claim appends it to a
- * completion); CLAIM returns them.
+ * claimCore(max) leaves the picks in `claimed` (complete_claim runs it after a
+ * batch of completions, for as many jobs as they asked for); CLAIM returns them.
+ * The picks' writes to indexes and counters they do not read are deferred and
+ * sent merged after the loop (prelude: deferred writes).
  */
-export const CLAIM_CORE = LEASE_LUA + String.raw`
-local max, leaseMs, worker, wver = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7], ARGV[8]
+export const claimCore = (maxExpr: string): string =>
+  LEASE_LUA +
+  String.raw`
+local max, leaseMs, worker, wver = ${maxExpr}, tonumber(ARGV[6]), ARGV[7], ARGV[8]
 local reapLimit, rand = tonumber(ARGV[14]), tonumber(ARGV[16])
 
 -- 1. Reclaim expired leases.
@@ -63,7 +67,7 @@ local function capOf(t)
 end
 local function atCap(t)
   if not capped then return false end
-  return tonumber(redis.call('HGET', P .. 'rt', t) or '0') >= capOf(t)
+  return tonumber(redis.call('HGET', P .. 'rt', t) or '0') + pendingCount(P .. 'rt', t) >= capOf(t)
 end
 
 local fair = redis.call('HMGET', K_FAIR, 'credit:interactive', 'credit:batch', 'credit:maintenance',
@@ -122,6 +126,8 @@ local function tenantLeft(c) if tenantsIn[c] then tenantsIn[c] = tenantsIn[c] - 
 
 local claimed = {}
 local budget = max * 4 + 32
+-- the picks' index and counter writes go out merged after the loop (prelude: deferred writes)
+DEFER = true
 while #claimed < max and budget > 0 do
   budget = budget - 1
   -- smooth weighted round robin over classes with candidates (computed on copies: committed only if used)
@@ -210,6 +216,7 @@ while #claimed < max and budget > 0 do
     end
   end
 end
+flushDeferred()
 local fairArgs = { 'credit:interactive', credit.interactive, 'credit:batch', credit.batch, 'credit:maintenance', credit.maintenance,
   'def:interactive', deficit.interactive, 'def:batch', deficit.batch, 'def:maintenance', deficit.maintenance }
 for _, c in ipairs(ALL) do
@@ -221,4 +228,4 @@ end
 redis.call('HSET', K_FAIR, unpack(fairArgs))
 `;
 
-export const CLAIM = CLAIM_CORE + 'return claimed\n';
+export const CLAIM = claimCore('tonumber(ARGV[5])') + 'return claimed\n';

@@ -42,28 +42,31 @@ local function traffic()
   return (tonumber(cur[1]) or 0) + (tonumber(prev[1]) or 0), (tonumber(cur[2]) or 0) + (tonumber(prev[2]) or 0)
 end
 
--- The minute's bucket gets its expiry when a field is created in it (HINCRBY returns 1):
--- the first write to a bucket always creates a field, so every bucket expires.
+-- The minute's bucket gets its expiry when a field is created in it (countD's 'ttl': HINCRBY
+-- returns what it added): the first write to a bucket always creates a field, so every bucket expires.
 local function countTraffic(field)
-  local rb = P .. 'rb:' .. math.floor(NOW / 60000)
-  if redis.call('HINCRBY', rb, field, 1) == 1 then redis.call('EXPIRE', rb, 900) end
+  countD('ttl', P .. 'rb:' .. math.floor(NOW / 60000), field, 1)
 end
 
 -- Starts an attempt of a waiting job (already out of its waiting indexes) under a new lease
 -- that ends at the deadline at the latest: fence, attempt, lease, worker version and state in
 -- one write (hadWv: the job may hold a worker version to clear), the attempt record, the
 -- 'claimed' event. Returns the lease expiry, the attempt record and the attempts list's length.
+local leaseEndMs, leaseEndText
 local function startAttempt(id, from, ten, fence, att, dl, runAt, worker, wver, leaseMs, hadWv)
   local exp = NOW + leaseMs
   if dl and dl < exp then exp = dl end
+  -- the expiry as text, formatted once per call for the leases that end together (Redis would
+  -- format a number argument anew for each command)
+  if exp ~= leaseEndMs then leaseEndMs, leaseEndText = exp, string.format('%d', exp) end
   if wver ~= '' then
-    redis.call('HSET', jk(id), 'fen', fence, 'att', att, 'lw', worker, 'le', exp, 'wv', wver, 'st', 'running', 'upd', NOW)
+    redis.call('HSET', jk(id), 'fen', fence, 'att', att, 'lw', worker, 'le', leaseEndText, 'wv', wver, 'st', 'running', 'upd', NOWS)
   else
-    redis.call('HSET', jk(id), 'fen', fence, 'att', att, 'lw', worker, 'le', exp, 'st', 'running', 'upd', NOW)
+    redis.call('HSET', jk(id), 'fen', fence, 'att', att, 'lw', worker, 'le', leaseEndText, 'st', 'running', 'upd', NOWS)
     if hadWv then redis.call('HDEL', jk(id), 'wv') end
   end
   move(id, from, 'running', true)
-  redis.call('ZADD', K_LEASES, exp, id)
+  zsetD(K_LEASES, id, leaseEndText)
   local rec = cjson.encode({ attempt = att, worker_id = worker, worker_version = (wver ~= '' and wver) or cjson.null,
     started_at = NOW, ended_at = cjson.null, outcome = cjson.null, error_code = cjson.null, error_message = cjson.null })
   local natt = redis.call('RPUSH', ak(id), rec)
@@ -72,7 +75,7 @@ local function startAttempt(id, from, ten, fence, att, dl, runAt, worker, wver, 
   countTraffic('a')
   -- samples are trimmed back to SAMPLES_KEEP only once they reach twice that (one LTRIM per
   -- SAMPLES_KEEP claims, not one per claim); readers take the last SAMPLES_KEEP
-  if redis.call('RPUSH', P .. 'tiq', NOW - runAt) > 2 * SAMPLES_KEEP then redis.call('LTRIM', P .. 'tiq', -SAMPLES_KEEP, -1) end
+  pushD(P .. 'tiq', NOW - runAt, 2 * SAMPLES_KEEP, SAMPLES_KEEP)
   emit(id, 'claimed', from, 'running', att, ten, { worker_id = worker, fence = fence, lease_expires_at = exp })
   return exp, rec, natt
 end
@@ -114,11 +117,11 @@ local function reapLease(id, policy, r)
     emit(id, 'expired', 'running', 'expired', att, ten, { why = 'lease expired and the deadline leaves no room for a retry' })
   elseif kind == 'dead' then
     local lastAtt = cjson.decode(redis.call('LINDEX', ak(id), -1) or '{}')
-    redis.call('HSET', jk(id), 'dr', 'lease_lost', 'dat', NOW, 'dec', 'LEASE_EXPIRED', 'dem', msg)
+    redis.call('HSET', jk(id), 'dr', 'lease_lost', 'dat', NOWS, 'dec', 'LEASE_EXPIRED', 'dem', msg)
     if lastAtt.worker_version and lastAtt.worker_version ~= cjson.null then redis.call('HSET', jk(id), 'dwv', lastAtt.worker_version) else redis.call('HDEL', jk(id), 'dwv') end
     move(id, 'running', 'dead')
     finish(id, 'dead')
-    redis.call('ZADD', K_DLQ, NOW, id)
+    redis.call('ZADD', K_DLQ, NOWS, id)
     total('dead')
     emit(id, 'dead', 'running', 'dead', att, ten, { reason = 'lease_lost', error_code = 'LEASE_EXPIRED' })
   else

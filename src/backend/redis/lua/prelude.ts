@@ -70,7 +70,107 @@ local function emit(id, typ, from, to, att, ten, data)
   pushCapped(hk(id), streamEvent(id, typ, from, to, att, ten, data), HISTORY_KEEP)
 end
 
+-- Deferred writes. While DEFER is on (a batch of submits, a batch of completions, claim's fair
+-- picks), the writes made through zsetD, countD and pushD are gathered and then sent merged by
+-- flushDeferred(): one ZADD and one ZREM per sorted set, one increment per counter field, one
+-- RPUSH per sample list, instead of one command per job each. The script is atomic, so the end
+-- state is the one the writes one by one would leave: a sorted-set member's last write is the one
+-- that counts, and increments add up (a field whose increments cancel out is not written at all:
+-- it keeps its value). The rule: while DEFER is on, a script never reads a key it defers.
+-- The helpers take the state indexes (s:*), the lease set, the age indexes (qage:*), the counters
+-- (n, tot, byatt, blc, blt, rt, stn, sts, act, the traffic buckets rb:*) and the sample lists
+-- (exec, tiq). The picks read the waiting sets (r:*), the tenant indexes (t:*) and the job
+-- hashes, so enqueue and dequeue write those at once; the one counter they read, running per
+-- tenant (rt, for the caps), is read through pendingCount. The reaping of expired leases reads
+-- the traffic buckets, so it runs with DEFER off. With DEFER off every helper writes at once.
+local DEFER = false
+local dZ, dCount, dList, dAct = {}, {}, {}, {}
+
+-- A counter write, by kind: 'i' HINCRBY; 'f' HINCRBYFLOAT; 'h0' HINCRBY, the field removed at 0;
+-- 'z0' ZINCRBY, the member removed at 0; 'ttl' HINCRBY, the hash given a 15-minute expiry when
+-- the field is created (the traffic buckets).
+local function countNow(kind, key, field, by)
+  if kind == 'i' then redis.call('HINCRBY', key, field, by)
+  elseif kind == 'f' then redis.call('HINCRBYFLOAT', key, field, by)
+  elseif kind == 'h0' then
+    if redis.call('HINCRBY', key, field, by) == 0 then redis.call('HDEL', key, field) end
+  elseif kind == 'z0' then
+    if tonumber(redis.call('ZINCRBY', key, by, field)) == 0 then redis.call('ZREM', key, field) end
+  elseif redis.call('HINCRBY', key, field, by) == by then redis.call('EXPIRE', key, 900) end
+end
+local function countD(kind, key, field, by)
+  if not DEFER then return countNow(kind, key, field, by) end
+  local e = dCount[key]
+  if not e then
+    e = { kind = kind, f = {} }
+    dCount[key] = e
+  end
+  e.f[field] = (e.f[field] or 0) + by
+end
+-- What deferred increments will add to a counter field (0 when none).
+local function pendingCount(key, field)
+  local e = dCount[key]
+  return (e and e.f[field]) or 0
+end
+
+-- A sorted-set member added with a score, or removed (score false).
+local function zsetD(key, member, score)
+  if not DEFER then
+    if score then redis.call('ZADD', key, score, member) else redis.call('ZREM', key, member) end
+    return
+  end
+  local e = dZ[key]
+  if not e then
+    e = {}
+    dZ[key] = e
+  end
+  e[member] = score
+end
+
+-- Appends a sample to a list trimmed back to its last keep entries once it holds more than trimAt.
+local function pushD(key, v, trimAt, keep)
+  if not DEFER then
+    if redis.call('RPUSH', key, v) > trimAt then redis.call('LTRIM', key, -keep, -1) end
+    return
+  end
+  local e = dList[key]
+  if not e then
+    e = { trimAt = trimAt, keep = keep }
+    dList[key] = e
+  end
+  e[#e + 1] = v
+end
+
 ${STATS_HOOKS}
+
+-- Sends the deferred writes and turns DEFER off.
+local function flushDeferred()
+  DEFER = false
+  for key, e in pairs(dZ) do
+    local add, rem = {}, {}
+    for member, score in pairs(e) do
+      if score then
+        add[#add + 1] = score
+        add[#add + 1] = member
+      else
+        rem[#rem + 1] = member
+      end
+    end
+    if #rem > 0 then redis.call('ZREM', key, unpack(rem)) end
+    if #add > 0 then redis.call('ZADD', key, unpack(add)) end
+  end
+  for key, e in pairs(dCount) do
+    for field, by in pairs(e.f) do
+      if by ~= 0 then countNow(e.kind, key, field, by) end
+    end
+  end
+  for key, e in pairs(dList) do
+    if redis.call('RPUSH', key, unpack(e)) > e.trimAt then redis.call('LTRIM', key, -e.keep, -1) end
+  end
+  for kind, n in pairs(dAct) do statsActivity(kind, n) end
+  dZ, dCount, dList, dAct = {}, {}, {}, {}
+end
+
 local WAITING = { queued = true, scheduled = true }
 
 -- Moves a job between state indexes and keeps the maintained counters right:
@@ -79,28 +179,28 @@ local WAITING = { queued = true, scheduled = true }
 -- (stateWritten: the caller already wrote 'st' and 'upd' in its own HSET of the job.)
 local function move(id, from, to, stateWritten)
   if from then
-    redis.call('ZREM', sk(from), id)
-    redis.call('HINCRBY', K_COUNT, statsCountField(id, from), -1) -- [stats] per class for live and dead states
+    zsetD(sk(from), id, false)
+    countD('i', K_COUNT, statsCountField(id, from), -1) -- [stats] per class for live and dead states
   end
-  redis.call('ZADD', sk(to), 0, id)
-  redis.call('HINCRBY', K_COUNT, statsCountField(id, to), 1) -- [stats]
-  if not stateWritten then redis.call('HSET', jk(id), 'st', to, 'upd', NOW) end
+  zsetD(sk(to), id, '0')
+  countD('i', K_COUNT, statsCountField(id, to), 1) -- [stats]
+  if not stateWritten then redis.call('HSET', jk(id), 'st', to, 'upd', NOWS) end
   local wasWaiting, isWaiting = from and WAITING[from] or false, WAITING[to] or false
   if wasWaiting ~= isWaiting then
     local m = meta(id)
     local est = m.est
     if wasWaiting then est = -est end
     -- (the queue's total is the sum of the class fields, added up by the reader: one float write less)
-    redis.call('HINCRBYFLOAT', P .. 'blc', m.cls, est)
-    redis.call('HINCRBYFLOAT', P .. 'blt', m.ten, est)
+    countD('f', P .. 'blc', m.cls, est)
+    countD('f', P .. 'blt', m.ten, est)
   end
   if (from == 'running') ~= (to == 'running') then
-    redis.call('HINCRBY', P .. 'rt', meta(id).ten, (to == 'running') and 1 or -1)
+    countD('i', P .. 'rt', meta(id).ten, (to == 'running') and 1 or -1)
   end
   statsMove(id, from, to) -- [stats]
 end
 
-local function total(field, n) redis.call('HINCRBY', K_TOTAL, field, n or 1) end
+local function total(field, n) countD('i', K_TOTAL, field, n or 1) end
 
 -- Makes a waiting job (queued, or scheduled for later) a claim candidate: its (class, tenant) set scored by
 -- run_at, the tenant in the class's tenant index, the age index.
@@ -110,7 +210,7 @@ local function enqueue(id, runAt, runWritten)
   local cls, ten = m.cls, m.ten
   redis.call('ZADD', rk(cls, ten), runAt, id)
   redis.call('ZADD', tk(cls), 0, ten)
-  redis.call('ZADD', qagek(cls), runAt, id) -- [stats] the class's age index
+  zsetD(qagek(cls), id, runAt) -- [stats] the class's age index
   if not runWritten then redis.call('HSET', jk(id), 'run', runAt) end
 end
 
@@ -123,7 +223,7 @@ local function dequeue(id, lastOfTenant)
   local emptied = false
   if lastOfTenant == nil then lastOfTenant = redis.call('ZCARD', rk(cls, ten)) == 0 end
   if lastOfTenant then emptied = redis.call('ZREM', tk(cls), ten) == 1 end
-  redis.call('ZREM', qagek(cls), id) -- [stats]
+  zsetD(qagek(cls), id, false) -- [stats]
   return emptied
 end
 
@@ -137,9 +237,9 @@ end
 
 -- (endWritten: the caller already wrote 'end' and 'out' in its own HSET of the job.)
 local function finish(id, st, endWritten)
-  if not endWritten then redis.call('HSET', jk(id), 'end', NOW, 'out', outcome(id, st)) end
+  if not endWritten then redis.call('HSET', jk(id), 'end', NOWS, 'out', outcome(id, st)) end
   redis.call('HDEL', jk(id), 'lw', 'le')
-  redis.call('ZREM', K_LEASES, id)
+  zsetD(K_LEASES, id, false)
 end
 
 -- Closes the open attempt record (the last one) with an outcome.
@@ -157,11 +257,11 @@ local function endAttempt(id, out, code, msg)
   if started then
     -- samples are trimmed back to SAMPLES_KEEP once they reach twice that (one LTRIM per
     -- SAMPLES_KEEP attempts, not one per attempt); readers take the last SAMPLES_KEEP
-    if redis.call('RPUSH', P .. 'exec', NOW - started) > 2 * SAMPLES_KEEP then redis.call('LTRIM', P .. 'exec', -SAMPLES_KEEP, -1) end
+    pushD(P .. 'exec', NOW - started, 2 * SAMPLES_KEEP, SAMPLES_KEEP)
   end
   local n = tostring(a.attempt)
-  if out == 'succeeded' then redis.call('HINCRBY', P .. 'byatt', n .. ':ok', 1)
-  elseif out ~= 'released' then redis.call('HINCRBY', P .. 'byatt', n .. ':fail', 1) end
+  if out == 'succeeded' then countD('i', P .. 'byatt', n .. ':ok', 1)
+  elseif out ~= 'released' then countD('i', P .. 'byatt', n .. ':fail', 1) end
   statsAttemptEnded(out) -- [stats]
 end
 

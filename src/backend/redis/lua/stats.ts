@@ -47,7 +47,7 @@ export function statsKeySuffixes(): string[] {
   return ['n', 'stn', 'sts', 'act', ...JOB_CLASSES.map((c) => `qage:${c}`)];
 }
 
-/** Lua spliced into the prelude, after `meta` and before `move` (which calls `statsMove`). */
+/** Lua spliced into the prelude, after `meta` and the deferred-write helpers, before `move` (which calls `statsMove`). */
 export const STATS_HOOKS = String.raw`
 -- [stats] per-class and per-tenant counters and recent activity (src/backend/redis/lua/stats.ts)
 local K_STEN = P .. 'stn'
@@ -63,6 +63,10 @@ local STATS_RANK = { queued = ${TENANT_DEPTH_UNIT}, scheduled = ${TENANT_DEPTH_U
 -- hash pruned.
 local function statsActivity(kind, n)
   n = n or 1
+  if DEFER then
+    dAct[kind] = (dAct[kind] or 0) + n
+    return
+  end
   local minute = math.floor(NOW / 60000)
   if redis.call('HINCRBY', K_SACT, minute .. ':' .. kind, n) == n and redis.call('HLEN', K_SACT) > ${3 * ACTIVITY_MINUTES} then
     local stale = {}
@@ -79,21 +83,13 @@ local function statsCountField(id, st)
   return st
 end
 
--- Submits of a batch, merged (lua/submit.ts): per tenant the rank added and the jobs scheduled,
--- and the count of jobs; the same writes as statsMove(id, nil, st) per job, one per tenant.
-local function statsSubmitted(rank, scheduled, n)
-  for ten, r in pairs(rank) do redis.call('ZINCRBY', K_STEN, r, ten) end
-  for ten, k in pairs(scheduled) do redis.call('HINCRBY', K_SSCH, ten, k) end
-  statsActivity('s', n)
-end
-
 -- A job moves from one state to another (from nil: submitted; to nil: purged).
 local function statsMove(id, from, to)
   local m = meta(id)
   local rank = ((to and STATS_RANK[to]) or 0) - ((from and STATS_RANK[from]) or 0)
-  if rank ~= 0 and tonumber(redis.call('ZINCRBY', K_STEN, rank, m.ten)) == 0 then redis.call('ZREM', K_STEN, m.ten) end
-  if from == 'scheduled' and redis.call('HINCRBY', K_SSCH, m.ten, -1) == 0 then redis.call('HDEL', K_SSCH, m.ten) end
-  if to == 'scheduled' then redis.call('HINCRBY', K_SSCH, m.ten, 1) end
+  if rank ~= 0 then countD('z0', K_STEN, m.ten, rank) end
+  if from == 'scheduled' then countD('h0', K_SSCH, m.ten, -1) end
+  if to == 'scheduled' then countD('h0', K_SSCH, m.ten, 1) end
   if from == nil then statsActivity('s') end
 end
 

@@ -37,7 +37,7 @@ return out
 export const CHECKPOINT = String.raw`
 local id, fence = ARGV[5], ARGV[6]
 if not leaseHeld(id, fence) then return { 'lost' } end
-redis.call('HSET', KEYS[1], 'cp', ARGV[7], 'upd', NOW)
+redis.call('HSET', KEYS[1], 'cp', ARGV[7], 'upd', NOWS)
 emit(id, 'checkpoint', 'running', 'running', hget(id, 'att'), hget(id, 'ten'), cjson.null)
 return { 'ok' }
 `;
@@ -57,7 +57,7 @@ local e = cjson.encode({ key = key, status = 'started', idempotency_key = id .. 
   started_at = NOW, done_at = cjson.null, result = cjson.null })
 redis.call('HSET', KEYS[2], key, e)
 redis.call('HINCRBY', KEYS[1], 'nef', 1)
-redis.call('HSET', KEYS[1], 'upd', NOW)
+redis.call('HSET', KEYS[1], 'upd', NOWS)
 emit(id, 'effect_started', 'running', 'running', att, hget(id, 'ten'), { key = key })
 return { 'ok', e }
 `;
@@ -81,7 +81,7 @@ e.done_at = NOW
 e.result = cjson.decode(ARGV[8])
 local enc = cjson.encode(e)
 redis.call('HSET', KEYS[2], key, enc)
-redis.call('HSET', KEYS[1], 'upd', NOW)
+redis.call('HSET', KEYS[1], 'upd', NOWS)
 emit(id, 'effect_done', 'running', 'running', hget(id, 'att'), hget(id, 'ten'), { key = key })
 return { 'ok', enc }
 `;
@@ -102,10 +102,10 @@ local function completeJob(jobKey, id, fence, result)
   if st ~= 'running' or v[2] ~= fence then return st or '' end
   META[id] = { cls = v[4], ten = v[5], est = tonumber(v[6] or '60') }
   -- result, state and end in one write (move is told it is done; a success's outcome is 'succeeded')
-  redis.call('HSET', jobKey, 'res', result, 'st', 'succeeded', 'upd', NOW, 'end', NOW, 'out', 'succeeded')
+  redis.call('HSET', jobKey, 'res', result, 'st', 'succeeded', 'upd', NOWS, 'end', NOWS, 'out', 'succeeded')
   endAttempt(id, 'succeeded', nil, nil)
   move(id, 'running', 'succeeded', true)
-  redis.call('ZREM', K_LEASES, id)
+  zsetD(K_LEASES, id, false)
   total('succeeded')
   emit(id, 'succeeded', 'running', 'succeeded', v[3], v[5], cjson.null)
   return nil
@@ -120,23 +120,39 @@ return { 'ok', snapshot(ARGV[5]) }
 `;
 
 /**
- * complete_claim: complete, then claim from the same shard, in one step (one
- * round trip per job for a busy worker). KEYS[1] the shard's lease set,
- * KEYS[2] the completed job's hash; ARGV[5..16] as claim's, ARGV[17] the
- * completed job's id, [18] its fence, [19] the result JSON. Returns
- * {'lost', state} (nothing claimed: the caller learns the lease was lost
- * first) or {'ok', claimed} with claimed as claim returns it. The completed
- * job's snapshot is not returned: the worker does not need it.
+ * complete_claim: a batch of completions, then a claim from the same shard for
+ * the jobs they ask for next, in one step (one round trip per job for a busy
+ * worker, and one script call for all the completions a worker makes in the
+ * same turn: RedisBackend.completeAndClaim). The completions' writes to the
+ * state indexes, the lease set and the counters are deferred and sent merged
+ * (prelude: deferred writes); the claim's picks do the same.
+ * KEYS[1] the shard's lease set, KEYS[2 .. n+1] the completed jobs' hashes;
+ * ARGV[5..16] as claim's (ARGV[5] caps the jobs claimed), ARGV[17] n, then
+ * per completion: job id, fence, result JSON, how many jobs it wants next.
+ * Returns {outcomes, claimed}: per completion 'ok' or 'lost:<state found>'
+ * (a lost one asks for nothing), and the claimed jobs as claim returns them,
+ * in order, for the caller to hand out to the completions that asked.
  */
-export const completeClaim = (claimCore: string): string =>
+export const completeClaim = (claim: (maxExpr: string) => string): string =>
   COMPLETE_JOB +
   String.raw`
-local lost = completeJob(KEYS[2], ARGV[17], ARGV[18], ARGV[19])
-if lost then return { 'lost', lost } end
+local outcomes, wanted = {}, 0
+DEFER = true
+for i = 0, tonumber(ARGV[17]) - 1 do
+  local b = 18 + i * 4
+  local lost = completeJob(KEYS[2 + i], ARGV[b], ARGV[b + 1], ARGV[b + 2])
+  if lost then
+    outcomes[#outcomes + 1] = 'lost:' .. lost
+  else
+    outcomes[#outcomes + 1] = 'ok'
+    wanted = wanted + tonumber(ARGV[b + 3])
+  end
+end
+flushDeferred()
 ` +
-  claimCore +
+  claim('math.min(wanted, tonumber(ARGV[5]))') +
   String.raw`
-return { 'ok', claimed }
+return { outcomes, claimed }
 `;
 
 /**
@@ -167,12 +183,12 @@ if kind == 'retry' then
   emit(id, 'retry_scheduled', 'running', 'scheduled', att, ten, { run_at = runAt, error_code = code, over_budget = ARGV[14] == '1' })
 elseif kind == 'dead' then
   endAttempt(id, 'failed', code, msg)
-  redis.call('HSET', KEYS[1], 'dr', ARGV[9], 'dat', NOW, 'dec', code, 'dem', msg)
+  redis.call('HSET', KEYS[1], 'dr', ARGV[9], 'dat', NOWS, 'dec', code, 'dem', msg)
   if wv == '' then wv = hget(id, 'wv') or '' end
   if wv ~= '' then redis.call('HSET', KEYS[1], 'dwv', wv) else redis.call('HDEL', KEYS[1], 'dwv') end
   move(id, 'running', 'dead')
   finish(id, 'dead')
-  redis.call('ZADD', K_DLQ, NOW, id)
+  redis.call('ZADD', K_DLQ, NOWS, id)
   total('dead')
   emit(id, 'dead', 'running', 'dead', att, ten, { reason = ARGV[9], error_code = code })
 else
