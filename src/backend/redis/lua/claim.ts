@@ -126,8 +126,9 @@ local function tenantLeft(c) if tenantsIn[c] then tenantsIn[c] = tenantsIn[c] - 
 
 local claimed = {}
 local budget = max * 4 + 32
--- the picks' index and counter writes go out merged after the loop (prelude: deferred writes)
-DEFER = true
+-- the picks' index and counter writes go out merged after the loop (prelude: deferred writes);
+-- a single pick has nothing to merge
+DEFER = max > 1
 while #claimed < max and budget > 0 do
   budget = budget - 1
   -- smooth weighted round robin over classes with candidates (computed on copies: committed only if used)

@@ -30,7 +30,7 @@ export const SUBMIT_FIELDS = 13;
 export const SUBMIT = String.raw`
 local n, writeLoc = tonumber(ARGV[5]), ARGV[6] == '1'
 local out, locs = {}, {}
-DEFER = true
+DEFER = n > 1
 for i = 0, n - 1 do
   local b = 7 + i * ${SUBMIT_FIELDS}
   local id, idem, fp, env, st, runAt, dl, cls, ten, maxAtt, wf, est, shard =

@@ -137,7 +137,8 @@ export const completeClaim = (claim: (maxExpr: string) => string): string =>
   COMPLETE_JOB +
   String.raw`
 local outcomes, wanted = {}, 0
-DEFER = true
+-- (one completion has nothing to merge: its writes go out at once, without the gathering's cost)
+DEFER = tonumber(ARGV[17]) > 1
 for i = 0, tonumber(ARGV[17]) - 1 do
   local b = 18 + i * 4
   local lost = completeJob(KEYS[2 + i], ARGV[b], ARGV[b + 1], ARGV[b + 2])
