@@ -946,7 +946,10 @@ export class RedisBackend implements Backend {
       snaps.forEach((s, i) => {
         if (!s) return;
         const e = dlqEntryFrom(ids[i]!, loc.queue, s);
-        if (keep(e)) out.push(e);
+        if (!keep(e)) return;
+        // a listed entry is often acted on next (a plan's apply): its location is known now
+        this.rememberLoc(e.job_id, loc);
+        out.push(e);
       });
       return out;
     }, (e) => e.job_id);
@@ -1104,13 +1107,15 @@ export class RedisBackend implements Backend {
           const v = verdictFor(verdictEntry(id, run.queue, facts[i]!), verdictOpts);
           verdicts.push(id, v.verdict, JSON.stringify(v.detail));
         });
-        // In slices, so one script call never holds Redis for long. Each call is idempotent
-        // (planned items only), so re-sending one after a reconnect is safe.
+        // In slices, so one script call never holds Redis for long (other clients are served
+        // between them); sent together, so the slices of a batch cost one round trip. Each call is
+        // idempotent (planned items only), so re-sending one after a reconnect is safe.
+        const slices: Array<Promise<Array<[string, string | null, number]>>> = [];
         for (let i = 0; i < verdicts.length; i += APPLY_SLICE * 3) {
           const args = [req.runId, run.action, attempts.kind, attempts.kind === 'extra' ? attempts.n : 0, ...verdicts.slice(i, i + APPLY_SLICE * 3)];
-          const res = await this.call<Array<[string, string | null, number]>>('aqApply', p, [`${p}L:${req.runId}`], run.queue, args);
-          for (const [id, raw] of res) if (raw) results.set(id, ledgerItemFrom(req.runId, id, raw));
+          slices.push(this.call<Array<[string, string | null, number]>>('aqApply', p, [`${p}L:${req.runId}`], run.queue, args));
         }
+        for (const res of await Promise.all(slices)) for (const [id, raw] of res) if (raw) results.set(id, ledgerItemFrom(req.runId, id, raw));
       }),
     );
     return req.jobIds.map((id) => results.get(id)).filter((x): x is LedgerItem => x !== undefined);

@@ -12,14 +12,18 @@
 export const LEDGER_ADD = String.raw`
 local run = ARGV[5]
 local L, LA, LC = P .. 'L:' .. run, P .. 'Li:' .. run .. ':all', P .. 'Lc:' .. run
+-- the indexes and counts are written merged at the end (prelude: deferred writes); only the item
+-- itself (HSETNX, whose answer decides the rest) is written per item
+DEFER = true
 for i = 6, #ARGV, 4 do
   local id, verdict, status, detail = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   if redis.call('HSETNX', L, id, cjson.encode({ verdict = verdict, status = status, detail = cjson.decode(detail), updated_at = NOW })) == 1 then
-    redis.call('ZADD', LA, 0, id)
-    redis.call('ZADD', P .. 'Li:' .. run .. ':' .. status, 0, id)
-    redis.call('HINCRBY', LC, status, 1)
+    zsetD(LA, id, '0')
+    zsetD(P .. 'Li:' .. run .. ':' .. status, id, '0')
+    countD('i', LC, status, 1)
   end
 end
+flushDeferred()
 return 0
 `;
 
@@ -39,15 +43,18 @@ local run, action, policy, extra = ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8])
 local L, LC = KEYS[1], P .. 'Lc:' .. run
 local out = {}
 local delta = {}
+-- The writes to the ledger's status indexes, the DLQ index and the job indexes and counters
+-- are deferred and sent merged at the end (prelude: deferred writes); nothing here reads them.
+DEFER = #ARGV > 11
 local function setStatus(id, item, status, verdict, detail)
-  redis.call('ZREM', P .. 'Li:' .. run .. ':' .. item.status, id)
+  zsetD(P .. 'Li:' .. run .. ':' .. item.status, id, false)
   delta[item.status] = (delta[item.status] or 0) - 1
   delta[status] = (delta[status] or 0) + 1
   item.status = status
   item.verdict = verdict
   item.detail = detail
   item.updated_at = NOW
-  redis.call('ZADD', P .. 'Li:' .. run .. ':' .. status, 0, id)
+  zsetD(P .. 'Li:' .. run .. ':' .. status, id, '0')
   local enc = cjson.encode(item)
   redis.call('HSET', L, id, enc)
   return enc
@@ -72,7 +79,7 @@ for i = 9, #ARGV, 3 do
       else
         local att, ten = v[2], v[3]
         META[id] = { cls = v[4], ten = ten, est = tonumber(v[5] or '60') }
-        redis.call('ZREM', K_DLQ, id)
+        zsetD(K_DLQ, id, false)
         if action == 'redrive' then
           redis.call('HDEL', jk(id), 'dr', 'dat', 'dec', 'dem', 'dwv', 'end', 'out', 'wend', 'cra', 'crr')
           -- redrive count +1, lineage, attempts, state and run_at in one write (move and enqueue are told)
@@ -82,9 +89,9 @@ for i = 9, #ARGV, 3 do
           else
             maxV = tonumber(att) + extra
           end
-          redis.call('HSET', jk(id), 'rc', tonumber(v[6] or '0') + 1, 'rat', NOW, 'rrun', run, maxF, maxV, 'st', 'queued', 'upd', NOW, 'run', NOW)
+          redis.call('HSET', jk(id), 'rc', tonumber(v[6] or '0') + 1, 'rat', NOWS, 'rrun', run, maxF, maxV, 'st', 'queued', 'upd', NOWS, 'run', NOWS)
           move(id, 'dead', 'queued', true)
-          enqueue(id, NOW, true)
+          enqueue(id, NOWS, true, true)
           emit(id, 'redriven', 'dead', 'queued', newAtt, ten, { run_id = run })
         elseif action == 'expire' then
           move(id, 'dead', 'expired')
@@ -93,10 +100,10 @@ for i = 9, #ARGV, 3 do
           emit(id, 'expired', 'dead', 'expired', att, ten, { run_id = run })
         else
           emit(id, 'purged', 'dead', cjson.null, att, ten, { run_id = run })
-          redis.call('ZREM', sk('dead'), id)
-          redis.call('HINCRBY', K_COUNT, statsCountField(id, 'dead'), -1) -- [stats]
+          zsetD(sk('dead'), id, false)
+          countD('i', K_COUNT, statsCountField(id, 'dead'), -1) -- [stats]
           statsMove(id, 'dead', nil) -- [stats]
-          redis.call('ZREM', K_ALL, id)
+          zsetD(K_ALL, id, false)
           -- the first event, kept in the job hash (h0), joins the rest of the history before the hash
           -- goes (unless the list already holds the last HISTORY_KEEP events, which leave it out)
           local h0 = hget(id, 'h0')
@@ -111,6 +118,7 @@ for i = 9, #ARGV, 3 do
     end
   end
 end
+flushDeferred()
 for status, n in pairs(delta) do
   if n ~= 0 then redis.call('HINCRBY', LC, status, n) end
 end

@@ -204,12 +204,19 @@ local function total(field, n) countD('i', K_TOTAL, field, n or 1) end
 
 -- Makes a waiting job (queued, or scheduled for later) a claim candidate: its (class, tenant) set scored by
 -- run_at, the tenant in the class's tenant index, the age index.
--- (runWritten: the caller already wrote 'run' in its own HSET of the job.)
-local function enqueue(id, runAt, runWritten)
+-- (runWritten: the caller already wrote 'run' in its own HSET of the job. deferrable: the caller
+-- does not read the waiting sets and tenant indexes before its flushDeferred(), so they may wait
+-- too; claim reads them, so by default they are written at once.)
+local function enqueue(id, runAt, runWritten, deferrable)
   local m = meta(id)
   local cls, ten = m.cls, m.ten
-  redis.call('ZADD', rk(cls, ten), runAt, id)
-  redis.call('ZADD', tk(cls), 0, ten)
+  if deferrable then
+    zsetD(rk(cls, ten), id, runAt)
+    zsetD(tk(cls), ten, '0')
+  else
+    redis.call('ZADD', rk(cls, ten), runAt, id)
+    redis.call('ZADD', tk(cls), 0, ten)
+  end
   zsetD(qagek(cls), id, runAt) -- [stats] the class's age index
   if not runWritten then redis.call('HSET', jk(id), 'run', runAt) end
 end

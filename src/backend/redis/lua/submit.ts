@@ -55,9 +55,7 @@ for i = 0, n - 1 do
     end
     -- move(id, nil, st) and enqueue(id, runAt): 'st', 'upd' and 'run' went into the HSET above
     move(id, nil, st, true)
-    zsetD(rk(cls, ten), id, runAt)
-    zsetD(tk(cls), ten, '0')
-    zsetD(qagek(cls), id, runAt) -- [stats] the class's age index
+    enqueue(id, runAt, true, true)
     total('submitted')
     out[#out + 1] = { 'created' }
   end
