@@ -47,6 +47,7 @@ import type {
 import { MAX_PAGE_LIMIT } from '../contract.js';
 import { compareSeq, dlqEntryFrom, effectFrom, eventFrom, flatToMap, jobFrom, ledgerItemFrom, type Snapshot } from './codec.js';
 import { KeyLayout, shardOf } from './keys.js';
+import { SNAPSHOTS_PER_CALL } from './lua/read.js';
 import type { DlqRow } from '../contract.js';
 import { redisDlqRows, type DeadSetSource } from './dlq-rows.js';
 import { callScript, registerScripts, type ScriptName } from './scripts.js';
@@ -208,35 +209,48 @@ export class RedisBackend implements Backend {
   }
 
   /**
-   * Snapshots of jobs of one shard for reads (get, list, DLQ pages). Plain
-   * single-key commands (HGETALL of the fixed-size job hash and the capped
-   * effects hash, LRANGE of the trimmed attempts list), auto-pipelined: a
-   * page costs one round trip, yet Redis serves other clients between any two
-   * of them, so walking a huge DLQ never holds Redis for more than one small
-   * command. Each key is read atomically; the three of one job are not
-   * (a read racing a transition may see the new state with the old attempts),
-   * which a listing tolerates. Transitions never rely on these snapshots alone:
-   * their scripts re-check state and fence.
+   * Snapshots of jobs of one shard for reads (get, list, DLQ pages): the
+   * snapshots script (lua/read.ts) on SNAPSHOTS_PER_CALL jobs per call, the
+   * calls of a page sent together (one round trip). Each call is short, so
+   * walking a huge DLQ never holds Redis for long: other clients are served
+   * between calls. A call reads its jobs atomically; two calls of a page may
+   * straddle a transition, which a listing tolerates. Transitions never rely
+   * on these snapshots alone: their scripts re-check state and fence.
    */
-  private async readSnapshots(loc: Loc, ids: string[]): Promise<Array<Snapshot | null>> {
+  private async readSnapshot(loc: Loc, id: string): Promise<Snapshot | null> {
+    return (await this.readDecoded(loc, [id], (snap) => snap))[0] ?? null;
+  }
+
+  /**
+   * readSnapshots with each job decoded as its call's answer arrives, so the
+   * decoding of one call's jobs overlaps Redis reading the next call's.
+   * Jobs that do not exist, or that decode to null, are left out.
+   */
+  private async readDecoded<T>(loc: Loc, ids: string[], decode: (snap: Snapshot, id: string) => T | null): Promise<T[]> {
     const p = this.sp(loc);
-    const c = this.client;
-    return Promise.all(
-      ids.map(async (id): Promise<Snapshot | null> => {
-        const [h, e, a] = await Promise.all([
-          c.call('HGETALL', `${p}j:${id}`) as Promise<string[]>,
-          c.call('HGETALL', `${p}e:${id}`) as Promise<string[]>,
-          c.lrange(`${p}a:${id}`, 0, -1),
-        ]);
-        return h.length === 0 ? null : [h, e, a];
-      }),
-    );
+    const calls: Array<Promise<T[]>> = [];
+    for (let i = 0; i < ids.length; i += SNAPSHOTS_PER_CALL) {
+      const chunk = ids.slice(i, i + SNAPSHOTS_PER_CALL);
+      const keys: string[] = [];
+      for (const id of chunk) keys.push(`${p}j:${id}`, `${p}e:${id}`, `${p}a:${id}`);
+      calls.push(
+        (callScript(this.client, 'aqSnapshots', keys, []) as Promise<Array<Snapshot | null>>).then((snaps) => {
+          const out: T[] = [];
+          snaps.forEach((snap, k) => {
+            const v = snap ? decode(snap, chunk[k]!) : null;
+            if (v !== null) out.push(v);
+          });
+          return out;
+        }),
+      );
+    }
+    return (await Promise.all(calls)).flat();
   }
 
   private async readJob(jobId: string): Promise<{ loc: Loc; job: Job } | null> {
     const loc = await this.locate(jobId);
     if (!loc) return null;
-    const [snap] = await this.readSnapshots(loc, [jobId]);
+    const snap = await this.readSnapshot(loc, jobId);
     return snap ? { loc, job: jobFrom(snap) } : null;
   }
 
@@ -452,10 +466,10 @@ export class RedisBackend implements Backend {
       (filter.since === undefined || Date.parse(j.created_at) >= filter.since) &&
       (filter.until === undefined || Date.parse(j.created_at) < filter.until) &&
       (!states || states.includes(j.state));
-    return this.scanPages(sources, page.cursor ?? null, lower, limit, async (loc, ids) => {
-      const snaps = await this.readSnapshots(loc, ids);
-      return snaps.map((s) => (s ? jobFrom(s) : null)).filter((j): j is Job => j !== null && keep(j));
-    }, (j) => j.job_id);
+    return this.scanPages(sources, page.cursor ?? null, lower, limit, (loc, ids) => this.readDecoded(loc, ids, (s) => {
+      const j = jobFrom(s);
+      return keep(j) ? j : null;
+    }), (j) => j.job_id);
   }
 
   /**
@@ -940,19 +954,13 @@ export class RedisBackend implements Backend {
     }
     const now = filter.now ?? this.now();
     const keep = dlqPredicate(filter, now);
-    return this.scanPages(sources, page.cursor ?? null, null, limit, async (loc, ids) => {
-      const snaps = await this.readSnapshots(loc, ids);
-      const out: DlqEntry[] = [];
-      snaps.forEach((s, i) => {
-        if (!s) return;
-        const e = dlqEntryFrom(ids[i]!, loc.queue, s);
-        if (!keep(e)) return;
-        // a listed entry is often acted on next (a plan's apply): its location is known now
-        this.rememberLoc(e.job_id, loc);
-        out.push(e);
-      });
-      return out;
-    }, (e) => e.job_id);
+    return this.scanPages(sources, page.cursor ?? null, null, limit, (loc, ids) => this.readDecoded(loc, ids, (s, id) => {
+      const e = dlqEntryFrom(id, loc.queue, s);
+      if (!keep(e)) return null;
+      // a listed entry is often acted on next (a plan's apply): its location is known now
+      this.rememberLoc(e.job_id, loc);
+      return e;
+    }), (e) => e.job_id);
   }
 
   /** Light rows (issue 6): see dlq-rows.ts. Errors are mapped here, not through GUARDED. */
@@ -973,7 +981,7 @@ export class RedisBackend implements Backend {
   async dlqGet(jobId: string): Promise<DlqEntry | null> {
     const loc = await this.locate(jobId);
     if (!loc) return null;
-    const [snap] = await this.readSnapshots(loc, [jobId]);
+    const snap = await this.readSnapshot(loc, jobId);
     if (!snap) return null;
     if (flatToMap(snap[0]).st !== 'dead') return null;
     return dlqEntryFrom(jobId, loc.queue, snap);
@@ -982,7 +990,7 @@ export class RedisBackend implements Backend {
   async dlqRaw(jobId: string): Promise<Uint8Array | null> {
     const loc = await this.locate(jobId);
     if (!loc) return null;
-    const [snap] = await this.readSnapshots(loc, [jobId]);
+    const snap = await this.readSnapshot(loc, jobId);
     if (!snap || flatToMap(snap[0]).st !== 'dead') return null;
     // The stored record exactly as kept: the job hash (its envelope unparsed), effects and attempts.
     const hash = flatToMap(snap[0]);
