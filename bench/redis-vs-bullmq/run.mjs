@@ -264,14 +264,13 @@ const CLONE = `
 local p, src = ARGV[1], ARGV[2]
 local h = redis.call('HGETALL', p .. 'j:' .. src)
 local att = redis.call('LRANGE', p .. 'a:' .. src, 0, -1)
-local env
-for i = 1, #h, 2 do if h[i] == 'env' then env = h[i + 1] end end
 for i = 3, #ARGV do
   local id = ARGV[i]
   local fields = {}
   for k = 1, #h, 2 do
     fields[#fields + 1] = h[k]
-    if h[k] == 'env' then fields[#fields + 1] = string.gsub(env, src, id) else fields[#fields + 1] = h[k + 1] end
+    -- the envelope and the first event (h0) name the job: the copy's name its own id
+    if h[k] == 'env' or h[k] == 'h0' then fields[#fields + 1] = (string.gsub(h[k + 1], src, id)) else fields[#fields + 1] = h[k + 1] end
   end
   redis.call('HSET', p .. 'j:' .. id, unpack(fields))
   if #att > 0 then redis.call('RPUSH', p .. 'a:' .. id, unpack(att)) end

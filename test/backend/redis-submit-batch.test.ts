@@ -70,4 +70,27 @@ describe('Redis batched submit', () => {
       await backend.close();
     }
   });
+
+  it('sends the submits and completions still waiting for the end of the turn when the backend is closed', async () => {
+    const { backend } = open();
+    const prefix = `sb${n}`;
+    await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme' });
+    const [lease] = await backend.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+    // issued, then closed in the same turn: both batches are still waiting for their flush
+    const submits = Array.from({ length: 5 }, () => backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme' }));
+    const completion = backend.completeAndClaim(lease!, 'ok', { queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+    const closed = backend.close();
+    const created = await Promise.all(submits);
+    const { next } = await completion;
+    await closed;
+    expect(created.every((r) => r.created)).toBe(true);
+    expect(next).toHaveLength(1);
+    const again = new RedisBackend(parseRedisUrl(`${server.url}?prefix=${prefix}`), { clock: new ManualClock() });
+    try {
+      expect((await again.get(lease!.jobId))!.state).toBe('succeeded');
+      for (const r of created) expect(await again.get(r.job.job_id)).not.toBeNull();
+    } finally {
+      await again.close();
+    }
+  });
 });

@@ -47,7 +47,6 @@ import type {
 import { MAX_PAGE_LIMIT } from '../contract.js';
 import { compareSeq, dlqEntryFrom, effectFrom, eventFrom, flatToMap, jobFrom, ledgerItemFrom, type Snapshot } from './codec.js';
 import { KeyLayout, shardOf } from './keys.js';
-import { SNAPSHOTS_PER_CALL } from './lua/read.js';
 import type { DlqRow } from '../contract.js';
 import { redisDlqRows, type DeadSetSource } from './dlq-rows.js';
 import { callScript, registerScripts, type ScriptName } from './scripts.js';
@@ -209,42 +208,43 @@ export class RedisBackend implements Backend {
   }
 
   /**
-   * Snapshots of jobs of one shard for reads (get, list, DLQ pages): the
-   * snapshots script (lua/read.ts) on SNAPSHOTS_PER_CALL jobs per call, the
-   * calls of a page sent together (one round trip). Each call is short, so
-   * walking a huge DLQ never holds Redis for long: other clients are served
-   * between calls. A call reads its jobs atomically; two calls of a page may
-   * straddle a transition, which a listing tolerates. Transitions never rely
-   * on these snapshots alone: their scripts re-check state and fence.
+   * Snapshots of jobs of one shard for reads (get, list, DLQ pages). Plain
+   * single-key commands (HGETALL of the fixed-size job hash, LRANGE of the
+   * trimmed attempts list, and for a job that counts effects, `nef`, HGETALL
+   * of its capped effects hash in a second round trip), auto-pipelined: a
+   * page costs one round trip (two when some job has effects), yet Redis
+   * serves other clients between any two of them, so walking a huge DLQ never
+   * holds Redis for more than one small command. (Reading pages through a Lua
+   * script was measured twice and rejected: 2 to 3 times the Redis CPU per
+   * entry, and calls of a millisecond or more; BENCHMARKS.md, "Redis".) Each
+   * key is read atomically; the keys of one job are not (a read racing a
+   * transition may see the new state with the old attempts), which a listing
+   * tolerates. Transitions never rely on these snapshots alone: their scripts
+   * re-check state and fence.
    */
   private async readSnapshot(loc: Loc, id: string): Promise<Snapshot | null> {
     return (await this.readDecoded(loc, [id], (snap) => snap))[0] ?? null;
   }
 
-  /**
-   * readSnapshots with each job decoded as its call's answer arrives, so the
-   * decoding of one call's jobs overlaps Redis reading the next call's.
-   * Jobs that do not exist, or that decode to null, are left out.
-   */
+  /** Snapshots decoded by the caller; jobs that do not exist, or that decode to null, are left out. */
   private async readDecoded<T>(loc: Loc, ids: string[], decode: (snap: Snapshot, id: string) => T | null): Promise<T[]> {
     const p = this.sp(loc);
-    const calls: Array<Promise<T[]>> = [];
-    for (let i = 0; i < ids.length; i += SNAPSHOTS_PER_CALL) {
-      const chunk = ids.slice(i, i + SNAPSHOTS_PER_CALL);
-      const keys: string[] = [];
-      for (const id of chunk) keys.push(`${p}j:${id}`, `${p}e:${id}`, `${p}a:${id}`);
-      calls.push(
-        (callScript(this.client, 'aqSnapshots', keys, []) as Promise<Array<Snapshot | null>>).then((snaps) => {
-          const out: T[] = [];
-          snaps.forEach((snap, k) => {
-            const v = snap ? decode(snap, chunk[k]!) : null;
-            if (v !== null) out.push(v);
-          });
-          return out;
-        }),
-      );
-    }
-    return (await Promise.all(calls)).flat();
+    const c = this.client;
+    const reads = await Promise.all(
+      ids.map((id) => Promise.all([c.call('HGETALL', `${p}j:${id}`) as Promise<string[]>, c.lrange(`${p}a:${id}`, 0, -1)])),
+    );
+    // 'nef' counts the effects hash's entries exactly (effects are only added, and go with the
+    // whole job), so a job without effects needs no read of it
+    const effects = await Promise.all(
+      reads.map(([h], i) => (h.length > 0 && effectCount(h) !== '0' ? (c.call('HGETALL', `${p}e:${ids[i]}`) as Promise<string[]>) : NO_EFFECTS)),
+    );
+    const out: T[] = [];
+    reads.forEach(([h, a], i) => {
+      if (h.length === 0) return;
+      const v = decode([h, effects[i]!, a], ids[i]!);
+      if (v !== null) out.push(v);
+    });
+    return out;
   }
 
   private async readJob(jobId: string): Promise<{ loc: Loc; job: Job } | null> {
@@ -397,7 +397,7 @@ export class RedisBackend implements Backend {
         const keys = [p + 'idem', ...chunk.map((c) => c.jobKey), ...(writeLoc ? chunk.map((c) => c.locKey) : [])];
         const args: Array<string | number> = [chunk.length, writeLoc ? '1' : '0'];
         for (const c of chunk) args.push(...c.args);
-        this.call<Array<[string, string?]>>('aqSubmit', p, keys, loc.queue, args).then(
+        this.track(this.call<Array<[string, string?]>>('aqSubmit', p, keys, loc.queue, args)).then(
           (res) => chunk.forEach((c, k) => c.resolve(res[k]!)),
           (e: unknown) => chunk.forEach((c) => c.reject(e)),
         );
@@ -777,6 +777,15 @@ export class RedisBackend implements Backend {
     return { next: got.map((g) => this.leaseFrom(loc, g)) };
   }
 
+  /** The script calls of submit and completion batches whose answers have not come yet (close waits for them). */
+  private readonly batchesInFlight = new Set<Promise<unknown>>();
+  private track<T>(call: Promise<T>): Promise<T> {
+    this.batchesInFlight.add(call);
+    const done = () => this.batchesInFlight.delete(call);
+    call.then(done, done);
+    return call;
+  }
+
   /** completeAndClaim calls waiting for the end of this turn, per shard and claim terms. */
   private readonly completionBatches = new Map<string, { loc: Loc; next: ClaimRequest; items: PendingCompletion[] }>();
   private completionFlush: NodeJS.Immediate | null = null;
@@ -793,7 +802,7 @@ export class RedisBackend implements Backend {
         const args: Array<string | number> = [...this.claimArgs(next, wanted), chunk.length];
         for (const c of chunk) args.push(c.lease.jobId, c.lease.fence, c.result, c.max);
         const keys = [p + 'leases', ...chunk.map((c) => `${p}j:${c.lease.jobId}`)];
-        this.call<[string[], Array<[number, number, Snapshot]>]>('aqCompleteClaim', p, keys, loc.queue, args).then(
+        this.track(this.call<[string[], Array<[number, number, Snapshot]>]>('aqCompleteClaim', p, keys, loc.queue, args)).then(
           ([outcomes, claimed]) => {
             let taken = 0;
             chunk.forEach((c, k) => {
@@ -1192,6 +1201,17 @@ export class RedisBackend implements Backend {
   }
 
   async close(): Promise<void> {
+    // Batches still waiting for the end of the turn go out now, and the QUIT waits for the
+    // answers of every batch sent (their callers are waiting for them).
+    if (this.submitFlush) {
+      clearImmediate(this.submitFlush);
+      this.flushSubmits();
+    }
+    if (this.completionFlush) {
+      clearImmediate(this.completionFlush);
+      this.flushCompletions();
+    }
+    await Promise.allSettled([...this.batchesInFlight]);
     for (const f of this.followers) f.disconnect();
     try {
       await this.client.quit();
@@ -1202,6 +1222,14 @@ export class RedisBackend implements Backend {
 }
 
 // ------------------------------------------------------------ helpers
+
+const NO_EFFECTS: string[] = [];
+
+/** A job hash's `nef` field (flat HGETALL reply), undefined when absent. */
+function effectCount(flat: string[]): string | undefined {
+  for (let i = 0; i < flat.length; i += 2) if (flat[i] === 'nef') return flat[i + 1];
+  return undefined;
+}
 
 function connect(o: RedisUrlOptions): Client {
   const tls = o.tls ? {} : undefined;
