@@ -84,8 +84,15 @@ const ALL_CLASSES = JOB_CLASSES.join(',');
 
 /** Jobs per submit script call: about a millisecond of Redis time at most. */
 const SUBMIT_BATCH = 64;
-/** Completions per complete_claim script call (lua/worker.ts): each is one of its KEYS. */
-const COMPLETE_BATCH = 64;
+/**
+ * Completions per complete_claim script call (lua/worker.ts): each is one of its KEYS. Small
+ * enough that a worker finishing 50 slots in one turn sends its first batch while it is still
+ * finishing the rest (Redis and the worker overlap), large enough to merge most writes: at
+ * concurrency 50, 16 gave 8,200 to 8,600 jobs/s against 7,200 to 8,000 for 8, 12, 25 and 64.
+ */
+const COMPLETE_BATCH = 16;
+/** The scripts sent by the batching above, apart from ioredis's auto-pipeline. */
+const BATCH_SCRIPTS: ScriptName[] = ['aqSubmit', 'aqCompleteClaim'];
 
 /** A completeAndClaim waiting for the end of this turn of the event loop. */
 interface PendingCompletion {
@@ -369,8 +376,11 @@ export class RedisBackend implements Backend {
   /**
    * Queues one job's submit script arguments; submits issued in the same turn
    * of the event loop go to their shard together, SUBMIT_BATCH per script
-   * call (lua/submit.ts). Each job is still checked and inserted atomically,
-   * in the order the calls were made.
+   * call (lua/submit.ts). A batch that fills up is sent at once, so Redis
+   * works on it while the caller is still preparing the next submits of the
+   * turn (a bulk producer's 1,000 submits overlap with their inserts); the
+   * rest go at the end of the turn. Each job is still checked and inserted
+   * atomically, in the order the calls were made.
    */
   private submitBatched(loc: Loc, jobKey: string, locKey: string, args: Array<string | number>): Promise<[string, string?]> {
     return new Promise((resolve, reject) => {
@@ -381,7 +391,12 @@ export class RedisBackend implements Backend {
         this.submitBatches.set(p, batch);
       }
       batch.items.push({ jobKey, locKey, args, resolve, reject });
-      this.submitFlush ??= setImmediate(() => this.flushSubmits());
+      if (batch.items.length >= SUBMIT_BATCH) {
+        this.submitBatches.delete(p);
+        this.sendSubmits(batch.loc, batch.items);
+      } else {
+        this.submitFlush ??= setImmediate(() => this.flushSubmits());
+      }
     });
   }
 
@@ -389,20 +404,19 @@ export class RedisBackend implements Backend {
     this.submitFlush = null;
     const batches = [...this.submitBatches.values()];
     this.submitBatches.clear();
-    for (const { loc, items } of batches) {
-      for (let i = 0; i < items.length; i += SUBMIT_BATCH) {
-        const chunk = items.slice(i, i + SUBMIT_BATCH);
-        const p = this.sp(loc);
-        const writeLoc = !this.opts.cluster;
-        const keys = [p + 'idem', ...chunk.map((c) => c.jobKey), ...(writeLoc ? chunk.map((c) => c.locKey) : [])];
-        const args: Array<string | number> = [chunk.length, writeLoc ? '1' : '0'];
-        for (const c of chunk) args.push(...c.args);
-        this.track(this.call<Array<[string, string?]>>('aqSubmit', p, keys, loc.queue, args)).then(
-          (res) => chunk.forEach((c, k) => c.resolve(res[k]!)),
-          (e: unknown) => chunk.forEach((c) => c.reject(e)),
-        );
-      }
-    }
+    for (const { loc, items } of batches) this.sendSubmits(loc, items);
+  }
+
+  private sendSubmits(loc: Loc, items: PendingSubmit[]): void {
+    const p = this.sp(loc);
+    const writeLoc = !this.opts.cluster;
+    const keys = [p + 'idem', ...items.map((c) => c.jobKey), ...(writeLoc ? items.map((c) => c.locKey) : [])];
+    const args: Array<string | number> = [items.length, writeLoc ? '1' : '0'];
+    for (const c of items) args.push(...c.args);
+    this.track(this.call<Array<[string, string?]>>('aqSubmit', p, keys, loc.queue, args)).then(
+      (res) => items.forEach((c, k) => c.resolve(res[k]!)),
+      (e: unknown) => items.forEach((c) => c.reject(e)),
+    );
   }
 
   /**
@@ -771,7 +785,14 @@ export class RedisBackend implements Backend {
         this.completionBatches.set(key, batch);
       }
       batch.items.push({ lease, result: JSON.stringify(result), max: next.max, resolve, reject });
-      this.completionFlush ??= setImmediate(() => this.flushCompletions());
+      // a full batch goes at once: Redis works on it while the worker is still finishing the
+      // other slots of this turn (as submitBatched)
+      if (batch.items.length >= COMPLETE_BATCH) {
+        this.completionBatches.delete(key);
+        this.sendCompletions(batch.loc, batch.next, batch.items);
+      } else {
+        this.completionFlush ??= setImmediate(() => this.flushCompletions());
+      }
     });
     if (got.length > 0) this.claimTurn.set(next.queue, 0);
     return { next: got.map((g) => this.leaseFrom(loc, g)) };
@@ -794,32 +815,31 @@ export class RedisBackend implements Backend {
     this.completionFlush = null;
     const batches = [...this.completionBatches.values()];
     this.completionBatches.clear();
-    for (const { loc, next, items } of batches) {
-      const p = this.sp(loc);
-      for (let i = 0; i < items.length; i += COMPLETE_BATCH) {
-        const chunk = items.slice(i, i + COMPLETE_BATCH);
-        const wanted = chunk.reduce((n, c) => n + c.max, 0);
-        const args: Array<string | number> = [...this.claimArgs(next, wanted), chunk.length];
-        for (const c of chunk) args.push(c.lease.jobId, c.lease.fence, c.result, c.max);
-        const keys = [p + 'leases', ...chunk.map((c) => `${p}j:${c.lease.jobId}`)];
-        this.track(this.call<[string[], Array<[number, number, Snapshot]>]>('aqCompleteClaim', p, keys, loc.queue, args)).then(
-          ([outcomes, claimed]) => {
-            let taken = 0;
-            chunk.forEach((c, k) => {
-              const outcome = outcomes[k]!;
-              if (outcome !== 'ok') {
-                const found = outcome.slice('lost:'.length);
-                c.reject(new LeaseLostError(c.lease.jobId, found ? `the job is ${found} under another fence` : undefined));
-                return;
-              }
-              c.resolve(claimed.slice(taken, taken + c.max));
-              taken += c.max;
-            });
-          },
-          (e: unknown) => chunk.forEach((c) => c.reject(e)),
-        );
-      }
-    }
+    for (const { loc, next, items } of batches) this.sendCompletions(loc, next, items);
+  }
+
+  private sendCompletions(loc: Loc, next: ClaimRequest, items: PendingCompletion[]): void {
+    const p = this.sp(loc);
+    const wanted = items.reduce((n, c) => n + c.max, 0);
+    const args: Array<string | number> = [...this.claimArgs(next, wanted), items.length];
+    for (const c of items) args.push(c.lease.jobId, c.lease.fence, c.result, c.max);
+    const keys = [p + 'leases', ...items.map((c) => `${p}j:${c.lease.jobId}`)];
+    this.track(this.call<[string[], Array<[number, number, Snapshot]>]>('aqCompleteClaim', p, keys, loc.queue, args)).then(
+      ([outcomes, claimed]) => {
+        let taken = 0;
+        items.forEach((c, k) => {
+          const outcome = outcomes[k]!;
+          if (outcome !== 'ok') {
+            const found = outcome.slice('lost:'.length);
+            c.reject(new LeaseLostError(c.lease.jobId, found ? `the job is ${found} under another fence` : undefined));
+            return;
+          }
+          c.resolve(claimed.slice(taken, taken + c.max));
+          taken += c.max;
+        });
+      },
+      (e: unknown) => items.forEach((c) => c.reject(e)),
+    );
   }
 
   async claim(req: ClaimRequest): Promise<Lease[]> {
@@ -1240,6 +1260,9 @@ function connect(o: RedisUrlOptions): Client {
     // Commands issued in the same tick go out as one pipeline per node: bulk
     // submits and claims cost one round trip, not one each.
     enableAutoPipelining: true,
+    // The batch scripts are sent as soon as they are made (a full batch while its caller is still
+    // busy, so Redis works meanwhile): through the auto-pipeline they would wait for the end of the turn.
+    autoPipeliningIgnoredCommands: [...BATCH_SCRIPTS],
     lazyConnect: false,
   };
   if (o.cluster) {
