@@ -57,9 +57,18 @@ local function meta(id)
 end
 
 -- Appends an event to the shard's capped stream; returns its history line '<seq>|<event JSON>'.
+-- The JSON is put together here rather than by cjson.encode of a table (a table per event, and
+-- numbers formatted anew): the event type and states are fixed words, the job id a ULID, the time
+-- the caller's clock as given; the queue and tenant names and the data go through cjson.
+local QUEUE_JSON = cjson.encode(QUEUE)
+local function jsonWord(w)
+  if w and w ~= cjson.null then return '"' .. w .. '"' end
+  return 'null'
+end
 local function streamEvent(id, typ, from, to, att, ten, data)
-  local ev = cjson.encode({ type = typ, at = NOW, job_id = id, queue = QUEUE, tenant_id = ten,
-    from_state = from or cjson.null, to_state = to or cjson.null, attempt = tonumber(att) or 0, data = data or cjson.null })
+  local ev = '{"type":"' .. typ .. '","at":' .. NOWS .. ',"job_id":"' .. id .. '","queue":' .. QUEUE_JSON ..
+    ',"tenant_id":' .. cjson.encode(ten) .. ',"from_state":' .. jsonWord(from) .. ',"to_state":' .. jsonWord(to) ..
+    ',"attempt":' .. (tonumber(att) or 0) .. ',"data":' .. (data and cjson.encode(data) or 'null') .. '}'
   return redis.call('XADD', K_EVENTS, 'MAXLEN', '~', EVMAX, '*', 'e', ev) .. '|' .. ev
 end
 
