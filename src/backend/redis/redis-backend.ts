@@ -108,7 +108,8 @@ interface PendingSubmit {
   jobKey: string;
   locKey: string;
   args: Array<string | number>;
-  resolve: (r: [string, string?]) => void;
+  /** '' when created, else the stored '<job id>|<fingerprint>' of the key's job. */
+  resolve: (r: string) => void;
   reject: (e: unknown) => void;
 }
 
@@ -324,9 +325,9 @@ export class RedisBackend implements Backend {
       estimated,
       loc.shard,
     ]);
-    if (res[0] === 'exists') {
+    if (res !== '') {
       if (this.opts.cluster) await this.client.del(locKey);
-      return this.duplicateOf(req.idempotency_key!, res[1]!, fp);
+      return this.duplicateOf(req.idempotency_key!, res, fp);
     }
     this.rememberLoc(jobId, loc);
     // One literal, not `{ ...env, … }`: V8 builds the spread-then-extend object through
@@ -382,7 +383,7 @@ export class RedisBackend implements Backend {
    * rest go at the end of the turn. Each job is still checked and inserted
    * atomically, in the order the calls were made.
    */
-  private submitBatched(loc: Loc, jobKey: string, locKey: string, args: Array<string | number>): Promise<[string, string?]> {
+  private submitBatched(loc: Loc, jobKey: string, locKey: string, args: Array<string | number>): Promise<string> {
     return new Promise((resolve, reject) => {
       const p = this.sp(loc);
       let batch = this.submitBatches.get(p);
@@ -413,7 +414,7 @@ export class RedisBackend implements Backend {
     const keys = [p + 'idem', ...items.map((c) => c.jobKey), ...(writeLoc ? items.map((c) => c.locKey) : [])];
     const args: Array<string | number> = [items.length, writeLoc ? '1' : '0'];
     for (const c of items) args.push(...c.args);
-    this.track(this.call<Array<[string, string?]>>('aqSubmit', p, keys, loc.queue, args)).then(
+    this.track(this.call<string[]>('aqSubmit', p, keys, loc.queue, args)).then(
       (res) => items.forEach((c, k) => c.resolve(res[k]!)),
       (e: unknown) => items.forEach((c) => c.reject(e)),
     );

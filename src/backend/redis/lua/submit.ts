@@ -14,7 +14,8 @@
  * envelope JSON, initial state (queued|scheduled), run_at, deadline ms (''),
  * class, tenant, max_attempts, workflow, estimated seconds (for the backlog
  * counters), shard.
- * Returns per job {'created'} or {'exists', '<job id>|<fingerprint>'}, in order.
+ * Returns per job, in order, '' when it was created or '<job id>|<fingerprint>' of the
+ * job its idempotency key already names.
  * Jobs are handled in order, so a key repeated within a batch finds the
  * first job.
  *
@@ -29,7 +30,7 @@ export const SUBMIT_FIELDS = 13;
 
 export const SUBMIT = String.raw`
 local n, writeLoc = tonumber(ARGV[5]), ARGV[6] == '1'
-local out, locs = {}, {}
+local out, locs, created = {}, {}, 0
 DEFER = n > 1
 for i = 0, n - 1 do
   local b = 7 + i * ${SUBMIT_FIELDS}
@@ -41,7 +42,7 @@ for i = 0, n - 1 do
     if not existing then redis.call('HSET', KEYS[1], idem, id .. '|' .. fp) end
   end
   if existing then
-    out[#out + 1] = { 'exists', existing }
+    out[#out + 1] = existing
   else
     local h0 = streamEvent(id, 'submitted', nil, st, 0, ten, (st == 'scheduled') and { run_at = tonumber(runAt) } or nil)
     -- (strings, not Lua numbers: Redis formats every number argument with %.17g, which is not free)
@@ -56,10 +57,11 @@ for i = 0, n - 1 do
     -- move(id, nil, st) and enqueue(id, runAt): 'st', 'upd' and 'run' went into the HSET above
     move(id, nil, st, true)
     enqueue(id, runAt, true, true)
-    total('submitted')
-    out[#out + 1] = { 'created' }
+    out[#out + 1] = ''
+    created = created + 1
   end
 end
+if created > 0 then total('submitted', created) end
 flushDeferred()
 if #locs > 0 then redis.call('MSET', unpack(locs)) end
 return out
