@@ -1,10 +1,9 @@
 /**
  * Walking a DLQ selection in bounded pages. Every bulk read goes through
  * here, so memory stays flat whatever the size of the DLQ: a caller holds one
- * page at a time (and the next one is being read meanwhile) and the cursor (a
- * job id) is all that carries over.
+ * page at a time and the cursor (a job id) is all that carries over.
  */
-import { MAX_PAGE_LIMIT, type Backend, type DlqFilter, type Page } from '../backend/contract.js';
+import { MAX_PAGE_LIMIT, type Backend, type DlqFilter } from '../backend/contract.js';
 import { InterruptedError } from '../core/errors.js';
 import type { DlqEntry } from '../core/schemas.js';
 
@@ -16,19 +15,12 @@ export async function* walkDlq(
   opts: { pageSize?: number; signal?: AbortSignal } = {},
 ): AsyncGenerator<DlqEntry[], void, void> {
   const limit = Math.min(Math.max(1, opts.pageSize ?? DEFAULT_WALK_PAGE), MAX_PAGE_LIMIT);
-  const read = (cursor: string | null): Promise<Page<DlqEntry>> => {
-    const p = backend.dlqList(filter, { limit, cursor });
-    // A page read ahead that the caller never asks for (it stopped early) must not fail unhandled.
-    p.catch(() => undefined);
-    return p;
-  };
-  let next: Promise<Page<DlqEntry>> | null = read(null);
-  while (next !== null) {
+  let cursor: string | null = null;
+  do {
     // Ctrl-C while reading: nothing has changed yet, so stop with exit 130 rather than an internal error.
     if (opts.signal?.aborted) throw new InterruptedError('interrupted while reading the DLQ: nothing was changed');
-    const page: Page<DlqEntry> = await next;
-    // The next page is read while the caller works on this one (at most two pages are held).
-    next = page.next_cursor !== null ? read(page.next_cursor) : null;
+    const page = await backend.dlqList(filter, { limit, cursor });
     if (page.items.length > 0) yield page.items;
-  }
+    cursor = page.next_cursor;
+  } while (cursor !== null);
 }
