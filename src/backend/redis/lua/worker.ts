@@ -122,8 +122,8 @@ return { 'ok', snapshot(ARGV[5]) }
 /**
  * complete_claim: a batch of completions, then a claim from the same shard for
  * the jobs they ask for next, in one step (one round trip per job for a busy
- * worker, and one script call for all the completions a worker makes in the
- * same turn: RedisBackend.completeAndClaim). The completions' writes to the
+ * worker, and one script call for up to COMPLETE_BATCH completions a worker
+ * makes in the same turn: RedisBackend.completeAndClaim). The completions' writes to the
  * state indexes, the lease set and the counters are deferred and sent merged
  * (prelude: deferred writes); the claim's picks do the same.
  * KEYS[1] the shard's lease set, KEYS[2 .. n+1] the completed jobs' hashes;
