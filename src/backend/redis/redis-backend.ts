@@ -47,6 +47,7 @@ import type {
 import { MAX_PAGE_LIMIT } from '../contract.js';
 import { compareSeq, dlqEntryFrom, effectFrom, eventFrom, flatToMap, jobFrom, ledgerItemFrom, type Snapshot } from './codec.js';
 import { KeyLayout, shardOf } from './keys.js';
+import { TurnBatches } from './turn-batches.js';
 import type { DlqRow } from '../contract.js';
 import { redisDlqRows, type DeadSetSource } from './dlq-rows.js';
 import { callScript, registerScripts, type ScriptName } from './scripts.js';
@@ -370,9 +371,8 @@ export class RedisBackend implements Backend {
     return { job, created: true };
   }
 
-  /** Submits waiting for the end of this turn of the event loop, per shard prefix. */
-  private readonly submitBatches = new Map<string, { loc: Loc; items: PendingSubmit[] }>();
-  private submitFlush: NodeJS.Immediate | null = null;
+  /** Submits of this turn of the event loop, per shard prefix. */
+  private readonly submits = new TurnBatches<Loc, PendingSubmit>(SUBMIT_BATCH, (loc, items) => this.sendSubmits(loc, items));
 
   /**
    * Queues one job's submit script arguments; submits issued in the same turn
@@ -384,28 +384,7 @@ export class RedisBackend implements Backend {
    * atomically, in the order the calls were made.
    */
   private submitBatched(loc: Loc, jobKey: string, locKey: string, args: Array<string | number>): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const p = this.sp(loc);
-      let batch = this.submitBatches.get(p);
-      if (!batch) {
-        batch = { loc, items: [] };
-        this.submitBatches.set(p, batch);
-      }
-      batch.items.push({ jobKey, locKey, args, resolve, reject });
-      if (batch.items.length >= SUBMIT_BATCH) {
-        this.submitBatches.delete(p);
-        this.sendSubmits(batch.loc, batch.items);
-      } else {
-        this.submitFlush ??= setImmediate(() => this.flushSubmits());
-      }
-    });
-  }
-
-  private flushSubmits(): void {
-    this.submitFlush = null;
-    const batches = [...this.submitBatches.values()];
-    this.submitBatches.clear();
-    for (const { loc, items } of batches) this.sendSubmits(loc, items);
+    return new Promise((resolve, reject) => this.submits.add(this.sp(loc), loc, { jobKey, locKey, args, resolve, reject }));
   }
 
   private sendSubmits(loc: Loc, items: PendingSubmit[]): void {
@@ -778,23 +757,11 @@ export class RedisBackend implements Backend {
       await this.complete(lease, result);
       return { next: await this.claim(next) };
     }
-    const got = await new Promise<Array<[number, number, Snapshot]>>((resolve, reject) => {
-      const key = JSON.stringify([this.sp(loc), next.workerId, next.workerVersion ?? '', Math.round(next.leaseMs), next.classes ?? null]);
-      let batch = this.completionBatches.get(key);
-      if (!batch) {
-        batch = { loc, next, items: [] };
-        this.completionBatches.set(key, batch);
-      }
-      batch.items.push({ lease, result: JSON.stringify(result), max: next.max, resolve, reject });
-      // a full batch goes at once: Redis works on it while the worker is still finishing the
-      // other slots of this turn (as submitBatched)
-      if (batch.items.length >= COMPLETE_BATCH) {
-        this.completionBatches.delete(key);
-        this.sendCompletions(batch.loc, batch.next, batch.items);
-      } else {
-        this.completionFlush ??= setImmediate(() => this.flushCompletions());
-      }
-    });
+    // batched per shard and claim terms: the calls of a batch differ only in how many jobs each wants
+    const key = JSON.stringify([this.sp(loc), next.workerId, next.workerVersion ?? '', Math.round(next.leaseMs), next.classes ?? null]);
+    const got = await new Promise<Array<[number, number, Snapshot]>>((resolve, reject) =>
+      this.completions.add(key, { loc, next }, { lease, result: JSON.stringify(result), max: next.max, resolve, reject }),
+    );
     if (got.length > 0) this.claimTurn.set(next.queue, 0);
     return { next: got.map((g) => this.leaseFrom(loc, g)) };
   }
@@ -808,16 +775,10 @@ export class RedisBackend implements Backend {
     return call;
   }
 
-  /** completeAndClaim calls waiting for the end of this turn, per shard and claim terms. */
-  private readonly completionBatches = new Map<string, { loc: Loc; next: ClaimRequest; items: PendingCompletion[] }>();
-  private completionFlush: NodeJS.Immediate | null = null;
-
-  private flushCompletions(): void {
-    this.completionFlush = null;
-    const batches = [...this.completionBatches.values()];
-    this.completionBatches.clear();
-    for (const { loc, next, items } of batches) this.sendCompletions(loc, next, items);
-  }
+  /** completeAndClaim calls of this turn, per shard and claim terms. */
+  private readonly completions = new TurnBatches<{ loc: Loc; next: ClaimRequest }, PendingCompletion>(COMPLETE_BATCH, ({ loc, next }, items) =>
+    this.sendCompletions(loc, next, items),
+  );
 
   private sendCompletions(loc: Loc, next: ClaimRequest, items: PendingCompletion[]): void {
     const p = this.sp(loc);
@@ -1224,14 +1185,8 @@ export class RedisBackend implements Backend {
   async close(): Promise<void> {
     // Batches still waiting for the end of the turn go out now, and the QUIT waits for the
     // answers of every batch sent (their callers are waiting for them).
-    if (this.submitFlush) {
-      clearImmediate(this.submitFlush);
-      this.flushSubmits();
-    }
-    if (this.completionFlush) {
-      clearImmediate(this.completionFlush);
-      this.flushCompletions();
-    }
+    this.submits.sendAll();
+    this.completions.sendAll();
     await Promise.allSettled([...this.batchesInFlight]);
     for (const f of this.followers) f.disconnect();
     try {
