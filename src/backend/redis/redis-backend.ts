@@ -355,7 +355,7 @@ export class RedisBackend implements Backend {
       state,
       outcome: null,
       updated_at: createdAt,
-      run_at: new Date(runAtMs).toISOString(),
+      run_at: runAtMs === now ? createdAt : new Date(runAtMs).toISOString(),
       ended_at: null,
       lease: null,
       cancel_requested_at: null,
