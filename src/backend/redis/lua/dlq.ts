@@ -12,9 +12,9 @@
 export const LEDGER_ADD = String.raw`
 local run = ARGV[5]
 local L, LA, LC = P .. 'L:' .. run, P .. 'Li:' .. run .. ':all', P .. 'Lc:' .. run
--- the indexes and counts are written merged at the end (prelude: deferred writes); only the item
--- itself (HSETNX, whose answer decides the rest) is written per item
-DEFER = true
+-- with more than one item (ARGV[6..] holds quads), the indexes and counts are written merged at the
+-- end (prelude: deferred writes); the item itself (HSETNX, whose answer decides the rest) per item
+DEFER = (#ARGV - 5) / 4 > 1
 for i = 6, #ARGV, 4 do
   local id, verdict, status, detail = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   if redis.call('HSETNX', L, id, cjson.encode({ verdict = verdict, status = status, detail = cjson.decode(detail), updated_at = NOW })) == 1 then
@@ -43,9 +43,10 @@ local run, action, policy, extra = ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8])
 local L, LC = KEYS[1], P .. 'Lc:' .. run
 local out = {}
 local delta = {}
--- The writes to the ledger's status indexes, the DLQ index and the job indexes and counters
--- are deferred and sent merged at the end (prelude: deferred writes); nothing here reads them.
-DEFER = #ARGV > 11
+-- With more than one item (ARGV[9..] holds triples), the writes to the ledger's status indexes,
+-- the DLQ index and the job indexes and counters are deferred and sent merged at the end
+-- (prelude: deferred writes); nothing here reads them.
+DEFER = (#ARGV - 8) / 3 > 1
 local function setStatus(id, item, status, verdict, detail)
   zsetD(P .. 'Li:' .. run .. ':' .. item.status, id, false)
   delta[item.status] = (delta[item.status] or 0) - 1

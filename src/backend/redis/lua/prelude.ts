@@ -79,8 +79,8 @@ local function emit(id, typ, from, to, att, ten, data)
   pushCapped(hk(id), streamEvent(id, typ, from, to, att, ten, data), HISTORY_KEEP)
 end
 
--- Deferred writes. While DEFER is on (a batch of submits, a batch of completions, claim's fair
--- picks), the writes made through zsetD, countD and pushD are gathered and then sent merged by
+-- Deferred writes. While DEFER is on (a batch of submits, of completions, of claim's fair picks,
+-- of redrive apply or ledger items; a batch of one writes at once), the writes made through zsetD, countD and pushD are gathered and then sent merged by
 -- flushDeferred(): one ZADD and one ZREM per sorted set, one increment per counter field, one
 -- RPUSH per sample list, instead of one command per job each. The script is atomic, so the end
 -- state is the one the writes one by one would leave: a sorted-set member's last write is the one
