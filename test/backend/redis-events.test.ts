@@ -71,3 +71,64 @@ it("gives a job's last 200 events, its first one included while it is among them
   }
   await backend.close();
 });
+
+// The first events of a job ride in its hash (inline slots h0 .. h3, written by submit, claim and
+// complete), the others go to its history list; the history merges the two by stream id. Through
+// releases, retries and checkpoints (which use the list) and past the last slot, a job's history
+// must stay exactly its events of the queue's stream, and its attempts every attempt record, in order.
+it('keeps the history in order whichever events ride in the job hash, and every attempt record', async () => {
+  const clock = new ManualClock();
+  const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=ev3`), { clock });
+  const { job } = await backend.submit({ workflow: 'w:v1', queue: 'mix', tenant_id: 't', max_attempts: 5 });
+  const check = async () => {
+    const streamed: JobEvent[] = [];
+    for await (const e of backend.events({ queue: 'mix' })) if (e.job_id === job.job_id) streamed.push(e);
+    const history: JobEvent[] = [];
+    for await (const e of backend.events({ jobId: job.job_id })) history.push(e);
+    expect(history.map((e) => `${e.seq} ${e.type}`)).toEqual(streamed.map((e) => `${e.seq} ${e.type}`));
+    return history.map((e) => e.type);
+  };
+  const claim = async () => {
+    const [lease] = await backend.claim({ queue: 'mix', workerId: 'w', max: 1, leaseMs: 60_000 });
+    expect(lease!.jobId).toBe(job.job_id);
+    await check();
+    return lease!;
+  };
+  // claimed (a slot), released (the list), three times: the fourth claim finds the slots used
+  for (let i = 0; i < 3; i++) {
+    await backend.release(await claim());
+    await check();
+  }
+  let lease = await claim();
+  await backend.checkpoint(lease, { step: 1 });
+  const out = await backend.fail(lease, { code: 'TIMEOUT', message: 'slow', retryable: true });
+  expect(out.kind).toBe('retry');
+  if (out.kind === 'retry') clock.set(out.runAt);
+  lease = await claim();
+  expect(lease.job.attempts.map((a) => [a.attempt, a.outcome])).toEqual([[1, 'released'], [1, 'released'], [1, 'released'], [1, 'failed'], [2, null]]);
+  await backend.complete(lease, 'done');
+  expect(await check()).toEqual([
+    'submitted', 'claimed', 'released', 'claimed', 'released', 'claimed', 'released',
+    'claimed', 'checkpoint', 'retry_scheduled', 'claimed', 'succeeded',
+  ]);
+  const done = (await backend.get(job.job_id))!;
+  expect(done.attempts.map((a) => [a.attempt, a.outcome])).toEqual([[1, 'released'], [1, 'released'], [1, 'released'], [1, 'failed'], [2, 'succeeded']]);
+  expect(done.attempts.every((a) => a.worker_id === 'w' && a.ended_at !== null)).toBe(true);
+  await backend.close();
+});
+
+// The attempts list and the record in the job hash together keep a job's last 200 attempt records.
+it("keeps a job's last 200 attempt records", async () => {
+  const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=ev4`), { clock: new ManualClock() });
+  const { job } = await backend.submit({ workflow: 'w:v1', queue: 'many', tenant_id: 't' });
+  for (let i = 0; i < 204; i++) {
+    const [lease] = await backend.claim({ queue: 'many', workerId: `w${i}`, max: 1, leaseMs: 60_000 });
+    if (i < 203) await backend.release(lease!);
+    else await backend.complete(lease!, null);
+  }
+  const got = (await backend.get(job.job_id))!;
+  expect(got.attempts).toHaveLength(200);
+  expect(got.attempts.map((a) => a.worker_id)).toEqual(Array.from({ length: 200 }, (_v, i) => `w${i + 4}`));
+  expect(got.attempts.at(-1)!.outcome).toBe('succeeded');
+  await backend.close();
+});

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LockHolder } from '../../src/backend/contract.js';
 import { NotFoundError } from '../../src/core/errors.js';
-import { claimOne, eventTypes, iso, makeDead, req, runRecord, useFixture, type MakeFixture } from './fixture.js';
+import { allEvents, claimOne, eventTypes, iso, makeDead, req, runRecord, useFixture, type MakeFixture } from './fixture.js';
 
 const RUN_A = 'run_01JRUNAAAAAAAAAAAAAAAAAAAA';
 const RUN_B = 'run_01JRUNBBBBBBBBBBBBBBBBBBBB';
@@ -133,15 +133,20 @@ export function runCases(make: MakeFixture): void {
 
     it('purges: the job is gone, with a purged event; expire: dead becomes expired, out of the DLQ', async () => {
       const f = fx();
-      const p = await makeDead(f);
+      // three attempts: claims and retries interleaved in the history
+      const p = await makeDead(f, { attempts: 3 });
       const e = await makeDead(f, { deadlineInMs: 10_000 });
       await f.backend.createRun(runRecord({ run_id: RUN_A, queue: 'default', action: 'purge' }, f.clock.now()), [{ job_id: p.job_id, verdict: 'purge', detail: null }]);
       expect((await f.backend.applyRunItems({ runId: RUN_A, jobIds: [p.job_id], now: f.clock.now() }))[0]).toMatchObject({ status: 'moved' });
       expect(await f.backend.get(p.job_id)).toBeNull();
       expect(await f.backend.dlqGet(p.job_id)).toBeNull();
-      const history = await eventTypes(f.backend, p.job_id);
-      expect(history[0]).toBe('submitted');
-      expect(history.at(-1)).toBe('purged');
+      // the job's history outlives it, whole and in order: the job's events of the queue's stream
+      const history = await allEvents(f.backend, { jobId: p.job_id });
+      expect(history.map((ev) => ev.type)).toEqual([
+        'submitted', 'claimed', 'retry_scheduled', 'claimed', 'retry_scheduled', 'claimed', 'dead', 'purged',
+      ]);
+      const streamed = (await allEvents(f.backend, { queue: 'default' })).filter((ev) => ev.job_id === p.job_id);
+      expect(history.map((ev) => ev.seq)).toEqual(streamed.map((ev) => ev.seq));
 
       f.clock.advance(10_000);
       await f.backend.createRun(runRecord({ run_id: RUN_B, queue: 'default', action: 'expire' }, f.clock.now()), [{ job_id: e.job_id, verdict: 'expire', detail: null }]);

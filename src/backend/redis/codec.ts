@@ -5,7 +5,7 @@
 import type { AttemptRecord, DlqEntry, Effect, Job, JobEvent } from '../../core/schemas.js';
 import type { LedgerItem } from '../contract.js';
 
-/** A job's stored parts, as `snapshot()` in the Lua prelude returns them. */
+/** A job's stored parts, as `snapshot()` in the Lua prelude returns them (the attempts: those before the hash's last one, `ar`). */
 export type Snapshot = [hash: string[], effects: string[], attempts: string[]];
 
 export function iso(ms: string | number | undefined | null): string | null {
@@ -98,7 +98,8 @@ export function jobFrom(snap: Snapshot): Job {
     checkpoint: h.cp !== undefined ? (JSON.parse(h.cp) as unknown) : null,
     effects,
     last_error: h.err !== undefined ? (JSON.parse(h.err) as Job['last_error']) : null,
-    attempts: atts.map(attemptFrom),
+    // the attempts list holds the records before the last one, which is the hash's field ar
+    attempts: (h.ar !== undefined ? [...atts, h.ar] : atts).map(attemptFrom),
     result: h.res !== undefined ? (JSON.parse(h.res) as string | null) : null,
     dead:
       h.dr !== undefined

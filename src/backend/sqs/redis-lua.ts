@@ -112,7 +112,8 @@ dequeue(id)
 local fence = tonumber(hget(id, 'fen') or '0') + 1
 local att = tonumber(hget(id, 'att') or '0') + 1
 -- (the job hash is not read whole here: its worker version is cleared unconditionally)
-local exp = startAttempt(id, st, ten, fence, att, dl, runAt, worker, wver, leaseMs, true)
+local prev = redis.call('HMGET', jk(id), 'ar', 'hn')
+local exp = startAttempt(id, st, ten, fence, att, dl, runAt, worker, wver, leaseMs, true, prev[1], prev[2])
 return { 'claimed', { fence, exp, snapshot(id) } }
 `;
 
@@ -132,7 +133,7 @@ if st ~= 'queued' and st ~= 'scheduled' and st ~= 'running' then return 'already
 local att, ten = hget(id, 'att'), hget(id, 'ten')
 if st == 'running' then endAttempt(id, 'lease_lost', code, why) end
 if st ~= 'running' then dequeue(id) end
-local lastAtt = cjson.decode(redis.call('LINDEX', ak(id), -1) or '{}')
+local lastAtt = cjson.decode(lastAttempt(id) or '{}')
 redis.call('HSET', jk(id), 'dr', 'custody', 'dat', NOW, 'dec', code, 'dem', why)
 if lastAtt.worker_version and lastAtt.worker_version ~= cjson.null then redis.call('HSET', jk(id), 'dwv', lastAtt.worker_version) else redis.call('HDEL', jk(id), 'dwv') end
 move(id, st, 'dead')

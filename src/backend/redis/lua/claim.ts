@@ -196,17 +196,20 @@ while #claimed < max and budget > 0 do
         -- so read-then-set is the same as HINCRBY)
         local fence = tonumber(f.fen or '0') + 1
         local att = tonumber(f.att or '0') + 1
-        local exp, rec, natt = startAttempt(id, st, ten, fence, att, dl, runAt, worker, wver, leaseMs, f.wv)
-        f.fen, f.att, f.lw, f.le, f.st, f.upd = fence, att, worker, exp, 'running', NOW
+        local prevAr = f.ar
+        local exp, rec, natt = startAttempt(id, st, ten, fence, att, dl, runAt, worker, wver, leaseMs, f.wv, prevAr, f.hn)
+        f.fen, f.att, f.lw, f.le, f.st, f.upd, f.ar = fence, att, worker, exp, 'running', NOW, rec
         if wver ~= '' then f.wv = wver else f.wv = nil end
-        -- RPUSH returned the length: 1 means this is the job's only record, so the list need not be read back
-        local atts = { rec }
-        if natt > 1 then atts = redis.call('LRANGE', ak(id), 0, -1) end
+        -- the attempts before this one (startAttempt's RPUSH returned the list's length: a job on its
+        -- first attempt has no list; a job stored before ar existed may have one)
+        local atts = {}
+        if natt > 1 or (natt == 0 and att > 1) then atts = redis.call('LRANGE', ak(id), 0, -1)
+        elseif natt == 1 then atts = { prevAr } end
         local effects = {}
         if f.nef and f.nef ~= '0' then effects = redis.call('HGETALL', ek(id)) end
         local out = {}
         for k, val in pairs(f) do
-          if k ~= 'h0' then -- (the first event: history's, not the worker's)
+          if not HISTORY_FIELDS[k] then -- (the inline history: history's, not the worker's)
             out[#out + 1] = k
             out[#out + 1] = val
           end

@@ -7,6 +7,7 @@
  *   Li:<run>:<status>  zset   job ids per ledger status
  *   Lc:<run>           hash   status → count
  */
+import { HISTORY_LINES } from './read.js';
 
 /** ledger_add: KEYS[1] the run's ledger hash; ARGV[5] run id, ARGV[6..] quads of id, verdict, status, detail JSON. */
 export const LEDGER_ADD = String.raw`
@@ -38,7 +39,7 @@ return 0
  * policy (reset|extra), [8] extra n, [9..] triples of id, verdict, detail JSON.
  * Returns per item {id, item JSON, purged 0|1}.
  */
-export const APPLY = String.raw`
+export const APPLY = HISTORY_LINES + String.raw`
 local run, action, policy, extra = ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8])
 local L, LC = KEYS[1], P .. 'Lc:' .. run
 local out = {}
@@ -105,10 +106,11 @@ for i = 9, #ARGV, 3 do
           countD('i', K_COUNT, statsCountField(id, 'dead'), -1) -- [stats]
           statsMove(id, 'dead', nil) -- [stats]
           zsetD(K_ALL, id, false)
-          -- the first event, kept in the job hash (h0), joins the rest of the history before the hash
-          -- goes (unless the list already holds the last HISTORY_KEEP events, which leave it out)
-          local h0 = hget(id, 'h0')
-          if h0 and redis.call('LLEN', hk(id)) < HISTORY_KEEP then redis.call('LPUSH', hk(id), h0) end
+          -- the events kept in the job hash (its inline history slots) join the list, in order,
+          -- before the hash goes: the list is rewritten as the job's last HISTORY_KEEP events
+          local lines = historyLines(hk(id), jk(id))
+          redis.call('DEL', hk(id))
+          if #lines > 0 then redis.call('RPUSH', hk(id), unpack(lines)) end
           redis.call('DEL', jk(id), ak(id), ek(id))
           -- the job's event history outlives it for a while (inspect shows 'purged'), then goes
           redis.call('EXPIRE', hk(id), 604800)

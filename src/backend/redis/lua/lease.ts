@@ -49,34 +49,44 @@ local function countTraffic(field)
 end
 
 -- Starts an attempt of a waiting job (already out of its waiting indexes) under a new lease
--- that ends at the deadline at the latest: fence, attempt, lease, worker version and state in
--- one write (hadWv: the job may hold a worker version to clear), the attempt record, the
--- 'claimed' event. Returns the lease expiry, the attempt record and the attempts list's length.
+-- that ends at the deadline at the latest: fence, attempt, lease, worker version, state, the
+-- attempt record (ar) and the 'claimed' event (an inline history slot while one is free) in one
+-- write of the job (hadWv: the job may hold a worker version to clear). prevAr, hn: the job's ar
+-- and hn fields as read (prevAr, the previous attempt's record, moves to the attempts list).
+-- Returns the lease expiry, the attempt record and the attempts list's length (0: no list written).
 local leaseEndMs, leaseEndText
-local function startAttempt(id, from, ten, fence, att, dl, runAt, worker, wver, leaseMs, hadWv)
+local function startAttempt(id, from, ten, fence, att, dl, runAt, worker, wver, leaseMs, hadWv, prevAr, hn)
   local exp = NOW + leaseMs
   if dl and dl < exp then exp = dl end
   -- the expiry as text, formatted once per call for the leases that end together (Redis would
   -- format a number argument anew for each command)
   if exp ~= leaseEndMs then leaseEndMs, leaseEndText = exp, string.format('%d', exp) end
-  if wver ~= '' then
-    redis.call('HSET', jk(id), 'fen', fence, 'att', att, 'lw', worker, 'le', leaseEndText, 'wv', wver, 'st', 'running', 'upd', NOWS)
-  else
-    redis.call('HSET', jk(id), 'fen', fence, 'att', att, 'lw', worker, 'le', leaseEndText, 'st', 'running', 'upd', NOWS)
-    if hadWv then redis.call('HDEL', jk(id), 'wv') end
+  local natt = 0
+  if prevAr then
+    -- the list and ar together keep the last ATTEMPTS_KEEP records
+    natt = redis.call('RPUSH', ak(id), prevAr)
+    if natt >= ATTEMPTS_KEEP then
+      redis.call('LTRIM', ak(id), 1 - ATTEMPTS_KEEP, -1)
+      natt = ATTEMPTS_KEEP - 1
+    end
   end
-  move(id, from, 'running', true)
-  zsetD(K_LEASES, id, leaseEndText)
   local rec = cjson.encode({ attempt = att, worker_id = worker, worker_version = (wver ~= '' and wver) or cjson.null,
     started_at = NOW, ended_at = cjson.null, outcome = cjson.null, error_code = cjson.null, error_message = cjson.null })
-  local natt = redis.call('RPUSH', ak(id), rec)
-  if natt > ATTEMPTS_KEEP then redis.call('LTRIM', ak(id), -ATTEMPTS_KEEP, -1) end
+  local args = { 'fen', fence, 'att', att, 'lw', worker, 'le', leaseEndText, 'st', 'running', 'upd', NOWS, 'ar', rec }
+  if wver ~= '' then
+    args[#args + 1] = 'wv'
+    args[#args + 1] = wver
+  end
+  emitInline(args, hn, id, 'claimed', from, 'running', att, ten, { worker_id = worker, fence = fence, lease_expires_at = exp })
+  redis.call('HSET', jk(id), unpack(args))
+  if wver == '' and hadWv then redis.call('HDEL', jk(id), 'wv') end
+  move(id, from, 'running', true)
+  zsetD(K_LEASES, id, leaseEndText)
   total('attempts')
   countTraffic('a')
   -- samples are trimmed back to SAMPLES_KEEP only once they reach twice that (one LTRIM per
   -- SAMPLES_KEEP claims, not one per claim); readers take the last SAMPLES_KEEP
   pushD(P .. 'tiq', NOW - runAt, 2 * SAMPLES_KEEP, SAMPLES_KEEP)
-  emit(id, 'claimed', from, 'running', att, ten, { worker_id = worker, fence = fence, lease_expires_at = exp })
   return exp, rec, natt
 end
 
@@ -116,7 +126,7 @@ local function reapLease(id, policy, r)
     total('expired')
     emit(id, 'expired', 'running', 'expired', att, ten, { why = 'lease expired and the deadline leaves no room for a retry' })
   elseif kind == 'dead' then
-    local lastAtt = cjson.decode(redis.call('LINDEX', ak(id), -1) or '{}')
+    local lastAtt = cjson.decode(lastAttempt(id) or '{}')
     redis.call('HSET', jk(id), 'dr', 'lease_lost', 'dat', NOWS, 'dec', 'LEASE_EXPIRED', 'dem', msg)
     if lastAtt.worker_version and lastAtt.worker_version ~= cjson.null then redis.call('HSET', jk(id), 'dwv', lastAtt.worker_version) else redis.call('HDEL', jk(id), 'dwv') end
     move(id, 'running', 'dead')

@@ -9,7 +9,7 @@
  * per-job hashes whose size is capped (effects) or lists kept trimmed (attempts,
  * history).
  */
-import { HISTORY_KEEP } from './read.js';
+import { HISTORY_INLINE, HISTORY_KEEP } from './read.js';
 import { STATS_HOOKS } from './stats.js';
 
 export const PRELUDE = String.raw`
@@ -72,11 +72,37 @@ local function streamEvent(id, typ, from, to, att, ten, data)
   return redis.call('XADD', K_EVENTS, 'MAXLEN', '~', EVMAX, '*', 'e', ev) .. '|' .. ev
 end
 
--- Appends an event to the shard's capped stream and to the job's short history. (A job's first
--- event, 'submitted', is kept in its hash as field h0 instead, written by submit with the rest of
--- the new job: one key and one command less per job. The history script puts it back in front.)
+-- Appends an event to the shard's capped stream and to the job's short history list.
+-- A job's first events are kept in its hash instead, in the inline slots h0 .. h3, by the scripts
+-- that write the job hash anyway on the common path: submit ('submitted', h0), the claim and the
+-- completion. They ride in that HSET, so a job that runs once needs no history list at all. Field
+-- hn counts the slots used (absent: 1, h0 alone). Every history line starts with its stream id, so
+-- the history script (lua/read.ts) merges the slots and the list by it, whichever an event went to.
 local function emit(id, typ, from, to, att, ten, data)
   pushCapped(hk(id), streamEvent(id, typ, from, to, att, ten, data), HISTORY_KEEP)
+end
+local HISTORY_INLINE = ${HISTORY_INLINE}
+local HISTORY_FIELDS = { hn = true }
+for i = 0, HISTORY_INLINE - 1 do HISTORY_FIELDS['h' .. i] = true end
+-- The inline slot for a job's next event and the new slot count, from its hn; nil when all are used.
+local function inlineSlot(hn)
+  local n = tonumber(hn or '1')
+  if n < HISTORY_INLINE then return 'h' .. n, tostring(n + 1) end
+  return nil
+end
+-- An event of a script that writes the job hash itself: streamed at once; its history line is
+-- added to the HSET arguments in args (an inline slot) or, with the slots used, pushed to the list.
+local function emitInline(args, hn, id, typ, from, to, att, ten, data)
+  local line = streamEvent(id, typ, from, to, att, ten, data)
+  local slot, n = inlineSlot(hn)
+  if slot then
+    args[#args + 1] = slot
+    args[#args + 1] = line
+    args[#args + 1] = 'hn'
+    args[#args + 1] = n
+  else
+    pushCapped(hk(id), line, HISTORY_KEEP)
+  end
 end
 
 -- Deferred writes. While DEFER is on (a batch of submits, of completions, of claim's fair picks,
@@ -258,17 +284,22 @@ local function finish(id, st, endWritten)
   zsetD(K_LEASES, id, false)
 end
 
--- Closes the open attempt record (the last one) with an outcome.
-local function endAttempt(id, out, code, msg)
-  local raw = redis.call('LINDEX', ak(id), -1)
-  if not raw then return end
+-- Attempt records. A job's current (last) attempt record is kept in its hash, field ar, where
+-- the claim that opens it and the completion that closes it write the hash anyway; the attempts
+-- before it are in the attempts list (a:<id>), to which the next claim moves it. A job that runs
+-- once has no attempts list. Readers show the list, then ar (codec.ts jobFrom).
+-- (A job stored before ar existed has all its records in the list: lastAttempt and endAttempt
+-- fall back to the list's last one.)
+
+-- Closes an attempt record (JSON) with an outcome and counts the attempt's end; returns the closed
+-- record's JSON, or nil when it was closed already.
+local function closeAttempt(raw, out, code, msg)
   local a = cjson.decode(raw)
-  if a.ended_at ~= cjson.null and a.ended_at ~= nil then return end
+  if a.ended_at ~= cjson.null and a.ended_at ~= nil then return nil end
   a.ended_at = NOW
   a.outcome = out
   a.error_code = code or cjson.null
   a.error_message = msg or cjson.null
-  redis.call('LSET', ak(id), -1, cjson.encode(a))
   local started = tonumber(a.started_at)
   if started then
     -- samples are trimmed back to SAMPLES_KEEP once they reach twice that (one LTRIM per
@@ -279,6 +310,26 @@ local function endAttempt(id, out, code, msg)
   if out == 'succeeded' then countD('i', P .. 'byatt', n .. ':ok', 1)
   elseif out ~= 'released' then countD('i', P .. 'byatt', n .. ':fail', 1) end
   statsAttemptEnded(out) -- [stats]
+  return cjson.encode(a)
+end
+
+-- The job's last attempt record (JSON), or nil.
+local function lastAttempt(id)
+  return redis.call('HGET', jk(id), 'ar') or redis.call('LINDEX', ak(id), -1) or nil
+end
+
+-- Closes the job's open attempt record (the last one) with an outcome.
+local function endAttempt(id, out, code, msg)
+  local raw = redis.call('HGET', jk(id), 'ar')
+  if raw then
+    local closed = closeAttempt(raw, out, code, msg)
+    if closed then redis.call('HSET', jk(id), 'ar', closed) end
+    return
+  end
+  raw = redis.call('LINDEX', ak(id), -1)
+  if not raw then return end
+  local closed = closeAttempt(raw, out, code, msg)
+  if closed then redis.call('LSET', ak(id), -1, closed) end
 end
 
 -- Ends a job as expired (from any live state), closing its attempt if running.
@@ -290,7 +341,8 @@ local function expire(id, from)
   emit(id, 'expired', from, 'expired', hget(id, 'att'), hget(id, 'ten'), nil)
 end
 
--- A job's whole record for the client: the fixed-size hash, the capped effects hash, the trimmed attempts list.
+-- A job's whole record for the client: the fixed-size hash (with the last attempt record, ar), the
+-- capped effects hash, the trimmed list of the attempts before it.
 -- 'nef' counts the effects hash's entries exactly (effects are only added, and removed
 -- with the whole job), so a job without effects skips that read.
 local function snapshot(id)

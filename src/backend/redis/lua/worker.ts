@@ -95,19 +95,30 @@ return { 'ok', enc }
  */
 const COMPLETE_JOB = String.raw`
 local function completeJob(jobKey, id, fence, result)
-  -- Everything this step reads of the job, in one command: the fence check's state and fence,
-  -- and the attempt, class, tenant and estimate the counters and the event need.
-  local v = redis.call('HMGET', jobKey, 'st', 'fen', 'att', 'cls', 'ten', 'est')
+  -- Everything this step reads of the job, in one command: the fence check's state and fence, the
+  -- attempt, class, tenant and estimate the counters and the event need, the open attempt record
+  -- and the inline history slots used.
+  local v = redis.call('HMGET', jobKey, 'st', 'fen', 'att', 'cls', 'ten', 'est', 'ar', 'hn')
   local st = v[1]
   if st ~= 'running' or v[2] ~= fence then return st or '' end
   META[id] = { cls = v[4], ten = v[5], est = tonumber(v[6] or '60') }
-  -- result, state and end in one write (move is told it is done; a success's outcome is 'succeeded')
-  redis.call('HSET', jobKey, 'res', result, 'st', 'succeeded', 'upd', NOWS, 'end', NOWS, 'out', 'succeeded')
-  endAttempt(id, 'succeeded', nil, nil)
+  -- result, state, end, the closed attempt record and the event's history line in one write
+  -- (move is told it is done; a success's outcome is 'succeeded')
+  local args = { 'res', result, 'st', 'succeeded', 'upd', NOWS, 'end', NOWS, 'out', 'succeeded' }
+  if v[7] then
+    local closed = closeAttempt(v[7], 'succeeded', nil, nil)
+    if closed then
+      args[#args + 1] = 'ar'
+      args[#args + 1] = closed
+    end
+  else
+    endAttempt(id, 'succeeded', nil, nil)
+  end
+  emitInline(args, v[8], id, 'succeeded', 'running', 'succeeded', v[3], v[5], cjson.null)
+  redis.call('HSET', jobKey, unpack(args))
   move(id, 'running', 'succeeded', true)
   zsetD(K_LEASES, id, false)
   total('succeeded')
-  emit(id, 'succeeded', 'running', 'succeeded', v[3], v[5], cjson.null)
   return nil
 end
 `;
