@@ -119,6 +119,12 @@ interface Loc {
   shard: number;
 }
 
+/** Sorted sets of ids of one shard, walked together by `scanPages`. */
+interface IdSource {
+  loc: Loc;
+  keys: string[];
+}
+
 export class RedisBackend implements Backend {
   readonly kind = 'redis' as const;
   readonly description: string;
@@ -443,13 +449,14 @@ export class RedisBackend implements Backend {
     const limit = pageLimit(page);
     const states = filter.states && filter.states.length > 0 && filter.states.length < JOB_STATES.length ? filter.states : null;
     const queues = filter.queue ? [filter.queue] : await this.queues();
-    const sources: Array<{ loc: Loc; key: string }> = [];
+    // A shard's jobs are its state indexes together (there is no index of all ids: one sorted-set
+    // insert less per job), read in one MULTI so a job that changes state is seen exactly once.
+    const sources: IdSource[] = [];
     for (const queue of queues) {
       const shards = await this.shardsOf(queue, false);
       for (let s = 0; s < shards; s++) {
         const p = this.keys.shard(queue, s);
-        if (states) for (const st of states) sources.push({ loc: { queue, shard: s }, key: `${p}s:${st}` });
-        else sources.push({ loc: { queue, shard: s }, key: `${p}all` });
+        sources.push({ loc: { queue, shard: s }, keys: (states ?? JOB_STATES).map((st) => `${p}s:${st}`) });
       }
     }
     const lower = filter.since !== undefined ? `${JOB_ID_PREFIX}${encodeTime(Math.max(0, filter.since), 10)}` : null;
@@ -472,7 +479,7 @@ export class RedisBackend implements Backend {
    * SCAN_FACTOR × limit ids were looked at (then a short page with a cursor).
    */
   private async scanPages<T>(
-    sources: Array<{ loc: Loc; key: string }>,
+    sources: IdSource[],
     cursor: string | null,
     lower: string | null,
     limit: number,
@@ -488,7 +495,7 @@ export class RedisBackend implements Backend {
       const want = limit - items.length;
       const min = after !== null ? `(${after}` : lower !== null ? `[${lower}` : '-';
       // One more than wanted from each source: if the merge has more than `want`, there is another page.
-      const batches = await Promise.all(sources.map((s) => this.client.zrangebylex(s.key, min, '+', 'LIMIT', 0, want + 1)));
+      const batches = await Promise.all(sources.map((s) => this.idsFrom(s.keys, min, want + 1)));
       const merged: Array<{ id: string; src: number }> = [];
       batches.forEach((b, i) => {
         for (const id of b) merged.push({ id, src: i });
@@ -508,6 +515,18 @@ export class RedisBackend implements Backend {
       if (!more) return { items, next_cursor: null };
       if (items.length >= limit || scanned >= budget) return { items, next_cursor: after };
     }
+  }
+
+  /** Up to `count` ids from each of one shard's sorted sets from `min` on; several sets are read in one MULTI (one snapshot of them all). */
+  private async idsFrom(keys: string[], min: string, count: number): Promise<string[]> {
+    if (keys.length === 1) return this.client.zrangebylex(keys[0]!, min, '+', 'LIMIT', 0, count);
+    const tx = this.client.multi();
+    for (const k of keys) tx.zrangebylex(k, min, '+', 'LIMIT', 0, count);
+    const replies = (await tx.exec()) ?? [];
+    return replies.flatMap(([err, ids]) => {
+      if (err) throw err;
+      return ids as string[];
+    });
   }
 
   async cancel(jobId: string, reason: string | null): Promise<CancelResult> {
@@ -938,10 +957,10 @@ export class RedisBackend implements Backend {
   async dlqList(filter: DlqFilter, page: PageRequest): Promise<Page<DlqEntry>> {
     const limit = pageLimit(page);
     const queues = filter.queue ? [filter.queue] : await this.queues();
-    const sources: Array<{ loc: Loc; key: string }> = [];
+    const sources: IdSource[] = [];
     for (const queue of queues) {
       const shards = await this.shardsOf(queue, false);
-      for (let s = 0; s < shards; s++) sources.push({ loc: { queue, shard: s }, key: `${this.keys.shard(queue, s)}s:dead` });
+      for (let s = 0; s < shards; s++) sources.push({ loc: { queue, shard: s }, keys: [`${this.keys.shard(queue, s)}s:dead`] });
     }
     const now = filter.now ?? this.now();
     const keep = dlqPredicate(filter, now);
@@ -1062,7 +1081,7 @@ export class RedisBackend implements Backend {
     const queue = await this.client.get(this.keys.runLoc(runId));
     if (queue === null) throw new NotFoundError(`run ${runId} not found`);
     const shards = await this.shardsOf(queue, false);
-    const sources = Array.from({ length: shards }, (_v, s) => ({ loc: { queue, shard: s }, key: `${this.keys.shard(queue, s)}Li:${runId}:${status ?? 'all'}` }));
+    const sources = Array.from({ length: shards }, (_v, s) => ({ loc: { queue, shard: s }, keys: [`${this.keys.shard(queue, s)}Li:${runId}:${status ?? 'all'}`] }));
     return this.scanPages(sources, page.cursor ?? null, null, limit, async (loc, ids) => {
       const raws = await this.client.hmget(`${this.sp(loc)}L:${runId}`, ...ids);
       const out: LedgerItem[] = [];
@@ -1174,7 +1193,6 @@ export class RedisBackend implements Backend {
     await this.client.set(this.keys.loc(jobId), `${queue}\t0`);
     await this.client.hset(`${p}j:${jobId}`, { env: '{"job_id": broken', st: 'dead', cls: 'batch', ten: 'acme', wf: 'research_report:v3', att: 1, max: 1, dat: now, upd: now, dr: 'permanent', dec: 'VALIDATION', dem: 'x', nef: 0, rc: 0, fen: 1 });
     await this.client.zadd(`${p}s:dead`, 0, jobId);
-    await this.client.zadd(`${p}all`, 0, jobId);
     await this.client.zadd(`${p}dlq`, now, jobId);
     // [stats] counted per class, and in its tenant's rank, as a move to dead counts it (lua/stats.ts)
     await this.client.hincrby(`${p}n`, 'batch:dead', 1);

@@ -105,7 +105,6 @@ for i = 9, #ARGV, 3 do
           zsetD(sk('dead'), id, false)
           countD('i', K_COUNT, statsCountField(id, 'dead'), -1) -- [stats]
           statsMove(id, 'dead', nil) -- [stats]
-          zsetD(K_ALL, id, false)
           -- the events kept in the job hash (its inline history slots) join the list, in order,
           -- before the hash goes: the list is rewritten as the job's last HISTORY_KEEP events
           local lines = historyLines(hk(id), jk(id))

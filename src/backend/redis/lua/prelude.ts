@@ -25,7 +25,6 @@ local function hk(id) return P .. 'h:' .. id end
 local function rk(cls, ten) return P .. 'r:' .. cls .. ':' .. ten end
 local function tk(cls) return P .. 't:' .. cls end
 local function sk(st) return P .. 's:' .. st end
-local K_ALL = P .. 'all'
 local K_LEASES = P .. 'leases'
 local K_DLQ = P .. 'dlq'
 local K_COUNT = P .. 'n'

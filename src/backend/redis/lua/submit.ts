@@ -21,10 +21,10 @@
  *
  * What is per job stays per job: the idempotency check, the job hash (with its
  * first event, h0, for the history) and the event. The writes `move(id, nil,
- * state)` and `enqueue` (prelude) make for a new job, and the id index, are
- * deferred and sent merged for the whole batch (prelude: deferred writes):
- * one ZADD per index, one increment per counter field. Nothing in this script
- * reads those keys, so the end state is the same as the per-job writes'.
+ * state)` and `enqueue` (prelude) make for a new job are deferred and sent
+ * merged for the whole batch (prelude: deferred writes): one ZADD per index,
+ * one increment per counter field. Nothing in this script reads those keys,
+ * so the end state is the same as the per-job writes'.
  */
 export const SUBMIT_FIELDS = 13;
 
@@ -49,7 +49,6 @@ for i = 0, n - 1 do
     redis.call('HSET', KEYS[2 + i], 'env', env, 'att', '0', 'max', maxAtt, 'dl', dl, 'cls', cls, 'ten', ten, 'wf', wf,
       'cat', NOWS, 'upd', NOWS, 'fen', '0', 'nef', '0', 'rc', '0', 'est', est, 'st', st, 'run', runAt, 'h0', h0)
     META[id] = { cls = cls, ten = ten, est = tonumber(est) }
-    zsetD(K_ALL, id, '0')
     if writeLoc then
       locs[#locs + 1] = KEYS[2 + n + i]
       locs[#locs + 1] = QUEUE .. '\t' .. shard
