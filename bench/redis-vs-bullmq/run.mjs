@@ -269,13 +269,12 @@ for i = 3, #ARGV do
   local fields = {}
   for k = 1, #h, 2 do
     fields[#fields + 1] = h[k]
-    -- the envelope and the first event (h0) name the job: the copy's name its own id
-    if h[k] == 'env' or h[k] == 'h0' then fields[#fields + 1] = (string.gsub(h[k + 1], src, id)) else fields[#fields + 1] = h[k + 1] end
+    -- the envelope and the events kept in the hash (h0 .. h3) name the job: the copy's name its own id
+    if h[k] == 'env' or string.match(h[k], '^h%d$') then fields[#fields + 1] = (string.gsub(h[k + 1], src, id)) else fields[#fields + 1] = h[k + 1] end
   end
   redis.call('HSET', p .. 'j:' .. id, unpack(fields))
   if #att > 0 then redis.call('RPUSH', p .. 'a:' .. id, unpack(att)) end
   redis.call('ZADD', p .. 's:dead', 0, id)
-  redis.call('ZADD', p .. 'all', 0, id)
   redis.call('ZADD', p .. 'dlq', tonumber(redis.call('HGET', p .. 'j:' .. src, 'dat')), id)
   redis.call('SET', KEYS[1] .. id, 'big\t0')
 end

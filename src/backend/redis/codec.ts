@@ -5,13 +5,64 @@
 import type { AttemptRecord, DlqEntry, Effect, Job, JobEvent } from '../../core/schemas.js';
 import type { LedgerItem } from '../contract.js';
 
-/** A job's stored parts, as `snapshot()` in the Lua prelude returns them (the attempts: those before the hash's last one, `ar`). */
-export type Snapshot = [hash: string[], effects: string[], attempts: string[]];
+/**
+ * A job's stored parts: its hash (flat, as HGETALL and `snapshot()` in the Lua prelude return it,
+ * or as a field map of JOB_FIELDS), its effects (flat) and its attempts (those before the hash's
+ * last one, `ar`).
+ */
+export type Snapshot = [hash: string[] | Record<string, string>, effects: string[], attempts: string[]];
 
+/**
+ * The job hash's fields a job is read from (jobFrom, dlqEntryFrom): all but the history kept in
+ * the hash (h0 .. h3 and hn, a few hundred bytes each, which only the history script reads).
+ * Reads of many jobs (list, DLQ pages, plans) ask for these with HMGET.
+ */
+export const JOB_FIELDS = [
+  'env', 'st', 'att', 'max', 'out', 'upd', 'run', 'end', 'lw', 'fen', 'le', 'cra', 'crr', 'cp', 'err', 'res',
+  'dr', 'dat', 'dec', 'dem', 'dwv', 'rat', 'rc', 'rrun', 'cls', 'ten', 'wf', 'nef', 'ar',
+] as const;
+
+/** The field map of an HMGET of JOB_FIELDS; null when the job hash does not exist (no field at all). */
+export function jobFieldsFrom(values: Array<string | null>): Record<string, string> | null {
+  const h: Record<string, string> = {};
+  let any = false;
+  for (let i = 0; i < JOB_FIELDS.length; i++) {
+    const v = values[i];
+    if (v !== null && v !== undefined) {
+      h[JOB_FIELDS[i]!] = v;
+      any = true;
+    }
+  }
+  return any ? h : null;
+}
+
+function hashOf(snap: Snapshot): Record<string, string> {
+  return Array.isArray(snap[0]) ? flatToMap(snap[0]) : snap[0];
+}
+
+/**
+ * Epoch ms (as stored) to ISO text. A DLQ page or a plan converts several times per job, most of
+ * them in the same minute, so the minute's text ('2026-11-29T22:41:') is kept and only the seconds
+ * and milliseconds are written; anything but a whole ms in years 1970-9999 goes through Date.
+ */
 export function iso(ms: string | number | undefined | null): string | null {
   if (ms === undefined || ms === null || ms === '') return null;
-  return new Date(Number(ms)).toISOString();
+  const n = Number(ms);
+  if (!Number.isInteger(n) || n < 0 || n >= MAX_ISO_MS) return new Date(n).toISOString();
+  const minute = Math.floor(n / 60_000);
+  if (minute !== isoMinute) {
+    isoMinute = minute;
+    isoPrefix = new Date(minute * 60_000).toISOString().slice(0, 17);
+  }
+  const rest = n - minute * 60_000;
+  const sec = Math.floor(rest / 1000);
+  const milli = rest - sec * 1000;
+  return `${isoPrefix}${sec < 10 ? '0' : ''}${sec}.${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
 }
+/** 10000-01-01T00:00:00Z: from there on, toISOString writes a six-digit year. */
+const MAX_ISO_MS = 253_402_300_800_000;
+let isoMinute = -1;
+let isoPrefix = '';
 
 export function flatToMap(flat: string[]): Record<string, string> {
   const o: Record<string, string> = {};
@@ -59,8 +110,8 @@ export function effectFrom(raw: string): Effect {
 
 /** Throws when the stored record cannot be read as a job (the DLQ reports that as `malformed`). */
 export function jobFrom(snap: Snapshot): Job {
-  const [flat, effFlat, atts] = snap;
-  const h = flatToMap(flat);
+  const [, effFlat, atts] = snap;
+  const h = hashOf(snap);
   if (h.env === undefined) throw new Error('the job record has no envelope');
   const env = JSON.parse(h.env) as Record<string, unknown>;
   if (typeof env.job_id !== 'string' || typeof env.workflow !== 'string') throw new Error('the job envelope lacks job_id or workflow');
@@ -133,7 +184,7 @@ export function dlqEntryFrom(jobId: string, queue: string, snap: Snapshot): DlqE
       job,
     };
   } catch (e) {
-    const h = flatToMap(snap[0]);
+    const h = hashOf(snap);
     const cls = h.cls === 'interactive' || h.cls === 'maintenance' ? h.cls : 'batch';
     return {
       job_id: jobId,

@@ -45,7 +45,7 @@ import type {
   RunRecord,
 } from '../contract.js';
 import { MAX_PAGE_LIMIT } from '../contract.js';
-import { compareSeq, dlqEntryFrom, effectFrom, eventFrom, flatToMap, jobFrom, ledgerItemFrom, type Snapshot } from './codec.js';
+import { compareSeq, dlqEntryFrom, effectFrom, eventFrom, flatToMap, JOB_FIELDS, jobFieldsFrom, jobFrom, ledgerItemFrom, type Snapshot } from './codec.js';
 import { KeyLayout, shardOf } from './keys.js';
 import { TurnBatches } from './turn-batches.js';
 import type { DlqRow } from '../contract.js';
@@ -118,6 +118,9 @@ interface Loc {
   queue: string;
   shard: number;
 }
+
+/** A snapshot as the reads take it: the job hash's JOB_FIELDS as a field map. */
+type ReadSnapshot = [hash: Record<string, string>, effects: string[], attempts: string[]];
 
 /** Sorted sets of ids of one shard, walked together by `scanPages`. */
 interface IdSource {
@@ -224,8 +227,9 @@ export class RedisBackend implements Backend {
 
   /**
    * Snapshots of jobs of one shard for reads (get, list, DLQ pages). Plain
-   * single-key commands (HGETALL of the fixed-size job hash, LRANGE of the
-   * trimmed attempts list, and for a job that counts effects, `nef`, HGETALL
+   * single-key commands (HMGET of the fixed-size job hash's JOB_FIELDS, all but
+   * the history kept in it; LRANGE of the trimmed attempts list; and for a job
+   * that counts effects, `nef`, HGETALL
    * of its capped effects hash in a second round trip), auto-pipelined: a
    * page costs one round trip (two when some job has effects), yet Redis
    * serves other clients between any two of them, so walking a huge DLQ never
@@ -237,25 +241,27 @@ export class RedisBackend implements Backend {
    * tolerates. Transitions never rely on these snapshots alone: their scripts
    * re-check state and fence.
    */
-  private async readSnapshot(loc: Loc, id: string): Promise<Snapshot | null> {
+  private async readSnapshot(loc: Loc, id: string): Promise<ReadSnapshot | null> {
     return (await this.readDecoded(loc, [id], (snap) => snap))[0] ?? null;
   }
 
   /** Snapshots decoded by the caller; jobs that do not exist, or that decode to null, are left out. */
-  private async readDecoded<T>(loc: Loc, ids: string[], decode: (snap: Snapshot, id: string) => T | null): Promise<T[]> {
+  private async readDecoded<T>(loc: Loc, ids: string[], decode: (snap: ReadSnapshot, id: string) => T | null): Promise<T[]> {
     const p = this.sp(loc);
     const c = this.client;
     const reads = await Promise.all(
-      ids.map((id) => Promise.all([c.call('HGETALL', `${p}j:${id}`) as Promise<string[]>, c.lrange(`${p}a:${id}`, 0, -1)])),
+      ids.map((id) =>
+        Promise.all([(c.call('HMGET', `${p}j:${id}`, ...JOB_FIELDS) as Promise<Array<string | null>>).then(jobFieldsFrom), c.lrange(`${p}a:${id}`, 0, -1)]),
+      ),
     );
     // 'nef' counts the effects hash's entries exactly (effects are only added, and go with the
     // whole job), so a job without effects needs no read of it
     const effects = await Promise.all(
-      reads.map(([h], i) => (h.length > 0 && effectCount(h) !== '0' ? (c.call('HGETALL', `${p}e:${ids[i]}`) as Promise<string[]>) : NO_EFFECTS)),
+      reads.map(([h], i) => (h !== null && (h.nef ?? '0') !== '0' ? (c.call('HGETALL', `${p}e:${ids[i]}`) as Promise<string[]>) : NO_EFFECTS)),
     );
     const out: T[] = [];
     reads.forEach(([h, a], i) => {
-      if (h.length === 0) return;
+      if (h === null) return;
       const v = decode([h, effects[i]!, a], ids[i]!);
       if (v !== null) out.push(v);
     });
@@ -993,18 +999,23 @@ export class RedisBackend implements Backend {
     if (!loc) return null;
     const snap = await this.readSnapshot(loc, jobId);
     if (!snap) return null;
-    if (flatToMap(snap[0]).st !== 'dead') return null;
+    if (snap[0].st !== 'dead') return null;
     return dlqEntryFrom(jobId, loc.queue, snap);
   }
 
   async dlqRaw(jobId: string): Promise<Uint8Array | null> {
     const loc = await this.locate(jobId);
     if (!loc) return null;
-    const snap = await this.readSnapshot(loc, jobId);
-    if (!snap || flatToMap(snap[0]).st !== 'dead') return null;
-    // The stored record exactly as kept: the job hash (its envelope unparsed), effects and attempts.
-    const hash = flatToMap(snap[0]);
-    return Buffer.from(JSON.stringify({ job_id: jobId, state: hash.st, stored: { hash, effects: flatToMap(snap[1]), attempts: snap[2] } }), 'utf8');
+    // The stored record exactly as kept: the whole job hash (its envelope unparsed), effects and attempts.
+    const p = this.sp(loc);
+    const [flat, effects, attempts] = await Promise.all([
+      this.client.call('HGETALL', `${p}j:${jobId}`) as Promise<string[]>,
+      this.client.call('HGETALL', `${p}e:${jobId}`) as Promise<string[]>,
+      this.client.lrange(`${p}a:${jobId}`, 0, -1),
+    ]);
+    const hash = flatToMap(flat);
+    if (hash.st !== 'dead') return null;
+    return Buffer.from(JSON.stringify({ job_id: jobId, state: hash.st, stored: { hash, effects: flatToMap(effects), attempts } }), 'utf8');
   }
 
   // ------------------------------------------------------------ runs
@@ -1218,12 +1229,6 @@ export class RedisBackend implements Backend {
 // ------------------------------------------------------------ helpers
 
 const NO_EFFECTS: string[] = [];
-
-/** A job hash's `nef` field (flat HGETALL reply), undefined when absent. */
-function effectCount(flat: string[]): string | undefined {
-  for (let i = 0; i < flat.length; i += 2) if (flat[i] === 'nef') return flat[i + 1];
-  return undefined;
-}
 
 function connect(o: RedisUrlOptions): Client {
   const tls = o.tls ? {} : undefined;

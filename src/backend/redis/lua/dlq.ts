@@ -75,7 +75,7 @@ for i = 9, #ARGV, 3 do
       out[#out + 1] = { id, setStatus(id, item, 'skipped', verdict, detail), 0 }
     else
       -- everything this item reads of the job, in one command
-      local v = redis.call('HMGET', jk(id), 'st', 'att', 'ten', 'cls', 'est', 'rc')
+      local v = redis.call('HMGET', jk(id), 'st', 'att', 'ten', 'cls', 'est', 'rc', 'hn')
       if v[1] ~= 'dead' then
         out[#out + 1] = { id, setStatus(id, item, 'skipped', 'skip:not_in_dlq', 'the job is no longer in the DLQ'), 0 }
       else
@@ -91,10 +91,12 @@ for i = 9, #ARGV, 3 do
           else
             maxV = tonumber(att) + extra
           end
-          redis.call('HSET', jk(id), 'rc', tonumber(v[6] or '0') + 1, 'rat', NOWS, 'rrun', run, maxF, maxV, 'st', 'queued', 'upd', NOWS, 'run', NOWS)
+          -- (and the event's history line, in an inline slot while one is free)
+          local args = { 'rc', tonumber(v[6] or '0') + 1, 'rat', NOWS, 'rrun', run, maxF, maxV, 'st', 'queued', 'upd', NOWS, 'run', NOWS }
+          emitInline(args, v[7], id, 'redriven', 'dead', 'queued', newAtt, ten, { run_id = run })
+          redis.call('HSET', jk(id), unpack(args))
           move(id, 'dead', 'queued', true)
           enqueue(id, NOWS, true, true)
-          emit(id, 'redriven', 'dead', 'queued', newAtt, ten, { run_id = run })
         elseif action == 'expire' then
           move(id, 'dead', 'expired')
           finish(id, 'expired')

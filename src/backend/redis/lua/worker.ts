@@ -176,11 +176,12 @@ return { outcomes, claimed }
  */
 export const FAIL = String.raw`
 local id, fence, kind = ARGV[5], ARGV[6], ARGV[7]
-local st = hget(id, 'st')
-if not leaseHeld(id, fence) then return { 'lost', st or '' } end
+local v = redis.call('HMGET', KEYS[1], 'st', 'fen', 'att', 'ten', 'hn')
+if v[1] ~= 'running' or v[2] ~= fence then return { 'lost', v[1] or '' } end
 local code, msg, wv = ARGV[11], ARGV[12], ARGV[13]
-local att, ten = hget(id, 'att'), hget(id, 'ten')
-redis.call('HSET', KEYS[1], 'err', ARGV[10])
+local att, ten, hn = v[3], v[4], v[5]
+-- the error, the outcome's fields and the event's history line go into one write of the job, at the end
+local args = { 'err', ARGV[10] }
 if kind == 'retry' then
   local runAt = tonumber(ARGV[8])
   endAttempt(id, 'failed', code, msg)
@@ -192,24 +193,37 @@ if kind == 'retry' then
   local rb = P .. 'rb:' .. math.floor(NOW / 60000)
   -- the bucket's expiry is set when a field is created in it (see lua/lease.ts countTraffic)
   if redis.call('HINCRBY', rb, 'r', 1) == 1 then redis.call('EXPIRE', rb, 900) end
-  emit(id, 'retry_scheduled', 'running', 'scheduled', att, ten, { run_at = runAt, error_code = code, over_budget = ARGV[14] == '1' })
+  emitInline(args, hn, id, 'retry_scheduled', 'running', 'scheduled', att, ten, { run_at = runAt, error_code = code, over_budget = ARGV[14] == '1' })
 elseif kind == 'dead' then
   endAttempt(id, 'failed', code, msg)
-  redis.call('HSET', KEYS[1], 'dr', ARGV[9], 'dat', NOWS, 'dec', code, 'dem', msg)
+  args[#args + 1] = 'dr'
+  args[#args + 1] = ARGV[9]
+  args[#args + 1] = 'dat'
+  args[#args + 1] = NOWS
+  args[#args + 1] = 'dec'
+  args[#args + 1] = code
+  args[#args + 1] = 'dem'
+  args[#args + 1] = msg
   if wv == '' then wv = hget(id, 'wv') or '' end
-  if wv ~= '' then redis.call('HSET', KEYS[1], 'dwv', wv) else redis.call('HDEL', KEYS[1], 'dwv') end
+  if wv ~= '' then
+    args[#args + 1] = 'dwv'
+    args[#args + 1] = wv
+  else
+    redis.call('HDEL', KEYS[1], 'dwv')
+  end
   move(id, 'running', 'dead')
   finish(id, 'dead')
   redis.call('ZADD', K_DLQ, NOWS, id)
   total('dead')
-  emit(id, 'dead', 'running', 'dead', att, ten, { reason = ARGV[9], error_code = code })
+  emitInline(args, hn, id, 'dead', 'running', 'dead', att, ten, { reason = ARGV[9], error_code = code })
 else
   endAttempt(id, 'failed', code, msg)
   move(id, 'running', 'expired')
   finish(id, 'expired')
   total('expired')
-  emit(id, 'expired', 'running', 'expired', att, ten, { error_code = code, why = 'no retry fits before the deadline' })
+  emitInline(args, hn, id, 'expired', 'running', 'expired', att, ten, { error_code = code, why = 'no retry fits before the deadline' })
 end
+redis.call('HSET', KEYS[1], unpack(args))
 return { 'ok', snapshot(id) }
 `;
 
