@@ -162,7 +162,6 @@ if existing then return { 'kept', existing } end
 redis.call('HSET', jk(id), 'env', 'sqs-custody:' .. body, 'st', 'dead', 'cls', 'batch', 'ten', 'unknown', 'wf', 'unknown:v0',
   'att', 0, 'max', 0, 'dat', NOW, 'upd', NOW, 'run', NOW, 'dr', 'custody', 'dec', code, 'dem', why, 'nef', 0, 'rc', 0, 'fen', 0)
 redis.call('ZADD', sk('dead'), 0, id)
-redis.call('ZADD', K_ALL, 0, id)
 redis.call('ZADD', K_DLQ, NOW, id)
 redis.call('HINCRBY', K_COUNT, 'batch:dead', 1) -- [stats] as the adapter counts a dead entry (see injectMalformedDlqEntryForTests)
 redis.call('ZINCRBY', P .. 'stn', 1, 'unknown')

@@ -1,3 +1,4 @@
+import { JOB_FIELDS } from '../codec.js';
 import { LEASE_LUA } from './lease.js';
 
 /**
@@ -37,6 +38,9 @@ export const claimCore = (maxExpr: string): string =>
   String.raw`
 local max, leaseMs, worker, wver = ${maxExpr}, tonumber(ARGV[6]), ARGV[7], ARGV[8]
 local reapLimit, rand = tonumber(ARGV[14]), tonumber(ARGV[16])
+-- the job fields a pick reads: first the ones the worker gets (codec.ts JOB_FIELDS), then the
+-- deadline, estimate, worker version and history slot count the claim itself needs
+local CLAIM_FIELDS = { ${[...JOB_FIELDS, 'dl', 'est', 'wv', 'hn'].map((f) => `'${f}'`).join(', ')} }
 
 -- 1. Reclaim expired leases.
 local expiredLeases = redis.call('ZRANGEBYSCORE', K_LEASES, '-inf', NOW, 'LIMIT', 0, reapLimit)
@@ -170,11 +174,14 @@ while #claimed < max and budget > 0 do
       drop(best, ten)
     else
       local id, runAt = head[1], tonumber(head[2])
-      -- the whole job in one command: the checks below read it, and the lease hands it to the
-      -- worker (its fields patched with this claim's writes instead of read again)
-      local flat = redis.call('HGETALL', jk(id))
+      -- the job in one command: what the checks below read and what the lease hands to the worker
+      -- (its fields patched with this claim's writes instead of read again); not the history kept
+      -- in the hash
+      local vals = redis.call('HMGET', jk(id), unpack(CLAIM_FIELDS))
       local f = {}
-      for i = 1, #flat, 2 do f[flat[i]] = flat[i + 1] end
+      for i = 1, #CLAIM_FIELDS do
+        if vals[i] then f[CLAIM_FIELDS[i]] = vals[i] end
+      end
       local st = f.st
       if f.cls then META[id] = { cls = f.cls, ten = f.ten, est = tonumber(f.est or '60') } end
       if dequeue(id, #head == 2) then tenantLeft(best) end
@@ -208,10 +215,11 @@ while #claimed < max and budget > 0 do
         local effects = {}
         if f.nef and f.nef ~= '0' then effects = redis.call('HGETALL', ek(id)) end
         local out = {}
-        for k, val in pairs(f) do
-          if not HISTORY_FIELDS[k] then -- (the inline history: history's, not the worker's)
+        for i = 1, ${JOB_FIELDS.length} do
+          local k = CLAIM_FIELDS[i]
+          if f[k] then
             out[#out + 1] = k
-            out[#out + 1] = val
+            out[#out + 1] = f[k]
           end
         end
         claimed[#claimed + 1] = { fence, exp, { out, effects, atts } }

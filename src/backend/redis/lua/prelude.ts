@@ -81,8 +81,6 @@ local function emit(id, typ, from, to, att, ten, data)
   pushCapped(hk(id), streamEvent(id, typ, from, to, att, ten, data), HISTORY_KEEP)
 end
 local HISTORY_INLINE = ${HISTORY_INLINE}
-local HISTORY_FIELDS = { hn = true }
-for i = 0, HISTORY_INLINE - 1 do HISTORY_FIELDS['h' .. i] = true end
 -- The inline slot for a job's next event and the new slot count, from its hn; nil when all are used.
 local function inlineSlot(hn)
   local n = tonumber(hn or '1')
@@ -343,7 +341,7 @@ end
 -- A job's whole record for the client: the fixed-size hash (with the last attempt record, ar), the
 -- capped effects hash, the trimmed list of the attempts before it.
 -- 'nef' counts the effects hash's entries exactly (effects are only added, and removed
--- with the whole job), so a job without effects skips that read.
+-- with the whole job; absent: none), so a job without effects skips that read.
 local function snapshot(id)
   local h = redis.call('HGETALL', jk(id))
   if #h == 0 then return false end
@@ -352,7 +350,7 @@ local function snapshot(id)
     if h[i] == 'nef' then nef = h[i + 1] break end
   end
   local effects = {}
-  if nef ~= '0' then effects = redis.call('HGETALL', ek(id)) end
+  if nef and nef ~= '0' then effects = redis.call('HGETALL', ek(id)) end
   return { h, effects, redis.call('LRANGE', ak(id), 0, -1) }
 end
 

@@ -45,9 +45,16 @@ for i = 0, n - 1 do
     out[#out + 1] = existing
   else
     local h0 = streamEvent(id, 'submitted', nil, st, 0, ten, (st == 'scheduled') and { run_at = tonumber(runAt) } or nil)
-    -- (strings, not Lua numbers: Redis formats every number argument with %.17g, which is not free)
-    redis.call('HSET', KEYS[2 + i], 'env', env, 'att', '0', 'max', maxAtt, 'dl', dl, 'cls', cls, 'ten', ten, 'wf', wf,
-      'cat', NOWS, 'upd', NOWS, 'fen', '0', 'nef', '0', 'rc', '0', 'est', est, 'st', st, 'run', runAt, 'h0', h0)
+    -- (strings, not Lua numbers: Redis formats every number argument with %.17g, which is not free.
+    -- Fields that start at zero or empty are not written: att, fen, nef and rc read as 0 when
+    -- absent, dl as no deadline. Each field is an entry of its own in a hash this size.)
+    if dl == '' then
+      redis.call('HSET', KEYS[2 + i], 'env', env, 'max', maxAtt, 'cls', cls, 'ten', ten, 'wf', wf,
+        'cat', NOWS, 'upd', NOWS, 'est', est, 'st', st, 'run', runAt, 'h0', h0)
+    else
+      redis.call('HSET', KEYS[2 + i], 'env', env, 'max', maxAtt, 'cls', cls, 'ten', ten, 'wf', wf,
+        'cat', NOWS, 'upd', NOWS, 'est', est, 'st', st, 'run', runAt, 'h0', h0, 'dl', dl)
+    end
     META[id] = { cls = cls, ten = ten, est = tonumber(est) }
     if writeLoc then
       locs[#locs + 1] = KEYS[2 + n + i]
