@@ -73,8 +73,9 @@ end
 
 -- Appends an event to the shard's capped stream and to the job's short history list.
 -- A job's first events are kept in its hash instead, in the inline slots h0 .. h3, by the scripts
--- that write the job hash anyway on the common path: submit ('submitted', h0), the claim and the
--- completion. They ride in that HSET, so a job that runs once needs no history list at all. Field
+-- that write the job hash anyway on the common path: submit ('submitted', h0), the claim, the
+-- completion, a failure and a redrive (emitInline). They ride in that HSET, so a job that runs
+-- once, or dies and is redriven once, needs no history list at all. Field
 -- hn counts the slots used (absent: 1, h0 alone). Every history line starts with its stream id, so
 -- the history script (lua/read.ts) merges the slots and the list by it, whichever an event went to.
 local function emit(id, typ, from, to, att, ten, data)
