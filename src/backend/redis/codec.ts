@@ -19,8 +19,18 @@ export type Snapshot = [hash: string[] | Record<string, string>, effects: string
  */
 export const JOB_FIELDS = [
   'env', 'st', 'att', 'max', 'out', 'upd', 'run', 'end', 'lw', 'fen', 'le', 'cra', 'crr', 'cp', 'err', 'res',
-  'dr', 'dat', 'dec', 'dem', 'dwv', 'rat', 'rc', 'rrun', 'cls', 'ten', 'wf', 'nef', 'ar',
+  'dr', 'dat', 'dec', 'dem', 'dwv', 'rat', 'rc', 'rrun', 'cls', 'ten', 'wf', 'nef', 'ar', 'na',
 ] as const;
+
+/**
+ * Whether a job hash's attempts list needs reading: `na` (written with every attempt record, `ar`)
+ * is its length; a job never claimed has none; a job stored before `na` existed is read when it
+ * has attempts.
+ */
+export function hasAttemptsList(h: Record<string, string>): boolean {
+  if (h.na !== undefined) return h.na !== '0';
+  return h.att !== undefined && h.att !== '0';
+}
 
 /** The field map of an HMGET of JOB_FIELDS; null when the job hash does not exist (no field at all). */
 export function jobFieldsFrom(values: Array<string | null>): Record<string, string> | null {

@@ -45,7 +45,7 @@ import type {
   RunRecord,
 } from '../contract.js';
 import { MAX_PAGE_LIMIT } from '../contract.js';
-import { compareSeq, dlqEntryFrom, effectFrom, eventFrom, flatToMap, JOB_FIELDS, jobFieldsFrom, jobFrom, ledgerItemFrom, type Snapshot } from './codec.js';
+import { compareSeq, dlqEntryFrom, effectFrom, eventFrom, flatToMap, hasAttemptsList, JOB_FIELDS, jobFieldsFrom, jobFrom, ledgerItemFrom, type Snapshot } from './codec.js';
 import { KeyLayout, shardOf } from './keys.js';
 import { TurnBatches } from './turn-batches.js';
 import type { DlqRow } from '../contract.js';
@@ -228,11 +228,11 @@ export class RedisBackend implements Backend {
   /**
    * Snapshots of jobs of one shard for reads (get, list, DLQ pages). Plain
    * single-key commands (HMGET of the fixed-size job hash's JOB_FIELDS, all but
-   * the history kept in it; LRANGE of the trimmed attempts list; and for a job
-   * that counts effects, `nef`, HGETALL
-   * of its capped effects hash in a second round trip), auto-pipelined: a
-   * page costs one round trip (two when some job has effects), yet Redis
-   * serves other clients between any two of them, so walking a huge DLQ never
+   * the history kept in it; then, for a job that has them, LRANGE of its
+   * trimmed attempts list and HGETALL of its capped effects hash), auto-
+   * pipelined: a page costs one round trip (two when some job has earlier
+   * attempts or effects), yet Redis serves other clients between any two of
+   * them, so walking a huge DLQ never
    * holds Redis for more than one small command. (Reading pages through a Lua
    * script was measured twice and rejected: 2 to 3 times the Redis CPU per
    * entry, and calls of a millisecond or more; BENCHMARKS.md, "Redis".) Each
@@ -249,20 +249,26 @@ export class RedisBackend implements Backend {
   private async readDecoded<T>(loc: Loc, ids: string[], decode: (snap: ReadSnapshot, id: string) => T | null): Promise<T[]> {
     const p = this.sp(loc);
     const c = this.client;
-    const reads = await Promise.all(
-      ids.map((id) =>
-        Promise.all([(c.call('HMGET', `${p}j:${id}`, ...JOB_FIELDS) as Promise<Array<string | null>>).then(jobFieldsFrom), c.lrange(`${p}a:${id}`, 0, -1)]),
+    const hashes = await Promise.all(ids.map((id) => (c.call('HMGET', `${p}j:${id}`, ...JOB_FIELDS) as Promise<Array<string | null>>).then(jobFieldsFrom)));
+    // The second round trip, only for the jobs that need it: 'nef' counts the effects hash's
+    // entries exactly (effects are only added, and go with the whole job) and 'na' the attempts
+    // list's (codec.ts hasAttemptsList), so a job that has neither needs no read of them.
+    const rest = await Promise.all(
+      hashes.map((h, i) =>
+        h === null
+          ? NO_PARTS
+          : Promise.all([
+              (h.nef ?? '0') !== '0' ? (c.call('HGETALL', `${p}e:${ids[i]}`) as Promise<string[]>) : NO_EFFECTS,
+              // (the first `na`: the records before the hash's ar, even if a claim has moved it in since)
+              hasAttemptsList(h) ? c.lrange(`${p}a:${ids[i]}`, 0, h.na !== undefined ? Number(h.na) - 1 : -1) : NO_ATTEMPTS,
+            ]),
       ),
     );
-    // 'nef' counts the effects hash's entries exactly (effects are only added, and go with the
-    // whole job), so a job without effects needs no read of it
-    const effects = await Promise.all(
-      reads.map(([h], i) => (h !== null && (h.nef ?? '0') !== '0' ? (c.call('HGETALL', `${p}e:${ids[i]}`) as Promise<string[]>) : NO_EFFECTS)),
-    );
     const out: T[] = [];
-    reads.forEach(([h, a], i) => {
+    hashes.forEach((h, i) => {
       if (h === null) return;
-      const v = decode([h, effects[i]!, a], ids[i]!);
+      const [effects, attempts] = rest[i]!;
+      const v = decode([h, effects, attempts], ids[i]!);
       if (v !== null) out.push(v);
     });
     return out;
@@ -1231,6 +1237,8 @@ export class RedisBackend implements Backend {
 // ------------------------------------------------------------ helpers
 
 const NO_EFFECTS: string[] = [];
+const NO_ATTEMPTS: string[] = [];
+const NO_PARTS: [string[], string[]] = [NO_EFFECTS, NO_ATTEMPTS];
 
 function connect(o: RedisUrlOptions): Client {
   const tls = o.tls ? {} : undefined;

@@ -72,7 +72,8 @@ local function startAttempt(id, from, ten, fence, att, dl, runAt, worker, wver, 
   end
   local rec = cjson.encode({ attempt = att, worker_id = worker, worker_version = (wver ~= '' and wver) or cjson.null,
     started_at = NOW, ended_at = cjson.null, outcome = cjson.null, error_code = cjson.null, error_message = cjson.null })
-  local args = { 'fen', fence, 'att', att, 'lw', worker, 'le', leaseEndText, 'st', 'running', 'upd', NOWS, 'ar', rec }
+  -- (na: the attempts list's length, so readers skip the list of a job that has none)
+  local args = { 'fen', fence, 'att', att, 'lw', worker, 'le', leaseEndText, 'st', 'running', 'upd', NOWS, 'ar', rec, 'na', tostring(natt) }
   if wver ~= '' then
     args[#args + 1] = 'wv'
     args[#args + 1] = wver
