@@ -47,13 +47,14 @@ for i = 0, n - 1 do
     local h0 = streamEvent(id, 'submitted', nil, st, 0, ten, (st == 'scheduled') and { run_at = tonumber(runAt) } or nil)
     -- (strings, not Lua numbers: Redis formats every number argument with %.17g, which is not free.
     -- Fields that start at zero or empty are not written: att, fen, nef and rc read as 0 when
-    -- absent, dl as no deadline. Each field is an entry of its own in a hash this size.)
+    -- absent, dl as no deadline; the creation time is the envelope's. Each field is an entry of
+    -- its own in a hash this size.)
     if dl == '' then
       redis.call('HSET', KEYS[2 + i], 'env', env, 'max', maxAtt, 'cls', cls, 'ten', ten, 'wf', wf,
-        'cat', NOWS, 'upd', NOWS, 'est', est, 'st', st, 'run', runAt, 'h0', h0)
+        'upd', NOWS, 'est', est, 'st', st, 'run', runAt, 'h0', h0)
     else
       redis.call('HSET', KEYS[2 + i], 'env', env, 'max', maxAtt, 'cls', cls, 'ten', ten, 'wf', wf,
-        'cat', NOWS, 'upd', NOWS, 'est', est, 'st', st, 'run', runAt, 'h0', h0, 'dl', dl)
+        'upd', NOWS, 'est', est, 'st', st, 'run', runAt, 'h0', h0, 'dl', dl)
     end
     META[id] = { cls = cls, ten = ten, est = tonumber(est) }
     if writeLoc then
