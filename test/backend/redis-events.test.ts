@@ -116,19 +116,3 @@ it('keeps the history in order whichever events ride in the job hash, and every 
   expect(done.attempts.every((a) => a.worker_id === 'w' && a.ended_at !== null)).toBe(true);
   await backend.close();
 });
-
-// The attempts list and the record in the job hash together keep a job's last 200 attempt records.
-it("keeps a job's last 200 attempt records", async () => {
-  const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=ev4`), { clock: new ManualClock() });
-  const { job } = await backend.submit({ workflow: 'w:v1', queue: 'many', tenant_id: 't' });
-  for (let i = 0; i < 204; i++) {
-    const [lease] = await backend.claim({ queue: 'many', workerId: `w${i}`, max: 1, leaseMs: 60_000 });
-    if (i < 203) await backend.release(lease!);
-    else await backend.complete(lease!, null);
-  }
-  const got = (await backend.get(job.job_id))!;
-  expect(got.attempts).toHaveLength(200);
-  expect(got.attempts.map((a) => a.worker_id)).toEqual(Array.from({ length: 200 }, (_v, i) => `w${i + 4}`));
-  expect(got.attempts.at(-1)!.outcome).toBe('succeeded');
-  await backend.close();
-});

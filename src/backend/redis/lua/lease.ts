@@ -70,8 +70,7 @@ local function startAttempt(id, from, ten, fence, att, dl, runAt, worker, wver, 
       natt = ATTEMPTS_KEEP - 1
     end
   end
-  local rec = cjson.encode({ attempt = att, worker_id = worker, worker_version = (wver ~= '' and wver) or cjson.null,
-    started_at = NOW, ended_at = cjson.null, outcome = cjson.null, error_code = cjson.null, error_message = cjson.null })
+  local rec = openAttempt(att, worker, wver)
   -- (na: the attempts list's length, so readers skip the list of a job that has none)
   local args = { 'fen', fence, 'att', att, 'lw', worker, 'le', leaseEndText, 'st', 'running', 'upd', NOWS, 'ar', rec, 'na', tostring(natt) }
   if wver ~= '' then

@@ -289,25 +289,47 @@ end
 -- (A job stored before ar existed has all its records in the list: lastAttempt and endAttempt
 -- fall back to the list's last one.)
 
+-- An open attempt record, put together as text (as the events are): startAttempt writes it, and
+-- closeAttempt closes it by replacing its fixed open tail, without a cjson round trip.
+local ATTEMPT_OPEN_TAIL = ',"ended_at":null,"outcome":null,"error_code":null,"error_message":null}'
+local function openAttempt(att, worker, wver)
+  return '{"attempt":' .. att .. ',"worker_id":' .. cjson.encode(worker) .. ',"worker_version":' ..
+    ((wver ~= '' and cjson.encode(wver)) or 'null') .. ',"started_at":' .. NOWS .. ATTEMPT_OPEN_TAIL
+end
+
+-- Counts an attempt's end: the execution-time sample, the outcome per attempt number, the stats.
+local function attemptEnded(n, started, out)
+  if started then
+    -- samples are trimmed back to SAMPLES_KEEP once they reach twice that (one LTRIM per
+    -- SAMPLES_KEEP attempts, not one per attempt); readers take the last SAMPLES_KEEP
+    pushD(P .. 'exec', NOW - started, 2 * SAMPLES_KEEP, SAMPLES_KEEP)
+  end
+  if out == 'succeeded' then countD('i', P .. 'byatt', n .. ':ok', 1)
+  elseif out ~= 'released' then countD('i', P .. 'byatt', n .. ':fail', 1) end
+  statsAttemptEnded(out) -- [stats]
+end
+
 -- Closes an attempt record (JSON) with an outcome and counts the attempt's end; returns the closed
--- record's JSON, or nil when it was closed already.
+-- record's JSON, or nil when it was closed already. A record openAttempt wrote has its open tail
+-- replaced; any other (written by cjson before openAttempt existed) is decoded and encoded again.
 local function closeAttempt(raw, out, code, msg)
+  local cut = #raw - #ATTEMPT_OPEN_TAIL
+  if cut > 0 and string.sub(raw, cut + 1) == ATTEMPT_OPEN_TAIL then
+    local head = string.sub(raw, 1, cut)
+    local n, started = string.match(head, '^{"attempt":(%d+),.*,"started_at":(%d+)$')
+    if n then
+      attemptEnded(n, tonumber(started), out)
+      return head .. ',"ended_at":' .. NOWS .. ',"outcome":"' .. out .. '","error_code":' ..
+        ((code and cjson.encode(code)) or 'null') .. ',"error_message":' .. ((msg and cjson.encode(msg)) or 'null') .. '}'
+    end
+  end
   local a = cjson.decode(raw)
   if a.ended_at ~= cjson.null and a.ended_at ~= nil then return nil end
   a.ended_at = NOW
   a.outcome = out
   a.error_code = code or cjson.null
   a.error_message = msg or cjson.null
-  local started = tonumber(a.started_at)
-  if started then
-    -- samples are trimmed back to SAMPLES_KEEP once they reach twice that (one LTRIM per
-    -- SAMPLES_KEEP attempts, not one per attempt); readers take the last SAMPLES_KEEP
-    pushD(P .. 'exec', NOW - started, 2 * SAMPLES_KEEP, SAMPLES_KEEP)
-  end
-  local n = tostring(a.attempt)
-  if out == 'succeeded' then countD('i', P .. 'byatt', n .. ':ok', 1)
-  elseif out ~= 'released' then countD('i', P .. 'byatt', n .. ':fail', 1) end
-  statsAttemptEnded(out) -- [stats]
+  attemptEnded(tostring(a.attempt), tonumber(a.started_at), out)
   return cjson.encode(a)
 end
 

@@ -1,0 +1,88 @@
+/**
+ * Attempt records on Redis: a job's last one is kept in its hash (field ar), the earlier ones in
+ * its attempts list; an open record is closed by text (lua/prelude.ts closeAttempt), and records
+ * an older agentq stored (all in the list, or written by cjson in another key order) still close
+ * and read back.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { RedisBackend } from '../../src/backend/redis/index.js';
+import { parseRedisUrl } from '../../src/backend/redis/url.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+
+let server: RedisServer;
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+// The attempts list and the record in the job hash together keep a job's last 200 attempt records.
+it("keeps a job's last 200 attempt records", async () => {
+  const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=at1`), { clock: new ManualClock() });
+  const { job } = await backend.submit({ workflow: 'w:v1', queue: 'many', tenant_id: 't' });
+  for (let i = 0; i < 204; i++) {
+    const [lease] = await backend.claim({ queue: 'many', workerId: `w${i}`, max: 1, leaseMs: 60_000 });
+    if (i < 203) await backend.release(lease!);
+    else await backend.complete(lease!, null);
+  }
+  const got = (await backend.get(job.job_id))!;
+  expect(got.attempts).toHaveLength(200);
+  expect(got.attempts.map((a) => a.worker_id)).toEqual(Array.from({ length: 200 }, (_v, i) => `w${i + 4}`));
+  expect(got.attempts.at(-1)!.outcome).toBe('succeeded');
+  await backend.close();
+});
+
+it('closes and reads back attempt records an older agentq stored', async () => {
+  const clock = new ManualClock();
+  const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=at2`), { clock });
+  const raw = new Redis(server.url);
+  const started = clock.now();
+  // a record as cjson wrote it (its own key order), in the hash
+  const cjsonRecord = `{"worker_version":"v9","outcome":null,"started_at":${started},"error_message":null,"attempt":1,"ended_at":null,"worker_id":"w","error_code":null}`;
+  const inHash = (await backend.submit({ workflow: 'w:v1', queue: 'old', tenant_id: 'a' })).job;
+  const [l1] = await backend.claim({ queue: 'old', workerId: 'w', max: 1, leaseMs: 60_000 });
+  await raw.hset(`{at2:old:0}:j:${inHash.job_id}`, 'ar', cjsonRecord);
+  // every record in the list, none in the hash (before ar and na existed)
+  const inList = (await backend.submit({ workflow: 'w:v1', queue: 'old', tenant_id: 'b' })).job;
+  const [l2] = await backend.claim({ queue: 'old', workerId: 'w', max: 1, leaseMs: 60_000 });
+  await raw.hdel(`{at2:old:0}:j:${inList.job_id}`, 'ar', 'na');
+  await raw.rpush(`{at2:old:0}:a:${inList.job_id}`, cjsonRecord);
+  clock.advance(1500);
+  for (const lease of [l1!, l2!]) await backend.complete(lease, 'ok');
+  for (const id of [inHash.job_id, inList.job_id]) {
+    const job = (await backend.get(id))!;
+    expect(job.attempts).toEqual([
+      {
+        attempt: 1, worker_id: 'w', worker_version: 'v9', started_at: new Date(started).toISOString(),
+        ended_at: new Date(started + 1500).toISOString(), outcome: 'succeeded', error_code: null, error_message: null,
+      },
+    ]);
+  }
+  // both ends counted as successes of a first attempt, with their execution times
+  const stats = await backend.stats('old');
+  expect(stats.by_attempt).toEqual([{ attempt: 1, succeeded: 2, failed: 0 }]);
+  expect(stats.execution_ms).toEqual([1500, 1500]);
+  raw.disconnect();
+  await backend.close();
+});
+
+it('closes a record it opened by text, escaping what the worker and the error say', async () => {
+  const clock = new ManualClock();
+  const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=at3`), { clock });
+  const { job } = await backend.submit({ workflow: 'w:v1', queue: 'esc', tenant_id: 'a', max_attempts: 1 });
+  const worker = 'w "quoted" ,"started_at":1 \\ \u00e9';
+  const [lease] = await backend.claim({ queue: 'esc', workerId: worker, workerVersion: 'v"1', max: 1, leaseMs: 60_000 });
+  clock.advance(250);
+  await backend.fail(lease!, { code: 'BAD "CODE"', message: 'line\nbreak, "quote" and \u0000', retryable: false });
+  const got = (await backend.get(job.job_id))!;
+  expect(got.attempts).toEqual([
+    {
+      attempt: 1, worker_id: worker, worker_version: 'v"1', started_at: new Date(clock.now() - 250).toISOString(),
+      ended_at: new Date(clock.now()).toISOString(), outcome: 'failed', error_code: 'BAD "CODE"', error_message: 'line\nbreak, "quote" and \u0000',
+    },
+  ]);
+  await backend.close();
+});
