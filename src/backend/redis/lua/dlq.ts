@@ -9,8 +9,22 @@
  */
 import { HISTORY_LINES } from './read.js';
 
+/**
+ * A ledger item as JSON text, put together here (as the events are) rather than by cjson, with its
+ * status first, so apply reads the status with one match; an item stored by an older agentq (in
+ * cjson's key order) is decoded instead. detailJson is JSON already (the client's, or cjson's).
+ */
+const LEDGER_ITEM = String.raw`
+local function ledgerItem(status, verdict, detailJson)
+  return '{"status":"' .. status .. '","verdict":' .. cjson.encode(verdict) .. ',"detail":' .. detailJson .. ',"updated_at":' .. NOWS .. '}'
+end
+local function ledgerStatus(raw)
+  return string.match(raw, '^{"status":"([%w_]+)"') or cjson.decode(raw).status
+end
+`;
+
 /** ledger_add: KEYS[1] the run's ledger hash; ARGV[5] run id, ARGV[6..] quads of id, verdict, status, detail JSON. */
-export const LEDGER_ADD = String.raw`
+export const LEDGER_ADD = LEDGER_ITEM + String.raw`
 local run = ARGV[5]
 local L, LA, LC = P .. 'L:' .. run, P .. 'Li:' .. run .. ':all', P .. 'Lc:' .. run
 -- with more than one item (ARGV[6..] holds quads), the indexes and counts are written merged at the
@@ -18,7 +32,7 @@ local L, LA, LC = P .. 'L:' .. run, P .. 'Li:' .. run .. ':all', P .. 'Lc:' .. r
 DEFER = (#ARGV - 5) / 4 > 1
 for i = 6, #ARGV, 4 do
   local id, verdict, status, detail = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-  if redis.call('HSETNX', L, id, cjson.encode({ verdict = verdict, status = status, detail = cjson.decode(detail), updated_at = NOW })) == 1 then
+  if redis.call('HSETNX', L, id, ledgerItem(status, verdict, detail)) == 1 then
     zsetD(LA, id, '0')
     zsetD(P .. 'Li:' .. run .. ':' .. status, id, '0')
     countD('i', LC, status, 1)
@@ -39,7 +53,7 @@ return 0
  * policy (reset|extra), [8] extra n, [9..] triples of id, verdict, detail JSON.
  * Returns per item {id, item JSON, purged 0|1}.
  */
-export const APPLY = HISTORY_LINES + String.raw`
+export const APPLY = HISTORY_LINES + LEDGER_ITEM + String.raw`
 local run, action, policy, extra = ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8])
 local L, LC = KEYS[1], P .. 'Lc:' .. run
 local out = {}
@@ -48,36 +62,33 @@ local delta = {}
 -- the DLQ index and the job indexes and counters are deferred and sent merged at the end
 -- (prelude: deferred writes); nothing here reads them.
 DEFER = (#ARGV - 8) / 3 > 1
-local function setStatus(id, item, status, verdict, detail)
-  zsetD(P .. 'Li:' .. run .. ':' .. item.status, id, false)
-  delta[item.status] = (delta[item.status] or 0) - 1
+-- Moves an item from status 'from' to 'status' with a new verdict and detail (JSON); returns the item.
+local function setStatus(id, from, status, verdict, detailJson)
+  zsetD(P .. 'Li:' .. run .. ':' .. from, id, false)
+  delta[from] = (delta[from] or 0) - 1
   delta[status] = (delta[status] or 0) + 1
-  item.status = status
-  item.verdict = verdict
-  item.detail = detail
-  item.updated_at = NOW
   zsetD(P .. 'Li:' .. run .. ':' .. status, id, '0')
-  local enc = cjson.encode(item)
+  local enc = ledgerItem(status, verdict, detailJson)
   redis.call('HSET', L, id, enc)
   return enc
 end
 for i = 9, #ARGV, 3 do
-  local id, verdict, detail = ARGV[i], ARGV[i + 1], cjson.decode(ARGV[i + 2])
+  local id, verdict, detail = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local raw = redis.call('HGET', L, id)
   local purged = 0
   if not raw then
     out[#out + 1] = { id, false, 0 }
   else
-    local item = cjson.decode(raw)
-    if item.status ~= 'planned' then
+    local from = ledgerStatus(raw)
+    if from ~= 'planned' then
       out[#out + 1] = { id, raw, 0 }
     elseif string.sub(verdict, 1, 5) == 'skip:' then
-      out[#out + 1] = { id, setStatus(id, item, 'skipped', verdict, detail), 0 }
+      out[#out + 1] = { id, setStatus(id, from, 'skipped', verdict, detail), 0 }
     else
       -- everything this item reads of the job, in one command
       local v = redis.call('HMGET', jk(id), 'st', 'att', 'ten', 'cls', 'est', 'rc', 'hn')
       if v[1] ~= 'dead' then
-        out[#out + 1] = { id, setStatus(id, item, 'skipped', 'skip:not_in_dlq', 'the job is no longer in the DLQ'), 0 }
+        out[#out + 1] = { id, setStatus(id, from, 'skipped', 'skip:not_in_dlq', '"the job is no longer in the DLQ"'), 0 }
       else
         local att, ten = v[2], v[3]
         META[id] = { cls = v[4], ten = ten, est = tonumber(v[5] or '60') }
@@ -117,7 +128,7 @@ for i = 9, #ARGV, 3 do
           redis.call('EXPIRE', hk(id), 604800)
           purged = 1
         end
-        out[#out + 1] = { id, setStatus(id, item, 'moved', verdict, cjson.null), purged }
+        out[#out + 1] = { id, setStatus(id, from, 'moved', verdict, 'null'), purged }
       end
     end
   end
