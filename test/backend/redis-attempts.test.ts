@@ -86,3 +86,24 @@ it('closes a record it opened by text, escaping what the worker and the error sa
   ]);
   await backend.close();
 });
+
+it('claims a job whose records an older agentq kept all in its list, and shows every record after', async () => {
+  const clock = new ManualClock();
+  const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=at4`), { clock });
+  const raw = new Redis(server.url);
+  const { job } = await backend.submit({ workflow: 'w:v1', queue: 'old', tenant_id: 'a', max_attempts: 3 });
+  const [first] = await backend.claim({ queue: 'old', workerId: 'w1', max: 1, leaseMs: 60_000 });
+  const out = await backend.fail(first!, { code: 'TIMEOUT', message: 'slow', retryable: true });
+  expect(out.kind).toBe('retry');
+  if (out.kind === 'retry') clock.set(out.runAt);
+  // as an older agentq stored it: the closed record in the list, none in the hash
+  const jobKey = `{at4:old:0}:j:${job.job_id}`;
+  await raw.rpush(`{at4:old:0}:a:${job.job_id}`, (await raw.hget(jobKey, 'ar'))!);
+  await raw.hdel(jobKey, 'ar', 'na');
+  const [second] = await backend.claim({ queue: 'old', workerId: 'w2', max: 1, leaseMs: 60_000 });
+  expect(second!.job.attempts.map((a) => [a.attempt, a.worker_id, a.outcome])).toEqual([[1, 'w1', 'failed'], [2, 'w2', null]]);
+  await backend.complete(second!, null);
+  expect((await backend.get(job.job_id))!.attempts.map((a) => [a.attempt, a.worker_id, a.outcome])).toEqual([[1, 'w1', 'failed'], [2, 'w2', 'succeeded']]);
+  raw.disconnect();
+  await backend.close();
+});

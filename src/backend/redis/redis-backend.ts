@@ -232,8 +232,8 @@ export class RedisBackend implements Backend {
    * trimmed attempts list and HGETALL of its capped effects hash), auto-
    * pipelined: a page costs one round trip (two when some job has earlier
    * attempts or effects), yet Redis serves other clients between any two of
-   * them, so walking a huge DLQ never
-   * holds Redis for more than one small command. (Reading pages through a Lua
+   * them, so walking a huge DLQ never holds Redis for more than one small
+   * command. (Reading pages through a Lua
    * script was measured twice and rejected: 2 to 3 times the Redis CPU per
    * entry, and calls of a millisecond or more; BENCHMARKS.md, "Redis".) Each
    * key is read atomically; the keys of one job are not (a read racing a

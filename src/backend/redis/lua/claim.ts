@@ -205,13 +205,12 @@ while #claimed < max and budget > 0 do
         local att = tonumber(f.att or '0') + 1
         local prevAr = f.ar
         local exp, rec, natt = startAttempt(id, st, ten, fence, att, dl, runAt, worker, wver, leaseMs, f.wv, prevAr, f.hn)
-        f.fen, f.att, f.lw, f.le, f.st, f.upd, f.ar = fence, att, worker, exp, 'running', NOW, rec
+        f.fen, f.att, f.lw, f.le, f.st, f.upd, f.ar, f.na = fence, att, worker, exp, 'running', NOW, rec, tostring(natt)
         if wver ~= '' then f.wv = wver else f.wv = nil end
-        -- the attempts before this one (startAttempt's RPUSH returned the list's length: a job on its
-        -- first attempt has no list; a job stored before ar existed may have one)
+        -- the attempts before this one (natt: the list's length; a job on its first attempt has none)
         local atts = {}
-        if natt > 1 or (natt == 0 and att > 1) then atts = redis.call('LRANGE', ak(id), 0, -1)
-        elseif natt == 1 then atts = { prevAr } end
+        if natt > 1 then atts = redis.call('LRANGE', ak(id), 0, -1)
+        elseif natt == 1 then atts = { prevAr or redis.call('LINDEX', ak(id), 0) } end
         local effects = {}
         if f.nef and f.nef ~= '0' then effects = redis.call('HGETALL', ek(id)) end
         local out = {}

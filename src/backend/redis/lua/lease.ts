@@ -53,7 +53,7 @@ end
 -- attempt record (ar) and the 'claimed' event (an inline history slot while one is free) in one
 -- write of the job (hadWv: the job may hold a worker version to clear). prevAr, hn: the job's ar
 -- and hn fields as read (prevAr, the previous attempt's record, moves to the attempts list).
--- Returns the lease expiry, the attempt record and the attempts list's length (0: no list written).
+-- Returns the lease expiry, the attempt record and the attempts list's length (also written as na).
 local leaseEndMs, leaseEndText
 local function startAttempt(id, from, ten, fence, att, dl, runAt, worker, wver, leaseMs, hadWv, prevAr, hn)
   local exp = NOW + leaseMs
@@ -69,6 +69,9 @@ local function startAttempt(id, from, ten, fence, att, dl, runAt, worker, wver, 
       redis.call('LTRIM', ak(id), 1 - ATTEMPTS_KEEP, -1)
       natt = ATTEMPTS_KEEP - 1
     end
+  elseif att > 1 then
+    -- a job stored before ar existed keeps all its records in the list
+    natt = redis.call('LLEN', ak(id))
   end
   local rec = openAttempt(att, worker, wver)
   -- (na: the attempts list's length, so readers skip the list of a job that has none)
