@@ -6,21 +6,11 @@
 //   npm run build && node bench/redis-vs-bullmq/commands-per-job.mjs [dist dir] [label]
 //
 // A spawned redis-server on a random loopback port (never 6379). Results: BENCHMARKS.md, "Redis".
-import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
-import { Redis } from 'ioredis';
-const dist = process.argv[2] ?? new URL('../../dist', import.meta.url).pathname;
-const label = process.argv[3] ?? dist;
+import { distDir, startScratchRedis } from './scratch-redis.mjs';
+const dist = distDir(process.argv[2]);
+const label = process.argv[3] ?? process.argv[2] ?? 'dist';
 const { openBackend } = await import(dist + '/backend/open.js');
-const port = await new Promise((resolve) => {
-  const srv = createServer().listen(0, '127.0.0.1', () => {
-    const { port: free } = srv.address();
-    srv.close(() => resolve(free));
-  });
-});
-const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-await new Promise((r) => setTimeout(r, 500)); // then ioredis retries until it is up
-const admin = new Redis({ port });
+const { port, admin, stop } = await startScratchRedis();
 const cpu = async () => { const s = await admin.info('cpu'); const g = (k) => Number(new RegExp(k + ':([\\d.]+)').exec(s)[1]); return g('used_cpu_user_main_thread') + g('used_cpu_sys_main_thread'); };
 const calls = async () => { const s = await admin.info('commandstats'); let n = 0; for (const l of s.split('\n')) { const m = /^cmdstat_(\w+):calls=(\d+)/.exec(l); if (m && m[1] !== 'info') n += Number(m[2]); } return n; };
 const b = await openBackend(`redis://127.0.0.1:${port}`);
@@ -43,4 +33,4 @@ if (b.completeAndClaim) {
   out.push(['completeAndClaim', ((await cpu()) - c0) * 1e6 / 5000, ((await calls()) - k0) / 5000]);
 }
 console.log(label, out.map(([k, v, c]) => `${k} ${v.toFixed(1)}us ${c.toFixed(1)}cmd`).join('  '));
-await b.close(); admin.disconnect(); proc.kill();
+await b.close(); stop();

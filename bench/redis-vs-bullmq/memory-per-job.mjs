@@ -4,22 +4,12 @@
 // passing their dist directories.
 //
 //   npm run build && node bench/redis-vs-bullmq/memory-per-job.mjs [dist dir] [N]
-import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
-import { Redis } from 'ioredis';
+import { distDir, startScratchRedis } from './scratch-redis.mjs';
 
-const dist = process.argv[2] ?? new URL('../../dist', import.meta.url).pathname;
+const dist = distDir(process.argv[2]);
 const N = Number(process.argv[3] ?? 20000);
 const { openBackend } = await import(dist + '/backend/open.js');
-const port = await new Promise((resolve) => {
-  const srv = createServer().listen(0, '127.0.0.1', () => {
-    const { port: free } = srv.address();
-    srv.close(() => resolve(free));
-  });
-});
-const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-const admin = new Redis({ port, retryStrategy: () => 50 });
-await admin.ping();
+const { port, admin, stop } = await startScratchRedis();
 const mem = async () => Number(/used_memory:(\d+)/.exec(await admin.info('memory'))[1]);
 
 const backend = await openBackend(`redis://127.0.0.1:${port}`);
@@ -42,7 +32,6 @@ for (let i = 0; i < N; i += 1000) {
   await Promise.all(leases.map((l) => backend.fail(l, { code: 'TIMEOUT', message: 'provider said no', retryable: false })));
 }
 const mDead = await mem();
-console.log(`${dist}: bytes per job: submitted ${((mSubmitted - m0) / N).toFixed(0)}, succeeded ${((mSucceeded - m0) / N).toFixed(0)}, dead ${((mDead - mSucceeded) / N).toFixed(0)}`);
+console.log(`${process.argv[2] ?? 'dist'}: bytes per job: submitted ${((mSubmitted - m0) / N).toFixed(0)}, succeeded ${((mSucceeded - m0) / N).toFixed(0)}, dead ${((mDead - mSucceeded) / N).toFixed(0)}`);
 await backend.close();
-admin.disconnect();
-proc.kill();
+stop();

@@ -4,23 +4,13 @@
 // (process.cpuUsage: less sensitive to other load than wall time), plus jobs/s (wall, noisy).
 //
 //   npm run build && node bench/redis-vs-bullmq/worker-cost.mjs [N1] [N50]
-import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
-import { Redis } from 'ioredis';
+import { startScratchRedis } from './scratch-redis.mjs';
 import { openBackend } from '../../dist/backend/open.js';
 import { createWorker } from '../../dist/index.js';
 
 const N1 = Number(process.argv[2] ?? 2000);
 const N50 = Number(process.argv[3] ?? 10000);
-const port = await new Promise((resolve) => {
-  const srv = createServer().listen(0, '127.0.0.1', () => {
-    const { port: free } = srv.address();
-    srv.close(() => resolve(free));
-  });
-});
-const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-await new Promise((r) => setTimeout(r, 500));
-const admin = new Redis({ port });
+const { port, admin, stop } = await startScratchRedis();
 const cpu = async () => { const s = await admin.info('cpu'); const g = (k) => Number(new RegExp(k + ':([\\d.]+)').exec(s)[1]); return g('used_cpu_user_main_thread') + g('used_cpu_sys_main_thread'); };
 const calls = async () => { const s = await admin.info('commandstats'); let n = 0, scripts = 0; for (const l of s.split('\n')) { const m = /^cmdstat_(\w+):calls=(\d+)/.exec(l); if (m && m[1] !== 'info') { n += Number(m[2]); if (m[1].startsWith('eval')) scripts += Number(m[2]); } } return { n, scripts }; };
 
@@ -41,5 +31,4 @@ async function run(concurrency, n) {
 }
 await run(1, N1);
 if (N50 > 0) await run(50, N50);
-admin.disconnect();
-proc.kill();
+stop();
