@@ -457,12 +457,14 @@ export function workerCases(make: MakeFixture): void {
   describe('events of worker transitions', () => {
     const fx = useFixture(make);
 
-    it('records claimed with the worker and fence', async () => {
+    it('records claimed with the worker, fence and lease expiry', async () => {
       const { backend } = fx();
       await backend.submit(req());
-      const lease = await claimOne(backend, 'default', { workerId: 'w-7' });
+      // (a worker id JSON must escape)
+      const workerId = 'w-7 "east" \\';
+      const lease = await claimOne(backend, 'default', { workerId });
       const claimed = (await allEvents(backend, { jobId: lease.jobId })).find((e) => e.type === 'claimed')!;
-      expect(claimed.data).toMatchObject({ worker_id: 'w-7', fence: lease.fence });
+      expect(claimed.data).toEqual({ worker_id: workerId, fence: lease.fence, lease_expires_at: new Date(lease.expiresAt).toISOString() });
     });
   });
 }

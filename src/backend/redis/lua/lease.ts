@@ -54,13 +54,15 @@ end
 -- write of the job (hadWv: the job may hold a worker version to clear). prevAr, hn: the job's ar
 -- and hn fields as read (prevAr, the previous attempt's record, moves to the attempts list).
 -- Returns the lease expiry, the attempt record and the attempts list's length (also written as na).
-local leaseEndMs, leaseEndText
+local leaseEndMs, leaseEndText, workerOf, workerJson
 local function startAttempt(id, from, ten, fence, att, dl, runAt, worker, wver, leaseMs, hadWv, prevAr, hn)
   local exp = NOW + leaseMs
   if dl and dl < exp then exp = dl end
   -- the expiry as text, formatted once per call for the leases that end together (Redis would
   -- format a number argument anew for each command)
   if exp ~= leaseEndMs then leaseEndMs, leaseEndText = exp, string.format('%d', exp) end
+  -- (and the worker id's JSON, once per call: every pick of a claim has the same worker)
+  if worker ~= workerOf then workerOf, workerJson = worker, cjson.encode(worker) end
   local natt = 0
   if prevAr then
     -- the list and ar together keep the last ATTEMPTS_KEEP records
@@ -73,14 +75,15 @@ local function startAttempt(id, from, ten, fence, att, dl, runAt, worker, wver, 
     -- a job stored before ar existed keeps all its records in the list
     natt = redis.call('LLEN', ak(id))
   end
-  local rec = openAttempt(att, worker, wver)
+  local rec = openAttempt(att, workerJson, wver)
   -- (na: the attempts list's length, so readers skip the list of a job that has none)
   local args = { 'fen', fence, 'att', att, 'lw', worker, 'le', leaseEndText, 'st', 'running', 'upd', NOWS, 'ar', rec, 'na', tostring(natt) }
   if wver ~= '' then
     args[#args + 1] = 'wv'
     args[#args + 1] = wver
   end
-  emitInline(args, hn, id, 'claimed', from, 'running', att, ten, { worker_id = worker, fence = fence, lease_expires_at = exp })
+  emitInline(args, hn, id, 'claimed', from, 'running', att, ten,
+    '{"worker_id":' .. workerJson .. ',"fence":' .. fence .. ',"lease_expires_at":' .. leaseEndText .. '}')
   redis.call('HSET', jk(id), unpack(args))
   if wver == '' and hadWv then redis.call('HDEL', jk(id), 'wv') end
   move(id, from, 'running', true)

@@ -56,6 +56,7 @@ local function meta(id)
 end
 
 -- Appends an event to the shard's capped stream; returns its history line '<seq>|<event JSON>'.
+-- data: a table, nil, or the data's JSON text already (the claim's, put together per pick).
 -- The JSON is put together here rather than by cjson.encode of a table (a table per event, and
 -- numbers formatted anew): the event type and states are fixed words, the job id a ULID, the time
 -- the caller's clock as given; the queue and tenant names and the data go through cjson.
@@ -67,7 +68,7 @@ end
 local function streamEvent(id, typ, from, to, att, ten, data)
   local ev = '{"type":"' .. typ .. '","at":' .. NOWS .. ',"job_id":"' .. id .. '","queue":' .. QUEUE_JSON ..
     ',"tenant_id":' .. cjson.encode(ten) .. ',"from_state":' .. jsonWord(from) .. ',"to_state":' .. jsonWord(to) ..
-    ',"attempt":' .. (tonumber(att) or 0) .. ',"data":' .. (data and cjson.encode(data) or 'null') .. '}'
+    ',"attempt":' .. (tonumber(att) or 0) .. ',"data":' .. ((type(data) == 'string' and data) or (data and cjson.encode(data)) or 'null') .. '}'
   return redis.call('XADD', K_EVENTS, 'MAXLEN', '~', EVMAX, '*', 'e', ev) .. '|' .. ev
 end
 
@@ -292,8 +293,8 @@ end
 -- An open attempt record, put together as text (as the events are): startAttempt writes it, and
 -- closeAttempt closes it by replacing its fixed open tail, without a cjson round trip.
 local ATTEMPT_OPEN_TAIL = ',"ended_at":null,"outcome":null,"error_code":null,"error_message":null}'
-local function openAttempt(att, worker, wver)
-  return '{"attempt":' .. att .. ',"worker_id":' .. cjson.encode(worker) .. ',"worker_version":' ..
+local function openAttempt(att, workerJson, wver)
+  return '{"attempt":' .. att .. ',"worker_id":' .. workerJson .. ',"worker_version":' ..
     ((wver ~= '' and cjson.encode(wver)) or 'null') .. ',"started_at":' .. NOWS .. ATTEMPT_OPEN_TAIL
 end
 
