@@ -36,6 +36,33 @@ export function fairnessCases(make: MakeFixture): void {
       for (let round = 0; round < 3; round++) expect(new Set(order.slice(round * 3, round * 3 + 3))).toEqual(new Set(['a', 'b', 'c']));
     });
 
+    it('serves 40 tenants in turn through batch claims while tenants run out of jobs', async () => {
+      const { backend } = fx();
+      // tenant k has (k mod 3) + 1 jobs: each round robin pass serves every tenant with jobs left once,
+      // and tenants run dry mid-batch (more tenants than one read of a tenant index, for Redis)
+      const tenants = Array.from({ length: 40 }, (_v, k) => `t${String(k).padStart(2, '0')}`);
+      const ids = new Set<string>();
+      for (const [k, t] of tenants.entries()) for (let i = 0; i <= k % 3; i++) ids.add((await backend.submit(req({ tenant_id: t }))).job.job_id);
+      const order: string[] = [];
+      const claimed = new Set<string>();
+      for (;;) {
+        const batch = await backend.claim({ queue: 'default', workerId: 'w', max: 17, leaseMs: 600_000 });
+        if (batch.length === 0) break;
+        for (const l of batch) {
+          expect(claimed.has(l.jobId)).toBe(false);
+          claimed.add(l.jobId);
+          order.push(l.job.tenant_id);
+        }
+      }
+      expect(claimed).toEqual(ids);
+      const passes = [tenants, tenants.filter((_t, k) => k % 3 >= 1), tenants.filter((_t, k) => k % 3 === 2)];
+      let at = 0;
+      for (const pass of passes) {
+        expect(new Set(order.slice(at, at + pass.length))).toEqual(new Set(pass));
+        at += pass.length;
+      }
+    });
+
     it('weights classes so interactive goes first but batch and maintenance never starve', async () => {
       const { backend } = fx();
       for (let i = 0; i < 50; i++) await backend.submit(req({ class: 'interactive' }));

@@ -22,6 +22,7 @@ type Op =
   | { kind: 'fail'; pick: number; retryable: boolean }
   | { kind: 'abort'; pick: number; expired: boolean }
   | { kind: 'cancel'; pick: number }
+  | { kind: 'completeNext'; pick: number; max: number; leaseMs: number }
   | { kind: 'advance'; ms: number };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
@@ -31,6 +32,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('fail' as const), pick: fc.nat(50), retryable: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('abort' as const), pick: fc.nat(50), expired: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick: fc.nat(50) }) },
+  // complete one job and claim the next in one call (backends that have completeAndClaim; others complete, then claim)
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('completeNext' as const), pick: fc.nat(50), max: fc.integer({ min: 1, max: 2 }), leaseMs: fc.integer({ min: 5_000, max: 60_000 }) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 1_000, max: 90_000 }) }) },
 );
 
@@ -124,8 +127,17 @@ export function modelCases(make: MakeFixture): void {
                   ids.push(job.job_id);
                   break;
                 }
-                case 'claim': {
-                  const got = await backend.claim({ queue: QUEUE, workerId: `w${i}`, max: op.max, leaseMs: op.leaseMs });
+                case 'claim':
+                case 'completeNext': {
+                  const next = { queue: QUEUE, workerId: `w${i}`, max: op.max, leaseMs: op.leaseMs };
+                  let got: Lease[];
+                  if (op.kind === 'claim') got = await backend.claim(next);
+                  else {
+                    const l = pickLease(op.pick);
+                    if (!l) break;
+                    const done = await tolerateLost(backend.completeAndClaim ? backend.completeAndClaim(l, 'ok', next) : backend.complete(l, 'ok').then(async () => ({ next: await backend.claim(next) })));
+                    got = done === 'lost' ? [] : done.next;
+                  }
                   for (const l of got) {
                     // A job handed out again must have been taken from its previous holder: a higher fence, and the old lease is lost.
                     const prev = held.findIndex((h) => h.jobId === l.jobId);

@@ -32,14 +32,17 @@ export function hasAttemptsList(h: Record<string, string>): boolean {
   return h.att !== undefined && h.att !== '0';
 }
 
-/** The field map of an HMGET of JOB_FIELDS; null when the job hash does not exist (no field at all). */
-export function jobFieldsFrom(values: Array<string | null>): Record<string, string> | null {
+/**
+ * The field map of JOB_FIELDS' values by position (an HMGET, or a claim's reply, whose own writes
+ * may come as numbers); null when the job hash does not exist (no field at all).
+ */
+export function jobFieldsFrom(values: Array<string | number | null>): Record<string, string> | null {
   const h: Record<string, string> = {};
   let any = false;
   for (let i = 0; i < JOB_FIELDS.length; i++) {
     const v = values[i];
     if (v !== null && v !== undefined) {
-      h[JOB_FIELDS[i]!] = v;
+      h[JOB_FIELDS[i]!] = typeof v === 'string' ? v : String(v);
       any = true;
     }
   }

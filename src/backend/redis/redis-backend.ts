@@ -45,7 +45,7 @@ import type {
   RunRecord,
 } from '../contract.js';
 import { MAX_PAGE_LIMIT } from '../contract.js';
-import { compareSeq, dlqEntryFrom, effectFrom, eventFrom, flatToMap, hasAttemptsList, JOB_FIELDS, jobFieldsFrom, jobFrom, ledgerItemFrom, type Snapshot } from './codec.js';
+import { compareSeq, dlqEntryFrom, effectFrom, eventFrom, flatToMap, hasAttemptsList, iso, JOB_FIELDS, jobFieldsFrom, jobFrom, ledgerItemFrom, type Snapshot } from './codec.js';
 import { KeyLayout, shardOf } from './keys.js';
 import { TurnBatches } from './turn-batches.js';
 import type { DlqRow } from '../contract.js';
@@ -95,13 +95,19 @@ const COMPLETE_BATCH = 16;
 /** The scripts sent by the batching above, apart from ioredis's auto-pipeline. */
 const BATCH_SCRIPTS: ScriptName[] = ['aqSubmit', 'aqCompleteClaim'];
 
+/**
+ * A job as the claim script hands it out: fence, lease expiry, and its snapshot with the job
+ * fields by position (JOB_FIELDS' order, null where absent; the claim's own writes as numbers or text).
+ */
+type ClaimedJob = [fence: number, expiresAt: number, snapshot: [fields: Array<string | number | null>, effects: string[], attempts: string[]]];
+
 /** A completeAndClaim waiting for the end of this turn of the event loop. */
 interface PendingCompletion {
   lease: LeaseRef;
   /** The result as JSON. */
   result: string;
   max: number;
-  resolve: (next: Array<[number, number, Snapshot]>) => void;
+  resolve: (next: ClaimedJob[]) => void;
   reject: (e: unknown) => void;
 }
 
@@ -299,7 +305,7 @@ export class RedisBackend implements Backend {
       const existing = await this.client.hget(p + 'idem', req.idempotency_key);
       if (existing !== null) return this.duplicateOf(req.idempotency_key, existing, fp);
     }
-    const createdAt = new Date(now).toISOString();
+    const createdAt = iso(now)!;
     const estimated = req.estimated_seconds ?? DEFAULT_ESTIMATED_SECONDS;
     if (this.admission) await this.admit(req.queue, shards, req.class, req.tenant_id, estimated, now);
     const runAtMs = req.run_at !== null ? Math.max(Date.parse(req.run_at), now) : now;
@@ -375,7 +381,7 @@ export class RedisBackend implements Backend {
       state,
       outcome: null,
       updated_at: createdAt,
-      run_at: runAtMs === now ? createdAt : new Date(runAtMs).toISOString(),
+      run_at: runAtMs === now ? createdAt : iso(runAtMs)!,
       ended_at: null,
       lease: null,
       cancel_requested_at: null,
@@ -761,8 +767,8 @@ export class RedisBackend implements Backend {
   }
   private policyArgText: string | null = null;
 
-  private leaseFrom(loc: Loc, [fence, exp, snap]: [number, number, Snapshot]): Lease {
-    const job = jobFrom(snap);
+  private leaseFrom(loc: Loc, [fence, exp, [fields, effects, attempts]]: ClaimedJob): Lease {
+    const job = jobFrom([jobFieldsFrom(fields)!, effects, attempts]);
     this.rememberLoc(job.job_id, loc);
     return { jobId: job.job_id, fence: Number(fence), job, envelope: toEnvelope(job), expiresAt: Number(exp) };
   }
@@ -792,7 +798,7 @@ export class RedisBackend implements Backend {
     }
     // batched per shard and claim terms: the calls of a batch differ only in how many jobs each wants
     const key = JSON.stringify([this.sp(loc), next.workerId, next.workerVersion ?? '', Math.round(next.leaseMs), next.classes ?? null]);
-    const got = await new Promise<Array<[number, number, Snapshot]>>((resolve, reject) =>
+    const got = await new Promise<ClaimedJob[]>((resolve, reject) =>
       this.completions.add(key, { loc, next }, { lease, result: JSON.stringify(result), max: next.max, resolve, reject }),
     );
     if (got.length > 0) this.claimTurn.set(next.queue, 0);
@@ -819,7 +825,7 @@ export class RedisBackend implements Backend {
     const args: Array<string | number> = [...this.claimArgs(next, wanted), items.length];
     for (const c of items) args.push(c.lease.jobId, c.lease.fence, c.result, c.max);
     const keys = [p + 'leases', ...items.map((c) => `${p}j:${c.lease.jobId}`)];
-    this.track(this.call<[string[], Array<[number, number, Snapshot]>]>('aqCompleteClaim', p, keys, loc.queue, args)).then(
+    this.track(this.call<[string[], ClaimedJob[]]>('aqCompleteClaim', p, keys, loc.queue, args)).then(
       ([outcomes, claimed]) => {
         let taken = 0;
         items.forEach((c, k) => {
@@ -852,7 +858,7 @@ export class RedisBackend implements Backend {
       if (k >= shards && !mayHaveMore.has(loc.shard)) continue;
       const want = k < shards ? Math.ceil(left / (shards - k)) : left;
       const p = this.sp(loc);
-      const got = await this.call<Array<[number, number, Snapshot]>>('aqClaim', p, [p + 'leases'], req.queue, this.claimArgs(req, want));
+      const got = await this.call<ClaimedJob[]>('aqClaim', p, [p + 'leases'], req.queue, this.claimArgs(req, want));
       if (got.length > 0) this.claimTurn.set(req.queue, (loc.shard + 1) % shards);
       if (k < shards && shards > 1 && got.length === Math.min(want, MAX_PAGE_LIMIT)) mayHaveMore.add(loc.shard);
       for (const g of got) leases.push(this.leaseFrom(loc, g));

@@ -2,6 +2,15 @@ import { JOB_FIELDS } from '../codec.js';
 import { LEASE_LUA } from './lease.js';
 
 /**
+ * The job fields a pick reads, in one HMGET: first the ones the worker gets (codec.ts JOB_FIELDS,
+ * returned positionally as read, patched with the claim's writes), then the deadline, estimate,
+ * worker version and history slot count the claim itself needs.
+ */
+const CLAIM_FIELDS = [...JOB_FIELDS, 'dl', 'est', 'wv', 'hn'] as const;
+/** A claim field's position in the HMGET reply (Lua, from 1). */
+const at = (f: (typeof CLAIM_FIELDS)[number]): number => CLAIM_FIELDS.indexOf(f) + 1;
+
+/**
  * claim: reap expired leases, then pick up to `max` jobs with fairness, all
  * in one step.
  *
@@ -38,12 +47,10 @@ export const claimCore = (maxExpr: string): string =>
   String.raw`
 local max, leaseMs, worker, wver = ${maxExpr}, tonumber(ARGV[6]), ARGV[7], ARGV[8]
 local reapLimit, rand = tonumber(ARGV[14]), tonumber(ARGV[16])
--- the job fields a pick reads: first the ones the worker gets (codec.ts JOB_FIELDS), then the
--- deadline, estimate, worker version and history slot count the claim itself needs
-local CLAIM_FIELDS = { ${[...JOB_FIELDS, 'dl', 'est', 'wv', 'hn'].map((f) => `'${f}'`).join(', ')} }
+local CLAIM_FIELDS = { ${CLAIM_FIELDS.map((f) => `'${f}'`).join(', ')} }
 
 -- 1. Reclaim expired leases.
-local expiredLeases = redis.call('ZRANGEBYSCORE', K_LEASES, '-inf', NOW, 'LIMIT', 0, reapLimit)
+local expiredLeases = redis.call('ZRANGEBYSCORE', K_LEASES, '-inf', NOW, 'LIMIT', '0', reapLimit)
 for n, id in ipairs(expiredLeases) do
   redis.call('ZREM', K_LEASES, id)
   if hget(id, 'st') == 'running' then
@@ -92,16 +99,39 @@ end
 local allowed = {}
 for _, c in ipairs(classes) do allowed[c] = true end
 
+-- Windows on the classes' tenant indexes, as nextTenant reads them: per class, tenants in name
+-- order (list, with each one's position in pos), contiguous in the index from just after start
+-- (nil: from the index's first), atEnd once the index's end was read. During the picks the indexes
+-- only lose tenants (marked in gone, and skipped), so the round robin walks one window from pick
+-- to pick instead of reading the index again for each (a pick moves on to the next tenant).
+local win, gone = {}, { interactive = {}, batch = {}, maintenance = {} }
+
 -- The first candidate tenant of class c strictly after t (or from the start), skipping dropped ones.
 local function nextTenant(c, after)
-  local min = after and ('(' .. after) or '-'
-  for _ = 1, 8 do
-    local batch = redis.call('ZRANGEBYLEX', tk(c), min, '+', 'LIMIT', 0, 16)
-    for _, t in ipairs(batch) do
-      if not dropped[c][t] then return t end
+  local w, i = win[c], nil
+  if w then
+    if after then i = w.pos[after] elseif w.start == nil then i = 0 end
+  end
+  if not i then
+    w = { list = {}, pos = {}, start = after, atEnd = false }
+    if after then w.pos[after] = 0 end
+    win[c] = w
+    i = 0
+  end
+  for _ = 1, 9 do
+    for k = i + 1, #w.list do
+      local t = w.list[k]
+      if not dropped[c][t] and not gone[c][t] then return t end
     end
-    if #batch < 16 then return nil end
-    min = '(' .. batch[#batch]
+    i = #w.list
+    if w.atEnd then return nil end
+    local from = w.list[i] or w.start
+    local batch = redis.call('ZRANGEBYLEX', tk(c), (from and ('(' .. from)) or '-', '+', 'LIMIT', '0', '16')
+    for _, t in ipairs(batch) do
+      w.list[#w.list + 1] = t
+      w.pos[t] = #w.list
+    end
+    if #batch < 16 then w.atEnd = true end
   end
   return nil
 end
@@ -126,7 +156,10 @@ local function tenantCount(c)
   end
   return n
 end
-local function tenantLeft(c) if tenantsIn[c] then tenantsIn[c] = tenantsIn[c] - 1 end end
+local function tenantLeft(c, t)
+  gone[c][t] = true
+  if tenantsIn[c] then tenantsIn[c] = tenantsIn[c] - 1 end
+end
 
 local claimed = {}
 local budget = max * 4 + 32
@@ -167,26 +200,22 @@ while #claimed < max and budget > 0 do
     drop(best, ten)
   else
     -- the head and whether a second job follows it (so taking the head tells if the tenant is emptied)
-    local head = redis.call('ZRANGE', rk(best, ten), 0, 1, 'WITHSCORES')
+    local head = redis.call('ZRANGE', rk(best, ten), '0', '1', 'WITHSCORES')
     if #head == 0 then
-      if redis.call('ZREM', tk(best), ten) == 1 then tenantLeft(best) end
+      if redis.call('ZREM', tk(best), ten) == 1 then tenantLeft(best, ten) else gone[best][ten] = true end
     elseif tonumber(head[2]) > NOW then
       drop(best, ten)
     else
       local id, runAt = head[1], tonumber(head[2])
       -- the job in one command: what the checks below read and what the lease hands to the worker
-      -- (its fields patched with this claim's writes instead of read again); not the history kept
-      -- in the hash
-      local vals = redis.call('HMGET', jk(id), unpack(CLAIM_FIELDS))
-      local f = {}
-      for i = 1, #CLAIM_FIELDS do
-        if vals[i] then f[CLAIM_FIELDS[i]] = vals[i] end
-      end
-      local st = f.st
-      if f.cls then META[id] = { cls = f.cls, ten = f.ten, est = tonumber(f.est or '60') } end
-      if dequeue(id, #head == 2) then tenantLeft(best) end
+      -- (its values patched with this claim's writes instead of read again, and returned by
+      -- position, JOB_FIELDS first); not the history kept in the hash
+      local v = redis.call('HMGET', jk(id), unpack(CLAIM_FIELDS))
+      local st, cls = v[${at('st')}], v[${at('cls')}]
+      if cls then META[id] = { cls = cls, ten = v[${at('ten')}], est = tonumber(v[${at('est')}] or '60') } end
+      if dequeue(id, #head == 2) then tenantLeft(best, ten) end
       local dl = nil
-      if f.dl and f.dl ~= '' then dl = tonumber(f.dl) end
+      if v[${at('dl')}] and v[${at('dl')}] ~= '' then dl = tonumber(v[${at('dl')}]) end
       if st ~= 'queued' and st ~= 'scheduled' then
         -- stale index entry: nothing to do
       elseif dl and NOW >= dl then
@@ -194,34 +223,29 @@ while #claimed < max and budget > 0 do
         move(id, st, 'expired')
         finish(id, 'expired')
         total('expired')
-        emit(id, 'expired', st, 'expired', f.att, ten, { why = 'deadline passed before it was claimed' })
+        emit(id, 'expired', st, 'expired', v[${at('att')}], ten, { why = 'deadline passed before it was claimed' })
       else
         credit.interactive, credit.batch, credit.maintenance = nc.interactive, nc.batch, nc.maintenance
         turn[best] = ten
         deficit[best] = def - 1
         -- fence and attempt +1, lease, worker version and state: one write (the script is atomic,
         -- so read-then-set is the same as HINCRBY)
-        local fence = tonumber(f.fen or '0') + 1
-        local att = tonumber(f.att or '0') + 1
-        local prevAr = f.ar
-        local exp, rec, natt = startAttempt(id, st, ten, fence, att, dl, runAt, worker, wver, leaseMs, f.wv, prevAr, f.hn)
-        f.fen, f.att, f.lw, f.le, f.st, f.upd, f.ar, f.na = fence, att, worker, exp, 'running', NOW, rec, tostring(natt)
-        if wver ~= '' then f.wv = wver else f.wv = nil end
+        local fence = tonumber(v[${at('fen')}] or '0') + 1
+        local att = tonumber(v[${at('att')}] or '0') + 1
+        local prevAr = v[${at('ar')}]
+        local exp, rec, natt = startAttempt(id, st, ten, fence, att, dl, runAt, worker, wver, leaseMs, v[${at('wv')}], prevAr, v[${at('hn')}])
+        v[${at('fen')}], v[${at('att')}], v[${at('lw')}], v[${at('le')}], v[${at('st')}], v[${at('upd')}], v[${at('ar')}], v[${at('na')}] =
+          fence, att, worker, exp, 'running', NOWS, rec, tostring(natt)
         -- the attempts before this one (natt: the list's length; a job on its first attempt has none)
         local atts = {}
         if natt > 1 then atts = redis.call('LRANGE', ak(id), 0, -1)
         elseif natt == 1 then atts = { prevAr or redis.call('LINDEX', ak(id), 0) } end
         local effects = {}
-        if f.nef and f.nef ~= '0' then effects = redis.call('HGETALL', ek(id)) end
-        local out = {}
-        for i = 1, ${JOB_FIELDS.length} do
-          local k = CLAIM_FIELDS[i]
-          if f[k] then
-            out[#out + 1] = k
-            out[#out + 1] = f[k]
-          end
-        end
-        claimed[#claimed + 1] = { fence, exp, { out, effects, atts } }
+        local nef = v[${at('nef')}]
+        if nef and nef ~= '0' then effects = redis.call('HGETALL', ek(id)) end
+        -- the reply holds JOB_FIELDS only: a nil ends a Lua array, so the claim's own fields go
+        for i = ${CLAIM_FIELDS.length}, ${JOB_FIELDS.length + 1}, -1 do v[i] = nil end
+        claimed[#claimed + 1] = { fence, exp, { v, effects, atts } }
         if atCap(ten) then drop(best, ten) end
       end
     end
