@@ -75,15 +75,18 @@ local function startAttempt(id, from, ten, fence, att, dl, runAt, worker, wver, 
     -- a job stored before ar existed keeps all its records in the list
     natt = redis.call('LLEN', ak(id))
   end
-  local rec = openAttempt(att, workerJson, wver)
+  -- the attempt and fence as text once: each is written three times (a Lua number is formatted
+  -- anew each time it is joined to text or passed to Redis)
+  local attText, fenceText = string.format('%d', att), string.format('%d', fence)
+  local rec = openAttempt(attText, workerJson, wver)
   -- (na: the attempts list's length, so readers skip the list of a job that has none)
-  local args = { 'fen', fence, 'att', att, 'lw', worker, 'le', leaseEndText, 'st', 'running', 'upd', NOWS, 'ar', rec, 'na', tostring(natt) }
+  local args = { 'fen', fenceText, 'att', attText, 'lw', worker, 'le', leaseEndText, 'st', 'running', 'upd', NOWS, 'ar', rec, 'na', tostring(natt) }
   if wver ~= '' then
     args[#args + 1] = 'wv'
     args[#args + 1] = wver
   end
-  emitInline(args, hn, id, 'claimed', from, 'running', att, ten,
-    '{"worker_id":' .. workerJson .. ',"fence":' .. fence .. ',"lease_expires_at":' .. leaseEndText .. '}')
+  emitInline(args, hn, id, 'claimed', from, 'running', attText, ten,
+    '{"worker_id":' .. workerJson .. ',"fence":' .. fenceText .. ',"lease_expires_at":' .. leaseEndText .. '}')
   redis.call('HSET', jk(id), unpack(args))
   if wver == '' and hadWv then redis.call('HDEL', jk(id), 'wv') end
   move(id, from, 'running', true)

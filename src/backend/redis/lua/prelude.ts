@@ -68,7 +68,7 @@ end
 local function streamEvent(id, typ, from, to, att, ten, data)
   local ev = '{"type":"' .. typ .. '","at":' .. NOWS .. ',"job_id":"' .. id .. '","queue":' .. QUEUE_JSON ..
     ',"tenant_id":' .. cjson.encode(ten) .. ',"from_state":' .. jsonWord(from) .. ',"to_state":' .. jsonWord(to) ..
-    ',"attempt":' .. (tonumber(att) or 0) .. ',"data":' .. ((type(data) == 'string' and data) or (data and cjson.encode(data)) or 'null') .. '}'
+    ',"attempt":' .. ((type(att) == 'string' and tonumber(att) and att) or tonumber(att) or 0) .. ',"data":' .. ((type(data) == 'string' and data) or (data and cjson.encode(data)) or 'null') .. '}'
   return redis.call('XADD', K_EVENTS, 'MAXLEN', '~', EVMAX, '*', 'e', ev) .. '|' .. ev
 end
 
@@ -82,11 +82,12 @@ end
 local function emit(id, typ, from, to, att, ten, data)
   pushCapped(hk(id), streamEvent(id, typ, from, to, att, ten, data), HISTORY_KEEP)
 end
-local HISTORY_INLINE = ${HISTORY_INLINE}
--- The inline slot for a job's next event and the new slot count, from its hn; nil when all are used.
+-- The inline slot for a job's next event and the new slot count, from its hn (the hash field's
+-- text; absent: 1); nil when all are used. hn is one digit while slots are free (HISTORY_INLINE
+-- is at most 9), so both are made from its text (formatting a number costs more).
 local function inlineSlot(hn)
-  local n = tonumber(hn or '1')
-  if n < HISTORY_INLINE then return 'h' .. n, tostring(n + 1) end
+  hn = hn or '1'
+  if #hn == 1 and hn < '${HISTORY_INLINE}' then return 'h' .. hn, string.char(string.byte(hn) + 1) end
   return nil
 end
 -- An event of a script that writes the job hash itself: streamed at once; its history line is

@@ -1,6 +1,6 @@
 /** Events kept in a job's history (the list is trimmed to these; the history reads the last these many). */
 export const HISTORY_KEEP = 200;
-/** Inline history slots in the job hash, h0 .. h3 (lua/prelude.ts emitInline). */
+/** Inline history slots in the job hash, h0 .. h3 (lua/prelude.ts emitInline; at most 9: the slot count is one digit there). */
 export const HISTORY_INLINE = 4;
 
 /**
