@@ -44,7 +44,7 @@ for i = 0, n - 1 do
   if existing then
     out[#out + 1] = existing
   else
-    local h0 = streamEvent(id, 'submitted', nil, st, 0, ten, (st == 'scheduled') and { run_at = tonumber(runAt) } or nil)
+    local h0 = streamEvent(id, 'submitted', nil, st, '0', ten, (st == 'scheduled') and { run_at = tonumber(runAt) } or nil)
     -- (strings, not Lua numbers: Redis formats every number argument with %.17g, which is not free.
     -- Fields that start at zero or empty are not written: att, fen, nef and rc read as 0 when
     -- absent, dl as no deadline; the creation time is the envelope's. Each field is an entry of
