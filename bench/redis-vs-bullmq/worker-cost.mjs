@@ -3,10 +3,16 @@
 // machine), Redis main-thread CPU per job and the worker process's own CPU per job
 // (process.cpuUsage: less sensitive to other load than wall time), plus jobs/s (wall, noisy).
 //
-//   npm run build && node bench/redis-vs-bullmq/worker-cost.mjs [N1] [N50]
-import { startScratchRedis } from './scratch-redis.mjs';
-import { openBackend } from '../../dist/backend/open.js';
-import { createWorker } from '../../dist/index.js';
+//   npm run build && node bench/redis-vs-bullmq/worker-cost.mjs [N1] [N50] [dist dir]
+//
+// A/B of two builds: copy the other build's dist into this checkout (so it finds node_modules),
+// e.g. `cp -r dist dist-before`, then run the two in turn a few times:
+//   for i in 1 2 3 4 5; do node bench/redis-vs-bullmq/worker-cost.mjs 0 10000 dist-before; node bench/redis-vs-bullmq/worker-cost.mjs 0 10000; done
+import { distDir, startScratchRedis } from './scratch-redis.mjs';
+
+const dist = distDir(process.argv[4]);
+const { openBackend } = await import(dist + '/backend/open.js');
+const { createWorker } = await import(dist + '/index.js');
 
 const N1 = Number(process.argv[2] ?? 2000);
 const N50 = Number(process.argv[3] ?? 10000);
@@ -29,6 +35,6 @@ async function run(concurrency, n) {
   await backend.close();
   console.log(`concurrency ${concurrency}, ${n} jobs: ${((k.n - k0.n) / n).toFixed(1)} commands/job (${((k.scripts - k0.scripts) / n).toFixed(2)} script calls), Redis CPU ${(((c - c0) * 1e6) / n).toFixed(0)} us/job, worker CPU ${((u.user + u.system) / n).toFixed(0)} us/job, ${Math.round((n / ms) * 1000)} jobs/s wall`);
 }
-await run(1, N1);
+if (N1 > 0) await run(1, N1);
 if (N50 > 0) await run(50, N50);
 stop();
