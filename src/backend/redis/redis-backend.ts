@@ -8,7 +8,6 @@
  * never read, so tests control time with a ManualClock.
  */
 import { toEnvelope } from '../../core/envelope.js';
-import { Cluster, Redis } from 'ioredis';
 import { encodeTime } from 'ulid';
 import { IdempotencyConflictError, LeaseLostError, NotFoundError, RetryLaterError, ValidationError } from '../../core/errors.js';
 import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
@@ -46,6 +45,7 @@ import type {
 } from '../contract.js';
 import { MAX_PAGE_LIMIT } from '../contract.js';
 import { compareSeq, dlqEntryFrom, effectFrom, eventFrom, flatToMap, hasAttemptsList, iso, JOB_FIELDS, jobFieldsFrom, jobFrom, ledgerItemFrom, type Snapshot } from './codec.js';
+import { RedisConnection, type Client } from './connection.js';
 import { KeyLayout, shardOf } from './keys.js';
 import { TurnBatches } from './turn-batches.js';
 import type { DlqRow } from '../contract.js';
@@ -78,8 +78,6 @@ const SCAN_FACTOR = 10;
 const LEDGER_CHUNK = 500;
 /** Ledger items applied per script call: about a millisecond of Redis time each. */
 const APPLY_SLICE = 50;
-
-type Client = Redis | Cluster;
 
 const ALL_CLASSES = JOB_CLASSES.join(',');
 
@@ -137,6 +135,7 @@ interface IdSource {
 export class RedisBackend implements Backend {
   readonly kind = 'redis' as const;
   readonly description: string;
+  private readonly conn: RedisConnection;
   private readonly client: Client;
   private readonly keys: KeyLayout;
   private readonly clock: Clock;
@@ -162,15 +161,18 @@ export class RedisBackend implements Backend {
     this.newId = createIdFactory(this.clock, this.random);
     this.keys = new KeyLayout(opts.prefix);
     this.description = `redis ${opts.redacted}`;
-    this.client = connect(opts);
-    // Connection errors surface as rejected commands (and RetryLaterError);
-    // without a listener ioredis would also print each one to the console.
-    this.client.on('error', () => {});
+    // The batch scripts are sent as soon as they are made (a full batch while its caller is still
+    // busy, so Redis works meanwhile): through the auto-pipeline they would wait for the end of the turn.
+    this.conn = new RedisConnection(opts, BATCH_SCRIPTS);
+    this.client = this.conn.client;
     registerScripts(this.client);
-    // Every contract call reports an unreachable Redis the same way: RetryLaterError (exit 75).
+    // Every contract call reports a Redis it cannot reach, or that refuses it, the same way (connection.ts).
     for (const name of GUARDED) {
       const fn = (this as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[name]!;
-      (this as unknown as Record<string, unknown>)[name] = (...a: unknown[]) => fn.apply(this, a).catch((e: unknown) => Promise.reject(toBackendError(e)));
+      (this as unknown as Record<string, unknown>)[name] = (...a: unknown[]) => {
+        this.conn.wake();
+        return fn.apply(this, a).catch((e: unknown) => Promise.reject(this.conn.errorOf(e)));
+      };
     }
   }
 
@@ -189,7 +191,7 @@ export class RedisBackend implements Backend {
     try {
       return (await callScript(this.client, name, keys, [shardPrefix, this.now(), this.opts.eventsMaxLen, queue, ...args])) as T;
     } catch (e) {
-      throw toBackendError(e);
+      throw this.conn.errorOf(e);
     }
   }
 
@@ -702,7 +704,7 @@ export class RedisBackend implements Backend {
     try {
       while (!stopped) {
         if (pending.length === 0) {
-          if (failure) throw toBackendError(failure);
+          if (failure) throw this.conn.errorOf(failure);
           await new Promise<void>((r) => (wake = r));
           wake = null;
           continue;
@@ -1004,7 +1006,7 @@ export class RedisBackend implements Backend {
       }
       return await redisDlqRows(this.client, sources, filter, this.now(), page);
     } catch (e) {
-      throw toBackendError(e);
+      throw this.conn.errorOf(e);
     }
   }
 
@@ -1232,11 +1234,7 @@ export class RedisBackend implements Backend {
     this.completions.sendAll();
     await Promise.allSettled([...this.batchesInFlight]);
     for (const f of this.followers) f.disconnect();
-    try {
-      await this.client.quit();
-    } catch {
-      this.client.disconnect();
-    }
+    await this.conn.close();
   }
 }
 
@@ -1245,33 +1243,6 @@ export class RedisBackend implements Backend {
 const NO_EFFECTS: string[] = [];
 const NO_ATTEMPTS: string[] = [];
 const NO_PARTS: [string[], string[]] = [NO_EFFECTS, NO_ATTEMPTS];
-
-function connect(o: RedisUrlOptions): Client {
-  const tls = o.tls ? {} : undefined;
-  const common = {
-    username: o.username,
-    password: o.password,
-    tls,
-    // Commands issued in the same tick go out as one pipeline per node: bulk
-    // submits and claims cost one round trip, not one each.
-    enableAutoPipelining: true,
-    // The batch scripts are sent as soon as they are made (a full batch while its caller is still
-    // busy, so Redis works meanwhile): through the auto-pipeline they would wait for the end of the turn.
-    autoPipeliningIgnoredCommands: [...BATCH_SCRIPTS],
-    lazyConnect: false,
-  };
-  if (o.cluster) {
-    // No auto-pipelining on a Cluster: ioredis groups an auto-pipeline by the
-    // first argument, which for EVALSHA is the key count, not a key.
-    return new Cluster(o.nodes, {
-      enableAutoPipelining: false,
-      redisOptions: { username: o.username, password: o.password, tls },
-      clusterRetryStrategy: (times) => Math.min(100 + times * 100, 2000),
-    });
-  }
-  const node = o.nodes[0]!;
-  return new Redis({ ...common, host: node.host, port: node.port, db: o.db, retryStrategy: (times) => Math.min(50 + times * 50, 1000) });
-}
 
 /** `a=1,b=2` for a script argument (names are validated: no `,` or `=` in them). */
 function pairs(o: Record<string, number> | undefined): string {
@@ -1333,15 +1304,6 @@ export function dlqPredicate(f: DlqFilter, now: number): (e: DlqEntry) => boolea
 }
 
 /** Connection-level failures become RetryLaterError (exit 75); our own typed errors pass through. */
-function toBackendError(e: unknown): Error {
-  if (e instanceof Error && 'exitCode' in e) return e;
-  const msg = e instanceof Error ? e.message : String(e);
-  if (/ECONNREFUSED|ECONNRESET|ETIMEDOUT|Connection is closed|MaxRetriesPerRequest|CLUSTERDOWN|TRYAGAIN|LOADING|EPIPE|ENOTFOUND/i.test(msg)) {
-    return new RetryLaterError(`Redis is unavailable: ${msg}`, 'BACKEND_UNAVAILABLE', 'Check that Redis is up and reachable, then retry.');
-  }
-  return e instanceof Error ? e : new Error(msg);
-}
-
 export function openRedis(url: string, deps: RedisBackendDeps = {}): RedisBackend {
   return new RedisBackend(parseRedisUrl(url), deps);
 }

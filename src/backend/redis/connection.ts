@@ -1,0 +1,197 @@
+/**
+ * The connection to Redis (one server, or a Cluster's nodes) and what its failures mean to the
+ * person or program that made the call.
+ *
+ * Two phases, because a worker and a one-shot command need different things:
+ * - **Before the first successful connection** the client tries for at most FIRST_CONNECT_MS and
+ *   then gives up, so `agentq dlq list` against a wrong port or a stopped server says why within a
+ *   couple of seconds instead of after ioredis's 20 retries (about 12 s; minutes when each attempt
+ *   times out). The next call tries again (`wake`): a worker started before its Redis keeps
+ *   polling, backing off in its claim loop, and runs once Redis is up.
+ * - **Once connected**, it reconnects without limit (each call still fails after ioredis's 20
+ *   retries): a Redis restart in the middle of a worker run or a redrive is waited out.
+ *
+ * Failures that retrying cannot mend end the attempt at once and keep their own message: a TLS
+ * certificate this machine does not trust (exit 78, config) and refused credentials or a missing
+ * ACL permission (exit 4, auth). Everything else about reaching Redis is exit 75 (retry later),
+ * with the cause (`connect ECONNREFUSED 10.0.0.5:6379`, not ioredis's retry count) and, where
+ * the cause suggests it, the likely mix-up of `redis://` and `rediss://`.
+ */
+import { Cluster, Redis } from 'ioredis';
+import { ConfigError, PermissionError, RetryLaterError, isAgentqError } from '../../core/errors.js';
+import type { RedisUrlOptions } from './url.js';
+
+export type Client = Redis | Cluster;
+
+/** How long a first connection is tried before the call fails (a later call tries again). */
+export const FIRST_CONNECT_MS = 2_000;
+/** Per attempt, for the TCP connection and the TLS handshake (ioredis's default is 10 s). */
+const CONNECT_TIMEOUT_MS = 5_000;
+
+/**
+ * Node's codes for a certificate the TLS client refused (tls.TLSSocket#authorizationError, and
+ * the host name check): retrying cannot help, the trust store or the URL's host must change.
+ */
+const UNTRUSTED_CERT = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'CERT_REVOKED', 'CERT_UNTRUSTED', 'CERT_REJECTED',
+  'CERT_SIGNATURE_FAILURE', 'CERT_CHAIN_TOO_LONG', 'INVALID_CA', 'INVALID_PURPOSE', 'PATH_LENGTH_EXCEEDED', 'HOSTNAME_MISMATCH',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/** Errors of an unreachable or restarting Redis, as ioredis reports them: worth retrying later. */
+const UNAVAILABLE = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|Connection is closed|MaxRetriesPerRequest|max retries per request|CLUSTERDOWN|TRYAGAIN|LOADING|EPIPE|ENOTFOUND|EAI_AGAIN|Failed to refresh slots cache|None of startup nodes is available/i;
+
+export class RedisConnection {
+  readonly client: Client;
+  /** Where, for messages: `host:port` of the server or of the Cluster's seed nodes. */
+  private readonly where: string;
+  private everReady = false;
+  private attemptsSince = Date.now();
+  /** The latest connection-level error: the cause a failed call reports. */
+  private lastError: Error | null = null;
+  /** A failure retrying cannot mend, seen since the current attempt began. */
+  private fatal: ConfigError | PermissionError | null = null;
+  private closing = false;
+
+  /** unpipelined: commands (scripts) sent at once rather than through the auto-pipeline. */
+  constructor(
+    private readonly o: RedisUrlOptions,
+    private readonly unpipelined: string[] = [],
+  ) {
+    this.where = o.nodes.map((n) => `${n.host}:${n.port}`).join(',');
+    this.client = this.connect();
+    // (with a listener, ioredis does not print each connection error to the console)
+    this.client.on('error', (e: Error) => this.noteError(e));
+    this.client.on('ready', () => {
+      this.everReady = true;
+      this.lastError = null;
+    });
+  }
+
+  /**
+   * Called before each call: a client that gave up its first connection (status `end`) starts
+   * another attempt, so the call waits for it rather than failing on the old one.
+   */
+  wake(): void {
+    if (this.closing || this.client.status !== 'end') return;
+    this.attemptsSince = Date.now();
+    this.fatal = null;
+    this.client.connect().catch(() => undefined);
+  }
+
+  /** A call's failure as agentq's typed error (exit code, message naming the cause, hint). */
+  errorOf(e: unknown): Error {
+    if (isAgentqError(e)) return e;
+    const msg = e instanceof Error ? e.message : String(e);
+    if (this.fatal) return this.fatal;
+    const denied = deniedError(msg, this.where);
+    if (denied) return denied;
+    if (UNAVAILABLE.test(msg)) {
+      // (ioredis's Cluster client does not pass on why a seed node could not be reached)
+      const cause = this.o.cluster && !this.everReady ? 'none of its seed nodes could be reached' : (this.lastError?.message ?? msg);
+      const what = this.o.cluster ? 'Redis Cluster' : 'Redis';
+      return new RetryLaterError(`${what} at ${this.where} is unavailable: ${cause}`, 'BACKEND_UNAVAILABLE', this.unavailableHint());
+    }
+    return e instanceof Error ? e : new Error(msg);
+  }
+
+  /** QUIT when connected (the answers of calls in flight arrive first); otherwise just drop the socket: a QUIT would wait for a connection. */
+  async close(): Promise<void> {
+    this.closing = true;
+    if (this.client.status !== 'ready') {
+      this.client.disconnect();
+      return;
+    }
+    try {
+      await this.client.quit();
+    } catch {
+      this.client.disconnect();
+    }
+  }
+
+  private connect(): Client {
+    const o = this.o;
+    const tls = o.tls ? {} : undefined;
+    if (o.cluster) {
+      // No auto-pipelining on a Cluster: ioredis groups an auto-pipeline by the
+      // first argument, which for EVALSHA is the key count, not a key.
+      return new Cluster(o.nodes, {
+        enableAutoPipelining: false,
+        redisOptions: { username: o.username, password: o.password, tls, connectTimeout: CONNECT_TIMEOUT_MS },
+        clusterRetryStrategy: (times) => this.retryDelay(Math.min(100 + times * 100, 2000)),
+      });
+    }
+    const node = o.nodes[0]!;
+    return new Redis({
+      username: o.username,
+      password: o.password,
+      tls,
+      host: node.host,
+      port: node.port,
+      db: o.db,
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      // Commands issued in the same tick go out as one pipeline: bulk submits and claims cost
+      // one round trip, not one each.
+      enableAutoPipelining: true,
+      autoPipeliningIgnoredCommands: this.unpipelined,
+      lazyConnect: false,
+      retryStrategy: (times) => this.retryDelay(Math.min(50 + times * 50, 1000)),
+    });
+  }
+
+  /** The delay before the next attempt, or null to stop (see the phases above). */
+  private retryDelay(delay: number): number | null {
+    if (this.closing || this.fatal) return null;
+    if (!this.everReady && Date.now() - this.attemptsSince >= FIRST_CONNECT_MS) return null;
+    return delay;
+  }
+
+  private noteError(e: Error): void {
+    // A Cluster reports its nodes' failures wrapped ("Failed to refresh slots cache"): the node's is the cause.
+    const cause = (e as Error & { lastNodeError?: Error }).lastNodeError ?? e;
+    this.lastError = cause;
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (code !== undefined && UNTRUSTED_CERT.has(code)) {
+      this.fatal = new ConfigError(
+        `TLS: the certificate of Redis at ${this.where} is not trusted here: ${cause.message} (${code})`,
+        'If the server uses a private CA, point NODE_EXTRA_CA_CERTS at its certificate (a PEM file) and connect by a host name the certificate names.',
+      );
+    } else {
+      this.fatal = deniedError(cause.message, this.where) ?? this.fatal;
+    }
+  }
+
+  private unavailableHint(): string {
+    if (this.o.cluster && !this.everReady) {
+      return this.o.tls
+        ? 'Check that the seed nodes are up and reachable there, that their ports speak TLS, and that their certificate is trusted (NODE_EXTRA_CA_CERTS for a private CA).'
+        : 'Check that the seed nodes are up and reachable there (a Cluster node, not a standalone server; rediss+cluster:// if they expect TLS).';
+    }
+    const code = (this.lastError as NodeJS.ErrnoException | null)?.code;
+    if (!this.everReady && code === 'ECONNRESET' && !this.o.tls) {
+      return 'Check that Redis is up and reachable there. The server hung up at once: if that port expects TLS, use rediss://.';
+    }
+    if (!this.everReady && code === 'ETIMEDOUT' && this.o.tls) {
+      return 'Check that Redis is up and reachable there. With rediss://, a port that does not speak TLS never completes the handshake: check the scheme and the port.';
+    }
+    return 'Check that Redis is up and reachable there, then retry.';
+  }
+}
+
+/** Refused credentials (exit 4) or a command the ACL user may not run; null for anything else. */
+function deniedError(msg: string, where: string): PermissionError | null {
+  if (/^(NOAUTH|WRONGPASS)\b/.test(msg)) {
+    return new PermissionError(
+      `Redis at ${where} refused the credentials: ${msg}`,
+      "Put the user and password in the URL before the host, as user:password@ (or :password@ for Redis's default user).",
+    );
+  }
+  if (/^NOPERM\b/.test(msg)) {
+    return new PermissionError(
+      `Redis at ${where} refused a command agentq needs: ${msg}`,
+      "The ACL user needs agentq's keys (~{aq:* and ~aq:*, with the URL's prefix for aq) and the commands on them, scripts (EVALSHA, EVAL) included.",
+    );
+  }
+  return null;
+}

@@ -1,0 +1,160 @@
+/**
+ * Reaching Redis, and failing to, as an operator sees it through the built CLI: `rediss://` to a
+ * real TLS redis-server (its certificate signed by a CA made here with openssl), refused
+ * credentials and ACL permissions, a port where nothing listens, the redis:// / rediss:// mix-ups,
+ * and a worker started before its Redis. Each failure must exit with the right code and name its
+ * cause, and never hang.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Job } from '../../src/core/schemas.js';
+import { collect, makeCliHome, runCli, runCliOk, spawnCli, type CliHome } from '../support/cli.js';
+import { pollUntil } from '../support/poll.js';
+import { freePort, startRedisServer, type RedisServer } from '../support/redis-server.js';
+
+let home: CliHome;
+let certs: string;
+let tlsServer: RedisServer;
+let tlsPort: number;
+let authServer: RedisServer;
+let plainServer: RedisServer;
+
+function openssl(...args: string[]): void {
+  execFileSync('openssl', args, { stdio: 'pipe' });
+}
+
+beforeAll(async () => {
+  home = makeCliHome('agentq-redis-conn-');
+  certs = mkdtempSync(join(tmpdir(), 'agentq-redis-tls-'));
+  const f = (n: string) => join(certs, n);
+  // A private CA, and a server certificate it signs for 127.0.0.1 (as a managed Redis would have)
+  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=agentq test CA', '-days', '2', '-keyout', f('ca.key'), '-out', f('ca.pem'));
+  openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', f('server.key'), '-out', f('server.csr'));
+  writeFileSync(f('san.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
+  openssl('x509', '-req', '-in', f('server.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-days', '2', '-extfile', f('san.cnf'), '-out', f('server.pem'));
+  tlsPort = await freePort();
+  // TLS only: the plain port is off (0); the harness's PING check goes to a plain port, so it gets one of its own
+  tlsServer = await startRedisServer({
+    args: ['--tls-port', String(tlsPort), '--tls-cert-file', f('server.pem'), '--tls-key-file', f('server.key'), '--tls-ca-cert-file', f('ca.pem'), '--tls-auth-clients', 'no'],
+  });
+  // the password is set once the server answers (the harness's readiness check is a PING without one)
+  authServer = await startRedisServer();
+  authServer.cli('ACL', 'SETUSER', 'pinger', 'on', '>pingpw', '~*', '+ping'); // agentq's first read is refused
+  authServer.cli('CONFIG', 'SET', 'requirepass', 's3cret');
+  plainServer = await startRedisServer();
+});
+
+afterAll(async () => {
+  await Promise.all([tlsServer?.stop(), authServer?.stop(), plainServer?.stop()]);
+  rmSync(certs, { recursive: true, force: true });
+  home?.cleanup();
+});
+
+const trustCa = () => ({ NODE_EXTRA_CA_CERTS: join(certs, 'ca.pem') });
+
+describe('rediss:// against a real TLS redis-server', () => {
+  it('with the CA trusted (NODE_EXTRA_CA_CERTS): submit, a worker runs the job, inspect sees it succeeded', async () => {
+    const url = `rediss://127.0.0.1:${tlsPort}`;
+    const id = (await runCliOk(home, ['--url', url, 'submit', 'task:v1', '--queue', 'tls'], { env: trustCa() })).stdout.trim();
+    await runCliOk(home, ['--url', url, 'worker', '--queue', 'tls', '--drain', '--', '/bin/echo', 'over tls'], { env: trustCa() });
+    const job = Job.parse(JSON.parse((await runCliOk(home, ['--url', url, 'inspect', id, '-o', 'json'], { env: trustCa() })).stdout));
+    expect(job.state).toBe('succeeded');
+    expect(job.result).toBe('over tls\n');
+  });
+
+  it('a certificate this machine does not trust: exit 78 at once, naming the certificate and how to trust its CA', async () => {
+    const r = await runCli(home, ['--url', `rediss://127.0.0.1:${tlsPort}`, 'list', '--queue', 'tls']);
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain(`error: TLS: the certificate of Redis at 127.0.0.1:${tlsPort} is not trusted here`);
+    expect(r.stderr).toContain('SELF_SIGNED_CERT_IN_CHAIN');
+    expect(r.stderr).toContain('NODE_EXTRA_CA_CERTS');
+  });
+
+  it('redis:// to the TLS port: exit 75 naming the reset connection, with the hint to use rediss://', async () => {
+    const r = await runCli(home, ['--url', `redis://127.0.0.1:${tlsPort}`, 'list', '--queue', 'tls']);
+    expect(r.code).toBe(75);
+    expect(r.stderr).toContain(`error: Redis at 127.0.0.1:${tlsPort} is unavailable: `);
+    expect(r.stderr).toContain('ECONNRESET');
+    expect(r.stderr).toContain('use rediss://');
+  });
+
+  it('rediss:// to a plain-text port: exit 75 once the handshake times out, with the hint to check the scheme', async () => {
+    const r = await runCli(home, ['--url', `rediss://127.0.0.1:${plainServer.port}`, 'list', '--queue', 'tls']);
+    expect(r.code).toBe(75);
+    expect(r.stderr).toContain('ETIMEDOUT');
+    expect(r.stderr).toContain('does not speak TLS never completes the handshake');
+  });
+});
+
+describe('credentials and permissions', () => {
+  const list = (url: string) => runCli(home, ['--url', url, 'list', '--queue', 'auth']);
+
+  it('no password for a server that needs one: exit 4 naming NOAUTH, with where the password goes', async () => {
+    const r = await list(authServer.url);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain(`error: Redis at 127.0.0.1:${authServer.port} refused the credentials: NOAUTH`);
+    expect(r.stderr).toContain('user:password@');
+    expect(r.stderr).not.toContain('internal error');
+  });
+
+  it('a wrong password: exit 4 naming WRONGPASS, the password never printed', async () => {
+    const r = await list(`redis://:not-the-password@127.0.0.1:${authServer.port}`);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('WRONGPASS');
+    expect(r.stderr).not.toContain('not-the-password');
+  });
+
+  it('an ACL user without the commands agentq runs: exit 4 naming NOPERM', async () => {
+    const r = await list(`redis://pinger:pingpw@127.0.0.1:${authServer.port}`);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('refused a command agentq needs: NOPERM');
+  });
+
+  it('the right password works', async () => {
+    await runCliOk(home, ['--url', `redis://:s3cret@127.0.0.1:${authServer.port}`, 'list', '--queue', 'auth']);
+  });
+});
+
+describe('nothing listening', () => {
+  it('standalone: exit 75 naming the refused connection and the address; the process ends', async () => {
+    const port = await freePort();
+    const r = await runCli(home, ['--url', `redis://127.0.0.1:${port}`, 'dlq', 'list', '--queue', 'q']);
+    expect(r.code).toBe(75);
+    expect(r.stderr).toContain(`error: Redis at 127.0.0.1:${port} is unavailable: connect ECONNREFUSED 127.0.0.1:${port}`);
+    expect(r.stderr).not.toContain('maxRetriesPerRequest');
+  });
+
+  it('Cluster seed nodes: exit 75 saying none of them could be reached', async () => {
+    const port = await freePort();
+    const r = await runCli(home, ['--url', `redis+cluster://127.0.0.1:${port}`, 'list', '--queue', 'q']);
+    expect(r.code).toBe(75);
+    expect(r.stderr).toContain(`error: Redis Cluster at 127.0.0.1:${port} is unavailable: none of its seed nodes could be reached`);
+  });
+
+  it('a worker started before its Redis keeps trying, and runs the job once Redis is up', async () => {
+    const port = await freePort();
+    const url = `redis://127.0.0.1:${port}`;
+    const worker = spawnCli(home, ['--url', url, 'worker', '--queue', 'late', '--', '/bin/echo', 'late start']);
+    const done = collect(worker, 60_000);
+    let stderr = '';
+    worker.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    let redis: RedisServer | null = null;
+    try {
+      // the worker has failed to reach Redis at least once before Redis starts
+      await pollUntil(() => stderr.includes('ECONNREFUSED'), { timeoutMs: 20_000, what: 'the worker to report the refused connection' });
+      redis = await startRedisServer({ port });
+      const id = (await runCliOk(home, ['--url', url, 'submit', 'task:v1', '--queue', 'late'])).stdout.trim();
+      await pollUntil(
+        async () => JSON.parse((await runCliOk(home, ['--url', url, 'inspect', id, '-o', 'json'])).stdout).state === 'succeeded',
+        { timeoutMs: 30_000, intervalMs: 200, what: 'the worker to run the job' },
+      );
+    } finally {
+      worker.kill('SIGTERM');
+      await done;
+      await redis?.stop();
+    }
+  });
+});
