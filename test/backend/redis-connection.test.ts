@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Job } from '../../src/core/schemas.js';
 import { collect, makeCliHome, runCli, runCliOk, spawnCli, type CliHome } from '../support/cli.js';
 import { pollUntil } from '../support/poll.js';
+import { startRedisCluster, type RedisCluster } from '../support/redis-cluster.js';
 import { freePort, startRedisServer, type RedisServer } from '../support/redis-server.js';
 
 let home: CliHome;
@@ -21,6 +22,7 @@ let tlsServer: RedisServer;
 let tlsPort: number;
 let authServer: RedisServer;
 let plainServer: RedisServer;
+let tlsCluster: RedisCluster;
 
 function openssl(...args: string[]): void {
   execFileSync('openssl', args, { stdio: 'pipe' });
@@ -45,10 +47,11 @@ beforeAll(async () => {
   authServer.cli('ACL', 'SETUSER', 'pinger', 'on', '>pingpw', '~*', '+ping'); // agentq's first read is refused
   authServer.cli('CONFIG', 'SET', 'requirepass', 's3cret');
   plainServer = await startRedisServer();
+  tlsCluster = await startRedisCluster(3, { cert: f('server.pem'), key: f('server.key'), ca: f('ca.pem') });
 });
 
 afterAll(async () => {
-  await Promise.all([tlsServer?.stop(), authServer?.stop(), plainServer?.stop()]);
+  await Promise.all([tlsServer?.stop(), authServer?.stop(), plainServer?.stop(), tlsCluster?.stop()]);
   rmSync(certs, { recursive: true, force: true });
   home?.cleanup();
 });
@@ -86,6 +89,29 @@ describe('rediss:// against a real TLS redis-server', () => {
     expect(r.code).toBe(75);
     expect(r.stderr).toContain('ETIMEDOUT');
     expect(r.stderr).toContain('does not speak TLS never completes the handshake');
+  });
+});
+
+describe('rediss+cluster:// against a real 3-master Cluster over TLS', () => {
+  it('with the CA trusted: a queue split in 3 shards over the nodes, submit, worker, inspect', async () => {
+    const url = tlsCluster.tlsUrl;
+    const ids: string[] = [];
+    for (const tenant of ['a', 'b', 'c', 'd']) {
+      ids.push((await runCliOk(home, ['--url', `${url}?shards=3`, 'submit', 'task:v1', '--queue', 'ctls', '--tenant', tenant], { env: trustCa() })).stdout.trim());
+    }
+    await runCliOk(home, ['--url', url, 'worker', '--queue', 'ctls', '--drain', '--', '/bin/echo', 'cluster over tls'], { env: trustCa() });
+    for (const id of ids) {
+      const job = Job.parse(JSON.parse((await runCliOk(home, ['--url', url, 'inspect', id, '-o', 'json'], { env: trustCa() })).stdout));
+      expect(job.state).toBe('succeeded');
+      expect(job.result).toBe('cluster over tls\n');
+    }
+  });
+
+  it('without the CA: exit 75, the hint naming TLS ports and NODE_EXTRA_CA_CERTS', async () => {
+    const r = await runCli(home, ['--url', tlsCluster.tlsUrl, 'list', '--queue', 'ctls']);
+    expect(r.code).toBe(75);
+    expect(r.stderr).toContain('is unavailable: none of its seed nodes could be reached');
+    expect(r.stderr).toContain('NODE_EXTRA_CA_CERTS');
   });
 });
 

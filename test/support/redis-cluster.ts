@@ -15,6 +15,9 @@ export interface RedisCluster {
   ports: number[];
   /** `redis+cluster://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3` */
   url: string;
+  /** With `tls`: each node's TLS port, and `rediss+cluster://` over them (Redis 7 tells TLS clients the TLS ports). */
+  tlsPorts: number[];
+  tlsUrl: string;
   stop(): Promise<void>;
   cli(port: number, ...args: string[]): string;
 }
@@ -25,20 +28,35 @@ function cli(port: number, ...args: string[]): string {
   return r.stdout;
 }
 
-export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
+/** PEM files for TLS nodes: the server certificate and key, and the CA the nodes trust on the (TLS) cluster bus. */
+export interface ClusterTls {
+  cert: string;
+  key: string;
+  ca: string;
+}
+
+export async function startRedisCluster(masters = 3, tls?: ClusterTls): Promise<RedisCluster> {
   const root = mkdtempSync(join(tmpdir(), 'agentq-cluster-'));
   const children: ChildProcess[] = [];
   const ports: number[] = [];
+  const tlsPorts: number[] = [];
   try {
     for (let i = 0; i < masters; i++) {
       const port = await freePort(10000);
       const dir = join(root, String(port));
       mkdirSync(dir);
       ports.push(port);
+      // (a TLS node keeps its plain port too: the harness creates the cluster and checks it over that)
+      const tlsArgs: string[] = [];
+      if (tls) {
+        const tlsPort = await freePort();
+        tlsPorts.push(tlsPort);
+        tlsArgs.push('--tls-port', String(tlsPort), '--tls-cert-file', tls.cert, '--tls-key-file', tls.key, '--tls-ca-cert-file', tls.ca, '--tls-auth-clients', 'no', '--tls-cluster', 'yes');
+      }
       children.push(
         spawnRedis(
           serverArgs(port, dir, {
-            args: ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-node-timeout', '5000'],
+            args: ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-node-timeout', '5000', ...tlsArgs],
           }),
         ),
       );
@@ -66,6 +84,8 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
   return {
     ports,
     url: `redis+cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`,
+    tlsPorts,
+    tlsUrl: `rediss+cluster://${tlsPorts.map((p) => `127.0.0.1:${p}`).join(',')}`,
     cli,
     stop: async () => {
       await Promise.all(children.map((c) => killChild(c)));
