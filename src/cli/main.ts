@@ -177,12 +177,17 @@ export function reportError(e: unknown, o: { io: CliIo; debug: boolean; argv: re
   io.stderr.write(
     printable(
       `This is a bug in agentq. Please report it with this line: agentq ${agentqVersion()}; node ${process.version}; ${process.platform}-${process.arch}; ` +
-        `command: agentq ${o.argv.join(' ')}; error: ${err.name}: ${err.message}`,
+        `command: agentq ${o.argv.map(shortArg).join(' ')}; error: ${err.name}: ${err.message}`,
     ) + '\n',
   );
   if (debug && err.stack) io.stderr.write(printable(err.stack) + '\n');
   else io.stderr.write('Run again with --debug (or AGENTQ_DEBUG=1) for a stack trace.\n');
   return ExitCode.failure;
+}
+
+/** An argument as the bug report line shows it: a long one (an inline --input) is cut, so the line stays one line to copy, without the job's data. */
+function shortArg(a: string): string {
+  return a.length > 120 ? `${a.slice(0, 80)}…(${a.length} characters)` : a;
 }
 
 /** One line from the operator's terminal; the prompt goes to stderr so stdout stays data. */

@@ -184,3 +184,24 @@ describe('nothing listening', () => {
     }
   });
 });
+
+describe('a Redis that refuses writes', () => {
+  it('at maxmemory (noeviction): submit exits 75 saying Redis is full, nothing is half-written, reads still work', async () => {
+    const r = await startRedisServer(); // the harness runs every server with maxmemory-policy noeviction
+    try {
+      const first = (await runCliOk(home, ['--url', r.url, 'submit', 'task:v1', '--queue', 'full'])).stdout.trim();
+      const used = Number(/used_memory:(\d+)/.exec(r.cli('INFO', 'memory'))![1]);
+      r.cli('CONFIG', 'SET', 'maxmemory', String(Math.floor(used / 2)));
+      const refused = await runCli(home, ['--url', r.url, 'submit', 'task:v1', '--queue', 'full']);
+      expect(refused.code).toBe(75);
+      expect(refused.stderr).toContain(`error: Redis at 127.0.0.1:${r.port} is full and refused the write (maxmemory reached): OOM`);
+      expect(refused.stderr).toContain('hint: Nothing was written.');
+      const listed = await runCliOk(home, ['--url', r.url, 'list', '--queue', 'full', '-o', 'json']);
+      expect((JSON.parse(listed.stdout) as Array<{ job_id: string }>).map((j) => j.job_id)).toEqual([first]);
+      r.cli('CONFIG', 'SET', 'maxmemory', '0');
+      await runCliOk(home, ['--url', r.url, 'submit', 'task:v1', '--queue', 'full']);
+    } finally {
+      await r.stop();
+    }
+  });
+});

@@ -119,6 +119,14 @@ describe('errors → exit codes and messages', () => {
     expect(d.err()).toMatch(/\n\s+at /);
   });
 
+  it("the report line cuts a long argument (an inline --input): one line to copy, not the job's data", () => {
+    const { io, err } = fakeIo();
+    const input = 'secret-report-text '.repeat(300);
+    reportError(new TypeError('boom'), { io, debug: false, argv: ['submit', 'w:v1', '--input', input] });
+    expect(err()).toContain(`command: agentq submit w:v1 --input ${input.slice(0, 80)}…(${input.length} characters); error: TypeError`);
+    expect(err()).not.toContain(input);
+  });
+
   it('redacts credentials and neutralises control characters in messages', () => {
     const { io, err } = fakeIo();
     reportError(new Error('connect ECONNREFUSED redis://default:hunter2@10.0.0.1:6379 \x1b]0;x\x07'), { io, debug: false, argv });

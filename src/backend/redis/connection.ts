@@ -13,7 +13,9 @@
  *
  * Failures that retrying cannot mend end the attempt at once and keep their own message: a TLS
  * certificate this machine does not trust (exit 78, config) and refused credentials or a missing
- * ACL permission (exit 4, auth). Everything else about reaching Redis is exit 75 (retry later),
+ * ACL permission (exit 4, auth). A write refused for the server's state (OOM at maxmemory, a
+ * read-only replica, a failing snapshot) is exit 75 and says so. Everything else about reaching
+ * Redis is exit 75 (retry later),
  * with the cause (`connect ECONNREFUSED 10.0.0.5:6379`, not ioredis's retry count) and, where
  * the cause suggests it, the likely mix-up of `redis://` and `rediss://`.
  */
@@ -87,6 +89,8 @@ export class RedisConnection {
     if (this.fatal) return this.fatal;
     const denied = deniedError(msg, this.where);
     if (denied) return denied;
+    const refused = refusedWrite(msg, this.where);
+    if (refused) return refused;
     if (UNAVAILABLE.test(msg)) {
       // (ioredis's Cluster client does not pass on why a seed node could not be reached)
       const cause = this.o.cluster && !this.everReady ? 'none of its seed nodes could be reached' : (this.lastError?.message ?? msg);
@@ -177,6 +181,25 @@ export class RedisConnection {
     }
     return 'Check that Redis is up and reachable there, then retry.';
   }
+}
+
+/**
+ * A write Redis refused for the state it is in (exit 75: retrying later can succeed). A script is
+ * refused before its first write (Redis checks OOM only until a script has written), so nothing
+ * of the call was applied.
+ */
+function refusedWrite(msg: string, where: string): RetryLaterError | null {
+  if (/^OOM\b/.test(msg)) {
+    return new RetryLaterError(
+      `Redis at ${where} is full and refused the write (maxmemory reached): ${msg}`,
+      'BACKEND_FULL',
+      'Nothing was written. Raise maxmemory first (until Redis is under it, every agentq write is refused, purges included; reads still work), then make room: finished jobs are kept (README, "Production settings"), and DLQ entries that will not be redriven can be purged.',
+    );
+  }
+  if (/^(READONLY|MISCONF|BUSY|MASTERDOWN|NOREPLICAS)\b/.test(msg)) {
+    return new RetryLaterError(`Redis at ${where} refused the call for now: ${msg}`, 'BACKEND_UNAVAILABLE', 'Nothing was written. Retry once Redis is writable again.');
+  }
+  return null;
 }
 
 /** Refused credentials (exit 4) or a command the ACL user may not run; null for anything else. */

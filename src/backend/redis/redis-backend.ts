@@ -539,16 +539,10 @@ export class RedisBackend implements Backend {
     }
   }
 
-  /** Up to `count` ids from each of one shard's sorted sets from `min` on; several sets are read in one MULTI (one snapshot of them all). */
+  /** Up to `count` ids from each of one shard's sorted sets from `min` on; several sets in one read-only script (lua/read.ts `ids`: one snapshot of them all). */
   private async idsFrom(keys: string[], min: string, count: number): Promise<string[]> {
     if (keys.length === 1) return this.client.zrangebylex(keys[0]!, min, '+', 'LIMIT', 0, count);
-    const tx = this.client.multi();
-    for (const k of keys) tx.zrangebylex(k, min, '+', 'LIMIT', 0, count);
-    const replies = (await tx.exec()) ?? [];
-    return replies.flatMap(([err, ids]) => {
-      if (err) throw err;
-      return ids as string[];
-    });
+    return (await callScript(this.client, 'aqIds', keys, [min, count])) as string[];
   }
 
   async cancel(jobId: string, reason: string | null): Promise<CancelResult> {

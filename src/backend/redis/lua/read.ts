@@ -41,3 +41,18 @@ end
 
 /** history: a job's recent events (bounded). KEYS[1] the job's history list, KEYS[2] the job's hash. */
 export const HISTORY = HISTORY_LINES + 'return historyLines(KEYS[1], KEYS[2])\n';
+
+/**
+ * ids: up to ARGV[2] ids from each of KEYS (lex-sorted id sets of one shard: a listing over several
+ * states) from ARGV[1] on, all read in one step, so a job moving between the sets meanwhile is seen
+ * once. A read-only script rather than MULTI: at maxmemory Redis refuses every command queued in a
+ * MULTI, and an operator whose Redis is full still needs to list its jobs. Bounded: a few sets,
+ * a page's worth of each.
+ */
+export const IDS = String.raw`
+local out = {}
+for i = 1, #KEYS do
+  for _, id in ipairs(redis.call('ZRANGEBYLEX', KEYS[i], ARGV[1], '+', 'LIMIT', 0, tonumber(ARGV[2]))) do out[#out + 1] = id end
+end
+return out
+`;
