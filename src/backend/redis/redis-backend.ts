@@ -528,7 +528,11 @@ export class RedisBackend implements Backend {
       if (taken.length === 0) return { items, next_cursor: null };
       // Fetch per source, then restore id order.
       const bySrc = new Map<number, string[]>();
-      for (const t of taken) bySrc.set(t.src, [...(bySrc.get(t.src) ?? []), t.id]);
+      for (const t of taken) {
+        const ids = bySrc.get(t.src);
+        if (ids) ids.push(t.id);
+        else bySrc.set(t.src, [t.id]);
+      }
       const fetched = (await Promise.all([...bySrc].map(([src, ids]) => fetch(sources[src]!.loc, ids)))).flat();
       fetched.sort((a, b) => (idOf(a) < idOf(b) ? -1 : idOf(a) > idOf(b) ? 1 : 0));
       items.push(...fetched);
@@ -1132,7 +1136,9 @@ export class RedisBackend implements Backend {
     req.jobIds.forEach((id, i) => {
       const l = locs[i];
       const shard = l && l.queue === run.queue ? l.shard : 0;
-      groups.set(shard, [...(groups.get(shard) ?? []), id]);
+      const g = groups.get(shard);
+      if (g) g.push(id);
+      else groups.set(shard, [id]);
     });
     const results = new Map<string, LedgerItem>();
     await Promise.all(
