@@ -23,6 +23,8 @@ let tlsPort: number;
 let authServer: RedisServer;
 let plainServer: RedisServer;
 let tlsCluster: RedisCluster;
+let otherNameServer: RedisServer;
+let otherNamePort: number;
 
 function openssl(...args: string[]): void {
   execFileSync('openssl', args, { stdio: 'pipe' });
@@ -37,10 +39,18 @@ beforeAll(async () => {
   openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', f('server.key'), '-out', f('server.csr'));
   writeFileSync(f('san.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
   openssl('x509', '-req', '-in', f('server.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-days', '2', '-extfile', f('san.cnf'), '-out', f('server.pem'));
+  // a second server certificate, for a name that is not the one the tests connect by
+  openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=other.example', '-keyout', f('other.key'), '-out', f('other.csr'));
+  writeFileSync(f('other.cnf'), 'subjectAltName=DNS:other.example\n');
+  openssl('x509', '-req', '-in', f('other.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-days', '2', '-extfile', f('other.cnf'), '-out', f('other.pem'));
   tlsPort = await freePort();
   // TLS only: the plain port is off (0); the harness's PING check goes to a plain port, so it gets one of its own
   tlsServer = await startRedisServer({
     args: ['--tls-port', String(tlsPort), '--tls-cert-file', f('server.pem'), '--tls-key-file', f('server.key'), '--tls-ca-cert-file', f('ca.pem'), '--tls-auth-clients', 'no'],
+  });
+  otherNamePort = await freePort();
+  otherNameServer = await startRedisServer({
+    args: ['--tls-port', String(otherNamePort), '--tls-cert-file', f('other.pem'), '--tls-key-file', f('other.key'), '--tls-ca-cert-file', f('ca.pem'), '--tls-auth-clients', 'no'],
   });
   // the password is set once the server answers (the harness's readiness check is a PING without one)
   authServer = await startRedisServer();
@@ -51,7 +61,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([tlsServer?.stop(), authServer?.stop(), plainServer?.stop(), tlsCluster?.stop()]);
+  await Promise.all([tlsServer?.stop(), otherNameServer?.stop(), authServer?.stop(), plainServer?.stop(), tlsCluster?.stop()]);
   rmSync(certs, { recursive: true, force: true });
   home?.cleanup();
 });
@@ -74,6 +84,13 @@ describe('rediss:// against a real TLS redis-server', () => {
     expect(r.stderr).toContain(`error: TLS: the certificate of Redis at 127.0.0.1:${tlsPort} is not trusted here`);
     expect(r.stderr).toContain('SELF_SIGNED_CERT_IN_CHAIN');
     expect(r.stderr).toContain('NODE_EXTRA_CA_CERTS');
+  });
+
+  it('a trusted certificate for another host name: exit 78, naming the mismatch', async () => {
+    const r = await runCli(home, ['--url', `rediss://127.0.0.1:${otherNamePort}`, 'list', '--queue', 'tls'], { env: trustCa() });
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain(`error: TLS: the certificate of Redis at 127.0.0.1:${otherNamePort} does not name the host in the URL`);
+    expect(r.stderr).toContain('ERR_TLS_CERT_ALTNAME_INVALID');
   });
 
   it('redis:// to the TLS port: exit 75 naming the reset connection, with the hint to use rediss://', async () => {

@@ -15,9 +15,9 @@
  * certificate this machine does not trust (exit 78, config) and refused credentials or a missing
  * ACL permission (exit 4, auth). A write refused for the server's state (OOM at maxmemory, a
  * read-only replica, a failing snapshot) is exit 75 and says so. Everything else about reaching
- * Redis is exit 75 (retry later),
- * with the cause (`connect ECONNREFUSED 10.0.0.5:6379`, not ioredis's retry count) and, where
- * the cause suggests it, the likely mix-up of `redis://` and `rediss://`.
+ * Redis is exit 75 (retry later) with the cause (`connect ECONNREFUSED 10.0.0.5:6379`, not
+ * ioredis's retry count) and, where the cause suggests it, the likely mix-up of `redis://` and
+ * `rediss://`.
  */
 import { Cluster, Redis } from 'ioredis';
 import { ConfigError, PermissionError, RetryLaterError, isAgentqError } from '../../core/errors.js';
@@ -157,9 +157,12 @@ export class RedisConnection {
     this.lastError = cause;
     const code = (cause as NodeJS.ErrnoException).code;
     if (code !== undefined && UNTRUSTED_CERT.has(code)) {
+      const otherHost = code === 'ERR_TLS_CERT_ALTNAME_INVALID' || code === 'HOSTNAME_MISMATCH';
       this.fatal = new ConfigError(
-        `TLS: the certificate of Redis at ${this.where} is not trusted here: ${cause.message} (${code})`,
-        'If the server uses a private CA, point NODE_EXTRA_CA_CERTS at its certificate (a PEM file) and connect by a host name the certificate names.',
+        `TLS: the certificate of Redis at ${this.where} ${otherHost ? 'does not name the host in the URL' : 'is not trusted here'}: ${cause.message} (${code})`,
+        otherHost
+          ? 'Connect by a host name (or IP address) the certificate names.'
+          : 'If the server uses a private CA, point NODE_EXTRA_CA_CERTS at its certificate (a PEM file) and connect by a host name the certificate names.',
       );
     } else {
       this.fatal = deniedError(cause.message, this.where) ?? this.fatal;
