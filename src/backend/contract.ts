@@ -352,5 +352,12 @@ export interface Backend {
   // ---- stats
   stats(queue: string): Promise<QueueStats>;
 
+  /**
+   * Settings of the server that put jobs at risk (Redis: a `maxmemory-policy` that evicts keys),
+   * one sentence each; empty when all is well or when they cannot be read. Said by
+   * `agentq worker` when it starts, as Sidekiq does. A backend without a server has none.
+   */
+  serverWarnings?(): Promise<string[]>;
+
   close(): Promise<void>;
 }

@@ -222,3 +222,30 @@ describe('a Redis that refuses writes', () => {
     }
   });
 });
+
+describe('server settings', () => {
+  it('a worker warns once at start when Redis may evict its keys (maxmemory-policy), and not under noeviction', async () => {
+    const work = () => runCliOk(home, ['--url', plainServer.url, 'worker', '--queue', 'settings', '--drain', '--', '/bin/echo']);
+    expect((await work()).stderr).not.toContain('maxmemory-policy');
+    plainServer.cli('CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru');
+    try {
+      const r = await work();
+      expect(r.stderr).toContain(`warning: Redis at 127.0.0.1:${plainServer.port} has maxmemory-policy allkeys-lru: when it fills up it will delete jobs`);
+      expect(r.stderr.match(/maxmemory-policy/g)).toHaveLength(2); // the policy, and the command that fixes it, in one line
+    } finally {
+      plainServer.cli('CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
+    }
+  });
+
+  it('on a Cluster every master is asked, and the one that evicts is named', async () => {
+    const [first, second] = tlsCluster.ports;
+    tlsCluster.cli(second!, 'CONFIG', 'SET', 'maxmemory-policy', 'volatile-lru');
+    try {
+      const r = await runCliOk(home, ['--url', tlsCluster.url, 'worker', '--queue', 'settings', '--drain', '--', '/bin/echo']);
+      expect(r.stderr).toContain(`warning: Redis at 127.0.0.1:${second} has maxmemory-policy volatile-lru`);
+      expect(r.stderr).not.toContain(`127.0.0.1:${first} has maxmemory-policy`);
+    } finally {
+      tlsCluster.cli(second!, 'CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
+    }
+  });
+});

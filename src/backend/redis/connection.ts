@@ -221,3 +221,17 @@ function deniedError(msg: string, where: string): PermissionError | null {
   }
   return null;
 }
+
+/**
+ * What a server's `INFO memory` says about the setting agentq needs most (README, "Production
+ * settings"): an evicting `maxmemory-policy` drops jobs, leases and ledgers without a word. (AOF
+ * is not checked: managed services without it keep data by replication instead, and a warning
+ * nobody can act on teaches people to skip warnings.)
+ */
+export function settingWarnings(where: string, info: string): string[] {
+  const policy = /^maxmemory_policy:(.*)$/m.exec(info)?.[1]?.trim();
+  if (policy === undefined || policy === 'noeviction') return [];
+  return [
+    `Redis at ${where} has maxmemory-policy ${policy}: when it fills up it will delete jobs, leases and ledgers without a word. agentq expects noeviction (CONFIG SET maxmemory-policy noeviction).`,
+  ];
+}

@@ -8,6 +8,7 @@
  * never read, so tests control time with a ManualClock.
  */
 import { toEnvelope } from '../../core/envelope.js';
+import { Cluster, type Redis } from 'ioredis';
 import { encodeTime } from 'ulid';
 import { IdempotencyConflictError, LeaseLostError, NotFoundError, RetryLaterError, ValidationError } from '../../core/errors.js';
 import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
@@ -45,7 +46,7 @@ import type {
 } from '../contract.js';
 import { MAX_PAGE_LIMIT } from '../contract.js';
 import { compareSeq, dlqEntryFrom, effectFrom, eventFrom, flatToMap, hasAttemptsList, iso, JOB_FIELDS, jobFieldsFrom, jobFrom, ledgerItemFrom, type Snapshot } from './codec.js';
-import { RedisConnection, type Client } from './connection.js';
+import { RedisConnection, settingWarnings, type Client } from './connection.js';
 import { KeyLayout, shardOf } from './keys.js';
 import { TurnBatches } from './turn-batches.js';
 import type { DlqRow } from '../contract.js';
@@ -1225,6 +1226,17 @@ export class RedisBackend implements Backend {
     await this.client.hincrby(`${p}n`, 'batch:dead', 1);
     await this.client.zincrby(`${p}stn`, 1, 'acme');
     return jobId;
+  }
+
+  async serverWarnings(): Promise<string[]> {
+    // Every master of a Cluster holds jobs: each is asked (one INFO each; a node's replicas follow its settings).
+    const nodes: Redis[] = this.client instanceof Cluster ? this.client.nodes('master') : [this.client];
+    const warnings: string[] = [];
+    for (const node of nodes) {
+      const where = `${node.options.host ?? ''}:${node.options.port ?? ''}`;
+      warnings.push(...settingWarnings(where, await node.info('memory')));
+    }
+    return warnings;
   }
 
   async close(): Promise<void> {

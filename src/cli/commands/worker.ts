@@ -106,6 +106,9 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
       `worker ${sanitize(worker.workerId)}: queue ${sanitize(queue)}, concurrency ${concurrency}, lease ${formatDuration(leaseMs)}, ` +
         `heartbeat ${formatDuration(heartbeatMs)}: ${sanitize([command, ...args].join(' '))}`,
     );
+    // Server settings that put jobs at risk, said once (a server that cannot be asked, e.g. an ACL
+    // user without INFO, says nothing).
+    for (const w of (await backend.serverWarnings?.().catch(() => [])) ?? []) ctx.warn(w);
     await worker.start();
     await worker.done;
     ctx.note(
