@@ -1229,8 +1229,13 @@ export class RedisBackend implements Backend {
   }
 
   async serverWarnings(): Promise<string[]> {
-    // Every master of a Cluster holds jobs: each is asked (one INFO each; a node's replicas follow its settings).
-    const nodes: Redis[] = this.client instanceof Cluster ? this.client.nodes('master') : [this.client];
+    // Every master of a Cluster holds jobs: each is asked (one INFO each; a node's replicas follow
+    // its settings). The masters are known once the client is ready, which a first command waits for.
+    let nodes: Redis[] = [this.client as Redis];
+    if (this.client instanceof Cluster) {
+      await this.client.ping();
+      nodes = this.client.nodes('master');
+    }
     const warnings: string[] = [];
     for (const node of nodes) {
       const where = `${node.options.host ?? ''}:${node.options.port ?? ''}`;
