@@ -2,8 +2,8 @@
  * Reaching Redis, and failing to, as an operator sees it through the built CLI: `rediss://` to a
  * real TLS redis-server (its certificate signed by a CA made here with openssl), refused
  * credentials and ACL permissions, a port where nothing listens, the redis:// / rediss:// mix-ups,
- * and a worker started before its Redis. Each failure must exit with the right code and name its
- * cause, and never hang.
+ * a worker started before its Redis, a full Redis, and an evicting maxmemory-policy. Each failure
+ * must exit with the right code and name its cause, and never hang.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -44,7 +44,7 @@ beforeAll(async () => {
   writeFileSync(f('other.cnf'), 'subjectAltName=DNS:other.example\n');
   openssl('x509', '-req', '-in', f('other.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-days', '2', '-extfile', f('other.cnf'), '-out', f('other.pem'));
   tlsPort = await freePort();
-  // TLS only: the plain port is off (0); the harness's PING check goes to a plain port, so it gets one of its own
+  // TLS on a port of its own; the server keeps its plain port for the harness's PING readiness check
   tlsServer = await startRedisServer({
     args: ['--tls-port', String(tlsPort), '--tls-cert-file', f('server.pem'), '--tls-key-file', f('server.key'), '--tls-ca-cert-file', f('ca.pem'), '--tls-auth-clients', 'no'],
   });
