@@ -189,6 +189,14 @@ try {
   agentq('list');
   agentq('tail');
   agentq('cancel', job);
+  // On Node 20 a script compiled from a code cache loses its dynamic-import loader: an import()
+  // in it fails with "A dynamic import callback was not specified" (it broke every confirmation
+  // prompt once). A chunk that keeps a real import() (of a built-in, an external package or a
+  // file outside the bundle; chunk-to-chunk imports are require() calls) is never cached.
+  for (const chunk of result.output) {
+    if (chunk.type !== 'chunk' || !chunk.dynamicImports.some((spec) => !chunkNames.has(spec))) continue;
+    rmSync(join(outDir, `${chunk.fileName}.v8cache`), { force: true });
+  }
 } catch (e) {
   console.warn(`build-bundle: no code cache (${String(e.stderr || e.message).trim().split('\n')[0]}); the CLI works, it only starts slower`);
 } finally {

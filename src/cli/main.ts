@@ -13,6 +13,7 @@
  * - stack traces only with `--debug` or `AGENTQ_DEBUG=1`;
  * - every message has credentials redacted and control characters made visible.
  */
+import { createRequire } from 'node:module';
 import type { Command, CommanderError, OutputConfiguration } from 'commander';
 import type { Backend } from '../backend/contract.js';
 import { systemClock, type Clock } from '../core/clock.js';
@@ -190,9 +191,15 @@ function shortArg(a: string): string {
   return a.length > 120 ? `${a.slice(0, 80)}…(${a.length} characters)` : a;
 }
 
-/** One line from the operator's terminal; the prompt goes to stderr so stdout stays data. */
+/**
+ * One line from the operator's terminal; the prompt goes to stderr so stdout stays data.
+ * node:readline is loaded here, when a prompt is shown, with require and not import(): this
+ * module runs from a chunk compiled with the V8 code cache (bin/code-cache.js), and on Node 20
+ * an import() in cached code fails ("A dynamic import callback was not specified"), which broke
+ * every confirmation prompt on a terminal (tested by test/e2e/prompt-tty.test.ts).
+ */
 async function readLine(io: CliIo, question: string): Promise<string> {
-  const { createInterface } = await import('node:readline');
+  const { createInterface } = createRequire(import.meta.url)('node:readline') as typeof import('node:readline');
   const rl = createInterface({ input: io.stdin as NodeJS.ReadableStream, output: io.stderr as NodeJS.WritableStream, terminal: true });
   try {
     return await new Promise<string>((resolve, reject) => {

@@ -20,8 +20,11 @@ export class TmuxPane {
     this.dir = dir;
   }
 
-  /** Starts `argv` (with exactly `env`) in a detached `columns`×`rows` pane. */
-  static start(argv: string[], env: Record<string, string>, size = { columns: 160, rows: 40 }): TmuxPane {
+  /**
+   * Starts `argv` (with exactly `env`) in a detached `columns`×`rows` pane. Its stderr goes to a
+   * file (`stderr()`) unless `stderrOnScreen`: then it is shown, as a prompt written to stderr is.
+   */
+  static start(argv: string[], env: Record<string, string>, size = { columns: 160, rows: 40 }, opts: { stderrOnScreen?: boolean } = {}): TmuxPane {
     const dir = mkdtempSync(join(tmpdir(), 'agentq-tmux-'));
     const conf = join(dir, 'tmux.conf');
     // escape-time 0: tmux otherwise holds a lone Esc for 500 ms to see if a sequence follows.
@@ -32,7 +35,7 @@ export class TmuxPane {
     // stderr goes to a file, so a failing test can show why the command ended.
     // The shell records the exit status in a file: on a loaded machine tmux can mark the pane dead
     // (pty closed) without ever recording #{pane_dead_status}, which left tests waiting for nothing.
-    const wrapped = ['sh', '-c', '"$@" 2>>"$0"; echo $? > "$0.status"', pane.stderrPath, ...argv];
+    const wrapped = ['sh', '-c', opts.stderrOnScreen ? '"$@"; echo $? > "$0.status"' : '"$@" 2>>"$0"; echo $? > "$0.status"', pane.stderrPath, ...argv];
     pane.tmux('-f', conf, 'new-session', '-d', '-s', 'tui', '-x', String(size.columns), '-y', String(size.rows), '--', 'env', '-i', ...envArgs, ...wrapped);
     return pane;
   }
