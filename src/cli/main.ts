@@ -17,7 +17,7 @@ import { createRequire } from 'node:module';
 import type { Command, CommanderError, OutputConfiguration } from 'commander';
 import type { Backend } from '../backend/contract.js';
 import { systemClock, type Clock } from '../core/clock.js';
-import { AgentqError, ExitCode } from '../core/errors.js';
+import { AgentqError, ExitCode, InterruptedError } from '../core/errors.js';
 // Only what every invocation needs is imported here; what a running command needs
 // (context, config, output formats, colour) is imported when one runs, so
 // `agentq --help` and usage errors load as few modules as possible.
@@ -204,6 +204,11 @@ async function readLine(io: CliIo, question: string): Promise<string> {
   try {
     return await new Promise<string>((resolve, reject) => {
       rl.once('close', () => reject(new AgentqErrorClosed()));
+      // The terminal is raw while readline reads, so Ctrl-C arrives here, not as a signal.
+      rl.once('SIGINT', () => {
+        io.stderr.write('\n');
+        reject(new InterruptedError('interrupted at the prompt: nothing was changed'));
+      });
       rl.question(question, resolve);
     });
   } finally {

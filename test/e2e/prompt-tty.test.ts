@@ -69,6 +69,19 @@ describe('confirmation prompts on a terminal', () => {
     expect(await dlqCount('SCHEMA_INVALID')).toBe(1);
   });
 
+  it('Ctrl-C at the prompt exits 130 and changes nothing', async () => {
+    const pane = inPane(['dlq', 'purge', '--queue', 'research', '--error-code', 'SCHEMA_INVALID']);
+    try {
+      await pane.waitFor('purge 1 jobs? [y/N]');
+      pane.keys('C-c');
+      expect(await pane.exitStatus()).toBe(130);
+      expect(pane.capture()).toContain('interrupted at the prompt: nothing was changed');
+    } finally {
+      pane.kill();
+    }
+    expect(await dlqCount('SCHEMA_INVALID')).toBe(1);
+  });
+
   it('dlq redrive asks [y/N]; "y" runs the redrive to the end', async () => {
     const pane = inPane(['dlq', 'redrive', '--queue', 'research', '--error-code', 'PROVIDER_429', '--reason', 'provider fixed']);
     try {
