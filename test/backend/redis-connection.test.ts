@@ -2,7 +2,8 @@
  * Reaching Redis, and failing to, as an operator sees it through the built CLI: `rediss://` to a
  * real TLS redis-server (its certificate signed by a CA made here with openssl), refused
  * credentials and ACL permissions, a port where nothing listens, the redis:// / rediss:// mix-ups,
- * a worker started before its Redis, a full Redis, and an evicting maxmemory-policy. Each failure
+ * a worker started before its Redis, a Cluster and a standalone server mistaken for each other, a
+ * full Redis, and an evicting maxmemory-policy. Each failure
  * must exit with the right code and name its cause, and never hang.
  */
 import { execFileSync } from 'node:child_process';
@@ -156,6 +157,16 @@ describe('credentials and permissions', () => {
     expect(r.stderr).toContain('refused a command agentq needs: NOPERM');
   });
 
+  it('a worker whose credentials are refused stops at once with exit 4 instead of polling on', async () => {
+    const r = await runCli(home, ['--url', `redis://:not-the-password@127.0.0.1:${authServer.port}`, 'worker', '--queue', 'auth', '--', '/bin/true']);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('worker: stopping — the store refuses this worker');
+    expect(r.stderr).toContain('error: Redis at');
+    expect(r.stderr).toContain('WRONGPASS');
+    // one refused claim, not a loop of them
+    expect(r.stderr.split('store error during claim').length - 1).toBe(1);
+  });
+
   it('the right password works', async () => {
     await runCliOk(home, ['--url', `redis://:s3cret@127.0.0.1:${authServer.port}`, 'list', '--queue', 'auth']);
   });
@@ -170,11 +181,14 @@ describe('nothing listening', () => {
     expect(r.stderr).not.toContain('maxRetriesPerRequest');
   });
 
-  it('Cluster seed nodes: exit 75 saying none of them could be reached', async () => {
-    const port = await freePort();
-    const r = await runCli(home, ['--url', `redis+cluster://127.0.0.1:${port}`, 'list', '--queue', 'q']);
+  it('Cluster seed nodes: exit 75 saying none of them could be reached, and why for each', async () => {
+    const [a, b] = [await freePort(), await freePort()];
+    const r = await runCli(home, ['--url', `redis+cluster://127.0.0.1:${a},127.0.0.1:${b}`, 'list', '--queue', 'q']);
     expect(r.code).toBe(75);
-    expect(r.stderr).toContain(`error: Redis Cluster at 127.0.0.1:${port} is unavailable: none of its seed nodes could be reached`);
+    expect(r.stderr).toContain(
+      `error: Redis Cluster at 127.0.0.1:${a},127.0.0.1:${b} is unavailable: none of its seed nodes could be reached ` +
+        `(127.0.0.1:${a}: connect ECONNREFUSED 127.0.0.1:${a}; 127.0.0.1:${b}: connect ECONNREFUSED 127.0.0.1:${b})`,
+    );
   });
 
   it('a worker started before its Redis keeps trying, and runs the job once Redis is up', async () => {
@@ -199,6 +213,43 @@ describe('nothing listening', () => {
       await done;
       await redis?.stop();
     }
+  });
+});
+
+describe('a Cluster and a standalone server mistaken for each other', () => {
+  /** The slot ranges the node on `port` serves (its `myself` line of CLUSTER NODES). */
+  function ownSlots(port: number): Array<[number, number]> {
+    const line = tlsCluster.cli(port, 'CLUSTER', 'NODES').split('\n').find((l) => l.includes('myself'))!;
+    return line.trim().split(' ').slice(8).filter((r) => /^\d/.test(r)).map((r) => {
+      const [lo, hi] = r.split('-').map(Number);
+      return [lo!, hi ?? lo!];
+    });
+  }
+
+  it('redis:// naming a node of a Cluster: exit 78 at once, saying so and to use redis+cluster:// (no internal error)', async () => {
+    const port = tlsCluster.ports[0]!;
+    const own = ownSlots(port);
+    const served = (key: string) => {
+      const slot = Number(tlsCluster.cli(port, 'CLUSTER', 'KEYSLOT', key).trim());
+      return own.some(([lo, hi]) => slot >= lo && slot <= hi);
+    };
+    // a queue none of whose keys this node serves, so the first command is answered MOVED
+    let queue = '';
+    for (let i = 0; queue === ''; i++) if (!served(`aq:q:elsewhere${i}`) && !served(`{aq:elsewhere${i}:0}`)) queue = `elsewhere${i}`;
+    for (const args of [['submit', 'task:v1', '--queue', queue], ['list', '--queue', queue]]) {
+      const r = await runCli(home, ['--url', `redis://127.0.0.1:${port}`, ...args]);
+      expect(r.code).toBe(78);
+      expect(r.stderr).toContain(`error: Redis at 127.0.0.1:${port} is a node of a Redis Cluster (it answered "MOVED`);
+      expect(r.stderr).toContain(`hint: Use redis+cluster://127.0.0.1:${port}`);
+      expect(r.stderr).not.toContain('internal error');
+    }
+  });
+
+  it('redis+cluster:// naming a standalone server: exit 78 at once, saying to use redis://', async () => {
+    const r = await runCli(home, ['--url', `redis+cluster://127.0.0.1:${plainServer.port}`, 'list', '--queue', 'q']);
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain(`error: Redis at 127.0.0.1:${plainServer.port} is not a Cluster node (ERR This instance has cluster support disabled)`);
+    expect(r.stderr).toContain(`hint: Use redis://127.0.0.1:${plainServer.port} for it.`);
   });
 });
 

@@ -19,6 +19,7 @@
  * ioredis's retry count) and, where the cause suggests it, the likely mix-up of `redis://` and
  * `rediss://`.
  */
+import { connect as tcpConnect } from 'node:net';
 import { Cluster, Redis } from 'ioredis';
 import { ConfigError, PermissionError, RetryLaterError, isAgentqError } from '../../core/errors.js';
 import type { RedisUrlOptions } from './url.js';
@@ -41,6 +42,9 @@ const UNTRUSTED_CERT = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 
+/** How long a seed node's port is tried when a Cluster cannot be reached, to name the cause. */
+const SEED_PROBE_MS = 1_000;
+
 /** Errors of an unreachable or restarting Redis, as ioredis reports them: worth retrying later. */
 const UNAVAILABLE = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|Connection is closed|MaxRetriesPerRequest|max retries per request|CLUSTERDOWN|TRYAGAIN|LOADING|EPIPE|ENOTFOUND|EAI_AGAIN|Failed to refresh slots cache|None of startup nodes is available/i;
 
@@ -55,6 +59,13 @@ export class RedisConnection {
   /** A failure retrying cannot mend, seen since the current attempt began. */
   private fatal: ConfigError | PermissionError | null = null;
   private closing = false;
+  /**
+   * Why the seed nodes of a Cluster cannot be reached, found by connecting to their ports
+   * (`probeSeeds`): ioredis's Cluster client reports only "Connection is closed." for a node it
+   * could not reach (the node's own error is dropped), and "none could be reached" is no cause.
+   */
+  private seedCauses: string | null = null;
+  private seedProbe: Promise<void> | null = null;
 
   /** unpipelined: commands (scripts) sent at once rather than through the auto-pipeline. */
   constructor(
@@ -79,7 +90,18 @@ export class RedisConnection {
     if (this.closing || this.client.status !== 'end') return;
     this.attemptsSince = Date.now();
     this.fatal = null;
+    this.seedCauses = null;
+    this.seedProbe = null;
     this.client.connect().catch(() => undefined);
+  }
+
+  /**
+   * Resolves once what a failure's message needs is known: for a Cluster never reached, why each
+   * seed node cannot be (looked up once per attempt). Await it before `errorOf` where a call fails.
+   */
+  async settled(): Promise<void> {
+    if (this.o.cluster && !this.everReady && !this.fatal && !this.closing) this.seedProbe ??= this.probeSeeds();
+    await this.seedProbe;
   }
 
   /** A call's failure as agentq's typed error (exit code, message naming the cause, hint). */
@@ -91,9 +113,18 @@ export class RedisConnection {
     if (denied) return denied;
     const refused = refusedWrite(msg, this.where);
     if (refused) return refused;
+    if (!this.o.cluster && /^(MOVED|ASK|CROSSSLOT)\b/.test(msg)) {
+      // A redis:// URL naming a node of a Cluster: the node serves only its own slots.
+      return new ConfigError(
+        `Redis at ${this.where} is a node of a Redis Cluster (it answered "${msg}"): a Cluster is reached with redis+cluster://`,
+        `Use redis+cluster://${this.where}${this.o.tls ? ' (rediss+cluster:// for TLS)' : ''}, with more of its nodes after a comma as seeds.`,
+      );
+    }
     if (UNAVAILABLE.test(msg)) {
-      // (ioredis's Cluster client does not pass on why a seed node could not be reached)
-      const cause = this.o.cluster && !this.everReady ? 'none of its seed nodes could be reached' : (this.lastError?.message ?? msg);
+      const cause =
+        this.o.cluster && !this.everReady
+          ? `none of its seed nodes could be reached${this.seedCauses ? ` (${this.seedCauses})` : ''}`
+          : (this.lastError?.message ?? msg);
       const what = this.o.cluster ? 'Redis Cluster' : 'Redis';
       return new RetryLaterError(`${what} at ${this.where} is unavailable: ${cause}`, 'BACKEND_UNAVAILABLE', this.unavailableHint());
     }
@@ -164,9 +195,21 @@ export class RedisConnection {
           ? 'Connect by a host name (or IP address) the certificate names.'
           : 'If the server uses a private CA, point NODE_EXTRA_CA_CERTS at its certificate (a PEM file) and connect by a host name the certificate names.',
       );
+    } else if (/cluster support disabled/i.test(cause.message)) {
+      // redis+cluster:// naming a standalone server: retrying cannot make it a Cluster.
+      this.fatal = new ConfigError(
+        `Redis at ${this.where} is not a Cluster node (${cause.message}): a standalone server is reached with redis://`,
+        `Use ${this.o.tls ? 'rediss' : 'redis'}://${this.o.nodes[0]!.host}:${this.o.nodes[0]!.port} for it.`,
+      );
     } else {
       this.fatal = deniedError(cause.message, this.where) ?? this.fatal;
     }
+  }
+
+  private async probeSeeds(): Promise<void> {
+    const causes = await Promise.all(this.o.nodes.map((n) => portCause(n.host, n.port)));
+    const found = this.o.nodes.map((n, i) => (causes[i] === null ? null : `${n.host}:${n.port}: ${causes[i]}`)).filter((c) => c !== null);
+    if (found.length > 0) this.seedCauses = found.join('; ');
   }
 
   private unavailableHint(): string {
@@ -184,6 +227,20 @@ export class RedisConnection {
     }
     return 'Check that Redis is up and reachable there, then retry.';
   }
+}
+
+/** Why a TCP connection to host:port fails (`connect ECONNREFUSED 10.0.0.5:7000`), or null when it opens. */
+function portCause(host: string, port: number): Promise<string | null> {
+  return new Promise((resolve) => {
+    const socket = tcpConnect({ host, port });
+    const done = (cause: string | null) => {
+      socket.destroy();
+      resolve(cause);
+    };
+    socket.setTimeout(SEED_PROBE_MS, () => done(`no answer within ${SEED_PROBE_MS / 1000} s`));
+    socket.once('connect', () => done(null));
+    socket.once('error', (e) => done(e.message));
+  });
 }
 
 /**

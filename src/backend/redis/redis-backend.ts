@@ -172,7 +172,10 @@ export class RedisBackend implements Backend {
       const fn = (this as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[name]!;
       (this as unknown as Record<string, unknown>)[name] = (...a: unknown[]) => {
         this.conn.wake();
-        return fn.apply(this, a).catch((e: unknown) => Promise.reject(this.conn.errorOf(e)));
+        return fn.apply(this, a).catch(async (e: unknown) => {
+          await this.conn.settled();
+          throw this.conn.errorOf(e);
+        });
       };
     }
   }
@@ -192,6 +195,7 @@ export class RedisBackend implements Backend {
     try {
       return (await callScript(this.client, name, keys, [shardPrefix, this.now(), this.opts.eventsMaxLen, queue, ...args])) as T;
     } catch (e) {
+      await this.conn.settled();
       throw this.conn.errorOf(e);
     }
   }
@@ -703,7 +707,10 @@ export class RedisBackend implements Backend {
     try {
       while (!stopped) {
         if (pending.length === 0) {
-          if (failure) throw this.conn.errorOf(failure);
+          if (failure) {
+            await this.conn.settled();
+            throw this.conn.errorOf(failure);
+          }
           await new Promise<void>((r) => (wake = r));
           wake = null;
           continue;
@@ -1005,6 +1012,7 @@ export class RedisBackend implements Backend {
       }
       return await redisDlqRows(this.client, sources, filter, this.now(), page);
     } catch (e) {
+      await this.conn.settled();
       throw this.conn.errorOf(e);
     }
   }

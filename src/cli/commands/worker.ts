@@ -9,7 +9,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { formatDuration, parseDuration } from '../../core/duration.js';
-import { ValidationError } from '../../core/errors.js';
+import { AgentqError, ExitCode, ValidationError } from '../../core/errors.js';
 import { JOB_CLASSES, type JobClass } from '../../core/schemas.js';
 import { createExecHandler } from '../../worker/exec-handler.js';
 import type { WorkerEvent } from '../../worker/types.js';
@@ -64,6 +64,8 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
     onStderrLine: (jobId, line) => void ctx.io.stderr.write(`[${jobId}] ${sanitize(line)}\n`),
   });
   let drained = false;
+  /** A claim refused for a reason retrying cannot mend: the worker stops and exits with its code. */
+  let fatal: AgentqError | null = null;
   const tally = { succeeded: 0, retried: 0, dead: 0, expired: 0, aborted: 0, released: 0, lost: 0 };
   // -o json|ndjson: every worker event as one JSON line on stdout (`type` = the event kind), for log shippers.
   const machine = ctx.format === 'json' || ctx.format === 'ndjson';
@@ -86,6 +88,13 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
       if (!o.quiet) {
         const line = describe(e);
         if (line) ctx.note(`worker: ${line}`);
+      }
+      if (e.kind === 'backend_error' && e.op === 'claim' && fatal === null && isUnmendable(e.error)) {
+        // Credentials or configuration the store refuses (exit 4 or 78): polling on would only
+        // repeat the error while looking alive to a supervisor. Jobs in flight still finish.
+        fatal = e.error;
+        ctx.note('worker: stopping — the store refuses this worker; running jobs may finish first');
+        void worker.stop();
       }
       if (o.drain && e.kind === 'idle' && !drained) {
         drained = true;
@@ -115,10 +124,16 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
       `worker: ${tally.succeeded} succeeded, ${tally.retried} failed and scheduled for a retry, ${tally.dead} moved to the DLQ, ` +
         `${tally.expired} expired, ${tally.aborted} stopped (cancel/deadline), ${tally.released} released, ${tally.lost} lost their lease`,
     );
+    if (fatal) throw fatal;
   } finally {
     ctx.signal.removeEventListener('abort', onInterrupt);
     await exec.close();
   }
+}
+
+/** Refused credentials or permissions (exit 4) and bad configuration (exit 78): no retry mends them. */
+function isUnmendable(error: unknown): error is AgentqError {
+  return error instanceof AgentqError && (error.exitCode === ExitCode.auth || error.exitCode === ExitCode.config);
 }
 
 function count(t: Record<'succeeded' | 'retried' | 'dead' | 'expired' | 'aborted' | 'released' | 'lost', number>, e: WorkerEvent): void {
