@@ -3,7 +3,7 @@
  * real TLS redis-server (its certificate signed by a CA made here with openssl), refused
  * credentials and ACL permissions, a port where nothing listens, the redis:// / rediss:// mix-ups,
  * a worker started before its Redis, a Cluster and a standalone server mistaken for each other, a
- * full Redis, and an evicting maxmemory-policy. Each failure
+ * database the server lacks, a full Redis, and an evicting maxmemory-policy. Each failure
  * must exit with the right code and name its cause, and never hang.
  */
 import { execFileSync } from 'node:child_process';
@@ -250,6 +250,37 @@ describe('a Cluster and a standalone server mistaken for each other', () => {
     expect(r.code).toBe(78);
     expect(r.stderr).toContain(`error: Redis at 127.0.0.1:${plainServer.port} is not a Cluster node (ERR This instance has cluster support disabled)`);
     expect(r.stderr).toContain(`hint: Use redis://127.0.0.1:${plainServer.port} for it.`);
+  });
+});
+
+describe('the database in the URL', () => {
+  it('a database the server does not have: exit 78 naming it, and nothing written to database 0', async () => {
+    const r = await startRedisServer();
+    try {
+      for (const args of [['submit', 'task:v1', '--queue', 'db'], ['list', '--queue', 'db']]) {
+        const res = await runCli(home, ['--url', `redis://127.0.0.1:${r.port}/99`, ...args]);
+        expect(res.code).toBe(78);
+        expect(res.stderr).toContain(`error: Redis at 127.0.0.1:${r.port} has no database 99 (ERR DB index is out of range)`);
+      }
+      const worker = await runCli(home, ['--url', `redis://127.0.0.1:${r.port}/99`, 'worker', '--queue', 'db', '--', '/bin/true']);
+      expect(worker.code).toBe(78);
+      expect(r.cli('DBSIZE').trim()).toBe('0');
+    } finally {
+      await r.stop();
+    }
+  });
+
+  it('a database it has: the jobs are kept there, not in database 0', async () => {
+    const r = await startRedisServer();
+    try {
+      const id = (await runCliOk(home, ['--url', `redis://127.0.0.1:${r.port}/3`, 'submit', 'task:v1', '--queue', 'db'])).stdout.trim();
+      expect(r.cli('DBSIZE').trim()).toBe('0');
+      expect(Number(r.cli('-n', '3', 'DBSIZE').trim())).toBeGreaterThan(0);
+      const job = JSON.parse((await runCliOk(home, ['--url', `redis://127.0.0.1:${r.port}/3`, 'inspect', id, '-o', 'json'])).stdout);
+      expect(job.state).toBe('queued');
+    } finally {
+      await r.stop();
+    }
   });
 });
 

@@ -26,6 +26,8 @@ describe('parseRedisUrl', () => {
       ['redis://h:1?shards=0', /shards must be an integer from 1 to 1024/],
       ['redis://h:1?prefix=a%20b', /prefix must be/],
       ['http://h:1', /not a Redis URL/],
+      ['redis://h:1?shard=4', /unknown parameter "shard" \(did you mean shards\?\)/],
+      ['redis://h:1?password=pw', /unknown parameter "password"$/],
     ] as const;
     for (const [url, rule] of bad) {
       let err: unknown;

@@ -68,6 +68,9 @@ describe('sqs:// URLs', () => {
     ['sqs://eu-west-1/p?wait=21', /0 to 20/],
     ['sqs://eu-west-1/p?max_receive_count=0', /1 to 1000/],
     ['sqs://eu-west-1/p?endpoint=ftp%3A%2F%2Fx', /endpoint/],
+    // a typo must not send a backend meant for an emulator to AWS
+    ['sqs://eu-west-1/p?endpiont=http%3A%2F%2F127.0.0.1%3A4566', /unknown parameter "endpiont" \(did you mean endpoint\?\)/],
+    ['sqs://eu-west-1/p?region=us-east-1', /unknown parameter "region"$/],
   ])('refuses %s with a config error (exit 78)', (url, why) => {
     let err: unknown;
     try {

@@ -66,6 +66,9 @@ export class RedisConnection {
    */
   private seedCauses: string | null = null;
   private seedProbe: Promise<void> | null = null;
+  /** The URL's database was selected once (`dbGate`); always true for database 0. */
+  private dbSelected: boolean;
+  private dbCheck: Promise<void> | null = null;
 
   /** unpipelined: commands (scripts) sent at once rather than through the auto-pipeline. */
   constructor(
@@ -73,6 +76,7 @@ export class RedisConnection {
     private readonly unpipelined: string[] = [],
   ) {
     this.where = o.nodes.map((n) => `${n.host}:${n.port}`).join(',');
+    this.dbSelected = o.db === 0;
     this.client = this.connect();
     // (with a listener, ioredis does not print each connection error to the console)
     this.client.on('error', (e: Error) => this.noteError(e));
@@ -93,6 +97,35 @@ export class RedisConnection {
     this.seedCauses = null;
     this.seedProbe = null;
     this.client.connect().catch(() => undefined);
+  }
+
+  /**
+   * Null, or a promise to await before the first call: with a database other than 0 in the URL, a
+   * SELECT of it. ioredis selects the database on connecting, but when the server has no such
+   * database (`ERR DB index is out of range`) it only emits an error and carries on in database
+   * 0, where agentq would read and write someone else's keys. The answer is awaited once; a
+   * database the server lacks is a ConfigError (exit 78) for this and every later call.
+   */
+  dbGate(): Promise<void> | null {
+    if (this.dbSelected) return null;
+    this.dbCheck ??= (this.client as Redis).select(this.o.db).then(
+      () => {
+        this.dbSelected = true;
+      },
+      (e: unknown) => {
+        this.dbCheck = null;
+        const msg = e instanceof Error ? e.message : String(e);
+        if (/DB index is out of range|invalid DB index/i.test(msg)) {
+          this.fatal = new ConfigError(
+            `Redis at ${this.where} has no database ${this.o.db} (${msg})`,
+            'The number after the host in the URL selects a database: Redis has 0 to 15 unless its `databases` setting says otherwise.',
+          );
+          throw this.fatal;
+        }
+        throw e;
+      },
+    );
+    return this.dbCheck;
   }
 
   /**

@@ -172,7 +172,8 @@ export class RedisBackend implements Backend {
       const fn = (this as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[name]!;
       (this as unknown as Record<string, unknown>)[name] = (...a: unknown[]) => {
         this.conn.wake();
-        return fn.apply(this, a).catch(async (e: unknown) => {
+        const gate = this.conn.dbGate();
+        return (gate ? gate.then(() => fn.apply(this, a)) : fn.apply(this, a)).catch(async (e: unknown) => {
           await this.conn.settled();
           throw this.conn.errorOf(e);
         });
@@ -572,6 +573,7 @@ export class RedisBackend implements Backend {
     if (query.afterSeq !== undefined && query.afterSeq !== null && !/^\d{1,20}-\d{1,20}$/.test(query.afterSeq)) {
       throw new ValidationError(`event cursor ${JSON.stringify(query.afterSeq)} is not a sequence number of this backend (Redis stream ids look like 1767225600000-0)`);
     }
+    await this.conn.dbGate()?.catch((e: unknown) => Promise.reject(this.conn.errorOf(e)));
     const keep = (e: JobEvent) => query.since === undefined || Date.parse(e.at) >= query.since;
     let last = query.afterSeq ?? null;
     if (query.jobId) {
@@ -1004,6 +1006,7 @@ export class RedisBackend implements Backend {
   /** Light rows (issue 6): see dlq-rows.ts. Errors are mapped here, not through GUARDED. */
   async dlqRows(filter: DlqFilter, page: PageRequest): Promise<Page<DlqRow>> {
     try {
+      await this.conn.dbGate();
       const queues = filter.queue ? [filter.queue] : await this.queues();
       const sources: DeadSetSource[] = [];
       for (const queue of queues) {

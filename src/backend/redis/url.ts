@@ -10,6 +10,7 @@
  *   events_maxlen=N  cap of each shard's event stream (default 100000, approximate trim)
  */
 import { ConfigError } from '../../core/errors.js';
+import { refuseUnknownParams } from '../url-params.js';
 
 export interface RedisUrlOptions {
   cluster: boolean;
@@ -67,6 +68,7 @@ export function parseRedisUrl(url: string): RedisUrlOptions {
   if (!Number.isInteger(db) || db < 0) throw new ConfigError(`database must be a non-negative integer in Redis URL, got ${JSON.stringify(dbText)}`);
   if (scheme.cluster && db !== 0) throw new ConfigError('Redis Cluster has only database 0');
   const params = new URLSearchParams((query ?? '').replace(/^\?/, ''));
+  refuseUnknownParams(params, ['shards', 'prefix', 'events_maxlen'], 'the Redis URL');
   const shards = intParam(params, 'shards', 1, 1, 1024);
   const eventsMaxLen = intParam(params, 'events_maxlen', 100_000, 100, 100_000_000);
   const prefix = params.get('prefix') ?? 'aq';

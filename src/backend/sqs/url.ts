@@ -9,6 +9,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { ConfigError } from '../../core/errors.js';
 import { isRedisUrl, parseRedisUrl, redact } from '../redis/url.js';
+import { refuseUnknownParams } from '../url-params.js';
 
 export interface SqsUrl {
   region: string;
@@ -67,6 +68,7 @@ export function parseSqsUrl(url: string, shown: string, env: Record<string, stri
   const prefix = decodeURIComponent(u.pathname.replace(/^\//, '').replace(/\/$/, ''));
   if (!REGION.test(region)) throw new ConfigError(`the URL ${shown} names no AWS region (got ${JSON.stringify(region)})`, 'Use sqs://REGION/PREFIX, e.g. sqs://eu-west-1/agentq.');
   if (!PREFIX.test(prefix)) throw new ConfigError(`the queue prefix of ${shown} must be 1-40 letters, digits, _ or - (got ${JSON.stringify(prefix)})`);
+  refuseUnknownParams(u.searchParams, ['endpoint', 'store', 'autocreate', 'max_receive_count', 'wait', 'fifo', 'client'], 'the SQS URL');
   const endpoint = u.searchParams.get('endpoint');
   if (endpoint !== null && !/^https?:\/\/[^/]+\/?$/.test(endpoint)) throw new ConfigError(`endpoint= must be http(s)://HOST[:PORT], got ${JSON.stringify(endpoint)}`);
   const store = u.searchParams.get('store');
