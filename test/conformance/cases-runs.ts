@@ -116,6 +116,26 @@ export function runCases(make: MakeFixture): void {
       expect((await f.backend.getRun(RUN_A))!.counts).toEqual({ planned: 0, moved: 1, skipped: 3, failed: 0 });
     });
 
+    it("never acts on a job of another queue, whatever the plan says (a run holds its own queue's lock only)", async () => {
+      const f = fx();
+      const mine = await makeDead(f);
+      const theirs = await makeDead(f, { queue: 'other' });
+      // A plan file edited to list another queue's dead job under this run's queue.
+      const items = [mine, theirs].map((j) => ({ job_id: j.job_id, verdict: 'redrive' as const, detail: null }));
+      for (const [runId, action] of [[RUN_A, 'redrive'], [RUN_B, 'purge']] as const) {
+        await f.backend.createRun(runRecord({ run_id: runId, queue: 'default', action }, f.clock.now()), action === 'redrive' ? items : [{ ...items[1]!, verdict: 'purge' }]);
+        const out = await f.backend.applyRunItems({ runId, jobIds: items.map((i) => i.job_id), now: f.clock.now() });
+        const byId = new Map(out.map((i) => [i.job_id, i]));
+        expect(byId.get(theirs.job_id)).toMatchObject({ status: 'skipped', verdict: 'skip:not_in_dlq' });
+        expect(byId.get(theirs.job_id)!.detail).toEqual(expect.any(String));
+        const still = (await f.backend.get(theirs.job_id))!;
+        expect(still.state).toBe('dead');
+        expect(still.lineage.redrive_count).toBe(0);
+        expect((await f.backend.dlqGet(theirs.job_id))?.queue).toBe('other');
+      }
+      expect((await f.backend.get(mine.job_id))!.state).toBe('queued');
+    });
+
     it('quarantines a job redriven too often', async () => {
       const f = fx();
       const dead = await makeDead(f);

@@ -195,7 +195,15 @@ export class SqliteRuns {
         continue;
       }
       const cols = columns?.get(jobId);
-      let result: { verdict: string; status: LedgerStatus; detail: string | null } | null = bulk && cols ? bulk.take(cols, req.now) : null;
+      // A run locks its own queue only: a job of another queue (a plan file edited to list one) is
+      // never touched, whatever its ledger item says.
+      const queue = cols ? cols.queue : rows?.get(jobId)?.queue;
+      let result: { verdict: string; status: LedgerStatus; detail: string | null } | null =
+        queue !== undefined && queue !== run.queue
+          ? { verdict: 'skip:not_in_dlq', status: 'skipped', detail: `the job is in queue ${queue}, not in this run's queue ${run.queue}` }
+          : bulk && cols
+            ? bulk.take(cols, req.now)
+            : null;
       if (result === null) {
         const row = rows ? rows.get(jobId) : cols ? this.fullRow(jobId) : undefined;
         if (isolate) {
