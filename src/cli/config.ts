@@ -149,7 +149,13 @@ export function resolveConfig({ flags, env, cwd }: ConfigInputs): ResolvedConfig
   const contexts: ResolvedConfig['contexts'] = {};
   for (const f of [userFile, projectFile]) {
     if (!f) continue;
-    for (const [name, c] of Object.entries(f.contexts)) contexts[name] = { ...c, file: f.path };
+    for (const [name, c] of Object.entries(f.contexts)) {
+      // A project file (any cloned repository may carry one) can make a context read-only, never
+      // writable again: a user's read-only context stays read-only, and its refusals name the
+      // user file, where the setting is.
+      const user = contexts[name];
+      contexts[name] = user?.readOnly && !c.readOnly ? { ...c, readOnly: true, file: user.file } : { ...c, file: f.path };
+    }
   }
 
   const envUrl = nonEmpty(env.AGENTQ_URL);

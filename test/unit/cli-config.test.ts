@@ -66,6 +66,16 @@ describe('configuration precedence: flag > env > context/project > user > defaul
     write(join(project, '.agentq.json'), { contexts: { x: { url: 'sqlite:/project-x.db' } } });
     expect(resolveConfig({ flags: { context: 'x' }, env, cwd: project }).url).toBe('sqlite:/project-x.db');
   });
+
+  it("a project file cannot make a user's read-only context writable (it can make one read-only)", () => {
+    write(userFile(), { contexts: { prod: { url: 'sqlite:/prod.db', readOnly: true }, dev: { url: 'sqlite:/dev.db' } } });
+    write(join(project, '.agentq.json'), { contexts: { prod: { url: 'sqlite:/prod.db' }, dev: { url: 'sqlite:/dev.db', readOnly: true } } });
+    const prod = resolveConfig({ flags: { context: 'prod' }, env, cwd: project });
+    // the refusal names the file where readOnly is set
+    expect(prod.context).toMatchObject({ name: 'prod', readOnly: true, file: userFile() });
+    expect(prod.contexts.prod).toMatchObject({ readOnly: true });
+    expect(resolveConfig({ flags: { context: 'dev' }, env, cwd: project }).context).toMatchObject({ name: 'dev', readOnly: true, file: join(project, '.agentq.json') });
+  });
 });
 
 describe('configuration errors are ConfigError (exit 78) and say where', () => {
