@@ -28,8 +28,14 @@ export function parseDuration(text: string, what = 'duration'): number {
       `${what} ${JSON.stringify(text)} is not a duration: use a number with a unit (ms, s, m, h, d, w), e.g. 90s, 15m, 2h, 1d, 1h30m`,
     );
   }
+  // (a time this far from now is past what a date can hold: `--deadline 99999999999h` ended in
+  // "internal error: Invalid time value")
+  if (total > MAX_DURATION_MS) throw new ValidationError(`${what} ${JSON.stringify(text)} is too long: at most 100 years (36500d)`);
   return Math.round(total);
 }
+
+/** The longest duration agentq accepts: 100 years. */
+export const MAX_DURATION_MS = 36_500 * 86_400_000;
 
 /** Formats milliseconds compactly: `1h30m`, `45s`, `120ms`. Negative values get a `-`. */
 export function formatDuration(ms: number): string {

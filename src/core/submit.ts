@@ -34,6 +34,10 @@ export function normalizeSubmit(raw: unknown, now: number): NormalizedSubmit {
   if (req.deadline_at !== null && Date.parse(req.deadline_at) <= now) {
     throw new ValidationError(`deadline_at ${req.deadline_at} is not in the future`);
   }
+  if (req.deadline_at !== null && req.run_at !== null && Date.parse(req.run_at) >= Date.parse(req.deadline_at)) {
+    // it would wait until its deadline had passed, then expire without ever running
+    throw new ValidationError(`run_at ${req.run_at} is not before deadline_at ${req.deadline_at}: the job could never run`);
+  }
   // Normalise times to UTC ISO so the fingerprint does not depend on how the zone was written.
   if (req.deadline_at !== null) req.deadline_at = new Date(req.deadline_at).toISOString();
   if (req.run_at !== null) req.run_at = new Date(req.run_at).toISOString();

@@ -68,7 +68,16 @@ function validate(o: WorkerOptions): void {
   if (!(lease >= 100)) throw new ValidationError(`leaseMs must be at least 100 ms, got ${lease}`);
   const hb = o.heartbeatMs ?? lease / 4;
   if (!(hb > 0 && hb < lease)) throw new ValidationError(`heartbeatMs must be less than leaseMs (${hb} ≥ ${lease}): a lease would expire between heartbeats`);
+  // Each of these becomes a timer; a longer one fires after 1 ms (Node's TimeoutOverflowWarning),
+  // which made a worker with --lease 10000h heartbeat a thousand times a second.
+  const times = { leaseMs: lease, heartbeatMs: hb, gracefulMs: o.gracefulMs, abortGraceMs: o.abortGraceMs };
+  for (const [name, ms] of Object.entries(times)) {
+    if (ms !== undefined && ms > MAX_TIMER_MS) throw new ValidationError(`${name} must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest timer Node keeps), got ${ms}`);
+  }
 }
+
+/** 2^31 - 1 ms: Node runs a longer timeout after 1 ms instead. */
+export const MAX_TIMER_MS = 2_147_483_647;
 
 class WorkerRuntime implements Worker {
   readonly workerId: string;

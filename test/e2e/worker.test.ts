@@ -176,6 +176,25 @@ describe('agentq worker / job: usage errors', () => {
     expect(r.stderr).toContain('must be less than --lease');
   });
 
+  it('refuses a lease, heartbeat or grace longer than a timer can wait (exit 2), instead of heartbeating every millisecond', async () => {
+    for (const flags of [['--lease', '10000h'], ['--lease', '60d', '--heartbeat', '30d'], ['--grace', '25d'], ['--kill-grace', '25d']]) {
+      const r = await runCli(home, ['worker', '--queue', 'w', ...flags, '--', 'true']);
+      expect(r.code, flags.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(/must be at most 24d \(Node's longest timer/);
+      expect(r.stderr).not.toContain('TimeoutOverflowWarning');
+    }
+  });
+
+  it('submit refuses a deadline too far off to be a date, and a start time after the deadline (exit 2)', async () => {
+    const far = await runCli(home, ['submit', 'task:v1', '--queue', 'w', '--deadline', '99999999999h']);
+    expect(far.code).toBe(2);
+    expect(far.stderr).toContain('is too long: at most 100 years');
+    expect(far.stderr).not.toContain('internal error');
+    const late = await runCli(home, ['submit', 'task:v1', '--queue', 'w', '--run-at', '10m', '--deadline', '5m']);
+    expect(late.code).toBe(2);
+    expect(late.stderr).toContain('could never run');
+  });
+
   it('agentq job commands outside a handler explain themselves (exit 2)', async () => {
     const r = await runCli(home, ['job', 'checkpoint', '{}']);
     expect(r.code).toBe(2);

@@ -24,6 +24,13 @@ describe('parseDuration', () => {
     expect(() => parseDuration(text, 'deadline')).toThrow(ValidationError);
     expect(() => parseDuration(text, 'deadline')).toThrow(/use a number with a unit/);
   });
+
+  it('refuses more than 100 years (a time that far off is no date), naming the limit', () => {
+    expect(parseDuration('36500d')).toBe(36_500 * 86_400_000);
+    expect(() => parseDuration('36501d', '--deadline')).toThrow(/--deadline "36501d" is too long: at most 100 years/);
+    expect(() => parseDeadline('99999999999h', Date.now())).toThrow(ValidationError);
+    expect(() => parsePastTime('99999999999h', Date.now())).toThrow(ValidationError);
+  });
 });
 
 describe('formatDuration', () => {

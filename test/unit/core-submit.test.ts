@@ -40,6 +40,12 @@ describe('normalizeSubmit', () => {
   it('refuses a deadline in the past', () => {
     expect(() => normalizeSubmit({ workflow: 'w:v1', deadline_at: '2026-01-01T00:00:00Z' }, now)).toThrow(/not in the future/);
   });
+  it('refuses a run_at at or after the deadline: the job could never run', () => {
+    const deadline_at = '2026-11-29T01:00:00.000Z';
+    expect(() => normalizeSubmit({ workflow: 'w:v1', deadline_at, run_at: '2026-11-29T02:00:00Z' }, now)).toThrow(/run_at .* is not before deadline_at .*could never run/);
+    expect(() => normalizeSubmit({ workflow: 'w:v1', deadline_at, run_at: deadline_at }, now)).toThrow(ValidationError);
+    expect(normalizeSubmit({ workflow: 'w:v1', deadline_at, run_at: '2026-11-29T00:30:00Z' }, now).run_at).toBe('2026-11-29T00:30:00.000Z');
+  });
 });
 
 describe('requestFingerprint', () => {

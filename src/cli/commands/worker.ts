@@ -13,7 +13,7 @@ import { AgentqError, ExitCode, ValidationError } from '../../core/errors.js';
 import { JOB_CLASSES, type JobClass } from '../../core/schemas.js';
 import { createExecHandler } from '../../worker/exec-handler.js';
 import type { WorkerEvent } from '../../worker/types.js';
-import { createWorker } from '../../worker/worker.js';
+import { createWorker, MAX_TIMER_MS } from '../../worker/worker.js';
 import type { CommandContext } from '../context.js';
 import { parseIntOption } from '../parse.js';
 import { ndjsonLine } from '../output/ndjson.js';
@@ -47,6 +47,9 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
   }
   const gracefulMs = parseDuration(o.grace ?? '30s', '--grace');
   const killGraceMs = parseDuration(o.killGrace ?? '10s', '--kill-grace');
+  for (const [flag, ms] of [['--lease', leaseMs], ['--heartbeat', heartbeatMs], ['--grace', gracefulMs], ['--kill-grace', killGraceMs + 1_000]] as const) {
+    if (ms > MAX_TIMER_MS) throw new ValidationError(`${flag} must be at most 24d (Node's longest timer is about 24.8 days), got ${formatDuration(ms)}`);
+  }
   const resultCapBytes = parseIntOption(o.maxResultBytes ?? String(64 * 1024), '--max-result-bytes', 0, 16 * 1024 * 1024)!;
   const classes = parseClasses(o.classes);
   const workerVersion = o.workerVersion ?? ctx.env.AGENTQ_WORKER_VERSION ?? null;
