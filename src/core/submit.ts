@@ -47,9 +47,12 @@ export function normalizeSubmit(raw: unknown, now: number): NormalizedSubmit {
 /**
  * Fingerprint of the request body for idempotency: the same key with a
  * different fingerprint is refused. Keys are sorted so field order does not matter.
+ * The times (`deadline_at`, `run_at`) are left out: a retry computes them again
+ * from its own "now" (`--deadline 2h`, `Date.now() + …`), so they differ between
+ * two tries of the same request; the existing job keeps the times it was given.
  */
 export function requestFingerprint(req: NormalizedSubmit): string {
-  return createHash('sha256').update(stableStringify(req)).digest('hex');
+  return createHash('sha256').update(stableStringify({ ...req, deadline_at: undefined, run_at: undefined })).digest('hex');
 }
 
 export function stableStringify(v: unknown): string {

@@ -107,6 +107,16 @@ export function jobCases(make: MakeFixture): void {
       expect(await eventTypes(backend, a.job.job_id)).toEqual(['submitted']);
     });
 
+    it('a retry whose times were computed again from its own now (a relative deadline) returns the same job, with its first times', async () => {
+      const { backend, clock } = fx();
+      const a = await backend.submit(req({ idempotency_key: 'order-8', input: 'x', deadline_at: iso(clock.now() + 7_200_000), run_at: iso(clock.now() + 60_000) }));
+      clock.advance(5_000);
+      const b = await backend.submit(req({ idempotency_key: 'order-8', input: 'x', deadline_at: iso(clock.now() + 7_200_000), run_at: iso(clock.now() + 60_000) }));
+      expect(b.created).toBe(false);
+      expect(b.job.job_id).toBe(a.job.job_id);
+      expect(b.job.deadline_at).toBe(a.job.deadline_at);
+    });
+
     it('refuses the same key with a different body', async () => {
       const { backend } = fx();
       const a = await backend.submit(req({ idempotency_key: 'order-7', input: 'x' }));
