@@ -253,6 +253,42 @@ describe('a Cluster and a standalone server mistaken for each other', () => {
   });
 });
 
+describe('a Cluster node that goes down', () => {
+  it('while it is down a call ends with exit 75 naming the cause (never an internal error); once it is back, the jobs are there', async () => {
+    const cluster = await startRedisCluster(3, undefined, { aof: true });
+    try {
+      const port = cluster.ports[0]!;
+      const own = cluster.cli(port, 'CLUSTER', 'NODES').split('\n').find((l) => l.includes('myself'))!.trim().split(' ').slice(8);
+      const [lo, hi] = own[0]!.split('-').map(Number);
+      // a queue whose shard lives on that node
+      let queue = '';
+      for (let i = 0; queue === ''; i++) {
+        const slot = Number(cluster.cli(port, 'CLUSTER', 'KEYSLOT', `{aq:down${i}:0}`).trim());
+        if (slot >= lo! && slot <= hi!) queue = `down${i}`;
+      }
+      const id = (await runCliOk(home, ['--url', cluster.url, 'submit', 'task:v1', '--queue', queue])).stdout.trim();
+      await cluster.killNode(port);
+      const down = await runCli(home, ['--url', cluster.url, 'list', '--queue', queue]);
+      expect(down.code).toBe(75);
+      expect(down.stderr).toContain(`error: Redis Cluster at ${cluster.url.slice('redis+cluster://'.length)} is unavailable: `);
+      // (which of these depends on how far the other nodes have got in marking it failed)
+      expect(down.stderr).toMatch(new RegExp(`its node 127\\.0\\.0\\.1:${port}, which holds the keys of this call, is not answering|CLUSTERDOWN|Connection is closed`));
+      expect(down.stderr).not.toContain('internal error');
+
+      // A command started while the Cluster is down fails within the first-connection limit, saying so.
+      const fresh = await runCli(home, ['--url', cluster.url, 'list', '--queue', queue]);
+      expect(fresh.code).toBe(75);
+      expect(fresh.stderr).not.toContain('internal error');
+      await cluster.startNode(port);
+      await pollUntil(() => cluster.ports.every((p) => cluster.cli(p, 'CLUSTER', 'INFO').includes('cluster_state:ok')), { timeoutMs: 30_000, what: 'the Cluster to be ok again' });
+      const after = JSON.parse((await runCliOk(home, ['--url', cluster.url, 'list', '--queue', queue, '-o', 'json'])).stdout) as Array<{ job_id: string }>;
+      expect(after.map((j) => j.job_id)).toEqual([id]);
+    } finally {
+      await cluster.stop();
+    }
+  }, 90_000);
+});
+
 describe('the database in the URL', () => {
   it('a database the server does not have: exit 78 naming it, and nothing written to database 0', async () => {
     const r = await startRedisServer();

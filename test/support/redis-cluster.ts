@@ -20,6 +20,10 @@ export interface RedisCluster {
   tlsUrl: string;
   stop(): Promise<void>;
   cli(port: number, ...args: string[]): string;
+  /** SIGKILLs the node on `port` (its data dir and nodes.conf stay). */
+  killNode(port: number): Promise<void>;
+  /** Starts a killed node again with the same arguments; resolves once it answers PING. */
+  startNode(port: number): Promise<void>;
 }
 
 function cli(port: number, ...args: string[]): string {
@@ -35,9 +39,11 @@ export interface ClusterTls {
   ca: string;
 }
 
-export async function startRedisCluster(masters = 3, tls?: ClusterTls): Promise<RedisCluster> {
+/** `aof`: the nodes keep an append-only file (appendfsync always), so a killed node restarts with its keys. */
+export async function startRedisCluster(masters = 3, tls?: ClusterTls, o: { aof?: boolean } = {}): Promise<RedisCluster> {
   const root = mkdtempSync(join(tmpdir(), 'agentq-cluster-'));
   const children: ChildProcess[] = [];
+  const nodeArgs: string[][] = [];
   const ports: number[] = [];
   const tlsPorts: number[] = [];
   try {
@@ -53,13 +59,8 @@ export async function startRedisCluster(masters = 3, tls?: ClusterTls): Promise<
         tlsPorts.push(tlsPort);
         tlsArgs.push('--tls-port', String(tlsPort), '--tls-cert-file', tls.cert, '--tls-key-file', tls.key, '--tls-ca-cert-file', tls.ca, '--tls-auth-clients', 'no', '--tls-cluster', 'yes');
       }
-      children.push(
-        spawnRedis(
-          serverArgs(port, dir, {
-            args: ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-node-timeout', '5000', ...tlsArgs],
-          }),
-        ),
-      );
+      nodeArgs.push(serverArgs(port, dir, { aof: o.aof ?? false, args: ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-node-timeout', '5000', ...tlsArgs] }));
+      children.push(spawnRedis(nodeArgs[i]!));
     }
     await Promise.all(ports.map((p) => waitForPing(p)));
     const create = spawnSync(
@@ -87,6 +88,14 @@ export async function startRedisCluster(masters = 3, tls?: ClusterTls): Promise<
     tlsPorts,
     tlsUrl: `rediss+cluster://${tlsPorts.map((p) => `127.0.0.1:${p}`).join(',')}`,
     cli,
+    killNode: async (port) => {
+      await killChild(children[ports.indexOf(port)]!);
+    },
+    startNode: async (port) => {
+      const i = ports.indexOf(port);
+      children[i] = spawnRedis(nodeArgs[i]!);
+      await waitForPing(port);
+    },
     stop: async () => {
       await Promise.all(children.map((c) => killChild(c)));
       rmSync(root, { recursive: true, force: true });

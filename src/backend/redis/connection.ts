@@ -46,7 +46,7 @@ const UNTRUSTED_CERT = new Set([
 const SEED_PROBE_MS = 1_000;
 
 /** Errors of an unreachable or restarting Redis, as ioredis reports them: worth retrying later. */
-const UNAVAILABLE = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|Connection is closed|MaxRetriesPerRequest|max retries per request|CLUSTERDOWN|TRYAGAIN|LOADING|EPIPE|ENOTFOUND|EAI_AGAIN|Failed to refresh slots cache|None of startup nodes is available/i;
+const UNAVAILABLE = /Too many Cluster redirections|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|Connection is closed|MaxRetriesPerRequest|max retries per request|CLUSTERDOWN|TRYAGAIN|LOADING|EPIPE|ENOTFOUND|EAI_AGAIN|Failed to refresh slots cache|None of startup nodes is available/i;
 
 export class RedisConnection {
   readonly client: Client;
@@ -154,10 +154,13 @@ export class RedisConnection {
       );
     }
     if (UNAVAILABLE.test(msg)) {
-      const cause =
+      let cause =
         this.o.cluster && !this.everReady
           ? `none of its seed nodes could be reached${this.seedCauses ? ` (${this.seedCauses})` : ''}`
           : (this.lastError?.message ?? msg);
+      // (a node that does not answer sends a Cluster call round its redirections: name that node)
+      const node = /^Too many Cluster redirections.*(?:MOVED|ASK) \d+ (\S+)/.exec(msg)?.[1];
+      if (node) cause = `its node ${node}, which holds the keys of this call, is not answering (${msg})`;
       const what = this.o.cluster ? 'Redis Cluster' : 'Redis';
       return new RetryLaterError(`${what} at ${this.where} is unavailable: ${cause}`, 'BACKEND_UNAVAILABLE', this.unavailableHint());
     }
@@ -186,6 +189,12 @@ export class RedisConnection {
       // first argument, which for EVALSHA is the key count, not a key.
       return new Cluster(o.nodes, {
         enableAutoPipelining: false,
+        // A node that restarts is waited for about as long as a standalone server (ioredis's 20
+        // reconnect attempts, about 12 s): every retry of a call spends one redirection. With
+        // ioredis's defaults (16, and MOVED retried at once) a call gave up within a second of a
+        // node going down, often with "Too many Cluster redirections … MOVED".
+        maxRedirections: 120,
+        retryDelayOnMoved: 50,
         redisOptions: { username: o.username, password: o.password, tls, connectTimeout: CONNECT_TIMEOUT_MS },
         clusterRetryStrategy: (times) => this.retryDelay(Math.min(100 + times * 100, 2000)),
       });
@@ -242,7 +251,9 @@ export class RedisConnection {
   private async probeSeeds(): Promise<void> {
     const causes = await Promise.all(this.o.nodes.map((n) => portCause(n.host, n.port)));
     const found = this.o.nodes.map((n, i) => (causes[i] === null ? null : `${n.host}:${n.port}: ${causes[i]}`)).filter((c) => c !== null);
-    if (found.length > 0) this.seedCauses = found.join('; ');
+    // All open: the nodes answer, but the Cluster never became ready (ioredis waits for
+    // cluster_state:ok, which a Cluster with a failed node does not report).
+    this.seedCauses = found.length > 0 ? found.join('; ') : 'their ports answer, but the Cluster did not report itself ready: see CLUSTER INFO (cluster_state) on a node';
   }
 
   private unavailableHint(): string {
