@@ -42,3 +42,32 @@ it('applies a planned item stored in the key order of an older agentq, once', as
   raw.disconnect();
   await backend.close();
 });
+
+it('a damaged job hash in a batch is skipped as malformed; the items around it are moved whole (indexes and counters too)', async () => {
+  const clock = new ManualClock();
+  const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=lg2`), { clock });
+  const raw = new Redis(server.url);
+  const ids: string[] = [];
+  for (const tenant of ['a', 'b', 'c']) ids.push((await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: tenant, max_attempts: 1 })).job.job_id);
+  for (const lease of await backend.claim({ queue: 'q', workerId: 'w', max: 3, leaseMs: 60_000 })) {
+    await backend.fail(lease, { code: 'PROVIDER_429', message: 'slow down', retryable: false });
+  }
+  // a hand edit (or a foreign writer) leaves a field the apply computes with unreadable
+  await raw.hset(`{lg2:q:0}:j:${ids[1]}`, 'att', 'abc');
+  await backend.createRun(runRecord({ run_id: RUN, queue: 'q', action: 'redrive' }, clock.now()), ids.map((id) => ({ job_id: id, verdict: 'redrive' as const, detail: null })));
+  const out = await backend.applyRunItems({ runId: RUN, jobIds: ids, now: clock.now() });
+  expect(out.map((i) => [i.job_id, i.status, i.verdict])).toEqual([
+    [ids[0], 'moved', 'redrive'],
+    [ids[1], 'skipped', 'skip:malformed'],
+    [ids[2], 'moved', 'redrive'],
+  ]);
+  expect(out[1]!.detail).toContain('field att is not a number');
+  // the moved jobs left the DLQ and can be claimed; the damaged one stays in the DLQ
+  expect((await backend.dlqList({ queue: 'q' }, { limit: 10 })).items.map((e) => e.job_id)).toEqual([ids[1]]);
+  expect((await backend.stats("q")).dlq_size).toBe(1);
+  const again = await backend.claim({ queue: 'q', workerId: 'w', max: 3, leaseMs: 60_000 });
+  expect(again.map((l) => l.jobId).sort()).toEqual([ids[0], ids[2]].sort());
+  expect((await backend.getRun(RUN))!.counts).toEqual({ planned: 0, moved: 2, skipped: 1, failed: 0 });
+  raw.disconnect();
+  await backend.close();
+});

@@ -72,7 +72,7 @@ local function setStatus(id, from, status, verdict, detailJson)
   redis.call('HSET', L, id, enc)
   return enc
 end
-for i = 9, #ARGV, 3 do
+local function applyItem(i)
   local id, verdict, detail = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local raw = redis.call('HGET', L, id)
   local purged = 0
@@ -87,8 +87,13 @@ for i = 9, #ARGV, 3 do
     else
       -- everything this item reads of the job, in one command
       local v = redis.call('HMGET', jk(id), 'st', 'att', 'ten', 'cls', 'est', 'rc', 'hn')
+      -- the numbers this item computes with, checked before anything is written: a damaged field
+      -- would stop the script half way through the batch (Redis keeps a failed script's writes)
+      local damaged = (v[2] and not tonumber(v[2]) and 'att') or (v[5] and not tonumber(v[5]) and 'est') or (v[6] and not tonumber(v[6]) and 'rc')
       if v[1] ~= 'dead' then
         out[#out + 1] = { id, setStatus(id, from, 'skipped', 'skip:not_in_dlq', '"the job is no longer in the DLQ"'), 0 }
+      elseif damaged then
+        out[#out + 1] = { id, setStatus(id, from, 'skipped', 'skip:malformed', cjson.encode('the job record is damaged: its field ' .. damaged .. ' is not a number')), 0 }
       else
         local att, ten = v[2], v[3]
         META[id] = { cls = v[4], ten = ten, est = tonumber(v[5] or '60') }
@@ -133,10 +138,16 @@ for i = 9, #ARGV, 3 do
     end
   end
 end
+-- Should an item still fail, the items before it keep their deferred index and counter writes
+-- (their job hashes and ledger items are written already), then the error goes to the caller.
+local ok, err = pcall(function()
+  for i = 9, #ARGV, 3 do applyItem(i) end
+end)
 flushDeferred()
 for status, n in pairs(delta) do
   if n ~= 0 then redis.call('HINCRBY', LC, status, n) end
 end
+if not ok then error(err) end
 return out
 `;
 
