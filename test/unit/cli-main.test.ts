@@ -7,6 +7,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { Command } from 'commander';
 import { main, reportError } from '../../src/cli/main.js';
+import { redactCredentials } from '../../src/cli/output/redact.js';
 import { buildProgram, firstOperand, type CommandRunner } from '../../src/cli/program.js';
 import { CliContext, type CliIo } from '../../src/cli/context.js';
 import { NO_COLOUR } from '../../src/cli/output/colour.js';
@@ -133,6 +134,16 @@ describe('errors → exit codes and messages', () => {
     expect(err()).not.toContain('hunter2');
     expect(err()).not.toContain('\x1b');
     expect(err()).toContain('redis://default:***@10.0.0.1:6379');
+  });
+
+  it('redacts a password percent-encoded inside another URL (an SQS URL with a Redis store)', () => {
+    const enc = (u: string) => encodeURIComponent(u);
+    expect(redactCredentials(`sqs://us-east-1/p?endpoint=${enc('http://127.0.0.1:4566')}&store=${enc('redis://default:s3cr%t@10.0.0.1:6379/0?prefix=aq')}`)).toBe(
+      `sqs://us-east-1/p?endpoint=${enc('http://127.0.0.1:4566')}&store=redis%3A%2F%2Fdefault%3A***%40${enc('10.0.0.1:6379/0?prefix=aq')}`,
+    );
+    expect(redactCredentials(`x?store=${enc('rediss+cluster://t0ken@h:1,h:2')}`)).toBe(`x?store=rediss%2Bcluster%3A%2F%2F***%40${enc('h:1,h:2')}`);
+    // a path or a query without user-info is left alone
+    expect(redactCredentials(`x?store=${enc('redis://h:1/0?prefix=a@b')}`)).toBe(`x?store=${enc('redis://h:1/0?prefix=a@b')}`);
   });
 });
 

@@ -13,7 +13,7 @@ const SECRET_PARAM_RE =
 
 // The same, percent-encoded inside another URL's query (`sqs://…?store=redis%3A%2F%2Fuser%3Apw%40host`):
 // scheme%3A%2F%2F, then the user-info up to %40 (never past a `/`, `%2F`, `&` or `#`).
-const ENCODED_USERINFO_RE = /\b([a-z][a-z0-9+.-]*%3A%2F%2F)((?:(?!%2F|%40)[^\s/@&#])*)%40/gi;
+const ENCODED_USERINFO_RE = /\b([a-z](?:[a-z0-9+.-]|%2B)*%3A%2F%2F)((?:(?!%2F|%40)[^\s/@&#])*)%40/gi;
 
 export function redactCredentials(text: string): string {
   return text
