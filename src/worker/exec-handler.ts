@@ -57,6 +57,32 @@ export async function createExecHandler(o: ExecHandlerOptions): Promise<ExecHand
   return { handler, close: () => rm(reportDir, { recursive: true, force: true }) };
 }
 
+/**
+ * The process groups of the handlers still running. Each handler has a group of its own (so a
+ * stop reaches what a shell script started), which also means it outlives the worker: a worker
+ * leaving at once (a second SIGTERM or Ctrl-C) left its handlers running, and their jobs ran a
+ * second time, at the same moment, once their leases expired. So when the process exits, the
+ * groups still here are killed.
+ */
+const liveGroups = new Set<number>();
+let killOnExit = false;
+
+function trackGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  liveGroups.add(pid);
+  if (killOnExit) return;
+  killOnExit = true;
+  process.once('exit', () => {
+    for (const group of liveGroups) {
+      try {
+        process.kill(-group, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  });
+}
+
 function runChild(o: ExecHandlerOptions, reportDir: string, job: JobEnvelope, ctx: JobContext): Promise<string | null> {
   const reportFile = join(reportDir, `${job.job_id}.${ctx.fence}.json`);
   const stdout = new CappedOutput(o.resultCapBytes ?? DEFAULT_RESULT_CAP_BYTES);
@@ -74,6 +100,7 @@ function runChild(o: ExecHandlerOptions, reportDir: string, job: JobEnvelope, ct
       // Its own process group, so a SIGTERM reaches what a shell script started too.
       detached: true,
     });
+    trackGroup(child.pid);
     let killTimer: NodeJS.Timeout | null = null;
     let spawnError: Error | null = null;
 
@@ -101,6 +128,7 @@ function runChild(o: ExecHandlerOptions, reportDir: string, job: JobEnvelope, ct
 
     // A grandchild that inherited stdout can hold the pipe open after the handler exited; do not wait for it forever.
     child.on('exit', () => {
+      if (child.pid !== undefined) liveGroups.delete(child.pid);
       setTimeout(() => {
         child.stdout.destroy();
         child.stderr.destroy();

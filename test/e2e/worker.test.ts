@@ -159,6 +159,36 @@ describe('agentq worker: stopping work', () => {
     expect(list.map((j) => j.state)).toEqual(['queued', 'queued']);
     expect(list.find((j) => j.job_id === a)!.attempts.at(-1)?.outcome).toBe('released');
   });
+
+  it('a second SIGTERM exits at once (143) and takes the running handlers with it (no job left running twice)', async () => {
+    await submit('--input', 'a');
+    await submit('--input', 'b');
+    const pids = join(home.dir, 'pids');
+    // the handler's own child (what a shell script starts) must go too: it is in the handler's group
+    const h = handler('h.sh', `sleep 60 &
+echo $! >> ${pids}
+echo $$ >> ${pids}
+wait`);
+    const worker = spawnCli(home, ['worker', '--queue', 'w', '--concurrency', '2', '--grace', '60s', '--', h]);
+    const done = collect(worker, 60_000);
+    let stderr = '';
+    worker.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const running = () => (existsSync(pids) ? readFileSync(pids, 'utf8').trim().split('\n').map(Number) : []);
+    await pollUntil(() => running().length === 4, { what: 'two handlers and their children started' });
+    worker.kill('SIGTERM');
+    await pollUntil(() => stderr.includes('worker: stopping'), { what: 'the worker to take the first SIGTERM' });
+    worker.kill('SIGTERM');
+    expect((await done).code).toBe(143);
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await pollUntil(() => running().every((pid) => !alive(pid)), { timeoutMs: 10_000, what: 'the handlers and their children to be gone' });
+  });
 });
 
 describe('agentq worker / job: usage errors', () => {
