@@ -296,6 +296,28 @@ describe('leases are visibility timeouts (real time)', () => {
   }, 20_000);
 });
 
+describe('text SQS does not take', () => {
+  it('an input with U+FFFF is delivered intact, and an error message with a colour escape still reaches the SQS DLQ', async () => {
+    const e = env();
+    const clock = new ManualClock();
+    const b = e.make({ clock, maxVisibilitySeconds: 0 });
+    const input = `a${String.fromCharCode(0xffff)}b${String.fromCharCode(0xfffe)}c`;
+    const { job } = await b.submit(submitReq({ input, max_attempts: 1 }));
+    expect((await b.relayOutbox()).failed).toEqual([]);
+    const [lease] = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+    expect(lease?.jobId).toBe(job.job_id);
+    expect(lease!.envelope.input).toBe(input);
+    const message = 'boom \x1b[31mred\x1b[0m \x00 done';
+    expect((await b.fail(lease!, { code: 'VALIDATION', message, retryable: false })).kind).toBe('dead');
+    const got = await raw.send(new ReceiveMessageCommand({ QueueUrl: await queueUrl(dlqName(e.prefix, 'q')), MaxNumberOfMessages: 10, VisibilityTimeout: 0, MessageAttributeNames: ['All'] }));
+    expect(got.Messages).toHaveLength(1);
+    expect(got.Messages![0]!.MessageAttributes!['agentq-error-message']!.StringValue).toBe('boom \uFFFD[31mred\uFFFD[0m \uFFFD done');
+    expect(JSON.parse(got.Messages![0]!.Body!).input).toBe(input);
+    // the store keeps the exact text
+    expect((await b.dlqGet(job.job_id))!.error_message).toBe(message);
+  });
+});
+
 describe('the DLQ on SQS', () => {
   it('sends a permanently failed job to the SQS DLQ with its error attributes, deletes the source, and keeps the copy while the entry is dead', async () => {
     const e = env();

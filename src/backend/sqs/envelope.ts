@@ -23,10 +23,23 @@ export const ATTR = {
   deadAt: 'agentq-dead-at',
 } as const;
 
-const str = (v: string): MessageAttributeValue => ({ DataType: 'String', StringValue: v });
+/**
+ * SQS takes only the characters of XML 1.0 in a body or an attribute value (tab, newline, carriage
+ * return, U+0020-U+D7FF, U+E000-U+FFFD, U+10000-U+10FFFF) and refuses the whole message otherwise
+ * (InvalidMessageContents): an input with U+FFFF, or an error message with a colour escape, would
+ * keep its job from ever being delivered.
+ */
+const NOT_SQS_TEXT = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
 
+/** An attribute value as SQS takes it: other characters become U+FFFD (the store keeps the exact text). */
+const str = (v: string): MessageAttributeValue => ({ DataType: 'String', StringValue: v.replace(NOT_SQS_TEXT, '\uFFFD') });
+
+/**
+ * JSON.stringify escapes control characters and lone surrogates already; U+FFFE and U+FFFF (which
+ * can only be inside strings) are written as \u escapes too, so the body decodes to the same text.
+ */
 export function messageBody(job: Job): string {
-  return JSON.stringify(toEnvelope(job));
+  return JSON.stringify(toEnvelope(job)).replace(/[\uFFFE\uFFFF]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }
 
 export function messageAttributes(job: Job): Record<string, MessageAttributeValue> {
