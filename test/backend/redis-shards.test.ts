@@ -109,6 +109,26 @@ describe('a queue in 3 shards on a 3-master cluster', () => {
     await backend.close();
   });
 
+  it('scopes idempotency keys per (queue, tenant): tenants sharing a shard do not collide, a resend returns the same job', async () => {
+    const { backend } = open();
+    // two tenants on one shard, and one on another
+    const names = Array.from({ length: 40 }, (_v, i) => `tenant${i}`);
+    const a = names[0]!;
+    const b = names.find((t) => t !== a && shardOf(t, 3) === shardOf(a, 3))!;
+    const c = names.find((t) => shardOf(t, 3) !== shardOf(a, 3))!;
+    const ids = new Map<string, string>();
+    for (const tenant of [a, b, c]) {
+      const r = await backend.submit({ workflow: 'w:v1', queue: 'research', tenant_id: tenant, idempotency_key: 'order-1', input: 'x' });
+      expect(r.created, tenant).toBe(true);
+      ids.set(tenant, r.job.job_id);
+    }
+    for (const tenant of [a, b, c]) {
+      const again = await backend.submit({ workflow: 'w:v1', queue: 'research', tenant_id: tenant, idempotency_key: 'order-1', input: 'x' });
+      expect(again).toMatchObject({ created: false, job: { job_id: ids.get(tenant), tenant_id: tenant } });
+    }
+    await backend.close();
+  });
+
   it('serves tenants on different shards in turn', async () => {
     const { backend } = open();
     // Two tenants that land on different shards.

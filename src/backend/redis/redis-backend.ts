@@ -308,9 +308,13 @@ export class RedisBackend implements Backend {
     // and a busy queue still spreads over the nodes by its tenants.
     const loc = { queue: req.queue, shard: shardOf(req.tenant_id, shards) };
     const p = this.sp(loc);
+    // A queue of several shards scopes keys per (queue, tenant) (README): a key is looked up on its
+    // tenant's shard only, so the tenant is part of it there, or tenants sharing a shard would
+    // collide (and be told each other's job ids) while tenants on other shards would not.
+    const idemField = req.idempotency_key === null ? '' : shards > 1 ? `${req.tenant_id}\u0000${req.idempotency_key}` : req.idempotency_key;
     if (req.idempotency_key !== null) {
       // A duplicate returns the existing job before admission control: resending is never refused.
-      const existing = await this.client.hget(p + 'idem', req.idempotency_key);
+      const existing = await this.client.hget(p + 'idem', idemField);
       if (existing !== null) return this.duplicateOf(req.idempotency_key, existing, fp);
     }
     const createdAt = iso(now)!;
@@ -345,7 +349,7 @@ export class RedisBackend implements Backend {
     if (this.opts.cluster) await this.client.set(locKey, `${loc.queue}\t${loc.shard}`);
     const res = await this.submitBatched(loc, p + 'j:' + jobId, locKey, [
       jobId,
-      req.idempotency_key ?? '',
+      idemField,
       fp,
       JSON.stringify(env),
       state,
