@@ -222,6 +222,11 @@ describe('dlq redrive', () => {
     const lines = parseNdjson(show.stdout) as Array<{ type: string; status?: string }>;
     expect(lines[0]).toMatchObject({ type: 'run', run_id: run.run_id });
     expect(lines.filter((l) => l.type === 'ledger_item' && l.status === 'moved')).toHaveLength(30);
+    // -o json: one document, as every other -o json
+    const doc = JSON.parse((await ok(['dlq', 'runs', 'show', run.run_id, '-o', 'json'])).stdout) as { run: { run_id: string }; items: Array<{ status: string }> };
+    expect(doc.run.run_id).toBe(run.run_id);
+    expect(doc.items.filter((i) => i.status === 'moved')).toHaveLength(30);
+    expect((JSON.parse((await ok(['dlq', 'runs', 'show', run.run_id, '--status', 'failed', '-o', 'json'])).stdout) as { items: unknown[] }).items).toEqual([]);
     const human = await ok(['dlq', 'runs', 'show', run.run_id, '--status', 'skipped']);
     expect(human.stdout).toContain(partial);
     expect(human.stdout).toMatch(/reason\s+quota raised/);

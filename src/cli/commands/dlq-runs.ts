@@ -8,7 +8,7 @@ import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { Name, NAME_RULE } from '../../core/schemas.js';
 import { RecordStream, printObject, printRecords } from '../output/format.js';
 import { ndjsonLine } from '../output/ndjson.js';
-import { sanitize } from '../output/sanitize.js';
+import { jsonSafeStringify, sanitize } from '../output/sanitize.js';
 import { LEDGER_COLUMNS, RUN_COLUMNS } from './dlq-columns.js';
 import type { DlqIo } from './dlq-io.js';
 
@@ -44,11 +44,13 @@ export async function dlqRunShow(runId: string, o: DlqRunShowOptions, io: DlqIo)
   const backend = await io.backend();
   const run = await backend.getRun(runId);
   if (!run) throw new NotFoundError(`run ${runId} does not exist`, 'RUN_NOT_FOUND');
-  const json = io.out.format === 'json' || io.out.format === 'ndjson';
-  if (json) {
-    // One NDJSON stream: the run record first, then one line per ledger item — bounded memory for big runs.
-    io.out.write(ndjsonLine({ type: 'run', ...run }));
-  } else {
+  const ndjson = io.out.format === 'ndjson';
+  const json = io.out.format === 'json' || ndjson;
+  // Both stream, so memory stays bounded however big the run: -o ndjson the run record first, then
+  // one line per ledger item; -o json one document, {"run": …, "items": [ … ]}, written as it goes.
+  if (ndjson) io.out.write(ndjsonLine({ type: 'run', ...run }));
+  else if (json) io.out.write(`{"run":${jsonSafeStringify(run)},"items":[`);
+  else {
     const lines = [
       ['run', run.run_id],
       ['action', run.action],
@@ -67,12 +69,19 @@ export async function dlqRunShow(runId: string, o: DlqRunShowOptions, io: DlqIo)
   }
   const stream = json ? null : new RecordStream(io.out, { columns: LEDGER_COLUMNS });
   let cursor: string | null = null;
+  let first = true;
   do {
     const page = await backend.ledger(runId, { limit: MAX_PAGE_LIMIT, cursor }, status);
-    if (json) for (const item of page.items) io.out.write(ndjsonLine({ type: 'ledger_item', ...item }));
-    else await stream!.page(page.items);
+    if (ndjson) for (const item of page.items) io.out.write(ndjsonLine({ type: 'ledger_item', ...item }));
+    else if (json) {
+      for (const item of page.items) {
+        io.out.write(`${first ? '' : ','}${jsonSafeStringify(item)}`);
+        first = false;
+      }
+    } else await stream!.page(page.items);
     await io.out.drain?.();
     cursor = page.next_cursor;
   } while (cursor !== null);
+  if (json && !ndjson) io.out.write(']}\n');
   stream?.end();
 }
