@@ -65,6 +65,11 @@ describe('dlq list / summary / show / export', () => {
     expect(parseNdjson(all.stdout)).toHaveLength(12);
     const plain = await ok(['dlq', 'list', '--queue', 'triage', '--limit', '4']);
     expect(plain.stderr).toContain(`--cursor ${page1.next_cursor}`);
+    // a cursor that is not one is refused (it paged from an arbitrary point), as `list` does
+    const bad = await runCli(home, ['dlq', 'list', '--queue', 'triage', '--cursor', 'garbage']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--cursor must be the cursor printed after the previous page');
+    expect((await runCli(home, ['dlq', 'runs', '--cursor', 'garbage'])).code).toBe(2);
   });
 
   it.each([

@@ -8,10 +8,12 @@
  */
 import { MAX_PAGE_LIMIT } from '../../backend/contract.js';
 import { ValidationError } from '../../core/errors.js';
+import { isJobId } from '../../core/ids.js';
 import { parseSelector, type SelectorInput } from '../../dlq/filter.js';
 import { walkDlq } from '../../dlq/select.js';
 import { printObject, RecordStream } from '../output/format.js';
 import { ndjsonLine } from '../output/ndjson.js';
+import { sanitize } from '../output/sanitize.js';
 import { DLQ_ENTRY_COLUMNS } from './dlq-columns.js';
 import type { DlqIo } from './dlq-io.js';
 
@@ -42,6 +44,10 @@ export async function dlqList(opts: DlqListOptions, io: DlqIo): Promise<void> {
   const selector = parseSelector(opts, io.clock.now());
   const limit = parseLimit(opts.limit);
   if (opts.all && opts.cursor !== undefined) throw new ValidationError('--all walks the whole selection; it cannot start at --cursor');
+  // DLQ pages go by job id, so a cursor is the last job id of the previous page (as for `list`).
+  if (opts.cursor !== undefined && !isJobId(opts.cursor)) {
+    throw new ValidationError(`--cursor must be the cursor printed after the previous page (a job id, job_...), got ${JSON.stringify(sanitize(opts.cursor))}`);
+  }
   const backend = await io.backend();
   if (opts.all) {
     // `--all` streams NDJSON unless the operator chose a format (json streams as one array, plain/table page by page).

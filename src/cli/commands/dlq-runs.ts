@@ -5,6 +5,7 @@
  */
 import { LEDGER_STATUSES, MAX_PAGE_LIMIT, type LedgerStatus } from '../../backend/contract.js';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
+import { isRunId } from '../../core/ids.js';
 import { Name, NAME_RULE } from '../../core/schemas.js';
 import { RecordStream, printObject, printRecords } from '../output/format.js';
 import { ndjsonLine } from '../output/ndjson.js';
@@ -22,6 +23,9 @@ export async function dlqRuns(o: DlqRunsOptions, io: DlqIo): Promise<void> {
   if (o.queue !== undefined && !Name.safeParse(o.queue).success) throw new ValidationError(`--queue ${JSON.stringify(o.queue)}: a queue name ${NAME_RULE}`);
   const limit = o.limit === undefined ? 50 : Number(o.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) throw new ValidationError(`--limit must be a whole number from 1 to ${MAX_PAGE_LIMIT}`);
+  if (o.cursor !== undefined && !isRunId(o.cursor)) {
+    throw new ValidationError(`--cursor must be the cursor printed after the previous page (a run id, run_...), got ${JSON.stringify(sanitize(o.cursor))}`);
+  }
   const backend = await io.backend();
   const page = await backend.listRuns(o.queue ? { queue: o.queue } : {}, { limit, cursor: o.cursor ?? null });
   if (io.out.format === 'json') {
