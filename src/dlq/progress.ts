@@ -64,7 +64,8 @@ export function streamProgress(out: { write(s: string): unknown }, o: { isTTY: b
   return (e) => {
     if (o.isTTY) {
       if (e.kind === 'batch') {
-        out.write(`\r${formatProgressBar(e)}`);
+        // \x1b[K clears what a longer previous line left (a rate that got shorter read as "3/s/s")
+        out.write(`\r${formatProgressBar(e)}\x1b[K`);
         barShown = true;
         return;
       }

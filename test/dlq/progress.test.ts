@@ -33,6 +33,8 @@ describe('progress rendering', () => {
     sink(batch(20));
     sink({ kind: 'finished', run_id: 'run_X', counts: { planned: 0, moved: 200, skipped: 0, failed: 0 } });
     expect(out[0]!.startsWith('\r[')).toBe(true);
+    // each redraw clears the rest of the line: a shorter line leaves nothing of the one before
+    expect(out[1]!.endsWith('\x1b[K')).toBe(true);
     expect(out[2]).toBe('\n');
     expect(out[3]).toMatch(/finished: moved=200/);
   });
