@@ -114,6 +114,12 @@ describe('agentq dlq check', () => {
     expect((await runCli(home, ['dlq', 'check', '--queue', 'mail'])).code).toBe(0);
   });
 
+  it('a queue the store has never seen fails the check (exit 5, naming the queues there): a typo must not pass for healthy', async () => {
+    const r = await runCli(home, ['dlq', 'check', '--queue', 'reseach', '--max-size', '0']);
+    expect(r.code).toBe(5);
+    expect(r.stderr).toMatch(/^error: queue reseach is not known to this store: nothing was ever submitted to it \(queues here: .*research/);
+  });
+
   it('rejects a malformed limit as a usage error', async () => {
     const r = await runCli(home, ['dlq', 'check', '--max-rate', 'lots']);
     expect(r.code).toBe(2);

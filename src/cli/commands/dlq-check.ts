@@ -10,7 +10,7 @@
  * 1): never a walk of the DLQ.
  */
 import type { Backend } from '../../backend/contract.js';
-import { AgentqError, ExitCode, ValidationError } from '../../core/errors.js';
+import { AgentqError, ExitCode, NotFoundError, ValidationError } from '../../core/errors.js';
 import { formatDuration, parseDuration } from '../../core/duration.js';
 import { buildStatsReport, checkDlqLimits, parseRate, type DlqLimits } from '../../core/stats.js';
 import type { CommandContext } from '../context.js';
@@ -57,7 +57,14 @@ async function agedEntry(backend: Backend, queue: string, now: number, maxAgeMs:
 export async function run(opts: DlqCheckOptions, ctx: CommandContext): Promise<void> {
   const limits = parseLimits(opts);
   const backend = await ctx.openBackend();
-  const queues = opts.queue !== undefined ? [opts.queue] : await backend.queues();
+  const known = await backend.queues();
+  // A queue the store has never seen is most likely a typo, and a check that passes on it would
+  // never alert: it fails, naming the queues there are.
+  if (opts.queue !== undefined && !known.includes(opts.queue)) {
+    const here = known.length > 0 ? ` (queues here: ${known.slice(0, 10).map((q) => sanitize(q)).join(', ')}${known.length > 10 ? ', …' : ''})` : '';
+    throw new NotFoundError(`queue ${sanitize(opts.queue)} is not known to this store: nothing was ever submitted to it${here}`, 'QUEUE_NOT_FOUND');
+  }
+  const queues = opts.queue !== undefined ? [opts.queue] : known;
   const now = ctx.clock.now();
   const reasons: string[] = [];
   for (const queue of queues) {
