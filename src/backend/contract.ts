@@ -43,6 +43,14 @@ export interface Page<T> {
   next_cursor: string | null;
 }
 
+/**
+ * A page of `list`. A job whose stored record cannot be read is not in `items` (it has no `Job`
+ * to show) but in `unreadable`, so a listing reports it instead of failing on it.
+ */
+export interface JobPage extends Page<Job> {
+  unreadable?: Array<{ job_id: string; why: string }>;
+}
+
 export interface SubmitResult {
   job: Job;
   /** False when the idempotency key matched an existing job with the same body. */
@@ -285,7 +293,7 @@ export interface Backend {
   /** Idempotent on `idempotency_key`: same key and body → same job, `created: false`; same key, other body → `IdempotencyConflictError`. */
   submit(req: SubmitRequest): Promise<SubmitResult>;
   get(jobId: string): Promise<Job | null>;
-  list(filter: JobFilter, page: PageRequest): Promise<Page<Job>>;
+  list(filter: JobFilter, page: PageRequest): Promise<JobPage>;
   cancel(jobId: string, reason: string | null): Promise<CancelResult>;
   /** Events in `seq` order. With `follow`, waits for new ones until `signal` aborts. */
   events(query: EventQuery): AsyncIterable<JobEvent>;

@@ -134,6 +134,13 @@ export class LeaseLostError extends AgentqError {
   }
 }
 
+/** A stored job that cannot be read as one (not JSON, damaged, foreign): reported, never guessed at. */
+export class MalformedJobError extends AgentqError {
+  constructor(jobId: string, why: string) {
+    super('MALFORMED_ENTRY', `the stored record of ${jobId} is malformed: ${why}`, ExitCode.failure, `agentq leaves it as it is; if it is in the DLQ, \`agentq dlq show ${jobId} --raw > entry.bin\` saves what is stored.`);
+  }
+}
+
 export class InterruptedError extends AgentqError {
   constructor(message = 'interrupted', hint?: string) {
     super('INTERRUPTED', message, ExitCode.interrupted, hint);

@@ -1,6 +1,7 @@
 /** Reading the DLQ: every filter, paging, raw bytes, malformed entries. */
 import { describe, expect, it } from 'vitest';
 import type { Backend, DlqFilter } from '../../src/backend/contract.js';
+import { MalformedJobError } from '../../src/core/errors.js';
 import { DlqEntry } from '../../src/core/schemas.js';
 import { claimOne, iso, makeDead, req, runRecord, useFixture, type MakeFixture } from './fixture.js';
 
@@ -112,6 +113,34 @@ export function dlqCases(make: MakeFixture): void {
       }
       expect((await f.backend.dlqGet(bad))!.malformed).not.toBeNull();
       expect((await f.backend.dlqGet(good.job_id))!.job!.state).toBe('dead');
+    });
+  });
+
+  describe('a record that cannot be read, outside the DLQ commands', () => {
+    const fx = useFixture(make);
+
+    it('list reports it as unreadable and lists the others; get and cancel say it is malformed (exit 1), never a crash', async () => {
+      const f = fx();
+      const good = await makeDead(f, { queue: 'research' });
+      const bad = await f.injectMalformedDlqEntry('research');
+      const page = await f.backend.list({ queue: 'research' }, { limit: 10 });
+      expect(page.items.map((j) => j.job_id)).toEqual([good.job_id]);
+      expect(page.unreadable).toEqual([{ job_id: bad, why: expect.stringContaining(`the stored record of ${bad} is malformed`) }]);
+      // a page that ends on it still carries on after it
+      const byOne = await f.backend.list({ queue: 'research' }, { limit: 1 });
+      const ids = [...byOne.items.map((j) => j.job_id), ...(byOne.unreadable ?? []).map((u) => u.job_id)];
+      expect(ids).toHaveLength(1);
+      if (byOne.next_cursor !== null) {
+        const next = await f.backend.list({ queue: 'research' }, { limit: 1, cursor: byOne.next_cursor });
+        ids.push(...next.items.map((j) => j.job_id), ...(next.unreadable ?? []).map((u) => u.job_id));
+      }
+      expect(ids.sort()).toEqual([good.job_id, bad].sort());
+      for (const call of [() => f.backend.get(bad), () => f.backend.cancel(bad, 'x')]) {
+        const err = await call().then(() => null, (e: unknown) => e);
+        expect(err).toBeInstanceOf(MalformedJobError);
+        expect((err as MalformedJobError).exitCode).toBe(1);
+      }
+      expect((await f.backend.dlqGet(bad))!.malformed).not.toBeNull();
     });
   });
 

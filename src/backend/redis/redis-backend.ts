@@ -10,7 +10,7 @@
 import { toEnvelope } from '../../core/envelope.js';
 import { Cluster, type Redis } from 'ioredis';
 import { encodeTime } from 'ulid';
-import { IdempotencyConflictError, LeaseLostError, NotFoundError, RetryLaterError, ValidationError } from '../../core/errors.js';
+import { IdempotencyConflictError, LeaseLostError, MalformedJobError, NotFoundError, RetryLaterError, ValidationError } from '../../core/errors.js';
 import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
 import { classWeight, type FairnessOptions } from '../../core/fairness.js';
 import { createIdFactory, JOB_ID_PREFIX } from '../../core/ids.js';
@@ -38,6 +38,7 @@ import type {
   LedgerStatus,
   LockHolder,
   LockResult,
+  JobPage,
   Page,
   PageRequest,
   PlanVerdict,
@@ -292,7 +293,7 @@ export class RedisBackend implements Backend {
     const loc = await this.locate(jobId);
     if (!loc) return null;
     const snap = await this.readSnapshot(loc, jobId);
-    return snap ? { loc, job: jobFrom(snap) } : null;
+    return snap ? { loc, job: readableJob(jobId, snap) } : null;
   }
 
   // ------------------------------------------------------------ producers and operators
@@ -477,7 +478,7 @@ export class RedisBackend implements Backend {
     return (await this.readJob(jobId))?.job ?? null;
   }
 
-  async list(filter: JobFilter, page: PageRequest): Promise<Page<Job>> {
+  async list(filter: JobFilter, page: PageRequest): Promise<JobPage> {
     const limit = pageLimit(page);
     const states = filter.states && filter.states.length > 0 && filter.states.length < JOB_STATES.length ? filter.states : null;
     const queues = filter.queue ? [filter.queue] : await this.queues();
@@ -499,10 +500,20 @@ export class RedisBackend implements Backend {
       (filter.since === undefined || Date.parse(j.created_at) >= filter.since) &&
       (filter.until === undefined || Date.parse(j.created_at) < filter.until) &&
       (!states || states.includes(j.state));
-    return this.scanPages(sources, page.cursor ?? null, lower, limit, (loc, ids) => this.readDecoded(loc, ids, (s) => {
-      const j = jobFrom(s);
+    const unreadable: NonNullable<JobPage['unreadable']> = [];
+    const out: JobPage = await this.scanPages(sources, page.cursor ?? null, lower, limit, (loc, ids) => this.readDecoded(loc, ids, (s, id) => {
+      let j: Job;
+      try {
+        j = jobFrom(s);
+      } catch (e) {
+        // (a filter cannot be judged on it: reported whatever the filter, as the DLQ lists such entries)
+        unreadable.push({ job_id: id, why: new MalformedJobError(id, (e as Error).message).message });
+        return null;
+      }
       return keep(j) ? j : null;
     }), (j) => j.job_id);
+    if (unreadable.length > 0) out.unreadable = unreadable;
+    return out;
   }
 
   /**
@@ -565,7 +576,7 @@ export class RedisBackend implements Backend {
     const p = this.sp(loc);
     const r = await this.call<[string, Snapshot?]>('aqCancel', p, [p + 'j:' + jobId], loc.queue, [jobId, reason ?? '']);
     if (r[0] === 'missing') throw new NotFoundError(`job ${jobId} not found`, 'JOB_NOT_FOUND');
-    const job = jobFrom(r[1]!);
+    const job = readableJob(jobId, r[1]!);
     return { status: r[0] as CancelResult['status'], job } as CancelResult;
   }
 
@@ -1340,3 +1351,11 @@ export function openRedis(url: string, deps: RedisBackendDeps = {}): RedisBacken
   return new RedisBackend(parseRedisUrl(url), deps);
 }
 
+/** The job of a snapshot, or a MalformedJobError (exit 1, naming the job) when its record cannot be read. */
+function readableJob(jobId: string, snap: Snapshot): Job {
+  try {
+    return jobFrom(snap);
+  } catch (e) {
+    throw new MalformedJobError(jobId, (e as Error).message);
+  }
+}

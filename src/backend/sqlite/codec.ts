@@ -4,7 +4,7 @@
  * filters run in SQL.
  */
 import { toIso } from '../../core/duration.js';
-import { AgentqError, ExitCode } from '../../core/errors.js';
+import { MalformedJobError } from '../../core/errors.js';
 import { loadedSchemas } from '../../core/model.js';
 import type { DeadReason, DlqEntry, Job, JobClass, JobEvent } from '../../core/schemas.js';
 import { isPartial } from '../../core/states.js';
@@ -86,11 +86,7 @@ export const UPDATE_JOB_SQL = `UPDATE jobs SET state = @state, updated_at = @upd
   worker_version = @worker_version, partial = @partial, redrive_count = @redrive_count,
   attempt_seq = @attempt_seq, attempt_started_at = @attempt_started_at, doc = @doc WHERE id = @id`;
 
-export class MalformedJobError extends AgentqError {
-  constructor(jobId: string, why: string) {
-    super('MALFORMED_ENTRY', `the stored record of ${jobId} is malformed: ${why}`, ExitCode.failure);
-  }
-}
+export { MalformedJobError };
 
 function docText(doc: string | Buffer): string {
   return typeof doc === 'string' ? doc : doc.toString('utf8');

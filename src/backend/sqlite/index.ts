@@ -6,7 +6,7 @@
 import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
 import { systemClock, systemRandom, type Clock, type Random } from '../../core/clock.js';
 import { toIso } from '../../core/duration.js';
-import { IdempotencyConflictError, NotFoundError, RetryLaterError, ValidationError } from '../../core/errors.js';
+import { IdempotencyConflictError, MalformedJobError, NotFoundError, RetryLaterError, ValidationError } from '../../core/errors.js';
 import type { FairnessOptions } from '../../core/fairness.js';
 import { encodeTime } from 'ulid';
 import { JOB_ID_PREFIX, createIdFactory } from '../../core/ids.js';
@@ -34,6 +34,7 @@ import type {
   LedgerStatus,
   LockHolder,
   LockResult,
+  JobPage,
   Page,
   PageRequest,
   PlanVerdict,
@@ -199,7 +200,7 @@ export class SqliteBackend implements Backend {
     return row ? rowToJob(row) : null;
   }
 
-  async list(filter: JobFilter, page: PageRequest): Promise<Page<Job>> {
+  async list(filter: JobFilter, page: PageRequest): Promise<JobPage> {
     checkPage(page.limit);
     const where: string[] = [];
     const params: Record<string, unknown> = {};
@@ -248,8 +249,20 @@ export class SqliteBackend implements Backend {
     const rows = this.store.sql(`SELECT id, doc FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT @pageLimit`)
       .all(params) as Array<Pick<JobRow, 'id' | 'doc'>>;
     const more = rows.length > page.limit;
-    const items = (more ? rows.slice(0, page.limit) : rows).map(rowToJob);
-    return { items, next_cursor: more ? items[items.length - 1]!.job_id : null };
+    const taken = more ? rows.slice(0, page.limit) : rows;
+    const items: Job[] = [];
+    const unreadable: NonNullable<JobPage['unreadable']> = [];
+    for (const row of taken) {
+      try {
+        items.push(rowToJob(row));
+      } catch (e) {
+        if (!(e instanceof MalformedJobError)) throw e;
+        unreadable.push({ job_id: row.id, why: e.message });
+      }
+    }
+    const page_: JobPage = { items, next_cursor: more ? taken[taken.length - 1]!.id : null };
+    if (unreadable.length > 0) page_.unreadable = unreadable;
+    return page_;
   }
 
   async cancel(jobId: string, reason: string | null): Promise<CancelResult> {

@@ -35,6 +35,7 @@ import type {
   LedgerStatus,
   LockHolder,
   LockResult,
+  JobPage,
   Page,
   PageRequest,
   PlanVerdict,
@@ -214,7 +215,7 @@ export class SqsBackend implements Backend {
   get(jobId: string): Promise<Job | null> {
     return this.store.get(jobId);
   }
-  list(filter: JobFilter, page: PageRequest): Promise<Page<Job>> {
+  list(filter: JobFilter, page: PageRequest): Promise<JobPage> {
     return this.store.list(filter, page);
   }
   /** Store only: a queued job's message is deleted when it is next received; a running job's worker sees the flag. */

@@ -69,6 +69,8 @@ export async function run(o: ListOptions, ctx: CommandContext): Promise<void> {
     const page = await backend.list(filter, { limit, cursor });
     await stream.page(page.items);
     shown += page.items.length;
+    // A record that cannot be read is reported (stderr), not a reason to stop listing the others.
+    for (const u of page.unreadable ?? []) ctx.warn(`${u.why} (not listed; agentq leaves it as it is)`);
     cursor = page.next_cursor;
   } while (o.all && cursor !== null && !ctx.signal.aborted);
   stream.end();
