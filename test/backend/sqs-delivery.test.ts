@@ -296,6 +296,27 @@ describe('leases are visibility timeouts (real time)', () => {
   }, 20_000);
 });
 
+describe('the native backstop and jobs that wait', () => {
+  it('a job not due yet is received again and again without reaching maxReceiveCount: its message is renewed, never moved to the DLQ', async () => {
+    const e = env();
+    const clock = new ManualClock();
+    // max_receive_count=2: SQS moves a message to the DLQ on its third receive
+    const b = e.make({ clock, maxVisibilitySeconds: 0, extra: '&autocreate=1&wait=0&max_receive_count=2' });
+    const { job } = await b.submit(submitReq({ run_at: new Date(clock.now() + 3_600_000).toISOString() }));
+    expect(job.state).toBe('scheduled');
+    // hidden 0 s each time (maxVisibilitySeconds 0): every claim receives it again
+    for (let i = 0; i < 6; i++) expect(await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 })).toEqual([]);
+    expect(await depth(dlqName(e.prefix, 'q'))).toBe(0);
+    expect(await depth(sourceQueueName(e.prefix, 'q', 'batch'))).toBe(1);
+    expect((await b.sweepDlq('q')).custody).toEqual([]);
+    clock.advance(3_600_000);
+    const [lease] = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+    expect(lease?.jobId).toBe(job.job_id);
+    await b.complete(lease!, null);
+    expect(await depth(sourceQueueName(e.prefix, 'q', 'batch'))).toBe(0);
+  });
+});
+
 describe('text SQS does not take', () => {
   it('an input with U+FFFF is delivered intact, and an error message with a colour escape still reaches the SQS DLQ', async () => {
     const e = env();

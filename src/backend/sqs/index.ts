@@ -43,7 +43,7 @@ import type {
   RunRecord,
   SubmitResult,
 } from '../contract.js';
-import { sendBatch } from './batch-send.js';
+import { sendBatch, type OutgoingMessage } from './batch-send.js';
 import { createDataPlane, LazySqsSdk, toAgentqError } from './client.js';
 import { SdkDataPlane, type SqsDataPlane } from './data-plane.js';
 import { sweepDlq, type SweepOptions, type SweepReport } from './custody.js';
@@ -52,7 +52,7 @@ import { dlqDedupId, dlqGroupId, firstOfEachGroup } from './fifo.js';
 import { SqsQueues, type SetupAction } from './queues.js';
 import { GroupPublisher } from './publisher.js';
 import { openSqsStore } from './open-store.js';
-import { OutboxRelay, type RelayResult } from './relay.js';
+import { MAX_DELAY_SECONDS, OutboxRelay, type RelayResult } from './relay.js';
 import type { Decision, OutboxCounts, SqsStore } from './store.js';
 import { redactStoreCredentials, type SqsUrl } from './url.js';
 
@@ -316,6 +316,8 @@ export class SqsBackend implements Backend {
       case 'claimed':
         return d.lease;
       case 'hide':
+        // (not a running job's message: that one is its delivery, kept hidden by heartbeats)
+        if (!/live lease/.test(d.why) && this.nearBackstop(m) && (await this.renew(m, url, parsed.jobId, d.untilMs))) return null;
         await this.setVisibility(url, m.ReceiptHandle!, this.visibilityUntil(d.untilMs));
         return null;
       case 'delete':
@@ -328,6 +330,43 @@ export class SqsBackend implements Backend {
         await this.setVisibility(url, m.ReceiptHandle!, this.notOursVisibility());
         return null;
     }
+  }
+
+  /**
+   * A message of a job that cannot run yet is hidden (at most 12 h at a time; a second when its
+   * tenant is at its cap), and every time it comes back is a receive: a job scheduled days ahead,
+   * a long retry delay or a tenant held at its cap would reach maxReceiveCount and be moved to the
+   * DLQ by the native backstop, and custody would then end a live job. So a message one receive
+   * short of that is renewed instead of hidden again.
+   */
+  private nearBackstop(m: Message): boolean {
+    return Number(m.Attributes?.ApproximateReceiveCount ?? '0') >= this.url.maxReceiveCount - 1;
+  }
+
+  /**
+   * Sends a copy of the message (receive count 0) hidden as long as SQS lets a new message wait,
+   * then deletes the old one: only after SQS confirmed the copy, so the job always has a message.
+   * False when the copy was not confirmed (the old message is then hidden as usual).
+   */
+  private async renew(m: Message, url: string, jobId: string, untilMs: number): Promise<boolean> {
+    // The store forgets this message first, so the copy is not taken for a duplicate of it. (No
+    // one else can receive the old message meanwhile: this receive hides it for a lease.)
+    await this.ext.forgetDelivery(jobId);
+    const copy: OutgoingMessage = { key: jobId, body: m.Body ?? '', attributes: m.MessageAttributes ?? {} };
+    if (this.url.fifo) {
+      // (a FIFO queue has no per-message delay: the copy is received at once and hidden then)
+      copy.groupId = m.Attributes?.MessageGroupId ?? jobId;
+      copy.dedupId = `${jobId}.renew.${m.MessageId}`.slice(0, 128);
+    } else copy.delaySeconds = Math.min(MAX_DELAY_SECONDS, this.visibilityUntil(untilMs));
+    let sent = false;
+    try {
+      sent = (await sendBatch(this.data, url, [copy])).sent.length === 1;
+    } catch {
+      sent = false;
+    }
+    if (!sent) return false;
+    await this.deleteMessage(url, m.ReceiptHandle!);
+    return true;
   }
 
   /**

@@ -23,7 +23,7 @@ export interface RelayResult {
 }
 
 /** SQS caps DelaySeconds at 15 minutes. */
-const MAX_DELAY_SECONDS = 900;
+export const MAX_DELAY_SECONDS = 900;
 /** Backoff of a row that failed to publish: 1 s, 2 s, 4 s … up to 5 min (store clock). */
 const retryDelayMs = (tries: number) => Math.min(300_000, 1000 * 2 ** Math.max(0, tries - 1));
 
