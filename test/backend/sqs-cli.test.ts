@@ -43,6 +43,10 @@ describe('agentq sqs / outbox commands', () => {
     expect(setup.stderr).not.toMatch(/NodeVersionSupportWarning|AWS SDK/);
     const again = await cli(['sqs', 'setup', '--queue', 'research']);
     expect(again.stderr).toContain('nothing changed');
+    expect(again.stderr).not.toContain('max_receive_count');
+    // a backstop at or below the attempts would take jobs that are still being retried: said at setup
+    const low = await runCliOk(home, ['--url', `${url}&max_receive_count=2`, 'sqs', 'setup', '--queue', 'lowmrc'], { env: CREDS });
+    expect(low.stderr).toContain("warning: max_receive_count 2 is not above agentq's default max attempts (3)");
 
     const submitted = await cli(['submit', 'research_report:v3', '--queue', 'research', '-o', 'json']);
     expect(submitted.stderr).not.toMatch(/NodeVersionSupportWarning|AWS SDK/);

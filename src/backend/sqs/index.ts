@@ -149,6 +149,11 @@ export class SqsBackend implements Backend {
 
   // ------------------------------------------------------------ SQS-only operations
 
+  /** The RedrivePolicy's maxReceiveCount this backend sets up (the URL's `max_receive_count`). */
+  get maxReceiveCount(): number {
+    return this.url.maxReceiveCount;
+  }
+
   /** Creates or checks the SQS queues of these agentq queues. */
   async setup(queues: string[]): Promise<SetupAction[]> {
     return this.sqsQueues.setup(queues);

@@ -18,6 +18,9 @@ export function requireSqs(backend: Backend, command: string): SqsBackend {
   return backend as SqsBackend;
 }
 
+/** The default of --max-attempts (the SubmitRequest schema's). */
+const DEFAULT_MAX_ATTEMPTS = 3;
+
 export interface SetupOptions {
   queue?: string[];
 }
@@ -27,6 +30,12 @@ export async function setup(o: SetupOptions, ctx: CommandContext): Promise<void>
   const backend = requireSqs(await ctx.openBackend(), 'sqs setup');
   const queues = o.queue && o.queue.length > 0 ? o.queue : [ctx.defaultQueue()];
   const actions = await backend.setup(queues);
+  if (backend.maxReceiveCount <= DEFAULT_MAX_ATTEMPTS) {
+    // every attempt is a receive: at or below the attempts, the backstop takes jobs that are still being retried
+    ctx.warn(
+      `max_receive_count ${backend.maxReceiveCount} is not above agentq's default max attempts (${DEFAULT_MAX_ATTEMPTS}): each attempt is a receive, so SQS moves a job to its DLQ before its retries are over. Set it above the largest --max-attempts you use.`,
+    );
+  }
   await printRecords(ctx.out, {
     columns: [
       { header: 'queue', get: (r) => r.name },
