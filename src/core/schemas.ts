@@ -5,6 +5,7 @@
  * strings in UTC.
  */
 import { z } from 'zod';
+import { NAME_RE, NAME_RULE, WORKFLOW_RE, WORKFLOW_RULE } from './names.js';
 import { DEAD_REASONS, EFFECT_STATUSES, INLINE_INPUT_MAX_BYTES, JOB_CLASSES, JOB_STATES, OUTCOMES } from './model.js';
 
 // The enumerations live in the zod-free `model.ts` (cheap to import on read paths); re-exported here unchanged.
@@ -24,12 +25,9 @@ export type DeadReason = z.infer<typeof DeadReason>;
 
 const isoTime = z.iso.datetime({ offset: true });
 
-/** Queue, tenant and key names: printable, bounded, no separators that break key layouts. */
-export const NAME_RULE = 'must be 1-128 characters of letters, digits and . _ - (starting with a letter or digit)';
-export const Name = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, `name ${NAME_RULE}`);
-
-export const WORKFLOW_RULE = 'must look like name:vN, e.g. research_report:v3';
-export const Workflow = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}:v\d{1,6}$/, `workflow ${WORKFLOW_RULE}`);
+export { NAME_RULE, WORKFLOW_RULE };
+export const Name = z.string().regex(NAME_RE, `name ${NAME_RULE}`);
+export const Workflow = z.string().regex(WORKFLOW_RE, `workflow ${WORKFLOW_RULE}`);
 
 export const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'sha256 must be 64 lowercase hex digits');
 

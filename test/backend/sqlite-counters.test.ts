@@ -103,7 +103,8 @@ describe('SQLite counters kept per transaction', () => {
           estimated_seconds: i % 5 === 0 ? undefined : 10 + (i % 7),
           max_attempts: 1 + (i % 3),
           run_at: i % 11 === 0 ? new Date(clock.now() + 5_000).toISOString() : null,
-          deadline_at: i % 13 === 0 ? new Date(clock.now() + 1_000).toISOString() : null,
+          // (a delayed one gets its deadline after its start: a start past the deadline is refused)
+          deadline_at: i % 13 === 0 ? new Date(clock.now() + (i % 11 === 0 ? 6_000 : 1_000)).toISOString() : null,
         }),
       ),
     );

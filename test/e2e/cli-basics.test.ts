@@ -72,6 +72,8 @@ describe('usage errors exit 2 and name the rule', () => {
     [['list', '--limit', '0'], /--limit 0 must be a whole number from 1 to 1000/],
     [['list', '--cursor', 'garbage'], /--cursor must be the cursor printed after the previous page \(a job id, job_\.\.\.\), got "garbage"/],
     [['list', '--since', '30'], /is not a duration: use a number with a unit/],
+    [['list', '--workflow', 'bad'], /--workflow "bad": a workflow must look like name:vN/],
+    [['list', '--queue', 'a b'], /--queue "a b": a queue name must be 1-128 characters/],
     [['inspect', 'job_nope'], /is not a job id/],
     [['submit', 'no-version'], /workflow must look like name:vN/],
     [['submit', 'x:v1', '--deadline', '2026-01-01T00:00:00'], /has no time zone/],

@@ -4,6 +4,7 @@
  * bounded memory, writing each page before fetching the next.
  */
 import { parsePastTime } from '../../core/duration.js';
+import { NAME_RE, NAME_RULE, WORKFLOW_RE, WORKFLOW_RULE } from '../../core/names.js';
 import type { Job, JobClass } from '../../core/schemas.js';
 import type { JobFilter } from '../../backend/contract.js';
 import type { CommandContext } from '../context.js';
@@ -43,6 +44,10 @@ export const JOB_COLUMNS: readonly Column<Job>[] = [
 
 export function buildFilter(o: ListOptions, now: number): JobFilter {
   const f: JobFilter = {};
+  // (the rules submit and `dlq list` apply: a value no job can have is a typo, not an empty list)
+  if (o.queue !== undefined && !NAME_RE.test(o.queue)) throw new ValidationError(`--queue ${JSON.stringify(sanitize(o.queue))}: a queue name ${NAME_RULE}`);
+  if (o.tenant !== undefined && !NAME_RE.test(o.tenant)) throw new ValidationError(`--tenant ${JSON.stringify(sanitize(o.tenant))}: a tenant id ${NAME_RULE}`);
+  if (o.workflow !== undefined && !WORKFLOW_RE.test(o.workflow)) throw new ValidationError(`--workflow ${JSON.stringify(sanitize(o.workflow))}: a workflow ${WORKFLOW_RULE}`);
   if (o.queue !== undefined) f.queue = o.queue;
   const states = parseStates(o.state);
   if (states) f.states = states;
