@@ -23,6 +23,31 @@ export const DEAD_REASONS = ['exhausted', 'permanent', 'lease_lost', 'custody'] 
 
 export const EFFECT_STATUSES = ['started', 'done'] as const;
 
+export const EVENT_TYPES = [
+  'submitted',
+  'claimed',
+  'checkpoint',
+  'effect_started',
+  'effect_done',
+  'retry_scheduled',
+  'succeeded',
+  'dead',
+  'cancel_requested',
+  'cancelled',
+  'expired',
+  'lease_expired',
+  'released',
+  'redriven',
+  'purged',
+] as const;
+
+/** Queue, tenant and key names: printable, bounded, no separators that break key layouts. */
+export const NAME_RULE = 'must be 1-128 characters of letters, digits and . _ - (starting with a letter or digit)';
+export const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+export const WORKFLOW_RULE = 'must look like name:vN, e.g. research_report:v3';
+export const WORKFLOW_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}:v\d{1,6}$/;
+
 /**
  * The zod schemas (`schemas.ts`), loaded when something first needs to validate.
  * A backend's read path must not pay for zod, yet a synchronous step deep inside

@@ -5,8 +5,7 @@
  * strings in UTC.
  */
 import { z } from 'zod';
-import { NAME_RE, NAME_RULE, WORKFLOW_RE, WORKFLOW_RULE } from './names.js';
-import { DEAD_REASONS, EFFECT_STATUSES, INLINE_INPUT_MAX_BYTES, JOB_CLASSES, JOB_STATES, OUTCOMES } from './model.js';
+import { DEAD_REASONS, EFFECT_STATUSES, EVENT_TYPES, INLINE_INPUT_MAX_BYTES, JOB_CLASSES, JOB_STATES, NAME_RE, NAME_RULE, OUTCOMES, WORKFLOW_RE, WORKFLOW_RULE } from './model.js';
 
 // The enumerations live in the zod-free `model.ts` (cheap to import on read paths); re-exported here unchanged.
 export { DEAD_REASONS, EFFECT_STATUSES, INLINE_INPUT_MAX_BYTES, JOB_CLASSES, JOB_STATES, OUTCOMES };
@@ -197,23 +196,7 @@ function issuesOf(compiled: z.ZodType, schema: z.ZodType, value: unknown, what: 
   return parsed.error.issues.map((i) => `${i.path.join('.') || what}: ${i.message}`).join('; ');
 }
 
-export const EVENT_TYPES = [
-  'submitted',
-  'claimed',
-  'checkpoint',
-  'effect_started',
-  'effect_done',
-  'retry_scheduled',
-  'succeeded',
-  'dead',
-  'cancel_requested',
-  'cancelled',
-  'expired',
-  'lease_expired',
-  'released',
-  'redriven',
-  'purged',
-] as const;
+export { EVENT_TYPES };
 export const EventType = z.enum(EVENT_TYPES);
 export type EventType = z.infer<typeof EventType>;
 

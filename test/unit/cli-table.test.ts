@@ -50,6 +50,14 @@ describe('table output', () => {
     expect(line).toMatch(/… {2}/); // the cut state or message cell still ends with the gap before the next column
   });
 
+  it("a column's minWidth holds room for later rows of a stream (its widths come from the first page)", () => {
+    const cols = [{ header: 'to', get: (r: { to: string }) => r.to, minWidth: 16 }];
+    const first = renderTable(cols, [{ to: '-' }], { palette: NO_COLOUR, width: 80 });
+    expect(first.colWidths).toEqual([16]);
+    const later = renderTable(cols, [{ to: 'cancel_requested' }], { palette: NO_COLOUR, width: 80, colWidths: first.colWidths, header: false });
+    expect(later.text.trim()).toBe('cancel_requested');
+  });
+
   it('counts wide characters as two cells', () => {
     expect(displayWidth('東京')).toBe(4);
     expect(displayWidth('abc')).toBe(3);

@@ -4,7 +4,7 @@
  * bounded memory, writing each page before fetching the next.
  */
 import { parsePastTime } from '../../core/duration.js';
-import { NAME_RE, NAME_RULE, WORKFLOW_RE, WORKFLOW_RULE } from '../../core/names.js';
+import { NAME_RE, NAME_RULE, WORKFLOW_RE, WORKFLOW_RULE } from '../../core/model.js';
 import type { Job, JobClass } from '../../core/schemas.js';
 import type { JobFilter } from '../../backend/contract.js';
 import type { CommandContext } from '../context.js';

@@ -5,6 +5,7 @@
  * until interrupted is what the command is for.
  */
 import { parsePastTime } from '../../core/duration.js';
+import { EVENT_TYPES, JOB_STATES } from '../../core/model.js';
 import type { JobEvent } from '../../core/schemas.js';
 import type { EventQuery } from '../../backend/contract.js';
 import type { CommandContext } from '../context.js';
@@ -19,14 +20,18 @@ export interface TailOptions {
   follow?: boolean;
 }
 
+const TYPE_WIDTH = Math.max(...EVENT_TYPES.map((t) => t.length));
+const STATE_WIDTH = Math.max(...JOB_STATES.map((s) => s.length));
+
 export const EVENT_COLUMNS: readonly Column<JobEvent>[] = [
   { header: 'at', get: (e) => ({ time: e.at }) },
-  { header: 'type', get: (e) => e.type },
+  // (streamed: the longest event type and state fit whatever the first rows were)
+  { header: 'type', get: (e) => e.type, minWidth: TYPE_WIDTH },
   { header: 'job', get: (e) => e.job_id, keepWhole: true },
-  { header: 'queue', get: (e) => e.queue },
-  { header: 'tenant', get: (e) => e.tenant_id, wide: true },
-  { header: 'from', get: (e) => e.from_state },
-  { header: 'to', get: (e) => (e.to_state ? { text: e.to_state, style: 'state' } : null) },
+  { header: 'queue', get: (e) => e.queue, minWidth: 12 },
+  { header: 'tenant', get: (e) => e.tenant_id, wide: true, minWidth: 12 },
+  { header: 'from', get: (e) => e.from_state, minWidth: STATE_WIDTH },
+  { header: 'to', get: (e) => (e.to_state ? { text: e.to_state, style: 'state' } : null), minWidth: STATE_WIDTH },
   { header: 'attempt', get: (e) => e.attempt },
   { header: 'seq', get: (e) => e.seq, wide: true },
 ];

@@ -14,6 +14,12 @@ export interface Column<T> {
   flexible?: boolean;
   /** Never shortened (job ids: a cut id cannot be copied into the next command). */
   keepWhole?: boolean;
+  /**
+   * At least this wide when the terminal has room: a streamed table (`tail`, `--all`) takes its
+   * widths from its first rows, and a later `cancel_requested` or `succeeded` must not be cut to
+   * fit a first row's `-`.
+   */
+  minWidth?: number;
 }
 
 export type TextMode = 'table' | 'plain';

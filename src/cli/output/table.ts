@@ -87,7 +87,7 @@ export function renderTable<T>(allColumns: readonly Column<T>[], rows: readonly 
   const columns = visibleColumns(allColumns, opts.wide ?? false);
   const head = columns.map((c) => c.header.toUpperCase());
   const cells = rows.map((row) => columns.map((c) => sanitize(cellText(c.get(row), 'table'))));
-  const natural = head.map((h, i) => Math.max(displayWidth(h), ...cells.map((r) => displayWidth(r[i]!))));
+  const natural = head.map((h, i) => Math.max(displayWidth(h), columns[i]!.minWidth ?? 0, ...cells.map((r) => displayWidth(r[i]!))));
   const colWidths = opts.colWidths ?? fitWidths(natural, columns.map((c) => (c.keepWhole ? 'never' : c.flexible ? 'first' : 'normal')), opts.width);
   const table = new Table({
     head: opts.header === false ? [] : head.map((h) => opts.palette.bold(h)),
