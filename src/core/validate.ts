@@ -2,9 +2,14 @@ import type { z } from 'zod';
 
 /** One line per issue: `field: rule`. zod's default message is a JSON dump, which is not for people. */
 export function formatZodError(err: z.ZodError, what: string): string {
-  const lines = err.issues.map((i) => {
+  const lines = err.issues.slice(0, MAX_ISSUES).map((i) => {
     const path = i.path.length ? i.path.join('.') : what;
     return `${path}: ${i.message}`;
   });
-  return `invalid ${what}: ${lines.join('; ')}`;
+  // (a plan file with a thousand bad items is one readable message, not a thousand)
+  const more = err.issues.length - lines.length;
+  return `invalid ${what}: ${lines.join('; ')}${more > 0 ? `; and ${more} more` : ''}`;
 }
+
+/** Issues named in one message; the rest are counted. */
+const MAX_ISSUES = 5;

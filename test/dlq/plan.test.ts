@@ -71,6 +71,18 @@ describe('plan files', () => {
     expect(() => parsePlan(JSON.stringify({ ...plan, version: 2 }))).toThrow(/version/);
     const bad = { ...plan, queue: 'research', items: [{ job_id: 'job_1', queue: 'research', verdict: 'redriv', detail: null }] };
     expect(() => parsePlan(JSON.stringify(bad))).toThrow(/items\.0\.verdict/);
+    // many broken items: the first few named, the rest counted (one readable message)
+    const many = { ...bad, items: Array.from({ length: 30 }, (_v, i) => ({ job_id: `job_${i}`, queue: 'research', verdict: 'redriv', detail: null })) };
+    const err = (() => {
+      try {
+        parsePlan(JSON.stringify(many));
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return '';
+    })();
+    expect(err).toMatch(/items\.4\.verdict.*; and 25 more$/);
+    expect(err).not.toContain('items.5.');
   });
 
   it('refuses duplicated jobs, foreign queues and verdicts of another action', () => {

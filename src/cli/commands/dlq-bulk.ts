@@ -243,7 +243,8 @@ async function confirm(action: BulkAction, plan: Plan, o: BulkOptions, io: DlqIo
     throw new DeclinedError(`dlq ${action} changes ${plan.totals.acting} jobs and there is no terminal to confirm on: add --yes`, 'Review it first with --dry-run.');
   }
   printTotals(plan, io.err);
-  io.err.write(`context ${io.contextName ?? '(default)'}: ${plan.totals.acting} jobs will be ${VERB[action].done}.\n`);
+  // (the words `context show` uses when no context is in force)
+  io.err.write(`context ${io.contextName ?? '(none)'}: ${plan.totals.acting} jobs will be ${VERB[action].done}.\n`);
   if (plan.totals.acting > TYPED_CONFIRM_THRESHOLD) {
     const answer = (await io.prompt(`Type the number of jobs (${plan.totals.acting}) to ${action} them: `)).trim();
     if (answer !== String(plan.totals.acting)) throw new DeclinedError(`confirmation did not match ${plan.totals.acting}: nothing was changed`);

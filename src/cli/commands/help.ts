@@ -28,7 +28,8 @@ export async function run(opts: HelpOptions, ctx: CommandContext): Promise<void>
   for (const name of opts.topic) {
     const sub = cmd.commands.find((c) => c.name() === name || c.aliases().includes(name));
     if (!sub) {
-      const known = cmd.commands.map((c) => c.name()).filter((n) => n !== 'help');
+      // (not the shell completion's own helper, __complete)
+      const known = cmd.commands.map((c) => c.name()).filter((n) => n !== 'help' && !n.startsWith('__'));
       throw new ValidationError(
         `no help for ${JSON.stringify(opts.topic.join(' '))}: not a command or topic`,
         `Commands: ${known.join(', ')}; topics: ${HELP_TOPICS.join(', ')}.`,
