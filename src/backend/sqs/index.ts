@@ -345,6 +345,9 @@ export class SqsBackend implements Backend {
    * short of that is renewed instead of hidden again.
    */
   private nearBackstop(m: Message): boolean {
+    // Not on a FIFO queue: a copy would go to the end of its message group, behind the tenant's
+    // later jobs, and the order the group exists for would be lost.
+    if (this.url.fifo) return false;
     return Number(m.Attributes?.ApproximateReceiveCount ?? '0') >= this.url.maxReceiveCount - 1;
   }
 
@@ -357,12 +360,12 @@ export class SqsBackend implements Backend {
     // The store forgets this message first, so the copy is not taken for a duplicate of it. (No
     // one else can receive the old message meanwhile: this receive hides it for a lease.)
     await this.ext.forgetDelivery(jobId);
-    const copy: OutgoingMessage = { key: jobId, body: m.Body ?? '', attributes: m.MessageAttributes ?? {} };
-    if (this.url.fifo) {
-      // (a FIFO queue has no per-message delay: the copy is received at once and hidden then)
-      copy.groupId = m.Attributes?.MessageGroupId ?? jobId;
-      copy.dedupId = `${jobId}.renew.${m.MessageId}`.slice(0, 128);
-    } else copy.delaySeconds = Math.min(MAX_DELAY_SECONDS, this.visibilityUntil(untilMs));
+    const copy: OutgoingMessage = {
+      key: jobId,
+      body: m.Body ?? '',
+      attributes: m.MessageAttributes ?? {},
+      delaySeconds: Math.min(MAX_DELAY_SECONDS, this.visibilityUntil(untilMs)),
+    };
     let sent = false;
     try {
       sent = (await sendBatch(this.data, url, [copy])).sent.length === 1;
