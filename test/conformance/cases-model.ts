@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Backend, Lease } from '../../src/backend/contract.js';
-import { LeaseLostError } from '../../src/core/errors.js';
+import { LeaseLostError, ValidationError } from '../../src/core/errors.js';
 import { JOB_STATES, type Job, type JobClass } from '../../src/core/schemas.js';
 import { isTerminal } from '../../src/core/states.js';
 import { allEvents, iso, req, type ConformanceFixture, type MakeFixture } from './fixture.js';
@@ -114,16 +114,20 @@ export function modelCases(make: MakeFixture): void {
             for (const [i, op] of ops.entries()) {
               switch (op.kind) {
                 case 'submit': {
-                  const { job } = await backend.submit(
-                    req({
-                      queue: QUEUE,
-                      tenant_id: `t${op.tenant}`,
-                      class: CLASSES[op.cls]!,
-                      max_attempts: op.maxAttempts,
-                      deadline_at: op.deadlineMs === null ? null : iso(clock.now() + op.deadlineMs),
-                      run_at: op.delayMs ? iso(clock.now() + op.delayMs) : null,
-                    }),
-                  );
+                  const submit = req({
+                    queue: QUEUE,
+                    tenant_id: `t${op.tenant}`,
+                    class: CLASSES[op.cls]!,
+                    max_attempts: op.maxAttempts,
+                    deadline_at: op.deadlineMs === null ? null : iso(clock.now() + op.deadlineMs),
+                    run_at: op.delayMs ? iso(clock.now() + op.delayMs) : null,
+                  });
+                  if (op.delayMs && op.deadlineMs !== null && op.delayMs >= op.deadlineMs) {
+                    // a start at or after the deadline is refused: the job could never run
+                    await expect(backend.submit(submit)).rejects.toBeInstanceOf(ValidationError);
+                    break;
+                  }
+                  const { job } = await backend.submit(submit);
                   ids.push(job.job_id);
                   break;
                 }
