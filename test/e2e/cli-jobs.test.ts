@@ -200,8 +200,13 @@ describe('cancel', () => {
     expect(rows[0]).toMatchObject({ job_id: job.job_id, status: 'cancelled', job: { state: 'cancelled', cancel_reason: 'customer withdrew' } });
     const again = await runCliOk(home, ['cancel', job.job_id]);
     expect(again.stdout).toContain('already ended');
-    const mixed = await runCli(home, ['cancel', job.job_id, 'job_01JD3K0000000000000000000A']);
+    const mixed = await runCli(home, ['cancel', job.job_id, 'job_01JD3K0000000000000000000A', '-o', 'json']);
     expect(mixed.code).toBe(6);
+    // the output says which job failed, not only that one did
+    expect(JSON.parse(mixed.stdout)).toEqual([
+      expect.objectContaining({ job_id: job.job_id, status: 'already_terminal' }),
+      { job_id: 'job_01JD3K0000000000000000000A', status: 'error', error: { code: 'NOT_FOUND', message: 'job job_01JD3K0000000000000000000A not found' } },
+    ]);
     const missing = await runCli(home, ['cancel', 'job_01JD3K0000000000000000000A']);
     expect(missing.code).toBe(5);
   });

@@ -10,7 +10,6 @@ import type { CancelResult } from '../../backend/contract.js';
 import { AgentqError, ExitCode, NotFoundError } from '../../core/errors.js';
 import type { CommandContext } from '../context.js';
 import { RecordStream } from '../output/format.js';
-import { sanitize } from '../output/sanitize.js';
 import { checkJobId } from '../parse.js';
 
 export interface CancelOptions {
@@ -20,15 +19,18 @@ export interface CancelOptions {
 
 interface CancelRow {
   job_id: string;
-  status: CancelResult['status'];
-  state: string;
-  job: CancelResult['job'];
+  /** `error`: this job could not be cancelled (the others were tried): see `error`. */
+  status: CancelResult['status'] | 'error';
+  state: string | null;
+  job: CancelResult['job'] | null;
+  error?: { code: string; message: string };
 }
 
-const MEANING: Record<CancelResult['status'], string> = {
+const MEANING: Record<CancelRow['status'], string> = {
   cancelled: 'cancelled',
   cancel_requested: 'cancel requested (the worker stops at its next heartbeat)',
   already_terminal: 'already ended, nothing changed',
+  error: 'not cancelled',
 };
 
 export async function run(o: CancelOptions, ctx: CommandContext): Promise<void> {
@@ -38,10 +40,11 @@ export async function run(o: CancelOptions, ctx: CommandContext): Promise<void> 
   const stream = new RecordStream<CancelRow>(ctx.out, {
     columns: [
       { header: 'job', get: (r) => r.job_id, keepWhole: true },
-      { header: 'result', get: (r) => MEANING[r.status] ?? r.status, flexible: true },
-      { header: 'state', get: (r) => ({ text: r.state, style: 'state' }) },
+      { header: 'result', get: (r) => (r.error ? `${MEANING[r.status]}: ${r.error.message}` : MEANING[r.status]), flexible: true },
+      { header: 'state', get: (r) => (r.state === null ? null : { text: r.state, style: 'state' }) },
     ],
-    toJson: (r) => ({ job_id: r.job_id, status: r.status, job: r.job }),
+    // (a script reading the output learns which jobs failed, not only that some did)
+    toJson: (r) => (r.error ? { job_id: r.job_id, status: r.status, error: r.error } : { job_id: r.job_id, status: r.status, job: r.job }),
   });
   const failures: AgentqError[] = [];
   for (const id of ids) {
@@ -54,7 +57,7 @@ export async function run(o: CancelOptions, ctx: CommandContext): Promise<void> 
     } catch (e) {
       if (!(e instanceof AgentqError) || ids.length === 1) throw e;
       failures.push(e);
-      ctx.note(`error: ${id}: ${sanitize(e.message)}`);
+      await stream.page([{ job_id: id, status: 'error', state: null, job: null, error: { code: e.code, message: e.message } }]);
     }
   }
   stream.end();
