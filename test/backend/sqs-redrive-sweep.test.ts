@@ -21,7 +21,7 @@ import { SWEEP_LANES, sweepDlq } from '../../src/backend/sqs/custody.js';
 import { SdkDataPlane } from '../../src/backend/sqs/data-plane.js';
 import { dlqName } from '../../src/backend/sqs/names.js';
 import { SqsWireClient } from '../../src/backend/sqs/wire.js';
-import { makeCliHome, runCli, runCliOk, type CliHome } from '../support/cli.js';
+import { collect, makeCliHome, runCli, runCliOk, spawnCli, type CliHome } from '../support/cli.js';
 import { pollUntil } from '../support/poll.js';
 import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
 import { sqsUrl, useEmulatorCredentials } from '../conformance/sqs-fixture.js';
@@ -146,6 +146,27 @@ describe('agentq dlq redrive on SQS: the SQS DLQ sweep', () => {
     expect(resumed.stderr).toContain('received 4, deleted 2 copies');
     expect(await depths(s.dlq)).toEqual({ visible: 2, hidden: 0 });
     expect((await contents(s.dlq)).map((m) => m.what)).toEqual([...s.jobs.kept!, 'from another system'].sort());
+  }, 120_000);
+
+  it('a resumed run that is interrupted again says the SQS DLQ still holds copies of what it moved, and how they go', async () => {
+    const s = await seed('e', { moved: 12 });
+    // --no-sweep first, interrupted after its first batch: a resumed run is what is tested
+    const interrupt = async (args: string[]): Promise<{ code: number | null; stderr: string }> => {
+      const child = spawnCli(home, ['--url', s.url, ...args], { env: CREDS });
+      let stderr = '';
+      child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+      const done = collect(child, 60_000);
+      await pollUntil(() => /\d+\/\d+ \(\d+%\) moved=[1-9]/.test(stderr), { timeoutMs: 30_000, what: 'a first batch' });
+      child.kill('SIGINT');
+      const r = await done;
+      return { code: r.code, stderr: r.stderr };
+    };
+    const first = await interrupt(['dlq', 'redrive', '--queue', 'research', '--all', '--yes', '--no-sweep', '--rate', '4', '--batch-size', '2']);
+    expect(first.code).toBe(130);
+    const runId = /--resume (run_\w+)/.exec(first.stderr)![1]!;
+    const again = await interrupt(['dlq', 'redrive', '--resume', runId, '--rate', '4', '--batch-size', '2']);
+    expect(again.code).toBe(130);
+    expect(again.stderr).toContain(`the SQS DLQ still holds copies of jobs this run moved: they are deleted when the run finishes (--resume) or by: agentq sqs sweep --queue research`);
   }, 120_000);
 
   it('--no-sweep on a backend without a broker DLQ is accepted and changes nothing', async () => {

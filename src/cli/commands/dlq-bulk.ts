@@ -140,7 +140,12 @@ async function resume(action: BulkAction, o: BulkOptions, io: DlqIo, rate: numbe
     lock: { breakLock: o.breakLock, force: o.force },
   });
   // A resumed run sweeps too, also one that had completed: what a killed or interrupted sweep left goes now.
-  return report(result, io, await sqsSweep(action, o, io, backend, result));
+  const swept = await sqsSweep(action, o, io, backend, result);
+  if (backend.kind === 'sqs' && action === 'redrive' && o.sweep !== false && result.run.counts.planned > 0 && result.run.counts.moved > 0) {
+    // (a resumed run sweeps only once its moves are over: until then the SQS DLQ overstates the backlog)
+    io.err.write(`the SQS DLQ still holds copies of jobs this run moved: they are deleted when the run finishes (--resume) or by: agentq sqs sweep --queue ${sanitize(result.run.queue)}\n`);
+  }
+  return report(result, io, swept);
 }
 
 /**
