@@ -44,32 +44,45 @@ const FIXED: Column[] = [
   { key: 'redrives', title: 'REDRV', width: 5, isRight: true },
 ];
 
+/** Fixed columns a narrow terminal drops first, in this order (deadline and partial stay: they decide a redrive). */
+const DROPPABLE: ReadonlyArray<Column['key']> = ['redrives', 'age', 'attempts'];
+/** Room the error code needs to be told apart (PROVIDER_429 from PROVIDER_5XX): it is what triage sorts by. */
+const ERROR_MIN = 14;
+/** Workflow and tenant: what is left, at least this each. */
+const NAME_MIN = 4;
+
 /**
- * Columns for a terminal `width` wide: the fixed columns keep their size,
- * workflow / tenant / error code share the rest (error code gets the most:
- * it is what triage sorts by), and everything is cut with an ellipsis.
+ * Columns for a terminal `width` wide. Workflow, tenant and error code share what the fixed
+ * columns leave (the error code gets the most). On a narrow terminal (80 columns) the redrive
+ * count, age and attempts go first, so the error code keeps ERROR_MIN and nothing runs off the
+ * right edge; everything is cut with an ellipsis.
  */
 export function listColumns(width: number): Column[] {
-  const fixed = FIXED.reduce((n, c) => n + c.width, 0);
-  const gaps = FIXED.length + 3 - 1;
-  const flex = Math.max(15, width - fixed - gaps);
-  const error = Math.max(5, Math.floor(flex * 0.4));
-  const workflow = Math.max(5, Math.floor(flex * 0.35));
-  const tenant = Math.max(5, flex - error - workflow);
-  const byKey = Object.fromEntries(FIXED.map((c) => [c.key, c])) as Record<string, Column>;
-  return [
-    byKey.cursor!,
-    byKey.sel!,
-    byKey.id!,
+  let fixed = [...FIXED];
+  const room = () => width - fixed.reduce((n, c) => n + c.width, 0) - (fixed.length + 3 - 1);
+  for (const key of DROPPABLE) {
+    if (room() >= ERROR_MIN + 2 * NAME_MIN) break;
+    fixed = fixed.filter((c) => c.key !== key);
+  }
+  const flex = Math.max(ERROR_MIN + 2 * NAME_MIN, room());
+  const error = Math.max(ERROR_MIN, Math.floor(flex * 0.4));
+  const tenant = Math.max(NAME_MIN, Math.floor((flex - error) * 0.4));
+  const workflow = Math.max(NAME_MIN, flex - error - tenant);
+  const byKey = Object.fromEntries(fixed.map((c) => [c.key, c])) as Partial<Record<Column['key'], Column>>;
+  const cols: Array<Column | undefined> = [
+    byKey.cursor,
+    byKey.sel,
+    byKey.id,
     { key: 'workflow', title: 'WORKFLOW', width: workflow },
     { key: 'tenant', title: 'TENANT', width: tenant },
     { key: 'error', title: 'ERROR', width: error },
-    byKey.attempts!,
-    byKey.age!,
-    byKey.deadline!,
-    byKey.partial!,
-    byKey.redrives!,
+    byKey.attempts,
+    byKey.age,
+    byKey.deadline,
+    byKey.partial,
+    byKey.redrives,
   ];
+  return cols.filter((c): c is Column => c !== undefined);
 }
 
 export function headerLine(cols: readonly Column[]): string {
