@@ -143,17 +143,28 @@ async function watch(opts: StatsOptions, ctx: CommandContext, backend: Backend):
   if (intervalMs < 200) throw new ValidationError('--interval must be at least 200ms');
   const history = new StatsHistory(60);
   const width = Math.max(10, Math.min(60, Math.floor(((ctx.io.stdout.columns ?? 100) - 30) / 2)));
-  while (!ctx.signal.aborted) {
-    const reports = (await collectStats(backend, opts.queue)).map(buildStatsReport);
-    recordHistory(history, reports);
-    const frame: string[] = [];
-    const buffer: OutputTarget = { ...ctx.out, write: (s) => void frame.push(s) };
-    await printReports(buffer, reports, opts.by);
-    const at = new Date(ctx.clock.now()).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
-    ctx.io.stdout.write(`${CLEAR}agentq stats — ${at} — every ${formatDuration(intervalMs)}, Ctrl-C to stop\n\n${frame.join('')}\n${renderSparklines(reports, history, width)}`);
-    await abortableSleep(intervalMs, ctx.signal);
+  // Lines are cut at the right edge while watching, not wrapped (as top does): a wrapped table
+  // scrolled the screen on a narrow terminal and left pieces of the last frame behind.
+  ctx.io.stdout.write(NO_WRAP);
+  try {
+    while (!ctx.signal.aborted) {
+      const reports = (await collectStats(backend, opts.queue)).map(buildStatsReport);
+      recordHistory(history, reports);
+      const frame: string[] = [];
+      const buffer: OutputTarget = { ...ctx.out, write: (s) => void frame.push(s) };
+      await printReports(buffer, reports, opts.by);
+      const at = new Date(ctx.clock.now()).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+      ctx.io.stdout.write(`${CLEAR}agentq stats — ${at} — every ${formatDuration(intervalMs)}, Ctrl-C to stop\n\n${frame.join('')}\n${renderSparklines(reports, history, width)}`);
+      await abortableSleep(intervalMs, ctx.signal);
+    }
+  } finally {
+    ctx.io.stdout.write(WRAP);
   }
 }
+
+/** DECAWM off and on: the terminal cuts long lines instead of wrapping them. */
+const NO_WRAP = '\x1b[?7l';
+const WRAP = '\x1b[?7h';
 
 // ---------------------------------------------------------------- the command
 
