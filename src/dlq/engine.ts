@@ -163,11 +163,14 @@ export async function applyRun(deps: EngineDeps, runId: string, c: ApplyControl 
         }
         pacer.issue(ids.length);
         const results = await backend.applyRunItems({ runId, jobIds: ids, now: clock.now() });
+        let skipped = 0;
         for (const r of results) {
           if (r.status === 'moved') session.moved++;
-          else if (r.status === 'skipped') session.skipped++;
+          else if (r.status === 'skipped') skipped++;
           else if (r.status === 'failed') session.failed++;
         }
+        session.skipped += skipped;
+        pacer.refund(skipped);
         done += ids.length;
         c.onProgress?.({
           kind: 'batch',

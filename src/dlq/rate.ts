@@ -1,7 +1,9 @@
 /**
  * Pacing for bulk actions. `--rate N/s` paces item starts: the k-th item may
  * not start before start + k/N seconds, so the average never exceeds N/s and
- * a slow batch is not "made up for" with a burst beyond one batch.
+ * a slow batch is not "made up for" with a burst beyond one batch. Items that
+ * turn out to need no work (skipped at apply) are given back: the rate protects
+ * the workers and providers the moved jobs reach, and a skip reaches nobody.
  */
 import { ValidationError } from '../core/errors.js';
 
@@ -54,5 +56,10 @@ export class Pacer {
   issue(n: number): void {
     if (this.started === null) this.started = this.now();
     this.issued += n;
+  }
+
+  /** Gives back items that needed no work (skipped at apply): the rate paces what is moved. */
+  refund(n: number): void {
+    this.issued = Math.max(0, this.issued - n);
   }
 }

@@ -6,6 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runRecord } from '../conformance/fixture.js';
 import type { Backend, LedgerItem } from '../../src/backend/contract.js';
 import { SqliteBackend } from '../../src/backend/sqlite/index.js';
 import { ManualClock, seededRandom } from '../../src/core/clock.js';
@@ -123,6 +124,21 @@ describe('redrive engine on SQLite', () => {
     await applyRun(deps, run.run_id);
     // 30 jobs at 10/s in batches of 10: the 2nd and 3rd batch each wait a second.
     expect(slept).toEqual([1000, 1000]);
+  });
+
+  it('skips at apply do not count against --rate: the rate paces what is moved', async () => {
+    const ids = await seedDead(backend, () => clock.now(), Array.from({ length: 30 }, () => ({ queue: 'q' })));
+    const { plan } = await buildPlan(deps, { action: 'redrive', selector: sel({ queue: 'q' }) });
+    const run = await startRun(deps, plan, { reason: null, rate: 10, batchSize: 10 });
+    // another run moves the first 20 meanwhile: this run skips them (no longer in the DLQ)
+    const first20 = [...ids].sort().slice(0, 20);
+    const OTHER = 'run_01JOTHERRUN0000000000000A';
+    await backend.createRun(runRecord({ run_id: OTHER, queue: 'q', action: 'redrive' }, clock.now()), first20.map((id) => ({ job_id: id, verdict: 'redrive' as const, detail: null })));
+    await backend.applyRunItems({ runId: OTHER, jobIds: first20, now: clock.now() });
+    const res = await applyRun(deps, run.run_id);
+    expect(res.session).toEqual({ moved: 10, skipped: 20, failed: 0 });
+    // 20 skips gave their time back: no batch waited
+    expect(slept).toEqual([]);
   });
 
   it('Ctrl-C stops after the current batch; resume finishes with nothing lost or doubled', async () => {
