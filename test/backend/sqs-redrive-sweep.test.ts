@@ -149,7 +149,7 @@ describe('agentq dlq redrive on SQS: the SQS DLQ sweep', () => {
   }, 120_000);
 
   it('a resumed run that is interrupted again says the SQS DLQ still holds copies of what it moved, and how they go', async () => {
-    const s = await seed('e', { moved: 12 });
+    const s = await seed('f', { moved: 12 });
     // --no-sweep first, interrupted after its first batch: a resumed run is what is tested
     const interrupt = async (args: string[]): Promise<{ code: number | null; stderr: string }> => {
       const child = spawnCli(home, ['--url', s.url, ...args], { env: CREDS });
