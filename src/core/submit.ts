@@ -52,7 +52,17 @@ export function normalizeSubmit(raw: unknown, now: number): NormalizedSubmit {
  * two tries of the same request; the existing job keeps the times it was given.
  */
 export function requestFingerprint(req: NormalizedSubmit): string {
-  return createHash('sha256').update(stableStringify({ ...req, deadline_at: undefined, run_at: undefined })).digest('hex');
+  // (as null, not left out: a request without times hashes as it always did, so keys stored before
+  // this rule still match)
+  return createHash('sha256').update(stableStringify({ ...req, deadline_at: null, run_at: null })).digest('hex');
+}
+
+/**
+ * Whether a stored fingerprint is this request's: the current one, or the one stored before the
+ * times were left out (times and all), so a key stored by an earlier agentq keeps working.
+ */
+export function sameRequest(stored: string, req: NormalizedSubmit, fingerprint = requestFingerprint(req)): boolean {
+  return stored === fingerprint || stored === createHash('sha256').update(stableStringify(req)).digest('hex');
 }
 
 export function stableStringify(v: unknown): string {

@@ -129,6 +129,23 @@ describe('a queue in 3 shards on a 3-master cluster', () => {
     await backend.close();
   });
 
+  it('a key stored under the key alone (before keys were scoped by tenant) still returns its job to its tenant, and only to it', async () => {
+    const { backend } = open();
+    const a = 'tenant0';
+    const b = Array.from({ length: 40 }, (_v, i) => `tenant${i}`).find((t) => t !== a && shardOf(t, 3) === shardOf(a, 3))!;
+    const first = await backend.submit({ workflow: 'w:v1', queue: 'research', tenant_id: a, idempotency_key: 'old-1', input: 'x' });
+    // as an earlier agentq stored it: the field is the key alone
+    const p = `{sh${n}:research:${shardOf(a, 3)}}:`;
+    const stored = (await backend.redis.hget(`${p}idem`, `${a}\u0000old-1`))!;
+    await backend.redis.hdel(`${p}idem`, `${a}\u0000old-1`);
+    await backend.redis.hset(`${p}idem`, 'old-1', stored);
+    const again = await backend.submit({ workflow: 'w:v1', queue: 'research', tenant_id: a, idempotency_key: 'old-1', input: 'x' });
+    expect(again).toMatchObject({ created: false, job: { job_id: first.job.job_id } });
+    const other = await backend.submit({ workflow: 'w:v1', queue: 'research', tenant_id: b, idempotency_key: 'old-1', input: 'x' });
+    expect(other.created).toBe(true);
+    await backend.close();
+  });
+
   it('serves tenants on different shards in turn', async () => {
     const { backend } = open();
     // Two tenants that land on different shards.

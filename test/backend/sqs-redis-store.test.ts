@@ -112,6 +112,23 @@ describe('outbox on a Redis job store', () => {
   });
 });
 
+describe('waiting jobs on a Redis job store', () => {
+  it('a job not due yet keeps one message: renewed near maxReceiveCount, never moved to the DLQ, never published again', async () => {
+    const e = env();
+    const clock = new ManualClock();
+    const b = e.make({ clock, maxVisibilitySeconds: 0, extra: '&autocreate=1&wait=0&max_receive_count=2' });
+    const { job } = await b.submit(submitReq({ run_at: new Date(clock.now() + 3_600_000).toISOString() }));
+    for (let i = 0; i < 6; i++) expect(await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 })).toEqual([]);
+    // the outbox still counts it as published (renewing it did not make the relay send it again)
+    expect((await b.outboxStatus()).pending).toBe(0);
+    expect(await depth(dlqName(e.prefix, 'q'))).toBe(0);
+    expect(await depth(sourceQueueName(e.prefix, 'q', 'batch'))).toBe(1);
+    clock.advance(3_600_000);
+    const [lease] = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+    expect(lease?.jobId).toBe(job.job_id);
+  });
+});
+
 describe('the DLQ on SQS with a Redis job store', () => {
   it('writes the store entry and the SQS DLQ copy before it deletes the source; a redrive is a new generation, published and run', async () => {
     const e = env();

@@ -1,9 +1,10 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ManualClock, seededRandom } from '../../src/core/clock.js';
 import { ValidationError } from '../../src/core/errors.js';
 import { createIdFactory, isJobId } from '../../src/core/ids.js';
 import { INLINE_INPUT_MAX_BYTES } from '../../src/core/schemas.js';
-import { normalizeSubmit, requestFingerprint } from '../../src/core/submit.js';
+import { normalizeSubmit, requestFingerprint, sameRequest, stableStringify } from '../../src/core/submit.js';
 
 const now = Date.UTC(2026, 10, 29);
 
@@ -45,6 +46,20 @@ describe('normalizeSubmit', () => {
     expect(() => normalizeSubmit({ workflow: 'w:v1', deadline_at, run_at: '2026-11-29T02:00:00Z' }, now)).toThrow(/run_at .* is not before deadline_at .*could never run/);
     expect(() => normalizeSubmit({ workflow: 'w:v1', deadline_at, run_at: deadline_at }, now)).toThrow(ValidationError);
     expect(normalizeSubmit({ workflow: 'w:v1', deadline_at, run_at: '2026-11-29T00:30:00Z' }, now).run_at).toBe('2026-11-29T00:30:00.000Z');
+  });
+});
+
+describe('keys stored by an earlier agentq (fingerprints with the times)', () => {
+  const legacy = (r: ReturnType<typeof normalizeSubmit>) => createHash('sha256').update(stableStringify(r)).digest('hex');
+  it('a request without times has the same fingerprint as before', () => {
+    const r = normalizeSubmit({ workflow: 'w:v1', tenant_id: 't', idempotency_key: 'k', input: 'x' }, now);
+    expect(requestFingerprint(r)).toBe(legacy(r));
+  });
+  it('a stored fingerprint with the times still matches the same request', () => {
+    const r = normalizeSubmit({ workflow: 'w:v1', idempotency_key: 'k', deadline_at: '2026-11-29T05:00:00Z' }, now);
+    expect(requestFingerprint(r)).not.toBe(legacy(r));
+    expect(sameRequest(legacy(r), r)).toBe(true);
+    expect(sameRequest(legacy(normalizeSubmit({ workflow: 'w:v1', idempotency_key: 'k', input: 'other' }, now)), r)).toBe(false);
   });
 });
 

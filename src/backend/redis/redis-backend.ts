@@ -16,8 +16,8 @@ import { classWeight, type FairnessOptions } from '../../core/fairness.js';
 import { createIdFactory, JOB_ID_PREFIX } from '../../core/ids.js';
 import { DEFAULT_ATTEMPTS_POLICY } from '../../core/plan.js';
 import { decideFailure, DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../core/retry.js';
-import { JOB_CLASSES, JOB_STATES, type DlqEntry, type Effect, type Job, type JobEvent, type JobState, type SubmitRequest } from '../../core/schemas.js';
-import { normalizeSubmit, requestFingerprint } from '../../core/submit.js';
+import { JOB_CLASSES, JOB_STATES, type DlqEntry, type Effect, type Job, type JobEvent, type JobState, type NormalizedSubmit, type SubmitRequest } from '../../core/schemas.js';
+import { normalizeSubmit, requestFingerprint, sameRequest } from '../../core/submit.js';
 import { DEFAULT_MAX_REDRIVES, isExpiredAt, verdictFor } from '../../core/verdict.js';
 import { systemClock, systemRandom, type Clock, type Random } from '../../core/clock.js';
 import type {
@@ -316,7 +316,13 @@ export class RedisBackend implements Backend {
     if (req.idempotency_key !== null) {
       // A duplicate returns the existing job before admission control: resending is never refused.
       const existing = await this.client.hget(p + 'idem', idemField);
-      if (existing !== null) return this.duplicateOf(req.idempotency_key, existing, fp);
+      if (existing !== null) return this.duplicateOf(req, existing, fp);
+      if (shards > 1) {
+        // A key stored before keys were scoped by tenant here (under the key alone): it is this
+        // request's when its job is this tenant's.
+        const legacy = await this.client.hget(p + 'idem', req.idempotency_key);
+        if (legacy !== null && (await this.client.hget(`${p}j:${legacy.split('|')[0]!}`, 'ten')) === req.tenant_id) return this.duplicateOf(req, legacy, fp);
+      }
     }
     const createdAt = iso(now)!;
     const estimated = req.estimated_seconds ?? DEFAULT_ESTIMATED_SECONDS;
@@ -365,7 +371,7 @@ export class RedisBackend implements Backend {
     ]);
     if (res !== '') {
       if (this.opts.cluster) await this.client.del(locKey);
-      return this.duplicateOf(req.idempotency_key!, res, fp);
+      return this.duplicateOf(req, res, fp);
     }
     // (The new job's location is not put in the location cache: a bulk producer would fill it with
     // ids it never reads back, at about 9% of its CPU per submit, measured; a later read of the job
@@ -466,9 +472,10 @@ export class RedisBackend implements Backend {
     }
   }
 
-  private async duplicateOf(key: string, stored: string, fp: string): Promise<{ job: Job; created: boolean }> {
+  private async duplicateOf(req: NormalizedSubmit, stored: string, fp: string): Promise<{ job: Job; created: boolean }> {
+    const key = req.idempotency_key!;
     const [existingId, existingFp] = stored.split('|') as [string, string];
-    if (existingFp !== fp) throw new IdempotencyConflictError(key, existingId);
+    if (!sameRequest(existingFp, req, fp)) throw new IdempotencyConflictError(key, existingId);
     const existing = await this.readJob(existingId);
     if (!existing) throw new NotFoundError(`${existingId} (the job of idempotency key ${JSON.stringify(key)}) no longer exists`, 'JOB_NOT_FOUND');
     return { job: existing.job, created: false };

@@ -108,7 +108,7 @@ export class SqliteBackend implements Backend {
   // ------------------------------------------------------------ producers and operators
 
   async submit(req: SubmitRequest): Promise<SubmitResult> {
-    const { normalizeSubmit, requestFingerprint } = submitModule ?? (submitModule = await import('../../core/submit.js'));
+    const { normalizeSubmit, requestFingerprint, sameRequest } = submitModule ?? (submitModule = await import('../../core/submit.js'));
     const n = normalizeSubmit(req, this.store.clock.now());
     const fingerprint = requestFingerprint(n);
     return this.store.grouped(() => {
@@ -116,13 +116,13 @@ export class SqliteBackend implements Backend {
       if (n.idempotency_key !== null) {
         const existing = this.store.sql('SELECT * FROM jobs WHERE queue = ? AND idem_key = ?').get(n.queue, n.idempotency_key) as (JobRow & { fingerprint: string }) | undefined;
         if (existing) {
-          if (existing.fingerprint !== fingerprint) throw new IdempotencyConflictError(n.idempotency_key, existing.id);
+          if (!sameRequest(existing.fingerprint, n, fingerprint)) throw new IdempotencyConflictError(n.idempotency_key, existing.id);
           return { job: rowToJob(existing), created: false };
         }
         // A submit earlier in this group commit, whose row is not written yet.
         const mine = this.store.pendingByIdemKey(n.queue, n.idempotency_key);
         if (mine) {
-          if (mine[15] !== fingerprint) throw new IdempotencyConflictError(n.idempotency_key, mine[0] as string);
+          if (!sameRequest(mine[15] as string, n, fingerprint)) throw new IdempotencyConflictError(n.idempotency_key, mine[0] as string);
           return { job: rowToJob({ id: mine[0] as string, doc: mine[16] as string }), created: false };
         }
       }

@@ -359,7 +359,7 @@ export class SqsBackend implements Backend {
   private async renew(m: Message, url: string, jobId: string, untilMs: number): Promise<boolean> {
     // The store forgets this message first, so the copy is not taken for a duplicate of it. (No
     // one else can receive the old message meanwhile: this receive hides it for a lease.)
-    await this.ext.forgetDelivery(jobId);
+    await this.ext.forgetDelivery(jobId, true);
     const copy: OutgoingMessage = {
       key: jobId,
       body: m.Body ?? '',

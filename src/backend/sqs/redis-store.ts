@@ -274,11 +274,12 @@ export class RedisSqsStore implements SqsStore {
     await fn.call(this.client, 1, `${this.sp(loc)}sqs:dlv`, jobId, this.now);
   }
 
-  async forgetDelivery(jobId: string): Promise<void> {
+  async forgetDelivery(jobId: string, keepPublished = false): Promise<void> {
     const loc = await this.locate(jobId);
     if (!loc) return;
     const p = this.sp(loc);
-    await Promise.all([this.client.hdel(`${p}sqs:dlv`, jobId), this.client.hdel(`${p}sqs:pub`, jobId)]);
+    // (the published mark is what tells the outbox this job has its message)
+    await Promise.all([this.client.hdel(`${p}sqs:dlv`, jobId), keepPublished ? 0 : this.client.hdel(`${p}sqs:pub`, jobId)]);
   }
 
   // ------------------------------------------------------------ consumers

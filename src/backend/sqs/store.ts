@@ -72,7 +72,11 @@ export interface SqsStore {
   // deliveries
   delivery(jobId: string): Awaitable<Delivery | null>;
   markDlqSent(jobId: string): Awaitable<void>;
-  forgetDelivery(jobId: string): Awaitable<void>;
+  /**
+   * Forgets the message recorded for the job. `keepPublished`: the job still has a message in
+   * SQS (one replacing this one), so the outbox must not take it for unpublished.
+   */
+  forgetDelivery(jobId: string, keepPublished?: boolean): Awaitable<void>;
 
   // consumers
   /** Judges one received message against the store (state, fence, cancel flag) and claims it when it may run. */
