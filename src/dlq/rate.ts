@@ -58,8 +58,15 @@ export class Pacer {
     this.issued += n;
   }
 
-  /** Gives back items that needed no work (skipped at apply): the rate paces what is moved. */
+  /**
+   * Gives back items that needed no work (skipped at apply): the rate paces what is moved. The time
+   * they took is not credit: after a refund the next items are due now at the earliest, so a long
+   * stretch of skips is not followed by a burst of moves.
+   */
   refund(n: number): void {
     this.issued = Math.max(0, this.issued - n);
+    if (this.ratePerSec === null || this.started === null) return;
+    const earliest = this.now() - (this.issued * 1000) / this.ratePerSec;
+    if (this.started < earliest) this.started = earliest;
   }
 }

@@ -43,6 +43,31 @@ it('applies a planned item stored in the key order of an older agentq, once', as
   await backend.close();
 });
 
+it('a job hash missing a field the apply needs is skipped as malformed, not stranded half moved', async () => {
+  const clock = new ManualClock();
+  const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=lg3`), { clock });
+  const raw = new Redis(server.url);
+  const ids: string[] = [];
+  for (const tenant of ['a', 'b']) ids.push((await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: tenant, max_attempts: 1 })).job.job_id);
+  for (const lease of await backend.claim({ queue: 'q', workerId: 'w', max: 2, leaseMs: 60_000 })) {
+    await backend.fail(lease, { code: 'PROVIDER_429', message: 'slow down', retryable: false });
+  }
+  await raw.hdel(`{lg3:q:0}:j:${ids[0]}`, 'cls');
+  // no attempts recorded (never claimed, as a job taken into custody from the SQS DLQ) is not damage
+  await raw.hdel(`{lg3:q:0}:j:${ids[1]}`, 'att');
+  await backend.createRun(runRecord({ run_id: RUN, queue: 'q', action: 'redrive' }, clock.now()), ids.map((id) => ({ job_id: id, verdict: 'redrive' as const, detail: null })));
+  const out = await backend.applyRunItems({ runId: RUN, jobIds: ids, now: clock.now() });
+  expect(out.map((i) => [i.job_id, i.status, i.verdict])).toEqual([
+    [ids[0], 'skipped', 'skip:malformed'],
+    [ids[1], 'moved', 'redrive'],
+  ]);
+  expect(await raw.hget(`{lg3:q:0}:j:${ids[0]}`, 'st')).toBe('dead');
+  expect(await raw.hget(`{lg3:q:0}:j:${ids[1]}`, 'max')).toBe('1');
+  expect((await backend.dlqList({ queue: 'q' }, { limit: 10 })).items.map((e) => e.job_id)).toEqual([ids[0]]);
+  raw.disconnect();
+  await backend.close();
+});
+
 it('a damaged job hash in a batch is skipped as malformed; the items around it are moved whole (indexes and counters too)', async () => {
   const clock = new ManualClock();
   const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=lg2`), { clock });
@@ -61,7 +86,7 @@ it('a damaged job hash in a batch is skipped as malformed; the items around it a
     [ids[1], 'skipped', 'skip:malformed'],
     [ids[2], 'moved', 'redrive'],
   ]);
-  expect(out[1]!.detail).toContain('field att is not a number');
+  expect(out[1]!.detail).toContain('field att is missing or unreadable');
   // the moved jobs left the DLQ and can be claimed; the damaged one stays in the DLQ
   expect((await backend.dlqList({ queue: 'q' }, { limit: 10 })).items.map((e) => e.job_id)).toEqual([ids[1]]);
   expect((await backend.stats("q")).dlq_size).toBe(1);

@@ -40,6 +40,16 @@ describe('Pacer', () => {
     clock.advance(10_000);
     expect(p.delayFor()).toBe(0);
   });
+  it('a refund gives skipped items back without turning their time into a burst', () => {
+    const clock = new ManualClock(0);
+    const p = new Pacer(10, () => clock.now());
+    p.issue(10);
+    clock.advance(10_000); // a long apply of 10 items that all turned out to be skips
+    p.refund(10);
+    expect(p.delayFor()).toBe(0);
+    p.issue(10); // the next 10 are moves: the 10 after them wait a second, no credit from the skips
+    expect(p.delayFor()).toBe(1000);
+  });
   it('unlimited never waits', () => {
     const clock = new ManualClock(0);
     const p = new Pacer(null, () => clock.now());

@@ -146,6 +146,10 @@ async function watch(opts: StatsOptions, ctx: CommandContext, backend: Backend):
   // Lines are cut at the right edge while watching, not wrapped (as top does): a wrapped table
   // scrolled the screen on a narrow terminal and left pieces of the last frame behind.
   ctx.io.stdout.write(NO_WRAP);
+  // (also when a second Ctrl-C exits at once, past the finally below: a terminal left without
+  // wrapping cuts every long line until `reset`)
+  const rewrap = (): void => void ctx.io.stdout.write(WRAP);
+  process.once('exit', rewrap);
   try {
     while (!ctx.signal.aborted) {
       const reports = (await collectStats(backend, opts.queue)).map(buildStatsReport);
@@ -158,7 +162,8 @@ async function watch(opts: StatsOptions, ctx: CommandContext, backend: Backend):
       await abortableSleep(intervalMs, ctx.signal);
     }
   } finally {
-    ctx.io.stdout.write(WRAP);
+    process.removeListener('exit', rewrap);
+    rewrap();
   }
 }
 

@@ -87,13 +87,15 @@ local function applyItem(i)
     else
       -- everything this item reads of the job, in one command
       local v = redis.call('HMGET', jk(id), 'st', 'att', 'ten', 'cls', 'est', 'rc', 'hn')
-      -- the numbers this item computes with, checked before anything is written: a damaged field
-      -- would stop the script half way through the batch (Redis keeps a failed script's writes)
-      local damaged = (v[2] and not tonumber(v[2]) and 'att') or (v[5] and not tonumber(v[5]) and 'est') or (v[6] and not tonumber(v[6]) and 'rc')
+      -- the fields this item computes with, checked before anything is written: a missing or
+      -- damaged one would stop the script half way through the batch (Redis keeps a failed
+      -- script's writes)
+      -- (no att: never claimed, as a job taken into custody from the SQS DLQ; that is 0 attempts)
+      local damaged = (v[2] and not tonumber(v[2]) and 'att') or (not v[3] and 'ten') or (not v[4] and 'cls') or (v[5] and not tonumber(v[5]) and 'est') or (v[6] and not tonumber(v[6]) and 'rc')
       if v[1] ~= 'dead' then
         out[#out + 1] = { id, setStatus(id, from, 'skipped', 'skip:not_in_dlq', '"the job is no longer in the DLQ"'), 0 }
       elseif damaged then
-        out[#out + 1] = { id, setStatus(id, from, 'skipped', 'skip:malformed', cjson.encode('the job record is damaged: its field ' .. damaged .. ' is not a number')), 0 }
+        out[#out + 1] = { id, setStatus(id, from, 'skipped', 'skip:malformed', cjson.encode('the job record is damaged: its field ' .. damaged .. ' is missing or unreadable')), 0 }
       else
         local att, ten = v[2], v[3]
         META[id] = { cls = v[4], ten = ten, est = tonumber(v[5] or '60') }
@@ -105,7 +107,7 @@ local function applyItem(i)
           if policy == 'reset' then
             newAtt, maxF, maxV = '0', 'att', 0
           else
-            maxV = tonumber(att) + extra
+            maxV = tonumber(att or '0') + extra
           end
           -- (and the event's history line, in an inline slot while one is free)
           local args = { 'rc', tonumber(v[6] or '0') + 1, 'rat', NOWS, 'rrun', run, maxF, maxV, 'st', 'queued', 'upd', NOWS, 'run', NOWS }
