@@ -49,6 +49,8 @@ export interface ActiveContext extends ContextEntry {
   source: ContextSource;
   /** The file that defines it. */
   file: string;
+  /** Where `readOnly` comes from when not from `file` (a user file's, kept over a project file's entry). */
+  readOnlyFrom?: string;
 }
 
 export interface ResolvedConfig {
@@ -57,7 +59,7 @@ export interface ResolvedConfig {
   urlSource: UrlSource;
   context: ActiveContext | null;
   /** Every context known, project entries over user entries of the same name. */
-  contexts: Record<string, ContextEntry & { file: string }>;
+  contexts: Record<string, ContextEntry & { file: string; readOnlyFrom?: string }>;
   projectFile: ConfigFile | null;
   userFile: ConfigFile | null;
   /** Where `context use` writes. */
@@ -151,10 +153,10 @@ export function resolveConfig({ flags, env, cwd }: ConfigInputs): ResolvedConfig
     if (!f) continue;
     for (const [name, c] of Object.entries(f.contexts)) {
       // A project file (any cloned repository may carry one) can make a context read-only, never
-      // writable again: a user's read-only context stays read-only, and its refusals name the
-      // user file, where the setting is.
+      // writable again: a user's read-only context stays read-only. The entry is the project's
+      // (its file, its URL); refusals name the user file, where the read-only setting is.
       const user = contexts[name];
-      contexts[name] = user?.readOnly && !c.readOnly ? { ...c, readOnly: true, file: user.file } : { ...c, file: f.path };
+      contexts[name] = user?.readOnly && !c.readOnly ? { ...c, readOnly: true, file: f.path, readOnlyFrom: user.readOnlyFrom ?? user.file } : { ...c, file: f.path };
     }
   }
 

@@ -217,7 +217,7 @@ export class CliContext implements CommandContext {
     if (ctx?.readOnly) {
       throw new PermissionError(
         `context ${JSON.stringify(ctx.name)} is read-only: ${action} refused`,
-        `Use a context that allows changes (agentq context list), or remove "readOnly" from ${ctx.name} in ${ctx.file}.`,
+        `Use a context that allows changes (agentq context list), or remove "readOnly" from ${ctx.name} in ${ctx.readOnlyFrom ?? ctx.file}.`,
       );
     }
   }

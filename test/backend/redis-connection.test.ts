@@ -157,15 +157,13 @@ describe('credentials and permissions', () => {
     expect(r.stderr).toContain('refused a command agentq needs: NOPERM');
   });
 
-  it('a worker whose credentials are refused stops at once with exit 4 instead of polling on', async () => {
-    const r = await runCli(home, ['--url', `redis://:not-the-password@127.0.0.1:${authServer.port}`, 'worker', '--queue', 'auth', '--', '/bin/true']);
+  it('a worker whose credentials stay refused stops by itself with exit 4 instead of polling on', async () => {
+    const r = await runCli(home, ['--url', `redis://:not-the-password@127.0.0.1:${authServer.port}`, 'worker', '--queue', 'auth', '--', '/bin/true'], { timeoutMs: 60_000 });
     expect(r.code).toBe(4);
-    expect(r.stderr).toContain('worker: stopping — the store refuses this worker');
+    expect(r.stderr).toContain('worker: stopping — the store has refused this worker for 10s');
     expect(r.stderr).toContain('error: Redis at');
     expect(r.stderr).toContain('WRONGPASS');
-    // one refused claim, not a loop of them
-    expect(r.stderr.split('store error during claim').length - 1).toBe(1);
-  });
+  }, 60_000);
 
   it('the right password works', async () => {
     await runCliOk(home, ['--url', `redis://:s3cret@127.0.0.1:${authServer.port}`, 'list', '--queue', 'auth']);
@@ -290,7 +288,7 @@ describe('a Cluster node that goes down', () => {
 });
 
 describe('the database in the URL', () => {
-  it('a database the server does not have: exit 78 naming it, and nothing written to database 0', async () => {
+  it('a database the server does not have: exit 78 naming it, and nothing written to database 0', { timeout: 60_000 }, async () => {
     const r = await startRedisServer();
     try {
       for (const args of [['submit', 'task:v1', '--queue', 'db'], ['list', '--queue', 'db']]) {
@@ -298,7 +296,7 @@ describe('the database in the URL', () => {
         expect(res.code).toBe(78);
         expect(res.stderr).toContain(`error: Redis at 127.0.0.1:${r.port} has no database 99 (ERR DB index is out of range)`);
       }
-      const worker = await runCli(home, ['--url', `redis://127.0.0.1:${r.port}/99`, 'worker', '--queue', 'db', '--', '/bin/true']);
+      const worker = await runCli(home, ['--url', `redis://127.0.0.1:${r.port}/99`, 'worker', '--queue', 'db', '--', '/bin/true'], { timeoutMs: 60_000 });
       expect(worker.code).toBe(78);
       expect(r.cli('DBSIZE').trim()).toBe('0');
     } finally {

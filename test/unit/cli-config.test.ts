@@ -71,8 +71,8 @@ describe('configuration precedence: flag > env > context/project > user > defaul
     write(userFile(), { contexts: { prod: { url: 'sqlite:/prod.db', readOnly: true }, dev: { url: 'sqlite:/dev.db' } } });
     write(join(project, '.agentq.json'), { contexts: { prod: { url: 'sqlite:/prod.db' }, dev: { url: 'sqlite:/dev.db', readOnly: true } } });
     const prod = resolveConfig({ flags: { context: 'prod' }, env, cwd: project });
-    // the refusal names the file where readOnly is set
-    expect(prod.context).toMatchObject({ name: 'prod', readOnly: true, file: userFile() });
+    // the entry is the project's; the refusal names the file where readOnly is set
+    expect(prod.context).toMatchObject({ name: 'prod', readOnly: true, file: join(project, '.agentq.json'), readOnlyFrom: userFile() });
     expect(prod.contexts.prod).toMatchObject({ readOnly: true });
     expect(resolveConfig({ flags: { context: 'dev' }, env, cwd: project }).context).toMatchObject({ name: 'dev', readOnly: true, file: join(project, '.agentq.json') });
   });

@@ -182,6 +182,14 @@ export class RedisBackend implements Backend {
     }
   }
 
+  /**
+   * Resolves once the URL's database is selected (`dbGate`); rejects with exit 78 when the server
+   * lacks it. For code that uses the raw client (`redis`) rather than the guarded methods.
+   */
+  async dbReady(): Promise<void> {
+    await this.conn.dbGate()?.catch((e: unknown) => Promise.reject(this.conn.errorOf(e)));
+  }
+
   /** The raw client: for tests and benchmarks that need to look underneath. */
   get redis(): Client {
     return this.client;

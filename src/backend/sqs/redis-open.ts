@@ -9,8 +9,14 @@ import { parseRedisUrl } from '../redis/url.js';
 import type { OpenedStore, StoreDeps } from './open-store.js';
 import { RedisSqsStore } from './redis-store.js';
 
-export function openRedisSqsStore(storeUrl: string, deps: StoreDeps): OpenedStore {
+export async function openRedisSqsStore(storeUrl: string, deps: StoreDeps): Promise<OpenedStore> {
   const opts = parseRedisUrl(storeUrl);
   const backend = new RedisBackend(opts, deps);
+  // The SQS side uses the raw client, past the guarded methods that wait for the URL's database:
+  // nothing may run before it is selected (a server without it would be written in database 0).
+  await backend.dbReady().catch(async (e: unknown) => {
+    await backend.close().catch(() => undefined);
+    throw e;
+  });
   return { backend, ext: new RedisSqsStore(backend, opts, deps) };
 }

@@ -86,7 +86,8 @@ export async function show(_opts: unknown, ctx: CommandContext): Promise<void> {
   const lines: Array<[string, string]> = [
     ['context', info.context === null ? '(none)' : `${info.context} (from ${info.context_source})`],
     ['url', `${info.url} (from ${info.url_source})`],
-    ['mode', info.read_only ? 'read-only' : 'read-write'],
+    // (a project file's entry of a context the user file makes read-only stays read-only: say where)
+    ['mode', info.read_only ? `read-only${cfg.context?.readOnlyFrom ? ` (set in ${cfg.context.readOnlyFrom})` : ''}` : 'read-write'],
     ['queue', info.queue],
     ['project file', info.project_file ?? '(none)'],
     ['user file', info.user_file],

@@ -69,6 +69,8 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
   let drained = false;
   /** A claim refused for a reason retrying cannot mend: the worker stops and exits with its code. */
   let fatal: AgentqError | null = null;
+  /** When claims began to be refused so (null while they are not). */
+  let refusedSince: number | null = null;
   const tally = { succeeded: 0, retried: 0, dead: 0, expired: 0, aborted: 0, released: 0, lost: 0 };
   // -o json|ndjson: every worker event as one JSON line on stdout (`type` = the event kind), for log shippers.
   const machine = ctx.format === 'json' || ctx.format === 'ndjson';
@@ -92,12 +94,18 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
         const line = describe(e);
         if (line) ctx.note(`worker: ${line}`);
       }
+      if (e.kind === 'claimed' || e.kind === 'idle') refusedSince = null;
       if (e.kind === 'backend_error' && e.op === 'claim' && fatal === null && isUnmendable(e.error)) {
         // Credentials or configuration the store refuses (exit 4 or 78): polling on would only
-        // repeat the error while looking alive to a supervisor. Jobs in flight still finish.
-        fatal = e.error;
-        ctx.note('worker: stopping — the store refuses this worker; running jobs may finish first');
-        void worker.stop();
+        // repeat the error while looking alive to a supervisor. Jobs in flight still finish. Only
+        // once it has lasted REFUSAL_GRACE_MS: some refusals pass (an expired token that is being
+        // refreshed, a credentials endpoint that blinked).
+        refusedSince ??= ctx.clock.now();
+        if (ctx.clock.now() - refusedSince >= REFUSAL_GRACE_MS) {
+          fatal = e.error;
+          ctx.note('worker: stopping — the store has refused this worker for 10s; running jobs may finish first');
+          void worker.stop();
+        }
       }
       if (o.drain && e.kind === 'idle' && !drained) {
         drained = true;
@@ -133,6 +141,9 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
     await exec.close();
   }
 }
+
+/** How long claims may be refused for credentials or configuration before the worker gives up. */
+const REFUSAL_GRACE_MS = 10_000;
 
 /** Refused credentials or permissions (exit 4) and bad configuration (exit 78): no retry mends them. */
 function isUnmendable(error: unknown): error is AgentqError {
