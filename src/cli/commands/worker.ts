@@ -103,7 +103,7 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
         refusedSince ??= ctx.clock.now();
         if (ctx.clock.now() - refusedSince >= REFUSAL_GRACE_MS) {
           fatal = e.error;
-          ctx.note('worker: stopping — the store has refused this worker for 10s; running jobs may finish first');
+          ctx.note(`worker: stopping — the store has refused this worker for ${formatDuration(REFUSAL_GRACE_MS)}; running jobs may finish first`);
           void worker.stop();
         }
       }
