@@ -4,7 +4,7 @@
  */
 import { ValidationError } from '../core/errors.js';
 import { JOB_STATES, type JobStateName as JobState } from '../core/model.js';
-import { isJobId } from '../core/ids.js';
+import { canonicalJobId, isJobId } from '../core/ids.js';
 
 export function parseIntOption(value: unknown, flag: string, min: number, max: number): number | undefined {
   if (value === undefined || value === null) return undefined;
@@ -36,8 +36,9 @@ export function parseStates(value: unknown): JobState[] | undefined {
   return parts as JobState[];
 }
 
-/** A job id argument: `job_` + a ULID. Checked before any backend call so typos exit 2, not 5. */
-export function checkJobId(id: string): string {
-  if (!isJobId(id)) throw new ValidationError(`${JSON.stringify(id)} is not a job id: job ids look like job_ followed by 26 ULID characters (job_01JD3K...)`);
+/** A job id argument: `job_` + a ULID, in any case. Checked before any backend call so typos exit 2, not 5. */
+export function checkJobId(given: string): string {
+  const id = canonicalJobId(given);
+  if (!isJobId(id)) throw new ValidationError(`${JSON.stringify(given)} is not a job id: job ids look like job_ followed by 26 ULID characters (job_01JD3K...)`);
   return id;
 }

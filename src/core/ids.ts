@@ -18,6 +18,17 @@ export function isJobId(s: string): boolean {
   return s.startsWith(JOB_ID_PREFIX) && s.length === JOB_ID_PREFIX.length + 26 && isValid(s.slice(JOB_ID_PREFIX.length));
 }
 
+/**
+ * A job id as the stores keep it: ULIDs are case-insensitive (Crockford base32), and ids get
+ * retyped from chat and tickets in lower case, so `JOB_01jd…` means `job_01JD…`. Anything that
+ * does not look like a job id is returned as it is, for the caller to refuse.
+ */
+export function canonicalJobId(s: string): string {
+  if (s.length !== JOB_ID_PREFIX.length + 26 || s.slice(0, JOB_ID_PREFIX.length).toLowerCase() !== JOB_ID_PREFIX) return s;
+  const canonical = JOB_ID_PREFIX + s.slice(JOB_ID_PREFIX.length).toUpperCase();
+  return isJobId(canonical) ? canonical : s;
+}
+
 export function isRunId(s: string): boolean {
   return s.startsWith(RUN_ID_PREFIX) && s.length === RUN_ID_PREFIX.length + 26 && isValid(s.slice(RUN_ID_PREFIX.length));
 }

@@ -74,6 +74,12 @@ export interface RunSettings {
   rate: number | null;
   batchSize: number;
   lock?: LockOptions;
+  /**
+   * The plan was built by this process from the store just now, so an entry unchanged since it was
+   * read was schema-checked by it and the apply may skip that check. Not for a plan read from a
+   * file: an edited file can mark anything `redrive`, so its items are all checked again in full.
+   */
+  planBuiltHere: boolean;
 }
 
 /**
@@ -93,7 +99,7 @@ export async function startRun(deps: EngineDeps, plan: Plan, s: RunSettings): Pr
     context: deps.identity.context,
     reason: s.reason,
     filters: plan.filters,
-    options: { ...plan.options, rate: s.rate, batchSize: s.batchSize, plannedAt: plan.created_at },
+    options: { ...plan.options, rate: s.rate, batchSize: s.batchSize, ...(s.planBuiltHere ? { plannedAt: plan.created_at } : {}) },
     created_at: at,
     updated_at: at,
     status: 'planned',
@@ -175,6 +181,7 @@ export async function applyRun(deps: EngineDeps, runId: string, c: ApplyControl 
         c.onProgress?.({
           kind: 'batch',
           run_id: runId,
+          action: start.action,
           done,
           remaining_at_start: remaining,
           ...session,
@@ -187,7 +194,7 @@ export async function applyRun(deps: EngineDeps, runId: string, c: ApplyControl 
     const final = await finishRun(deps, start, interrupted);
     failedHard = false;
     if (interrupted) c.onProgress?.({ kind: 'interrupted', run_id: runId, done, remaining_at_start: remaining });
-    else c.onProgress?.({ kind: 'finished', run_id: runId, counts: final.counts });
+    else c.onProgress?.({ kind: 'finished', run_id: runId, action: start.action, counts: final.counts });
     return { run: final, interrupted, session };
   } finally {
     if (failedHard) {

@@ -10,6 +10,7 @@ export type RunEvent =
   | {
       kind: 'batch';
       run_id: string;
+      action: BulkAction;
       /** Items handled in this session / items that were planned when it started. */
       done: number;
       remaining_at_start: number;
@@ -19,7 +20,7 @@ export type RunEvent =
       elapsed_ms: number;
     }
   | { kind: 'interrupted'; run_id: string; done: number; remaining_at_start: number }
-  | { kind: 'finished'; run_id: string; counts: Record<LedgerStatus, number> };
+  | { kind: 'finished'; run_id: string; action: BulkAction; counts: Record<LedgerStatus, number> };
 
 export type ProgressSink = (e: RunEvent) => void;
 
@@ -31,17 +32,20 @@ function rate(done: number, elapsedMs: number): string {
   return elapsedMs <= 0 ? '-' : `${Math.round((done * 1000) / elapsedMs)}/s`;
 }
 
+/** What the ledger calls `moved`, in the words of the action: a purged job was not moved anywhere. */
+const DONE_WORD: Record<BulkAction, string> = { redrive: 'moved', purge: 'purged', expire: 'expired' };
+
 /** One plain line per event: for logs and CI (stderr, not a terminal). */
 export function formatProgressLine(e: RunEvent): string {
   switch (e.kind) {
     case 'started':
       return `${e.action} ${e.run_id} on ${e.queue}: ${e.resumed ? 'resuming, ' : ''}${e.remaining} to go`;
     case 'batch':
-      return `${e.run_id}: ${e.done}/${e.remaining_at_start} (${pct(e.done, e.remaining_at_start)}) moved=${e.moved} skipped=${e.skipped} failed=${e.failed} ${rate(e.done, e.elapsed_ms)}`;
+      return `${e.run_id}: ${e.done}/${e.remaining_at_start} (${pct(e.done, e.remaining_at_start)}) ${DONE_WORD[e.action]}=${e.moved} skipped=${e.skipped} failed=${e.failed} ${rate(e.done, e.elapsed_ms)}`;
     case 'interrupted':
       return `${e.run_id}: interrupted after ${e.done}/${e.remaining_at_start}; the ledger is recorded`;
     case 'finished':
-      return `${e.run_id}: finished: moved=${e.counts.moved} skipped=${e.counts.skipped} failed=${e.counts.failed}`;
+      return `${e.run_id}: finished: ${DONE_WORD[e.action]}=${e.counts.moved} skipped=${e.counts.skipped} failed=${e.counts.failed}`;
   }
 }
 
@@ -49,7 +53,7 @@ export function formatProgressLine(e: RunEvent): string {
 export function formatProgressBar(e: Extract<RunEvent, { kind: 'batch' }>, width = 30): string {
   const frac = e.remaining_at_start === 0 ? 1 : e.done / e.remaining_at_start;
   const full = Math.round(frac * width);
-  return `[${'#'.repeat(full)}${'.'.repeat(width - full)}] ${pct(e.done, e.remaining_at_start)} ${e.done}/${e.remaining_at_start} moved ${e.moved} skipped ${e.skipped} failed ${e.failed} ${rate(e.done, e.elapsed_ms)}`;
+  return `[${'#'.repeat(full)}${'.'.repeat(width - full)}] ${pct(e.done, e.remaining_at_start)} ${e.done}/${e.remaining_at_start} ${DONE_WORD[e.action]} ${e.moved} skipped ${e.skipped} failed ${e.failed} ${rate(e.done, e.elapsed_ms)}`;
 }
 
 /**

@@ -59,7 +59,7 @@ export function engineRedrive(deps: EngineDeps, s: GatewaySettings): RedrivePort
     async apply(planned, onProgress, signal) {
       const plan = planned.handle as Plan;
       const batchSize = effectiveBatchSize(s.batchSize, s.rate);
-      const run = await startRun(deps, plan, { reason: 'agentq dlq browse (TUI)', rate: s.rate, batchSize });
+      const run = await startRun(deps, plan, { reason: 'agentq dlq browse (TUI)', rate: s.rate, batchSize, planBuiltHere: true });
       const total = planned.split.total;
       const skippedAtPlan = total - run.counts.planned;
       const toProgress = (e: RunEvent): RedriveProgress | null =>

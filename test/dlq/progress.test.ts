@@ -1,12 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { formatProgressBar, formatProgressLine, streamProgress, type RunEvent } from '../../src/dlq/progress.js';
 
-const batch = (done: number): RunEvent => ({ kind: 'batch', run_id: 'run_X', done, remaining_at_start: 200, moved: done, skipped: 0, failed: 0, elapsed_ms: 1000 });
+const batch = (done: number): RunEvent => ({ kind: 'batch', run_id: 'run_X', action: 'redrive', done, remaining_at_start: 200, moved: done, skipped: 0, failed: 0, elapsed_ms: 1000 });
 
 describe('progress rendering', () => {
   it('plain lines say how far, what happened and how fast', () => {
     expect(formatProgressLine(batch(50))).toBe('run_X: 50/200 (25%) moved=50 skipped=0 failed=0 50/s');
     expect(formatProgressLine({ kind: 'interrupted', run_id: 'run_X', done: 50, remaining_at_start: 200 })).toMatch(/interrupted after 50\/200/);
+  });
+  it('a purge counts purged jobs and an expire expired ones, not moved', () => {
+    expect(formatProgressLine({ ...batch(50), action: 'purge' } as RunEvent)).toBe('run_X: 50/200 (25%) purged=50 skipped=0 failed=0 50/s');
+    expect(formatProgressBar({ ...batch(50), action: 'expire' } as Extract<RunEvent, { kind: 'batch' }>, 10)).toMatch(/ expired 50 skipped 0/);
+    expect(formatProgressLine({ kind: 'finished', run_id: 'run_X', action: 'purge', counts: { planned: 0, moved: 3, skipped: 1, failed: 0 } })).toBe('run_X: finished: purged=3 skipped=1 failed=0');
   });
   it('the bar fills with progress', () => {
     const e = batch(100) as Extract<RunEvent, { kind: 'batch' }>;
@@ -31,7 +36,7 @@ describe('progress rendering', () => {
     const sink = streamProgress({ write: (s: string) => out.push(s) }, { isTTY: true, now: () => 0 });
     sink(batch(10));
     sink(batch(20));
-    sink({ kind: 'finished', run_id: 'run_X', counts: { planned: 0, moved: 200, skipped: 0, failed: 0 } });
+    sink({ kind: 'finished', run_id: 'run_X', action: 'redrive', counts: { planned: 0, moved: 200, skipped: 0, failed: 0 } });
     expect(out[0]!.startsWith('\r[')).toBe(true);
     // each redraw clears the rest of the line: a shorter line leaves nothing of the one before
     expect(out[1]!.endsWith('\x1b[K')).toBe(true);

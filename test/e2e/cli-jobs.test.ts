@@ -132,6 +132,14 @@ describe('inspect', () => {
     expect(missing.code).toBe(5);
     expect(missing.stderr).toContain('not found');
   });
+  it('takes a job id in any case (ULIDs are case-insensitive): inspect, tail and cancel find the job', async () => {
+    const job = await submitJson(['x:v1', '--tenant', 'acme']);
+    const typed = job.job_id.toLowerCase().replace(/^job_/, 'JOB_');
+    expect(Job.parse(JSON.parse((await runCliOk(home, ['inspect', typed, '-o', 'json'])).stdout)).job_id).toBe(job.job_id);
+    expect(parseNdjson((await runCliOk(home, ['tail', '--job', typed.toLowerCase(), '-o', 'ndjson'])).stdout).map((e) => (e as { job_id: string }).job_id)).toContain(job.job_id);
+    expect((await runCliOk(home, ['cancel', typed, '-o', 'json'])).stdout).toContain(job.job_id);
+    expect((await runCliOk(home, ['inspect', job.job_id])).stdout).toMatch(/^state\tcancelled /m);
+  });
 });
 
 describe('list', () => {

@@ -12,7 +12,8 @@
  *   redrive_count 1 and this run, exactly one `redriven` event;
  * - none half-moved: a job is queued exactly when its ledger item is moved;
  * - skipped and unselected jobs are untouched (still dead, never redriven);
- * - the ledger and the run's counts agree with the store; the lock is free.
+ * - the ledger and the run's counts agree with the store; the lock is free;
+ * - while killed, `dlq runs show` calls the run `interrupted`, not `running`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -39,6 +40,7 @@ const QUEUE = 'faults';
 
 interface Child {
   proc: ChildProcess;
+  stdout: string;
   stderr: string;
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
@@ -47,10 +49,11 @@ function cli(url: string, args: string[]): Child {
   const proc = spawn(process.execPath, [BIN, '--url', url, '--no-input', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
   const child: Child = {
     proc,
+    stdout: '',
     stderr: '',
     exit: new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal }))),
   };
-  proc.stdout!.resume();
+  proc.stdout!.on('data', (d: Buffer) => (child.stdout += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (child.stderr += d.toString()));
   return child;
 }
@@ -102,6 +105,7 @@ export function runRedriveKillScenario(name: string, fresh: () => Promise<FreshS
       const points = [0, ...Array.from({ length: kills - 1 }, () => Math.floor(random() * planned.size * 0.9))].sort((a, b) => a - b);
       let runId: string | null = null;
       let killed = 0;
+      let shownInterrupted = 0;
       const exits: Array<{ code: number | null; signal: NodeJS.Signals | null }> = [];
       for (const point of points) {
         const args = runId === null
@@ -128,11 +132,19 @@ export function runRedriveKillScenario(name: string, fresh: () => Promise<FreshS
           console.info(`redrive-kill: SIGKILL #${killed} (target ${point} moved, ${at} moved when killed)`);
         }
         exits.push(await child.exit);
+        if (found.kill && runId !== null && (await backend.getRun(runId))?.status === 'running') {
+          // Its record still says running (a killed process cannot say otherwise); the lock's dead holder tells.
+          const shown = cli(store.url, ['dlq', 'runs', 'show', runId, '-o', 'json']);
+          expect(await shown.exit, shown.stderr).toEqual({ code: 0, signal: null });
+          expect(JSON.parse(shown.stdout).run.status).toBe('interrupted');
+          shownInterrupted++;
+        }
         if (runId !== null && (await backend.getRun(runId))?.status === 'completed') break;
       }
       expect(runId).not.toBeNull();
       expect(killed).toBeGreaterThanOrEqual(2);
       expect(exits.filter((e) => e.signal === 'SIGKILL')).toHaveLength(killed);
+      expect(shownInterrupted).toBeGreaterThanOrEqual(1);
 
       // Resume until done (a kill may have landed after the last batch).
       for (let i = 0; i < 3 && (await backend.getRun(runId!))?.status !== 'completed'; i++) {

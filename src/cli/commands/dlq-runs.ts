@@ -6,6 +6,8 @@
 import { LEDGER_STATUSES, MAX_PAGE_LIMIT, type LedgerStatus } from '../../backend/contract.js';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { isRunId } from '../../core/ids.js';
+import { resumeCommand } from '../../dlq/engine.js';
+import { withObservedStatus } from '../../dlq/run-status.js';
 import { Name, NAME_RULE } from '../../core/schemas.js';
 import { RecordStream, printObject, printRecords } from '../output/format.js';
 import { ndjsonLine } from '../output/ndjson.js';
@@ -27,7 +29,8 @@ export async function dlqRuns(o: DlqRunsOptions, io: DlqIo): Promise<void> {
     throw new ValidationError(`--cursor must be the cursor printed after the previous page (a run id, run_...), got ${JSON.stringify(sanitize(o.cursor))}`);
   }
   const backend = await io.backend();
-  const page = await backend.listRuns(o.queue ? { queue: o.queue } : {}, { limit, cursor: o.cursor ?? null });
+  const listed = await backend.listRuns(o.queue ? { queue: o.queue } : {}, { limit, cursor: o.cursor ?? null });
+  const page = { ...listed, items: await withObservedStatus(backend, listed.items, io.identity, io.probe) };
   if (io.out.format === 'json') {
     printObject(io.out, page);
     return;
@@ -46,8 +49,9 @@ export async function dlqRunShow(runId: string, o: DlqRunShowOptions, io: DlqIo)
   }
   const status = o.status as LedgerStatus | undefined;
   const backend = await io.backend();
-  const run = await backend.getRun(runId);
-  if (!run) throw new NotFoundError(`run ${runId} does not exist`, 'RUN_NOT_FOUND');
+  const stored = await backend.getRun(runId);
+  if (!stored) throw new NotFoundError(`run ${runId} does not exist`, 'RUN_NOT_FOUND');
+  const run = (await withObservedStatus(backend, [stored], io.identity, io.probe))[0] ?? stored;
   const ndjson = io.out.format === 'ndjson';
   const json = io.out.format === 'json' || ndjson;
   // Both stream, so memory stays bounded however big the run: -o ndjson the run record first, then
@@ -71,6 +75,7 @@ export async function dlqRunShow(runId: string, o: DlqRunShowOptions, io: DlqIo)
     for (const [k, v] of lines) io.out.write(`${k!.padEnd(8)} ${sanitize(v)}\n`);
     io.out.write('\n');
   }
+  if (run.status === 'interrupted') io.err.write(`This run stopped before it finished; continue it with: ${resumeCommand(run)}\n`);
   const stream = json ? null : new RecordStream(io.out, { columns: LEDGER_COLUMNS });
   let cursor: string | null = null;
   let first = true;

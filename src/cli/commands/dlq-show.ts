@@ -4,6 +4,7 @@
  * refused on a terminal unless `--force`, since raw bytes may carry escape
  * sequences that take over the terminal.
  */
+import { canonicalJobId } from '../../core/ids.js';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import type { DlqEntry } from '../../core/schemas.js';
 import { printObject } from '../output/format.js';
@@ -17,7 +18,9 @@ export interface DlqShowOptions {
 
 export const PREVIEW_CHARS = 2000;
 
-export async function dlqShow(jobId: string, opts: DlqShowOptions, io: DlqIo): Promise<void> {
+export async function dlqShow(given: string, opts: DlqShowOptions, io: DlqIo): Promise<void> {
+  // Not refused when it does not look like a job id: an entry taken into custody keeps what it had.
+  const jobId = canonicalJobId(given);
   if (opts.raw && io.out.isTTY && !opts.force) {
     throw new ValidationError('--raw writes the stored bytes unfiltered and stdout is a terminal: refused', 'Redirect to a file (> entry.bin) or pipe it, or add --force.');
   }
