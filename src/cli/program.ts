@@ -41,6 +41,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Option, type OutputConfiguration } from 'commander';
 import type { CommandContext } from './context.js';
+import { ALL_QUEUES_FLAG, ALL_QUEUES_HELP, scopedQueueHelp, scopeToContextQueue, type QueueScope } from './queue-scope.js';
 import { registerDlq } from './commands/dlq-register.js';
 import { registerOps } from './commands/ops-register.js';
 import { registerBrowse } from './commands/dlq-browse-register.js';
@@ -64,6 +65,8 @@ export interface ProgramHost {
 export interface LazyOptions {
   fn?: string;
   args?: (...positional: unknown[]) => Record<string, unknown>;
+  /** The command takes `--queue`, which defaults to the context's queue (see cli/queue-scope.ts). */
+  queueScope?: QueueScope;
 }
 
 /** `prometheus` is understood by `agentq stats` only (see commands/ops-register.ts); other commands refuse it. */
@@ -144,6 +147,7 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
       const positional = actionArgs.slice(0, -2);
       const opts: Record<string, unknown> = { ...cmd.opts(), ...(o.args ? o.args(...positional) : { args: positional }) };
       await host.run(cmd, opts, async (options, ctx) => {
+        if (o.queueScope) scopeToContextQueue(options, o.queueScope, () => ctx.config().context?.queue);
         const mod = await load();
         const fn = mod[o.fn ?? 'run'];
         if (typeof fn !== 'function') throw new Error(`command module has no export ${o.fn ?? 'run'}`);
@@ -231,7 +235,8 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
       .command('list')
       .alias('ls')
       .description('list jobs in creation order (oldest first), a page at a time')
-      .option('-q, --queue <queue>', 'only this queue')
+      .option('-q, --queue <queue>', scopedQueueHelp('read'))
+      .option(ALL_QUEUES_FLAG, ALL_QUEUES_HELP)
       .option('--state <states>', 'only these states (comma-separated: queued,scheduled,running,succeeded,dead,cancelled,expired)')
       .option('--tenant <tenant>', 'only this tenant')
       .addOption(new Option('--class <class>', 'only this class').choices(['interactive', 'batch', 'maintenance']))
@@ -249,7 +254,7 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
           ['agentq list --state dead --all -o ndjson | jq -r .job_id', 'every dead job id, streamed'],
         ),
       )
-      .action(lazy(() => import('./commands/list.js')));
+      .action(lazy(() => import('./commands/list.js'), { queueScope: 'read' }));
   }
 
   if (want('cancel')) {
@@ -266,12 +271,13 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
     program
       .command('tail')
       .description('print job events (submitted, claimed, retries, outcomes); --follow keeps waiting for new ones')
-      .option('-q, --queue <queue>', 'only events of this queue')
+      .option('-q, --queue <queue>', scopedQueueHelp('read', 'only events of this queue'))
+      .option(ALL_QUEUES_FLAG, ALL_QUEUES_HELP)
       .option('--job <job>', 'only events of this job')
       .option('--since <when>', 'events at or after (duration ago or ISO-8601)')
       .option('-f, --follow', 'keep printing new events until Ctrl-C (which exits 0)')
       .addHelpText('after', examples(['agentq tail --queue research --follow -o ndjson', 'stream events as JSON lines (each has a "type")'], ['agentq tail --job job_01JD3K…', 'the history of one job']))
-      .action(lazy(() => import('./commands/tail.js')));
+      .action(lazy(() => import('./commands/tail.js'), { queueScope: 'read' }));
   }
 
   // ------------------------------------------------------------ help, config, demo

@@ -42,6 +42,29 @@ describe('where agentq connects', () => {
     expect((await runCli(home, ['--url', home.dataUrl, 'inspect', id])).code).toBe(5);
   });
 
+  it("the context's queue scopes every command that takes --queue; -A looks at every queue", async () => {
+    const a = `sqlite:${join(home.dir, 'a.db')}`;
+    writeUser({ currentContext: 'a', contexts: { a: { url: a, queue: 'research' } } });
+    for (const queue of ['research', 'billing']) {
+      await runCliOk(home, ['submit', 'x:v1', '--queue', queue, '--max-attempts', '1']);
+      await runCliOk(home, ['worker', '--queue', queue, '--drain', '--', process.execPath, '-e', 'process.exit(1)']);
+    }
+    const queuesOf = (out: string, col: number) => [...new Set(out.trim().split('\n').map((l) => l.split('\t')[col]))].sort();
+    expect(queuesOf((await runCliOk(home, ['list'])).stdout, 1)).toEqual(['research']);
+    expect(queuesOf((await runCliOk(home, ['list', '-A'])).stdout, 1)).toEqual(['billing', 'research']);
+    expect(queuesOf((await runCliOk(home, ['dlq', 'list'])).stdout, 1)).toEqual(['research']);
+    expect(queuesOf((await runCliOk(home, ['dlq', 'list', '--all-queues'])).stdout, 1)).toEqual(['billing', 'research']);
+    expect(queuesOf((await runCliOk(home, ['stats', '-o', 'plain'])).stdout, 0)).toEqual(['research']);
+    expect(queuesOf((await runCliOk(home, ['tail'])).stdout, 3)).toEqual(['research']);
+    // A bulk action acts on the context's queue only: billing's entry stays in the DLQ.
+    await runCliOk(home, ['dlq', 'redrive', '--all', '--yes']);
+    expect(queuesOf((await runCliOk(home, ['dlq', 'list', '-A'])).stdout, 1)).toEqual(['billing']);
+    expect((await runCliOk(home, ['dlq', 'list', '--queue', 'billing'])).stdout).toContain('billing');
+    const both = await runCli(home, ['list', '-A', '--queue', 'billing']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--queue and --all-queues exclude each other');
+  });
+
   it('a project file found upward from the working directory wins over the user file', async () => {
     writeUser({ currentContext: 'user', contexts: { user: { url: `sqlite:${join(home.dir, 'user.db')}` } } });
     const project = join(home.dir, 'repo');

@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import type { CommandModule, LazyOptions } from '../program.js';
+import { ALL_QUEUES_FLAG, ALL_QUEUES_HELP, scopedQueueHelp } from '../queue-scope.js';
 
 type Lazy = (load: () => Promise<CommandModule>, o?: LazyOptions) => (...args: unknown[]) => Promise<void>;
 
@@ -31,7 +32,8 @@ Examples:
 
 function browseOptions(cmd: Command): Command {
   return cmd
-    .option('-q, --queue <queue>', "only this queue (default: the context's queue, else all; a redrive needs one queue)")
+    .option('-q, --queue <queue>', `${scopedQueueHelp('read')}; a redrive needs one queue`)
+    .option(ALL_QUEUES_FLAG, ALL_QUEUES_HELP)
     .option('--tenant <tenant>', 'only this tenant')
     .option('--workflow <workflow>', 'only this workflow (name:vN)')
     .option('--error-code <code>', 'only this error code (repeatable: any of them)', collect)
@@ -47,6 +49,6 @@ function browseOptions(cmd: Command): Command {
 export function registerBrowse(program: Command, lazy: Lazy): void {
   const dlq = program.commands.find((c) => c.name() === 'dlq');
   const description = 'interactive DLQ triage (full-screen): browse, filter, group by error, inspect, select and redrive safely';
-  if (dlq !== undefined) browseOptions(dlq.command('browse').description(description)).action(lazy(load));
-  browseOptions(program.command('tui').description(`${description} (same as dlq browse)`)).action(lazy(load));
+  if (dlq !== undefined) browseOptions(dlq.command('browse').description(description)).action(lazy(load, { queueScope: 'read' }));
+  browseOptions(program.command('tui').description(`${description} (same as dlq browse)`)).action(lazy(load, { queueScope: 'read' }));
 }

@@ -41,10 +41,9 @@ export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<voi
     );
   }
   const now = ctx.clock.now();
-  const contextQueue = ctx.config().context?.queue;
   const selector = parseSelector(
     {
-      queue: opts.queue ?? contextQueue,
+      queue: opts.queue, // the context's queue when none was given (cli/queue-scope.ts)
       tenant: opts.tenant,
       workflow: opts.workflow,
       errorCode: opts.errorCode,

@@ -5,6 +5,7 @@
  */
 import { Option, type Command } from 'commander';
 import type { CommandModule, LazyOptions } from '../program.js';
+import { ALL_QUEUES_FLAG, ALL_QUEUES_HELP, scopedQueueHelp } from '../queue-scope.js';
 
 type Lazy = (load: () => Promise<CommandModule>, o?: LazyOptions) => (...args: unknown[]) => Promise<void>;
 
@@ -17,8 +18,9 @@ function ex(...lines: Array<[string, string]>): string {
 
 /** The selector flags, shared by list, summary, export and the bulk actions. */
 function selectors(cmd: Command, o: { bulk: boolean }): Command {
+  cmd.option('-q, --queue <queue>', scopedQueueHelp(o.bulk ? 'bulk' : 'read'));
+  if (!o.bulk) cmd.option(ALL_QUEUES_FLAG, ALL_QUEUES_HELP);
   cmd
-    .option('-q, --queue <queue>', 'only this queue')
     .option('--tenant <tenant>', 'only this tenant')
     .option('--workflow <workflow>', 'only this workflow (name:vN)')
     .option('--error-code <code>', 'only this error code (repeatable: any of them)', collect)
@@ -69,7 +71,7 @@ export function registerDlq(program: Command, lazy: Lazy): void {
         ['agentq dlq list --queue research --all > dlq.ndjson', 'every entry, streamed'],
       ),
     )
-    .action(lazy(load, { fn: 'list' }));
+    .action(lazy(load, { fn: 'list', queueScope: 'read' }));
 
   dlq
     .command('show')
@@ -83,11 +85,11 @@ export function registerDlq(program: Command, lazy: Lazy): void {
   selectors(dlq.command('summary').description('counts per group, oldest/newest, and how many are expired or partial: triage by error'), { bulk: false })
     .option('--by <keys>', 'group by: error_code, workflow, tenant, queue, reason, worker_version, class (comma-separated)', 'error_code')
     .addHelpText('after', ex(['agentq dlq summary --queue research --by error_code,workflow', 'what is failing, and where']))
-    .action(lazy(load, { fn: 'summary' }));
+    .action(lazy(load, { fn: 'summary', queueScope: 'read' }));
 
   selectors(dlq.command('export').description('write the selection as NDJSON (archives, hand-off)'), { bulk: false })
     .addHelpText('after', ex(['agentq dlq export --queue research --since 1d > dlq-research.ndjson', 'a day of one queue']))
-    .action(lazy(load, { fn: 'exportEntries' }));
+    .action(lazy(load, { fn: 'exportEntries', queueScope: 'read' }));
 
   bulk(dlq.command('redrive').description('move DLQ entries back to their queue, safely: expired, partial and quarantined jobs are skipped'), 'redrive')
     .option('--include-partial', 'also redrive jobs that started an external effect (needs --force; their effects are listed first)')
@@ -106,24 +108,25 @@ export function registerDlq(program: Command, lazy: Lazy): void {
         '\nAttempts: by default a redriven job gets 1 more attempt (--extra-attempts 1); --reset-attempts restores the full budget.\n' +
         'SQS: along with the moves the redrive receives its SQS DLQ once through (each message\'s receive count +1), deletes the copies of jobs no longer dead and makes every other message visible again at the end (--no-sweep skips this).\n',
     )
-    .action(lazy(load, { fn: 'redrive' }));
+    .action(lazy(load, { fn: 'redrive', queueScope: 'bulk' }));
 
   bulk(dlq.command('purge').description('delete DLQ entries for good (malformed entries are never deleted)'), 'purge')
     .addHelpText('after', ex(['agentq dlq purge --queue research --error-code VALIDATION --dry-run', 'what would be deleted']))
-    .action(lazy(load, { fn: 'purge' }));
+    .action(lazy(load, { fn: 'purge', queueScope: 'bulk' }));
 
   bulk(dlq.command('expire').description('move DLQ entries whose deadline passed to state expired (out of the DLQ)'), 'expire')
     .addHelpText('after', ex(['agentq dlq expire --queue research --dry-run', 'which entries are past their deadline']))
-    .action(lazy(load, { fn: 'expire' }));
+    .action(lazy(load, { fn: 'expire', queueScope: 'bulk' }));
 
   const runs = dlq
     .command('runs')
     .description('the audit trail of bulk actions: who, when, why, filters, counts')
-    .option('-q, --queue <queue>', 'only runs on this queue')
+    .option('-q, --queue <queue>', scopedQueueHelp('read', 'only runs on this queue'))
+    .option(ALL_QUEUES_FLAG, ALL_QUEUES_HELP)
     .option('--limit <n>', 'runs per page (1-1000)', '50')
     .option('--cursor <cursor>', 'continue from the cursor printed by the previous page')
     .addHelpText('after', ex(['agentq dlq runs --queue research', 'recent bulk actions'], ['agentq dlq runs show run_01JD…', 'one run with its ledger']))
-    .action(lazy(load, { fn: 'runs' }));
+    .action(lazy(load, { fn: 'runs', queueScope: 'read' }));
   runs
     .command('show')
     .description('one run: its audit record and the ledger (one line per job)')

@@ -6,6 +6,7 @@
  */
 import { Argument, Option, type Command } from 'commander';
 import type { CommandModule, LazyOptions } from '../program.js';
+import { ALL_QUEUES_FLAG, ALL_QUEUES_HELP, scopedQueueHelp } from '../queue-scope.js';
 
 type Lazy = (load: () => Promise<CommandModule>, o?: LazyOptions) => (...args: unknown[]) => Promise<void>;
 
@@ -31,7 +32,8 @@ export function registerOps(program: Command, lazy: Lazy): void {
   program
     .command('stats')
     .description('queue health: depth, oldest age, time in queue and execution p50/p95, retry and DLQ rates, backlog, throughput')
-    .option('-q, --queue <queue>', 'only this queue (default: every queue)')
+    .option('-q, --queue <queue>', scopedQueueHelp('read'))
+    .option(ALL_QUEUES_FLAG, ALL_QUEUES_HELP)
     .addOption(new Option('--by <dimension>', 'break the figures down by service class or tenant').choices(['class', 'tenant']))
     .option('-w, --watch', 'refresh on a terminal, with sparklines of depth and oldest age')
     .option('--interval <duration>', 'with --watch: time between refreshes', '2s')
@@ -48,7 +50,7 @@ export function registerOps(program: Command, lazy: Lazy): void {
           ['agentq stats -o prometheus > /var/lib/node_exporter/agentq.prom', 'for the node_exporter textfile collector'],
         ),
     )
-    .action(lazy(() => import('./stats.js')));
+    .action(lazy(() => import('./stats.js'), { queueScope: 'read' }));
 
   const metrics = program.command('metrics').description('expose queue statistics to Prometheus');
   metrics
@@ -67,7 +69,8 @@ export function registerOps(program: Command, lazy: Lazy): void {
   dlq
     .command('check')
     .description('alert check for cron and CI: exit 0 when the DLQ is within limits, 1 with a one-line reason when not')
-    .option('-q, --queue <queue>', 'only this queue (default: every queue)')
+    .option('-q, --queue <queue>', scopedQueueHelp('read'))
+    .option(ALL_QUEUES_FLAG, ALL_QUEUES_HELP)
     .option('--max-size <n>', 'at most this many jobs in the DLQ')
     .option('--max-age <duration>', 'no DLQ entry older than this (e.g. 1h, 2d)')
     .option('--max-rate <rate>', 'at most this share of ended jobs went to the DLQ (0.05 or 5%)')
@@ -79,7 +82,7 @@ export function registerOps(program: Command, lazy: Lazy): void {
           ['agentq dlq check --max-rate 2%', 'fail CI when more than 2% of jobs end in the DLQ'],
         ),
     )
-    .action(lazy(() => import('./dlq-check.js')));
+    .action(lazy(() => import('./dlq-check.js'), { queueScope: 'read' }));
 
   program
     .command('completion')
