@@ -7,9 +7,11 @@
 //      publish the decision as FORCE_COLOR, because chalk and Ink read it when
 //      they load, chalk ignores NO_COLOR, and chalk mis-reads `--color never`
 //      (a bare `--color` in argv) as "force colour";
-//   2. EPIPE: `agentq list | head -1` closes the pipe early; exit quietly
-//      instead of printing a stack trace (the handler is added when a stream is
-//      created: `--help` writes to the fd and never creates one, see runCli);
+//   2. EPIPE: `agentq list | head -1` closes the pipe early; a reading command
+//      exits quietly instead of printing a stack trace (the handler is added when
+//      a stream is created: `--help` writes to the fd and never creates one, see
+//      runCli). A command that has started changing state finishes its work and
+//      exits with the code it earns; a closed stderr never ends a command;
 //   3. the AWS SDK's Node-version maintenance warning is noise for operators;
 //   4. lazy load of the built CLI: the bundled start path dist/bundle/agentq.cjs
 //      (scripts/build-bundle.mjs), so this file stays tiny (`--version` alone is
@@ -23,9 +25,19 @@ const process = require('node:process');
 // Node's getter is wrapped, not called: the first read restores it, creates the stream and adds
 // the handler. `created` tells runCli whether writing to the fd directly could overtake a stream.
 const created = { stdout: false, stderr: false };
-function quietOnEpipe(stream) {
+// What a gone reader means. On stderr, only that messages cannot be shown: the command goes on, so
+// `agentq submit --wait 2>&1 | head -1` still exits 1 for a failed job (it exited 0 here once). On
+// stdout, that the output is not wanted: a reading command (`list --all`, `tail --follow`) stops
+// with 0, but one that has started changing state (runCli's `mustFinish`, called when a command
+// passes its read-only check) must not stop half way — a worker holding leases, a redrive holding
+// its lock, `submit --wait` whose code is the job's outcome — so its output is dropped instead.
+let stdoutGoneEndsCommand = true;
+function quietOnEpipe(stream, name) {
   stream.on('error', (err) => {
-    if (err && err.code === 'EPIPE') process.exit(0);
+    if (err && err.code === 'EPIPE') {
+      if (name === 'stdout' && stdoutGoneEndsCommand) process.exit(0);
+      return;
+    }
     throw err;
   });
 }
@@ -39,13 +51,13 @@ for (const name of ['stdout', 'stderr']) {
         Object.defineProperty(process, name, nodeGetter);
         const stream = nodeGetter.get.call(process);
         created[name] = true;
-        quietOnEpipe(stream);
+        quietOnEpipe(stream, name);
         return stream;
       },
     });
   } else {
     created[name] = true;
-    quietOnEpipe(process[name]);
+    quietOnEpipe(process[name], name);
   }
 }
 // A terminal without creating the stream: only a character device can be one (node:tty would load
@@ -133,4 +145,10 @@ try {
   // FORCE_COLOR now carries the decision; keeping NO_COLOR too only makes newer Node versions warn in child processes.
   if (level === 0) delete process.env.NO_COLOR;
 }
-cli.runCli(process.argv.slice(2), { created: (name) => created[name], isTerminal });
+cli.runCli(process.argv.slice(2), {
+  created: (name) => created[name],
+  isTerminal,
+  mustFinish: () => {
+    stdoutGoneEndsCommand = false;
+  },
+});

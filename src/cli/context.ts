@@ -100,8 +100,17 @@ export interface CommandContext {
   openBackend(): Promise<Backend>;
   /** The queue a command uses when it got no `--queue`: the context's queue, else `default`. */
   defaultQueue(): string;
-  /** Throws PermissionError (exit 4) in a read-only context. Call before any mutation. */
+  /**
+   * Throws PermissionError (exit 4) in a read-only context. Call before any mutation. Once passed,
+   * the command finishes its work even if its stdout reader goes away (`mustFinish`).
+   */
   assertMutable(action: string): void;
+  /**
+   * The command is about to change state: from here on a closed stdout (`agentq … | head -1`)
+   * drops its output instead of ending it half way. `assertMutable` calls it; commands that
+   * write without that check (`agentq job …` inside a handler) call it themselves.
+   */
+  mustFinish(): void;
   /**
    * Asks before a mutation. `--yes` skips it; without a terminal and without
    * `--yes` it throws DeclinedError (exit 3); a "no" throws DeclinedError too.
@@ -129,6 +138,8 @@ export interface ContextDeps {
   open: (url: string) => Promise<Backend>;
   defaultUrl: () => Promise<string>;
   readLine: (question: string) => Promise<string>;
+  /** From here on a gone stdout reader must not end the command (see `mustFinish` in main.ts). */
+  mustFinish: () => void;
 }
 
 /** Interactive = both ends are terminals, not CI, and prompting was not switched off. */
@@ -220,6 +231,11 @@ export class CliContext implements CommandContext {
         `Use a context that allows changes (agentq context list), or remove "readOnly" from ${ctx.name} in ${ctx.readOnlyFrom ?? ctx.file}.`,
       );
     }
+    this.mustFinish();
+  }
+
+  mustFinish(): void {
+    this.deps.mustFinish();
   }
 
   async confirm(question: string, opts: ConfirmOptions = {}): Promise<void> {

@@ -36,6 +36,8 @@ export interface MainEnv {
   signal?: AbortSignal;
   /** Replaces `openBackend(url)` from `backend/open` (tests). */
   openBackend?: (url: string) => Promise<Backend>;
+  /** Called when a command passes its read-only check (see `StdioProbe.mustFinish`). */
+  mustFinish?: () => void;
   /** Where commander's own text (help, usage errors) goes; by default `io.stdout` / `io.stderr`. */
   messages?: Pick<OutputConfiguration, 'writeOut' | 'writeErr' | 'getOutHelpWidth' | 'getErrHelpWidth'>;
 }
@@ -49,6 +51,8 @@ export interface StdioProbe {
   created(name: 'stdout' | 'stderr'): boolean;
   /** Whether the fd is a terminal. */
   isTerminal(fd: 1 | 2): boolean;
+  /** The command started changing state: a reader that goes away (EPIPE on stdout) must not end it. */
+  mustFinish?(): void;
 }
 
 /** Without the entry's probe: the streams themselves (reading them creates them). */
@@ -130,6 +134,7 @@ export async function main(argv: readonly string[], m: MainEnv): Promise<number>
         open: async (url) => (m.openBackend ? m.openBackend(url) : (await import('../backend/open.js')).openBackend(url)),
         defaultUrl: async () => (await import('../backend/open.js')).defaultDataUrl(env),
         readLine: (q) => readLine(io, q),
+        mustFinish: m.mustFinish ?? (() => undefined),
       });
       await runner(opts, ctx);
     },
@@ -238,8 +243,10 @@ export async function runCli(argv: readonly string[] = process.argv.slice(2), st
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  // The reader went away: exit quietly, as the entry does for an EPIPE on the streams.
+  // Help on stdout whose reader went away: exit quietly, as the entry does for a reading command.
+  // A message on stderr nobody reads: dropped, so a usage error still exits 2.
   const onClosed = () => process.exit(ExitCode.ok);
+  const onErrClosed = () => undefined;
   const code = await main(argv, {
     // On first use only: creating a stdio stream loads Node's stream and socket modules (for a
     // pipe or a terminal), which `agentq --help` and `inspect` never need (a measurable share of their start-up).
@@ -257,7 +264,7 @@ export async function runCli(argv: readonly string[] = process.argv.slice(2), st
     // Help and usage errors go straight to the fd while nothing else has used its stream.
     messages: {
       writeOut: directWriter({ fd: 1, stream: () => process.stdout, streamCreated: () => stdio.created('stdout'), onClosed }),
-      writeErr: directWriter({ fd: 2, stream: () => process.stderr, streamCreated: () => stdio.created('stderr'), onClosed }),
+      writeErr: directWriter({ fd: 2, stream: () => process.stderr, streamCreated: () => stdio.created('stderr'), onClosed: onErrClosed }),
       // Commander's own rule without reading the stream unless it is a terminal (80: commander's default width).
       getOutHelpWidth: () => (stdio.isTerminal(1) ? process.stdout.columns : undefined) ?? 80,
       getErrHelpWidth: () => (stdio.isTerminal(2) ? process.stderr.columns : undefined) ?? 80,
@@ -265,6 +272,7 @@ export async function runCli(argv: readonly string[] = process.argv.slice(2), st
     env: process.env,
     cwd: process.cwd(),
     signal: controller.signal,
+    mustFinish: () => stdio.mustFinish?.(),
   });
   // Exit explicitly: an open handle (a timer, a socket) must not keep a finished command alive.
   process.exitCode = code;

@@ -155,6 +155,16 @@ describe('pipes', () => {
     expect(Number(r.trim())).toBe(3000);
   });
 
+  it('a gone reader never changes the exit code of a command that changes state, nor of an error', async () => {
+    // `head -c 0` exits at once: the job id, the timeout message and the usage error all hit a closed pipe.
+    const code = (cmd: string) =>
+      Number(execFileSync('bash', ['-c', `"${process.execPath}" "${AGENTQ_BIN}" ${cmd} 2>&1 | head -c 0; echo \${PIPESTATUS[0]}`], { env: home.env, encoding: 'utf8' }).trim());
+    expect(code('submit x:v1 --queue gone-reader --wait --timeout 1s')).toBe(124);
+    expect(code('submit x:v1 --queue gone-reader --wait --timeout 1s -o json')).toBe(124);
+    expect(code('inspect job_nope')).toBe(2);
+    expect(code('no-such-command')).toBe(2);
+  });
+
   it('`agentq list | head -1` exits quietly when the reader goes away (EPIPE)', async () => {
     await runCliOk(home, ['demo', '--jobs', '1000', '--queue', 'epipe', '--no-worker']);
     const child = spawnCli(home, ['list', '--queue', 'epipe', '--all', '--limit', '100', '-o', 'json']);

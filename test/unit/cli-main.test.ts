@@ -179,6 +179,7 @@ describe('confirmation', () => {
       open: () => Promise.reject(new Error('not used')),
       defaultUrl: () => Promise.resolve('sqlite::memory:'),
       readLine: async () => 'y',
+      mustFinish: () => undefined,
     });
     return c;
   };

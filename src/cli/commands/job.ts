@@ -17,6 +17,8 @@ const MAX_CHECKPOINT_BYTES = 64 * 1024;
 
 async function backendFor(ctx: CommandContext) {
   const lease = currentLease(ctx.env);
+  // A handler piping `agentq job effect … | head -1` must not leave its effect started but never finished.
+  ctx.mustFinish();
   const { openBackend } = await import('../../backend/open.js');
   return { ...lease, backend: await openBackend(lease.url) };
 }
