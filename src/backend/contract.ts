@@ -136,7 +136,9 @@ export interface Failure {
 export type FailureOutcome =
   | { kind: 'retry'; runAt: number; job: Job }
   | { kind: 'dead'; reason: DeadReason; job: Job }
-  | { kind: 'expired'; job: Job };
+  | { kind: 'expired'; job: Job }
+  /** The job's cancel was requested before it failed: it ends cancelled, never retried or buried. */
+  | { kind: 'cancelled'; job: Job };
 
 /** How a job is ended when its handler stopped because of cancel or deadline. */
 export type AbortOutcome = 'cancelled' | 'expired';

@@ -141,6 +141,25 @@ export class MalformedJobError extends AgentqError {
   }
 }
 
+/**
+ * A new effect refused because the job is stopping: its cancel was requested or its deadline
+ * passed. "Cancellation stops new tool calls" is checked by the store in the same step that would
+ * record the effect, so it holds even before the worker's next heartbeat brings the news.
+ */
+export class JobStoppingError extends AgentqError {
+  readonly jobId: string;
+  constructor(jobId: string, why: 'cancel' | 'deadline') {
+    super(
+      why === 'cancel' ? 'CANCEL_REQUESTED' : 'DEADLINE_PASSED',
+      why === 'cancel'
+        ? `${jobId}: its cancel was requested, so no new effect starts`
+        : `${jobId}: its deadline has passed, so no new effect starts`,
+      ExitCode.failure,
+    );
+    this.jobId = jobId;
+  }
+}
+
 export class InterruptedError extends AgentqError {
   constructor(message = 'interrupted', hint?: string) {
     super('INTERRUPTED', message, ExitCode.interrupted, hint);

@@ -1,6 +1,6 @@
 /** Workers: claim, leases and fences, heartbeats, retries, deadlines, cancellation, effects, release. */
 import { describe, expect, it } from 'vitest';
-import { LeaseLostError, RetryLaterError } from '../../src/core/errors.js';
+import { JobStoppingError, LeaseLostError, RetryLaterError } from '../../src/core/errors.js';
 import { JobEnvelope } from '../../src/core/schemas.js';
 import { allEvents, claimOne, eventTypes, iso, req, useFixture, type MakeFixture } from './fixture.js';
 
@@ -303,6 +303,49 @@ export function workerCases(make: MakeFixture): void {
       await backend.submit(req());
       const lease = await claimOne(backend);
       expect(await backend.abort(lease, 'expired')).toMatchObject({ state: 'expired', outcome: 'expired' });
+    });
+
+    it('a job whose cancel was requested starts no effect, new or retried; a done effect still answers', async () => {
+      const { backend } = fx();
+      const { job } = await backend.submit(req());
+      const lease = await claimOne(backend);
+      await backend.beginEffect(lease, 'charged');
+      await backend.finishEffect(lease, 'charged', { receipt: 'r-1' });
+      await backend.beginEffect(lease, 'half-sent');
+      await backend.cancel(job.job_id, 'customer withdrew');
+      for (const key of ['new-call', 'half-sent']) {
+        const err = await backend.beginEffect(lease, key).catch((e: unknown) => e);
+        expect(err, key).toBeInstanceOf(JobStoppingError);
+        expect((err as JobStoppingError).code).toBe('CANCEL_REQUESTED');
+      }
+      expect(await backend.beginEffect(lease, 'charged')).toMatchObject({ status: 'done', result: { receipt: 'r-1' } });
+      const after = (await backend.get(job.job_id))!;
+      expect(after.effects.map((e) => e.key).sort()).toEqual(['charged', 'half-sent']);
+    });
+
+    it('a job past its deadline starts no new effect', async () => {
+      const { backend, clock } = fx();
+      await backend.submit(req({ deadline_at: iso(clock.now() + 60_000) }));
+      const lease = await claimOne(backend);
+      clock.advance(60_000);
+      const err = await backend.beginEffect(lease, 'send-email').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(JobStoppingError);
+      expect((err as JobStoppingError).code).toBe('DEADLINE_PASSED');
+    });
+
+    it('a failure after a cancel request ends the job cancelled: never retried, never in the DLQ', async () => {
+      const { backend } = fx();
+      for (const retryable of [true, false]) {
+        const { job } = await backend.submit(req({ max_attempts: 3 }));
+        const lease = await claimOne(backend);
+        await backend.cancel(job.job_id, 'stop');
+        const out = await backend.fail(lease, { code: retryable ? 'PROVIDER_429' : 'VALIDATION', message: 'failed anyway', retryable });
+        expect(out.kind).toBe('cancelled');
+        const after = (await backend.get(job.job_id))!;
+        expect(after).toMatchObject({ state: 'cancelled', outcome: 'cancelled', lease: null, dead: null });
+        expect(after.attempts.at(-1)).toMatchObject({ outcome: 'failed', error_code: retryable ? 'PROVIDER_429' : 'VALIDATION' });
+        expect(await backend.dlqGet(job.job_id)).toBeNull();
+      }
     });
 
     it('releases a job without counting the attempt', async () => {

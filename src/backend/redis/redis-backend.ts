@@ -10,7 +10,7 @@
 import { toEnvelope } from '../../core/envelope.js';
 import { Cluster, type Redis } from 'ioredis';
 import { encodeTime } from 'ulid';
-import { IdempotencyConflictError, LeaseLostError, MalformedJobError, NotFoundError, RetryLaterError, ValidationError } from '../../core/errors.js';
+import { IdempotencyConflictError, JobStoppingError, LeaseLostError, MalformedJobError, NotFoundError, RetryLaterError, ValidationError } from '../../core/errors.js';
 import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
 import { classWeight, type FairnessOptions } from '../../core/fairness.js';
 import { createIdFactory, JOB_ID_PREFIX } from '../../core/ids.js';
@@ -955,6 +955,7 @@ export class RedisBackend implements Backend {
     if (key.length === 0 || key.length > 256) throw new ValidationError('effect key must be 1-256 characters');
     const { res } = await this.leaseCall<[string, string?]>(lease, 'aqEffectBegin', [`e:${lease.jobId}`], [key, MAX_EFFECTS_PER_JOB]);
     if (res[0] === 'too_many') throw new ValidationError(`a job may record at most ${MAX_EFFECTS_PER_JOB} effects`);
+    if (res[0] === 'stopping') throw new JobStoppingError(lease.jobId, res[1] === 'cancel' ? 'cancel' : 'deadline');
     return effectFrom(res[1]!);
   }
 
@@ -999,6 +1000,7 @@ export class RedisBackend implements Backend {
     const after = jobFrom(res[1]);
     if (after.state === 'scheduled') return { kind: 'retry', runAt: Date.parse(after.run_at), job: after };
     if (after.state === 'dead') return { kind: 'dead', reason: after.dead!.reason, job: after };
+    if (after.state === 'cancelled') return { kind: 'cancelled', job: after };
     return { kind: 'expired', job: after };
   }
 

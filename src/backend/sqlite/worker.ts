@@ -4,7 +4,7 @@
  * the lease's fence token inside the same transaction as the write, so a
  * worker whose lease was taken over can never overwrite the new holder.
  */
-import { LeaseLostError, ValidationError } from '../../core/errors.js';
+import { JobStoppingError, LeaseLostError, ValidationError } from '../../core/errors.js';
 import { nextPick, parseFairnessState, tenantCap, type Candidates, type FairnessOptions } from '../../core/fairness.js';
 import { decideFailure, type RetryPolicy } from '../../core/retry.js';
 import { JOB_CLASSES } from '../../core/model.js';
@@ -289,6 +289,10 @@ export class SqliteWorkerOps {
       const now = this.store.clock.now();
       const { job, fence } = this.leased(ref);
       const existing = this.store.sql('SELECT * FROM effects WHERE job_id = ? AND key = ?').get(job.job_id, key) as EffectRow | undefined;
+      if (existing?.status === 'done') return toEffect(existing);
+      // A stopping job starts no effect, new or retried (a `started` one would call the system again).
+      if (job.cancel_requested_at !== null) throw new JobStoppingError(job.job_id, 'cancel');
+      if (job.deadline_at !== null && now >= Date.parse(job.deadline_at)) throw new JobStoppingError(job.job_id, 'deadline');
       if (existing) return toEffect(existing);
       const row: EffectRow = { job_id: job.job_id, key, status: 'started', attempt: job.attempt, started_at: now, done_at: null, result: null };
       this.store.sql('INSERT INTO effects (job_id, key, status, attempt, started_at, done_at, result) VALUES (@job_id, @key, @status, @attempt, @started_at, @done_at, @result)').run(row);
@@ -417,6 +421,11 @@ export class SqliteWorkerOps {
       const error = { code: failure.code, message: failure.message };
       endAttempt(job, now, 'failed', error);
       job.last_error = { ...error, retryable: failure.retryable };
+      if (job.cancel_requested_at !== null) {
+        // Failed after its cancel was requested (often because of it): a retry or the DLQ would undo the cancel.
+        this.endRunning(job, fence, 'cancelled', now, { why: 'failed after a cancel request', error_code: failure.code });
+        return { kind: 'cancelled', job };
+      }
       const decision = decideFailure(
         { retryable: failure.retryable, attempt: job.attempt, maxAttempts: job.max_attempts, deadlineAt: job.deadline_at === null ? null : Date.parse(job.deadline_at) },
         now,

@@ -152,7 +152,7 @@ function isUnmendable(error: unknown): error is AgentqError {
 
 function count(t: Record<'succeeded' | 'retried' | 'dead' | 'expired' | 'aborted' | 'released' | 'lost', number>, e: WorkerEvent): void {
   if (e.kind === 'succeeded') t.succeeded++;
-  else if (e.kind === 'failed') t[e.outcome === 'retry' ? 'retried' : e.outcome === 'dead' ? 'dead' : 'expired']++;
+  else if (e.kind === 'failed') t[e.outcome === 'retry' ? 'retried' : e.outcome === 'dead' ? 'dead' : e.outcome === 'cancelled' ? 'aborted' : 'expired']++;
   else if (e.kind === 'aborted') t.aborted++;
   else if (e.kind === 'released') t.released++;
   else if (e.kind === 'lease_lost') t.lost++;
@@ -174,7 +174,7 @@ function describe(e: WorkerEvent): string | null {
     case 'succeeded':
       return `${e.jobId} attempt ${e.attempt}: succeeded in ${formatDuration(e.durationMs)}`;
     case 'failed': {
-      const next = e.outcome === 'retry' ? 'retry scheduled' : e.outcome === 'dead' ? 'moved to the DLQ' : 'expired';
+      const next = { retry: 'retry scheduled', dead: 'moved to the DLQ', expired: 'expired', cancelled: 'cancelled (its cancel was requested)' }[e.outcome];
       return `${e.jobId} attempt ${e.attempt}: failed ${sanitize(e.code)}: ${sanitize(e.message)} → ${next}`;
     }
     case 'aborted':

@@ -43,13 +43,19 @@ return { 'ok' }
 `;
 
 /**
- * effect_begin: records an effect as started, or returns the existing record.
+ * effect_begin: records an effect as started, or returns the existing record; {'stopping', why}
+ * when the job's cancel was requested or its deadline passed (a done record is still returned).
  * KEYS[1] job hash, KEYS[2] effects hash; ARGV[5] id, [6] fence, [7] key, [8] effects cap.
  */
 export const EFFECT_BEGIN = String.raw`
 local id, fence, key, cap = ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8])
 if not leaseHeld(id, fence) then return { 'lost' } end
 local existing = redis.call('HGET', KEYS[2], key)
+if existing and cjson.decode(existing).status == 'done' then return { 'ok', existing } end
+-- a stopping job starts no effect, new or retried (a started one would call the system again)
+if redis.call('HGET', KEYS[1], 'cra') then return { 'stopping', 'cancel' } end
+local dl = deadlineOf(id)
+if dl and NOW >= dl then return { 'stopping', 'deadline' } end
 if existing then return { 'ok', existing } end
 if tonumber(hget(id, 'nef') or '0') >= cap then return { 'too_many' } end
 local att = hget(id, 'att')
@@ -170,7 +176,7 @@ return { outcomes, claimed }
 /**
  * fail: applies the decision made in JS by core/retry.decideFailure from the
  * job snapshot (retry, dead or expired); the fence and state are checked here.
- * KEYS[1] job hash; ARGV[5] id, [6] fence, [7] kind (retry|dead|expired),
+ * KEYS[1] job hash; ARGV[5] id, [6] fence, [7] kind (retry|dead|expired; cancelled when the job's cancel was requested),
  * [8] run_at (retry), [9] dead reason, [10] error JSON, [11] code, [12] message,
  * [13] worker version (''), [14] over the retry budget ('1'/'0').
  */
@@ -182,7 +188,16 @@ local code, msg, wv = ARGV[11], ARGV[12], ARGV[13]
 local att, ten, hn = v[3], v[4], v[5]
 -- the error, the outcome's fields and the event's history line go into one write of the job, at the end
 local args = { 'err', ARGV[10] }
-if kind == 'retry' then
+-- failed after its cancel was requested (often because of it): a retry or the DLQ would undo the
+-- cancel, so it ends cancelled whatever the client decided from its snapshot
+if redis.call('HGET', KEYS[1], 'cra') then kind = 'cancelled' end
+if kind == 'cancelled' then
+  endAttempt(id, 'failed', code, msg)
+  move(id, 'running', 'cancelled')
+  finish(id, 'cancelled')
+  total('cancelled')
+  emitInline(args, hn, id, 'cancelled', 'running', 'cancelled', att, ten, { why = 'failed after a cancel request', error_code = code })
+elseif kind == 'retry' then
   local runAt = tonumber(ARGV[8])
   endAttempt(id, 'failed', code, msg)
   redis.call('HDEL', KEYS[1], 'lw', 'le')
