@@ -189,6 +189,20 @@ describe('nothing listening', () => {
     );
   });
 
+  it('a server that stops answering with its socket open (SIGSTOP): exit 75 saying it did not answer, never a hang', async () => {
+    const frozen = await startRedisServer();
+    try {
+      await runCliOk(home, ['--url', frozen.url, 'submit', 'task:v1', '--queue', 'frozen']);
+      frozen.signal('SIGSTOP');
+      const r = await runCli(home, ['--url', frozen.url, 'list', '--queue', 'frozen'], { timeoutMs: 60_000 });
+      expect(r.code).toBe(75);
+      expect(r.stderr).toContain(`error: Redis at ${frozen.host}:${frozen.port} is unavailable: it did not answer within 15 s`);
+    } finally {
+      frozen.signal('SIGCONT');
+      await frozen.stop();
+    }
+  });
+
   it('a worker started before its Redis keeps trying, and runs the job once Redis is up', async () => {
     const port = await freePort();
     const url = `redis://127.0.0.1:${port}`;

@@ -34,6 +34,8 @@ export interface RedisServer {
   start(): Promise<void>;
   /** Kills it and removes its directory. */
   stop(): Promise<void>;
+  /** Sends the server process a signal (SIGSTOP freezes it with its sockets open; SIGCONT resumes it). */
+  signal(sig: NodeJS.Signals): void;
   /** Runs `redis-cli` against it and returns stdout. */
   cli(...args: string[]): string;
 }
@@ -144,9 +146,12 @@ export async function startRedisServer(o: RedisServerOptions = {}): Promise<Redi
     kill,
     start,
     stop: async () => {
+      // a stopped process cannot act on SIGKILL's cleanup until it runs again
+      (child as ChildProcess | null)?.kill('SIGCONT');
       await kill();
       rmSync(dir, { recursive: true, force: true });
     },
+    signal: (sig) => void (child as ChildProcess | null)?.kill(sig),
     cli: (...args: string[]) => {
       const r = spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { encoding: 'utf8' });
       if (r.status !== 0) throw new Error(`redis-cli ${args.join(' ')} failed: ${r.stderr}`);

@@ -30,6 +30,18 @@ export type Client = Redis | Cluster;
 export const FIRST_CONNECT_MS = 2_000;
 /** Per attempt, for the TCP connection and the TLS handshake (ioredis's default is 10 s). */
 const CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * How long a call waits for its answer on an open connection. A server that is stopped (SIGSTOP,
+ * a frozen VM, a network that drops packets without resetting) keeps the socket open and never
+ * answers: without a limit every command, the TUI and `close()` waited for ever, and a first
+ * SIGTERM could not end the process. No agentq call is slow on a healthy server (scripts read
+ * bounded pages; blocking reads block for 1 s), so a call unanswered after this is a server that
+ * is not there; like a dropped connection, the caller sees exit 75 and a write it re-sends is
+ * fenced (see the worker's and the redrive's failure rules).
+ */
+export const COMMAND_TIMEOUT_MS = 15_000;
+/** `close()` waits this long for QUIT's answer (calls in flight answer first), then drops the socket. */
+const QUIT_WAIT_MS = 2_000;
 
 /**
  * Node's codes for a certificate the TLS client refused (tls.TLSSocket#authorizationError, and
@@ -46,7 +58,7 @@ const UNTRUSTED_CERT = new Set([
 const SEED_PROBE_MS = 1_000;
 
 /** Errors of an unreachable or restarting Redis, as ioredis reports them: worth retrying later. */
-const UNAVAILABLE = /Too many Cluster redirections|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|Connection is closed|MaxRetriesPerRequest|max retries per request|CLUSTERDOWN|TRYAGAIN|LOADING|EPIPE|ENOTFOUND|EAI_AGAIN|Failed to refresh slots cache|None of startup nodes is available/i;
+const UNAVAILABLE = /Command timed out|Too many Cluster redirections|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|Connection is closed|MaxRetriesPerRequest|max retries per request|CLUSTERDOWN|TRYAGAIN|LOADING|EPIPE|ENOTFOUND|EAI_AGAIN|Failed to refresh slots cache|None of startup nodes is available/i;
 
 export class RedisConnection {
   readonly client: Client;
@@ -157,7 +169,9 @@ export class RedisConnection {
       let cause =
         this.o.cluster && !this.everReady
           ? `none of its seed nodes could be reached${this.seedCauses ? ` (${this.seedCauses})` : ''}`
-          : (this.lastError?.message ?? msg);
+          : /Command timed out/i.test(msg)
+            ? `it did not answer within ${COMMAND_TIMEOUT_MS / 1000} s (the connection is open, but the server is stopped, frozen or unreachable)`
+            : (this.lastError?.message ?? msg);
       // (a node that does not answer sends a Cluster call round its redirections: name that node)
       const node = /^Too many Cluster redirections.*(?:MOVED|ASK) \d+ (\S+)/.exec(msg)?.[1];
       if (node) cause = `its node ${node}, which holds the keys of this call, is not answering (${msg})`;
@@ -174,9 +188,13 @@ export class RedisConnection {
       this.client.disconnect();
       return;
     }
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await this.client.quit();
+      await Promise.race([this.client.quit(), new Promise((resolve) => (timer = setTimeout(resolve, QUIT_WAIT_MS)))]);
     } catch {
+      // dropped below
+    } finally {
+      clearTimeout(timer);
       this.client.disconnect();
     }
   }
@@ -195,7 +213,7 @@ export class RedisConnection {
         // node going down, often with "Too many Cluster redirections … MOVED".
         maxRedirections: 120,
         retryDelayOnMoved: 50,
-        redisOptions: { username: o.username, password: o.password, tls, connectTimeout: CONNECT_TIMEOUT_MS },
+        redisOptions: { username: o.username, password: o.password, tls, connectTimeout: CONNECT_TIMEOUT_MS, commandTimeout: COMMAND_TIMEOUT_MS },
         clusterRetryStrategy: (times) => this.retryDelay(Math.min(100 + times * 100, 2000)),
       });
     }
@@ -208,6 +226,7 @@ export class RedisConnection {
       port: node.port,
       db: o.db,
       connectTimeout: CONNECT_TIMEOUT_MS,
+      commandTimeout: COMMAND_TIMEOUT_MS,
       // Commands issued in the same tick go out as one pipeline: bulk submits and claims cost
       // one round trip, not one each.
       enableAutoPipelining: true,
