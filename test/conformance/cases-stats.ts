@@ -102,6 +102,20 @@ export function statsCases(make: MakeFixture): void {
       expectBreakdownsAddUp(s);
     });
 
+    it('a DLQ entry expired by a bulk expire is not a second end: the totals and the DLQ rate stay as they were', async () => {
+      const f = fx();
+      const { backend, clock } = f;
+      const dead = await makeDead(f, { queue: 'q', deadlineInMs: 10_000 });
+      const before = (await fullStats(backend, 'q')).totals;
+      expect(before).toMatchObject({ dead: 1, expired: 0 });
+      clock.advance(10_000);
+      await backend.createRun(runRecord({ run_id: 'run_01JEXP1REEEEEEEEEEEEEEEEEE', queue: 'q', action: 'expire' }, clock.now()), [{ job_id: dead.job_id, verdict: 'expire', detail: null }]);
+      expect((await backend.applyRunItems({ runId: 'run_01JEXP1REEEEEEEEEEEEEEEEEE', jobIds: [dead.job_id], now: clock.now() }))[0]).toMatchObject({ status: 'moved' });
+      const s = await fullStats(backend, 'q');
+      expect(s.counts).toMatchObject({ dead: 0, expired: 1 });
+      expect(s.totals).toEqual(before);
+    });
+
     it('samples time in queue (claimable to claimed) and execution time (claimed to ended)', async () => {
       const { backend, clock } = fx();
       await backend.submit(req({ queue: 'q' }));

@@ -193,8 +193,10 @@ export class CounterLog {
           a[4] += 1 - ok;
         } else activity.set(ka, [c.queue, minute, 0, ok, 1 - ok]);
         if (c.seq !== null && c.startedAt !== null) sample(c.queue, 'exec', c.seq, c.at - c.startedAt);
-      } else if (c.from !== 'running' && (c.to === 'succeeded' || c.to === 'dead' || c.to === 'expired' || c.to === 'cancelled')) {
-        // Ends that are not attempts: a queued job cancelled or expired, a DLQ entry expired.
+      } else if (c.from !== 'running' && c.from !== 'dead' && (c.to === 'succeeded' || c.to === 'dead' || c.to === 'expired' || c.to === 'cancelled')) {
+        // Ends that are not attempts: a queued job cancelled or expired. A DLQ entry expired by
+        // `dlq expire` is not a second end: it ended when it died, and counting it again would
+        // lower the DLQ rate (dead / ended) each time the DLQ is cleaned up.
         add3(totals, c.queue, c.to, 1);
       }
       // Per-minute activity rows are tiny, so pruning now and then is enough: on changes in the

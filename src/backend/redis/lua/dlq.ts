@@ -116,9 +116,9 @@ local function applyItem(i)
           move(id, 'dead', 'queued', true)
           enqueue(id, NOWS, true, true)
         elseif action == 'expire' then
+          -- no total('expired'): the job ended when it died; a second end would lower the DLQ rate
           move(id, 'dead', 'expired')
           finish(id, 'expired')
-          total('expired')
           emit(id, 'expired', 'dead', 'expired', att, ten, { run_id = run })
         else
           emit(id, 'purged', 'dead', cjson.null, att, ten, { run_id = run })
