@@ -21,7 +21,7 @@ import { SqsBackend, type SqsBackendOptions } from '../../src/backend/sqs/index.
 import { dlqName, sourceQueueName } from '../../src/backend/sqs/names.js';
 import { parseSqsUrl } from '../../src/backend/sqs/url.js';
 import { ManualClock, seededRandom, type Clock } from '../../src/core/clock.js';
-import { ValidationError } from '../../src/core/errors.js';
+import { ConfigError, ValidationError } from '../../src/core/errors.js';
 import { DEFAULT_RETRY_POLICY } from '../../src/core/retry.js';
 import { sqsUrl, useEmulatorCredentials } from '../conformance/sqs-fixture.js';
 import { pollUntil } from '../support/poll.js';
@@ -117,6 +117,11 @@ describe('agentq sqs setup', () => {
     const r = await b.relayOutbox();
     expect(r.published).toBe(0);
     expect((await b.get(job.job_id))!.state).toBe('queued');
+    // A worker is told why it can never get the job (exit 78, with the command that mends it), not "nothing claimable".
+    const err = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 30_000 }).catch((x: unknown) => x);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).message).toMatch(/SQS queue \S+ does not exist, so the batch jobs of queue q cannot be delivered/);
+    expect((err as ConfigError).hint).toBe('Run: agentq sqs setup --queue q');
   });
 });
 
