@@ -47,6 +47,8 @@ interface InFlight {
   /** No more writes for this lease: it was lost, or the worker ended the job without the handler. */
   closed: boolean;
   graceTimer: NodeJS.Timeout | null;
+  /** Aborts the handler at its deadline (see `armDeadline`). */
+  deadlineTimer: NodeJS.Timeout | null;
   /** Resolves when the slot is free again (the job ended, or the handler was detached). */
   slotFreed: Promise<void>;
   freeSlot: () => void;
@@ -215,8 +217,10 @@ class WorkerRuntime implements Worker {
       settled: false,
       closed: false,
       graceTimer: null,
+      deadlineTimer: null,
       slotFreed,
       freeSlot: () => {
+        if (entry.deadlineTimer) clearTimeout(entry.deadlineTimer);
         if (this.inflight.get(lease.jobId) === entry) this.inflight.delete(lease.jobId);
         freeSlot();
         this.slotFreedSinceClaim = true;
@@ -227,7 +231,28 @@ class WorkerRuntime implements Worker {
     };
     this.inflight.set(lease.jobId, entry);
     this.log({ kind: 'claimed', jobId: lease.jobId, attempt: lease.envelope.attempt, fence: lease.fence });
+    this.armDeadline(entry);
     void this.execute(entry);
+  }
+
+  /**
+   * A timer per job for its deadline. The heartbeat is scheduled for the jobs running when it is
+   * scheduled, so a job claimed in between was aborted up to a whole heartbeat interval late
+   * (27 s past its deadline with `--lease 2m`). Checked against the clock when it fires (an
+   * injected clock may not be there yet); unref'd, since the heartbeat timer is what keeps a
+   * running worker alive, and cleared when the slot is freed.
+   */
+  private armDeadline(entry: InFlight): void {
+    if (entry.deadlineAt === null) return;
+    const wait = entry.deadlineAt - this.clock.now();
+    if (wait > MAX_TIMER_MS) return; // further than a timer can wait: the heartbeat's own check covers it
+    entry.deadlineTimer = setTimeout(() => {
+      entry.deadlineTimer = null;
+      if (entry.settled || entry.abortReason !== null) return;
+      if (this.clock.now() >= entry.deadlineAt!) this.abortJob(entry, 'deadline');
+      else this.armDeadline(entry);
+    }, Math.max(wait, 0) + 5);
+    entry.deadlineTimer.unref();
   }
 
   private async execute(entry: InFlight): Promise<void> {

@@ -218,6 +218,24 @@ export function runWorkerSuite(name: string, makeFixture: () => Promise<WorkerFi
       for (const r of reasons) expect(r).toMatchObject({ name: 'JobAbortedError', reason: 'deadline' });
     });
 
+    it('a job claimed between heartbeats is aborted at its deadline, not at the next heartbeat', async () => {
+      // The heartbeat is scheduled for a whole interval (far beyond the test) before the job is claimed.
+      const job = await submit({ deadline_at: new Date(fx.clock.now() + 50).toISOString() });
+      const reasons: unknown[] = [];
+      await start(
+        async (_job, ctx) => {
+          const reason = await aborted(ctx.signal);
+          reasons.push(reason);
+          throw reason;
+        },
+        { heartbeatMs: 600_000, leaseMs: 1_200_000 },
+      );
+      await inState(job.job_id, 'running');
+      fx.clock.advance(100);
+      expect((await inState(job.job_id, 'expired')).outcome).toBe('expired');
+      expect(reasons).toEqual([expect.objectContaining({ name: 'JobAbortedError', reason: 'deadline' })]);
+    });
+
     it('cancel of a running job reaches the handler through ctx.signal at the next heartbeat', async () => {
       const job = await submit();
       const started = gate();
