@@ -244,6 +244,17 @@ describe('agentq dlq redrive on SQS: the SQS DLQ sweep', () => {
     }
   }, 120_000);
 
+  it('messages another receiver holds hidden are reported: the sweep cannot judge them, and says how they go', async () => {
+    const s = await seed('g', { moved: 2 });
+    // Another consumer (or a redrive killed while sweeping) holds one message hidden for a while.
+    const held = await raw.send(new ReceiveMessageCommand({ QueueUrl: s.dlq, MaxNumberOfMessages: 1, VisibilityTimeout: 600 }));
+    expect(held.Messages).toHaveLength(1);
+    const run = await runCliOk(home, ['--url', s.url, 'dlq', 'redrive', '--queue', 'research', '--all', '--yes'], { env: CREDS });
+    expect(run.stderr).toContain(`warning: 1 message(s) of ${dlqName(s.prefix, 'research')} are held hidden by another receiver`);
+    expect(run.stderr).toContain('then remove those copies with: agentq sqs sweep --queue research');
+    expect(await depths(s.dlq)).toMatchObject({ hidden: 1 });
+  }, 120_000);
+
   it('a sweep stopped by its signal puts back what it received at once and reports itself interrupted', async () => {
     // More copies than the sweep's lanes take in their first receives (10 each), so the stop shows.
     const s = await seed('c', { moved: 10 * SWEEP_LANES + 40 });

@@ -186,12 +186,14 @@ export class SqsBackend implements Backend {
    * `holdUntil` (the moves still running): copies of jobs still dead are held, and judged
    * again when a redrive batch of this backend moves their jobs, or once it settles (custody.ts).
    */
-  async sweepRedrivenCopies(queue: string, signal?: AbortSignal, holdUntil?: Promise<unknown>): Promise<SweepReport & { dlq: string }> {
+  async sweepRedrivenCopies(queue: string, signal?: AbortSignal, holdUntil?: Promise<unknown>): Promise<SweepReport & { dlq: string; in_flight: number }> {
     const name = this.sqsQueues.dlqName(queue);
     const url = await this.sqsQueues.url(name);
-    if (url === null) return { dlq: name, received: 0, custody: [], deleted: 0, kept_in_sqs: 0, mirror_kept: 0 };
+    if (url === null) return { dlq: name, received: 0, custody: [], deleted: 0, kept_in_sqs: 0, mirror_kept: 0, in_flight: 0 };
     const depth = await this.sqsQueues.visibleDepth(url, name);
-    if (depth === 0) return { dlq: name, received: 0, custody: [], deleted: 0, kept_in_sqs: 0, mirror_kept: 0 };
+    // Messages someone else holds hidden (another sweep, a consumer, or a redrive killed mid-sweep)
+    // cannot be received now: the report says so, since copies of moved jobs may be among them.
+    if (depth === 0) return { dlq: name, received: 0, custody: [], deleted: 0, kept_in_sqs: 0, mirror_kept: 0, in_flight: await this.sqsQueues.inFlight(url, name) };
     const max = Math.ceil(depth * 1.1) + 100;
     const visibilitySeconds = Math.min(SQS_MAX_VISIBILITY_SECONDS, 30 + Math.ceil(max / 200));
     const onMoved = (listener: (jobIds: string[]) => void) => {
@@ -199,7 +201,8 @@ export class SqsBackend implements Backend {
       return () => void this.movedListeners.delete(listener);
     };
     const report = await sweepDlq(this.data, this.ext, { url, name, queue, maxReceiveCount: this.url.maxReceiveCount }, { max, visibilitySeconds, copiesOnly: true, signal, holdUntil, onMoved });
-    return { dlq: name, ...report };
+    // After the sweep everything it received is deleted or visible again: what is hidden now is held by others.
+    return { dlq: name, ...report, in_flight: report.interrupted ? 0 : await this.sqsQueues.inFlight(url, name) };
   }
 
   // ------------------------------------------------------------ producers and operators

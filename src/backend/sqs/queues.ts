@@ -154,6 +154,16 @@ export class SqsQueues {
     }
   }
 
+  /** Messages received by someone and not yet deleted or visible again (ApproximateNumberOfMessagesNotVisible). */
+  async inFlight(url: string, name: string): Promise<number> {
+    try {
+      const out = await this.data.getQueueAttributes({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessagesNotVisible'] });
+      return Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0) || 0;
+    } catch (e) {
+      throw toAgentqError(e, `GetQueueAttributes ${name}`);
+    }
+  }
+
   private async arn(url: string): Promise<string> {
     const out = await this.data.getQueueAttributes({ QueueUrl: url, AttributeNames: ['QueueArn'] });
     return out.Attributes!.QueueArn!;

@@ -48,7 +48,7 @@ export function noticeFor(backend: Backend, queue: string | null, sweep: boolean
 }
 
 type Io = { err: { write(s: string): void }; signal: AbortSignal };
-export type SweepOutcome = { report: SweepReport & { dlq: string } } | { error: unknown };
+export type SweepOutcome = { report: SweepReport & { dlq: string; in_flight: number } } | { error: unknown };
 
 /**
  * Starts the sweep of the SQS DLQ of `queue`; never rejects. With `holdUntil` it runs beside
@@ -82,6 +82,13 @@ export function sweepResult(run: RunRecord, outcome: SweepOutcome, io: Io): Agen
     `swept ${r.dlq}: received ${r.received}, deleted ${r.deleted} copies of jobs no longer dead, ` +
       `made ${r.mirror_kept} copies of still-dead entries and ${r.kept_in_sqs} other messages visible again\n`,
   );
+  if (r.in_flight > 0) {
+    io.err.write(
+      `warning: ${r.in_flight} message(s) of ${r.dlq} are held hidden by another receiver (a consumer, another sweep, or a redrive killed while sweeping), ` +
+        `so this sweep could not look at them; copies of moved jobs may be among them. They become visible again when their visibility timeout ends; ` +
+        `then remove those copies with: agentq sqs sweep --queue ${run.queue}\n`,
+    );
+  }
   if (r.interrupted) {
     return new InterruptedError(`run ${run.run_id}: the sweep of the SQS DLQ ${r.dlq} was interrupted and copies of moved jobs may remain`, `Remove them with: ${again}`);
   }
