@@ -261,4 +261,18 @@ describe('demo', () => {
       fresh.cleanup();
     }
   });
+  it('with AGENTQ_URL set elsewhere, the commands it suggests name the store the demo used', async () => {
+    const fresh = makeCliHome();
+    try {
+      const env = { AGENTQ_URL: `sqlite:${fresh.dir}/elsewhere.db` };
+      const r = await runCliOk(fresh, ['demo'], { env });
+      const suggested = /agentq --url (\S+) inspect (job_\w+)/.exec(r.stderr);
+      expect(suggested, r.stderr).not.toBeNull();
+      expect(suggested![1]).toBe(fresh.dataUrl);
+      // Typed as suggested, it finds the sample job despite AGENTQ_URL.
+      await runCliOk(fresh, ['--url', suggested![1]!, 'inspect', suggested![2]!], { env });
+    } finally {
+      fresh.cleanup();
+    }
+  });
 });

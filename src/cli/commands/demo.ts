@@ -47,14 +47,14 @@ export function sampleRequests(queue: string, n: number, now: number): SubmitReq
  * rate-limited one is scheduled for a retry, some go to the DLQ. The demo
  * re-reads and shows the jobs afterwards.
  */
-export async function processSampleJobs(backend: Backend, jobs: Job[], ctx: CommandContext): Promise<void> {
+export async function processSampleJobs(backend: Backend, jobs: Job[], ctx: CommandContext, urlFlag = ''): Promise<void> {
   if (jobs.length === 0) return;
   const { runDemoWorker } = await import('../../worker/demo.js');
   const queue = jobs[0]!.queue;
   ctx.note(`demo: a worker (concurrency 3, flaky on purpose) is processing them…`);
   const r = await runDemoWorker(backend, queue, jobs);
   ctx.note(`demo: ${r.succeeded} succeeded, ${r.retrying} scheduled for a retry (rate limited), ${r.dead} moved to the DLQ`);
-  if (r.dead > 0) ctx.note(`demo: see them with  agentq dlq list --queue ${queue}   (a partially completed one is never redriven blindly)`);
+  if (r.dead > 0) ctx.note(`demo: see them with  agentq${urlFlag} dlq list --queue ${queue}   (a partially completed one is never redriven blindly)`);
 }
 
 export async function run(o: DemoOptions, ctx: CommandContext): Promise<void> {
@@ -64,19 +64,19 @@ export async function run(o: DemoOptions, ctx: CommandContext): Promise<void> {
   const url = ctx.globals.url ?? defaultDataUrl(ctx.env);
   ctx.note(`demo: using ${redactCredentials(url)}${ctx.globals.url ? '' : ' (the embedded default; nothing to configure)'}`);
   const backend = await openBackend(url);
+  const urlFlag = (await sameStoreAsPlainCommands(url, ctx)) ? '' : ` --url ${redactCredentials(url)}`;
   try {
     const submitted: Job[] = [];
     for (const req of sampleRequests(queue, n, ctx.clock.now())) submitted.push((await backend.submit(req)).job);
     ctx.note(`demo: submitted ${submitted.length} sample jobs to queue "${queue}"`);
 
-    if (o.worker !== false) await processSampleJobs(backend, submitted, ctx);
+    if (o.worker !== false) await processSampleJobs(backend, submitted, ctx, urlFlag);
 
     const shown: Job[] = [];
     for (const j of submitted) shown.push((await backend.get(j.job_id)) ?? j);
     await printRecords(ctx.out, { columns: JOB_COLUMNS }, shown);
 
     const first = submitted[0]!.job_id;
-    const urlFlag = ctx.globals.url ? ` --url ${redactCredentials(ctx.globals.url)}` : '';
     ctx.note(
       [
         '',
@@ -90,5 +90,19 @@ export async function run(o: DemoOptions, ctx: CommandContext): Promise<void> {
     );
   } finally {
     await backend.close();
+  }
+}
+
+/**
+ * Whether `agentq inspect …` typed next, without `--url`, reaches the store the demo used. The demo
+ * ignores AGENTQ_URL and contexts on purpose, but the commands it suggests do not: with either set,
+ * the suggestions name the demo's store, or they would look for the sample jobs somewhere else.
+ */
+async function sameStoreAsPlainCommands(demoUrl: string, ctx: CommandContext): Promise<boolean> {
+  if (ctx.globals.url !== undefined) return false;
+  try {
+    return (await ctx.backendUrl()) === demoUrl;
+  } catch {
+    return false; // a config the plain commands cannot read: name the store outright
   }
 }
