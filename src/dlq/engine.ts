@@ -152,6 +152,9 @@ export async function applyRun(deps: EngineDeps, runId: string, c: ApplyControl 
     c.onProgress?.({ kind: 'started', run_id: runId, action: start.action, queue: start.queue, remaining, resumed: c.resumed ?? false });
     let cursor: string | null = null;
     let done = 0;
+    // The shown rate is measured from the end of the first batch: a paced run's first batch goes at
+    // once (the pacer's one batch of burst), so done / elapsed showed 2,000/s under --rate 20/s.
+    let first: { at: number; done: number } | null = null;
     for (;;) {
       // Ctrl-C is honoured between batches only: a batch in flight always finishes and is recorded.
       if (c.signal?.aborted) {
@@ -178,6 +181,8 @@ export async function applyRun(deps: EngineDeps, runId: string, c: ApplyControl 
         session.skipped += skipped;
         pacer.refund(skipped);
         done += ids.length;
+        const at = clock.now();
+        first ??= { at, done };
         c.onProgress?.({
           kind: 'batch',
           run_id: runId,
@@ -185,7 +190,8 @@ export async function applyRun(deps: EngineDeps, runId: string, c: ApplyControl 
           done,
           remaining_at_start: remaining,
           ...session,
-          elapsed_ms: clock.now() - t0,
+          elapsed_ms: at - t0,
+          rate_per_s: at > first.at ? ((done - first.done) * 1000) / (at - first.at) : null,
         });
       }
       if (page.next_cursor === null) break;

@@ -18,6 +18,8 @@ export type RunEvent =
       skipped: number;
       failed: number;
       elapsed_ms: number;
+      /** Jobs per second since the first batch ended (null until a second one has). */
+      rate_per_s: number | null;
     }
   | { kind: 'interrupted'; run_id: string; done: number; remaining_at_start: number }
   | { kind: 'finished'; run_id: string; action: BulkAction; counts: Record<LedgerStatus, number> };
@@ -28,8 +30,8 @@ function pct(done: number, total: number): string {
   return total === 0 ? '100%' : `${Math.floor((done * 100) / total)}%`;
 }
 
-function rate(done: number, elapsedMs: number): string {
-  return elapsedMs <= 0 ? '-' : `${Math.round((done * 1000) / elapsedMs)}/s`;
+function rate(perSecond: number | null): string {
+  return perSecond === null ? '-/s' : `${Math.round(perSecond)}/s`;
 }
 
 /** What the ledger calls `moved`, in the words of the action: a purged job was not moved anywhere. */
@@ -41,7 +43,7 @@ export function formatProgressLine(e: RunEvent): string {
     case 'started':
       return `${e.action} ${e.run_id} on ${e.queue}: ${e.resumed ? 'resuming, ' : ''}${e.remaining} to go`;
     case 'batch':
-      return `${e.run_id}: ${e.done}/${e.remaining_at_start} (${pct(e.done, e.remaining_at_start)}) ${DONE_WORD[e.action]}=${e.moved} skipped=${e.skipped} failed=${e.failed} ${rate(e.done, e.elapsed_ms)}`;
+      return `${e.run_id}: ${e.done}/${e.remaining_at_start} (${pct(e.done, e.remaining_at_start)}) ${DONE_WORD[e.action]}=${e.moved} skipped=${e.skipped} failed=${e.failed} ${rate(e.rate_per_s)}`;
     case 'interrupted':
       return `${e.run_id}: interrupted after ${e.done}/${e.remaining_at_start}; the ledger is recorded`;
     case 'finished':
@@ -53,7 +55,7 @@ export function formatProgressLine(e: RunEvent): string {
 export function formatProgressBar(e: Extract<RunEvent, { kind: 'batch' }>, width = 30): string {
   const frac = e.remaining_at_start === 0 ? 1 : e.done / e.remaining_at_start;
   const full = Math.round(frac * width);
-  return `[${'#'.repeat(full)}${'.'.repeat(width - full)}] ${pct(e.done, e.remaining_at_start)} ${e.done}/${e.remaining_at_start} ${DONE_WORD[e.action]} ${e.moved} skipped ${e.skipped} failed ${e.failed} ${rate(e.done, e.elapsed_ms)}`;
+  return `[${'#'.repeat(full)}${'.'.repeat(width - full)}] ${pct(e.done, e.remaining_at_start)} ${e.done}/${e.remaining_at_start} ${DONE_WORD[e.action]} ${e.moved} skipped ${e.skipped} failed ${e.failed} ${rate(e.rate_per_s)}`;
 }
 
 /**

@@ -123,9 +123,12 @@ describe('redrive engine on SQLite', () => {
     await seedDead(backend, () => clock.now(), Array.from({ length: 30 }, () => ({ queue: 'q' })));
     const { plan } = await buildPlan(deps, { action: 'redrive', selector: sel({ queue: 'q' }) });
     const run = await startRun(deps, plan, { reason: null, rate: 10, batchSize: 10, planBuiltHere: true });
-    await applyRun(deps, run.run_id);
+    const rates: Array<number | null> = [];
+    await applyRun(deps, run.run_id, { onProgress: (e) => void (e.kind === 'batch' && rates.push(e.rate_per_s)) });
     // 30 jobs at 10/s in batches of 10: the 2nd and 3rd batch each wait a second.
     expect(slept).toEqual([1000, 1000]);
+    // The rate shown is the paced one, not the first batch's burst (10 jobs in no time at all).
+    expect(rates).toEqual([null, 10, 10]);
   });
 
   it('skips at apply do not count against --rate: the rate paces what is moved', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatProgressBar, formatProgressLine, streamProgress, type RunEvent } from '../../src/dlq/progress.js';
 
-const batch = (done: number): RunEvent => ({ kind: 'batch', run_id: 'run_X', action: 'redrive', done, remaining_at_start: 200, moved: done, skipped: 0, failed: 0, elapsed_ms: 1000 });
+const batch = (done: number): RunEvent => ({ kind: 'batch', run_id: 'run_X', action: 'redrive', done, remaining_at_start: 200, moved: done, skipped: 0, failed: 0, elapsed_ms: 1000, rate_per_s: done });
 
 describe('progress rendering', () => {
   it('plain lines say how far, what happened and how fast', () => {
