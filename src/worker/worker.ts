@@ -18,7 +18,7 @@ import { LeaseLostError, ValidationError } from '../core/errors.js';
 import { Name } from '../core/schemas.js';
 import { toFailure } from './classify.js';
 import { runEffect } from './effect.js';
-import { JobAbortedError } from './handler-error.js';
+import { HandlerError, JobAbortedError } from './handler-error.js';
 import type { AbortReason, JobContext, Worker, WorkerEvent, WorkerOptions } from './types.js';
 import { Waker } from './waker.js';
 
@@ -280,8 +280,15 @@ class WorkerRuntime implements Worker {
     entry.closed = true;
     try {
       if (outcome.ok) {
+        const stored = storableResult(outcome.value);
+        if (!stored.ok) {
+          // A result that cannot be stored is the handler's bug: the attempt fails (whatever
+          // abort arrived meanwhile), rather than the lease being left to expire unwritten.
+          await this.failAttempt(entry, stored.error);
+          return;
+        }
         // Work that finished is kept even if a cancel or shutdown arrived meanwhile.
-        const next = await this.completeAndClaimNext(ref, serializeResult(outcome.value));
+        const next = await this.completeAndClaimNext(ref, stored.value);
         this.log({ kind: 'succeeded', jobId: ref.jobId, attempt, durationMs: this.clock.now() - entry.startedAt });
         // The next job takes this slot before it is freed, so the claim loop stays asleep.
         for (const lease of next) this.run(lease);
@@ -303,17 +310,22 @@ class WorkerRuntime implements Worker {
           this.log({ kind: 'aborted', jobId: ref.jobId, attempt, reason: end });
           return;
         }
-        default: {
-          const failure = toFailure(outcome.error, this.workerVersion);
-          const result: FailureOutcome = await this.withRetries(() => backend.fail(ref, failure));
-          this.log({ kind: 'failed', jobId: ref.jobId, attempt, code: failure.code, message: failure.message, outcome: result.kind });
-        }
+        default:
+          await this.failAttempt(entry, outcome.error);
       }
     } catch (error) {
       if (error instanceof LeaseLostError) this.log({ kind: 'lease_lost', jobId: ref.jobId, attempt });
       // Anything else: the lease is left to expire and the job is reclaimed (at-least-once holds).
       else this.log({ kind: 'backend_error', op: 'finish', jobId: ref.jobId, error });
     }
+  }
+
+  /** Fails the attempt with the classified error (the store decides retry or DLQ). */
+  private async failAttempt(entry: InFlight, error: unknown): Promise<void> {
+    const { ref } = entry;
+    const failure = toFailure(error, this.workerVersion);
+    const result: FailureOutcome = await this.withRetries(() => this.backend!.fail(ref, failure));
+    this.log({ kind: 'failed', jobId: ref.jobId, attempt: this.attemptOf(entry), code: failure.code, message: failure.message, outcome: result.kind });
   }
 
   /**
@@ -567,4 +579,21 @@ export function serializeResult(value: unknown): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value === 'string') return value;
   return JSON.stringify(value) ?? null;
+}
+
+/**
+ * `serializeResult`, or the failure of a value JSON cannot hold (a BigInt, a circular object, a
+ * throwing `toJSON`). That is a programming error in the handler, so it is permanent
+ * (`HANDLER_FAILED`, not retried): the next attempt would return the same kind of value.
+ */
+export function storableResult(value: unknown): { ok: true; value: string | null } | { ok: false; error: HandlerError } {
+  try {
+    return { ok: true, value: serializeResult(value) };
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    return {
+      ok: false,
+      error: new HandlerError('HANDLER_FAILED', `the handler's result cannot be stored: it is not serialisable as JSON (${why})`, { retryable: false, cause: e }),
+    };
+  }
 }

@@ -135,6 +135,25 @@ export function runWorkerSuite(name: string, makeFixture: () => Promise<WorkerFi
       expect((await inState(net.job_id, 'scheduled')).last_error).toMatchObject({ code: 'NETWORK', retryable: true });
     });
 
+    it('a result JSON cannot hold (BigInt, circular) fails the attempt permanently with HANDLER_FAILED, saying why', async () => {
+      const big = await submit({ input: 'bigint', max_attempts: 3 });
+      const loop = await submit({ input: 'circular', max_attempts: 3 });
+      await start(async (job) => {
+        if (job.input === 'bigint') return { tokens: 10n };
+        const o: Record<string, unknown> = {};
+        o.self = o;
+        return o;
+      });
+      for (const [job, why] of [[big, /BigInt/], [loop, /circular/i]] as const) {
+        const dead = await inState(job.job_id, 'dead');
+        expect(dead.attempts).toHaveLength(1);
+        expect(dead.dead).toMatchObject({ reason: 'permanent', error_code: 'HANDLER_FAILED' });
+        expect(dead.dead!.error_message).toContain('result cannot be stored');
+        expect(dead.dead!.error_message).toMatch(why);
+      }
+      expect(events.filter((e) => e.kind === 'backend_error')).toEqual([]);
+    });
+
     it('exhausts attempts into the DLQ with attempt history, last checkpoint and effect ledger', async () => {
       const job = await submit({ max_attempts: 2, trace_id: 'trace-xyz' });
       await start(async (_job, ctx) => {
