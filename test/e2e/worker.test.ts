@@ -93,6 +93,33 @@ echo -n "$first|$second|$stale"`,
     expect(readFileSync(sideFile, 'utf8')).toBe(`${id}:send-invoice\n`);
   });
 
+  it('job effect: a command that cannot start records nothing (exit 2); a killed one names its signal; multibyte output passes through whole', async () => {
+    const id = await submit('--input', 'x');
+    const errs = join(home.dir, 'errs');
+    const h = handler(
+      'h.sh',
+      `$AQ job effect missing -- ./no-such-effect.sh 2>> ${errs}
+missing=$?
+$AQ job effect killed -- sh -c 'kill -KILL $$' 2>> ${errs}
+killed=$?
+# é split across two pipe writes: the passthrough must not turn it into two replacement characters
+split=$($AQ job effect split -- sh -c "printf 'caf\\303'; sleep 0.2; printf '\\251'")
+echo -n "$missing|$killed|$split"`,
+    );
+    await runCliOk(home, ['worker', '--queue', 'w', '--drain', '--', h]);
+    const job = await inspect(id);
+    expect(job.result).toBe('2|137|café');
+    // Nothing external ran for "missing": no effect record, so the job is not partially completed.
+    expect(job.effects.map((e) => [e.key, e.status])).toEqual([
+      ['killed', 'started'],
+      ['split', 'done'],
+    ]);
+    expect(job.effects.find((e) => e.key === 'split')!.result).toBe('café');
+    const stderr = readFileSync(errs, 'utf8');
+    expect(stderr).toContain('effect command "./no-such-effect.sh" is not an executable file');
+    expect(stderr).toContain('effect killed: sh was killed by SIGKILL; recorded as started, not done');
+  });
+
   it('-o ndjson streams every worker event as a JSON line on stdout', async () => {
     const id = await submit('--input', 'x');
     const h = handler('h.sh', `echo -n fine`);

@@ -7,9 +7,12 @@
  */
 import { spawn } from 'node:child_process';
 import { readFile, rename, writeFile } from 'node:fs/promises';
+import { constants as osConstants } from 'node:os';
+import { StringDecoder } from 'node:string_decoder';
 import { AgentqError, ValidationError } from '../../core/errors.js';
 import { currentLease, ERROR_CODE_RE, ERROR_CODE_RULE, JOB_ENV, type ErrorReport } from '../../worker/job-env.js';
 import type { CommandContext } from '../context.js';
+import { resolveExecutable } from '../executable.js';
 import { sanitize } from '../output/sanitize.js';
 
 /** Checkpoints are stored with the job and shown by `inspect`: keep them small. */
@@ -50,10 +53,14 @@ export async function checkpoint(o: { data?: string; file?: string }, ctx: Comma
  * passed through and recorded as the effect's result when it exits 0. When
  * KEY is already done, CMD is not run and the recorded result is printed.
  * A non-zero exit of CMD leaves the effect `started` and is this command's exit code.
+ * CMD is checked before anything is recorded: a command that cannot start did
+ * nothing external, so it must not leave the effect `started` (which makes the
+ * job count as partially completed).
  */
 export async function effect(o: { key: string; command: string[] }, ctx: CommandContext): Promise<void> {
   const [cmd, ...args] = o.command;
   if (!cmd) throw new ValidationError('give the effect command after --, e.g. agentq job effect send-invoice -- ./send.sh');
+  const executable = resolveExecutable(cmd, ctx.env, ctx.cwd, 'effect command');
   const { lease, backend } = await backendFor(ctx);
   try {
     const record = await backend.beginEffect(lease, o.key);
@@ -63,32 +70,54 @@ export async function effect(o: { key: string; command: string[] }, ctx: Command
       if (r !== null && r !== undefined) ctx.io.stdout.write(typeof r === 'string' ? r : JSON.stringify(r));
       return;
     }
-    const { code, stdout } = await runEffectCommand(cmd, args, { ...ctx.env, [JOB_ENV.idempotencyKey]: record.idempotency_key }, ctx);
-    if (code !== 0) {
-      throw new AgentqError('EFFECT_FAILED', `effect ${o.key}: ${cmd} exited with ${code}; recorded as started, not done`, code);
+    const ended = await runEffectCommand(executable, args, { ...ctx.env, [JOB_ENV.idempotencyKey]: record.idempotency_key }, ctx);
+    if (ended.kind === 'spawn_failed') {
+      // Checked above, so this is rare (a file removed or made non-executable meanwhile), but the record is made.
+      throw new AgentqError(
+        'EFFECT_FAILED',
+        `effect ${o.key}: cannot run ${cmd}: ${ended.error.message}; the effect is recorded as started (not done), so the job counts as partially completed`,
+        ended.error.code === 'ENOENT' ? 127 : 126,
+      );
     }
+    if (ended.code !== 0) {
+      const how = ended.signal ? `was killed by ${ended.signal}` : `exited with ${ended.code}`;
+      throw new AgentqError('EFFECT_FAILED', `effect ${o.key}: ${cmd} ${how}; recorded as started, not done`, ended.code);
+    }
+    const { stdout } = ended;
     await backend.finishEffect(lease, o.key, stdout);
   } finally {
     await backend.close();
   }
 }
 
-function runEffectCommand(
-  cmd: string,
-  args: string[],
-  env: Record<string, string | undefined>,
-  ctx: CommandContext,
-): Promise<{ code: number; stdout: string }> {
-  return new Promise((resolveRun, reject) => {
+type EffectRun =
+  | { kind: 'exited'; code: number; signal: NodeJS.Signals | null; stdout: string }
+  | { kind: 'spawn_failed'; error: NodeJS.ErrnoException };
+
+function runEffectCommand(cmd: string, args: string[], env: Record<string, string | undefined>, ctx: CommandContext): Promise<EffectRun> {
+  return new Promise((resolveRun) => {
     const child = spawn(cmd, args, { env: env as NodeJS.ProcessEnv, stdio: ['inherit', 'pipe', 'inherit'] });
     const chunks: Buffer[] = [];
+    // A chunk can end inside a multibyte character: the decoder holds its first bytes for the next chunk.
+    const passthrough = new StringDecoder('utf8');
     child.stdout.on('data', (c: Buffer) => {
       chunks.push(c);
-      ctx.io.stdout.write(c.toString('utf8'));
+      const text = passthrough.write(c);
+      if (text) ctx.io.stdout.write(text);
     });
-    child.on('error', (e) => reject(new ValidationError(`cannot run effect command ${JSON.stringify(cmd)}: ${e.message}`)));
-    child.on('close', (code, signal) => resolveRun({ code: code ?? (signal ? 128 + 15 : 1), stdout: Buffer.concat(chunks).toString('utf8') }));
+    child.on('error', (error) => resolveRun({ kind: 'spawn_failed', error }));
+    child.on('close', (code, signal) => {
+      const rest = passthrough.end();
+      if (rest) ctx.io.stdout.write(rest);
+      resolveRun({ kind: 'exited', code: code ?? exitStatusForSignal(signal), signal, stdout: Buffer.concat(chunks).toString('utf8') });
+    });
   });
+}
+
+/** A shell's status for a command killed by a signal: 128 + its number (SIGKILL → 137). */
+export function exitStatusForSignal(signal: NodeJS.Signals | null): number {
+  const n = signal ? osConstants.signals[signal] : undefined;
+  return n === undefined ? 1 : 128 + n;
 }
 
 /** Reports the error code (and message) the worker records when this handler exits non-zero. */

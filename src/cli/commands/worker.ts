@@ -6,8 +6,7 @@
  * SIGTERM/SIGINT (`ctx.signal`): no new claims, running jobs get `--grace`,
  * then their handlers are stopped and their leases released.
  */
-import { accessSync, constants, statSync } from 'node:fs';
-import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { formatDuration, parseDuration } from '../../core/duration.js';
 import { AgentqError, ExitCode, ValidationError } from '../../core/errors.js';
 import { JOB_CLASSES, type JobClass } from '../../core/schemas.js';
@@ -15,6 +14,7 @@ import { createExecHandler } from '../../worker/exec-handler.js';
 import type { WorkerEvent } from '../../worker/types.js';
 import { createWorker, MAX_TIMER_MS } from '../../worker/worker.js';
 import type { CommandContext } from '../context.js';
+import { resolveExecutable } from '../executable.js';
 import { parseIntOption } from '../parse.js';
 import { ndjsonLine } from '../output/ndjson.js';
 import { sanitize } from '../output/sanitize.js';
@@ -216,28 +216,4 @@ function parseClasses(value: string | undefined): JobClass[] | undefined {
     }
   }
   return parts as JobClass[];
-}
-
-/**
- * Checks at start-up that the handler command can run, so a typo fails the
- * worker (exit 2) instead of every job it would claim.
- */
-export function resolveExecutable(command: string, env: Readonly<Record<string, string | undefined>>, cwd: string): string {
-  const isRunnable = (p: string): boolean => {
-    try {
-      accessSync(p, constants.X_OK);
-      return statSync(p).isFile();
-    } catch {
-      return false;
-    }
-  };
-  if (command.includes('/')) {
-    const p = isAbsolute(command) ? command : resolve(cwd, command);
-    if (!isRunnable(p)) throw new ValidationError(`handler command ${JSON.stringify(command)} is not an executable file`, 'Check the path and its execute permission (chmod +x).');
-    return p;
-  }
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (dir && isRunnable(join(dir, command))) return command;
-  }
-  throw new ValidationError(`handler command ${JSON.stringify(command)} was not found on PATH`, 'Give a path (./run-agent.sh) or install the command.');
 }
