@@ -4,6 +4,8 @@
  * document must not bloat the store: past the cap the bytes are counted, not
  * kept, and the text ends with a marker saying how much was cut.
  */
+import { StringDecoder } from 'node:string_decoder';
+
 export const DEFAULT_RESULT_CAP_BYTES = 64 * 1024;
 
 export class CappedOutput {
@@ -31,20 +33,54 @@ export class CappedOutput {
     return this.dropped;
   }
 
-  /** The kept text, with `…[truncated N bytes]` appended when something was cut. */
+  /**
+   * The kept text, with `…[truncated N bytes]` appended when something was cut. The cut is
+   * moved back to a character boundary: a multibyte character cut in half would be stored as
+   * U+FFFD (the bytes of its first half count as truncated).
+   */
   text(): string {
-    const body = Buffer.concat(this.chunks, this.kept).toString('utf8');
-    return this.dropped > 0 ? `${body}…[truncated ${this.dropped} bytes]` : body;
+    let body = Buffer.concat(this.chunks, this.kept);
+    if (this.dropped === 0) return body.toString('utf8');
+    const whole = utf8BoundaryBefore(body, body.length);
+    const cut = body.length - whole;
+    body = body.subarray(0, whole);
+    return `${body.toString('utf8')}…[truncated ${this.dropped + cut} bytes]`;
   }
+}
+
+/**
+ * The largest index ≤ `end` at which `buf` can be cut without splitting a UTF-8 character: a
+ * character whose lead byte is within the last three bytes and whose continuation bytes do not
+ * all fit before `end` is left out whole. Bytes that are not UTF-8 are not moved around.
+ */
+export function utf8BoundaryBefore(buf: Uint8Array, end: number): number {
+  for (let i = end - 1; i >= 0 && i >= end - 4; i--) {
+    const b = buf[i]!;
+    if ((b & 0xc0) === 0x80) continue; // a continuation byte: look further back for its lead
+    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return i + need > end ? i : end;
+  }
+  return end;
+}
+
+/** The first index ≥ `start` that does not fall inside a character (skips at most three continuation bytes). */
+export function utf8BoundaryAfter(buf: Uint8Array, start: number): number {
+  let i = start;
+  while (i < buf.length && i < start + 3 && (buf[i]! & 0xc0) === 0x80) i++;
+  return i;
 }
 
 /** Splits a byte stream into lines for prefixing; a final unterminated line is flushed at the end. */
 export class LineSplitter {
   private rest = '';
+  // A read can end inside a multibyte character: the decoder keeps its first bytes for the next
+  // one (decoding each chunk alone turned one character into two U+FFFD). It never returns half a
+  // surrogate pair either, so the runaway-line cut below cannot split a character.
+  private readonly decoder = new StringDecoder('utf8');
   constructor(private readonly onLine: (line: string) => void) {}
 
   push(chunk: Buffer): void {
-    const text = this.rest + chunk.toString('utf8');
+    const text = this.rest + this.decoder.write(chunk);
     const lines = text.split('\n');
     this.rest = lines.pop() ?? '';
     // A runaway line without newlines must not grow without bound.
@@ -56,6 +92,7 @@ export class LineSplitter {
   }
 
   flush(): void {
+    this.rest += this.decoder.end();
     if (this.rest) this.onLine(this.rest);
     this.rest = '';
   }

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ERROR_CODE_TABLE } from '../core/retry.js';
 import type { JobEnvelope } from '../core/schemas.js';
-import { CappedOutput, DEFAULT_RESULT_CAP_BYTES, LineSplitter } from './capped-output.js';
+import { CappedOutput, DEFAULT_RESULT_CAP_BYTES, LineSplitter, utf8BoundaryAfter } from './capped-output.js';
 import { HandlerError } from './handler-error.js';
 import { jobEnv, type ErrorReport } from './job-env.js';
 import type { Handler, JobContext } from './types.js';
@@ -202,6 +202,7 @@ class CappedTail {
     if (this.buf.length > this.cap) this.buf = this.buf.subarray(this.buf.length - this.cap);
   }
   text(): string {
-    return this.buf.toString('utf8');
+    // The cap can fall inside a character: start at the next whole one.
+    return this.buf.subarray(utf8BoundaryAfter(this.buf, 0)).toString('utf8');
   }
 }

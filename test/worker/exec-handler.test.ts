@@ -111,6 +111,13 @@ describe('exec handler: one child process per job', () => {
     expect((e as Error).message).toContain('boom: missing field title');
   });
 
+  it('the end of stderr in the message starts on a whole character', async () => {
+    // 4001 bytes: the 2048-byte tail starts on the second byte of an "é"
+    const e = await exec(`process.stderr.write('é'.repeat(2000)+'x'); process.exit(3)`).catch((x: unknown) => x);
+    expect((e as Error).message).toMatch(/exited with 3: é+x$/);
+    expect((e as Error).message).not.toContain('\uFFFD');
+  });
+
   it('a reported code from the table decides retryability, whatever the exit status', async () => {
     const report = (code: string, exit: number) =>
       `require('fs').writeFileSync(process.env.AGENTQ_REPORT_FILE, JSON.stringify({code:'${code}',message:'reported'})); process.exit(${exit})`;

@@ -1,0 +1,65 @@
+/**
+ * The result cap and the stderr line splitter cut a byte stream: neither may
+ * cut a multibyte UTF-8 character in half (it would be stored or shown as
+ * U+FFFD). Pure code, so fed chunks directly.
+ */
+import { describe, expect, it } from 'vitest';
+import { CappedOutput, LineSplitter, utf8BoundaryAfter, utf8BoundaryBefore } from '../../src/worker/capped-output.js';
+
+describe('CappedOutput: the result cap', () => {
+  it('cuts before a character the cap would split, counting its bytes as truncated', () => {
+    // "ab" + "é" (2 bytes) + "😀" (4 bytes) = 8 bytes
+    for (const [cap, text] of [
+      [3, 'ab…[truncated 6 bytes]'],
+      [4, 'abé…[truncated 4 bytes]'],
+      [5, 'abé…[truncated 4 bytes]'],
+      [7, 'abé…[truncated 4 bytes]'],
+    ] as const) {
+      const out = new CappedOutput(cap);
+      out.push(Buffer.from('abé😀'));
+      expect(out.text(), `cap ${cap}`).toBe(text);
+    }
+  });
+
+  it('cuts on a boundary when the cap falls where a chunk ended inside a character', () => {
+    const bytes = Buffer.from('aé€');
+    const out = new CappedOutput(4); // "aé" is 3 bytes: the cap keeps the lead byte of "€", from the first chunk
+    out.push(bytes.subarray(0, 4));
+    out.push(bytes.subarray(4));
+    expect(out.text()).toBe('aé…[truncated 3 bytes]');
+    const mid = new CappedOutput(2);
+    mid.push(bytes.subarray(0, 2)); // "a" + the lead byte of "é"
+    mid.push(bytes.subarray(2));
+    expect(mid.text()).toBe('a…[truncated 5 bytes]');
+  });
+
+  it('leaves uncut output and invalid bytes as they are', () => {
+    const out = new CappedOutput(100);
+    out.push(Buffer.from('😀'));
+    expect(out.text()).toBe('😀');
+    expect(utf8BoundaryBefore(Buffer.from([0x61, 0x80, 0x80]), 3)).toBe(3);
+    expect(utf8BoundaryAfter(Buffer.from([0x80, 0x80, 0x80, 0x80, 0x61]), 0)).toBe(3);
+  });
+});
+
+describe('LineSplitter: stderr lines', () => {
+  it('decodes a character split across chunks whole', () => {
+    const lines: string[] = [];
+    const s = new LineSplitter((l) => lines.push(l));
+    const bytes = Buffer.from('naïve 😀\nnext');
+    for (let i = 0; i < bytes.length; i++) s.push(bytes.subarray(i, i + 1));
+    s.flush();
+    expect(lines).toEqual(['naïve 😀', 'next']);
+  });
+
+  it('a runaway line is split without cutting a character', () => {
+    const lines: string[] = [];
+    const s = new LineSplitter((l) => lines.push(l));
+    const bytes = Buffer.from('😀'.repeat(10_000));
+    for (let i = 0; i < bytes.length; i += 4097) s.push(bytes.subarray(i, i + 4097));
+    s.flush();
+    expect(lines.length).toBeGreaterThan(1);
+    expect(lines.join('')).toBe('😀'.repeat(10_000));
+    for (const l of lines) expect(l).not.toContain('\uFFFD');
+  });
+});
