@@ -18,11 +18,12 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sanitize } from '../cli/output/sanitize.js';
 import { ERROR_CODE_TABLE } from '../core/retry.js';
 import type { JobEnvelope } from '../core/schemas.js';
 import { CappedOutput, DEFAULT_RESULT_CAP_BYTES, LineSplitter, utf8BoundaryAfter } from './capped-output.js';
 import { HandlerError } from './handler-error.js';
-import { jobEnv, type ErrorReport } from './job-env.js';
+import { ERROR_CODE_RE, ERROR_CODE_RULE, jobEnv, type ErrorReport } from './job-env.js';
 import type { Handler, JobContext } from './types.js';
 
 export const EXIT_RETRYABLE = 75;
@@ -174,12 +175,27 @@ export function failureFor(
   stderrTail: string,
 ): HandlerError {
   const how = signal ? `was killed by ${signal}` : `exited with ${code}`;
-  const errorCode = report?.code ?? (code === EXIT_RETRYABLE ? 'TRANSIENT' : 'HANDLER_FAILED');
+  const unreported = code === EXIT_RETRYABLE ? 'TRANSIENT' : 'HANDLER_FAILED';
+  const tail = stderrTail.trim();
+  if (report && !ERROR_CODE_RE.test(report.code)) {
+    // The report file is the handler's to write, with or without `agentq job error`: a code that
+    // breaks the rule would become a DLQ error code (escape sequences in `dlq summary`, a group
+    // no --error-code filter can name). It is replaced, and the message keeps what was reported.
+    const said = `${command} ${how} and reported the error code "${shown(report.code)}", which is not one (error codes ${ERROR_CODE_RULE})`;
+    const message = report.message ? `${said}: ${report.message}` : tail ? `${said}; stderr: ${tail}` : said;
+    return new HandlerError(unreported, message, { retryable: code === EXIT_RETRYABLE });
+  }
+  const errorCode = report?.code ?? unreported;
   const known = ERROR_CODE_TABLE[errorCode];
   const retryable = known ? known.retryable : code === EXIT_RETRYABLE;
-  const tail = stderrTail.trim();
   const message = report?.message ?? (tail ? `${command} ${how}: ${tail}` : `${command} ${how}`);
   return new HandlerError(errorCode, message, { retryable });
+}
+
+/** A reported code that broke the rule, as the message quotes it: control characters visible, at most 80 characters. */
+function shown(code: string): string {
+  const capped = code.length > 80 ? `${code.slice(0, 80)}…(${code.length} characters)` : code;
+  return sanitize(capped);
 }
 
 async function readReport(file: string): Promise<ErrorReport | null> {

@@ -128,6 +128,20 @@ describe('exec handler: one child process per job', () => {
     await expect(exec(report('MY_CODE', 2))).rejects.toMatchObject({ code: 'MY_CODE', retryable: false });
   });
 
+  it('a report file written directly with a code that breaks the rule is not stored as the code; the message says what was reported', async () => {
+    const write = (code: string, exit: number) =>
+      `require('fs').writeFileSync(process.env.AGENTQ_REPORT_FILE, JSON.stringify({code:${JSON.stringify(code)},message:'it broke'})); process.exit(${exit})`;
+    const escape = (await exec(write('\u001b[31mRED', 1)).catch((x: unknown) => x)) as HandlerError;
+    expect(escape).toMatchObject({ code: 'HANDLER_FAILED', retryable: false });
+    expect(escape.message).toContain('reported the error code "\\x1b[31mRED", which is not one (error codes must be 1-64 characters of A-Z');
+    expect(escape.message).toMatch(/: it broke$/);
+    expect(escape.message).not.toContain('\u001b');
+    const long = (await exec(write('A'.repeat(5000), 75)).catch((x: unknown) => x)) as HandlerError;
+    expect(long).toMatchObject({ code: 'TRANSIENT', retryable: true });
+    expect(long.message).toContain(`"${'A'.repeat(80)}…(5000 characters)"`);
+    expect(long.message.length).toBeLessThan(400);
+  });
+
   it('passes stderr through line by line, prefixed with the job id', async () => {
     const lines: string[] = [];
     await exec(`process.stderr.write('one\\ntwo\\nthree')`, { lines });
