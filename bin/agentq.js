@@ -34,7 +34,9 @@ const created = { stdout: false, stderr: false };
 let stdoutGoneEndsCommand = true;
 function quietOnEpipe(stream, name) {
   stream.on('error', (err) => {
-    if (err && err.code === 'EPIPE') {
+    // EIO: the terminal was closed (a hang-up); for the command it is a reader gone, as EPIPE is.
+    // A worker stopping on SIGHUP writes its closing lines to a terminal that is no longer there.
+    if (err && (err.code === 'EPIPE' || (err.code === 'EIO' && stream.isTTY))) {
       if (name === 'stdout' && stdoutGoneEndsCommand) process.exit(0);
       return;
     }

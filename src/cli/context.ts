@@ -88,7 +88,7 @@ export interface CommandContext {
   readonly out: OutputTarget;
   readonly palette: Palette;
   readonly debug: boolean;
-  /** Aborted on the first Ctrl-C / SIGTERM. Long-running commands stop at a safe point. */
+  /** Aborted on the first Ctrl-C / SIGTERM / SIGHUP. Long-running commands stop at a safe point. */
   readonly signal: AbortSignal;
   readonly globals: GlobalOptions;
 

@@ -32,7 +32,7 @@ export interface MainEnv {
   env: Record<string, string | undefined>;
   cwd: string;
   clock?: Clock;
-  /** Aborted on Ctrl-C / SIGTERM by `runCli`. */
+  /** Aborted on Ctrl-C / SIGTERM / SIGHUP by `runCli`; the reason's message is the signal's name. */
   signal?: AbortSignal;
   /** Replaces `openBackend(url)` from `backend/open` (tests). */
   openBackend?: (url: string) => Promise<Backend>;
@@ -228,21 +228,54 @@ class AgentqErrorClosed extends AgentqError {
 }
 
 /**
+ * The signals that ask a command to stop, and the status a second one exits with at once (a
+ * shell's: 128 + the signal's number). SIGHUP is one of them: closing the terminal a worker runs
+ * in used to kill it on the spot (129), leaving its handlers running with their leases.
+ */
+export const STOP_SIGNALS = { SIGINT: ExitCode.interrupted, SIGTERM: 143, SIGHUP: 129 } as const satisfies Partial<Record<NodeJS.Signals, number>>;
+export type StopSignal = keyof typeof STOP_SIGNALS;
+
+/**
+ * After a hang-up, points the stdio fds that were the terminal at /dev/null just before the
+ * process ends. On exit Node restores each terminal's settings and aborts when that fails
+ * (Node 20: the check nodejs/node#58200 removed), which a closed terminal always does: a worker
+ * that had stopped cleanly on SIGHUP then died of SIGABRT. Node skips an fd that no longer is
+ * the file it was at start-up, so the swap avoids the restore; nothing was changed on the
+ * terminal that would need restoring (raw mode is only the TUI's, and it restores its own).
+ */
+function detachClosedTerminal(): void {
+  const { closeSync, fstatSync, openSync } = createRequire(import.meta.url)('node:fs') as typeof import('node:fs');
+  for (const fd of [0, 1, 2]) {
+    try {
+      // Not isatty(): a hung-up terminal answers it with EIO, i.e. "not a terminal". A character
+      // device that is not one (/dev/null) is swapped for /dev/null, which changes nothing.
+      if (!fstatSync(fd).isCharacterDevice()) continue;
+      closeSync(fd);
+      // The lowest free fd is the one just closed (0-2 are taken in order).
+      openSync('/dev/null', fd === 0 ? 'r' : 'w');
+    } catch {
+      // Best effort: the process is ending either way.
+    }
+  }
+}
+
+/**
  * The process entry (called by bin/agentq.js): real streams, signals, exit.
- * The first Ctrl-C aborts `ctx.signal` so a command can stop at a safe point
- * (tail --follow ends, a redrive finishes its batch); a second one exits 130
- * at once.
+ * The first Ctrl-C, SIGTERM or SIGHUP aborts `ctx.signal` (its reason an Error
+ * whose message is the signal's name) so a command can stop at a safe point
+ * (tail --follow ends, a redrive finishes its batch, a worker stops claiming);
+ * a second one exits at once (130, 143, 129).
  */
 export async function runCli(argv: readonly string[] = process.argv.slice(2), stdio: StdioProbe = streamsProbe): Promise<void> {
   const controller = new AbortController();
   let interrupts = 0;
-  const onSignal = (sig: NodeJS.Signals) => {
+  const onSignal = (sig: StopSignal) => {
     interrupts++;
-    if (interrupts > 1) process.exit(sig === 'SIGTERM' ? 143 : ExitCode.interrupted);
+    if (sig === 'SIGHUP') process.once('exit', detachClosedTerminal);
+    if (interrupts > 1) process.exit(STOP_SIGNALS[sig]);
     controller.abort(new Error(sig));
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  for (const sig of Object.keys(STOP_SIGNALS) as StopSignal[]) process.on(sig, onSignal);
   // Help on stdout whose reader went away: exit quietly, as the entry does for a reading command.
   // A message on stderr nobody reads: dropped, so a usage error still exits 2.
   const onClosed = () => process.exit(ExitCode.ok);

@@ -334,7 +334,7 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
   // ------------------------------------------------------------ worker and job (issue 3)
   program
     .command('worker')
-    .description('run a handler command once per job: claims, heartbeats, graceful stop on SIGTERM/SIGINT')
+    .description('run a handler command once per job: claims, heartbeats, graceful stop on SIGTERM/SIGINT/SIGHUP')
     .argument('<command...>', 'handler command and its arguments, after -- (run directly, never through a shell)')
     .option('-q, --queue <queue>', 'queue to work on (default: the context\'s queue, else "default")')
     .option('-c, --concurrency <n>', 'jobs in flight at once', '1')
@@ -342,7 +342,7 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
     .option('--heartbeat <duration>', 'how often all leases are extended (default: a quarter of --lease)')
     .option('--classes <list>', 'only these classes, comma-separated (interactive,batch,maintenance)')
     .option('--worker-version <version>', 'recorded on every attempt and DLQ entry (default: $AGENTQ_WORKER_VERSION)')
-    .option('--grace <duration>', 'on SIGTERM/SIGINT: time for running jobs to finish before they are stopped and released', '30s')
+    .option('--grace <duration>', 'on SIGTERM/SIGINT/SIGHUP: time for running jobs to finish before they are stopped and released', '30s')
     .option('--kill-grace <duration>', 'a stopped handler gets SIGTERM, then SIGKILL after this long', '10s')
     .option('--max-result-bytes <n>', 'stdout kept as the job result; the rest is cut with a marker', '65536')
     .option('--drain', 'exit once nothing is claimable and no job is running (CI, batch runs)')

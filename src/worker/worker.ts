@@ -67,9 +67,10 @@ function validate(o: WorkerOptions): void {
   const c = o.concurrency ?? WORKER_DEFAULTS.concurrency;
   if (!Number.isInteger(c) || c < 1) throw new ValidationError(`concurrency must be a whole number of at least 1, got ${c}`);
   const lease = o.leaseMs ?? WORKER_DEFAULTS.leaseMs;
-  if (!(lease >= 100)) throw new ValidationError(`leaseMs must be at least 100 ms, got ${lease}`);
+  if (!(lease >= MIN_LEASE_MS)) throw new ValidationError(`leaseMs must be at least ${MIN_LEASE_MS} ms, got ${lease}`);
   const hb = o.heartbeatMs ?? lease / 4;
-  if (!(hb > 0 && hb < lease)) throw new ValidationError(`heartbeatMs must be less than leaseMs (${hb} ≥ ${lease}): a lease would expire between heartbeats`);
+  if (!(hb > 0)) throw new ValidationError(`heartbeatMs must be more than 0, got ${hb}`);
+  if (!(hb < lease)) throw new ValidationError(`heartbeatMs must be less than leaseMs (${hb} ≥ ${lease}): a lease would expire between heartbeats`);
   // Each of these becomes a timer; a longer one fires after 1 ms (Node's TimeoutOverflowWarning),
   // which made a worker with --lease 10000h heartbeat a thousand times a second.
   const times = { leaseMs: lease, heartbeatMs: hb, gracefulMs: o.gracefulMs, abortGraceMs: o.abortGraceMs };
@@ -77,6 +78,9 @@ function validate(o: WorkerOptions): void {
     if (ms !== undefined && ms > MAX_TIMER_MS) throw new ValidationError(`${name} must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest timer Node keeps), got ${ms}`);
   }
 }
+
+/** The shortest lease a worker takes: heartbeats (a quarter of it by default) must fit inside. */
+export const MIN_LEASE_MS = 100;
 
 /** 2^31 - 1 ms: Node runs a longer timeout after 1 ms instead. */
 export const MAX_TIMER_MS = 2_147_483_647;

@@ -4,7 +4,7 @@
  * test observes the outcome through `agentq inspect -o json`, as an operator
  * or a script would.
  */
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Job } from '../../src/core/schemas.js';
@@ -187,6 +187,32 @@ describe('agentq worker: stopping work', () => {
     expect(list.find((j) => j.job_id === a)!.attempts.at(-1)?.outcome).toBe('released');
   });
 
+  it('SIGHUP (the terminal closed) stops the worker as SIGTERM does; a second one exits at once (129)', async () => {
+    const id = await submit('--input', 'a', '--max-attempts', '1');
+    const started = join(home.dir, 'started');
+    const h = handler('h.sh', `touch ${started}\nwhile true; do sleep 0.05; done`);
+    const worker = spawnCli(home, ['worker', '--queue', 'w', '--grace', '200ms', '--kill-grace', '1s', '--', h]);
+    const done = collect(worker, 60_000);
+    await pollUntil(() => existsSync(started), { what: 'handler started' });
+    worker.kill('SIGHUP');
+    const r = await done;
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('(send SIGHUP again to exit at once)');
+    expect(r.stderr).toContain('lease released');
+    expect(await inspect(id)).toMatchObject({ state: 'queued' });
+
+    rmSync(started);
+    const again = spawnCli(home, ['worker', '--queue', 'w', '--grace', '60s', '--', h]);
+    const ended = collect(again, 60_000);
+    let stderr = '';
+    again.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    await pollUntil(() => existsSync(started), { what: 'handler started again' });
+    again.kill('SIGHUP');
+    await pollUntil(() => stderr.includes('worker: stopping'), { what: 'the worker to take the first SIGHUP' });
+    again.kill('SIGHUP');
+    expect((await ended).code).toBe(129);
+  });
+
   it('a second SIGTERM exits at once (143) and takes the running handlers with it (no job left running twice)', async () => {
     await submit('--input', 'a');
     await submit('--input', 'b');
@@ -204,6 +230,7 @@ wait`);
     await pollUntil(() => running().length === 4, { what: 'two handlers and their children started' });
     worker.kill('SIGTERM');
     await pollUntil(() => stderr.includes('worker: stopping'), { what: 'the worker to take the first SIGTERM' });
+    expect(stderr).toContain('(send SIGTERM again to exit at once)');
     worker.kill('SIGTERM');
     expect((await done).code).toBe(143);
     const alive = (pid: number) => {
@@ -231,6 +258,16 @@ describe('agentq worker / job: usage errors', () => {
     const r = await runCli(home, ['worker', '--queue', 'w', '--lease', '10s', '--heartbeat', '10s', '--', 'true']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('must be less than --lease');
+    // Only the flags the operator gave are named.
+    for (const [flags, says] of [
+      [['--lease', '0s'], 'error: --lease must be at least 100ms, got 0ms'],
+      [['--lease', '50ms'], 'error: --lease must be at least 100ms, got 50ms'],
+      [['--heartbeat', '0s'], 'error: --heartbeat must be more than 0ms, got 0ms'],
+    ] as const) {
+      const bad = await runCli(home, ['worker', '--queue', 'w', ...flags, '--', 'true']);
+      expect(bad.code, flags.join(' ')).toBe(2);
+      expect(bad.stderr).toContain(says);
+    }
   });
 
   it('refuses a lease, heartbeat or grace longer than a timer can wait (exit 2), instead of heartbeating every millisecond', async () => {

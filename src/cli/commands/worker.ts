@@ -3,7 +3,7 @@
  * (see worker/exec-handler.ts for the handler protocol). The library worker
  * does the claiming, heartbeating and ending; this module turns flags into its
  * options, prints one line per job on stderr, and stops gracefully on the first
- * SIGTERM/SIGINT (`ctx.signal`): no new claims, running jobs get `--grace`,
+ * SIGTERM/SIGINT/SIGHUP (`ctx.signal`): no new claims, running jobs get `--grace`,
  * then their handlers are stopped and their leases released.
  */
 import { isAbsolute, resolve } from 'node:path';
@@ -12,7 +12,7 @@ import { AgentqError, ExitCode, ValidationError } from '../../core/errors.js';
 import { JOB_CLASSES, type JobClass } from '../../core/schemas.js';
 import { createExecHandler } from '../../worker/exec-handler.js';
 import type { WorkerEvent } from '../../worker/types.js';
-import { createWorker, MAX_TIMER_MS } from '../../worker/worker.js';
+import { createWorker, MAX_TIMER_MS, MIN_LEASE_MS } from '../../worker/worker.js';
 import type { CommandContext } from '../context.js';
 import { resolveExecutable } from '../executable.js';
 import { parseIntOption } from '../parse.js';
@@ -41,7 +41,10 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
   const queue = o.queue ?? ctx.defaultQueue();
   const concurrency = parseIntOption(o.concurrency ?? '1', '--concurrency', 1, 1000)!;
   const leaseMs = parseDuration(o.lease ?? '60s', '--lease');
+  // Named after the flags the operator gave: `--lease 0s` alone once said "--heartbeat 0ms must be less than --lease 0ms".
+  if (leaseMs < MIN_LEASE_MS) throw new ValidationError(`--lease must be at least ${formatDuration(MIN_LEASE_MS)}, got ${formatDuration(leaseMs)}`);
   const heartbeatMs = o.heartbeat === undefined ? Math.floor(leaseMs / 4) : parseDuration(o.heartbeat, '--heartbeat');
+  if (heartbeatMs <= 0) throw new ValidationError(`--heartbeat must be more than 0ms, got ${formatDuration(heartbeatMs)}`);
   if (heartbeatMs >= leaseMs) {
     throw new ValidationError(`--heartbeat ${formatDuration(heartbeatMs)} must be less than --lease ${formatDuration(leaseMs)}: the lease would expire between heartbeats`);
   }
@@ -116,7 +119,10 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
   });
 
   const onInterrupt = (): void => {
-    ctx.note(`worker: stopping — no new jobs; running jobs have ${formatDuration(gracefulMs)} to finish, then their leases are released (Ctrl-C again to exit at once)`);
+    ctx.note(
+      `worker: stopping — no new jobs; running jobs have ${formatDuration(gracefulMs)} to finish, then their leases are released ` +
+        `(${againToExit(ctx.signal.reason)} to exit at once)`,
+    );
     void worker.stop();
   };
   if (ctx.signal.aborted) return;
@@ -140,6 +146,13 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
     ctx.signal.removeEventListener('abort', onInterrupt);
     await exec.close();
   }
+}
+
+/** How to ask again, after the signal that stopped the worker (`runCli` aborts with the signal's name). */
+function againToExit(reason: unknown): string {
+  const sig = reason instanceof Error ? reason.message : '';
+  if (sig === 'SIGINT') return 'Ctrl-C again';
+  return /^SIG[A-Z]+$/.test(sig) ? `send ${sig} again` : 'send the signal again';
 }
 
 /** How long claims may be refused for credentials or configuration before the worker gives up. */
