@@ -13,6 +13,8 @@
  *   whether it is retried (so `PROVIDER_429` is retried even after exit 1).
  * - cancel, deadline, lost lease or shutdown: SIGTERM to the child's process
  *   group, SIGKILL after `killGraceMs`.
+ * - when the child exits, whatever is left in its group (background children)
+ *   gets the same; the attempt ends once the group is empty.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -23,6 +25,7 @@ import { ERROR_CODE_TABLE } from '../core/retry.js';
 import type { JobEnvelope } from '../core/schemas.js';
 import { CappedOutput, DEFAULT_RESULT_CAP_BYTES, LineSplitter, utf8BoundaryAfter } from './capped-output.js';
 import { HandlerError } from './handler-error.js';
+import { ProcessGroup } from './process-group.js';
 import { ERROR_CODE_RE, ERROR_CODE_RULE, jobEnv, type ErrorReport } from './job-env.js';
 import type { Handler, JobContext } from './types.js';
 
@@ -59,11 +62,11 @@ export async function createExecHandler(o: ExecHandlerOptions): Promise<ExecHand
 }
 
 /**
- * The process groups of the handlers still running. Each handler has a group of its own (so a
- * stop reaches what a shell script started), which also means it outlives the worker: a worker
- * leaving at once (a second SIGTERM or Ctrl-C) left its handlers running, and their jobs ran a
- * second time, at the same moment, once their leases expired. So when the process exits, the
- * groups still here are killed.
+ * The process groups of the handlers still running, or still being ended. Each handler has a
+ * group of its own (so a stop reaches what a shell script started), which also means it outlives
+ * the worker: a worker leaving at once (a second SIGTERM or Ctrl-C) left its handlers running, and
+ * their jobs ran a second time, at the same moment, once their leases expired. So when the
+ * process exits, the groups still here are killed.
  */
 const liveGroups = new Set<number>();
 let killOnExit = false;
@@ -102,20 +105,12 @@ function runChild(o: ExecHandlerOptions, reportDir: string, job: JobEnvelope, ct
       detached: true,
     });
     trackGroup(child.pid);
-    let killTimer: NodeJS.Timeout | null = null;
+    const group = child.pid === undefined ? null : new ProcessGroup(child.pid, o.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
+    /** Resolves when nothing of the handler's group is left running (see `ProcessGroup.end`). */
+    let groupEnded: Promise<void> = Promise.resolve();
     let spawnError: Error | null = null;
 
-    const signalGroup = (sig: NodeJS.Signals): void => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, sig);
-      } catch {
-        child.kill(sig);
-      }
-    };
-    const onAbort = (): void => {
-      signalGroup('SIGTERM');
-      killTimer = setTimeout(() => signalGroup('SIGKILL'), o.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
-    };
+    const onAbort = (): void => group?.terminate();
     ctx.signal.addEventListener('abort', onAbort, { once: true });
 
     child.stdout.on('data', (c: Buffer) => stdout.push(c));
@@ -127,9 +122,11 @@ function runChild(o: ExecHandlerOptions, reportDir: string, job: JobEnvelope, ct
     child.stdin.on('error', () => {});
     child.stdin.end(`${JSON.stringify(job)}\n`);
 
-    // A grandchild that inherited stdout can hold the pipe open after the handler exited; do not wait for it forever.
     child.on('exit', () => {
-      if (child.pid !== undefined) liveGroups.delete(child.pid);
+      // The attempt ends with the handler: what it left running in its group is ended too
+      // (SIGTERM, then SIGKILL after the kill grace), before the job's ending is written.
+      if (group) groupEnded = group.end().finally(() => liveGroups.delete(group.pgid));
+      // A grandchild that inherited stdout can hold the pipe open after the handler exited; do not wait for it forever.
       setTimeout(() => {
         child.stdout.destroy();
         child.stderr.destroy();
@@ -140,12 +137,12 @@ function runChild(o: ExecHandlerOptions, reportDir: string, job: JobEnvelope, ct
     });
     child.on('close', (code, signal) => {
       ctx.signal.removeEventListener('abort', onAbort);
-      if (killTimer) clearTimeout(killTimer);
       lines.flush();
       void settle(code, signal);
     });
 
     const settle = async (code: number | null, signal: NodeJS.Signals | null): Promise<void> => {
+      await groupEnded;
       const report = await readReport(reportFile);
       if (spawnError) {
         // The worker's own set-up is broken (missing binary, permissions): not the job's fault, so retryable.

@@ -25,6 +25,15 @@ function handler(name: string, body: string): string {
   return p;
 }
 
+/** Running, not a zombie left for a parent that never reaps it (a container's PID 1 may not). */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) [ZX]/s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 async function submit(...args: string[]): Promise<string> {
   return (await runCliOk(home, ['submit', 'task:v1', '--queue', 'w', ...args])).stdout.trim();
 }
@@ -211,6 +220,26 @@ describe('agentq worker: stopping work', () => {
     await pollUntil(() => stderr.includes('worker: stopping'), { what: 'the worker to take the first SIGHUP' });
     again.kill('SIGHUP');
     expect((await ended).code).toBe(129);
+  });
+
+  it('what a handler leaves running in the background is ended with its attempt (success, retry), not left behind a --drain worker', async () => {
+    const ok = await submit('--input', 'ok');
+    const retry = await submit('--input', 'retry', '--max-attempts', '3');
+    const pids = join(home.dir, 'pids');
+    const h = handler(
+      'h.sh',
+      `( while true; do sleep 0.05; done ) &
+echo $! >> ${pids}
+case "$AGENTQ_JOB_ID" in ${retry}) exit 75 ;; esac
+echo -n fine`,
+    );
+    const r = await runCliOk(home, ['worker', '--queue', 'w', '--drain', '--kill-grace', '1s', '--', h]);
+    expect(r.code).toBe(0);
+    expect(await inspect(ok)).toMatchObject({ state: 'succeeded', result: 'fine' });
+    expect(await inspect(retry)).toMatchObject({ state: 'scheduled' });
+    const left = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
+    expect(left).toHaveLength(2);
+    expect(left.filter(running)).toEqual([]);
   });
 
   it('a second SIGTERM exits at once (143) and takes the running handlers with it (no job left running twice)', async () => {

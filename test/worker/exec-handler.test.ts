@@ -3,7 +3,7 @@
  * the handler command). No store is involved: the handler is called with a
  * job envelope and a context, as the worker calls it.
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { JobEnvelope } from '../../src/core/schemas.js';
 import { createExecHandler, type ExecHandler } from '../../src/worker/exec-handler.js';
@@ -61,6 +61,15 @@ async function exec(script: string, opts: { signal?: AbortSignal; killGraceMs?: 
     return await h.handler(envelope, ctxWith(opts.signal));
   } finally {
     await h.close();
+  }
+}
+
+/** Running, not a zombie left for a parent that never reaps it (a container's PID 1 may not). */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) [ZX]/s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
   }
 }
 
@@ -172,6 +181,27 @@ describe('exec handler: one child process per job', () => {
     expect(existsSync(`${marker}.term`)).toBe(true);
     rmSync(marker, { force: true });
     rmSync(`${marker}.term`, { force: true });
+  });
+
+  it('when the handler exits, what it left running in its group is ended before the attempt ends (success or failure)', async () => {
+    for (const exit of [0, 75, 3]) {
+      const pidFile = `/tmp/agentq-exec-${process.pid}-${Date.now()}-bg${exit}`;
+      // a background child in the handler's group, as `( loop ) &` in a shell script
+      const script = `const c=require('child_process').spawn('sh',['-c','while :; do sleep 0.05; done'],{stdio:'ignore'}); require('fs').writeFileSync('${pidFile}',String(c.pid)); process.exit(${exit})`;
+      await exec(script).catch(() => undefined);
+      const pid = Number(readFileSync(pidFile, 'utf8'));
+      rmSync(pidFile, { force: true });
+      expect(running(pid), `exit ${exit}`).toBe(false);
+    }
+  });
+
+  it('a background child that ignores SIGTERM gets SIGKILL after the kill grace', async () => {
+    const pidFile = `/tmp/agentq-exec-${process.pid}-${Date.now()}-stubborn`;
+    const script = `const c=require('child_process').spawn('sh',['-c','trap "" TERM; while :; do sleep 0.05; done'],{stdio:'ignore'}); require('fs').writeFileSync('${pidFile}',String(c.pid)); process.stdout.write('done', () => process.exit(0))`;
+    expect(await exec(script, { killGraceMs: 200 })).toBe('done');
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    rmSync(pidFile, { force: true });
+    expect(running(pid)).toBe(false);
   });
 
   it('a command that cannot start is a retryable SPAWN_FAILED (the worker, not the job, is broken)', async () => {
