@@ -4,7 +4,8 @@
  * inject a command).
  *
  * Protocol (documented in the README, "Workers"):
- * - stdin: the job envelope as one JSON line; environment: `JOB_ENV`.
+ * - stdin: the job envelope as one JSON line; environment: `JOB_ENV`, with the
+ *   last checkpoint and the effect ledger in files it names (for resuming).
  * - stdout: the job result, capped (`CappedOutput`).
  * - stderr: passed through line by line, prefixed with the job id.
  * - exit 0 = success; 75 (EX_TEMPFAIL) = retryable failure; anything else =
@@ -17,7 +18,7 @@
  *   gets the same; the attempt ends once the group is empty.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sanitize } from '../cli/output/sanitize.js';
@@ -87,7 +88,38 @@ function trackGroup(pid: number | undefined): void {
   });
 }
 
-function runChild(o: ExecHandlerOptions, reportDir: string, job: JobEnvelope, ctx: JobContext): Promise<string | null> {
+/**
+ * What an earlier attempt left, for the handler to resume from (the library handler's
+ * `ctx.lastCheckpoint` and `ctx.effects`): files next to the report file, named in the
+ * environment, removed when the handler has exited.
+ */
+async function writeResumeFiles(dir: string, job: JobEnvelope, ctx: JobContext): Promise<{ checkpointFile: string; effectsFile: string }> {
+  const base = join(dir, `${job.job_id}.${ctx.fence}`);
+  const checkpointFile = `${base}.checkpoint`;
+  const effectsFile = `${base}.effects.json`;
+  const cp = ctx.lastCheckpoint;
+  if (cp !== null && cp !== undefined) await writeFile(checkpointFile, typeof cp === 'string' ? cp : JSON.stringify(cp), { mode: 0o600 });
+  await writeFile(effectsFile, JSON.stringify(ctx.effects), { mode: 0o600 });
+  return { checkpointFile, effectsFile };
+}
+
+async function runChild(o: ExecHandlerOptions, reportDir: string, job: JobEnvelope, ctx: JobContext): Promise<string | null> {
+  if (ctx.signal.aborted) throw ctx.signal.reason;
+  const resume = await writeResumeFiles(reportDir, job, ctx);
+  try {
+    return await runChildProcess(o, reportDir, job, ctx, resume);
+  } finally {
+    await Promise.all([rm(resume.checkpointFile, { force: true }), rm(resume.effectsFile, { force: true })]);
+  }
+}
+
+function runChildProcess(
+  o: ExecHandlerOptions,
+  reportDir: string,
+  job: JobEnvelope,
+  ctx: JobContext,
+  resume: { checkpointFile: string; effectsFile: string },
+): Promise<string | null> {
   const reportFile = join(reportDir, `${job.job_id}.${ctx.fence}.json`);
   const stdout = new CappedOutput(o.resultCapBytes ?? DEFAULT_RESULT_CAP_BYTES);
   const stderrTail = new CappedTail(STDERR_TAIL_BYTES);
@@ -99,7 +131,7 @@ function runChild(o: ExecHandlerOptions, reportDir: string, job: JobEnvelope, ct
       return;
     }
     const child = spawn(o.command, [...o.args], {
-      env: { ...(o.env ?? process.env), ...jobEnv({ envelope: job, fence: ctx.fence, url: o.url, reportFile }) },
+      env: { ...(o.env ?? process.env), ...jobEnv({ envelope: job, fence: ctx.fence, url: o.url, reportFile, ...resume }) },
       stdio: ['pipe', 'pipe', 'pipe'],
       // Its own process group, so a SIGTERM reaches what a shell script started too.
       detached: true,

@@ -21,6 +21,14 @@ export const JOB_ENV = {
   fence: 'AGENTQ_LEASE_FENCE',
   /** Where `agentq job error` leaves the code for the worker to read after exit. */
   reportFile: 'AGENTQ_REPORT_FILE',
+  /**
+   * The checkpoint an earlier attempt saved (as `ctx.lastCheckpoint`), written by the worker
+   * before the handler starts: a string as is, anything else as JSON, the way `agentq job
+   * checkpoint --file` takes it back. No file when the job has no checkpoint.
+   */
+  checkpointFile: 'AGENTQ_CHECKPOINT_FILE',
+  /** The effect ledger as it was at the claim (as `ctx.effects`): a JSON array, `[]` when empty. */
+  effectsFile: 'AGENTQ_EFFECTS_FILE',
   /** Set for the command run by `agentq job effect`: the key to pass to the external system. */
   idempotencyKey: 'AGENTQ_IDEMPOTENCY_KEY',
 } as const;
@@ -30,6 +38,8 @@ export interface JobEnvInput {
   fence: number;
   url: string;
   reportFile: string;
+  checkpointFile: string;
+  effectsFile: string;
 }
 
 /** The variables set for a handler process (on top of the worker's own environment). */
@@ -46,6 +56,8 @@ export function jobEnv(i: JobEnvInput): Record<string, string> {
     [JOB_ENV.url]: i.url,
     [JOB_ENV.fence]: String(i.fence),
     [JOB_ENV.reportFile]: i.reportFile,
+    [JOB_ENV.checkpointFile]: i.checkpointFile,
+    [JOB_ENV.effectsFile]: i.effectsFile,
   };
 }
 

@@ -32,15 +32,14 @@ const envelope: JobEnvelope = {
   created_at: '2026-01-01T00:00:00.000Z',
 };
 
-function ctxWith(signal: AbortSignal = new AbortController().signal): JobContext {
+function ctxWith(signal: AbortSignal = new AbortController().signal, resume: Pick<JobContext, 'lastCheckpoint' | 'effects'> = { lastCheckpoint: null, effects: [] }): JobContext {
   return {
     signal,
     jobId: envelope.job_id,
     fence: 7,
     attempt: envelope.attempt,
     workerId: 'w1',
-    lastCheckpoint: null,
-    effects: [],
+    ...resume,
     leaseExpiresAt: 0,
     heartbeat: async () => {},
     checkpoint: async () => {},
@@ -48,7 +47,10 @@ function ctxWith(signal: AbortSignal = new AbortController().signal): JobContext
   };
 }
 
-async function exec(script: string, opts: { signal?: AbortSignal; killGraceMs?: number; cap?: number; lines?: string[] } = {}) {
+async function exec(
+  script: string,
+  opts: { signal?: AbortSignal; killGraceMs?: number; cap?: number; lines?: string[]; resume?: Pick<JobContext, 'lastCheckpoint' | 'effects'> } = {},
+) {
   const h: ExecHandler = await createExecHandler({
     command: process.execPath,
     args: ['-e', script],
@@ -58,7 +60,7 @@ async function exec(script: string, opts: { signal?: AbortSignal; killGraceMs?: 
     onStderrLine: (jobId, line) => opts.lines?.push(`[${jobId}] ${line}`),
   });
   try {
-    return await h.handler(envelope, ctxWith(opts.signal));
+    return await h.handler(envelope, ctxWith(opts.signal, opts.resume));
   } finally {
     await h.close();
   }
@@ -96,6 +98,27 @@ describe('exec handler: one child process per job', () => {
       '7',
       true,
     ]);
+  });
+
+  it('gives the last checkpoint and the effect ledger in the files AGENTQ_CHECKPOINT_FILE and AGENTQ_EFFECTS_FILE name, and removes them after', async () => {
+    const effect = {
+      key: 'send-invoice',
+      status: 'done' as const,
+      idempotency_key: `${envelope.job_id}:send-invoice`,
+      attempt: 1,
+      started_at: '2026-01-01T00:00:00.000Z',
+      done_at: '2026-01-01T00:00:01.000Z',
+      result: 'invoice-42',
+    };
+    const read = `const fs=require('fs'),e=process.env; const r=f=>fs.existsSync(f)?fs.readFileSync(f,'utf8'):null; process.stdout.write(JSON.stringify([r(e.AGENTQ_CHECKPOINT_FILE),JSON.parse(r(e.AGENTQ_EFFECTS_FILE)),e.AGENTQ_CHECKPOINT_FILE,e.AGENTQ_EFFECTS_FILE]))`;
+    const json = JSON.parse((await exec(read, { resume: { lastCheckpoint: { step: 3 }, effects: [effect] } })) as string) as [string, unknown, string, string];
+    expect(json.slice(0, 2)).toEqual(['{"step":3}', [effect]]);
+    // The files live only as long as the handler.
+    expect(existsSync(json[2])).toBe(false);
+    expect(existsSync(json[3])).toBe(false);
+    // A text checkpoint is given as is (as `agentq job checkpoint --file` takes it back); none: no file.
+    expect(JSON.parse((await exec(read, { resume: { lastCheckpoint: 'page 7 of 9', effects: [] } })) as string).slice(0, 2)).toEqual(['page 7 of 9', []]);
+    expect(JSON.parse((await exec(read)) as string).slice(0, 2)).toEqual([null, []]);
   });
 
   it('returns null when the handler printed nothing', async () => {
