@@ -10,8 +10,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 /** How often the group is looked at while it is being ended. */
 const POLL_MS = 50;
-/** After SIGKILL, how long to wait for the group to empty (a process stuck in the kernel cannot die sooner). */
-const AFTER_KILL_MS = 2_000;
+/**
+ * After SIGKILL, how long to wait for the group to empty (a process stuck in the kernel cannot die
+ * sooner). Under the second the worker adds to the kill grace before it detaches a stopped handler.
+ */
+const AFTER_KILL_MS = 500;
 
 export class ProcessGroup {
   private termSentAt: number | null = null;
