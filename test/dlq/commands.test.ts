@@ -121,6 +121,59 @@ describe('partial jobs', () => {
   });
 });
 
+describe('options a saved plan or a recorded run cannot honour are refused, not ignored', () => {
+  const planIo = () => {
+    const files = new Map<string, string>();
+    return io({ writeFile: async (p, t) => void files.set(p, t), readFile: async (p) => files.get(p)! });
+  };
+
+  it('--plan with --min-remaining exits 2 naming it, and moves nothing', async () => {
+    const ids = await dead(2);
+    const fileIo = planIo();
+    await dlqBulk('redrive', { queue: 'q', dryRun: true, planOut: 'plan.json' }, fileIo);
+    const e = await dlqBulk('redrive', { plan: 'plan.json', minRemaining: '30m', yes: true }, fileIo).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ValidationError);
+    expect((e as ValidationError).exitCode).toBe(2);
+    expect((e as Error).message).toMatch(/--plan applies exactly the saved plan: --min-remaining does not apply/);
+    for (const id of ids) expect((await backend.get(id))!.state).toBe('dead');
+  });
+
+  it('--plan names every selector and plan option it was given, --no-partial as typed', async () => {
+    await dead(1);
+    const fileIo = planIo();
+    await dlqBulk('redrive', { queue: 'q', dryRun: true, planOut: 'plan.json' }, fileIo);
+    await expect(
+      dlqBulk('redrive', { plan: 'plan.json', partial: false, deadReason: 'permanent', maxRedrives: '2', extraAttempts: '2', yes: true }, fileIo),
+    ).rejects.toThrow('--dead-reason, --no-partial, --max-redrives, --extra-attempts do not apply');
+  });
+
+  it('--resume refuses each option the recorded run fixed, pointing at `dlq runs show`; nothing changes', async () => {
+    await dead(2);
+    const run = (await dlqBulk('redrive', { queue: 'q', yes: true, reason: 'first' }, io())) as RunRecord;
+    const refused: Array<[Partial<Parameters<typeof dlqBulk>[1]>, string]> = [
+      [{ resetAttempts: true }, '--reset-attempts'],
+      [{ extraAttempts: '3' }, '--extra-attempts'],
+      [{ maxRedrives: '5' }, '--max-redrives'],
+      [{ minRemaining: '30m' }, '--min-remaining'],
+      [{ includePartial: true, force: true }, '--include-partial'],
+      [{ reason: 'typed again' }, '--reason'],
+      [{ queue: 'q' }, '--queue'],
+      [{ all: true }, '--all'],
+      [{ dryRun: true }, '--dry-run'],
+      [{ planOut: 'p.json' }, '--plan-out'],
+    ];
+    for (const [extra, flag] of refused) {
+      const e = await dlqBulk('redrive', { resume: run.run_id, ...extra }, io()).catch((x: unknown) => x);
+      expect(e, flag).toBeInstanceOf(ValidationError);
+      expect((e as Error).message).toBe(`--resume continues run ${run.run_id} with what was recorded when it was created: ${flag} does not apply`);
+      expect((e as ValidationError).hint).toContain(`agentq dlq runs show ${run.run_id}`);
+    }
+    expect((await backend.getRun(run.run_id))!.reason).toBe('first');
+    // The pace is the resumer's to choose.
+    await dlqBulk('redrive', { resume: run.run_id, rate: '10/s', batchSize: '5' }, io());
+  });
+});
+
 describe('dlq show --raw', () => {
   it('is refused on a terminal unless --force', async () => {
     const [id] = await dead(1);

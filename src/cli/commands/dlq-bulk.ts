@@ -7,7 +7,7 @@ import { AgentqError, DeclinedError, ExitCode, InterruptedError, ValidationError
 import { parsePlan, serializePlan, type AttemptsPolicy, type PartialNotice, type Plan } from '../../core/plan.js';
 import type { BulkAction, RunRecord } from '../../backend/contract.js';
 import { applyRun, buildPlan, resumeCommand, resumeRun, startRun, type ApplyResult, type EngineDeps } from '../../dlq/engine.js';
-import { hasSelector, parseSelector, requireSelector, type SelectorInput } from '../../dlq/filter.js';
+import { parseSelector, requireSelector, type SelectorInput } from '../../dlq/filter.js';
 import { streamProgress } from '../../dlq/progress.js';
 import { DEFAULT_RATE_PER_SEC, effectiveBatchSize, parseBatchSize, parseRate } from '../../dlq/rate.js';
 import { printObject, printRecords } from '../output/format.js';
@@ -62,6 +62,44 @@ function attemptsPolicy(o: BulkOptions): AttemptsPolicy | undefined {
   if (o.resetAttempts) return { kind: 'reset' };
   if (o.extraAttempts !== undefined) return { kind: 'extra', n: parsePositiveInt(o.extraAttempts, '--extra-attempts', 1, 100) };
   return undefined;
+}
+
+/** A bulk command's selector flags, as the operator typed them (the dead-reason filter is `--dead-reason` here). */
+const SELECTOR_FLAGS: ReadonlyArray<readonly [keyof BulkOptions, string]> = [
+  ['queue', '--queue'],
+  ['tenant', '--tenant'],
+  ['workflow', '--workflow'],
+  ['errorCode', '--error-code'],
+  ['deadReason', '--dead-reason'],
+  ['since', '--since'],
+  ['until', '--until'],
+  ['minAttempts', '--min-attempts'],
+  ['maxAttempts', '--max-attempts'],
+  ['expired', '--expired'],
+  ['notExpired', '--not-expired'],
+  ['minRemaining', '--min-remaining'],
+  ['partial', '--partial'],
+  ['grep', '--grep'],
+];
+
+/** The options that shape a new plan: a saved plan or a recorded run already fixed them. */
+const PLAN_OPTION_FLAGS: ReadonlyArray<readonly [keyof BulkOptions, string]> = [
+  ['all', '--all'],
+  ['includePartial', '--include-partial'],
+  ['maxRedrives', '--max-redrives'],
+  ['resetAttempts', '--reset-attempts'],
+  ['extraAttempts', '--extra-attempts'],
+];
+
+/** The flags among `table` that were given, spelled as typed (`--no-partial` for partial: false). */
+function givenFlags(o: BulkOptions, table: ReadonlyArray<readonly [keyof BulkOptions, string]>): string[] {
+  const given: string[] = [];
+  for (const [key, flag] of table) {
+    const v = o[key];
+    if (v === undefined || (Array.isArray(v) && v.length === 0)) continue;
+    given.push(key === 'partial' && v === false ? '--no-partial' : flag);
+  }
+  return given;
 }
 
 function selectorInput(o: BulkOptions): SelectorInput {
@@ -124,8 +162,22 @@ export async function dlqBulk(action: BulkAction, o: BulkOptions, io: DlqIo): Pr
 }
 
 async function resume(action: BulkAction, o: BulkOptions, io: DlqIo, rate: number | null, batch: number | undefined): Promise<RunRecord> {
-  if (hasSelector(parseSelector(selectorInput(o), io.clock.now())) || o.all || o.plan !== undefined || o.dryRun) {
-    throw new ValidationError('--resume continues a recorded run exactly: selectors, --all, --plan and --dry-run do not apply');
+  // A run is resumed with the plan, verdicts, attempts policy and audit reason recorded when it was
+  // created; only the pace (--rate, --batch-size) and the lock handling are the resumer's to choose.
+  // Anything else typed here would be silently ignored, so it is refused.
+  const ignored = [
+    ...givenFlags(o, SELECTOR_FLAGS),
+    ...givenFlags(o, PLAN_OPTION_FLAGS),
+    ...(o.plan !== undefined ? ['--plan'] : []),
+    ...(o.planOut !== undefined ? ['--plan-out'] : []),
+    ...(o.dryRun ? ['--dry-run'] : []),
+    ...(o.reason !== undefined ? ['--reason'] : []),
+  ];
+  if (ignored.length > 0) {
+    throw new ValidationError(
+      `--resume continues run ${sanitize(o.resume!)} with what was recorded when it was created: ${ignored.join(', ')} ${ignored.length === 1 ? 'does' : 'do'} not apply`,
+      `See the recorded filters, options and reason with: agentq dlq runs show ${sanitize(o.resume!)} (--rate and --batch-size may be given)`,
+    );
   }
   io.assertMutable(`dlq ${action} --resume`);
   const backend = await io.backend();
@@ -183,9 +235,14 @@ async function planFor(action: BulkAction, o: BulkOptions, io: DlqIo) {
     throw new ValidationError('--include-partial redrives jobs that already started an external effect: it also needs --force', 'Check the effects listed by a --dry-run first.');
   }
   if (o.plan !== undefined) {
-    const selector = parseSelector(selectorInput(o), io.clock.now());
-    if (hasSelector(selector) || o.all || attempts !== undefined || o.maxRedrives !== undefined || o.includePartial) {
-      throw new ValidationError('--plan applies exactly the saved plan: selectors and plan options (--all, --include-partial, --max-redrives, attempts) do not apply');
+    // The plan file fixed the selection, the verdicts (--min-remaining included) and the attempts
+    // policy when it was made: any of them typed here would be silently ignored, so it is refused.
+    const ignored = [...givenFlags(o, SELECTOR_FLAGS), ...givenFlags(o, PLAN_OPTION_FLAGS)];
+    if (ignored.length > 0) {
+      throw new ValidationError(
+        `--plan applies exactly the saved plan: ${ignored.join(', ')} ${ignored.length === 1 ? 'does' : 'do'} not apply (the selection and plan options were fixed when the plan was made)`,
+        'To change them, make a new plan (--dry-run --plan-out FILE) and review it.',
+      );
     }
     const plan = parsePlan(await io.readFile(o.plan), `plan file ${o.plan}`);
     if (plan.action !== action) throw new ValidationError(`plan file ${o.plan} is a ${plan.action} plan; apply it with: agentq dlq ${plan.action} --plan ${o.plan}`);
