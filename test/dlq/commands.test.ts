@@ -109,8 +109,11 @@ describe('partial jobs', () => {
     await dead(1);
     const files = new Map<string, string>();
     const fileIo = io({ writeFile: async (p, t) => void files.set(p, t), readFile: async (p) => files.get(p)! });
-    await dlqBulk('redrive', { queue: 'q', includePartial: true, force: true, dryRun: true, planOut: 'plan.json' }, fileIo);
+    // A dry run changes nothing, so it needs no --force (it is how the effects are seen first).
+    await dlqBulk('redrive', { queue: 'q', includePartial: true, dryRun: true, planOut: 'plan.json' }, fileIo);
     expect(err).toContain(`WARNING: 1 job(s) in this plan already started an external effect`);
+    await expect(dlqBulk('redrive', { queue: 'q', includePartial: true, yes: true }, fileIo)).rejects.toThrow(/applying it also needs --force/);
+    await dlqBulk('redrive', { plan: 'plan.json', dryRun: true }, fileIo);
     err = '';
     await expect(dlqBulk('redrive', { plan: 'plan.json', yes: true }, fileIo)).rejects.toThrow(/includes partial jobs: applying it also needs --force/);
     answers = ['y'];

@@ -157,13 +157,17 @@ describe('dlq redrive', () => {
     expect((await backend.dlqGet(ids[0]!))).not.toBeNull();
   });
 
-  it('--include-partial needs --force, and then lists the effects of each partial job first', async () => {
-    const r = await runCli(home, ['dlq', 'redrive', '--queue', 'redrive', '--include-partial', '--dry-run']);
+  it('--include-partial: the dry run lists the effects of each partial job first; applying needs --force', async () => {
+    const d = await ok(['dlq', 'redrive', '--queue', 'redrive', '--include-partial', '--dry-run']);
+    expect(d.stderr).toContain(partial);
+    expect(d.stderr).toMatch(/effect send-email: started since/);
+    const r = await runCli(home, ['dlq', 'redrive', '--queue', 'redrive', '--include-partial', '--yes']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/--include-partial .* also needs --force/);
+    expect(r.stderr).toMatch(/--include-partial .* applying it also needs --force/);
+    expect(r.stderr).toMatch(/hint: Check the effects listed by a --dry-run first/);
+    expect((await backend.dlqGet(partial))).not.toBeNull();
     const f = await ok(['dlq', 'redrive', '--queue', 'redrive', '--include-partial', '--force', '--dry-run']);
     expect(f.stderr).toContain(partial);
-    expect(f.stderr).toMatch(/effect send-email: started since/);
   });
 
   it('a dry run prints the plan with totals and changes nothing', async () => {

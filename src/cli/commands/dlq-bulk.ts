@@ -231,9 +231,9 @@ async function sqsSweep(action: BulkAction, o: BulkOptions, io: DlqIo, backend: 
 async function planFor(action: BulkAction, o: BulkOptions, io: DlqIo) {
   const attempts = attemptsPolicy(o);
   const includePartial = o.includePartial ?? false;
-  if (includePartial && !o.force) {
-    throw new ValidationError('--include-partial redrives jobs that already started an external effect: it also needs --force', 'Check the effects listed by a --dry-run first.');
-  }
+  // --force is what applying a partial redrive takes; a dry run (with or without --plan-out) changes
+  // nothing and is how the operator sees the effects first, so it goes through without it.
+  const applying = !o.dryRun;
   if (o.plan !== undefined) {
     // The plan file fixed the selection, the verdicts (--min-remaining included) and the attempts
     // policy when it was made: any of them typed here would be silently ignored, so it is refused.
@@ -246,8 +246,11 @@ async function planFor(action: BulkAction, o: BulkOptions, io: DlqIo) {
     }
     const plan = parsePlan(await io.readFile(o.plan), `plan file ${o.plan}`);
     if (plan.action !== action) throw new ValidationError(`plan file ${o.plan} is a ${plan.action} plan; apply it with: agentq dlq ${plan.action} --plan ${o.plan}`);
-    if (plan.options.includePartial && !o.force) throw new ValidationError(`plan file ${o.plan} includes partial jobs: applying it also needs --force`);
+    if (plan.options.includePartial && !o.force && applying) throw new ValidationError(`plan file ${o.plan} includes partial jobs: applying it also needs --force`);
     return { plan, partialNotices: plan.options.includePartial ? await partialNoticesOf(plan, io) : [] };
+  }
+  if (includePartial && !o.force && applying) {
+    throw new ValidationError('--include-partial redrives jobs that already started an external effect: applying it also needs --force', 'Check the effects listed by a --dry-run first (it needs no --force).');
   }
   const selector = parseSelector(selectorInput(o), io.clock.now());
   requireSelector(selector, o.all ?? false, `dlq ${action}`);

@@ -49,7 +49,7 @@ function bulk(cmd: Command, action: 'redrive' | 'purge' | 'expire'): Command {
     .option('--rate <rate>', 'jobs per second: 50, 20/s, 300/m, or 0/unlimited (default: 50/s; on --resume: the run\'s recorded rate)')
     .option('--batch-size <n>', 'jobs per batch (1-1000; default: one second of work at --rate, at most 100)')
     .option('--break-lock', "break the queue's bulk-action lock of a dead process (checked by pid on this host)")
-    .option('--force', 'with --include-partial or --break-lock of a holder on another host; --plan of a plan with partial jobs')
+    .option('--force', 'apply --include-partial, or a --plan with partial jobs; --break-lock of a holder on another host')
     .option('--reason <text>', 'why: recorded in the audit record (agentq dlq runs)');
   return cmd;
 }
@@ -92,7 +92,7 @@ export function registerDlq(program: Command, lazy: Lazy): void {
     .action(lazy(load, { fn: 'exportEntries', queueScope: 'read' }));
 
   bulk(dlq.command('redrive').description('move DLQ entries back to their queue, safely: expired, partial and quarantined jobs are skipped'), 'redrive')
-    .option('--include-partial', 'also redrive jobs that started an external effect (needs --force; their effects are listed first)')
+    .option('--include-partial', 'also redrive jobs that started an external effect (applying needs --force, a --dry-run does not; their effects are listed first)')
     .option('--max-redrives <n>', 'quarantine jobs already redriven this many times (default: 3)')
     .option('--reset-attempts', 'give redriven jobs their full max_attempts again')
     .option('--extra-attempts <n>', 'give redriven jobs N more attempts (default: 1)')
