@@ -43,7 +43,16 @@ function parseCount(text: string, flag: string): number {
   return Number(text.trim());
 }
 
-export function parseSelector(input: SelectorInput, now: number): Selector {
+/**
+ * How the operator spelled a flag where it differs by command: on the bulk actions the dead-reason
+ * filter is `--dead-reason` (their `--reason` is the audit note), and an error must name the flag
+ * that was typed.
+ */
+export interface SelectorSpelling {
+  reason?: string;
+}
+
+export function parseSelector(input: SelectorInput, now: number, spelling: SelectorSpelling = {}): Selector {
   const filter: DlqFilter = {};
   const given: Record<string, unknown> = {};
 
@@ -70,7 +79,7 @@ export function parseSelector(input: SelectorInput, now: number): Selector {
   }
   if (input.reason !== undefined) {
     if (!(DEAD_REASONS as readonly string[]).includes(input.reason)) {
-      throw new ValidationError(`--reason ${JSON.stringify(input.reason)}: the dead reason must be one of ${DEAD_REASONS.join(', ')}`);
+      throw new ValidationError(`${spelling.reason ?? '--reason'} ${JSON.stringify(input.reason)}: the dead reason must be one of ${DEAD_REASONS.join(', ')}`);
     }
     filter.reason = input.reason as DeadReason;
     given.reason = input.reason;

@@ -177,6 +177,14 @@ describe('options a saved plan or a recorded run cannot honour are refused, not 
   });
 });
 
+describe('selector errors name the flag as typed', () => {
+  it('a bad --dead-reason on a bulk action says --dead-reason (its --reason is the audit note)', async () => {
+    for (const action of ['redrive', 'purge', 'expire'] as const) {
+      await expect(dlqBulk(action, { deadReason: 'nope', dryRun: true }, io())).rejects.toThrow(/^--dead-reason "nope": the dead reason must be one of/);
+    }
+  });
+});
+
 describe('dlq show --raw', () => {
   it('is refused on a terminal unless --force', async () => {
     const [id] = await dead(1);

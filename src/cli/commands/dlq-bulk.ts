@@ -252,7 +252,7 @@ async function planFor(action: BulkAction, o: BulkOptions, io: DlqIo) {
   if (includePartial && !o.force && applying) {
     throw new ValidationError('--include-partial redrives jobs that already started an external effect: applying it also needs --force', 'Check the effects listed by a --dry-run first (it needs no --force).');
   }
-  const selector = parseSelector(selectorInput(o), io.clock.now());
+  const selector = parseSelector(selectorInput(o), io.clock.now(), { reason: '--dead-reason' });
   requireSelector(selector, o.all ?? false, `dlq ${action}`);
   const maxRedrives = o.maxRedrives !== undefined ? parsePositiveInt(o.maxRedrives, '--max-redrives', 1, 1000) : undefined;
   const backend = await io.backend();
