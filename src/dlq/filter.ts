@@ -25,6 +25,8 @@ export interface SelectorInput {
   minRemaining?: string;
   /** `--partial` → true, `--no-partial` → false. */
   partial?: boolean;
+  /** Which of `--partial` / `--no-partial` were typed (both is a contradiction, not "last one wins"). */
+  partialFlags?: string[];
   grep?: string;
 }
 
@@ -113,6 +115,9 @@ export function parseSelector(input: SelectorInput, now: number, spelling: Selec
     given.expired = false;
   }
   if (filter.expired !== undefined) filter.now = now;
+  if (input.partialFlags?.includes('--partial') && input.partialFlags.includes('--no-partial')) {
+    throw new ValidationError('--partial and --no-partial exclude each other: give one');
+  }
   if (input.partial !== undefined) filter.partial = given.partial = input.partial;
   if (input.grep !== undefined) {
     if (input.grep.length === 0 || input.grep.length > 200) throw new ValidationError('--grep TEXT must be 1-200 characters');

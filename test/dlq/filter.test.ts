@@ -56,6 +56,7 @@ describe('DLQ selector', () => {
     [{ minAttempts: 'two' }, /--min-attempts "two" must be a whole number/],
     [{ minAttempts: '4', maxAttempts: '3' }, /--min-attempts \(4\) must not be greater than --max-attempts \(3\)/],
     [{ expired: true, notExpired: true }, /--expired and --not-expired exclude each other/],
+    [{ partial: false, partialFlags: ['--partial', '--no-partial'] }, /--partial and --no-partial exclude each other/],
     [{ minRemaining: 'soon' }, /--min-remaining "soon" is not a duration/],
     [{ grep: '' }, /--grep TEXT must be 1-200 characters/],
   ])('refuses %j naming the rule (exit 2)', (input, message) => {

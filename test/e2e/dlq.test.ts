@@ -118,6 +118,17 @@ describe('dlq list / summary / show / export', () => {
     expect((await backend.dlqGet(malformed))!.malformed).not.toBeNull();
   });
 
+  it('--partial with --no-partial is refused (exit 2) on every selecting command, as --expired --not-expired is', async () => {
+    for (const cmd of [['list'], ['summary'], ['export'], ['redrive', '--dry-run'], ['purge', '--dry-run'], ['expire', '--dry-run']]) {
+      for (const flags of [['--partial', '--no-partial'], ['--no-partial', '--partial']]) {
+        const r = await runCli(home, ['dlq', ...cmd, '--queue', 'triage', ...flags]);
+        expect(r.code, `${cmd.join(' ')} ${flags.join(' ')}`).toBe(2);
+        expect(r.stderr).toMatch(/--partial and --no-partial exclude each other: give one/);
+      }
+    }
+    await ok(['dlq', 'list', '--queue', 'triage', '--no-partial']);
+  });
+
   it('summary groups by error code and tenant with counts', async () => {
     const r = await ok(['dlq', 'summary', '--queue', 'triage', '--by', 'error_code,tenant', '-o', 'json']);
     const s = JSON.parse(r.stdout) as { total: number; groups: Array<{ key: Record<string, string>; count: number; expired: number; partial: number }> };

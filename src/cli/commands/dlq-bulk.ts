@@ -97,7 +97,8 @@ function givenFlags(o: BulkOptions, table: ReadonlyArray<readonly [keyof BulkOpt
   for (const [key, flag] of table) {
     const v = o[key];
     if (v === undefined || (Array.isArray(v) && v.length === 0)) continue;
-    given.push(key === 'partial' && v === false ? '--no-partial' : flag);
+    if (key === 'partial') given.push(...(o.partialFlags ?? [v === false ? '--no-partial' : flag]));
+    else given.push(flag);
   }
   return given;
 }

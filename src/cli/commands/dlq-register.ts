@@ -35,6 +35,12 @@ function selectors(cmd: Command, o: { bulk: boolean }): Command {
     .option('--partial', 'only entries whose effect ledger shows an external effect started')
     .option('--no-partial', 'only entries without started effects')
     .option('--grep <text>', 'case-insensitive text in error code/message, workflow, tenant or job id');
+  // commander keeps one `partial` value for both flags, so `--partial --no-partial` would silently be
+  // "last one wins"; each one given is recorded too, so the selector can refuse both (as it does
+  // `--expired --not-expired`).
+  const given = (flag: string) => () => cmd.setOptionValue('partialFlags', [...((cmd.getOptionValue('partialFlags') as string[] | undefined) ?? []), flag]);
+  cmd.on('option:partial', given('--partial'));
+  cmd.on('option:no-partial', given('--no-partial'));
   return cmd;
 }
 
