@@ -2,6 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { displayWidth, fitWidths, renderTable } from '../../src/cli/output/table.js';
 import { NO_COLOUR } from '../../src/cli/output/colour.js';
 import type { Column } from '../../src/cli/output/columns.js';
+import { DLQ_ENTRY_COLUMNS, LEDGER_COLUMNS, PLAN_ITEM_COLUMNS, RUN_COLUMNS } from '../../src/cli/commands/dlq-columns.js';
+import type { LedgerItem, RunRecord } from '../../src/backend/contract.js';
+import type { PlanItem } from '../../src/core/plan.js';
+import type { DlqEntry } from '../../src/core/schemas.js';
 
 interface Row {
   id: string;
@@ -71,5 +75,50 @@ describe('table output', () => {
 
   it('prints nothing for an empty page of a stream without header', () => {
     expect(renderTable(columns, [], { palette: NO_COLOUR, header: false }).text).toBe('');
+  });
+});
+
+describe('DLQ tables keep job and run ids whole on 80-120 column terminals', () => {
+  // ULIDs made in the same second share this prefix: a cut id looks the same on every row.
+  const job = (n: number) => `job_01M8NDZ4J6X9Q2W3E4R5T6Y7U${n}`;
+  const entry = (n: number): DlqEntry => ({
+    job_id: job(n), queue: 'research', tenant_id: 'acme-corporation', workflow: 'research_report:v3', class: 'batch',
+    error_code: 'PROVIDER_429', error_message: 'rate limited by the model provider, retry later please', reason: 'exhausted',
+    dead_at: '2026-03-01T00:00:00.000Z', attempts: 3, max_attempts: 3, deadline_at: '2026-03-02T00:00:00.000Z',
+    worker_version: 'v1.2.3', partial: true, redrive_count: 2, malformed: null, job: null,
+  } as unknown as DlqEntry);
+  const run = (n: number): RunRecord => ({
+    run_id: `run_01M8NDZ4J6X9Q2W3E4R5T6Y7U${n}`, queue: 'research', action: 'redrive', user: 'alice', context: 'prod',
+    reason: 'provider quota raised (INC-1234)', filters: {}, options: {}, created_at: '2026-03-01T00:00:00.000Z',
+    updated_at: '2026-03-01T00:00:00.000Z', status: 'interrupted', counts: { planned: 400, moved: 1200, skipped: 30, failed: 2 },
+  });
+  const plan = (n: number): PlanItem => ({ job_id: job(n), verdict: 'skip:quarantined', detail: 'redriven 3 times already (--max-redrives 3)' } as PlanItem);
+  const ledger = (n: number): LedgerItem => ({ job_id: job(n), verdict: 'redrive', status: 'skipped', updated_at: '2026-03-01T00:00:00.000Z', detail: 'left the DLQ' } as LedgerItem);
+  const tables: Array<[string, readonly Column<never>[], unknown[], string[]]> = [
+    ['dlq list', DLQ_ENTRY_COLUMNS as never, [entry(1), entry(2)], [job(1), job(2)]],
+    ['plan / dry run', PLAN_ITEM_COLUMNS as never, [plan(1), plan(2)], [job(1), job(2)]],
+    ['dlq runs show (ledger)', LEDGER_COLUMNS as never, [ledger(1), ledger(2)], [job(1), job(2)]],
+    ['dlq runs', RUN_COLUMNS as never, [run(1), run(2)], [`run_01M8NDZ4J6X9Q2W3E4R5T6Y7U1`, `run_01M8NDZ4J6X9Q2W3E4R5T6Y7U2`]],
+  ];
+  for (const width of [80, 100, 120]) {
+    for (const [name, cols, rows, ids] of tables) {
+      it(`${name} at ${width} columns: whole ids, whole headers, nothing wider than the terminal`, () => {
+        const { text } = renderTable(cols, rows as never[], { palette: NO_COLOUR, width });
+        const lines = text.trimEnd().split('\n');
+        for (const l of lines) expect(displayWidth(l), l).toBeLessThanOrEqual(width);
+        expect(lines[0]).not.toContain('…');
+        ids.forEach((id, i) => expect(lines[i + 1]!.startsWith(`${id}  `), lines[i + 1]).toBe(true));
+      });
+    }
+  }
+
+  it('-o wide keeps every column; the next page of a stream leaves out the same ones', () => {
+    const wide = renderTable(DLQ_ENTRY_COLUMNS, [entry(1)], { palette: NO_COLOUR, width: 80, wide: true });
+    expect(wide.dropped).toEqual([]);
+    expect(wide.text.split('\n')[0]!.split(/ {2,}/)).toHaveLength(DLQ_ENTRY_COLUMNS.length);
+    const first = renderTable(DLQ_ENTRY_COLUMNS, [entry(1)], { palette: NO_COLOUR, width: 80 });
+    expect(first.dropped.length).toBeGreaterThan(0);
+    const next = renderTable(DLQ_ENTRY_COLUMNS, [entry(2)], { palette: NO_COLOUR, width: 80, colWidths: first.colWidths, dropped: first.dropped, header: false });
+    expect(displayWidth(next.text.trimEnd())).toBe(displayWidth(first.text.trimEnd().split('\n')[1]!));
   });
 });

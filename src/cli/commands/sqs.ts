@@ -78,7 +78,7 @@ export async function sweep(o: SweepOptions, ctx: CommandContext): Promise<void>
   if (isMachineFormat(ctx.out.format)) return printObject(ctx.out, report);
   await printRecords(ctx.out, {
     columns: [
-      { header: 'job', get: (r) => r.job_id },
+      { header: 'job', get: (r) => r.job_id, keepWhole: true },
       { header: 'kind', get: (r) => r.kind },
       { header: 'result', get: (r) => r.recorded },
       { header: 'message', get: (r) => r.message_id, wide: true },
@@ -103,7 +103,7 @@ export async function custody(o: CustodyOptions, ctx: CommandContext): Promise<v
   const rows = await backend.ext.listCustody(limit, o.after ?? null);
   await printRecords(ctx.out, {
     columns: [
-      { header: 'job', get: (r) => r.job_id },
+      { header: 'job', get: (r) => r.job_id, keepWhole: true },
       { header: 'kind', get: (r) => r.kind },
       { header: 'from', get: (r) => r.source_queue },
       { header: 'receives', get: (r) => (r.receive_count === null ? '-' : String(r.receive_count)) },

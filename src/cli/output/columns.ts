@@ -12,8 +12,14 @@ export interface Column<T> {
   wide?: boolean;
   /** Untrusted free text that may be shortened first to fit the terminal (messages, names). */
   flexible?: boolean;
-  /** Never shortened (job ids: a cut id cannot be copied into the next command). */
+  /** Never shortened (job and run ids: a cut id cannot be copied into the next command). */
   keepWhole?: boolean;
+  /**
+   * `-o table` only: left out when the terminal is too narrow to show every column with its header
+   * whole next to the whole ids — the highest number first. `-o wide` and plain output keep it
+   * (plain columns are a contract for scripts).
+   */
+  dropWhenNarrow?: number;
   /**
    * At least this wide when the terminal has room: a streamed table (`tail`, `--all`) takes its
    * widths from its first rows, and a later `cancel_requested` or `succeeded` must not be cut to

@@ -46,6 +46,7 @@ export interface RecordSpec<T> {
  */
 export class RecordStream<T> {
   private colWidths: number[] | undefined;
+  private dropped: string[] | undefined;
   private jsonArray: JsonArrayWriter | undefined;
   private pages = 0;
   constructor(
@@ -78,9 +79,11 @@ export class RecordStream<T> {
           width: this.out.width,
           wide: this.out.format === 'wide',
           colWidths: this.colWidths,
+          dropped: this.dropped,
           header: this.pages === 0,
         });
         this.colWidths = t.colWidths;
+        this.dropped = t.dropped;
         this.out.write(t.text);
         break;
       }

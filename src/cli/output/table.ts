@@ -24,6 +24,8 @@ export interface TableOptions {
   colWidths?: number[];
   /** Print the header row (false for the second and later pages of a stream). */
   header?: boolean;
+  /** Headers of the columns left out (from an earlier page of the same stream, with `colWidths`). */
+  dropped?: readonly string[];
 }
 
 /** Display width of a sanitised string: wide (East Asian, emoji) characters take two cells. */
@@ -58,22 +60,23 @@ export type Shrink = 'first' | 'normal' | 'never';
  * widest others, never below MIN_COL, and never the ones marked `never` (job
  * ids must stay whole to be copied).
  */
-export function fitWidths(natural: number[], shrink: Array<Shrink | boolean>, width: number | undefined): number[] {
+export function fitWidths(natural: number[], shrink: Array<Shrink | boolean>, width: number | undefined, floors?: readonly number[]): number[] {
   const widths = [...natural];
   if (width === undefined) return widths;
+  const floor = (i: number) => Math.max(MIN_COL, floors?.[i] ?? 0);
   const mode = (i: number): Shrink => (shrink[i] === true ? 'first' : shrink[i] === false ? 'normal' : (shrink[i] as Shrink) ?? 'normal');
   const total = () => widths.reduce((a, b) => a + b, 0) + GAP * (widths.length - 1);
   while (total() > width) {
     let pick = -1;
     for (const pass of [true, false]) {
       for (let i = 0; i < widths.length; i++) {
-        if (widths[i]! <= MIN_COL || mode(i) === 'never' || (pass && mode(i) !== 'first')) continue;
+        if (widths[i]! <= floor(i) || mode(i) === 'never' || (pass && mode(i) !== 'first')) continue;
         if (pick === -1 || widths[i]! > widths[pick]!) pick = i;
       }
       if (pick !== -1) break;
     }
     if (pick === -1) break; // cannot shrink further: let the terminal wrap
-    widths[pick] = Math.max(MIN_COL, widths[pick]! - Math.max(1, total() - width));
+    widths[pick] = Math.max(floor(pick), widths[pick]! - Math.max(1, total() - width));
   }
   return widths;
 }
@@ -81,14 +84,46 @@ export function fitWidths(natural: number[], shrink: Array<Shrink | boolean>, wi
 export interface RenderedTable {
   text: string;
   colWidths: number[];
+  /** Headers of the columns left out to fit the terminal (pass back with `colWidths` for the next page). */
+  dropped: string[];
 }
 
+/** The narrowest a column can be with its header whole (a kept-whole column: all of it). */
+function headerFloor<T>(c: Column<T>, natural: number): number {
+  return c.keepWhole ? natural : Math.min(natural, Math.max(MIN_COL, displayWidth(c.header)));
+}
+
+const span = (widths: readonly number[]) => widths.reduce((a, b) => a + b, 0) + GAP * Math.max(0, widths.length - 1);
+
 export function renderTable<T>(allColumns: readonly Column<T>[], rows: readonly T[], opts: TableOptions): RenderedTable {
-  const columns = visibleColumns(allColumns, opts.wide ?? false);
+  let columns = visibleColumns(allColumns, opts.wide ?? false);
+  const naturalOf = (c: Column<T>, cells: string[]) => Math.max(displayWidth(c.header), c.minWidth ?? 0, ...cells.map(displayWidth));
+  const textOf = (c: Column<T>) => rows.map((row) => sanitize(cellText(c.get(row), 'table')));
+  let dropped: string[] = [];
+  if (opts.dropped !== undefined) {
+    dropped = [...opts.dropped];
+    columns = columns.filter((c) => !dropped.includes(c.header));
+  } else if (opts.width !== undefined && !opts.wide) {
+    // Narrow terminal: leave out the least useful columns until the rest fit with whole headers and
+    // whole ids, rather than cut every header to "WORKF…" (`-o wide` shows them all, shortened).
+    const floors = new Map(columns.map((c) => [c, headerFloor(c, naturalOf(c, textOf(c)))]));
+    for (;;) {
+      if (span(columns.map((c) => floors.get(c)!)) <= opts.width) break;
+      const candidates = columns.filter((c) => c.dropWhenNarrow !== undefined);
+      if (candidates.length === 0) break;
+      const drop = candidates.reduce((a, b) => (b.dropWhenNarrow! > a.dropWhenNarrow! ? b : a));
+      dropped.push(drop.header);
+      columns = columns.filter((c) => c !== drop);
+    }
+  }
   const head = columns.map((c) => c.header.toUpperCase());
   const cells = rows.map((row) => columns.map((c) => sanitize(cellText(c.get(row), 'table'))));
-  const natural = head.map((h, i) => Math.max(displayWidth(h), columns[i]!.minWidth ?? 0, ...cells.map((r) => displayWidth(r[i]!))));
-  const colWidths = opts.colWidths ?? fitWidths(natural, columns.map((c) => (c.keepWhole ? 'never' : c.flexible ? 'first' : 'normal')), opts.width);
+  const natural = columns.map((c, i) => naturalOf(c, cells.map((r) => r[i]!)));
+  // Headers stay whole when the terminal has room for all of them; otherwise the old floor (MIN_COL).
+  const floors = columns.map((c, i) => headerFloor(c, natural[i]!));
+  const fitHeaders = opts.width !== undefined && span(floors) <= opts.width;
+  const colWidths =
+    opts.colWidths ?? fitWidths(natural, columns.map((c) => (c.keepWhole ? 'never' : c.flexible ? 'first' : 'normal')), opts.width, fitHeaders ? floors : undefined);
   const table = new Table({
     head: opts.header === false ? [] : head.map((h) => opts.palette.bold(h)),
     // cli-table3 counts padding inside colWidths and truncates content to the rest, so the gap
@@ -114,5 +149,5 @@ export function renderTable<T>(allColumns: readonly Column<T>[], rows: readonly 
   });
   // cli-table3 pads the last column; trailing spaces only make copy-paste worse.
   const text = table.length === 0 && opts.header === false ? '' : table.toString().split('\n').map((l) => l.trimEnd()).join('\n') + '\n';
-  return { text, colWidths };
+  return { text, colWidths, dropped };
 }
