@@ -15,6 +15,7 @@ import { createIdFactory } from '../../src/core/ids.js';
 import { dlqBulk, outcomeError } from '../../src/cli/commands/dlq-bulk.js';
 import type { DlqIo } from '../../src/cli/commands/dlq-io.js';
 import { dlqShow } from '../../src/cli/commands/dlq-show.js';
+import { dlqRunShow } from '../../src/cli/commands/dlq-runs.js';
 import { NO_COLOUR } from '../../src/cli/output/colour.js';
 import { seedDead } from './seed.js';
 
@@ -182,6 +183,41 @@ describe('selector errors name the flag as typed', () => {
     for (const action of ['redrive', 'purge', 'expire'] as const) {
       await expect(dlqBulk(action, { deadReason: 'nope', dryRun: true }, io())).rejects.toThrow(/^--dead-reason "nope": the dead reason must be one of/);
     }
+  });
+});
+
+describe('plain output of dlq show and dlq runs show is key<TAB>value', () => {
+  const tableIo = () => io({ out: { ...io().out, format: 'table' } });
+  it('dlq show: one `label\tvalue` line per field, tab-separated section rows; a terminal gets aligned text', async () => {
+    const [id] = await seedDead(backend, () => clock.now(), [{ queue: 'q', withEffect: true, input: 'line1\nline2' }]);
+    await dlqShow(id!, {}, io());
+    const lines = out.trimEnd().split('\n');
+    expect(lines[0]).toBe(`job\t${id}`);
+    expect(lines).toContain('queue\tq');
+    expect(lines).toContain('dead at\t2026-03-01T00:00:00.000Z');
+    expect(lines).toContain('input\tline1\\nline2');
+    for (const l of lines) if (l !== '' && !l.startsWith('# ')) expect(l, l).toContain('\t');
+    for (const l of lines) expect(l, l).not.toMatch(/ {2}/);
+    expect(lines[lines.indexOf('# effects (1)') + 1]).toMatch(/^send-email\tstarted\t1\t/);
+    out = '';
+    await dlqShow(id!, {}, tableIo());
+    expect(out.split('\n')[0]).toBe(`job             ${id}`);
+  });
+
+  it('dlq runs show: the record as `key\tvalue` lines, then the ledger rows; a terminal gets aligned text', async () => {
+    await dead(1);
+    const run = (await dlqBulk('redrive', { queue: 'q', yes: true, reason: 'fixed' }, io())) as RunRecord;
+    out = '';
+    await dlqRunShow(run.run_id, {}, io());
+    const [record, ledger] = out.split('\n\n');
+    const lines = record!.split('\n');
+    expect(lines[0]).toBe(`run\t${run.run_id}`);
+    expect(lines).toContain('reason\tfixed');
+    for (const l of lines) expect(l, l).toMatch(/^[a-z]+\t\S/);
+    expect(ledger!.trimEnd().split('\t')[2]).toBe('moved');
+    out = '';
+    await dlqRunShow(run.run_id, {}, tableIo());
+    expect(out.split('\n')[0]).toBe(`run      ${run.run_id}`);
   });
 });
 

@@ -90,9 +90,12 @@ describe('dlq list / summary / show / export', () => {
       expect(hasEscapeByte(r.stdoutBytes), args.join(' ')).toBe(false);
       expect(r.stdout).toContain('\\x1b');
     }
-    const show = await ok(['dlq', 'show', hostile]);
+    const show = await ok(['dlq', 'show', hostile, '-o', 'table']);
     // Newlines survive in a preview shown on its own; the escape sequence does not.
     expect(show.stdout).toContain('input (preview):\n  line1\n  \\x1b]52;c;cm0gLXJmIH4K\\x07line2');
+    // Plain output keeps one `label<TAB>value` line: the newline is made visible too.
+    const plain = await ok(['dlq', 'show', hostile]);
+    expect(plain.stdout).toContain('input\tline1\\n\\x1b]52;c;cm0gLXJmIH4K\\x07line2\n');
   });
 
   it('show --raw writes the exact stored bytes when not on a terminal', async () => {

@@ -72,7 +72,9 @@ export async function dlqRunShow(runId: string, o: DlqRunShowOptions, io: DlqIo)
       ['options', JSON.stringify(run.options)],
       ['counts', `moved ${run.counts.moved}, skipped ${run.counts.skipped}, failed ${run.counts.failed}, still planned ${run.counts.planned}`],
     ];
-    for (const [k, v] of lines) io.out.write(`${k!.padEnd(8)} ${sanitize(v)}\n`);
+    // Plain (scripts, pipes): `key<TAB>value`, as `inspect` and `dlq show` print it; a terminal: aligned.
+    const plain = io.out.format === 'plain';
+    for (const [k, v] of lines) io.out.write(plain ? `${k}\t${sanitize(v)}\n` : `${k!.padEnd(8)} ${sanitize(v)}\n`);
     io.out.write('\n');
   }
   if (run.status === 'interrupted') io.err.write(`This run stopped before it finished; continue it with: ${resumeCommand(run)}\n`);

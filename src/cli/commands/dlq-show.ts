@@ -37,15 +37,21 @@ export async function dlqShow(given: string, opts: DlqShowOptions, io: DlqIo): P
     printObject(io.out, entry);
     return;
   }
-  io.out.write(renderEntry(entry));
+  io.out.write(renderEntry(entry, io.out.format === 'plain'));
 }
 
 const s = (v: unknown) => sanitize(v === null || v === undefined ? '-' : String(v));
 
-/** The human view of one entry. Every untrusted value goes through the sanitiser. */
-export function renderEntry(e: DlqEntry): string {
+/**
+ * The view of one entry. Every untrusted value goes through the sanitiser. A terminal gets aligned
+ * `label  value` lines and indented sections; plain output (`-o plain`, or stdout not a terminal)
+ * is `label<TAB>value` with `# section` headers and tab-separated section rows, one record per
+ * line, as `inspect` prints it — for `cut -f2` and `awk -F'\t'`.
+ */
+export function renderEntry(e: DlqEntry, plain = false): string {
   const lines: string[] = [];
-  const field = (k: string, v: unknown) => lines.push(`${k.padEnd(15)} ${s(v)}`);
+  const field = (k: string, v: unknown) => lines.push(plain ? `${k}\t${s(v)}` : `${k.padEnd(15)} ${s(v)}`);
+  const section = (title: string) => lines.push('', plain ? `# ${title}` : `${title}:`);
   field('job', e.job_id);
   field('queue', e.queue);
   field('tenant', e.tenant_id);
@@ -61,7 +67,7 @@ export function renderEntry(e: DlqEntry): string {
   field('redrives', e.redrive_count);
   if (e.malformed !== null) {
     field('MALFORMED', e.malformed);
-    lines.push('                (a malformed entry is never moved or deleted by bulk actions; read it with --raw)');
+    if (!plain) lines.push('                (a malformed entry is never moved or deleted by bulk actions; read it with --raw)');
   }
   const job = e.job;
   if (job) {
@@ -70,16 +76,32 @@ export function renderEntry(e: DlqEntry): string {
     field('created', job.created_at);
     field('input ref', job.input_ref ? `${job.input_ref} (sha256 ${job.input_sha256})` : null);
     if (job.lineage.redriven_at) field('last redrive', `${job.lineage.redriven_at} by run ${job.lineage.redrive_run}`);
-    lines.push('', 'attempts:');
+    section(plain ? `attempts (${job.attempts.length})` : 'attempts');
     for (const a of job.attempts) {
-      lines.push(`  #${a.attempt} ${s(a.started_at)} → ${s(a.ended_at)} ${s(a.outcome)} ${a.error_code ? `${s(a.error_code)}: ${s(a.error_message)}` : ''} (worker ${s(a.worker_id)} ${s(a.worker_version)})`);
+      lines.push(
+        plain
+          ? [a.attempt, s(a.started_at), a.ended_at ?? '', s(a.outcome ?? ''), s(a.error_code ?? ''), sanitize(a.error_message ?? ''), s(a.worker_id), sanitize(a.worker_version ?? '')].join('\t')
+          : `  #${a.attempt} ${s(a.started_at)} → ${s(a.ended_at)} ${s(a.outcome)} ${a.error_code ? `${s(a.error_code)}: ${s(a.error_message)}` : ''} (worker ${s(a.worker_id)} ${s(a.worker_version)})`,
+      );
     }
-    lines.push('', `effects: ${job.effects.length === 0 ? 'none' : ''}`);
+    if (plain) section(`effects (${job.effects.length})`);
+    else lines.push('', `effects: ${job.effects.length === 0 ? 'none' : ''}`);
     for (const ef of job.effects) {
-      lines.push(`  ${s(ef.key)} ${ef.status} attempt ${ef.attempt} started ${s(ef.started_at)}${ef.done_at ? ` done ${s(ef.done_at)}` : ''} idempotency key ${s(ef.idempotency_key)}`);
+      lines.push(
+        plain
+          ? [s(ef.key), ef.status, ef.attempt, s(ef.started_at), ef.done_at ?? '', s(ef.idempotency_key)].join('\t')
+          : `  ${s(ef.key)} ${ef.status} attempt ${ef.attempt} started ${s(ef.started_at)}${ef.done_at ? ` done ${s(ef.done_at)}` : ''} idempotency key ${s(ef.idempotency_key)}`,
+      );
     }
-    if (job.checkpoint !== null && job.checkpoint !== undefined) lines.push('', 'checkpoint:', indent(preview(JSON.stringify(job.checkpoint))));
-    if (job.input !== null) lines.push('', 'input (preview):', indent(preview(job.input)));
+    // Plain: one line each (newlines made visible), so the record stays one `label<TAB>value` line.
+    if (job.checkpoint !== null && job.checkpoint !== undefined) {
+      if (plain) field('checkpoint', previewLine(JSON.stringify(job.checkpoint)));
+      else lines.push('', 'checkpoint:', indent(preview(JSON.stringify(job.checkpoint))));
+    }
+    if (job.input !== null) {
+      if (plain) field('input', previewLine(job.input));
+      else lines.push('', 'input (preview):', indent(preview(job.input)));
+    }
   }
   return `${lines.join('\n')}\n`;
 }
@@ -87,6 +109,12 @@ export function renderEntry(e: DlqEntry): string {
 function preview(text: string): string {
   const cut = text.length > PREVIEW_CHARS;
   return sanitize(cut ? text.slice(0, PREVIEW_CHARS) : text, { allowNewlines: true }) + (cut ? `\n… (${text.length - PREVIEW_CHARS} more characters; -o json or --raw for all)` : '');
+}
+
+/** The preview on one line (a newline shows as `\n`), cut like `preview`. */
+function previewLine(text: string): string {
+  const cut = text.length > PREVIEW_CHARS;
+  return sanitize(cut ? text.slice(0, PREVIEW_CHARS) : text) + (cut ? `… (${text.length - PREVIEW_CHARS} more characters; -o json or --raw for all)` : '');
 }
 
 function indent(t: string): string {
