@@ -109,6 +109,20 @@ describe('agentq dlq check', () => {
     expect(r.stderr).toContain('queue research: DLQ rate is 66.67%, above --max-rate 50.00%');
   });
 
+  it('-o json prints the result on stdout with the same exit code: ok, the limits, per-queue figures, the reasons', async () => {
+    const fail = await runCli(home, ['dlq', 'check', '--max-size', '1', '--max-rate', '90%', '-o', 'json']);
+    expect(fail.code).toBe(1);
+    expect(fail.stderr).toBe('error: queue research: DLQ holds 2 jobs, more than --max-size 1\n');
+    const doc = JSON.parse(fail.stdout) as { ok: boolean; limits: unknown; queues: Array<Record<string, unknown>>; reasons: string[] };
+    expect(doc.ok).toBe(false);
+    expect(doc.limits).toEqual({ max_size: 1, max_age_ms: null, max_rate: 0.9 });
+    expect(doc.reasons).toEqual(['queue research: DLQ holds 2 jobs, more than --max-size 1']);
+    expect(doc.queues.find((q) => q.queue === 'research')).toMatchObject({ ok: false, dlq_size: 2, aged_entry_age_ms: null, reason: doc.reasons[0] });
+    expect(doc.queues.find((q) => q.queue === 'mail')).toEqual({ queue: 'mail', ok: true, dlq_size: 0, dlq_rate: null, aged_entry_age_ms: null, reason: null });
+    const pass = await runCliOk(home, ['dlq', 'check', '--queue', 'research', '--max-size', '2', '--max-age', '3h', '--json']);
+    expect(JSON.parse(pass.stdout)).toMatchObject({ ok: true, limits: { max_size: 2, max_age_ms: 3 * HOUR, max_rate: null }, reasons: [] });
+  });
+
   it('with no limit, fails on any entry; an empty DLQ passes', async () => {
     expect((await runCli(home, ['dlq', 'check', '--queue', 'research'])).code).toBe(1);
     expect((await runCli(home, ['dlq', 'check', '--queue', 'mail'])).code).toBe(0);

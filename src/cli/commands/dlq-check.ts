@@ -3,7 +3,9 @@
  * checked queue's DLQ is within the limits; exit 1 with a one-line reason
  * (the first broken queue, and how many more) when not.
  *
- * `main` prints the reason as one `error: ...` line on stderr.
+ * `main` prints the reason as one `error: ...` line on stderr. With `-o json`
+ * the result (ok, the limits, per-queue figures, the reasons) is also printed
+ * on stdout, with the same exit code.
  *
  * Reads only maintained counters (`stats`) and, for `--max-age`, asks the
  * backend for one entry older than the limit (`dlqList` with `until`, limit
@@ -14,6 +16,7 @@ import { AgentqError, ExitCode, NotFoundError, ValidationError } from '../../cor
 import { formatDuration, parseDuration } from '../../core/duration.js';
 import { buildStatsReport, checkDlqLimits, parseRate, type DlqLimits } from '../../core/stats.js';
 import type { CommandContext } from '../context.js';
+import { isMachineFormat, printObject } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
 
 export interface DlqCheckOptions {
@@ -47,6 +50,36 @@ export function parseLimits(opts: DlqCheckOptions): DlqLimits {
   return limits;
 }
 
+/** One checked queue in `-o json` (documented in the README, "DLQ alerts"). */
+export interface CheckedQueue {
+  queue: string;
+  ok: boolean;
+  dlq_size: number;
+  /** Jobs that went to the DLQ / jobs that ended (0..1); null before any job ended. */
+  dlq_rate: number | null;
+  /** With --max-age: the age of one entry older than it (null when none is, or without --max-age). */
+  aged_entry_age_ms: number | null;
+  /** Why the queue is out of limits; null when it is within them. */
+  reason: string | null;
+}
+
+/** The `-o json` document of `dlq check`. */
+export interface CheckResult {
+  ok: boolean;
+  limits: { max_size: number | null; max_age_ms: number | null; max_rate: number | null };
+  queues: CheckedQueue[];
+  reasons: string[];
+}
+
+export function checkResult(limits: DlqLimits, queues: CheckedQueue[], reasons: string[]): CheckResult {
+  return {
+    ok: reasons.length === 0,
+    limits: { max_size: limits.maxSize ?? null, max_age_ms: limits.maxAgeMs ?? null, max_rate: limits.maxRate ?? null },
+    queues,
+    reasons,
+  };
+}
+
 /** Age of one DLQ entry older than `maxAgeMs`, if any: a single bounded query. */
 async function agedEntry(backend: Backend, queue: string, now: number, maxAgeMs: number): Promise<number | null> {
   const page = await backend.dlqList({ queue, until: now - maxAgeMs }, { limit: 1 });
@@ -67,20 +100,21 @@ export async function run(opts: DlqCheckOptions, ctx: CommandContext): Promise<v
   const queues = opts.queue !== undefined ? [opts.queue] : known;
   const now = ctx.clock.now();
   const reasons: string[] = [];
+  const checked: CheckedQueue[] = [];
   for (const queue of queues) {
     const report = buildStatsReport(await backend.stats(queue));
+    const agedMs = limits.maxAgeMs !== undefined && report.dlq_size > 0 ? await agedEntry(backend, queue, now, limits.maxAgeMs) : null;
     const reason = checkDlqLimits(
-      {
-        queue: sanitize(queue),
-        dlq_size: report.dlq_size,
-        dlq_rate: report.dlq_rate,
-        oldest_dead_age_ms: limits.maxAgeMs !== undefined && report.dlq_size > 0 ? await agedEntry(backend, queue, now, limits.maxAgeMs) : null,
-      },
+      { queue: sanitize(queue), dlq_size: report.dlq_size, dlq_rate: report.dlq_rate, oldest_dead_age_ms: agedMs },
       limits,
       formatDuration,
     );
     if (reason) reasons.push(reason);
+    checked.push({ queue, ok: reason === null, dlq_size: report.dlq_size, dlq_rate: report.dlq_rate, aged_entry_age_ms: agedMs, reason });
   }
+  // -o json/ndjson: the whole result on stdout for a script, with the same exit code (the reason line
+  // still goes to stderr, for cron mail).
+  if (isMachineFormat(ctx.format)) printObject(ctx.out, checkResult(limits, checked, reasons));
   if (reasons.length === 0) {
     ctx.note(`ok: ${queues.length} queue${queues.length === 1 ? '' : 's'} within limits`);
     return;
