@@ -217,6 +217,13 @@ describe('cancel', () => {
     ]);
     const missing = await runCli(home, ['cancel', 'job_01JD3K0000000000000000000A']);
     expect(missing.code).toBe(5);
+    // One failing id gets the same row as with several (a script must learn which job failed).
+    const one = await runCli(home, ['cancel', 'job_01JD3K0000000000000000000A', '-o', 'json']);
+    expect(one.code).toBe(5);
+    expect(JSON.parse(one.stdout)).toEqual([
+      { job_id: 'job_01JD3K0000000000000000000A', status: 'error', error: { code: 'NOT_FOUND', message: 'job job_01JD3K0000000000000000000A not found' } },
+    ]);
+    expect(one.stderr).toContain('error: job job_01JD3K0000000000000000000A not found');
   });
 });
 

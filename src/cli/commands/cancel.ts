@@ -3,8 +3,8 @@
  * a running job gets a cancel request its worker sees at the next heartbeat;
  * a job that already ended is left alone (and said so).
  *
- * Several ids: each is tried; failures are reported per job and the exit
- * code is 6 (partial) when some failed, or the failure's own code when all did.
+ * Each id is tried and gets a row, a failed one too; the exit code is 6
+ * (partial) when some failed, or the failure's own code when all did.
  */
 import type { CancelResult } from '../../backend/contract.js';
 import { AgentqError, ExitCode, NotFoundError } from '../../core/errors.js';
@@ -55,13 +55,16 @@ export async function run(o: CancelOptions, ctx: CommandContext): Promise<void> 
       const r = await backend.cancel(id, o.reason ?? null);
       await stream.page([{ job_id: id, status: r.status, state: r.job.state, job: r.job }]);
     } catch (e) {
-      if (!(e instanceof AgentqError) || ids.length === 1) throw e;
+      if (!(e instanceof AgentqError)) throw e;
       failures.push(e);
+      // The row is printed for one id too: a script reading `-o json` learns which job failed either way.
       await stream.page([{ job_id: id, status: 'error', state: null, job: null, error: { code: e.code, message: e.message } }]);
     }
   }
   stream.end();
   if (failures.length === 0) return;
+  // One id: its own error (message, hint and exit code), after its row.
+  if (ids.length === 1) throw failures[0]!;
   const allFailed = failures.length === ids.length;
   throw new AgentqError(
     'CANCEL_PARTIAL',
