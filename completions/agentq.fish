@@ -606,7 +606,7 @@ complete -c agentq -n '__agentq_within \'submit\'' -l allowed-tool -x -d 'a tool
 complete -c agentq -n '__agentq_within \'submit\'' -l estimated-seconds -x -d 'estimated seconds of work (for admission control)'
 complete -c agentq -n '__agentq_within \'submit\'' -l run-at -x -d 'do not start before this time (duration from now or ISO-8601)'
 complete -c agentq -n '__agentq_within \'submit\'' -l wait -d 'follow the job until it ends; exit 0 succeeded, 1 ended otherwise, 124 timed out'
-complete -c agentq -n '__agentq_within \'submit\'' -l timeout -x -d 'with --wait: stop waiting after this long (the job keeps running)'
+complete -c agentq -n '__agentq_within \'submit\'' -l timeout -x -d 'with --wait: stop waiting after this long (the job is left as it is)'
 complete -c agentq -n '__agentq_within \'inspect\'' -l events -x -d 'how many recent events to show'
 complete -c agentq -n '__agentq_within \'list\'' -s q -l queue -x -a '(__agentq_dyn queues)' -d 'only this queue (default: the context\'s queue; else, or with --all-queues, every queue)'
 complete -c agentq -n '__agentq_within \'list\'' -s A -l all-queues -d 'every queue, even when the context names one'

@@ -207,7 +207,7 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
       .option('--estimated-seconds <n>', 'estimated seconds of work (for admission control)')
       .option('--run-at <when>', 'do not start before this time (duration from now or ISO-8601)')
       .option('--wait', 'follow the job until it ends; exit 0 succeeded, 1 ended otherwise, 124 timed out')
-      .option('--timeout <duration>', 'with --wait: stop waiting after this long (the job keeps running)')
+      .option('--timeout <duration>', 'with --wait: stop waiting after this long (the job is left as it is)')
       .addHelpText(
         'after',
         examples(

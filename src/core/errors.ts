@@ -26,7 +26,7 @@ export const WaitExitCode = {
   succeeded: 0,
   /** The job reached a terminal state other than `succeeded`. */
   endedWithoutSuccess: 1,
-  /** `--timeout` passed before the job ended; the job keeps running. */
+  /** `--timeout` passed before the job ended; the job is left as it is (running, or still queued/scheduled). */
   timedOut: 124,
 } as const;
 

@@ -88,7 +88,32 @@ describe('submit', () => {
     const r = await runCli(home, ['submit', 'x:v1', '--wait', '--timeout', '300ms']);
     expect(r.code).toBe(124);
     expect(r.stdout.trim()).toMatch(/^job_/);
-    expect(r.stderr).toContain('keeps running');
+    // Nobody claimed it: it is not "running", it stays queued.
+    expect(r.stderr).toMatch(/error: job_\w+ is still queued after 300ms; it stays queued\n/);
+  });
+
+  it('--wait -o json prints the job as it is when the timeout passes (exit 124), so a script keeps its id', async () => {
+    const r = await runCli(home, ['submit', 'x:v1', '--wait', '--timeout', '300ms', '--queue', 'timeout-json', '-o', 'json']);
+    expect(r.code).toBe(124);
+    const job = Job.parse(JSON.parse(r.stdout));
+    expect(job).toMatchObject({ queue: 'timeout-json', state: 'queued' });
+    expect(r.stderr).toContain(`${job.job_id} is still queued after 300ms; it stays queued`);
+  });
+
+  it('--wait -o json prints the job as it is on Ctrl-C (exit 130)', async () => {
+    const waiter = spawnCli(home, ['submit', 'x:v1', '--wait', '--queue', 'interrupted-json', '-o', 'json']);
+    waiter.stdin.end();
+    const done = collect(waiter);
+    // No id on stdout before the end with -o json (one document): wait until the job is in the store.
+    await pollUntil(async () => parseNdjson((await runCliOk(home, ['list', '--queue', 'interrupted-json', '-o', 'ndjson'])).stdout).length > 0 || undefined, {
+      what: 'the submitted job in the store',
+    });
+    waiter.kill('SIGINT');
+    const r = await done;
+    expect(r.code).toBe(130);
+    const job = Job.parse(JSON.parse(r.stdout));
+    expect(job).toMatchObject({ queue: 'interrupted-json', state: 'queued' });
+    expect(r.stderr).toContain(`stopped waiting for ${job.job_id} (it stays queued)`);
   });
 
   it('--wait exits 1 when the job ends without success (cancelled by someone else)', async () => {
@@ -114,7 +139,7 @@ describe('submit', () => {
     waiter.kill('SIGINT');
     const r = await done;
     expect(r.code).toBe(130);
-    expect(r.stderr).toContain('keeps running');
+    expect(r.stderr).toContain('(it stays queued)');
     const job = Job.parse(JSON.parse((await runCliOk(home, ['inspect', id, '-o', 'json'])).stdout));
     expect(job.state).toBe('queued');
   });

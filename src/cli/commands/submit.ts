@@ -125,8 +125,10 @@ export async function run(o: SubmitOptions, ctx: CommandContext): Promise<void> 
   }
   // --wait: the id first (so a script that is killed still knows it), unless the output is one JSON document.
   if (!isMachineFormat(ctx.format)) ctx.out.write(`${job.job_id}\n`);
-  const final = await waitForEnd(backend, job, ctx, waitTimeoutMs);
+  const { job: final, stopped } = await waitForEnd(backend, job, ctx, waitTimeoutMs);
+  // -o json: the job as it is now, also when the wait stopped (124, 130): a script keeps its id and state.
   if (isMachineFormat(ctx.format)) printObject(ctx.out, final);
+  if (stopped) throw stopped;
   const summary = `${final.job_id} ${final.state}${final.outcome && final.outcome !== final.state ? ` (${final.outcome})` : ''}`;
   if (final.state === 'succeeded') {
     ctx.note(summary);
@@ -136,21 +138,30 @@ export async function run(o: SubmitOptions, ctx: CommandContext): Promise<void> 
   throw new AgentqError('ENDED_WITHOUT_SUCCESS', `${summary}${why}`, WaitExitCode.endedWithoutSuccess, `See: agentq inspect ${final.job_id}`);
 }
 
+/** Where waiting ended: the job as last read, and the error to exit with when the wait stopped before the job ended. */
+export interface WaitEnd {
+  job: Job;
+  /** Timeout (exit 124) or Ctrl-C (exit 130); null when the job ended. */
+  stopped: AgentqError | null;
+}
+
+/** What the job does once nobody waits for it: a running one keeps running, a waiting one stays where it is. */
+export function afterWaiting(state: Job['state']): string {
+  return state === 'running' ? 'it keeps running' : `it stays ${state}`;
+}
+
 /** Polls the job until it is terminal, the timeout passes (exit 124) or Ctrl-C (exit 130). */
-export async function waitForEnd(backend: Backend, job: Job, ctx: CommandContext, timeoutMs: number | undefined, pollMs = 200): Promise<Job> {
+export async function waitForEnd(backend: Backend, job: Job, ctx: CommandContext, timeoutMs: number | undefined, pollMs = 200): Promise<WaitEnd> {
   const until = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
   let current = job;
+  const hint = `Check on it with: agentq inspect ${job.job_id}`;
   for (;;) {
-    if (isTerminal(current.state)) return current;
-    if (ctx.signal.aborted) throw new InterruptedError(`stopped waiting for ${job.job_id} (it keeps running)`, `Check on it with: agentq inspect ${job.job_id}`);
+    if (isTerminal(current.state)) return { job: current, stopped: null };
+    if (ctx.signal.aborted) return { job: current, stopped: new InterruptedError(`stopped waiting for ${job.job_id} (${afterWaiting(current.state)})`, hint) };
     const left = until - Date.now();
     if (left <= 0) {
-      throw new AgentqError(
-        'WAIT_TIMEOUT',
-        `${job.job_id} is still ${current.state} after ${o2s(timeoutMs!)}; it keeps running`,
-        WaitExitCode.timedOut,
-        `Check on it with: agentq inspect ${job.job_id}`,
-      );
+      const message = `${job.job_id} is still ${current.state} after ${o2s(timeoutMs!)}; ${afterWaiting(current.state)}`;
+      return { job: current, stopped: new AgentqError('WAIT_TIMEOUT', message, WaitExitCode.timedOut, hint) };
     }
     await abortableSleep(Math.min(pollMs, left), ctx.signal);
     current = (await backend.get(job.job_id)) ?? current;
