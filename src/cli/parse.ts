@@ -3,7 +3,8 @@
  * ValidationError (exit 2) whose message names the flag and the rule.
  */
 import { ValidationError } from '../core/errors.js';
-import { JOB_STATES, type JobStateName as JobState } from '../core/model.js';
+import { JOB_STATES, NAME_RE, NAME_RULE, type JobStateName as JobState } from '../core/model.js';
+import { sanitize } from './output/sanitize.js';
 import { canonicalJobId, isJobId } from '../core/ids.js';
 
 export function parseIntOption(value: unknown, flag: string, min: number, max: number): number | undefined {
@@ -41,4 +42,13 @@ export function checkJobId(given: string): string {
   const id = canonicalJobId(given);
   if (!isJobId(id)) throw new ValidationError(`${JSON.stringify(given)} is not a job id: job ids look like job_ followed by 26 ULID characters (job_01JD3K...)`);
   return id;
+}
+
+/**
+ * A `--queue` filter: the rule `submit` applies to queue names (core/model.ts NAME_RE). A name no
+ * queue can have is a typo, refused (exit 2) rather than answered with an empty result.
+ */
+export function checkQueueName(queue: string, flag = '--queue'): string {
+  if (!NAME_RE.test(queue)) throw new ValidationError(`${flag} ${JSON.stringify(sanitize(queue))}: a queue name ${NAME_RULE}`);
+  return queue;
 }

@@ -252,6 +252,29 @@ describe('cancel', () => {
   });
 });
 
+describe('filters are checked as list and dlq list check them (exit 2), an unknown job is exit 5', () => {
+  it('list refuses --since after --until, as dlq list does', async () => {
+    const r = await runCli(home, ['list', '--since', '1m', '--until', '6h']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/error: --since \(\S+\) must be before --until \(\S+\)/);
+  });
+
+  it('stats, tail and dlq check refuse a queue name no queue can have, with the rule list uses', async () => {
+    for (const args of [['list'], ['stats'], ['tail'], ['dlq', 'check']]) {
+      const r = await runCli(home, [...args, '--queue', 'bad q']);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toContain('error: --queue "bad q": a queue name must be 1-128 characters');
+    }
+  });
+
+  it('tail --job of a well-formed id no job has exits 5, as inspect does', async () => {
+    const r = await runCli(home, ['tail', '--job', 'job_01JD3K0000000000000000000A']);
+    expect(r.code).toBe(5);
+    expect(r.stderr).toContain('error: job job_01JD3K0000000000000000000A not found');
+    expect(r.stdout).toBe('');
+  });
+});
+
 describe('tail', () => {
   it('prints events as NDJSON lines with a type field (JobEvent schema)', async () => {
     const job = await submitJson(['x:v1', '--queue', 'tailq']);

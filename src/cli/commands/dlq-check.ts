@@ -18,6 +18,7 @@ import { buildStatsReport, checkDlqLimits, parseRate, type DlqLimits } from '../
 import type { CommandContext } from '../context.js';
 import { isMachineFormat, printObject } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
+import { checkQueueName } from '../parse.js';
 
 export interface DlqCheckOptions {
   queue?: string;
@@ -89,6 +90,7 @@ async function agedEntry(backend: Backend, queue: string, now: number, maxAgeMs:
 
 export async function run(opts: DlqCheckOptions, ctx: CommandContext): Promise<void> {
   const limits = parseLimits(opts);
+  if (opts.queue !== undefined) checkQueueName(opts.queue);
   const backend = await ctx.openBackend();
   const known = await backend.queues();
   // A queue the store has never seen is most likely a typo, and a check that passes on it would

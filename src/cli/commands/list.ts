@@ -3,7 +3,7 @@
  * printed on stderr, so stdout stays pure data); `--all` walks every page in
  * bounded memory, writing each page before fetching the next.
  */
-import { parsePastTime } from '../../core/duration.js';
+import { parsePastTime, toIso } from '../../core/duration.js';
 import { NAME_RE, NAME_RULE, WORKFLOW_RE, WORKFLOW_RULE } from '../../core/model.js';
 import type { Job, JobClass } from '../../core/schemas.js';
 import type { JobFilter } from '../../backend/contract.js';
@@ -12,7 +12,7 @@ import type { Column } from '../output/columns.js';
 import { RecordStream } from '../output/format.js';
 import { isJobId } from '../../core/ids.js';
 import { ValidationError } from '../../core/errors.js';
-import { parseIntOption, parseStates } from '../parse.js';
+import { checkQueueName, parseIntOption, parseStates } from '../parse.js';
 import { sanitize } from '../output/sanitize.js';
 
 export interface ListOptions {
@@ -45,7 +45,7 @@ export const JOB_COLUMNS: readonly Column<Job>[] = [
 export function buildFilter(o: ListOptions, now: number): JobFilter {
   const f: JobFilter = {};
   // (the rules submit and `dlq list` apply: a value no job can have is a typo, not an empty list)
-  if (o.queue !== undefined && !NAME_RE.test(o.queue)) throw new ValidationError(`--queue ${JSON.stringify(sanitize(o.queue))}: a queue name ${NAME_RULE}`);
+  if (o.queue !== undefined) checkQueueName(o.queue);
   if (o.tenant !== undefined && !NAME_RE.test(o.tenant)) throw new ValidationError(`--tenant ${JSON.stringify(sanitize(o.tenant))}: a tenant id ${NAME_RULE}`);
   if (o.workflow !== undefined && !WORKFLOW_RE.test(o.workflow)) throw new ValidationError(`--workflow ${JSON.stringify(sanitize(o.workflow))}: a workflow ${WORKFLOW_RULE}`);
   if (o.queue !== undefined) f.queue = o.queue;
@@ -56,6 +56,10 @@ export function buildFilter(o: ListOptions, now: number): JobFilter {
   if (o.workflow !== undefined) f.workflow = o.workflow;
   if (o.since !== undefined) f.since = parsePastTime(o.since, now, '--since');
   if (o.until !== undefined) f.until = parsePastTime(o.until, now, '--until');
+  // (as `dlq list`: an empty window is a mistake in the flags, not an empty list)
+  if (f.since !== undefined && f.until !== undefined && f.since >= f.until) {
+    throw new ValidationError(`--since (${toIso(f.since)}) must be before --until (${toIso(f.until)})`);
+  }
   return f;
 }
 

@@ -13,6 +13,7 @@ import type { Column } from '../output/columns.js';
 import { printObject, printRecords, type OutputTarget } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
 import { abortableSleep } from '../../util/sleep.js';
+import { checkQueueName } from '../parse.js';
 
 export interface StatsOptions {
   queue?: string;
@@ -174,6 +175,7 @@ const WRAP = '\x1b[?7h';
 // ---------------------------------------------------------------- the command
 
 export async function run(opts: StatsOptions, ctx: CommandContext): Promise<void> {
+  if (opts.queue !== undefined) checkQueueName(opts.queue);
   const backend = await ctx.openBackend();
   if (opts.prometheus) {
     if (opts.watch) throw new ValidationError('-o prometheus prints one snapshot; it cannot be combined with --watch', 'Use `agentq metrics serve` for a live endpoint.');

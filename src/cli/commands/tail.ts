@@ -7,11 +7,12 @@
 import { parsePastTime } from '../../core/duration.js';
 import { EVENT_TYPES, JOB_STATES } from '../../core/model.js';
 import type { JobEvent } from '../../core/schemas.js';
-import type { EventQuery } from '../../backend/contract.js';
+import type { Backend, EventQuery } from '../../backend/contract.js';
+import { NotFoundError } from '../../core/errors.js';
 import type { CommandContext } from '../context.js';
 import type { Column } from '../output/columns.js';
 import { RecordStream } from '../output/format.js';
-import { checkJobId } from '../parse.js';
+import { checkJobId, checkQueueName } from '../parse.js';
 
 export interface TailOptions {
   queue?: string;
@@ -38,10 +39,15 @@ export const EVENT_COLUMNS: readonly Column<JobEvent>[] = [
 
 export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
   const query: EventQuery = { follow: o.follow === true, signal: ctx.signal };
-  if (o.queue !== undefined) query.queue = o.queue;
+  if (o.queue !== undefined) query.queue = checkQueueName(o.queue);
   if (o.job !== undefined) query.jobId = checkJobId(o.job);
   if (o.since !== undefined) query.since = parsePastTime(o.since, ctx.clock.now(), '--since');
   const backend = await ctx.openBackend();
+  // An unknown job is exit 5, as in `inspect`: an empty stream (or a --follow waiting forever) would
+  // look like a job with nothing happening.
+  if (query.jobId !== undefined && !(await jobKnown(backend, query.jobId))) {
+    throw new NotFoundError(`job ${query.jobId} not found in ${backend.description}`);
+  }
   const stream = new RecordStream(ctx.out, { columns: EVENT_COLUMNS });
   try {
     for await (const event of backend.events(query)) {
@@ -53,4 +59,18 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
     if (!ctx.signal.aborted) throw e;
   }
   stream.end();
+}
+
+/**
+ * The job exists, or did: a record that cannot be read still has events to show, and the events of
+ * a job purged from the DLQ may outlive its record.
+ */
+async function jobKnown(backend: Backend, id: string): Promise<boolean> {
+  try {
+    if ((await backend.get(id)) !== null) return true;
+  } catch {
+    return true; // a malformed record: the job is there (inspect says what is wrong with it)
+  }
+  for await (const _ of backend.events({ jobId: id, follow: false })) return true;
+  return false;
 }
