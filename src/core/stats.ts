@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import type { QueueStats, StatsBreakdown } from './queue-stats.js';
+import { count } from './plural.js';
 
 // ---------------------------------------------------------------- percentiles
 
@@ -232,7 +233,7 @@ export interface DlqObservation {
  */
 export function checkDlqLimits(o: DlqObservation, limits: DlqLimits, fmtAge: (ms: number) => string): string | null {
   if (limits.maxSize !== undefined && o.dlq_size > limits.maxSize) {
-    return `queue ${o.queue}: DLQ holds ${o.dlq_size} jobs, more than --max-size ${limits.maxSize}`;
+    return `queue ${o.queue}: DLQ holds ${count(o.dlq_size, 'job')}, more than --max-size ${limits.maxSize}`;
   }
   if (limits.maxAgeMs !== undefined && o.oldest_dead_age_ms !== null && o.oldest_dead_age_ms > limits.maxAgeMs) {
     return `queue ${o.queue}: a DLQ entry is ${fmtAge(o.oldest_dead_age_ms)} old, older than --max-age ${fmtAge(limits.maxAgeMs)}`;

@@ -4,6 +4,7 @@
  * step (a job may have expired, or left the DLQ, since the plan was made).
  */
 import type { DlqEntry } from './schemas.js';
+import { formatDuration } from './duration.js';
 
 export type Action = 'redrive' | 'purge' | 'expire';
 
@@ -48,20 +49,36 @@ export function verdictFor(entry: DlqEntry | null, o: VerdictOptions): { verdict
     case 'expire':
       return expired
         ? { verdict: 'expire', detail: null }
-        : { verdict: 'skip:not_expired', detail: `deadline ${entry.deadline_at ?? 'none'} has not passed` };
+        : { verdict: 'skip:not_expired', detail: notExpiredDetail(entry.deadline_at, o) };
     case 'redrive':
       if (expired) {
         return {
           verdict: 'skip:expired',
-          detail: o.minRemainingMs > 0 && Date.parse(entry.deadline_at!) > o.now ? `less than the minimum remaining time left before ${entry.deadline_at}` : `deadline ${entry.deadline_at} passed`,
+          detail: expiredDetail(entry.deadline_at!, o),
         };
       }
       if (entry.partial && !o.includePartial) {
         return { verdict: 'skip:partial', detail: 'the effect ledger shows an external effect started; reconcile by hand or use --include-partial --force' };
       }
       if (entry.redrive_count >= o.maxRedrives) {
-        return { verdict: 'skip:quarantined', detail: `redriven ${entry.redrive_count} times already (limit ${o.maxRedrives})` };
+        return { verdict: 'skip:quarantined', detail: `redriven ${entry.redrive_count === 1 ? 'once' : `${entry.redrive_count} times`} already (limit ${o.maxRedrives})` };
       }
       return { verdict: 'redrive', detail: null };
   }
+}
+
+/** Why an entry counts as expired: its deadline passed, or less than `--min-remaining` is left before it. */
+function expiredDetail(deadlineAt: string, o: VerdictOptions): string {
+  const left = Date.parse(deadlineAt) - o.now;
+  if (o.minRemainingMs > 0 && left > 0) {
+    return `only ${formatDuration(left)} left before the deadline ${deadlineAt}, less than --min-remaining ${formatDuration(o.minRemainingMs)}`;
+  }
+  return `deadline ${deadlineAt} passed`;
+}
+
+/** Why `expire` leaves an entry: it has no deadline, or enough time is left before it. */
+function notExpiredDetail(deadlineAt: string | null, o: VerdictOptions): string {
+  if (deadlineAt === null) return 'no deadline: it never expires';
+  if (o.minRemainingMs > 0) return `deadline ${deadlineAt} is more than --min-remaining ${formatDuration(o.minRemainingMs)} away`;
+  return `deadline ${deadlineAt} has not passed`;
 }

@@ -97,6 +97,15 @@ describe('confirmation on a terminal', () => {
     expect(await backend.get(ids[0]!)).toBeNull();
   });
 
+  it('counts read right for one job: "redrive 1 job? [y/N]", "1 job will be moved"', async () => {
+    await dead(1);
+    answers = ['n'];
+    await expect(dlqBulk('redrive', { queue: 'q' }, io())).rejects.toThrow(DeclinedError);
+    expect(prompts).toEqual(['redrive 1 job? [y/N] ']);
+    expect(err).toMatch(/context prod: 1 job will be moved back to the queue/);
+    await expect(dlqBulk('redrive', { queue: 'q' }, io({ interactive: false }))).rejects.toThrow('dlq redrive changes 1 job and there is no terminal');
+  });
+
   it('--yes skips the prompt', async () => {
     await dead(2);
     await dlqBulk('redrive', { queue: 'q', yes: true }, io());
@@ -112,7 +121,7 @@ describe('partial jobs', () => {
     const fileIo = io({ writeFile: async (p, t) => void files.set(p, t), readFile: async (p) => files.get(p)! });
     // A dry run changes nothing, so it needs no --force (it is how the effects are seen first).
     await dlqBulk('redrive', { queue: 'q', includePartial: true, dryRun: true, planOut: 'plan.json' }, fileIo);
-    expect(err).toContain(`WARNING: 1 job(s) in this plan already started an external effect`);
+    expect(err).toContain(`WARNING: 1 job in this plan already started an external effect; redriving it may repeat it:`);
     await expect(dlqBulk('redrive', { queue: 'q', includePartial: true, yes: true }, fileIo)).rejects.toThrow(/applying it also needs --force/);
     await dlqBulk('redrive', { plan: 'plan.json', dryRun: true }, fileIo);
     err = '';

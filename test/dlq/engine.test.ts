@@ -260,7 +260,7 @@ describe('redrive engine on SQLite', () => {
     const { plan } = await buildPlan(deps, { action: 'redrive', selector: sel({ queue: 'q', minRemaining: '30m' }) });
     const verdicts = Object.fromEntries(plan.items.map((i) => [i.job_id, i.verdict]));
     expect(verdicts).toEqual({ [soon!]: 'skip:expired', [later!]: 'redrive' });
-    expect(plan.items.find((i) => i.job_id === soon)!.detail).toMatch(/less than the minimum remaining time/);
+    expect(plan.items.find((i) => i.job_id === soon)!.detail).toMatch(/^only 10m left before the deadline \S+, less than --min-remaining 30m$/);
   });
 
   it('an empty plan starts no run', async () => {

@@ -56,7 +56,7 @@ describe('confirmation prompts on a terminal', () => {
   it('dlq purge asks [y/N]; "n" declines with exit 3 and changes nothing', async () => {
     const pane = inPane(['dlq', 'purge', '--queue', 'research', '--error-code', 'SCHEMA_INVALID']);
     try {
-      await pane.waitFor('purge 1 jobs? [y/N]');
+      await pane.waitFor('purge 1 job? [y/N]');
       pane.type('n');
       pane.keys('Enter');
       expect(await pane.exitStatus()).toBe(3);
@@ -72,7 +72,7 @@ describe('confirmation prompts on a terminal', () => {
   it('Ctrl-C at the prompt exits 130 and changes nothing', async () => {
     const pane = inPane(['dlq', 'purge', '--queue', 'research', '--error-code', 'SCHEMA_INVALID']);
     try {
-      await pane.waitFor('purge 1 jobs? [y/N]');
+      await pane.waitFor('purge 1 job? [y/N]');
       pane.keys('C-c');
       expect(await pane.exitStatus()).toBe(130);
       expect(pane.capture()).toContain('interrupted at the prompt: nothing was changed');

@@ -139,6 +139,7 @@ describe('checkDlqLimits', () => {
   });
   it('names the broken limit in one line', () => {
     expect(checkDlqLimits(obs, { maxSize: 11 }, formatDuration)).toBe('queue q: DLQ holds 12 jobs, more than --max-size 11');
+    expect(checkDlqLimits({ ...obs, dlq_size: 1 }, { maxSize: 0 }, formatDuration)).toBe('queue q: DLQ holds 1 job, more than --max-size 0');
     expect(checkDlqLimits(obs, { maxAgeMs: 3_600_000 }, formatDuration)).toBe('queue q: a DLQ entry is 2h old, older than --max-age 1h');
     expect(checkDlqLimits(obs, { maxRate: 0.05 }, formatDuration)).toBe('queue q: DLQ rate is 10.00%, above --max-rate 5.00%');
   });

@@ -33,7 +33,7 @@ describe('verdictFor', () => {
     expect(verdictFor(soon, redrive).verdict).toBe('redrive');
     const v = verdictFor(soon, { ...redrive, minRemainingMs: 300_000 });
     expect(v.verdict).toBe('skip:expired');
-    expect(v.detail).toMatch(/minimum remaining/);
+    expect(v.detail).toBe(`only 1m left before the deadline ${iso(now + 60_000)}, less than --min-remaining 5m`);
   });
   it('skips partial entries unless explicitly included', () => {
     expect(verdictFor(entry({ partial: true }), redrive).verdict).toBe('skip:partial');
@@ -47,6 +47,15 @@ describe('verdictFor', () => {
     expect(verdictFor(entry(), { ...redrive, action: 'expire' }).verdict).toBe('skip:not_expired');
     expect(verdictFor(entry({ deadline_at: iso(now - 1) }), { ...redrive, action: 'expire' }).verdict).toBe('expire');
     expect(verdictFor(entry({ partial: true }), { ...redrive, action: 'purge' }).verdict).toBe('purge');
+  });
+  it('explains a verdict in words that read right (no "deadline none has not passed", no "1 times")', () => {
+    const expire = { ...redrive, action: 'expire' as const };
+    expect(verdictFor(entry(), expire).detail).toBe('no deadline: it never expires');
+    const later = iso(now + 3_600_000);
+    expect(verdictFor(entry({ deadline_at: later }), expire).detail).toBe(`deadline ${later} has not passed`);
+    expect(verdictFor(entry({ deadline_at: later }), { ...expire, minRemainingMs: 600_000 }).detail).toBe(`deadline ${later} is more than --min-remaining 10m away`);
+    expect(verdictFor(entry({ redrive_count: 1 }), { ...redrive, maxRedrives: 1 }).detail).toBe('redriven once already (limit 1)');
+    expect(verdictFor(entry({ redrive_count: 4 }), redrive).detail).toBe('redriven 4 times already (limit 3)');
   });
   it('isExpiredAt: no deadline never expires', () => {
     expect(isExpiredAt(null, now, 1e12)).toBe(false);

@@ -4,6 +4,7 @@
  * paced apply → audit — so each safety rule is written once.
  */
 import { AgentqError, DeclinedError, ExitCode, InterruptedError, ValidationError } from '../../core/errors.js';
+import { count } from '../../core/plural.js';
 import { parsePlan, serializePlan, type AttemptsPolicy, type PartialNotice, type Plan } from '../../core/plan.js';
 import type { BulkAction, RunRecord } from '../../backend/contract.js';
 import { applyRun, buildPlan, resumeCommand, resumeRun, startRun, type ApplyResult, type EngineDeps } from '../../dlq/engine.js';
@@ -273,7 +274,7 @@ async function partialNoticesOf(plan: Plan, io: DlqIo): Promise<PartialNotice[]>
 }
 
 function printPartialNotices(notices: Array<{ job_id: string; effects: Array<{ key: string; status: string; started_at: string; done_at: string | null; idempotency_key: string }> }>, io: DlqIo): void {
-  io.err.write(`WARNING: ${notices.length} job(s) in this plan already started an external effect; redriving them may repeat it:\n`);
+  io.err.write(`WARNING: ${count(notices.length, 'job')} in this plan already started an external effect; redriving ${notices.length === 1 ? 'it' : 'them'} may repeat it:\n`);
   for (const n of notices) {
     io.err.write(`  ${sanitize(n.job_id)}\n`);
     for (const e of n.effects) {
@@ -307,16 +308,16 @@ async function printPlan(plan: Plan, io: DlqIo): Promise<void> {
 async function confirm(action: BulkAction, plan: Plan, o: BulkOptions, io: DlqIo): Promise<void> {
   if (o.yes) return;
   if (!io.interactive) {
-    throw new DeclinedError(`dlq ${action} changes ${plan.totals.acting} jobs and there is no terminal to confirm on: add --yes`, 'Review it first with --dry-run.');
+    throw new DeclinedError(`dlq ${action} changes ${count(plan.totals.acting, 'job')} and there is no terminal to confirm on: add --yes`, 'Review it first with --dry-run.');
   }
   printTotals(plan, io.err);
   // (the words `context show` uses when no context is in force)
-  io.err.write(`context ${io.contextName ?? '(none)'}: ${plan.totals.acting} jobs will be ${VERB[action].done}.\n`);
+  io.err.write(`context ${io.contextName ?? '(none)'}: ${count(plan.totals.acting, 'job')} will be ${VERB[action].done}.\n`);
   if (plan.totals.acting > TYPED_CONFIRM_THRESHOLD) {
     const answer = (await io.prompt(`Type the number of jobs (${plan.totals.acting}) to ${action} them: `)).trim();
     if (answer !== String(plan.totals.acting)) throw new DeclinedError(`confirmation did not match ${plan.totals.acting}: nothing was changed`);
   } else {
-    const answer = (await io.prompt(`${VERB[action].verb} ${plan.totals.acting} jobs? [y/N] `)).trim().toLowerCase();
+    const answer = (await io.prompt(`${VERB[action].verb} ${count(plan.totals.acting, 'job')}? [y/N] `)).trim().toLowerCase();
     if (answer !== 'y' && answer !== 'yes') throw new DeclinedError('declined: nothing was changed');
   }
 }
@@ -345,10 +346,10 @@ async function report(result: ApplyResult, io: DlqIo, after: AgentqError | null 
  */
 export function outcomeError(run: RunRecord, interrupted: boolean): AgentqError | null {
   if (interrupted || run.counts.planned > 0) {
-    return new InterruptedError(`run ${run.run_id} stopped with ${run.counts.planned} jobs still planned; the ledger is recorded`, `Resume it with: ${resumeCommand(run)}`);
+    return new InterruptedError(`run ${run.run_id} stopped with ${count(run.counts.planned, 'job')} still planned; the ledger is recorded`, `Resume it with: ${resumeCommand(run)}`);
   }
   if (run.counts.failed > 0) {
-    return new AgentqError('PARTIAL', `run ${run.run_id}: ${run.counts.failed} jobs failed to ${run.action}`, ExitCode.partial, `See them with: agentq dlq runs show ${run.run_id} --status failed`);
+    return new AgentqError('PARTIAL', `run ${run.run_id}: ${count(run.counts.failed, 'job')} failed to ${run.action}`, ExitCode.partial, `See them with: agentq dlq runs show ${run.run_id} --status failed`);
   }
   return null;
 }

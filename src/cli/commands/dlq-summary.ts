@@ -4,6 +4,7 @@ import { parseSummaryKeys, summarizeDlq, type SummaryGroup } from '../../dlq/sum
 import type { Column } from '../output/columns.js';
 import { printObject, printRecords } from '../output/format.js';
 import type { DlqIo } from './dlq-io.js';
+import { count } from '../../core/plural.js';
 
 export interface DlqSummaryOptions extends SelectorInput {
   by?: string;
@@ -29,5 +30,5 @@ export async function dlqSummary(opts: DlqSummaryOptions, io: DlqIo): Promise<vo
     { header: 'MALFORMED', get: (g) => g.malformed, wide: true },
   ];
   await printRecords(io.out, { columns }, summary.groups);
-  if (io.out.format === 'table' || io.out.format === 'wide') io.out.write(`${summary.total} entries in ${summary.groups.length} groups\n`);
+  if (io.out.format === 'table' || io.out.format === 'wide') io.out.write(`${count(summary.total, 'entry', 'entries')} in ${count(summary.groups.length, 'group')}\n`);
 }
