@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Backend, RunRecord } from '../../src/backend/contract.js';
 import { SqliteBackend } from '../../src/backend/sqlite/index.js';
 import { ManualClock, seededRandom } from '../../src/core/clock.js';
-import { DeclinedError, ValidationError } from '../../src/core/errors.js';
+import { DeclinedError, PermissionError, ValidationError } from '../../src/core/errors.js';
 import { createIdFactory } from '../../src/core/ids.js';
 import { dlqBulk, outcomeError } from '../../src/cli/commands/dlq-bulk.js';
 import type { DlqIo } from '../../src/cli/commands/dlq-io.js';
@@ -79,7 +79,7 @@ describe('confirmation on a terminal', () => {
     expect((e as DeclinedError).exitCode).toBe(3);
     expect(prompts).toEqual(['redrive 3 jobs? [y/N] ']);
     expect(err).toMatch(/plan: 3 selected: 3 redrive \(queue q\)/);
-    expect(err).toMatch(/context prod: 3 jobs will be moved back to the queue/);
+    expect(err).toMatch(/context prod, store sqlite:\S+store\.db: 3 jobs will be moved back to the queue/);
     for (const id of ids) expect((await backend.get(id))!.state).toBe('dead');
     answers = ['y'];
     await dlqBulk('redrive', { queue: 'q' }, io());
@@ -102,7 +102,7 @@ describe('confirmation on a terminal', () => {
     answers = ['n'];
     await expect(dlqBulk('redrive', { queue: 'q' }, io())).rejects.toThrow(DeclinedError);
     expect(prompts).toEqual(['redrive 1 job? [y/N] ']);
-    expect(err).toMatch(/context prod: 1 job will be moved back to the queue/);
+    expect(err).toMatch(/context prod, store sqlite:\S+: 1 job will be moved back to the queue/);
     await expect(dlqBulk('redrive', { queue: 'q' }, io({ interactive: false }))).rejects.toThrow('dlq redrive changes 1 job and there is no terminal');
   });
 
@@ -131,6 +131,21 @@ describe('partial jobs', () => {
     expect(err.indexOf(`effect send-email: started`)).toBeGreaterThan(-1);
     expect(err.indexOf(partial!)).toBeLessThan(err.indexOf('jobs will be moved back'));
     expect((await backend.get(partial!))!.state).toBe('queued');
+  });
+});
+
+describe('a read-only context', () => {
+  it('refuses a bulk action even when the selection holds nothing to act on (exit 4), and still allows its dry run', async () => {
+    await dead(1, 'other');
+    const readOnly = io({
+      assertMutable: (what) => {
+        throw new PermissionError(`context "prod" is read-only: ${what} refused`);
+      },
+    });
+    const e = await dlqBulk('expire', { queue: 'q', all: true, yes: true }, readOnly).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(PermissionError);
+    expect((e as PermissionError).exitCode).toBe(4);
+    await expect(dlqBulk('expire', { queue: 'q', all: true, dryRun: true }, readOnly)).resolves.toBeDefined();
   });
 });
 

@@ -129,12 +129,14 @@ export async function dlqBulk(action: BulkAction, o: BulkOptions, io: DlqIo): Pr
     await sqsSweepNotice(action, o, io, plan.queue);
     return plan;
   }
+  // Before "nothing to do": a read-only context refuses the mutation whatever the selection holds
+  // today (a cron job must not pass there by luck and fail on the day there is something to act on).
+  io.assertMutable(`dlq ${action}`);
   if (plan.totals.acting === 0) {
     printTotals(plan, io.err);
     io.err.write(`nothing to ${action}: no job in this selection passes the checks\n`);
     return plan;
   }
-  io.assertMutable(`dlq ${action}`);
   await sqsSweepNotice(action, o, io, plan.queue);
   await confirm(action, plan, o, io);
   const backend = await io.backend();
@@ -311,8 +313,11 @@ async function confirm(action: BulkAction, plan: Plan, o: BulkOptions, io: DlqIo
     throw new DeclinedError(`dlq ${action} changes ${count(plan.totals.acting, 'job')} and there is no terminal to confirm on: add --yes`, 'Review it first with --dry-run.');
   }
   printTotals(plan, io.err);
-  // (the words `context show` uses when no context is in force)
-  io.err.write(`context ${io.contextName ?? '(none)'}: ${count(plan.totals.acting, 'job')} will be ${VERB[action].done}.\n`);
+  // The store itself, not only the context: AGENTQ_URL (or --url) beats a context's url, so the
+  // context alone could name another system than the one about to change. ("(none)" is the word
+  // `context show` uses when no context is in force; the description is redacted by the backend.)
+  const backend = await io.backend();
+  io.err.write(`context ${sanitize(io.contextName ?? '(none)')}, store ${sanitize(backend.description)}: ${count(plan.totals.acting, 'job')} will be ${VERB[action].done}.\n`);
   if (plan.totals.acting > TYPED_CONFIRM_THRESHOLD) {
     const answer = (await io.prompt(`Type the number of jobs (${plan.totals.acting}) to ${action} them: `)).trim();
     if (answer !== String(plan.totals.acting)) throw new DeclinedError(`confirmation did not match ${plan.totals.acting}: nothing was changed`);
