@@ -92,6 +92,14 @@ describe('submit', () => {
     expect(r.stderr).toMatch(/error: job_\w+ is still queued after 300ms; it stays queued\n/);
   });
 
+  it('--wait exits 1 once the deadline passes while the job still waits: it can no longer run (no worker here)', async () => {
+    // No timeout: without the deadline check this would wait for ever (the test's own limit would fail it).
+    const r = await runCli(home, ['submit', 'x:v1', '--queue', 'nobody-claims', '--deadline', '1s', '--wait', '-o', 'json'], { timeoutMs: 20_000 });
+    expect(r.code).toBe(1);
+    expect(Job.parse(JSON.parse(r.stdout))).toMatchObject({ state: 'queued' });
+    expect(r.stderr).toMatch(/error: job_\w+ missed its deadline \S+ while still queued: it can no longer run, and the next claim on queue nobody-claims ends it expired\n/);
+  });
+
   it('--wait -o json prints the job as it is when the timeout passes (exit 124), so a script keeps its id', async () => {
     const r = await runCli(home, ['submit', 'x:v1', '--wait', '--timeout', '300ms', '--queue', 'timeout-json', '-o', 'json']);
     expect(r.code).toBe(124);

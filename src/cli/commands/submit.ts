@@ -157,6 +157,8 @@ export async function waitForEnd(backend: Backend, job: Job, ctx: CommandContext
   const hint = `Check on it with: agentq inspect ${job.job_id}`;
   for (;;) {
     if (isTerminal(current.state)) return { job: current, stopped: null };
+    const missed = missedDeadline(current, ctx.clock.now());
+    if (missed) return { job: current, stopped: missed };
     if (ctx.signal.aborted) return { job: current, stopped: new InterruptedError(`stopped waiting for ${job.job_id} (${afterWaiting(current.state)})`, hint) };
     const left = until - Date.now();
     if (left <= 0) {
@@ -166,6 +168,21 @@ export async function waitForEnd(backend: Backend, job: Job, ctx: CommandContext
     await abortableSleep(Math.min(pollMs, left), ctx.signal);
     current = (await backend.get(job.job_id)) ?? current;
   }
+}
+
+/**
+ * A job still waiting (queued or scheduled) past its deadline can never run: no claim hands it out,
+ * and the next claim on its queue ends it `expired`. Until a worker claims there, its state does not
+ * change, so a wait would run to its timeout (or for ever) on a job whose outcome is already sure.
+ */
+function missedDeadline(job: Job, now: number): AgentqError | null {
+  if ((job.state !== 'queued' && job.state !== 'scheduled') || job.deadline_at === null || now < Date.parse(job.deadline_at)) return null;
+  return new AgentqError(
+    'DEADLINE_MISSED',
+    `${job.job_id} missed its deadline ${job.deadline_at} while still ${job.state}: it can no longer run, and the next claim on queue ${job.queue} ends it expired`,
+    WaitExitCode.endedWithoutSuccess,
+    `See: agentq inspect ${job.job_id}`,
+  );
 }
 
 function o2s(ms: number): string {
