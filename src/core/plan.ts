@@ -72,6 +72,12 @@ export const PlanSchema = z.object({
   action: z.enum(ACTIONS),
   /** The queue the run locks. Null only when the selection was empty. */
   queue: z.string().nullable(),
+  /**
+   * The store the plan was made against (the backend's redacted description). A plan file applied
+   * to another store would find none of its jobs and "complete" with every item skipped: `--plan`
+   * refuses that unless `--force`. Absent in plans written before this field.
+   */
+  store: z.string().optional(),
   created_at: z.iso.datetime({ offset: true }),
   /** The selector as the operator gave it, for review and the audit. */
   filters: z.record(z.string(), z.unknown()),
@@ -134,7 +140,7 @@ export class PlanBuilder {
     return [...new Set(this.items.map((i) => i.queue))].sort();
   }
 
-  finish(meta: { action: Action; createdAt: string; filters: Record<string, unknown>; options: PlanOptions }): Plan {
+  finish(meta: { action: Action; createdAt: string; filters: Record<string, unknown>; options: PlanOptions; store?: string }): Plan {
     const queues = this.queues();
     if (queues.length > 1) {
       throw new ValidationError(
@@ -147,6 +153,7 @@ export class PlanBuilder {
       version: PLAN_FILE_VERSION,
       action: meta.action,
       queue: queues[0] ?? null,
+      ...(meta.store !== undefined ? { store: meta.store } : {}),
       created_at: meta.createdAt,
       filters: meta.filters,
       options: meta.options,

@@ -155,6 +155,23 @@ describe('options a saved plan or a recorded run cannot honour are refused, not 
     return io({ writeFile: async (p, t) => void files.set(p, t), readFile: async (p) => files.get(p)! });
   };
 
+  it('--plan made against another store is refused (exit 2) unless --force', async () => {
+    await dead(2);
+    const fileIo = planIo();
+    await dlqBulk('redrive', { queue: 'q', dryRun: true, planOut: 'plan.json' }, fileIo);
+    const other = new SqliteBackend({ path: join(dir, 'other.db'), clock, random: seededRandom(4) });
+    try {
+      const elsewhere = { ...fileIo, backend: async () => other };
+      const e = await dlqBulk('redrive', { plan: 'plan.json', yes: true }, elsewhere).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(ValidationError);
+      expect((e as Error).message).toMatch(/was made against sqlite:\S+store\.db, but this command points at sqlite:\S+other\.db/);
+      const forced = (await dlqBulk('redrive', { plan: 'plan.json', yes: true, force: true }, elsewhere)) as RunRecord;
+      expect(forced.counts).toMatchObject({ moved: 0, skipped: 2 });
+    } finally {
+      await other.close();
+    }
+  });
+
   it('--plan with --min-remaining exits 2 naming it, and moves nothing', async () => {
     const ids = await dead(2);
     const fileIo = planIo();

@@ -251,6 +251,13 @@ async function planFor(action: BulkAction, o: BulkOptions, io: DlqIo) {
     const plan = parsePlan(await io.readFile(o.plan), `plan file ${o.plan}`);
     if (plan.action !== action) throw new ValidationError(`plan file ${o.plan} is a ${plan.action} plan; apply it with: agentq dlq ${plan.action} --plan ${o.plan}`);
     if (plan.options.includePartial && !o.force && applying) throw new ValidationError(`plan file ${o.plan} includes partial jobs: applying it also needs --force`);
+    const here = (await io.backend()).description;
+    if (plan.store !== undefined && plan.store !== here && !o.force) {
+      throw new ValidationError(
+        `plan file ${o.plan} was made against ${sanitize(plan.store)}, but this command points at ${sanitize(here)}: none of its jobs would be found there`,
+        'Point at the store the plan was made on (--context / --url), or add --force if it is the same store reached by another name.',
+      );
+    }
     return { plan, partialNotices: plan.options.includePartial ? await partialNoticesOf(plan, io) : [] };
   }
   if (includePartial && !o.force && applying) {
