@@ -63,6 +63,12 @@ describe('agentq stats', () => {
     ]);
   });
 
+  it('a queue the store never saw: zeros, and a note saying so (not a complaint about the backend)', async () => {
+    const r = await runCliOk(home, ['stats', '--queue', 'reserch', '--by', 'tenant', '-o', 'plain']);
+    expect(r.stderr).toContain('queue reserch has never had a job in this store, so its figures are all zero (queues here: ');
+    expect(r.stderr).not.toContain('does not keep figures');
+  });
+
   it('draws a table without escape bytes when stdout is not a terminal', async () => {
     const r = await runCliOk(home, ['stats', '-o', 'table']);
     expect(r.stdout).toContain('WAIT P95');

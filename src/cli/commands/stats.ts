@@ -187,7 +187,13 @@ export async function run(opts: StatsOptions, ctx: CommandContext): Promise<void
   if (opts.watch) return watch(opts, ctx, backend);
   const reports = (await collectStats(backend, opts.queue)).map(buildStatsReport);
   await printReports(ctx.out, reports, opts.by);
-  if (opts.by && reports.some((r) => (opts.by === 'class' ? r.by_class : r.by_tenant) === null)) {
+  // A queue the store never saw (most likely a typo) has nothing but zeros: say so, as kubectl says
+  // "No resources found", rather than let the zeros pass for a healthy queue.
+  const known = opts.queue !== undefined ? await backend.queues() : [];
+  if (opts.queue !== undefined && !known.includes(opts.queue)) {
+    const here = known.length > 0 ? ` (queues here: ${known.slice(0, 10).map((q) => sanitize(q)).join(', ')}${known.length > 10 ? ', …' : ''})` : '';
+    ctx.note(`queue ${sanitize(opts.queue)} has never had a job in this store, so its figures are all zero${here}`);
+  } else if (opts.by && reports.some((r) => (opts.by === 'class' ? r.by_class : r.by_tenant) === null)) {
     ctx.note(`This backend does not keep figures by ${opts.by} yet: queues without them are left out.`);
   }
   if (reports.length === 0 && ctx.out.format !== 'json' && ctx.out.format !== 'ndjson') ctx.note('No queues yet: submit a job first (agentq submit ...).');
