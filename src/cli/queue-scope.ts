@@ -7,7 +7,8 @@
  *
  * Reading commands that can look at every queue take `-A, --all-queues` to
  * leave the context's queue aside. A bulk action given `--plan` or `--resume`
- * acts on the queue its plan or run names, so it is not scoped.
+ * acts on the queue its plan or run names, and `tail --job` follows its job
+ * wherever it is, so they are not scoped.
  */
 import { ValidationError } from '../core/errors.js';
 
@@ -19,6 +20,7 @@ export interface ScopedOptions {
   allQueues?: unknown;
   plan?: unknown;
   resume?: unknown;
+  job?: unknown;
 }
 
 /** Fills `options.queue` from the context's queue where the command got none; checks `--all-queues`. */
@@ -29,6 +31,8 @@ export function scopeToContextQueue(options: ScopedOptions, scope: QueueScope, c
   }
   if (options.queue !== undefined) return;
   if (scope === 'bulk' && (options.plan !== undefined || options.resume !== undefined)) return;
+  // `tail --job J`: the job names its own queue; the context's would only hide its events.
+  if (options.job !== undefined) return;
   // Read only when needed: a command given --queue works even where the config cannot be read.
   const queue = contextQueue();
   if (queue !== undefined) options.queue = queue;
