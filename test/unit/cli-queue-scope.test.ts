@@ -18,7 +18,7 @@ describe("the context's queue as the default --queue", () => {
     expect(scoped({ allQueues: true }, 'read', 'research')).toEqual({ queue: undefined, read: 0 });
     expect(() => scoped({ allQueues: true, queue: 'x' }, 'read', 'research')).toThrow(ValidationError);
   });
-  it('a bulk action with --plan or --resume acts on the queue its plan or run names; tail --job on its job's', () => {
+  it("a bulk action with --plan or --resume acts on the queue its plan or run names; tail --job on its job's", () => {
     expect(scoped({ plan: 'p.json' }, 'bulk', 'research').queue).toBeUndefined();
     expect(scoped({ resume: 'run_X' }, 'bulk', 'research').queue).toBeUndefined();
     expect(scoped({ plan: 'p.json' }, 'read', 'research').queue).toBe('research');
