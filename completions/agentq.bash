@@ -337,18 +337,47 @@ __agentq_opts() {
   esac
 }
 
+# The words typed before the cursor, split at unquoted blanks, with quotes and backslashes removed the way
+# the shell will remove them (`--context "staging"` is staging) and nothing expanded: a typed $(...) stays text.
+# (COMP_WORDS keeps the quotes and is also split at ":" and "=".) Sets the array __agentq_typed.
+__agentq_split() {
+  local s="$1" w="" c q="" have=0
+  __agentq_typed=()
+  while [ -n "$s" ]; do
+    c="${s:0:1}"; s="${s:1}"
+    if [ -n "$q" ]; then
+      if [ "$c" = "$q" ]; then q=""
+      elif [ "$q" = '"' ] && [ "$c" = "\\" ] && [ -n "$s" ]; then
+        case "${s:0:1}" in '"'|"\\"|'$'|'`') w="$w${s:0:1}"; s="${s:1}" ;; *) w="$w$c" ;; esac
+      else w="$w$c"; fi
+    else
+      case "$c" in
+        " "|$'\t') if [ "$have" = 1 ]; then __agentq_typed+=("$w"); fi; w=""; have=0 ;;
+        "'"|'"') q="$c"; have=1 ;;
+        "\\") w="$w${s:0:1}"; s="${s:1}"; have=1 ;;
+        *) w="$w$c"; have=1 ;;
+      esac
+    fi
+  done
+  if [ "$have" = 1 ]; then __agentq_typed+=("$w"); fi
+}
+
 # Candidates for a value spec, filtered by the word being completed.
 __agentq_values() {
-  local spec="$1" cur="$2"
+  local spec="$1" cur="$2" line
   case "$spec" in
     choices:*) COMPREPLY=($(compgen -W "${spec#choices:}" -- "$cur")) ;;
     file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")) ;;
     dyn:*)
       # One short-lived call; `__complete` gives up after ~500 ms so a slow backend never hangs the shell.
-      local IFS=$'\n'
-      # The words typed so far, split on blanks only (COMP_WORDS is also split at ":" and "="): for --url, --context, --queue.
-      local -a typed; IFS=" " read -ra typed <<< "${COMP_LINE:0:COMP_POINT}"
-      COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" __complete "${spec#dyn:}" -- "${typed[@]:1}" 2>/dev/null)" -- "$cur")) ;;
+      # Its lines are store and config data: each is taken as one literal word and prefix-matched here,
+      # never handed to `compgen -W`, which would expand $(...) and backticks in them.
+      local -a __agentq_typed
+      __agentq_split "${COMP_LINE:0:COMP_POINT}"
+      COMPREPLY=()
+      while IFS= read -r line; do
+        case "$line" in "$cur"*) COMPREPLY+=("$line") ;; esac
+      done < <("${COMP_WORDS[0]}" __complete "${spec#dyn:}" -- "${__agentq_typed[@]:1}" 2>/dev/null) ;;
     *) COMPREPLY=() ;;
   esac
 }

@@ -25,7 +25,14 @@ describe('completion candidates', () => {
 
   it('keep printable non-ASCII names', () => {
     expect(isOfferable('東京')).toBe(true);
-    expect(BENIGN_STRINGS.filter(isOfferable)).toEqual(BENIGN_STRINGS.filter((s) => !/\s/.test(s)));
+    expect(BENIGN_STRINGS.filter(isOfferable)).toEqual(['東京']);
+    expect(['prod-eu', 'a.b_c', 'team:x', 'k=v', 'a@b', '50%', 'a,b', 'a+b', 'a/b'].filter(isOfferable)).toHaveLength(9);
+  });
+
+  it('never offer a word a shell would expand, run or glob (inserted unquoted, it would run on Enter)', () => {
+    for (const w of ['$(touch${IFS}/tmp/x)', '`id`', '$HOME', 'a;b', 'a|b', 'a&b', 'a>b', 'a<b', "it's", 'say"x"', 'C:\\x', 'a*', 'a?', '[ab]', '{a,b}', '!!', '#x', '~root', 'a(b)', '^x']) {
+      expect(isOfferable(w), w).toBe(false);
+    }
   });
 
   it('come back empty when the backend is slower than the deadline', async () => {

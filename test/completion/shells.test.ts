@@ -5,7 +5,8 @@
  * Needs `npm run build` (npm test does) and bash, zsh and fish installed
  * (.ci/run installs them).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCliHome, runCliOk, type CliHome } from '../support/cli.js';
@@ -106,5 +107,38 @@ describe('zsh autoloaded from fpath', () => {
   it('works as an fpath function file (#compdef), not only when sourced', async () => {
     expect(await candidates('zsh', 'agentq dl', env, { zshMode: 'fpath' })).toEqual(['dlq']);
     expect(await candidates('zsh', 'agentq stats --queue res', env, { zshMode: 'fpath' })).toEqual([QUEUE]);
+  });
+});
+
+// Candidate lines come from the store and from project config files: whatever `__complete` prints,
+// the scripts must take each line as one literal word. An `agentq` whose `__complete` prints hostile
+// lines (no filtering by isOfferable) checks the scripts on their own.
+describe.each(SHELLS)('%s completion with hostile candidates', (shell) => {
+  it('never runs $(...) or backticks from a candidate line', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-hostile-compl-'));
+    try {
+      const bin = join(dir, 'bin');
+      mkdirSync(bin);
+      const marks = [join(dir, 'dollar'), join(dir, 'tick'), join(dir, 'plain')];
+      const lines = [`$(touch${'${IFS}'}${marks[0]})`, `\`touch${'${IFS}'}${marks[1]}\``, `$(touch ${marks[2]})`, 'safe-one'];
+      writeFileSync(join(bin, 'agentq'), `#!/bin/sh\n[ "$1" = __complete ] && printf '%s\\n' ${lines.map((l) => `'${l}'`).join(' ')}\nexit 0\n`);
+      chmodSync(join(bin, 'agentq'), 0o755);
+      const e = { ...env, PATH: `${bin}:${env.PATH}` };
+      const got = await candidates(shell, 'agentq stats --queue ', e);
+      expect(got).toContain('safe-one');
+      await candidates(shell, 'agentq --context ', e);
+      await candidates(shell, 'agentq stats --queue $', e);
+      for (const m of marks) expect(existsSync(m), `${shell} ran a command taken from a candidate (${m})`).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe.each(['bash', 'zsh'] as const)('%s completion of a quoted word typed earlier', (shell) => {
+  it('passes the word to __complete unquoted', async () => {
+    expect(await candidates(shell, 'agentq --context "staging" stats --queue ', env)).toEqual(['staging-only']);
+    expect(await candidates(shell, "agentq --context 'staging' stats --queue ", env)).toEqual(['staging-only']);
+    expect(await candidates(shell, 'agentq --context st\\aging stats --queue ', env)).toEqual(['staging-only']);
   });
 });

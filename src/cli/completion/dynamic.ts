@@ -7,9 +7,14 @@
  *   comes later is dropped, so a slow or unreachable backend costs half a
  *   second and no candidates;
  * - it never injects: a candidate is offered only if it is a single printable
- *   word. Anything the sanitiser would change (controls, escapes, bidi) or
- *   any whitespace (which the shells would split into several words) is left
- *   out: a value that cannot be typed back as-is is no use as a completion.
+ *   word that means itself on a shell's command line. Anything the sanitiser
+ *   would change (controls, escapes, bidi), any whitespace (which the shells
+ *   would split into several words) and any shell metacharacter (`$`,
+ *   backticks, quotes, `;`, `|`, globs, ...) is left out: such a candidate
+ *   would be inserted into the operator's line unquoted by some shells and run
+ *   on Enter, and a value that cannot be typed back as-is is no use as a
+ *   completion anyway. (The scripts take each line of `__complete` as a
+ *   literal word as well, so this is the second of two guards.)
  */
 import type { Backend } from '../../backend/contract.js';
 import { isSafe } from '../output/sanitize.js';
@@ -23,9 +28,12 @@ export function isDynamicSource(s: string): s is DynamicSource {
   return (DYNAMIC_SOURCES as readonly string[]).includes(s);
 }
 
-/** A candidate the shells can offer: one printable word, nothing the sanitiser would touch. */
+/** Characters a shell gives a meaning to in an unquoted word (expansion, quoting, globbing, history, redirection, ...). */
+const SHELL_META_RE = /[\s$`\\"'();&|<>{}*?[\]!#~^]/u;
+
+/** A candidate the shells can offer: one printable word, nothing the sanitiser would touch, no shell metacharacter. */
 export function isOfferable(candidate: string): boolean {
-  return candidate.length > 0 && candidate.length <= 256 && isSafe(candidate) && !/\s/u.test(candidate);
+  return candidate.length > 0 && candidate.length <= 256 && isSafe(candidate) && !SHELL_META_RE.test(candidate);
 }
 
 /** The value of an option in the words typed so far (`--queue x`, `--queue=x`, `-q x`); the last one wins. */
