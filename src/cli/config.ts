@@ -38,7 +38,13 @@ export interface ConfigFile {
   path: string;
   currentContext?: string;
   url?: string;
-  contexts: Record<string, ContextEntry>;
+  /**
+   * A Map, not an object: a context may be called anything, `__proto__`,
+   * `constructor` or `toString` included, and `contexts[name]` on an object
+   * would find Object.prototype's members for those (a "known" context with
+   * no url and no readOnly).
+   */
+  contexts: Map<string, ContextEntry>;
 }
 
 export type UrlSource = 'flag' | 'env' | 'context' | 'project' | 'user' | 'default';
@@ -59,7 +65,7 @@ export interface ResolvedConfig {
   urlSource: UrlSource;
   context: ActiveContext | null;
   /** Every context known, project entries over user entries of the same name. */
-  contexts: Record<string, ContextEntry & { file: string; readOnlyFrom?: string }>;
+  contexts: Map<string, ContextEntry & { file: string; readOnlyFrom?: string }>;
   projectFile: ConfigFile | null;
   userFile: ConfigFile | null;
   /** Where `context use` writes. */
@@ -115,31 +121,46 @@ export function parseConfigText(path: string, text: string): ConfigFile {
     fail(path, `is not valid JSON (${(e as Error).message})`);
   }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) fail(path, 'must hold a JSON object');
-  const o = raw as Record<string, unknown>;
+  const o = ownFields(raw as Record<string, unknown>);
   const known = new Set(['currentContext', 'url', 'contexts', '$schema']);
-  for (const k of Object.keys(o)) if (!known.has(k)) fail(path, `unknown key ${JSON.stringify(k)} (known: currentContext, url, contexts)`);
-  const file: ConfigFile = { path, contexts: {} };
-  if (o.currentContext !== undefined) {
-    if (typeof o.currentContext !== 'string' || o.currentContext === '') fail(path, 'currentContext must be a non-empty string');
-    file.currentContext = o.currentContext;
+  for (const k of o.keys()) if (!known.has(k)) fail(path, `unknown key ${JSON.stringify(k)} (known: currentContext, url, contexts)`);
+  const file: ConfigFile = { path, contexts: new Map() };
+  const currentContext = o.get('currentContext');
+  const topUrl = o.get('url');
+  const contexts = o.get('contexts');
+  if (currentContext !== undefined) {
+    if (typeof currentContext !== 'string' || currentContext === '') fail(path, 'currentContext must be a non-empty string');
+    file.currentContext = currentContext;
   }
-  if (o.url !== undefined) {
-    if (typeof o.url !== 'string' || o.url === '') fail(path, 'url must be a non-empty string');
-    file.url = o.url;
+  if (topUrl !== undefined) {
+    if (typeof topUrl !== 'string' || topUrl === '') fail(path, 'url must be a non-empty string');
+    file.url = topUrl;
   }
-  if (o.contexts !== undefined) {
-    if (o.contexts === null || typeof o.contexts !== 'object' || Array.isArray(o.contexts)) fail(path, 'contexts must be an object of name → { url, readOnly, queue }');
-    for (const [name, v] of Object.entries(o.contexts as Record<string, unknown>)) {
+  if (contexts !== undefined) {
+    if (contexts === null || typeof contexts !== 'object' || Array.isArray(contexts)) fail(path, 'contexts must be an object of name → { url, readOnly, queue }');
+    for (const [name, v] of ownFields(contexts as Record<string, unknown>)) {
       if (v === null || typeof v !== 'object' || Array.isArray(v)) fail(path, `context ${JSON.stringify(name)} must be an object`);
-      const c = v as Record<string, unknown>;
-      for (const k of Object.keys(c)) if (!['url', 'readOnly', 'queue'].includes(k)) fail(path, `context ${JSON.stringify(name)}: unknown key ${JSON.stringify(k)} (known: url, readOnly, queue)`);
-      if (c.url !== undefined && (typeof c.url !== 'string' || c.url === '')) fail(path, `context ${JSON.stringify(name)}: url must be a non-empty string`);
-      if (c.readOnly !== undefined && typeof c.readOnly !== 'boolean') fail(path, `context ${JSON.stringify(name)}: readOnly must be true or false`);
-      if (c.queue !== undefined && (typeof c.queue !== 'string' || c.queue === '')) fail(path, `context ${JSON.stringify(name)}: queue must be a non-empty string`);
-      file.contexts[name] = { ...(c.url !== undefined ? { url: c.url as string } : {}), ...(c.readOnly !== undefined ? { readOnly: c.readOnly as boolean } : {}), ...(c.queue !== undefined ? { queue: c.queue as string } : {}) };
+      const c = ownFields(v as Record<string, unknown>);
+      for (const k of c.keys()) if (!['url', 'readOnly', 'queue'].includes(k)) fail(path, `context ${JSON.stringify(name)}: unknown key ${JSON.stringify(k)} (known: url, readOnly, queue)`);
+      const url = c.get('url');
+      const readOnly = c.get('readOnly');
+      const queue = c.get('queue');
+      if (url !== undefined && (typeof url !== 'string' || url === '')) fail(path, `context ${JSON.stringify(name)}: url must be a non-empty string`);
+      if (readOnly !== undefined && typeof readOnly !== 'boolean') fail(path, `context ${JSON.stringify(name)}: readOnly must be true or false`);
+      if (queue !== undefined && (typeof queue !== 'string' || queue === '')) fail(path, `context ${JSON.stringify(name)}: queue must be a non-empty string`);
+      file.contexts.set(name, { ...(url !== undefined ? { url: url as string } : {}), ...(readOnly !== undefined ? { readOnly: readOnly as boolean } : {}), ...(queue !== undefined ? { queue: queue as string } : {}) });
     }
   }
   return file;
+}
+
+/**
+ * A parsed JSON object's own members as a Map. JSON.parse makes `"__proto__"` an own property,
+ * but reading `o.url` or `o[name]` would still fall through to Object.prototype for names like
+ * `constructor` or `toString`: only own members count.
+ */
+function ownFields(o: Record<string, unknown>): Map<string, unknown> {
+  return new Map(Object.keys(o).map((k) => [k, Object.getOwnPropertyDescriptor(o, k)!.value as unknown]));
 }
 
 export function resolveConfig({ flags, env, cwd }: ConfigInputs): ResolvedConfig {
@@ -148,15 +169,15 @@ export function resolveConfig({ flags, env, cwd }: ConfigInputs): ResolvedConfig
   const projectPath = findProjectFile(cwd);
   const projectFile = projectPath ? readConfigFile(projectPath) : null;
 
-  const contexts: ResolvedConfig['contexts'] = {};
+  const contexts: ResolvedConfig['contexts'] = new Map();
   for (const f of [userFile, projectFile]) {
     if (!f) continue;
-    for (const [name, c] of Object.entries(f.contexts)) {
+    for (const [name, c] of f.contexts) {
       // A project file (any cloned repository may carry one) can make a context read-only, never
       // writable again: a user's read-only context stays read-only. The entry is the project's
       // (its file, its URL); refusals name the user file, where the read-only setting is.
-      const user = contexts[name];
-      contexts[name] = user?.readOnly && !c.readOnly ? { ...c, readOnly: true, file: f.path, readOnlyFrom: user.readOnlyFrom ?? user.file } : { ...c, file: f.path };
+      const user = contexts.get(name);
+      contexts.set(name, user?.readOnly && !c.readOnly ? { ...c, readOnly: true, file: f.path, readOnlyFrom: user.readOnlyFrom ?? user.file } : { ...c, file: f.path });
     }
   }
 
@@ -170,9 +191,9 @@ export function resolveConfig({ flags, env, cwd }: ConfigInputs): ResolvedConfig
 
   let context: ActiveContext | null = null;
   if (selected) {
-    const entry = contexts[selected.name];
+    const entry = contexts.get(selected.name);
     if (!entry) {
-      const known = Object.keys(contexts);
+      const known = [...contexts.keys()];
       const where = selected.source === 'flag' ? '--context' : selected.source === 'env' ? 'AGENTQ_CONTEXT' : `currentContext in ${selected.source === 'project' ? projectFile!.path : userFile!.path}`;
       throw new ConfigError(
         `unknown context ${JSON.stringify(selected.name)} (from ${where})`,

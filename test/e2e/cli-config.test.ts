@@ -123,6 +123,21 @@ describe('contexts', () => {
   });
 });
 
+describe('context names that are Object.prototype members', () => {
+  it('are unknown unless defined; defined, their url and readOnly apply', async () => {
+    for (const name of ['hasOwnProperty', 'toString', 'valueOf', 'constructor', '__proto__']) {
+      expect((await runCli(home, ['--context', name, 'list'])).code).toBe(78);
+      expect((await runCli(home, ['list'], { env: { AGENTQ_CONTEXT: name } })).code).toBe(78);
+      expect((await runCli(home, ['context', 'use', name])).code).toBe(78);
+    }
+    writeUser(`{ "contexts": { "__proto__": { "url": "sqlite:${join(home.dir, 'p.db')}", "readOnly": true } } }`);
+    await runCliOk(home, ['context', 'use', '__proto__']);
+    const show = JSON.parse((await runCliOk(home, ['context', 'show', '-o', 'json'])).stdout);
+    expect(show).toMatchObject({ context: '__proto__', url: `sqlite:${join(home.dir, 'p.db')}`, read_only: true });
+    expect((await runCli(home, ['submit', 'x:v1'])).code).toBe(4);
+  });
+});
+
 describe('configuration errors exit 78', () => {
   it.each([
     ['unparseable', '{ "contexts": '],

@@ -73,8 +73,33 @@ describe('configuration precedence: flag > env > context/project > user > defaul
     const prod = resolveConfig({ flags: { context: 'prod' }, env, cwd: project });
     // the entry is the project's; the refusal names the file where readOnly is set
     expect(prod.context).toMatchObject({ name: 'prod', readOnly: true, file: join(project, '.agentq.json'), readOnlyFrom: userFile() });
-    expect(prod.contexts.prod).toMatchObject({ readOnly: true });
+    expect(prod.contexts.get("prod")).toMatchObject({ readOnly: true });
     expect(resolveConfig({ flags: { context: 'dev' }, env, cwd: project }).context).toMatchObject({ name: 'dev', readOnly: true, file: join(project, '.agentq.json') });
+  });
+});
+
+describe('context names that are also Object.prototype members', () => {
+  const NAMES = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf'];
+
+  it.each(NAMES)('a context named %s is a context like any other: its url and readOnly apply', (name) => {
+    // Written as text: JSON.stringify({ __proto__: ... }) would not write the key.
+    write(userFile(), `{ "currentContext": ${JSON.stringify(name)}, "contexts": { ${JSON.stringify(name)}: { "url": "sqlite:/${name}.db", "readOnly": true, "queue": "q1" } } }`);
+    for (const c of [resolveConfig({ flags: {}, env, cwd: project }), resolveConfig({ flags: { context: name }, env, cwd: project })]) {
+      expect(c).toMatchObject({ url: `sqlite:/${name}.db`, urlSource: 'context', context: { name, readOnly: true, queue: 'q1' } });
+    }
+    expect([...resolveConfig({ flags: {}, env, cwd: project }).contexts.keys()]).toEqual([name]);
+  });
+
+  it.each(NAMES)('%s is not a known context when no file defines it', (name) => {
+    write(userFile(), { contexts: { dev: {} } });
+    expect(() => resolveConfig({ flags: { context: name }, env, cwd: project })).toThrowError(/unknown context/);
+    expect(() => resolveConfig({ flags: {}, env: { ...env, AGENTQ_CONTEXT: name }, cwd: project })).toThrowError(/unknown context/);
+  });
+
+  it('a user read-only __proto__ context stays read-only under a project entry of the same name', () => {
+    write(userFile(), '{ "contexts": { "__proto__": { "url": "sqlite:/p.db", "readOnly": true } } }');
+    write(join(project, '.agentq.json'), '{ "contexts": { "__proto__": { "url": "sqlite:/p.db" } } }');
+    expect(resolveConfig({ flags: { context: '__proto__' }, env, cwd: project }).context).toMatchObject({ readOnly: true, readOnlyFrom: userFile() });
   });
 });
 

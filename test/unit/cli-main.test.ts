@@ -175,7 +175,7 @@ describe('confirmation', () => {
       format: 'plain',
       palette: NO_COLOUR,
       signal: new AbortController().signal,
-      loadConfig: () => ({ url: null, urlSource: 'default', context: null, contexts: {}, projectFile: null, userFile: null, userFilePath: '/x' }),
+      loadConfig: () => ({ url: null, urlSource: 'default', context: null, contexts: new Map(), projectFile: null, userFile: null, userFilePath: '/x' }),
       open: () => Promise.reject(new Error('not used')),
       defaultUrl: () => Promise.resolve('sqlite::memory:'),
       readLine: async () => 'y',

@@ -21,7 +21,7 @@ interface ContextRow {
 export async function list(_opts: unknown, ctx: CommandContext): Promise<void> {
   const cfg = ctx.config();
   const active = cfg.context?.name ?? null;
-  const rows: ContextRow[] = Object.entries(cfg.contexts)
+  const rows: ContextRow[] = [...cfg.contexts]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([name, c]) => ({
       name,
@@ -52,8 +52,8 @@ export async function list(_opts: unknown, ctx: CommandContext): Promise<void> {
 
 export async function use(opts: { name: string }, ctx: CommandContext): Promise<void> {
   const cfg = ctx.config();
-  if (!cfg.contexts[opts.name]) {
-    const known = Object.keys(cfg.contexts);
+  if (!cfg.contexts.has(opts.name)) {
+    const known = [...cfg.contexts.keys()];
     throw new ConfigError(
       `unknown context ${JSON.stringify(opts.name)}`,
       known.length ? `Known contexts: ${known.join(', ')}.` : `No contexts are defined; add one to ${cfg.userFilePath}.`,
