@@ -16,13 +16,27 @@
  * `AGENTQ_URL` without an explicit context means "no context": a URL typed
  * on purpose is not silently tied to a context's settings.
  *
+ * A relative `sqlite:` path in a file is relative to that file's directory
+ * (`"url": "sqlite:./agentq.db"` next to `.agentq.json` is the same database
+ * from any subdirectory); on the command line and in AGENTQ_URL it is relative
+ * to the working directory, as a path typed there would be.
+ *
+ * A project file is trusted only if it is owned by the current user (or root)
+ * and no other user can replace it (its directory is not world-writable, or is
+ * sticky): like git's safe.directory, a `.agentq.json` another user dropped in
+ * /tmp or a shared checkout must not choose the backend. An untrusted one is
+ * skipped with a warning naming the file and its owner.
+ *
  * Files are validated by hand (not zod) because this runs on every command's
  * start path; a broken file or an unknown context is a ConfigError (exit 78).
+ * Only regular files up to 1 MiB are read (a FIFO or /dev/zero in their place
+ * must not hang or exhaust agentq).
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, openSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync, mkdirSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigError } from '../core/errors.js';
+import { NAME_RE, NAME_RULE } from '../core/model.js';
 
 export const PROJECT_FILE_NAMES = ['.agentq.json', 'agentq.config.json'] as const;
 
@@ -70,6 +84,14 @@ export interface ResolvedConfig {
   userFile: ConfigFile | null;
   /** Where `context use` writes. */
   userFilePath: string;
+  /** Said once on stderr by the caller: files skipped or shadowed, and why. */
+  warnings?: string[];
+  /**
+   * The selected context is defined nowhere (a stale currentContext, a mistyped AGENTQ_CONTEXT).
+   * Set only by `resolveConfigLenient`; `resolveConfig` throws it. `context list` and
+   * `context use` work on regardless, so there is a way back through the CLI.
+   */
+  unknownContext?: ConfigError;
 }
 
 export interface ConfigInputs {
@@ -83,42 +105,125 @@ export function userConfigPath(env: Record<string, string | undefined>): string 
   return join(base, 'agentq', 'config.json');
 }
 
-/** The nearest project file from `cwd` upward, or null. */
+/** A config file larger than this is refused: the real ones are a few hundred bytes. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/** The nearest project file from `cwd` upward, or null. (Ownership is not checked here: see `findTrustedProjectFile`.) */
 export function findProjectFile(cwd: string): string | null {
+  return projectCandidates(cwd).next().value ?? null;
+}
+
+/** Each directory's project file from `cwd` upward, with the names also present in the same directory. */
+function* projectCandidates(cwd: string, shadowed?: (used: string, others: string[]) => void): Generator<string, void> {
   let dir = resolve(cwd);
   for (;;) {
-    for (const name of PROJECT_FILE_NAMES) {
-      const p = join(dir, name);
-      if (existsSync(p)) return p;
+    const here = PROJECT_FILE_NAMES.map((name) => join(dir, name)).filter((p) => statOrNull(p) !== null);
+    if (here.length > 0) {
+      if (here.length > 1) shadowed?.(here[0]!, here.slice(1));
+      yield here[0]!;
     }
     const parent = dirname(dir);
-    if (parent === dir) return null;
+    if (parent === dir) return;
     dir = parent;
   }
 }
 
-function fail(path: string, rule: string): never {
-  throw new ConfigError(`config file ${path}: ${rule}`, 'Fix the file, or point agentq elsewhere with --url / AGENTQ_URL.');
+function statOrNull(path: string): Stats | null {
+  try {
+    return statSync(path);
+  } catch {
+    return null;
+  }
 }
 
-/** Reads and checks one config file. Missing → null; unreadable or malformed → ConfigError. */
+/**
+ * Why a project file may not be trusted, or null when it may: it must belong to us (or root),
+ * and its directory must not let another user replace it (world-writable without the sticky
+ * bit, or sticky but owned by someone else). Not checked where there are no uids (Windows).
+ */
+export function untrustedBecause(path: string, st: Stats, uid: number | undefined = process.getuid?.()): string | null {
+  if (uid === undefined) return null;
+  if (st.uid !== uid && st.uid !== 0) return `it is owned by ${ownerName(st.uid)}, not by you`;
+  const dir = statOrNull(dirname(path));
+  if (dir && (dir.mode & 0o002) !== 0) {
+    const sticky = (dir.mode & 0o1000) !== 0;
+    if (!sticky) return `its directory ${dirname(path)} is world-writable: anyone can replace the file`;
+    // The owner of a sticky directory may still remove or rename anything in it.
+    if (dir.uid !== uid && dir.uid !== 0) return `its directory ${dirname(path)} is world-writable and owned by ${ownerName(dir.uid)}`;
+  }
+  return null;
+}
+
+function ownerName(uid: number): string {
+  // /etc/passwd is the only user database read without a native module; good enough for a warning.
+  try {
+    const line = readSmallFile('/etc/passwd', 4 * MAX_CONFIG_BYTES)
+      .split('\n')
+      .find((l) => l.split(':')[2] === String(uid));
+    if (line) return `${line.split(':')[0]} (uid ${uid})`;
+  } catch {
+    // fall through
+  }
+  return `uid ${uid}`;
+}
+
+function fail(path: string, rule: string): never {
+  throw new ConfigError(
+    `config file ${path}: ${rule}`,
+    'Fix the file. To run without the config files, give --url or AGENTQ_URL (and no --context): they are then not needed.',
+  );
+}
+
+/**
+ * The text of a regular file of at most `max` bytes. Opened non-blocking and checked with fstat
+ * before reading, so a FIFO (which would block in open or read) or a device such as /dev/zero
+ * (which never ends) is refused at once instead of hanging or eating memory.
+ */
+function readSmallFile(path: string, max: number): string {
+  const fd = openSync(path, fsConstants.O_RDONLY | (fsConstants.O_NONBLOCK ?? 0));
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw Object.assign(new Error('is not a regular file'), { code: 'ENOTREG' });
+    if (st.size > max) throw Object.assign(new Error(`is larger than ${max} bytes`), { code: 'ETOOBIG' });
+    const buf = Buffer.alloc(Math.min(st.size, max) + 1);
+    let n = 0;
+    for (;;) {
+      const got = readSync(fd, buf, n, buf.length - n, null);
+      if (got === 0) break;
+      n += got;
+      if (n > max) throw Object.assign(new Error(`is larger than ${max} bytes`), { code: 'ETOOBIG' });
+      if (n === buf.length) break;
+    }
+    return buf.subarray(0, n).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Reads and checks one config file. Missing → null; unreadable, not a regular file, too large or malformed → ConfigError. */
 export function readConfigFile(path: string): ConfigFile | null {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readSmallFile(path, MAX_CONFIG_BYTES);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    fail(path, `cannot be read (${(e as Error).message})`);
+    const err = e as NodeJS.ErrnoException;
+    if (err.code === 'ENOENT') return null;
+    if (err.code === 'ENOTREG') fail(path, 'is not a regular file (config files are read only from regular files)');
+    if (err.code === 'ETOOBIG') fail(path, `is larger than ${MAX_CONFIG_BYTES} bytes (the limit for a config file)`);
+    if (err.code === 'EISDIR') fail(path, 'is a directory, not a file');
+    fail(path, `cannot be read (${err.code ?? err.message})`);
   }
   return parseConfigText(path, text);
 }
 
 export function parseConfigText(path: string, text: string): ConfigFile {
+  // A UTF-8 byte order mark (some Windows editors write one) is not JSON, but it is not an error either.
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (e) {
-    fail(path, `is not valid JSON (${(e as Error).message})`);
+    fail(path, `is not valid JSON (${withLineAndColumn((e as Error).message, text)})`);
   }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) fail(path, 'must hold a JSON object');
   const o = ownFields(raw as Record<string, unknown>);
@@ -134,7 +239,7 @@ export function parseConfigText(path: string, text: string): ConfigFile {
   }
   if (topUrl !== undefined) {
     if (typeof topUrl !== 'string' || topUrl === '') fail(path, 'url must be a non-empty string');
-    file.url = topUrl;
+    file.url = resolveFileUrl(topUrl, path);
   }
   if (contexts !== undefined) {
     if (contexts === null || typeof contexts !== 'object' || Array.isArray(contexts)) fail(path, 'contexts must be an object of name → { url, readOnly, queue }');
@@ -148,10 +253,36 @@ export function parseConfigText(path: string, text: string): ConfigFile {
       if (url !== undefined && (typeof url !== 'string' || url === '')) fail(path, `context ${JSON.stringify(name)}: url must be a non-empty string`);
       if (readOnly !== undefined && typeof readOnly !== 'boolean') fail(path, `context ${JSON.stringify(name)}: readOnly must be true or false`);
       if (queue !== undefined && (typeof queue !== 'string' || queue === '')) fail(path, `context ${JSON.stringify(name)}: queue must be a non-empty string`);
-      file.contexts.set(name, { ...(url !== undefined ? { url: url as string } : {}), ...(readOnly !== undefined ? { readOnly: readOnly as boolean } : {}), ...(queue !== undefined ? { queue: queue as string } : {}) });
+      // Checked here, so a bad name fails naming this file, not later at submit without a word of where it came from.
+      if (queue !== undefined && !NAME_RE.test(queue as string)) fail(path, `context ${JSON.stringify(name)}: queue ${JSON.stringify(queue)} ${NAME_RULE}`);
+      file.contexts.set(name, { ...(url !== undefined ? { url: resolveFileUrl(url as string, path) } : {}), ...(readOnly !== undefined ? { readOnly: readOnly as boolean } : {}), ...(queue !== undefined ? { queue: queue as string } : {}) });
     }
   }
   return file;
+}
+
+/** JSON.parse's "... at position 70" with the line and column an editor shows (Node 20 gives only the position). */
+function withLineAndColumn(message: string, text: string): string {
+  const m = /at position (\d+)/.exec(message);
+  if (!m || /line \d+/.test(message)) return message;
+  const before = text.slice(0, Number(m[1]));
+  const line = before.split('\n').length;
+  const column = before.length - before.lastIndexOf('\n');
+  return `${message.replace(/ in JSON at position \d+/, '')} at line ${line} column ${column}`;
+}
+
+/**
+ * A relative `sqlite:` path in a file, made absolute against the file's directory (other URLs as
+ * they are). `sqlite:~/x`, `sqlite:/abs`, `sqlite:///abs` and `sqlite::memory:` are not relative.
+ */
+export function resolveFileUrl(url: string, file: string): string {
+  const m = /^sqlite:(.*)$/is.exec(url);
+  if (!m) return url;
+  let rest = m[1]!;
+  if (rest === ':memory:' || rest === '') return url;
+  if (rest.startsWith('//')) rest = rest.slice(2);
+  if (rest.startsWith('~/') || isAbsolute(rest)) return url;
+  return `sqlite:${resolve(dirname(file), rest)}`;
 }
 
 /**
@@ -163,11 +294,35 @@ function ownFields(o: Record<string, unknown>): Map<string, unknown> {
   return new Map(Object.keys(o).map((k) => [k, Object.getOwnPropertyDescriptor(o, k)!.value as unknown]));
 }
 
-export function resolveConfig({ flags, env, cwd }: ConfigInputs): ResolvedConfig {
+/** As `resolveConfigLenient`, but an unknown selected context is a ConfigError (exit 78). */
+export function resolveConfig(inputs: ConfigInputs): ResolvedConfig {
+  const cfg = resolveConfigLenient(inputs);
+  if (cfg.unknownContext) throw cfg.unknownContext;
+  return cfg;
+}
+
+export function resolveConfigLenient({ flags, env, cwd }: ConfigInputs): ResolvedConfig {
+  const warnings: string[] = [];
+  const envUrl = nonEmpty(env.AGENTQ_URL);
+  const explicitUrl = flags.url !== undefined || envUrl !== undefined;
+  const explicitContext = flags.context !== undefined || nonEmpty(env.AGENTQ_CONTEXT) !== undefined;
+  // With --url / AGENTQ_URL and no explicit context the files decide nothing (no context is
+  // selected, so no readOnly or queue applies either way): a broken file is then only a warning,
+  // which is what makes "give --url" a real way out of a broken config file.
+  const read = (path: string): ConfigFile | null => {
+    try {
+      return readConfigFile(path);
+    } catch (e) {
+      if (!(e instanceof ConfigError) || !explicitUrl || explicitContext) throw e;
+      warnings.push(`${e.message}; ignored: ${flags.url !== undefined ? '--url' : 'AGENTQ_URL'} is given without a context`);
+      return null;
+    }
+  };
+
   const userFilePath = userConfigPath(env);
-  const userFile = readConfigFile(userFilePath);
-  const projectPath = findProjectFile(cwd);
-  const projectFile = projectPath ? readConfigFile(projectPath) : null;
+  const userFile = read(userFilePath);
+  const projectPath = findTrustedProjectFile(cwd, warnings);
+  const projectFile = projectPath ? read(projectPath) : null;
 
   const contexts: ResolvedConfig['contexts'] = new Map();
   for (const f of [userFile, projectFile]) {
@@ -181,8 +336,6 @@ export function resolveConfig({ flags, env, cwd }: ConfigInputs): ResolvedConfig
     }
   }
 
-  const envUrl = nonEmpty(env.AGENTQ_URL);
-  const explicitUrl = flags.url !== undefined || envUrl !== undefined;
   let selected: { name: string; source: ContextSource } | null = null;
   if (flags.context !== undefined) selected = { name: flags.context, source: 'flag' };
   else if (nonEmpty(env.AGENTQ_CONTEXT) !== undefined) selected = { name: env.AGENTQ_CONTEXT!, source: 'env' };
@@ -190,18 +343,20 @@ export function resolveConfig({ flags, env, cwd }: ConfigInputs): ResolvedConfig
   else if (!explicitUrl && userFile?.currentContext) selected = { name: userFile.currentContext, source: 'user' };
 
   let context: ActiveContext | null = null;
+  let unknownContext: ConfigError | undefined;
   if (selected) {
     const entry = contexts.get(selected.name);
     if (!entry) {
       const known = [...contexts.keys()];
       const where = selected.source === 'flag' ? '--context' : selected.source === 'env' ? 'AGENTQ_CONTEXT' : `currentContext in ${selected.source === 'project' ? projectFile!.path : userFile!.path}`;
-      throw new ConfigError(
+      unknownContext = new ConfigError(
         `unknown context ${JSON.stringify(selected.name)} (from ${where})`,
-        known.length ? `Known contexts: ${known.join(', ')}. See: agentq context list` : `No contexts are defined; add one to ${userFilePath}.`,
+        known.length ? `Known contexts: ${known.join(', ')}. Switch with: agentq context use NAME` : `No contexts are defined; add one to ${userFilePath}.`,
       );
+    } else {
+      const { file, ...rest } = entry;
+      context = { name: selected.name, source: selected.source, file, ...rest };
     }
-    const { file, ...rest } = entry;
-    context = { name: selected.name, source: selected.source, file, ...rest };
   }
 
   let url: string | null = null;
@@ -212,28 +367,71 @@ export function resolveConfig({ flags, env, cwd }: ConfigInputs): ResolvedConfig
   else if (projectFile?.url) [url, urlSource] = [projectFile.url, 'project'];
   else if (userFile?.url) [url, urlSource] = [userFile.url, 'user'];
 
-  return { url, urlSource, context, contexts, projectFile, userFile, userFilePath };
+  return { url, urlSource, context, contexts, projectFile, userFile, userFilePath, warnings, ...(unknownContext ? { unknownContext } : {}) };
+}
+
+/**
+ * The nearest project file from `cwd` upward that may be trusted (see the header). Untrusted
+ * ones are skipped (the search goes on upward) and two files in one directory noted, in `warnings`.
+ */
+export function findTrustedProjectFile(cwd: string, warnings: string[], uid: number | undefined = process.getuid?.()): string | null {
+  const shadowed = (used: string, others: string[]): void => {
+    warnings.push(`${others.join(' and ')} ignored: ${used} in the same directory is used (keep one project file per directory)`);
+  };
+  for (const path of projectCandidates(cwd, shadowed)) {
+    const st = statOrNull(path);
+    if (!st) continue;
+    const why = untrustedBecause(path, st, uid);
+    if (why === null) return path;
+    warnings.push(`project file ${path} ignored: ${why} (chown it to yourself, or remove it)`);
+  }
+  return null;
 }
 
 function nonEmpty(s: string | undefined): string | undefined {
   return s === undefined || s === '' ? undefined : s;
 }
 
-/** Sets `currentContext` in the user file, keeping everything else in it. Written atomically (rename). */
+/**
+ * Sets `currentContext` in the user file, keeping everything else in it. Written atomically
+ * (a file aside, then rename) next to the real file: a symlinked config file (dotfiles
+ * managers do that) stays a symlink and the file it points at is the one changed.
+ * Any failure is a ConfigError naming the file, never an internal error.
+ */
 export function writeCurrentContext(userFilePath: string, name: string): void {
-  const existing = readTextOrNull(userFilePath);
-  const raw = existing === null ? {} : (JSON.parse(existing) as Record<string, unknown>);
-  raw.currentContext = name;
-  mkdirSync(dirname(userFilePath), { recursive: true });
-  const tmp = `${userFilePath}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(raw, null, 2) + '\n', { mode: 0o600 });
-  renameSync(tmp, userFilePath);
-}
-
-function readTextOrNull(path: string): string | null {
+  let target = userFilePath;
   try {
-    return readFileSync(path, 'utf8');
+    target = realpathSync(userFilePath);
   } catch {
-    return null;
+    // does not exist yet (or a dangling link: written where the link is)
+  }
+  let raw: Record<string, unknown> = {};
+  let text: string | null = null;
+  try {
+    text = readSmallFile(target, MAX_CONFIG_BYTES);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') fail(userFilePath, `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  if (text !== null) {
+    parseConfigText(userFilePath, text); // a broken file is reported, not overwritten
+    raw = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text) as Record<string, unknown>;
+  }
+  raw.currentContext = name;
+  const tmp = `${target}.${process.pid}.tmp`;
+  try {
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(tmp, JSON.stringify(raw, null, 2) + '\n', { mode: 0o600 });
+    renameSync(tmp, target);
+  } catch (e) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // never written
+    }
+    throw new ConfigError(
+      `cannot write the user config file ${userFilePath}${target !== userFilePath ? ` (→ ${target})` : ''}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      `Check the permissions of ${dirname(target)}, or select the context per command with --context or AGENTQ_CONTEXT.`,
+    );
   }
 }

@@ -92,8 +92,12 @@ export interface CommandContext {
   readonly signal: AbortSignal;
   readonly globals: GlobalOptions;
 
-  /** Configuration and context (read on first use; a broken file throws ConfigError, exit 78). */
-  config(): ResolvedConfig;
+  /**
+   * Configuration and context (read on first use; a broken file throws ConfigError, exit 78, and
+   * so does an unknown selected context unless `unknownContextOk`: `context list` and
+   * `context use` must work with a stale currentContext, to get out of it).
+   */
+  config(opts?: { unknownContextOk?: boolean }): ResolvedConfig;
   /** The backend URL after precedence, with the embedded default filled in. */
   backendUrl(): Promise<string>;
   /** Opens the backend once; `main` closes it at exit. */
@@ -133,6 +137,7 @@ export interface ContextDeps {
   palette: Palette;
   signal: AbortSignal;
   /** Resolves configuration (injected so tests can stub it). */
+  /** May leave an unknown selected context in `unknownContext` (see `config()`). */
   loadConfig: () => ResolvedConfig;
   /** Opens a backend for a URL (injected so tests can pass an in-memory one). */
   open: (url: string) => Promise<Backend>;
@@ -197,8 +202,12 @@ export class CliContext implements CommandContext {
     };
   }
 
-  config(): ResolvedConfig {
-    this.resolved ??= this.deps.loadConfig();
+  config(opts: { unknownContextOk?: boolean } = {}): ResolvedConfig {
+    if (!this.resolved) {
+      this.resolved = this.deps.loadConfig();
+      for (const w of this.resolved.warnings ?? []) this.warn(w);
+    }
+    if (this.resolved.unknownContext && !opts.unknownContextOk) throw this.resolved.unknownContext;
     return this.resolved;
   }
 

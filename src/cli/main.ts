@@ -130,7 +130,7 @@ export async function main(argv: readonly string[], m: MainEnv): Promise<number>
         palette,
         signal,
         // Read on first use, so commands that need no backend never fail on a broken config file.
-        loadConfig: () => configModule.resolveConfig({ flags: { url: globals.url, context: globals.context }, env, cwd: m.cwd }),
+        loadConfig: () => configModule.resolveConfigLenient({ flags: { url: globals.url, context: globals.context }, env, cwd: m.cwd }),
         open: async (url) => (m.openBackend ? m.openBackend(url) : (await import('../backend/open.js')).openBackend(url)),
         defaultUrl: async () => (await import('../backend/open.js')).defaultDataUrl(env),
         readLine: (q) => readLine(io, q),

@@ -3,7 +3,7 @@
  * contexts refusing mutations (exit 4), config errors (exit 78), and
  * credentials redacted in everything printed.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeCliHome, runCli, runCliOk, type CliHome } from '../support/cli.js';
@@ -77,6 +77,67 @@ describe('where agentq connects', () => {
     writeFileSync(join(project, '.agentq.json'), JSON.stringify({ currentContext: 'proj', contexts: { proj: { url: `sqlite:${join(home.dir, 'project.db')}` } } }));
     const show2 = JSON.parse((await runCliOk(home, ['context', 'show', '-o', 'json'], { cwd: join(project, 'src', 'deep') })).stdout);
     expect(show2).toMatchObject({ context: 'proj', context_source: 'project', url: `sqlite:${join(home.dir, 'project.db')}` });
+  });
+});
+
+describe('project files', () => {
+  it('a relative sqlite: path is relative to the file: the same database from any subdirectory', async () => {
+    const project = join(home.dir, 'repo');
+    mkdirSync(join(project, 'src', 'deep'), { recursive: true });
+    writeFileSync(join(project, '.agentq.json'), JSON.stringify({ url: 'sqlite:./agentq.db' }));
+    const id = (await runCliOk(home, ['submit', 'x:v1'], { cwd: project })).stdout.trim();
+    const fromDeep = await runCliOk(home, ['inspect', id, '-o', 'json'], { cwd: join(project, 'src', 'deep') });
+    expect(JSON.parse(fromDeep.stdout).job_id).toBe(id);
+    expect(existsSync(join(project, 'src', 'deep', 'agentq.db'))).toBe(false);
+    const show = JSON.parse((await runCliOk(home, ['context', 'show', '-o', 'json'], { cwd: join(project, 'src', 'deep') })).stdout);
+    expect(show).toMatchObject({ url: `sqlite:${join(project, 'agentq.db')}`, url_source: 'project' });
+  });
+
+  it('one in a world-writable directory is ignored with a warning; the user file applies', async () => {
+    writeUser({ currentContext: 'mine', contexts: { mine: { url: `sqlite:${join(home.dir, 'mine.db')}` } } });
+    const shared = join(home.dir, 'shared');
+    mkdirSync(shared);
+    writeFileSync(join(shared, '.agentq.json'), JSON.stringify({ currentContext: 'x', contexts: { x: { url: `sqlite:${join(home.dir, 'theirs.db')}` } } }));
+    chmodSync(shared, 0o777);
+    const r = await runCliOk(home, ['context', 'show', '-o', 'json'], { cwd: shared });
+    expect(JSON.parse(r.stdout)).toMatchObject({ context: 'mine', project_file: null });
+    expect(r.stderr).toContain(`warning: project file ${join(shared, '.agentq.json')} ignored: its directory ${shared} is world-writable`);
+  });
+});
+
+describe('getting out of a bad state through the CLI', () => {
+  it('context list and context use work with an unknown current context', async () => {
+    writeUser({ currentContext: 'gone', contexts: { dev: { url: `sqlite:${join(home.dir, 'dev.db')}` } } });
+    expect((await runCli(home, ['list'])).code).toBe(78);
+    const list = await runCliOk(home, ['context', 'list']);
+    expect(list.stdout).toMatch(/^\tdev\t/m);
+    expect(list.stderr).toContain('unknown context "gone"');
+    const env = await runCliOk(home, ['context', 'list'], { env: { AGENTQ_CONTEXT: 'nope' } });
+    expect(env.stdout).toMatch(/\tdev\t/);
+    await runCliOk(home, ['context', 'use', 'dev']);
+    expect((await runCliOk(home, ['list'])).code).toBe(0);
+  });
+
+  it('context use of a context only a project file defines is refused: the user file could not resolve it', async () => {
+    writeUser({ contexts: { dev: {} } });
+    const project = join(home.dir, 'repo');
+    mkdirSync(project);
+    writeFileSync(join(project, '.agentq.json'), JSON.stringify({ contexts: { proj: { url: 'sqlite:./p.db' } } }));
+    const r = await runCli(home, ['context', 'use', 'proj'], { cwd: project });
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain(`context "proj" is defined only in ${join(project, '.agentq.json')}`);
+    expect(JSON.parse(readFileSync(userFile, 'utf8')).currentContext).toBeUndefined();
+    expect((await runCliOk(home, ['--context', 'proj', 'list'], { cwd: project })).code).toBe(0);
+  });
+
+  it('a broken config file does not stop --url / AGENTQ_URL (with a warning); with --context it does', async () => {
+    writeUser('{ "contexts": ');
+    const r = await runCliOk(home, ['--url', home.dataUrl, 'list']);
+    expect(r.stderr).toContain(`warning: config file ${userFile}: is not valid JSON`);
+    expect((await runCliOk(home, ['list'], { env: { AGENTQ_URL: home.dataUrl } })).code).toBe(0);
+    const ctx = await runCli(home, ['--url', home.dataUrl, '--context', 'prod', 'list']);
+    expect(ctx.code).toBe(78);
+    expect(ctx.stderr).toContain('and no --context');
   });
 });
 

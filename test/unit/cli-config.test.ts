@@ -1,9 +1,10 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, chownSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/core/errors.js';
-import { findProjectFile, resolveConfig, writeCurrentContext } from '../../src/cli/config.js';
+import { findProjectFile, findTrustedProjectFile, resolveConfig, resolveConfigLenient, writeCurrentContext } from '../../src/cli/config.js';
 
 let root: string;
 let env: Record<string, string | undefined>;
@@ -153,5 +154,167 @@ describe('files', () => {
     const fresh = join(root, 'new', 'agentq', 'config.json');
     writeCurrentContext(fresh, 'b');
     expect(JSON.parse(readFileSync(fresh, 'utf8'))).toEqual({ currentContext: 'b' });
+  });
+});
+
+const errorOf = (f: () => unknown): Error => {
+  try {
+    f();
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error('expected an error');
+};
+
+describe('project files another user could have written are ignored (git safe.directory)', () => {
+  it('in a world-writable directory without the sticky bit: ignored with a warning, the user file applies', () => {
+    write(userFile(), { currentContext: 'mine', contexts: { mine: { url: 'sqlite:/mine.db' } } });
+    const shared = join(root, 'shared');
+    mkdirSync(join(shared, 'sub'), { recursive: true });
+    write(join(shared, '.agentq.json'), { currentContext: 'theirs', contexts: { theirs: { url: 'sqlite:/theirs.db' } } });
+    chmodSync(shared, 0o777);
+    const c = resolveConfigLenient({ flags: {}, env, cwd: join(shared, 'sub') });
+    expect(c).toMatchObject({ url: 'sqlite:/mine.db', projectFile: null, context: { name: 'mine' } });
+    expect(c.warnings!.join('\n')).toContain(`project file ${join(shared, '.agentq.json')} ignored: its directory ${shared} is world-writable`);
+    // sticky (like /tmp) and ours: trusted
+    chmodSync(shared, 0o1777);
+    expect(resolveConfigLenient({ flags: {}, env, cwd: join(shared, 'sub') })).toMatchObject({ url: 'sqlite:/theirs.db', warnings: [] });
+  });
+
+  it('owned by another user: ignored with a warning naming the owner, and the search goes on upward', () => {
+    const outer = join(root, 'work', '.agentq.json');
+    const inner = join(root, 'work', 'repo', '.agentq.json');
+    write(outer, { url: 'sqlite:/outer.db' });
+    write(inner, { url: 'sqlite:/inner.db' });
+    const me = process.getuid!();
+    let uid = me;
+    if (me === 0) chownSync(inner, 65534, 65534); // as root (CI): a real file of nobody's
+    else {
+      uid = me + 1; // not root: we cannot chown, so look at our files as another user would
+      chownSync(outer, me, -1);
+    }
+    const warnings: string[] = [];
+    const found = findTrustedProjectFile(project, warnings, uid);
+    if (me === 0) {
+      expect(found).toBe(outer);
+      expect(warnings).toEqual([expect.stringMatching(new RegExp(`^project file ${inner} ignored: it is owned by .*uid 65534.*, not by you`))]);
+      expect(resolveConfigLenient({ flags: {}, env, cwd: project }).url).toBe('sqlite:/outer.db');
+    } else {
+      expect(found).toBeNull();
+      expect(warnings).toHaveLength(2);
+      expect(warnings[0]).toMatch(new RegExp(`^project file ${inner} ignored: it is owned by .*uid ${me}`));
+    }
+  });
+});
+
+describe('relative sqlite: paths in a config file', () => {
+  it('resolve against the file, from any subdirectory; on the command line against the cwd', () => {
+    const repo = join(root, 'work', 'repo');
+    write(join(repo, '.agentq.json'), { url: 'sqlite:./agentq.db', contexts: { local: { url: 'sqlite:data/q.db' }, mem: { url: 'sqlite::memory:' }, abs: { url: 'sqlite:/abs.db' }, home: { url: 'sqlite:~/h.db' } } });
+    expect(resolveConfig({ flags: {}, env, cwd: project }).url).toBe(`sqlite:${join(repo, 'agentq.db')}`);
+    expect(resolveConfig({ flags: {}, env, cwd: repo }).url).toBe(`sqlite:${join(repo, 'agentq.db')}`);
+    expect(resolveConfig({ flags: { context: 'local' }, env, cwd: project }).url).toBe(`sqlite:${join(repo, 'data', 'q.db')}`);
+    expect(resolveConfig({ flags: { context: 'mem' }, env, cwd: project }).url).toBe('sqlite::memory:');
+    expect(resolveConfig({ flags: { context: 'abs' }, env, cwd: project }).url).toBe('sqlite:/abs.db');
+    expect(resolveConfig({ flags: { context: 'home' }, env, cwd: project }).url).toBe('sqlite:~/h.db');
+    expect(resolveConfig({ flags: { url: 'sqlite:./x.db' }, env, cwd: project }).url).toBe('sqlite:./x.db');
+    expect(resolveConfig({ flags: {}, env: { ...env, AGENTQ_URL: 'sqlite:./x.db' }, cwd: project }).url).toBe('sqlite:./x.db');
+    write(userFile(), { url: 'sqlite:user.db' });
+    rmSync(join(repo, '.agentq.json'));
+    expect(resolveConfig({ flags: {}, env, cwd: project }).url).toBe(`sqlite:${join(root, 'config', 'agentq', 'user.db')}`);
+  });
+});
+
+describe('reading config files', () => {
+  it('a FIFO or a device in place of a config file is refused at once, naming it', () => {
+    mkdirSync(join(root, 'config', 'agentq'), { recursive: true });
+    execFileSync('mkfifo', [userFile()]);
+    const fifo = errorOf(() => resolveConfig({ flags: {}, env, cwd: project }));
+    expect(fifo).toBeInstanceOf(ConfigError);
+    expect(fifo.message).toBe(`config file ${userFile()}: is not a regular file (config files are read only from regular files)`);
+    rmSync(userFile());
+    symlinkSync('/dev/zero', userFile());
+    expect(errorOf(() => resolveConfig({ flags: {}, env, cwd: project })).message).toContain('is not a regular file');
+  });
+
+  it('a file over 1 MiB is refused', () => {
+    write(userFile(), `{ "url": "sqlite:/x.db", "contexts": {} ${' '.repeat(1024 * 1024)}}`);
+    expect(errorOf(() => resolveConfig({ flags: {}, env, cwd: project })).message).toContain('is larger than 1048576 bytes');
+  });
+
+  it('a UTF-8 byte order mark is accepted', () => {
+    write(userFile(), '\ufeff{ "url": "sqlite:/bom.db" }');
+    expect(resolveConfig({ flags: {}, env, cwd: project }).url).toBe('sqlite:/bom.db');
+  });
+
+  it('a JSON error gives the line and column', () => {
+    write(userFile(), '{\n  "contexts": {\n    "a": { "url": "sqlite:/a.db" },\n  }\n}');
+    expect(errorOf(() => resolveConfig({ flags: {}, env, cwd: project })).message).toMatch(/is not valid JSON \(.* at line 4 column 3\)/);
+  });
+
+  it('two project files in one directory: the first is used, the other named in a warning', () => {
+    write(join(project, '.agentq.json'), {});
+    write(join(project, 'agentq.config.json'), { url: 'sqlite:/other.db' });
+    const c = resolveConfigLenient({ flags: {}, env, cwd: project });
+    expect(c.projectFile?.path).toBe(join(project, '.agentq.json'));
+    expect(c.warnings).toEqual([`${join(project, 'agentq.config.json')} ignored: ${join(project, '.agentq.json')} in the same directory is used (keep one project file per directory)`]);
+  });
+
+  it("a context's queue must be a valid queue name, checked at load", () => {
+    write(userFile(), { contexts: { a: { queue: 'bad\u0007name' } } });
+    const e = errorOf(() => resolveConfig({ flags: {}, env, cwd: project }));
+    expect(e).toBeInstanceOf(ConfigError);
+    expect(e.message).toContain(userFile());
+    expect(e.message).toContain('context "a": queue "bad\\u0007name" must be 1-128 characters');
+  });
+});
+
+describe('a broken config file with --url / AGENTQ_URL', () => {
+  it('is only a warning when no context is asked for (the file decides nothing then)', () => {
+    write(userFile(), '{ "contexts": ');
+    const c = resolveConfigLenient({ flags: { url: 'sqlite:/x.db' }, env, cwd: project });
+    expect(c.url).toBe('sqlite:/x.db');
+    expect(c.warnings![0]).toMatch(new RegExp(`config file ${userFile()}: is not valid JSON .*; ignored: --url is given without a context`));
+    expect(resolveConfigLenient({ flags: {}, env: { ...env, AGENTQ_URL: 'sqlite:/x.db' }, cwd: project }).warnings![0]).toContain('ignored: AGENTQ_URL is given');
+    // with a context, the file is needed (its readOnly): still an error
+    expect(errorOf(() => resolveConfig({ flags: { url: 'sqlite:/x.db', context: 'prod' }, env, cwd: project }))).toBeInstanceOf(ConfigError);
+    expect(errorOf(() => resolveConfig({ flags: { url: 'sqlite:/x.db' }, env: { ...env, AGENTQ_CONTEXT: 'prod' }, cwd: project }))).toBeInstanceOf(ConfigError);
+    expect((errorOf(() => resolveConfig({ flags: {}, env, cwd: project })) as ConfigError).hint).toContain('give --url or AGENTQ_URL (and no --context)');
+  });
+});
+
+describe('context use writes the user file', () => {
+  it('through a symlink: the link stays, the file it points at changes', () => {
+    const real = join(root, 'dotfiles', 'agentq.json');
+    write(real, { contexts: { a: {} } });
+    mkdirSync(join(root, 'config', 'agentq'), { recursive: true });
+    symlinkSync(real, userFile());
+    writeCurrentContext(userFile(), 'a');
+    expect(lstatSync(userFile()).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(readFileSync(real, 'utf8'))).toEqual({ contexts: { a: {} }, currentContext: 'a' });
+  });
+
+  it('a file that cannot be written is a ConfigError naming it, not an internal error', () => {
+    const blocked = join(root, 'blocked');
+    writeFileSync(blocked, 'a file where a directory should be');
+    const e = errorOf(() => writeCurrentContext(join(blocked, 'agentq', 'config.json'), 'a'));
+    expect(e).toBeInstanceOf(ConfigError);
+    expect(e.message).toMatch(new RegExp(`^cannot write the user config file ${join(blocked, 'agentq', 'config.json')}: E`));
+    if (process.getuid!() !== 0) {
+      // (root writes anywhere: a read-only directory only stops other users)
+      write(userFile(), { contexts: { a: {} } });
+      chmodSync(join(root, 'config', 'agentq'), 0o500);
+      try {
+        expect(errorOf(() => writeCurrentContext(userFile(), 'a')).message).toContain('EACCES');
+      } finally {
+        chmodSync(join(root, 'config', 'agentq'), 0o700);
+      }
+    }
+  });
+
+  it('a broken user file is reported, not overwritten', () => {
+    write(userFile(), '{ broken');
+    expect(errorOf(() => writeCurrentContext(userFile(), 'a'))).toBeInstanceOf(ConfigError);
+    expect(readFileSync(userFile(), 'utf8')).toBe('{ broken');
   });
 });

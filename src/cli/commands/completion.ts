@@ -48,7 +48,7 @@ export async function complete(opts: { kind: string; words?: string[] }, ctx: Co
   try {
     // AGENTQ_COMPLETE_TIMEOUT_MS: for a backend known to be slow (and for tests on a loaded machine).
     const timeoutMs = Number(ctx.env.AGENTQ_COMPLETE_TIMEOUT_MS) > 0 ? Number(ctx.env.AGENTQ_COMPLETE_TIMEOUT_MS) : undefined;
-    const candidates = await completionCandidates(opts.kind, words, { backend, contexts: () => [...ctx.config().contexts.keys()] }, { timeoutMs });
+    const candidates = await completionCandidates(opts.kind, words, { backend, contexts: () => [...ctx.config({ unknownContextOk: true }).contexts.keys()] }, { timeoutMs });
     if (candidates.length) ctx.io.stdout.write(candidates.join('\n') + '\n');
   } finally {
     // A backend that stopped answering may not answer a close either: give it a moment, no more.

@@ -19,7 +19,9 @@ interface ContextRow {
 }
 
 export async function list(_opts: unknown, ctx: CommandContext): Promise<void> {
-  const cfg = ctx.config();
+  // Works with an unknown current context (kubectl's does): this is where its hint sends you.
+  const cfg = ctx.config({ unknownContextOk: true });
+  if (cfg.unknownContext) ctx.warn(`${cfg.unknownContext.message}; switch with: agentq context use NAME`);
   const active = cfg.context?.name ?? null;
   const rows: ContextRow[] = [...cfg.contexts]
     .sort(([a], [b]) => a.localeCompare(b))
@@ -51,12 +53,22 @@ export async function list(_opts: unknown, ctx: CommandContext): Promise<void> {
 }
 
 export async function use(opts: { name: string }, ctx: CommandContext): Promise<void> {
-  const cfg = ctx.config();
+  // A stale or mistyped current context must not stop you from choosing another one.
+  const cfg = ctx.config({ unknownContextOk: true });
   if (!cfg.contexts.has(opts.name)) {
     const known = [...cfg.contexts.keys()];
     throw new ConfigError(
-      `unknown context ${JSON.stringify(opts.name)}`,
-      known.length ? `Known contexts: ${known.join(', ')}.` : `No contexts are defined; add one to ${cfg.userFilePath}.`,
+      `unknown context ${JSON.stringify(sanitize(opts.name))}`,
+      known.length ? `Known contexts: ${known.map((k) => sanitize(k)).join(', ')}.` : `No contexts are defined; add one to ${cfg.userFilePath}.`,
+    );
+  }
+  // The user file's currentContext is read everywhere; a context only this project defines would be
+  // unknown (exit 78) in every other directory.
+  if (!cfg.userFile?.contexts.has(opts.name)) {
+    const where = cfg.contexts.get(opts.name)!.file;
+    throw new ConfigError(
+      `context ${JSON.stringify(sanitize(opts.name))} is defined only in ${where}: the user file ${cfg.userFilePath} cannot select it (it would be unknown outside this project)`,
+      `Inside this project, set "currentContext" in ${where}, or use --context ${sanitize(opts.name)} / AGENTQ_CONTEXT=${sanitize(opts.name)}; or copy the context into ${cfg.userFilePath}.`,
     );
   }
   writeCurrentContext(cfg.userFilePath, opts.name);
