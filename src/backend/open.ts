@@ -38,7 +38,8 @@ const SECRET_PARAM = /pass|secret|token|key|credential|auth|sig/i;
  * (`redis://TOKEN@host`), and query parameters that look secret.
  */
 export function redactUrl(url: string): string {
-  let out = url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^@/?#]*)@/i, (_m, scheme: string, userinfo: string) => {
+  // Up to the last @ of the authority (greedy): an unencoded @ in a password is hidden whole.
+  let out = url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)@/i, (_m, scheme: string, userinfo: string) => {
     const colon = userinfo.indexOf(':');
     if (colon >= 0) return `${scheme}${userinfo.slice(0, colon)}:***@`;
     return `${scheme}***@`;
@@ -77,6 +78,10 @@ export async function openBackend(url: string, opts: OpenOptions = {}): Promise<
   if (scheme === 'sqlite') {
     const path = sqlitePath(url.slice('sqlite:'.length));
     if (path === '') throw new ConfigError(`the URL ${shown} names no database file`, 'Use sqlite:PATH, e.g. sqlite:./agentq.db, or sqlite::memory:.');
+    // `sqlite:/x.db?mode=ro` would otherwise create a file named `x.db?mode=ro` (and not be read-only).
+    if (path.includes('?')) {
+      throw new ConfigError(`the URL ${shown}: sqlite: URLs take no parameters`, 'Use sqlite:PATH with no "?..." part; for read-only access use a context with "readOnly": true.');
+    }
     try {
       if (path !== ':memory:') makeDirs(dirname(path));
       const { SqliteBackend } = await import('./sqlite/index.js');

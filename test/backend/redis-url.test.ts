@@ -16,6 +16,18 @@ describe('parseRedisUrl', () => {
     const o = parseRedisUrl('rediss://user:s3cret@redis.internal:6390');
     expect(o.redacted).toBe('rediss://user:***@redis.internal:6390');
     expect(redact('redis://t0ken@h:1')).toBe('redis://***@h:1');
+    // an unencoded @ in the password: hidden up to the last @, and refused without a word of it
+    expect(redact('redis://admin:Xy@9f3kLmQ@127.0.0.1:7501')).toBe('redis://admin:***@127.0.0.1:7501');
+    for (const url of ['redis://admin:Xy@9f3kLmQ@127.0.0.1:7501', 'redis://u:hunter%zz@host']) {
+      let msg = '';
+      try {
+        parseRedisUrl(url);
+      } catch (e) {
+        msg = `${(e as ConfigError).message} ${(e as ConfigError).hint}`;
+      }
+      expect(msg).not.toMatch(/9f3kLmQ|hunter|Xy/);
+    }
+    expect(parseRedisUrl('redis://admin:Xy%409f3kLmQ@127.0.0.1:7501')).toMatchObject({ username: 'admin', password: 'Xy@9f3kLmQ', nodes: [{ host: '127.0.0.1', port: 7501 }] });
   });
 
   it('refuses what it cannot use, naming the rule, with exit 78', () => {
@@ -28,6 +40,9 @@ describe('parseRedisUrl', () => {
       ['http://h:1', /not a Redis URL/],
       ['redis://h:1?shard=4', /unknown parameter "shard" \(did you mean shards\?\)/],
       ['redis://h:1?password=pw', /unknown parameter "password"$/],
+      ['redis://u:hunter%zz@host', /bad percent-escape in its user name or password/],
+      ['redis://%E0%A4%A@host', /bad percent-escape/],
+      ['redis://admin:Xy@9f3kLmQ@127.0.0.1:7501', /unencoded "@" in its user name or password/],
     ] as const;
     for (const [url, rule] of bad) {
       let err: unknown;

@@ -1,6 +1,6 @@
 /** Opening stores by URL, the default location, credential redaction, and the SQLite schema on open. */
 import Database from 'better-sqlite3';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -31,6 +31,7 @@ describe('redactUrl', () => {
     ['redis://:s3cret@host:6379/0', 'redis://:***@host:6379/0'],
     ['rediss://default:s3cret@host:6380', 'rediss://default:***@host:6380'],
     ['redis://TOKEN123@host', 'redis://***@host'],
+    ['redis://admin:Xy@9f3kLmQ@127.0.0.1:7501', 'redis://admin:***@127.0.0.1:7501'],
     ['sqs://eu-west-1/prefix?endpoint=http://127.0.0.1:9324&secret_key=abc&region=x', 'sqs://eu-west-1/prefix?endpoint=http://127.0.0.1:9324&secret_key=***&region=x'],
     ['redis://host:6379?password=pw', 'redis://host:6379?password=***'],
     ['sqlite:/var/lib/agentq.db', 'sqlite:/var/lib/agentq.db'],
@@ -69,6 +70,18 @@ describe('openBackend', () => {
     expect((err as ConfigError).message).not.toContain('hunter2');
     await expect(openBackend('sqlite:')).rejects.toBeInstanceOf(ConfigError);
     await expect(openBackend('/just/a/path')).rejects.toBeInstanceOf(ConfigError);
+  });
+
+  it('refuses a sqlite: URL with parameters instead of creating a file named "x.db?mode=ro"', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-sqlite-q-'));
+    try {
+      const err = await openBackend(`sqlite:${join(dir, 'x.db')}?mode=ro`).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as ConfigError).message).toContain('sqlite: URLs take no parameters');
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

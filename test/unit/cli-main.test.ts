@@ -136,6 +136,11 @@ describe('errors → exit codes and messages', () => {
     expect(err()).toContain('redis://default:***@10.0.0.1:6379');
   });
 
+  it('redacts a password with an unencoded @ whole (up to the last @ of the authority)', () => {
+    expect(redactCredentials('cannot connect to redis://admin:Xy@9f3kLmQ@127.0.0.1:7501 (ECONNREFUSED)')).toBe('cannot connect to redis://admin:***@127.0.0.1:7501 (ECONNREFUSED)');
+    expect(redactCredentials('redis://tok@en@h:1/0 and redis://h:2/0?x=a@b')).toBe('redis://***@h:1/0 and redis://h:2/0?x=a@b');
+  });
+
   it('redacts a password percent-encoded inside another URL (an SQS URL with a Redis store)', () => {
     const enc = (u: string) => encodeURIComponent(u);
     expect(redactCredentials(`sqs://us-east-1/p?endpoint=${enc('http://127.0.0.1:4566')}&store=${enc('redis://default:s3cr%t@10.0.0.1:6379/0?prefix=aq')}`)).toBe(

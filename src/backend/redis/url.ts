@@ -38,7 +38,9 @@ export function isRedisUrl(url: string): boolean {
 }
 
 export function parseRedisUrl(url: string): RedisUrlOptions {
-  const m = /^([a-z+]+:)\/\/(?:([^@/]*)@)?([^/?#]*)(\/[^?#]*)?(\?[^#]*)?$/.exec(url);
+  // The user-info runs to the LAST @ of the authority (`[^/?#]*@` is greedy): with the first one, an
+  // unencoded @ in a password would leave part of it in the host, and in messages.
+  const m = /^([a-z+]+:)\/\/(?:([^/?#]*)@)?([^/?#]*)(\/[^?#]*)?(\?[^#]*)?$/.exec(url);
   const scheme = m ? SCHEMES[m[1]!] : undefined;
   if (!m || !scheme) {
     throw new ConfigError(`not a Redis URL: ${redact(url)}`, 'Use redis://HOST:PORT, rediss://HOST:PORT or redis+cluster://HOST:PORT[,HOST:PORT...]');
@@ -47,11 +49,16 @@ export function parseRedisUrl(url: string): RedisUrlOptions {
   let username: string | undefined;
   let password: string | undefined;
   if (auth) {
+    // Refused rather than guessed: an @ in user-info is where a mistyped URL and a password that
+    // was never percent-encoded look the same.
+    if (auth.includes('@')) {
+      throw new ConfigError(`the Redis URL ${redact(url)} has an unencoded "@" in its user name or password`, 'Percent-encode @ in the password as %40 (and % as %25, : in the user name as %3A).');
+    }
     const i = auth.indexOf(':');
-    if (i < 0) password = decodeURIComponent(auth);
+    if (i < 0) password = decodeUserinfo(auth, url);
     else {
-      username = decodeURIComponent(auth.slice(0, i)) || undefined;
-      password = decodeURIComponent(auth.slice(i + 1));
+      username = decodeUserinfo(auth.slice(0, i), url) || undefined;
+      password = decodeUserinfo(auth.slice(i + 1), url);
     }
   }
   const nodes = (hostList ?? '').split(',').filter(Boolean).map((hp) => {
@@ -76,6 +83,18 @@ export function parseRedisUrl(url: string): RedisUrlOptions {
   return { ...scheme, nodes, username, password, db, shards, prefix, eventsMaxLen, redacted: redact(url) };
 }
 
+/** decodeURIComponent, with its URIError ("URI malformed") turned into the rule that was broken. */
+function decodeUserinfo(text: string, url: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new ConfigError(
+      `the Redis URL ${redact(url)} has a bad percent-escape in its user name or password (a % must be followed by two hex digits)`,
+      'Percent-encode % in the password as %25 (and @ as %40).',
+    );
+  }
+}
+
 function intParam(p: URLSearchParams, name: string, def: number, min: number, max: number): number {
   const v = p.get(name);
   if (v === null) return def;
@@ -86,7 +105,8 @@ function intParam(p: URLSearchParams, name: string, def: number, min: number, ma
 
 /** Replaces the password (and anything that looks like one) with `***`. */
 export function redact(url: string): string {
-  return url.replace(/^([a-z+]+:\/\/)([^@/]*)@/, (_all, s: string, auth: string) => {
+  // Up to the last @ of the authority: an unencoded @ in the password must not leave its tail visible.
+  return url.replace(/^([a-z+]+:\/\/)([^/?#]*)@/, (_all, s: string, auth: string) => {
     const i = auth.indexOf(':');
     return i < 0 ? `${s}***@` : `${s}${auth.slice(0, i)}:***@`;
   });

@@ -6,8 +6,9 @@
  * the usual way a password ends up in a CI log.
  */
 
-// scheme://user:password@   or   scheme://token@
-const USERINFO_RE = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/@:]*)(?::([^\s/@]*))?@/gi;
+// scheme://user:password@   or   scheme://token@ — up to the LAST @ of the authority (greedy, not past
+// a blank, `/`, `?` or `#`): a password with an unencoded @ (`redis://admin:Xy@9f@host`) is hidden whole.
+const USERINFO_RE = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/?#]*)@/gi;
 const SECRET_PARAM_RE =
   /([?&;](?:password|passwd|pwd|pass|token|auth|secret|secret_key|access_key|access_key_id|secret_access_key|aws_secret_access_key|session_token|security_token|x-amz-signature|x-amz-credential|x-amz-security-token|sig|signature|api_key|apikey|key)=)[^&;#\s]*/gi;
 
@@ -17,10 +18,12 @@ const ENCODED_USERINFO_RE = /\b([a-z](?:[a-z0-9+.-]|%2B)*%3A%2F%2F)((?:(?!%2F|%4
 
 export function redactCredentials(text: string): string {
   return text
-    .replace(USERINFO_RE, (_m, scheme: string, user: string, password: string | undefined) => {
+    .replace(USERINFO_RE, (_m, scheme: string, userinfo: string) => {
       // `user:secret@` keeps the user name (useful when debugging which account), hides the secret;
       // `token@` (no colon) is usually a bare token, so it goes entirely.
-      if (password !== undefined) return `${scheme}${user}:***@`;
+      const colon = userinfo.indexOf(':');
+      const user = colon < 0 ? '' : userinfo.slice(0, colon);
+      if (colon >= 0 && !user.includes('@')) return `${scheme}${user}:***@`;
       return `${scheme}***@`;
     })
     .replace(ENCODED_USERINFO_RE, (_m, scheme: string, info: string) => {
