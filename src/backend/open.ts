@@ -20,6 +20,8 @@ export interface OpenOptions {
   random?: Random;
   admission?: AdmissionLimits;
   fairness?: FairnessOptions;
+  /** SQLite: how long to wait for another process's write lock (default 10 s; Tab completion uses a short one). */
+  busyTimeoutMs?: number;
 }
 
 /** `sqlite:$XDG_DATA_HOME/agentq/agentq.db`, falling back to ~/.local/share (XDG base directory spec). */

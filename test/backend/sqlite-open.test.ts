@@ -124,3 +124,38 @@ describe('sqlite write lock held by another process', () => {
     await backend.close();
   });
 });
+
+describe('opening a database another process is writing to', () => {
+  it('a current schema is only read at open: no write lock is needed (opens even with busy_timeout 0)', async () => {
+    const path = join(dir, 'current.db');
+    const first = new SqliteBackend({ path });
+    await first.submit({ workflow: 'w:v1', queue: 'q1' });
+    await first.close();
+    const other = new Database(path);
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const b = new SqliteBackend({ path, busyTimeoutMs: 0 });
+      expect(await b.queues()).toEqual(['q1']);
+      await b.close();
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+  });
+
+  it('a migration that cannot get the write lock is RetryLaterError (exit 75), not a ConfigError', async () => {
+    const path = join(dir, 'fresh.db');
+    const other = new Database(path);
+    other.pragma('journal_mode = WAL');
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const err = await openBackend(`sqlite:${path}`, { busyTimeoutMs: 0 }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RetryLaterError);
+      expect((err as RetryLaterError).exitCode).toBe(75);
+      expect((err as Error).message).toContain('another process holds its write lock');
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+  });
+});

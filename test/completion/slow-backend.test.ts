@@ -4,6 +4,7 @@
  * connections, it never replies) gives up at its deadline and exits 0 with
  * no candidates, instead of waiting for the connection or for its close.
  */
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCliHome, runCli, runCliOk, type CliHome } from '../support/cli.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
@@ -45,4 +46,25 @@ describe('live completion values from a backend that stops answering', () => {
       process.kill(pid, 'SIGCONT');
     }
   });
+});
+
+describe('live completion values from a SQLite database another process is writing to', () => {
+  it('still come: opening a current schema takes no write lock', async () => {
+    const local = makeCliHome('agentq-complete-locked-');
+    try {
+      await runCliOk(local, ['submit', 'x:v1', '--queue', 'locked-q']);
+      const other = new Database(local.dataUrl.slice('sqlite:'.length));
+      other.exec('BEGIN IMMEDIATE');
+      try {
+        // A deadline far past the 10 s busy timeout: before, the open waited out the lock and failed.
+        const r = await runCliOk(local, ['__complete', 'queues', '--'], { env: { AGENTQ_COMPLETE_TIMEOUT_MS: '60000' } });
+        expect(r.stdout).toBe('locked-q\n');
+      } finally {
+        other.exec('ROLLBACK');
+        other.close();
+      }
+    } finally {
+      local.cleanup();
+    }
+  }, 30_000);
 });

@@ -251,11 +251,19 @@ export function openSchema(db: Database.Database, busyTimeoutMs = 10_000): void 
   db.pragma('wal_autocheckpoint = 10000');
   db.pragma('cache_size = -16000');
   db.pragma('foreign_keys = OFF');
-  const migrate = db.transaction(() => {
+  const checkVersion = (): number => {
     const version = db.pragma('user_version', { simple: true }) as number;
     if (version > SCHEMA_VERSION) {
       throw new ConfigError(`database schema version ${version} is newer than this agentq understands (${SCHEMA_VERSION})`, 'Upgrade agentq, or point it at another database.');
     }
+    return version;
+  };
+  // The common case, a current schema, is a read: no write transaction, so opening never waits for
+  // (or takes) the write lock another process holds: `agentq list` and Tab completion stay instant.
+  if (checkVersion() === SCHEMA_VERSION) return;
+  const migrate = db.transaction(() => {
+    // Read again under the write lock: another process may have migrated meanwhile.
+    const version = checkVersion();
     for (let v = version; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]!);
     if (version !== SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
   });

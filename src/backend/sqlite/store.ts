@@ -52,7 +52,9 @@ export class SqliteStore {
       openSchema(this.db, busyTimeoutMs);
     } catch (e) {
       this.db.close();
-      throw e;
+      // A migration (or WAL switch) waiting out another process's write lock is "retry later" (exit 75),
+      // not a configuration problem.
+      throw busyToRetryLater(e);
     }
     this.tx = this.db.transaction((fn: () => unknown) => fn());
     this.counters = new CounterLog((text) => this.sql(text));
@@ -450,7 +452,7 @@ export function busyToRetryLater(e: unknown): unknown {
   const code = (e as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) {
     return new RetryLaterError(
-      'the SQLite database is busy: another agentq process held its write lock for too long',
+      'the SQLite database is busy: another process holds its write lock (waited out the busy timeout)',
       'BACKEND_BUSY',
       'Retry in a few seconds; if it persists, look for a stuck process using the same database file.',
     );

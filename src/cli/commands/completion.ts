@@ -24,6 +24,9 @@ function rootOf(cmd: Command): Command {
   return c;
 }
 
+/** How long a completion's SQLite connection waits for another process's lock (a TAB must not hang). */
+export const COMPLETE_BUSY_TIMEOUT_MS = 100;
+
 export async function complete(opts: { kind: string; words?: string[] }, ctx: CommandContext): Promise<void> {
   const words = opts.words ?? [];
   // `agentq --context prod dlq show <TAB>` completes against prod: the --url/--context typed on the
@@ -42,7 +45,9 @@ export async function complete(opts: { kind: string; words?: string[] }, ctx: Co
       const { resolveConfig } = await import('../config.js');
       target = resolveConfig({ flags: { url, context }, env: { ...ctx.env }, cwd: ctx.cwd }).url ?? defaultDataUrl({ ...ctx.env });
     }
-    own = await openBackend(target);
+    // better-sqlite3 is synchronous: a busy wait inside it blocks the event loop, so the ~500 ms race
+    // below could not interrupt it. A short busy timeout keeps a locked database from holding a TAB.
+    own = await openBackend(target, { busyTimeoutMs: COMPLETE_BUSY_TIMEOUT_MS });
     return own;
   };
   try {
