@@ -49,6 +49,17 @@ describe('agentq metrics serve', () => {
     await expect(fetch(url)).rejects.toThrow();
   });
 
+  it('refuses an address it cannot listen on with exit 78 and the reason, not an internal error', async () => {
+    // 999.0.0.1 is no IPv4 address (resolved as a name, it does not resolve); 192.0.2.1 (TEST-NET-1) is never this machine's.
+    const bad = await runCli(home, ['metrics', 'serve', '--listen', '999.0.0.1:0']);
+    expect([78, 75]).toContain(bad.code); // 75 where DNS does not answer at all (EAI_AGAIN)
+    expect(bad.stderr).toMatch(/--listen 999\.0\.0\.1:0: the (host|name) "999\.0\.0\.1"/);
+    expect(bad.stderr).not.toContain('internal error');
+    const absent = await runCli(home, ['metrics', 'serve', '--listen', '192.0.2.1:0']);
+    expect(absent.code).toBe(78);
+    expect(absent.stderr).toContain('--listen 192.0.2.1:0: 192.0.2.1 is not an address of this machine');
+  });
+
   it('refuses a malformed --listen as a usage error', async () => {
     const r = await runCli(home, ['metrics', 'serve', '--listen', 'nine-four-six-four']);
     expect(r.code).toBe(2);

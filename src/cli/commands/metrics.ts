@@ -6,7 +6,7 @@
 import { collectStats } from './stats.js';
 import { renderPrometheus } from '../../metrics/prometheus.js';
 import { DEFAULT_LISTEN, isLoopback, parseListen, startMetricsServer } from '../../metrics/server.js';
-import { RetryLaterError } from '../../core/errors.js';
+import { ConfigError, RetryLaterError } from '../../core/errors.js';
 import type { CommandContext } from '../context.js';
 
 export async function run(opts: { listen?: string }, ctx: CommandContext): Promise<void> {
@@ -21,9 +21,7 @@ export async function run(opts: { listen?: string }, ctx: CommandContext): Promi
   try {
     server = await startMetricsServer({ listen, collect });
   } catch (e) {
-    const code = (e as { code?: string }).code;
-    if (code === 'EADDRINUSE') throw new RetryLaterError(`--listen ${opts.listen ?? DEFAULT_LISTEN}: the address is in use`, 'ADDRESS_IN_USE', 'Pick another port with --listen HOST:PORT.');
-    throw e;
+    throw listenError(e, opts.listen ?? DEFAULT_LISTEN, listen.host);
   }
   if (!isLoopback(listen.host)) ctx.warn(`listening on ${listen.host}, not loopback: queue names and tenant ids are visible to anyone who can reach it`);
   // The bound address goes to stdout (one line) so a script that asked for port 0 can read it.
@@ -34,4 +32,28 @@ export async function run(opts: { listen?: string }, ctx: CommandContext): Promi
     ctx.signal.addEventListener('abort', () => resolve(), { once: true });
   });
   await server.close();
+}
+
+/** Why the listener could not bind, as the rule the --listen value broke (never an "internal error"). */
+function listenError(e: unknown, shown: string, host: string): unknown {
+  const code = (e as { code?: string }).code;
+  const hint = 'Give --listen an address of this machine, e.g. 127.0.0.1:9464, [::1]:9464 or 0.0.0.0:9464.';
+  switch (code) {
+    case 'EADDRINUSE':
+      return new RetryLaterError(`--listen ${shown}: the address is in use`, 'ADDRESS_IN_USE', 'Pick another port with --listen HOST:PORT.');
+    case 'ENOTFOUND':
+    case 'EAI_NONAME':
+      return new ConfigError(`--listen ${shown}: the host ${JSON.stringify(host)} is not an address and does not resolve to one`, hint);
+    case 'EAI_AGAIN':
+      return new RetryLaterError(`--listen ${shown}: the name ${JSON.stringify(host)} could not be resolved now (DNS did not answer)`, 'DNS_UNAVAILABLE', 'Retry, or give an IP address.');
+    case 'EADDRNOTAVAIL':
+      return new ConfigError(`--listen ${shown}: ${host} is not an address of this machine`, hint);
+    case 'EAFNOSUPPORT':
+      return new ConfigError(`--listen ${shown}: this machine has no network of that address family`, hint);
+    case 'EACCES':
+    case 'EPERM':
+      return new ConfigError(`--listen ${shown}: not allowed to listen there (ports below 1024 need privileges)`, 'Pick a port from 1024 up.');
+    default:
+      return e;
+  }
 }
