@@ -64,7 +64,7 @@ __agentq_optval() {
   case "$1|$2" in
     '|--url') __agentq_r='free' ;;
     '|--context') __agentq_r='dyn:contexts' ;;
-    '|-o'|'|--output') __agentq_r='choices:table wide plain json ndjson prometheus' ;;
+    '|-o'|'|--output') __agentq_r='choices:table wide plain json ndjson' ;;
     '|--color') __agentq_r='choices:auto always never' ;;
     'submit|-q'|'submit|--queue') __agentq_r='dyn:queues' ;;
     'submit|--tenant') __agentq_r='dyn:tenants' ;;
@@ -86,7 +86,7 @@ __agentq_optval() {
     'submit|--timeout') __agentq_r='free' ;;
     'inspect|--events') __agentq_r='free' ;;
     'list|-q'|'list|--queue') __agentq_r='dyn:queues' ;;
-    'list|--state') __agentq_r='choices:queued scheduled running succeeded dead cancelled expired' ;;
+    'list|--state') __agentq_r='list:queued scheduled running succeeded dead cancelled expired' ;;
     'list|--tenant') __agentq_r='dyn:tenants' ;;
     'list|--class') __agentq_r='choices:interactive batch maintenance' ;;
     'list|--workflow') __agentq_r='free' ;;
@@ -104,7 +104,7 @@ __agentq_optval() {
     'dlq list|--tenant') __agentq_r='dyn:tenants' ;;
     'dlq list|--workflow') __agentq_r='free' ;;
     'dlq list|--error-code') __agentq_r='dyn:error-codes' ;;
-    'dlq list|--reason') __agentq_r='free' ;;
+    'dlq list|--reason') __agentq_r='choices:exhausted permanent lease_lost custody' ;;
     'dlq list|--since') __agentq_r='free' ;;
     'dlq list|--until') __agentq_r='free' ;;
     'dlq list|--min-attempts') __agentq_r='free' ;;
@@ -117,19 +117,19 @@ __agentq_optval() {
     'dlq summary|--tenant') __agentq_r='dyn:tenants' ;;
     'dlq summary|--workflow') __agentq_r='free' ;;
     'dlq summary|--error-code') __agentq_r='dyn:error-codes' ;;
-    'dlq summary|--reason') __agentq_r='free' ;;
+    'dlq summary|--reason') __agentq_r='choices:exhausted permanent lease_lost custody' ;;
     'dlq summary|--since') __agentq_r='free' ;;
     'dlq summary|--until') __agentq_r='free' ;;
     'dlq summary|--min-attempts') __agentq_r='free' ;;
     'dlq summary|--max-attempts') __agentq_r='free' ;;
     'dlq summary|--min-remaining') __agentq_r='free' ;;
     'dlq summary|--grep') __agentq_r='free' ;;
-    'dlq summary|--by') __agentq_r='free' ;;
+    'dlq summary|--by') __agentq_r='list:error_code workflow tenant queue reason worker_version class' ;;
     'dlq export|-q'|'dlq export|--queue') __agentq_r='dyn:queues' ;;
     'dlq export|--tenant') __agentq_r='dyn:tenants' ;;
     'dlq export|--workflow') __agentq_r='free' ;;
     'dlq export|--error-code') __agentq_r='dyn:error-codes' ;;
-    'dlq export|--reason') __agentq_r='free' ;;
+    'dlq export|--reason') __agentq_r='choices:exhausted permanent lease_lost custody' ;;
     'dlq export|--since') __agentq_r='free' ;;
     'dlq export|--until') __agentq_r='free' ;;
     'dlq export|--min-attempts') __agentq_r='free' ;;
@@ -140,7 +140,7 @@ __agentq_optval() {
     'dlq redrive|--tenant') __agentq_r='dyn:tenants' ;;
     'dlq redrive|--workflow') __agentq_r='free' ;;
     'dlq redrive|--error-code') __agentq_r='dyn:error-codes' ;;
-    'dlq redrive|--dead-reason') __agentq_r='free' ;;
+    'dlq redrive|--dead-reason') __agentq_r='choices:exhausted permanent lease_lost custody' ;;
     'dlq redrive|--since') __agentq_r='free' ;;
     'dlq redrive|--until') __agentq_r='free' ;;
     'dlq redrive|--min-attempts') __agentq_r='free' ;;
@@ -159,7 +159,7 @@ __agentq_optval() {
     'dlq purge|--tenant') __agentq_r='dyn:tenants' ;;
     'dlq purge|--workflow') __agentq_r='free' ;;
     'dlq purge|--error-code') __agentq_r='dyn:error-codes' ;;
-    'dlq purge|--dead-reason') __agentq_r='free' ;;
+    'dlq purge|--dead-reason') __agentq_r='choices:exhausted permanent lease_lost custody' ;;
     'dlq purge|--since') __agentq_r='free' ;;
     'dlq purge|--until') __agentq_r='free' ;;
     'dlq purge|--min-attempts') __agentq_r='free' ;;
@@ -176,7 +176,7 @@ __agentq_optval() {
     'dlq expire|--tenant') __agentq_r='dyn:tenants' ;;
     'dlq expire|--workflow') __agentq_r='free' ;;
     'dlq expire|--error-code') __agentq_r='dyn:error-codes' ;;
-    'dlq expire|--dead-reason') __agentq_r='free' ;;
+    'dlq expire|--dead-reason') __agentq_r='choices:exhausted permanent lease_lost custody' ;;
     'dlq expire|--since') __agentq_r='free' ;;
     'dlq expire|--until') __agentq_r='free' ;;
     'dlq expire|--min-attempts') __agentq_r='free' ;;
@@ -210,6 +210,7 @@ __agentq_optval() {
     'stats|-q'|'stats|--queue') __agentq_r='dyn:queues' ;;
     'stats|--by') __agentq_r='choices:class tenant' ;;
     'stats|--interval') __agentq_r='free' ;;
+    'stats|-o'|'stats|--output') __agentq_r='choices:table wide plain json ndjson prometheus' ;;
     'metrics serve|--listen') __agentq_r='free' ;;
     'tui|-q'|'tui|--queue') __agentq_r='dyn:queues' ;;
     'tui|--tenant') __agentq_r='dyn:tenants' ;;
@@ -230,7 +231,7 @@ __agentq_optval() {
     'worker|-c'|'worker|--concurrency') __agentq_r='free' ;;
     'worker|--lease') __agentq_r='free' ;;
     'worker|--heartbeat') __agentq_r='free' ;;
-    'worker|--classes') __agentq_r='free' ;;
+    'worker|--classes') __agentq_r='list:interactive batch maintenance' ;;
     'worker|--worker-version') __agentq_r='free' ;;
     'worker|--grace') __agentq_r='free' ;;
     'worker|--kill-grace') __agentq_r='free' ;;
@@ -238,7 +239,7 @@ __agentq_optval() {
     'job checkpoint|--file') __agentq_r='file' ;;
     *'|--url') __agentq_r='free' ;;
     *'|--context') __agentq_r='dyn:contexts' ;;
-    *'|-o'|*'|--output') __agentq_r='choices:table wide plain json ndjson prometheus' ;;
+    *'|-o'|*'|--output') __agentq_r='choices:table wide plain json ndjson' ;;
     *'|--color') __agentq_r='choices:auto always never' ;;
   esac
 }
@@ -250,7 +251,7 @@ __agentq_argval() {
     'submit') case "$2" in 0) __agentq_r='free' ;; esac ;;
     'inspect') case "$2" in 0) __agentq_r='free' ;; esac ;;
     'cancel') case "$2" in *) __agentq_r='free' ;; esac ;;
-    'help') case "$2" in *) __agentq_r='free' ;; esac ;;
+    'help') case "$2" in 0) __agentq_r='choices:submit inspect list cancel tail context demo dlq stats metrics completion tui sqs outbox worker job exit-codes' ;; esac ;;
     'context use') case "$2" in 0) __agentq_r='dyn:contexts' ;; esac ;;
     'context help') case "$2" in 0) __agentq_r='choices:list use show' ;; esac ;;
     'dlq show') case "$2" in 0) __agentq_r='dyn:dlq-jobs' ;; esac ;;
@@ -313,7 +314,7 @@ __agentq_opts() {
     'dlq check') __agentq_r='-q --queue -A --all-queues --max-size --max-age --max-rate -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'dlq browse') __agentq_r='-q --queue -A --all-queues --tenant --workflow --error-code --since --until --grep --rate --batch-size --max-redrives -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'dlq help') __agentq_r='--url --context -o --output --json --color --no-input --debug -h --help' ;;
-    'stats') __agentq_r='-q --queue -A --all-queues --by -w --watch --interval -h --help --url --context -o --output --json --color --no-input --debug' ;;
+    'stats') __agentq_r='-q --queue -A --all-queues --by -w --watch --interval -h --help -o --output --url --context --json --color --no-input --debug' ;;
     'metrics') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
     'metrics serve') __agentq_r='--listen -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'metrics help') __agentq_r='--url --context -o --output --json --color --no-input --debug -h --help' ;;
@@ -367,6 +368,9 @@ __agentq_values() {
   local spec="$1" cur="$2" line
   case "$spec" in
     choices:*) COMPREPLY=($(compgen -W "${spec#choices:}" -- "$cur")) ;;
+    # Comma-separated: complete the item after the last comma, keeping what is before it.
+    list:*) local pre=""; case "$cur" in *,*) pre="${cur%,*}," ;; esac
+      COMPREPLY=($(compgen -P "$pre" -W "${spec#list:}" -- "${cur##*,}")) ;;
     file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")) ;;
     dyn:*)
       # One short-lived call; `__complete` gives up after ~500 ms so a slow backend never hangs the shell.

@@ -432,6 +432,10 @@ function __agentq_takes_value --description "does option OPT of PATH take a valu
             return 0
         case 'stats|--interval'
             return 0
+        case 'stats|-o'
+            return 0
+        case 'stats|--output'
+            return 0
         case 'metrics serve|--listen'
             return 0
         case 'tui|-q'
@@ -561,10 +565,19 @@ function __agentq_dyn
     $toks[1] __complete $argv[1] -- $toks[2..-1] 2>/dev/null
 end
 
+# Comma-separated values (--state queued,<TAB>): what is typed up to the last comma, then each value.
+function __agentq_list
+    set -l pre (string replace -r -- '^--[^=]*=' '' (commandline -ct))
+    set pre (string replace -r -- '[^,]*$' '' $pre)
+    for v in $argv
+        echo $pre$v
+    end
+end
+
 complete -c agentq -f
 complete -c agentq -l url -x -d 'backend URL (sqlite:PATH, redis://..., ...); overrides AGENTQ_URL and contexts'
 complete -c agentq -l context -x -a '(__agentq_dyn contexts)' -d 'use this context from the config file'
-complete -c agentq -s o -l output -x -a 'table wide plain json ndjson prometheus' -d 'output format (default: table on a terminal, plain otherwise)'
+complete -c agentq -s o -l output -x -a 'table wide plain json ndjson' -d 'output format: table, wide, plain, json, ndjson; prometheus with stats only (default: table on a te…'
 complete -c agentq -l json -d 'same as -o json'
 complete -c agentq -l color -x -a 'auto always never' -d 'colour: auto, always or never (a bare --color means always)'
 complete -c agentq -l no-input -d 'never prompt (mutations then need --yes)'
@@ -610,7 +623,7 @@ complete -c agentq -n '__agentq_within \'submit\'' -l timeout -x -d 'with --wait
 complete -c agentq -n '__agentq_within \'inspect\'' -l events -x -d 'how many recent events to show'
 complete -c agentq -n '__agentq_within \'list\'' -s q -l queue -x -a '(__agentq_dyn queues)' -d 'only this queue (default: the context\'s queue; else, or with --all-queues, every queue)'
 complete -c agentq -n '__agentq_within \'list\'' -s A -l all-queues -d 'every queue, even when the context names one'
-complete -c agentq -n '__agentq_within \'list\'' -l state -x -a 'queued scheduled running succeeded dead cancelled expired' -d 'only these states (comma-separated: queued,scheduled,running,succeeded,dead,cancelled,expired)'
+complete -c agentq -n '__agentq_within \'list\'' -l state -x -a '(__agentq_list queued scheduled running succeeded dead cancelled expired)' -d 'only these states (comma-separated: queued,scheduled,running,succeeded,dead,cancelled,expired)'
 complete -c agentq -n '__agentq_within \'list\'' -l tenant -x -a '(__agentq_dyn tenants)' -d 'only this tenant'
 complete -c agentq -n '__agentq_within \'list\'' -l class -x -a 'interactive batch maintenance' -d 'only this class'
 complete -c agentq -n '__agentq_within \'list\'' -l workflow -x -d 'only this workflow (name:vN)'
@@ -625,6 +638,7 @@ complete -c agentq -n '__agentq_within \'tail\'' -s A -l all-queues -d 'every qu
 complete -c agentq -n '__agentq_within \'tail\'' -l job -x -d 'only events of this job'
 complete -c agentq -n '__agentq_within \'tail\'' -l since -x -d 'events at or after (duration ago or ISO-8601)'
 complete -c agentq -n '__agentq_within \'tail\'' -s f -l follow -d 'keep printing new events until Ctrl-C (which exits 0)'
+complete -c agentq -n '__agentq_arg \'help\' 0' -a 'submit inspect list cancel tail context demo dlq stats metrics completion tui sqs outbox worker job exit-codes'
 complete -c agentq -n '__agentq_at \'context\'' -a 'list' -d 'list contexts from the user and project config files'
 complete -c agentq -n '__agentq_at \'context\'' -a 'use' -d 'make a context current (written to the user config file)'
 complete -c agentq -n '__agentq_at \'context\'' -a 'show' -d 'show the active context, backend URL (redacted) and where each setting comes from'
@@ -650,7 +664,7 @@ complete -c agentq -n '__agentq_within \'dlq list\'' -s A -l all-queues -d 'ever
 complete -c agentq -n '__agentq_within \'dlq list\'' -l tenant -x -a '(__agentq_dyn tenants)' -d 'only this tenant'
 complete -c agentq -n '__agentq_within \'dlq list\'' -l workflow -x -d 'only this workflow (name:vN)'
 complete -c agentq -n '__agentq_within \'dlq list\'' -l error-code -x -a '(__agentq_dyn error-codes)' -d 'only this error code (repeatable: any of them)'
-complete -c agentq -n '__agentq_within \'dlq list\'' -l reason -x -d 'only this dead reason: exhausted, permanent, lease_lost, custody'
+complete -c agentq -n '__agentq_within \'dlq list\'' -l reason -x -a 'exhausted permanent lease_lost custody' -d 'only this dead reason: exhausted, permanent, lease_lost, custody'
 complete -c agentq -n '__agentq_within \'dlq list\'' -l since -x -d 'dead at or after (duration ago, e.g. 6h, or ISO-8601)'
 complete -c agentq -n '__agentq_within \'dlq list\'' -l until -x -d 'dead before (duration ago or ISO-8601)'
 complete -c agentq -n '__agentq_within \'dlq list\'' -l min-attempts -x -d 'at least this many attempts made'
@@ -672,7 +686,7 @@ complete -c agentq -n '__agentq_within \'dlq summary\'' -s A -l all-queues -d 'e
 complete -c agentq -n '__agentq_within \'dlq summary\'' -l tenant -x -a '(__agentq_dyn tenants)' -d 'only this tenant'
 complete -c agentq -n '__agentq_within \'dlq summary\'' -l workflow -x -d 'only this workflow (name:vN)'
 complete -c agentq -n '__agentq_within \'dlq summary\'' -l error-code -x -a '(__agentq_dyn error-codes)' -d 'only this error code (repeatable: any of them)'
-complete -c agentq -n '__agentq_within \'dlq summary\'' -l reason -x -d 'only this dead reason: exhausted, permanent, lease_lost, custody'
+complete -c agentq -n '__agentq_within \'dlq summary\'' -l reason -x -a 'exhausted permanent lease_lost custody' -d 'only this dead reason: exhausted, permanent, lease_lost, custody'
 complete -c agentq -n '__agentq_within \'dlq summary\'' -l since -x -d 'dead at or after (duration ago, e.g. 6h, or ISO-8601)'
 complete -c agentq -n '__agentq_within \'dlq summary\'' -l until -x -d 'dead before (duration ago or ISO-8601)'
 complete -c agentq -n '__agentq_within \'dlq summary\'' -l min-attempts -x -d 'at least this many attempts made'
@@ -683,13 +697,13 @@ complete -c agentq -n '__agentq_within \'dlq summary\'' -l min-remaining -x -d '
 complete -c agentq -n '__agentq_within \'dlq summary\'' -l partial -d 'only entries whose effect ledger shows an external effect started'
 complete -c agentq -n '__agentq_within \'dlq summary\'' -l no-partial -d 'only entries without started effects'
 complete -c agentq -n '__agentq_within \'dlq summary\'' -l grep -x -d 'case-insensitive text in error code/message, workflow, tenant or job id'
-complete -c agentq -n '__agentq_within \'dlq summary\'' -l by -x -d 'group by: error_code, workflow, tenant, queue, reason, worker_version, class (comma-separated)'
+complete -c agentq -n '__agentq_within \'dlq summary\'' -l by -x -a '(__agentq_list error_code workflow tenant queue reason worker_version class)' -d 'group by: error_code, workflow, tenant, queue, reason, worker_version, class (comma-separated)'
 complete -c agentq -n '__agentq_within \'dlq export\'' -s q -l queue -x -a '(__agentq_dyn queues)' -d 'only this queue (default: the context\'s queue; else, or with --all-queues, every queue)'
 complete -c agentq -n '__agentq_within \'dlq export\'' -s A -l all-queues -d 'every queue, even when the context names one'
 complete -c agentq -n '__agentq_within \'dlq export\'' -l tenant -x -a '(__agentq_dyn tenants)' -d 'only this tenant'
 complete -c agentq -n '__agentq_within \'dlq export\'' -l workflow -x -d 'only this workflow (name:vN)'
 complete -c agentq -n '__agentq_within \'dlq export\'' -l error-code -x -a '(__agentq_dyn error-codes)' -d 'only this error code (repeatable: any of them)'
-complete -c agentq -n '__agentq_within \'dlq export\'' -l reason -x -d 'only this dead reason: exhausted, permanent, lease_lost, custody'
+complete -c agentq -n '__agentq_within \'dlq export\'' -l reason -x -a 'exhausted permanent lease_lost custody' -d 'only this dead reason: exhausted, permanent, lease_lost, custody'
 complete -c agentq -n '__agentq_within \'dlq export\'' -l since -x -d 'dead at or after (duration ago, e.g. 6h, or ISO-8601)'
 complete -c agentq -n '__agentq_within \'dlq export\'' -l until -x -d 'dead before (duration ago or ISO-8601)'
 complete -c agentq -n '__agentq_within \'dlq export\'' -l min-attempts -x -d 'at least this many attempts made'
@@ -704,7 +718,7 @@ complete -c agentq -n '__agentq_within \'dlq redrive\'' -s q -l queue -x -a '(__
 complete -c agentq -n '__agentq_within \'dlq redrive\'' -l tenant -x -a '(__agentq_dyn tenants)' -d 'only this tenant'
 complete -c agentq -n '__agentq_within \'dlq redrive\'' -l workflow -x -d 'only this workflow (name:vN)'
 complete -c agentq -n '__agentq_within \'dlq redrive\'' -l error-code -x -a '(__agentq_dyn error-codes)' -d 'only this error code (repeatable: any of them)'
-complete -c agentq -n '__agentq_within \'dlq redrive\'' -l dead-reason -x -d 'only this dead reason: exhausted, permanent, lease_lost, custody'
+complete -c agentq -n '__agentq_within \'dlq redrive\'' -l dead-reason -x -a 'exhausted permanent lease_lost custody' -d 'only this dead reason: exhausted, permanent, lease_lost, custody'
 complete -c agentq -n '__agentq_within \'dlq redrive\'' -l since -x -d 'dead at or after (duration ago, e.g. 6h, or ISO-8601)'
 complete -c agentq -n '__agentq_within \'dlq redrive\'' -l until -x -d 'dead before (duration ago or ISO-8601)'
 complete -c agentq -n '__agentq_within \'dlq redrive\'' -l min-attempts -x -d 'at least this many attempts made'
@@ -735,7 +749,7 @@ complete -c agentq -n '__agentq_within \'dlq purge\'' -s q -l queue -x -a '(__ag
 complete -c agentq -n '__agentq_within \'dlq purge\'' -l tenant -x -a '(__agentq_dyn tenants)' -d 'only this tenant'
 complete -c agentq -n '__agentq_within \'dlq purge\'' -l workflow -x -d 'only this workflow (name:vN)'
 complete -c agentq -n '__agentq_within \'dlq purge\'' -l error-code -x -a '(__agentq_dyn error-codes)' -d 'only this error code (repeatable: any of them)'
-complete -c agentq -n '__agentq_within \'dlq purge\'' -l dead-reason -x -d 'only this dead reason: exhausted, permanent, lease_lost, custody'
+complete -c agentq -n '__agentq_within \'dlq purge\'' -l dead-reason -x -a 'exhausted permanent lease_lost custody' -d 'only this dead reason: exhausted, permanent, lease_lost, custody'
 complete -c agentq -n '__agentq_within \'dlq purge\'' -l since -x -d 'dead at or after (duration ago, e.g. 6h, or ISO-8601)'
 complete -c agentq -n '__agentq_within \'dlq purge\'' -l until -x -d 'dead before (duration ago or ISO-8601)'
 complete -c agentq -n '__agentq_within \'dlq purge\'' -l min-attempts -x -d 'at least this many attempts made'
@@ -761,7 +775,7 @@ complete -c agentq -n '__agentq_within \'dlq expire\'' -s q -l queue -x -a '(__a
 complete -c agentq -n '__agentq_within \'dlq expire\'' -l tenant -x -a '(__agentq_dyn tenants)' -d 'only this tenant'
 complete -c agentq -n '__agentq_within \'dlq expire\'' -l workflow -x -d 'only this workflow (name:vN)'
 complete -c agentq -n '__agentq_within \'dlq expire\'' -l error-code -x -a '(__agentq_dyn error-codes)' -d 'only this error code (repeatable: any of them)'
-complete -c agentq -n '__agentq_within \'dlq expire\'' -l dead-reason -x -d 'only this dead reason: exhausted, permanent, lease_lost, custody'
+complete -c agentq -n '__agentq_within \'dlq expire\'' -l dead-reason -x -a 'exhausted permanent lease_lost custody' -d 'only this dead reason: exhausted, permanent, lease_lost, custody'
 complete -c agentq -n '__agentq_within \'dlq expire\'' -l since -x -d 'dead at or after (duration ago, e.g. 6h, or ISO-8601)'
 complete -c agentq -n '__agentq_within \'dlq expire\'' -l until -x -d 'dead before (duration ago or ISO-8601)'
 complete -c agentq -n '__agentq_within \'dlq expire\'' -l min-attempts -x -d 'at least this many attempts made'
@@ -813,6 +827,7 @@ complete -c agentq -n '__agentq_within \'stats\'' -s A -l all-queues -d 'every q
 complete -c agentq -n '__agentq_within \'stats\'' -l by -x -a 'class tenant' -d 'break the figures down by service class or tenant'
 complete -c agentq -n '__agentq_within \'stats\'' -s w -l watch -d 'refresh on a terminal, with sparklines of depth and oldest age'
 complete -c agentq -n '__agentq_within \'stats\'' -l interval -x -d 'with --watch: time between refreshes'
+complete -c agentq -n '__agentq_within \'stats\'' -s o -l output -x -a 'table wide plain json ndjson prometheus' -d 'output format: table, wide, plain, json, ndjson; prometheus with stats only (default: table on a te…'
 complete -c agentq -n '__agentq_at \'metrics\'' -a 'serve' -d 'serve /metrics in the Prometheus text format (loopback only unless --listen says otherwise)'
 complete -c agentq -n '__agentq_at \'metrics\'' -a 'help' -d 'display help for command'
 complete -c agentq -n '__agentq_within \'metrics serve\'' -l listen -x -d 'address to listen on'
@@ -849,7 +864,7 @@ complete -c agentq -n '__agentq_within \'worker\'' -s q -l queue -x -a '(__agent
 complete -c agentq -n '__agentq_within \'worker\'' -s c -l concurrency -x -d 'jobs in flight at once'
 complete -c agentq -n '__agentq_within \'worker\'' -l lease -x -d 'lease per claim and heartbeat (never past a job\'s deadline)'
 complete -c agentq -n '__agentq_within \'worker\'' -l heartbeat -x -d 'how often all leases are extended (default: a quarter of --lease)'
-complete -c agentq -n '__agentq_within \'worker\'' -l classes -x -d 'only these classes, comma-separated (interactive,batch,maintenance)'
+complete -c agentq -n '__agentq_within \'worker\'' -l classes -x -a '(__agentq_list interactive batch maintenance)' -d 'only these classes, comma-separated (interactive,batch,maintenance)'
 complete -c agentq -n '__agentq_within \'worker\'' -l worker-version -x -d 'recorded on every attempt and DLQ entry (default: $AGENTQ_WORKER_VERSION)'
 complete -c agentq -n '__agentq_within \'worker\'' -l grace -x -d 'on SIGTERM/SIGINT/SIGHUP: time for running jobs to finish before they are stopped and released'
 complete -c agentq -n '__agentq_within \'worker\'' -l kill-grace -x -d 'a stopped handler gets SIGTERM, then SIGKILL after this long'

@@ -39,7 +39,8 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Command, Option, type OutputConfiguration } from 'commander';
+import { Command, Help, Option, type OutputConfiguration } from 'commander';
+import { OUTPUT_CHOICES, OUTPUT_HELP } from './output-formats.js';
 import type { CommandContext } from './context.js';
 import { ALL_QUEUES_FLAG, ALL_QUEUES_HELP, scopedQueueHelp, scopeToContextQueue, type QueueScope } from './queue-scope.js';
 import { registerDlq } from './commands/dlq-register.js';
@@ -70,7 +71,7 @@ export interface LazyOptions {
 }
 
 /** `prometheus` is understood by `agentq stats` only (see commands/ops-register.ts); other commands refuse it. */
-export const OUTPUT_CHOICES = ['table', 'wide', 'plain', 'json', 'ndjson', 'prometheus'];
+export { OUTPUT_CHOICES } from './output-formats.js';
 
 let packageVersion: string | undefined;
 /** The version from package.json (dist/cli/program.js → ../../package.json). */
@@ -163,13 +164,21 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
     .version(`agentq ${agentqVersion()} (node ${process.version})`, '-V, --version', 'show the agentq and Node versions')
     .option('--url <url>', 'backend URL (sqlite:PATH, redis://..., ...); overrides AGENTQ_URL and contexts')
     .option('--context <name>', 'use this context from the config file')
-    .addOption(new Option('-o, --output <format>', 'output format (default: table on a terminal, plain otherwise)').choices(OUTPUT_CHOICES))
+    .addOption(new Option('-o, --output <format>', OUTPUT_HELP).choices(OUTPUT_CHOICES))
     .option('--json', 'same as -o json')
     .addOption(new Option('--color <when>', 'colour: auto, always or never (a bare --color means always)').choices(['auto', 'always', 'never']).default('auto'))
     .option('--no-input', 'never prompt (mutations then need --yes)')
     .option('--debug', 'print stack traces for errors (also AGENTQ_DEBUG=1)')
     .helpCommand(false)
-    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .configureHelp({
+      showGlobalOptions: true,
+      sortSubcommands: false,
+      // -o's description lists its formats and which command takes which; commander's own
+      // "(choices: ...)" would list prometheus as if every command took it.
+      optionDescription(this: Help, option: Option): string {
+        return option.long === '--output' ? option.description : Help.prototype.optionDescription.call(this, option);
+      },
+    })
     .showSuggestionAfterError(true)
     .exitOverride();
 
@@ -263,7 +272,7 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
       .description('cancel jobs: a queued job ends at once, a running job is asked to stop at its next heartbeat')
       .argument('<jobs...>', 'job ids')
       .option('--reason <text>', 'why (recorded on the job)')
-      .addHelpText('after', examples(['agentq cancel job_01JD3K… --reason "customer withdrew"', 'cancel one job'], ['agentq list --state queued --tenant acme -o ndjson | jq -r .job_id | xargs agentq cancel', 'cancel many']))
+      .addHelpText('after', examples(['agentq cancel job_01JD3K… --reason "customer withdrew"', 'cancel one job'], ['agentq list --state queued --tenant acme -o ndjson | jq -r .job_id | xargs -r agentq cancel', 'cancel many (-r: nothing to do when nothing matches)']))
       .action(lazy(() => import('./commands/cancel.js'), { args: (jobs) => ({ jobs }) }));
   }
 

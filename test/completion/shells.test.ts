@@ -54,9 +54,29 @@ describe.each(SHELLS)('%s completion', (shell) => {
   it('offers the service classes for --class and the formats for -o', async () => {
     expect(await candidates(shell, 'agentq submit --class ', env)).toEqual(['batch', 'interactive', 'maintenance']);
     expect(await candidates(shell, 'agentq list --class in', env)).toEqual(['interactive']);
-    expect(await candidates(shell, 'agentq list -o ', env)).toEqual(['json', 'ndjson', 'plain', 'prometheus', 'table', 'wide']);
+    // prometheus only where it works: stats
+    expect(await candidates(shell, 'agentq list -o ', env)).toEqual(['json', 'ndjson', 'plain', 'table', 'wide']);
+    expect(await candidates(shell, 'agentq stats -o ', env)).toEqual(['json', 'ndjson', 'plain', 'prometheus', 'table', 'wide']);
+    expect(await candidates(shell, 'agentq stats -o pr', env)).toEqual(['prometheus']);
+    expect(await candidates(shell, 'agentq -o pr', env)).toEqual([]);
     // A global option after a subcommand of a group still completes.
     expect(await candidates(shell, 'agentq dlq list -o nd', env)).toEqual(['ndjson']);
+  });
+
+  it('offers dead reasons, classes, summary keys, help topics, and the item after a comma', async () => {
+    const reasons = ['custody', 'exhausted', 'lease_lost', 'permanent'];
+    expect(await candidates(shell, 'agentq dlq list --reason ', env)).toEqual(reasons);
+    expect(await candidates(shell, 'agentq dlq redrive --dead-reason ex', env)).toEqual(['exhausted']);
+    // --reason on a bulk command or cancel is free audit text
+    expect(await candidates(shell, 'agentq dlq redrive --reason ', env)).toEqual([]);
+    expect(await candidates(shell, 'agentq worker --classes in', env)).toEqual(['interactive']);
+    expect(await candidates(shell, 'agentq dlq summary --by error_code,wo', env)).toEqual(['error_code,worker_version', 'error_code,workflow']);
+    expect(await candidates(shell, 'agentq list --state queued,ru', env)).toEqual(['queued,running']);
+    expect(await candidates(shell, 'agentq list --state queued,', env)).toEqual(expect.arrayContaining(['queued,running', 'queued,dead']));
+    const strip = (l: string[]) => l.map((c) => c.replace(/^--state=/, ''));
+    expect(strip(await candidates(shell, 'agentq list --state=queued,ru', env))).toEqual(['queued,running']);
+    expect(await candidates(shell, 'agentq help ', env)).toEqual(expect.arrayContaining(['dlq', 'stats', 'exit-codes']));
+    expect(await candidates(shell, 'agentq help ex', env)).toEqual(['exit-codes']);
   });
 
   it('offers the options of the command under the cursor', async () => {

@@ -21,6 +21,15 @@ const sh = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 const agentq = (args: string) => `${sh(process.execPath)} ${sh(AGENTQ_BIN)} ${args}`;
 const shell = (line: string) => spawnSync('sh', ['-c', line], { env: home.env, cwd: home.dir, encoding: 'utf8' });
 
+describe('help text', () => {
+  it('says -o prometheus is for stats only, and the cancel example survives an empty match (xargs -r)', async () => {
+    const list = (await runCliOk(home, ['list', '--help'])).stdout.replace(/\s+/g, ' ');
+    expect(list).toContain('-o, --output <format> output format: table, wide, plain, json, ndjson; prometheus with stats only');
+    expect(list).not.toContain('"ndjson", "prometheus"');
+    expect((await runCliOk(home, ['cancel', '--help'])).stdout).toContain('| xargs -r agentq cancel');
+  });
+});
+
 describe('help output', () => {
   it('is the same through a socket pair, a shell pipe and a file', async () => {
     // A lone --version is answered by the entry itself, the same way.

@@ -11,16 +11,26 @@ function fq(s: string): string {
   return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
+/** The `-a` argument for choices, comma lists and live values (unquoted). */
+function candidatesArg(v: Extract<ValueSpec, { kind: 'choices' | 'list' | 'dynamic' }>): string {
+  switch (v.kind) {
+    case 'choices':
+      return v.values.join(' ');
+    case 'list':
+      return `(__agentq_list ${v.values.join(' ')})`;
+    case 'dynamic':
+      return `(__agentq_dyn ${v.source})`;
+  }
+}
+
 function valueArgs(v: ValueSpec): string {
   switch (v.kind) {
     case 'free':
       return '-x';
     case 'file':
       return '-r -F';
-    case 'choices':
-      return `-x -a ${fq(v.values.join(' '))}`;
-    case 'dynamic':
-      return `-x -a ${fq(`(__agentq_dyn ${v.source})`)}`;
+    default:
+      return `-x -a ${fq(candidatesArg(v))}`;
   }
 }
 
@@ -115,6 +125,15 @@ export function renderFish(root: CommandSpec, header: string): string {
     '    $toks[1] __complete $argv[1] -- $toks[2..-1] 2>/dev/null',
     'end',
     '',
+    '# Comma-separated values (--state queued,<TAB>): what is typed up to the last comma, then each value.',
+    'function __agentq_list',
+    '    set -l pre (string replace -r -- \'^--[^=]*=\' \'\' (commandline -ct))',
+    '    set pre (string replace -r -- \'[^,]*$\' \'\' $pre)',
+    '    for v in $argv',
+    '        echo $pre$v',
+    '    end',
+    'end',
+    '',
     'complete -c agentq -f',
   );
 
@@ -127,14 +146,16 @@ export function renderFish(root: CommandSpec, header: string): string {
       L.push(`complete -c agentq -n ${fq(`__agentq_at ${fq(key)}`)} -a ${fq(s.name)} -d ${fq(oneLine(s.description))}`);
     }
     if (c !== root) {
-      const globalLongs = new Set(globalOptions(root).map((o) => o.long));
-      for (const o of c.options) if (!globalLongs.has(o.long)) L.push(optionRule(o, `__agentq_within ${fq(key)}`));
+      // A global option is ruled once for every command; a command's own option of the same name only when it
+      // takes other values there (stats' -o also takes prometheus: fish offers the union of matching rules).
+      const globals = new Map(globalOptions(root).map((o) => [o.long, JSON.stringify(o.value)]));
+      for (const o of c.options) if (globals.get(o.long) !== JSON.stringify(o.value)) L.push(optionRule(o, `__agentq_within ${fq(key)}`));
     }
     const last = c.args.length - 1;
     c.args.forEach((a, i) => {
       if (a.kind === 'free') return;
       const cond = c.variadic && i === last ? `__agentq_arg ${fq(key)} '*' ${i}` : `__agentq_arg ${fq(key)} ${i}`;
-      const what = a.kind === 'file' ? '-F' : a.kind === 'choices' ? `-a ${fq(a.values.join(' '))}` : `-a ${fq(`(__agentq_dyn ${a.source})`)}`;
+      const what = a.kind === 'file' ? '-F' : `-a ${fq(candidatesArg(a))}`;
       L.push(`complete -c agentq -n ${fq(cond)} ${what}`);
     });
   }

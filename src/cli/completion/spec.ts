@@ -10,7 +10,11 @@
  * completion without doing anything.
  */
 import type { Argument, Command, Option } from 'commander';
+import { DEAD_REASONS } from '../../core/model.js';
 import { JOB_CLASSES, JOB_STATES } from '../../core/schemas.js';
+import { SUMMARY_KEYS } from '../../dlq/summary.js';
+import { HELP_TOPICS } from '../commands/help.js';
+import { COMMAND_OUTPUTS, COMMON_OUTPUTS } from '../output-formats.js';
 
 /** Values looked up at completion time through `agentq __complete KIND`. */
 export const DYNAMIC_SOURCES = ['queues', 'contexts', 'dlq-jobs', 'error-codes', 'tenants'] as const;
@@ -21,6 +25,8 @@ export type ValueSpec =
   | { kind: 'free' }
   | { kind: 'file' }
   | { kind: 'choices'; values: string[] }
+  /** Comma-separated choices (`--state queued,running`): each item after a comma completes too. */
+  | { kind: 'list'; values: string[] }
   | { kind: 'dynamic'; source: DynamicSource };
 
 export interface OptionSpec {
@@ -46,10 +52,8 @@ export interface CommandSpec {
   subcommands: CommandSpec[];
 }
 
-const OUTPUT_FALLBACK = ['table', 'wide', 'plain', 'json', 'ndjson'];
-
 /** What an option takes when commander does not list choices: by its long name, in the domain's words. */
-function valueByName(long: string | null, placeholder: string): ValueSpec {
+function valueByName(long: string | null, placeholder: string, path: readonly string[]): ValueSpec {
   switch (long) {
     case 'queue':
       return { kind: 'dynamic', source: 'queues' };
@@ -62,9 +66,19 @@ function valueByName(long: string | null, placeholder: string): ValueSpec {
     case 'class':
       return { kind: 'choices', values: [...JOB_CLASSES] };
     case 'state':
-      return { kind: 'choices', values: [...JOB_STATES] };
+      return { kind: 'list', values: [...JOB_STATES] };
+    case 'classes':
+      return { kind: 'list', values: [...JOB_CLASSES] };
+    case 'dead-reason':
+      return { kind: 'choices', values: [...DEAD_REASONS] };
+    // `dlq list --reason <reason>` filters by dead reason; elsewhere `--reason <text>` is audit text.
+    case 'reason':
+      return placeholder === 'reason' ? { kind: 'choices', values: [...DEAD_REASONS] } : { kind: 'free' };
+    case 'by':
+      if (path.join(' ') === 'dlq summary') return { kind: 'list', values: [...SUMMARY_KEYS] };
+      break;
     case 'output':
-      return { kind: 'choices', values: OUTPUT_FALLBACK };
+      return { kind: 'choices', values: outputsAt(path) };
     case 'color':
       return { kind: 'choices', values: ['auto', 'always', 'never'] };
   }
@@ -72,13 +86,20 @@ function valueByName(long: string | null, placeholder: string): ValueSpec {
   return { kind: 'free' };
 }
 
-function optionSpec(o: Option): OptionSpec {
+/** The `-o` formats a command takes: the common ones, and any only it understands (stats: prometheus). */
+function outputsAt(path: readonly string[]): string[] {
+  return [...COMMON_OUTPUTS, ...(COMMAND_OUTPUTS[path.join(' ')] ?? [])];
+}
+
+function optionSpec(o: Option, path: readonly string[]): OptionSpec {
   const short = o.short ? o.short.replace(/^-/, '') : null;
   const long = o.long ? o.long.replace(/^--/, '') : null;
   let value: ValueSpec | null = null;
   if (o.required || o.optional) {
     const placeholder = /[<[]([^>\]]+)[>\]]/.exec(o.flags)?.[1] ?? '';
-    value = o.argChoices && o.argChoices.length > 0 ? { kind: 'choices', values: [...o.argChoices] } : valueByName(long, placeholder);
+    // -o takes every format at parse time (the root reads it anywhere); offer each only where it works.
+    if (long === 'output') value = { kind: 'choices', values: outputsAt(path) };
+    else value = o.argChoices && o.argChoices.length > 0 ? { kind: 'choices', values: [...o.argChoices] } : valueByName(long, placeholder, path);
   }
   return { short, long, description: o.description ?? '', value };
 }
@@ -104,9 +125,23 @@ export function buildCompletionSpec(cmd: Command, path: string[] = []): CommandS
   const options = help
     .visibleOptions(cmd)
     .filter((o) => !o.hidden)
-    .map(optionSpec);
+    .map((o) => optionSpec(o, path));
+  // A command that takes more -o formats than the others gets an -o of its own, offering them too
+  // (the scripts look a command's own options up before the global ones).
+  if (path.length > 0 && COMMAND_OUTPUTS[path.join(' ')] && !options.some((o) => o.long === 'output')) {
+    let root: Command = cmd;
+    while (root.parent) root = root.parent;
+    const global = root.options.find((o) => o.long === '--output');
+    if (global) options.push(optionSpec(global, path));
+  }
   const registered = cmd.registeredArguments ?? [];
   const subcommands = cmd.commands.filter((c) => !isHidden(c)).map((c) => buildCompletionSpec(c, [...path, c.name()]));
+  // `help <TAB>`: the commands beside it, and the help topics (agentq's own help command takes both).
+  const helpCmd = subcommands.find((c) => c.name === 'help');
+  if (helpCmd && helpCmd.args.length > 0 && helpCmd.args[0]!.kind === 'free') {
+    helpCmd.args = [{ kind: 'choices', values: [...subcommands.filter((c) => c !== helpCmd).map((c) => c.name), ...(path.length === 0 ? HELP_TOPICS : [])] }];
+    helpCmd.variadic = false;
+  }
   // commander's implicit `help [command]` is a real subcommand for the operator.
   if (subcommands.length > 0 && !subcommands.some((c) => c.name === 'help')) {
     subcommands.push({
@@ -164,6 +199,8 @@ export function valueWord(v: ValueSpec): string {
       return 'file';
     case 'choices':
       return `choices:${v.values.join(' ')}`;
+    case 'list':
+      return `list:${v.values.join(' ')}`;
     case 'dynamic':
       return `dyn:${v.source}`;
   }
