@@ -62,6 +62,7 @@ describe('sqs:// URLs', () => {
     ['sqs://nowhere/agentq', /names no AWS region/],
     ['sqs://eu-west-1/', /prefix/],
     ['sqs://eu-west-1/a.b', /prefix/],
+    ['sqs://eu-west-1/%zz', /queue prefix of .* has a bad percent-escape/],
     ['sqs://eu-west-1/p?store=redis%3A%2F%2Fh%3A0', /port must be 1-65535 in Redis URL/],
     ['sqs://eu-west-1/p?store=mysql%3A%2F%2Fh', /store= must be a sqlite: URL or a redis/],
     ['sqs://eu-west-1/p?store=sqlite%3A%3Amemory%3A', /must be a file/],

@@ -65,7 +65,13 @@ export function parseSqsUrl(url: string, shown: string, env: Record<string, stri
     throw new ConfigError(`the URL ${shown} is not a valid sqs:// URL`, 'Use sqs://REGION/PREFIX, e.g. sqs://eu-west-1/agentq.');
   }
   const region = u.hostname;
-  const prefix = decodeURIComponent(u.pathname.replace(/^\//, '').replace(/\/$/, ''));
+  let prefix: string;
+  try {
+    prefix = decodeURIComponent(u.pathname.replace(/^\//, '').replace(/\/$/, ''));
+  } catch {
+    // URIError ("URI malformed") would surface as an internal error
+    throw new ConfigError(`the queue prefix of ${shown} has a bad percent-escape (a % must be followed by two hex digits)`, 'Use sqs://REGION/PREFIX, e.g. sqs://eu-west-1/agentq.');
+  }
   if (!REGION.test(region)) throw new ConfigError(`the URL ${shown} names no AWS region (got ${JSON.stringify(region)})`, 'Use sqs://REGION/PREFIX, e.g. sqs://eu-west-1/agentq.');
   if (!PREFIX.test(prefix)) throw new ConfigError(`the queue prefix of ${shown} must be 1-40 letters, digits, _ or - (got ${JSON.stringify(prefix)})`);
   refuseUnknownParams(u.searchParams, ['endpoint', 'store', 'autocreate', 'max_receive_count', 'wait', 'fifo', 'client'], 'the SQS URL');
