@@ -32,7 +32,7 @@
  * Only regular files up to 1 MiB are read (a FIFO or /dev/zero in their place
  * must not hang or exhaust agentq).
  */
-import { closeSync, constants as fsConstants, fstatSync, openSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync, mkdirSync, type Stats } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync, mkdirSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigError } from '../core/errors.js';
@@ -113,7 +113,7 @@ export function findProjectFile(cwd: string): string | null {
   return projectCandidates(cwd).next().value ?? null;
 }
 
-/** Each directory's project file from `cwd` upward, with the names also present in the same directory. */
+/** Each directory's project file from `cwd` upward; `shadowed` hears of a second one in the same directory. */
 function* projectCandidates(cwd: string, shadowed?: (used: string, others: string[]) => void): Generator<string, void> {
   let dir = resolve(cwd);
   for (;;) {
@@ -125,6 +125,14 @@ function* projectCandidates(cwd: string, shadowed?: (used: string, others: strin
     const parent = dirname(dir);
     if (parent === dir) return;
     dir = parent;
+  }
+}
+
+function lstatOrNull(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch {
+    return null;
   }
 }
 
@@ -144,6 +152,9 @@ function statOrNull(path: string): Stats | null {
 export function untrustedBecause(path: string, st: Stats, uid: number | undefined = process.getuid?.()): string | null {
   if (uid === undefined) return null;
   if (st.uid !== uid && st.uid !== 0) return `it is owned by ${ownerName(st.uid)}, not by you`;
+  // A symlink's own owner counts too: another user's link must not pick which of our files is read.
+  const link = lstatOrNull(path);
+  if (link?.isSymbolicLink() && link.uid !== uid && link.uid !== 0) return `it is a symlink owned by ${ownerName(link.uid)}, not by you`;
   const dir = statOrNull(dirname(path));
   if (dir && (dir.mode & 0o002) !== 0) {
     const sticky = (dir.mode & 0o1000) !== 0;

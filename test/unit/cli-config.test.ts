@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, lchownSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -204,6 +204,19 @@ describe('project files another user could have written are ignored (git safe.di
       expect(warnings).toHaveLength(2);
       expect(warnings[0]).toMatch(new RegExp(`^project file ${inner} ignored: it is owned by .*uid ${me}`));
     }
+  });
+
+  it("another user's symlink to one of our files is not trusted either", () => {
+    const ours = join(root, 'ours.json');
+    write(ours, { url: 'sqlite:/ours.db' });
+    const link = join(project, '.agentq.json');
+    symlinkSync(ours, link);
+    const me = process.getuid!();
+    if (me === 0) lchownSync(link, 65534, 65534);
+    const warnings: string[] = [];
+    // not root: look at our link as another user would (the target then is not theirs either: also refused)
+    expect(findTrustedProjectFile(project, warnings, me === 0 ? 0 : me + 1)).toBeNull();
+    expect(warnings[0]).toMatch(new RegExp(`^project file ${link} ignored: it is (a symlink )?owned by`));
   });
 });
 
