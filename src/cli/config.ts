@@ -287,6 +287,19 @@ function withLineAndColumn(message: string, text: string): string {
  * they are). `sqlite:~/x`, `sqlite:/abs`, `sqlite:///abs` and `sqlite::memory:` are not relative.
  */
 export function resolveFileUrl(url: string, file: string): string {
+  // An SQS URL's job store (`store=sqlite%3A.%2Fjobs.db`) is a path too: only that parameter's text changes.
+  if (/^sqs:/i.test(url)) {
+    return url.replace(/([?&]store=)([^&#]*)/i, (all, key: string, value: string) => {
+      let store: string;
+      try {
+        store = decodeURIComponent(value.replace(/\+/g, ' '));
+      } catch {
+        return all; // parseSqsUrl reports it
+      }
+      const resolved = resolveFileUrl(store, file);
+      return resolved === store ? all : `${key}${encodeURIComponent(resolved)}`;
+    });
+  }
   const m = /^sqlite:(.*)$/is.exec(url);
   if (!m) return url;
   let rest = m[1]!;

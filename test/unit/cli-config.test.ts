@@ -231,6 +231,10 @@ describe('relative sqlite: paths in a config file', () => {
     expect(resolveConfig({ flags: { context: 'abs' }, env, cwd: project }).url).toBe('sqlite:/abs.db');
     expect(resolveConfig({ flags: { context: 'home' }, env, cwd: project }).url).toBe('sqlite:~/h.db');
     expect(resolveConfig({ flags: { url: 'sqlite:./x.db' }, env, cwd: project }).url).toBe('sqlite:./x.db');
+    // an SQS URL's SQLite job store is a path as well (only store= changes)
+    write(join(repo, '.agentq.json'), { contexts: { sqs: { url: 'sqs://eu-west-1/p?endpoint=http%3A%2F%2F127.0.0.1%3A4566&store=sqlite%3Ajobs.db&wait=1' }, sqsabs: { url: 'sqs://eu-west-1/p?store=sqlite%3A%2Fj.db' } } });
+    expect(resolveConfig({ flags: { context: 'sqs' }, env, cwd: project }).url).toBe(`sqs://eu-west-1/p?endpoint=http%3A%2F%2F127.0.0.1%3A4566&store=${encodeURIComponent(`sqlite:${join(repo, 'jobs.db')}`)}&wait=1`);
+    expect(resolveConfig({ flags: { context: 'sqsabs' }, env, cwd: project }).url).toBe('sqs://eu-west-1/p?store=sqlite%3A%2Fj.db');
     expect(resolveConfig({ flags: {}, env: { ...env, AGENTQ_URL: 'sqlite:./x.db' }, cwd: project }).url).toBe('sqlite:./x.db');
     write(userFile(), { url: 'sqlite:user.db' });
     rmSync(join(repo, '.agentq.json'));
