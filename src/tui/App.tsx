@@ -40,6 +40,11 @@ export interface AppProps {
   onState?: (s: TriageState) => void;
   /** Told when a key arrives (benchmark trace). */
   onKey?: () => void;
+  /**
+   * Aborted when the process is told to stop (SIGTERM, SIGHUP): a running redrive finishes its
+   * batch and records `interrupted`, then the app quits. Its reason's message names the signal.
+   */
+  interrupt?: AbortSignal;
 }
 
 export function App(props: AppProps) {
@@ -67,6 +72,15 @@ export function App(props: AppProps) {
     t.unref?.();
     return () => clearInterval(t);
   }, [tickMs, clock]);
+
+  const interrupt = props.interrupt;
+  useEffect(() => {
+    if (interrupt === undefined) return;
+    const onAbort = () => dispatch({ type: 'interrupt', reason: signalName(interrupt.reason) });
+    if (interrupt.aborted) onAbort();
+    else interrupt.addEventListener('abort', onAbort, { once: true });
+    return () => interrupt.removeEventListener('abort', onAbort);
+  }, [interrupt]);
 
   useEffect(() => {
     if (state.isQuitting) exit();
@@ -99,6 +113,12 @@ export function App(props: AppProps) {
       <StatusBar state={state} />
     </Box>
   );
+}
+
+/** `runCli` aborts with `new Error('SIGTERM')`; anything else is a plain interruption. */
+function signalName(reason: unknown): string {
+  const text = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : '';
+  return /^SIG[A-Z]+$/.test(text) ? text : 'interrupted';
 }
 
 function Body({ state, width }: { state: TriageState; width: number }) {

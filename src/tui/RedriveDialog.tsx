@@ -1,6 +1,6 @@
 import { Box, Text } from 'ink';
 import type { PlannedRedrive } from './redrive-port.js';
-import { typedCountRequired, type RedriveFlow } from './state.js';
+import { STOPPING_NOTICE, typedCountRequired, type RedriveFlow } from './state.js';
 import { clean, count, fitRight } from './text.js';
 
 /**
@@ -42,7 +42,7 @@ function Body({ flow }: { flow: RedriveFlow }) {
           <Text>
             moved {count(p.moved)} · skipped {count(p.skipped)} · failed {count(p.failed)}
           </Text>
-          <Text dimColor>{flow.isStopRequested ? 'stopping after the current batch…' : 'Esc / Ctrl-C stops after the current batch'}</Text>
+          <Text dimColor>{flow.isStopRequested ? STOPPING_NOTICE : 'Esc / Ctrl-C / q stops after the current batch'}</Text>
         </>
       );
     }

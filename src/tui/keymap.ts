@@ -38,7 +38,8 @@ export type Command =
   | 'input.cancel'
   | 'input.backspace'
   | 'dialog.focusNext'
-  | 'run.stop';
+  | 'run.stop'
+  | 'run.stopOrQuit';
 
 /** A normalised key: a printable character (`j`, `G`, `/`, `?`), or a name (`down`, `pgdn`, `home`, `enter`, `esc`, `space`, `tab`, `backspace`, `C-c`). */
 export type KeyName = string;
@@ -82,7 +83,8 @@ export const BINDINGS: readonly Binding[] = [
   { modes: ['confirm'], keys: ['tab', 'left', 'right'], command: 'dialog.focusNext', help: 'move focus between Cancel and Redrive' },
   { modes: ['confirm'], keys: ['enter'], command: 'input.submit', help: 'press the focused button' },
   { modes: ['confirm'], keys: ['esc'], command: 'input.cancel', help: 'cancel' },
-  { modes: ['progress'], keys: ['C-c', 'esc'], command: 'run.stop', help: 'stop after the current batch (resume later)' },
+  { modes: ['progress'], keys: ['esc'], command: 'run.stop', help: 'stop after the current batch (resume later)' },
+  { modes: ['progress'], keys: ['C-c', 'q'], command: 'run.stopOrQuit', help: 'stop after the current batch; pressed again, quit at once (the run shows as interrupted)' },
   { modes: ['result'], keys: ['enter', 'esc'], command: 'back', help: 'back to the list (reloaded)' },
   { modes: ['list', 'groups', 'detail', 'picker', 'result'], keys: ['?'], command: 'help.toggle', help: 'this help' },
   { modes: ['help'], keys: ['?', 'esc', 'q'], command: 'help.toggle', help: 'close the help' },

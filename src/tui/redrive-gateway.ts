@@ -62,9 +62,10 @@ export function engineRedrive(deps: EngineDeps, s: GatewaySettings): RedrivePort
       const run = await startRun(deps, plan, { reason: 'agentq dlq browse (TUI)', rate: s.rate, batchSize, planBuiltHere: true });
       const total = planned.split.total;
       const skippedAtPlan = total - run.counts.planned;
+      onProgress({ runId: run.run_id, done: skippedAtPlan, total, moved: 0, skipped: skippedAtPlan, failed: 0 });
       const toProgress = (e: RunEvent): RedriveProgress | null =>
         e.kind === 'batch'
-          ? { done: skippedAtPlan + e.done, total, moved: e.moved, skipped: skippedAtPlan + e.skipped, failed: e.failed }
+          ? { runId: run.run_id, done: skippedAtPlan + e.done, total, moved: e.moved, skipped: skippedAtPlan + e.skipped, failed: e.failed }
           : null;
       const result = await applyRun(deps, run.run_id, {
         signal,

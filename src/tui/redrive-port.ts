@@ -24,6 +24,8 @@ export interface PlannedRedrive {
 }
 
 export interface RedriveProgress {
+  /** The run being applied, once it is recorded (what a quit while it runs must name). */
+  runId?: string;
   done: number;
   total: number;
   moved: number;

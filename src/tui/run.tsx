@@ -1,11 +1,17 @@
 /**
  * The app entry: mounts the Ink app full-screen on the alternate screen and
  * restores the terminal when it ends — on `q`, on an error, or when the
- * command's signal aborts (SIGTERM). Loaded only by `dlq browse` / `tui`
- * through a lazy `import()`, so no other command pays for Ink and React.
+ * command's signal aborts (SIGTERM; SIGHUP too while the app runs). A signal
+ * does not just unmount: a running redrive is stopped after its current batch
+ * and recorded `interrupted` first, and the outcome is handed back so the
+ * command exits 130 with the resume command, as the CLI's bulk actions do.
+ * Loaded only by `dlq browse` / `tui` through a lazy `import()`, so no other
+ * command pays for Ink and React.
  */
 import { render } from 'ink';
 import { App, type AppProps } from './App.js';
+import type { RedriveResult } from './redrive-port.js';
+import type { TriageState } from './state.js';
 import type { FrameTrace } from './trace.js';
 
 /** DEC private modes: 1049 = alternate screen (with the main screen saved), 25 = cursor visible. */
@@ -22,7 +28,40 @@ export interface TuiStreams {
   trace?: FrameTrace;
 }
 
-export async function runTui(props: AppProps, io: TuiStreams): Promise<void> {
+/** How the app ended, for the command's exit code and last words. */
+export interface TuiOutcome {
+  /** The signal that ended it (SIGTERM, SIGHUP…), null when the operator quit. */
+  interruptedBy: string | null;
+  /** Quit while a run was still applying its batch (second Ctrl-C / q): the run id, else null. */
+  abandonedRunId: string | null;
+  /** The result on screen when the app ended (a stopped run carries its resume command), else null. */
+  result: RedriveResult | null;
+  /** Why the last redrive failed, when the app ended on that screen, else null. */
+  failure: string | null;
+}
+
+export function outcomeOf(s: TriageState | null): TuiOutcome {
+  const r = s?.redrive;
+  return {
+    interruptedBy: s?.interruptedBy ?? null,
+    abandonedRunId: s?.isForceQuit && r?.step === 'applying' ? (r.progress.runId ?? null) : null,
+    result: r?.step === 'done' ? r.result : null,
+    failure: r?.step === 'failed' ? r.message : null,
+  };
+}
+
+export async function runTui(props: AppProps, io: TuiStreams): Promise<TuiOutcome> {
+  // A closed terminal (SIGHUP) is a stop like SIGTERM while the app runs. Only here, not in
+  // runCli: a listener replaces the "ignore" disposition `nohup` sets, and a worker started
+  // with nohup must keep ignoring it; a full-screen app has no such use.
+  const interrupt = new AbortController();
+  const onParentAbort = () => interrupt.abort(io.signal.reason);
+  if (io.signal.aborted) onParentAbort();
+  else io.signal.addEventListener('abort', onParentAbort, { once: true });
+  const onHangup = () => interrupt.abort(new Error('SIGHUP'));
+  process.on('SIGHUP', onHangup);
+  let last: TriageState | null = null;
+  const onState = props.onState;
   io.stdout.write(ENTER_ALT_SCREEN);
   let isRestored = false;
   const restore = () => {
@@ -32,7 +71,18 @@ export async function runTui(props: AppProps, io: TuiStreams): Promise<void> {
   };
   try {
     const trace = io.trace;
-    const instance = render(<App {...props} onKey={trace ? () => trace.keyReceived() : undefined} />, {
+    const app = (
+      <App
+        {...props}
+        interrupt={interrupt.signal}
+        onState={(st) => {
+          last = st;
+          onState?.(st);
+        }}
+        onKey={trace ? () => trace.keyReceived() : undefined}
+      />
+    );
+    const instance = render(app, {
       stdin: io.stdin,
       stdout: io.stdout,
       stderr: io.stderr,
@@ -43,15 +93,15 @@ export async function runTui(props: AppProps, io: TuiStreams): Promise<void> {
       maxFps: 60,
       ...(trace ? { onRender: () => trace.frameWritten() } : {}),
     });
-    const onAbort = () => instance.unmount();
-    io.signal.addEventListener('abort', onAbort, { once: true });
     try {
       await instance.waitUntilExit();
     } finally {
-      io.signal.removeEventListener('abort', onAbort);
       instance.cleanup();
     }
   } finally {
+    io.signal.removeEventListener('abort', onParentAbort);
+    process.removeListener('SIGHUP', onHangup);
     restore();
   }
+  return outcomeOf(last);
 }

@@ -45,6 +45,8 @@ export type RedriveFlow =
   /** `hasApplied`: the failure came during apply, so the DLQ may have changed and is reloaded. */
   | { step: 'failed'; message: string; hasApplied: boolean };
 
+export const STOPPING_NOTICE = 'stopping after the current batch… (Ctrl-C or q again quits at once)';
+
 /** Above this many jobs, the dialog asks to type the count (as `dlq redrive` does on a terminal). */
 export const TYPED_CONFIRM_ABOVE = 20;
 
@@ -82,6 +84,14 @@ export interface TriageState {
   /** A one-line message in the status bar (cleared by the next key). */
   notice: string | null;
   isQuitting: boolean;
+  /**
+   * Set when the process was told to stop (SIGTERM, SIGHUP, or Ctrl-C outside raw mode): the
+   * signal's name. A running redrive finishes its batch and records `interrupted` before the
+   * app quits; the command then exits 130 and prints the resume command, as the CLI does.
+   */
+  interruptedBy: string | null;
+  /** Quit without waiting for the running batch (a second Ctrl-C / q while stopping). */
+  isForceQuit: boolean;
 }
 
 export type TriageAction =
@@ -96,7 +106,9 @@ export type TriageAction =
   | { type: 'redrive/planned'; planned: PlannedRedrive }
   | { type: 'redrive/progress'; progress: RedriveProgress }
   | { type: 'redrive/finished'; result: RedriveResult }
-  | { type: 'redrive/failed'; message: string };
+  | { type: 'redrive/failed'; message: string }
+  /** The process was told to stop (`reason`: the signal's name). */
+  | { type: 'interrupt'; reason: string };
 
 export function initialState(o: { now: number; pageSize: number; readOnlyReason?: string | null; filter?: Partial<TriageFilter> }): TriageState {
   return {
@@ -125,6 +137,8 @@ export function initialState(o: { now: number; pageSize: number; readOnlyReason?
     readOnlyReason: o.readOnlyReason ?? null,
     notice: null,
     isQuitting: false,
+    interruptedBy: null,
+    isForceQuit: false,
   };
 }
 
@@ -163,10 +177,24 @@ export function reduce(s: TriageState, a: TriageAction): TriageState {
     case 'redrive/progress':
       if (s.redrive?.step !== 'applying') return s;
       return { ...s, redrive: { ...s.redrive, progress: a.progress } };
+    // The notice ("stopping after the current batch…") belonged to the run that just ended.
+    // After a signal, the app quits once the run has recorded its outcome.
     case 'redrive/finished':
-      return { ...s, mode: 'result', redrive: { step: 'done', result: a.result } };
+      return { ...s, mode: 'result', redrive: { step: 'done', result: a.result }, notice: null, isQuitting: s.isQuitting || s.interruptedBy !== null };
     case 'redrive/failed':
-      return { ...s, mode: 'result', redrive: { step: 'failed', message: a.message, hasApplied: s.redrive?.step === 'applying' } };
+      return {
+        ...s,
+        mode: 'result',
+        redrive: { step: 'failed', message: a.message, hasApplied: s.redrive?.step === 'applying' },
+        notice: null,
+        isQuitting: s.isQuitting || s.interruptedBy !== null,
+      };
+    case 'interrupt':
+      if (s.redrive?.step === 'applying') {
+        // As the CLI on its first signal: the batch in flight finishes and the ledger says `interrupted`.
+        return { ...s, interruptedBy: a.reason, redrive: { ...s.redrive, isStopRequested: true }, notice: `${a.reason}: stopping after the current batch, then quitting…` };
+      }
+      return { ...s, interruptedBy: a.reason, isQuitting: true };
     case 'key': {
       const resolved = resolveKey(inputMode(s), a.name);
       if (resolved.kind === 'none') return s;
@@ -274,7 +302,10 @@ function command(s: TriageState, c: Command): TriageState {
     case 'confirm':
       return confirmCommand(s, c);
     case 'progress':
-      if (c === 'run.stop' && s.redrive?.step === 'applying') return { ...s, redrive: { ...s.redrive, isStopRequested: true }, notice: 'stopping after the current batch…' };
+      if (s.redrive?.step !== 'applying') return s;
+      // Pressed again while stopping (a hung backend never ends the batch): quit now, as the CLI's second Ctrl-C.
+      if (c === 'run.stopOrQuit' && s.redrive.isStopRequested) return { ...s, isQuitting: true, isForceQuit: true };
+      if (c === 'run.stop' || c === 'run.stopOrQuit') return { ...s, redrive: { ...s.redrive, isStopRequested: true }, notice: STOPPING_NOTICE };
       return s;
     case 'result':
       if (c === 'back' && s.redrive?.step === 'failed' && !s.redrive.hasApplied) return { ...s, mode: 'list', redrive: null };

@@ -56,10 +56,11 @@ describe('resolveKey', () => {
     expect(resolveKey('filter', 'C-x')).toEqual({ kind: 'none' });
   });
 
-  it('does not quit from the redrive dialog or while a run is applying', () => {
+  it('does not quit from the redrive dialog; while a run is applying q and Ctrl-C stop it first (pressed again they quit)', () => {
     expect(resolveKey('confirm', 'q')).toEqual({ kind: 'text', text: 'q' });
-    expect(resolveKey('progress', 'q')).toEqual({ kind: 'none' });
-    expect(resolveKey('progress', 'C-c')).toEqual({ kind: 'command', command: 'run.stop' });
+    expect(resolveKey('progress', 'q')).toEqual({ kind: 'command', command: 'run.stopOrQuit' });
+    expect(resolveKey('progress', 'C-c')).toEqual({ kind: 'command', command: 'run.stopOrQuit' });
+    expect(resolveKey('progress', 'esc')).toEqual({ kind: 'command', command: 'run.stop' });
   });
 
   it('captures every key while the help is open; only ?, Esc and q close it', () => {

@@ -311,3 +311,38 @@ describe('detail, help and quit', () => {
     expect(s.isQuitting).toBe(true);
   });
 });
+
+describe('stopping a running redrive', () => {
+  const applying = () => keys(reduce(keys(loaded(3), 'a', 'R'), { type: 'redrive/planned', planned: planned(3) }), 'tab', 'enter');
+  const finished = { type: 'redrive/finished', result: { runId: 'run_X', status: 'interrupted', moved: 1, skipped: 0, failed: 0, resumeCommand: 'agentq dlq redrive --resume run_X' } } as const;
+
+  it('a signal stops the run after its batch, and the app quits once the run has recorded its outcome', () => {
+    let s = reduce(applying(), { type: 'interrupt', reason: 'SIGTERM' });
+    expect(s.redrive).toMatchObject({ step: 'applying', isStopRequested: true });
+    expect(s.isQuitting).toBe(false);
+    s = reduce(s, finished);
+    expect(s).toMatchObject({ isQuitting: true, interruptedBy: 'SIGTERM', isForceQuit: false });
+  });
+
+  it('a signal while idle quits at once', () => {
+    expect(reduce(loaded(3), { type: 'interrupt', reason: 'SIGHUP' })).toMatchObject({ isQuitting: true, interruptedBy: 'SIGHUP' });
+  });
+
+  it('the first Ctrl-C or q stops after the batch; the second quits at once (a hung backend never ends the batch)', () => {
+    for (const key of ['C-c', 'q']) {
+      let s = keys(applying(), key);
+      expect(s).toMatchObject({ isQuitting: false, redrive: { isStopRequested: true } });
+      s = keys(s, key);
+      expect(s).toMatchObject({ isQuitting: true, isForceQuit: true });
+    }
+    // Esc only ever asks to stop.
+    expect(keys(applying(), 'esc', 'esc')).toMatchObject({ isQuitting: false, isForceQuit: false });
+  });
+
+  it('the result screen no longer says "stopping after the current batch…"', () => {
+    let s = keys(applying(), 'esc');
+    expect(s.notice).toContain('stopping after the current batch');
+    s = reduce(s, finished);
+    expect(s.notice).toBeNull();
+  });
+});

@@ -139,3 +139,66 @@ describe('agentq dlq browse in a real terminal', () => {
   }, 120_000);
 });
 
+describe('agentq dlq browse told to stop (SIGTERM, SIGHUP)', () => {
+  let home: CliHome;
+  let url: string;
+  let path: string;
+
+  beforeAll(async () => {
+    home = makeCliHome('agentq-tui-signal-');
+    path = join(home.dir, 'agentq.db');
+    url = `sqlite:${path}`;
+    const clock = new ManualClock(Date.now());
+    const backend = new SqliteBackend({ path, clock });
+    await seedDlq(backend, clock, 'research', Array.from({ length: 12 }, () => ({ errorCode: 'PROVIDER_429' })));
+    await backend.close();
+  }, 60_000);
+
+  afterAll(() => home?.cleanup());
+
+  const env = () => ({ ...home.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' });
+
+  it('SIGTERM during a redrive: the batch finishes, the run is recorded interrupted, the lock is released, exit 130 with the resume command', async () => {
+    // One job per batch, two per second: the run is still going when the signal comes.
+    const pane = TmuxPane.start(['node', AGENTQ_BIN, '--url', url, 'dlq', 'browse', '--queue', 'research', '--rate', '2', '--batch-size', '1'], env(), { columns: 160, rows: 30 });
+    try {
+      await pane.waitFor('total 12 · shown 12');
+      pane.keys('a', 'R');
+      await pane.waitFor('> Cancel <');
+      pane.keys('Tab', 'Enter');
+      await pane.waitFor(/moved [1-9]/);
+      pane.signal('SIGTERM');
+      expect(await pane.exitStatus()).toBe(130);
+      expect(pane.info('#{alternate_on}')).toBe('0');
+      const stderr = pane.stderr();
+      expect(stderr).toMatch(/SIGTERM: run run_[0-9A-Z]{26} stopped after its current batch/);
+      const runId = /(run_[0-9A-Z]{26})/.exec(stderr)![1]!;
+      expect(stderr).toContain(`Resume it with: agentq dlq redrive --resume ${runId}`);
+      const backend = new SqliteBackend({ path });
+      try {
+        const run = await backend.getRun(runId);
+        expect(run?.status).toBe('interrupted');
+        expect(run!.counts.planned).toBeGreaterThan(0);
+        expect(await backend.readLock('research')).toBeNull();
+      } finally {
+        await backend.close();
+      }
+    } finally {
+      pane.kill();
+    }
+  }, 120_000);
+
+  it.each(['SIGTERM', 'SIGHUP'] as const)('%s while idle: the terminal is restored and the exit is 130, not 0', async (sig) => {
+    const pane = TmuxPane.start(['node', AGENTQ_BIN, '--url', url, 'tui', '--queue', 'research'], env(), { columns: 160, rows: 30 });
+    try {
+      await pane.waitFor(/total \d+ · shown/);
+      pane.signal(sig);
+      expect(await pane.exitStatus()).toBe(130);
+      expect(pane.info('#{alternate_on}')).toBe('0');
+      expect(pane.stderr()).toContain(`${sig}: agentq dlq browse ended; no redrive was running`);
+    } finally {
+      pane.kill();
+    }
+  }, 120_000);
+});
+

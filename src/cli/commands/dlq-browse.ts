@@ -6,7 +6,8 @@
  * so `--help` and the "not a terminal" error stay fast.
  */
 import { setFlagsFromString } from 'node:v8';
-import { PermissionError, ValidationError } from '../../core/errors.js';
+import { InterruptedError, PermissionError, ValidationError } from '../../core/errors.js';
+import { resumeCommand } from '../../dlq/engine.js';
 import { parseSelector, type SelectorInput } from '../../dlq/filter.js';
 import { DEFAULT_RATE_PER_SEC, parseBatchSize, parseRate } from '../../dlq/rate.js';
 import type { CommandContext } from '../context.js';
@@ -89,7 +90,7 @@ export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<voi
   const io = dlqIoFrom(ctx);
   const [{ runTui }, { backendSource }, { engineRedrive }, { fileTrace }] = await tui;
   const tracePath = ctx.env.AGENTQ_TUI_TRACE;
-  await runTui(
+  const outcome = await runTui(
     {
       source: backendSource(backend, selector.filter),
       redrive: engineRedrive(
@@ -108,6 +109,25 @@ export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<voi
       trace: tracePath ? fileTrace(tracePath) : undefined,
     },
   );
+  // The terminal is restored by now: what follows is read on the normal screen, as after a CLI redrive.
+  const result = outcome.result;
+  if (outcome.abandonedRunId !== null) {
+    throw new InterruptedError(
+      `quit while run ${outcome.abandonedRunId} was applying a batch: the jobs of that batch may or may not have moved; the run shows as interrupted once this process has ended`,
+      `Check it with: agentq dlq runs show ${outcome.abandonedRunId}; resume it with: ${resumeCommand({ run_id: outcome.abandonedRunId, action: 'redrive' })}`,
+    );
+  }
+  if (outcome.interruptedBy !== null) {
+    if (result?.resumeCommand) {
+      throw new InterruptedError(
+        `${outcome.interruptedBy}: run ${result.runId} stopped after its current batch (moved ${result.moved}, skipped ${result.skipped}, failed ${result.failed}); the ledger is recorded`,
+        `Resume it with: ${result.resumeCommand}`,
+      );
+    }
+    if (result !== null) throw new InterruptedError(`${outcome.interruptedBy}: agentq dlq browse ended; run ${result.runId} had already ended (${result.status})`);
+    if (outcome.failure !== null) throw new InterruptedError(`${outcome.interruptedBy}: agentq dlq browse ended; the last redrive failed: ${outcome.failure}`, 'See the runs with: agentq dlq runs');
+    throw new InterruptedError(`${outcome.interruptedBy}: agentq dlq browse ended; no redrive was running`);
+  }
 }
 
 /** The TUI process's old-generation growing step, in percent (V8's default is dynamic, up to 300 %). */

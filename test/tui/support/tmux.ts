@@ -104,6 +104,14 @@ export class TmuxPane {
     }
   }
 
+  /** Sends `signal` to the command itself (the shell wrapper's child), as `kill -TERM` would. */
+  signal(signal: NodeJS.Signals): void {
+    const shell = this.info('#{pane_pid}');
+    const child = execFileSync('pgrep', ['-P', shell], { encoding: 'utf8' }).trim().split('\n')[0];
+    if (!child) throw new Error('the command is not running');
+    process.kill(Number(child), signal);
+  }
+
   kill(): void {
     try {
       this.tmux('kill-server');
