@@ -133,7 +133,7 @@ function Body({ state, width }: { state: TriageState; width: number }) {
     case 'confirm':
     case 'progress':
     case 'result':
-      return state.redrive === null ? <Text> </Text> : <RedriveDialog flow={state.redrive} width={width} />;
+      return state.redrive === null ? <Text> </Text> : <RedriveDialog flow={state.redrive} width={width} hiddenSelected={state.selectedHidden} />;
     default:
       return <EntryList state={state} width={width} />;
   }

@@ -21,7 +21,9 @@ export function Header({ info, state }: { info: HeaderInfo; state: TriageState }
   ].join(' · ');
   const loading = state.loadError !== null ? `  LOAD FAILED: ${clean(state.loadError)}` : state.isLoading ? '  loading…' : '';
   const ro = state.readOnlyReason === null ? '' : '  [read-only]';
-  const selected = state.selectionLabel === null ? count(state.selected.size) : `${count(state.selected.size)} (${clean(state.selectionLabel)})`;
+  const hidden = state.selectedHidden > 0 ? ` [${count(state.selectedHidden)} hidden by the filter]` : '';
+  // The hidden count comes before the label: the label is long and the line is cut at the right.
+  const selected = count(state.selected.size) + hidden + (state.selectionLabel === null ? '' : ` (${clean(state.selectionLabel)})`);
   const filter = isFilterEmpty(state.filter) ? '' : `  filter: ${clean(describeFilter(state.filter))}`;
   return (
     <>

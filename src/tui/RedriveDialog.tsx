@@ -8,11 +8,16 @@ import { clean, count, fitRight } from './text.js';
  * Cancel; typing the count for more than 20 jobs), the progress of the run,
  * and its result with the run id. Words, not colours, carry the meaning.
  */
-export function RedriveDialog({ flow, width }: { flow: RedriveFlow; width: number }) {
+export function RedriveDialog({ flow, width, hiddenSelected = 0 }: { flow: RedriveFlow; width: number; hiddenSelected?: number }) {
   const w = Math.max(40, Math.min(90, width - 2));
   return (
     <Box flexDirection="column" borderStyle="round" width={w} paddingX={1}>
       <Body flow={flow} />
+      {(flow.step === 'planning' || flow.step === 'confirm') && hiddenSelected > 0 ? (
+        <Text wrap="wrap">
+          {count(hiddenSelected)} of the selected jobs are hidden by the current filter: the redrive includes them (c clears the selection).
+        </Text>
+      ) : null}
     </Box>
   );
 }

@@ -68,6 +68,11 @@ export interface TriageState {
   expiredCount: number;
   partialCount: number;
   selected: ReadonlySet<string>;
+  /**
+   * How many selected jobs the current filter hides: a redrive acts on all of them, so the
+   * header and the dialog say so instead of letting "all 33 matching" stand for 11 on screen.
+   */
+  selectedHidden: number;
   /** Set by `a`: says the selection is every entry matching a filter, not only what is on screen. */
   selectionLabel: string | null;
   mode: Mode;
@@ -125,6 +130,7 @@ export function initialState(o: { now: number; pageSize: number; readOnlyReason?
     expiredCount: 0,
     partialCount: 0,
     selected: new Set(),
+    selectedHidden: 0,
     selectionLabel: null,
     mode: 'list',
     isHelpOpen: false,
@@ -222,15 +228,26 @@ function appendRows(s: TriageState, rows: TriageRow[], isDone: boolean): TriageS
   }
   const more = filterRows(all, s.filter, s.now, from);
   const visible = more.length === 0 ? s.visible : s.visible.concat(more);
-  return {
-    ...s,
-    rows: all,
-    isLoading: !isDone,
-    expiredCount: expired,
-    partialCount: partial,
-    visible,
-    list: placeCursor(s.list, s.list.cursor, visible.length, s.pageSize),
-  };
+  return withSelection(
+    {
+      ...s,
+      rows: all,
+      isLoading: !isDone,
+      expiredCount: expired,
+      partialCount: partial,
+      visible,
+      list: placeCursor(s.list, s.list.cursor, visible.length, s.pageSize),
+    },
+    s.selected,
+  );
+}
+
+/** Sets the selection and recounts how much of it the filter hides (one pass over what is shown). */
+function withSelection(s: TriageState, selected: ReadonlySet<string>): TriageState {
+  if (selected.size === 0) return { ...s, selected, selectedHidden: 0 };
+  let shown = 0;
+  for (const i of s.visible) if (selected.has(s.rows[i]!.jobId)) shown++;
+  return { ...s, selected, selectedHidden: selected.size - shown };
 }
 
 function countExpired(rows: readonly TriageRow[], now: number): number {
@@ -245,7 +262,7 @@ function refilter(s: TriageState, filter: TriageFilter): TriageState {
   const visible = filterRows(s.rows, filter, s.now);
   const at = before === undefined ? -1 : indexOfSorted(visible, before);
   const list = placeCursor(at === -1 ? { cursor: 0, top: 0 } : s.list, at === -1 ? 0 : at, visible.length, s.pageSize);
-  const next = { ...s, filter, visible, list };
+  const next = withSelection({ ...s, filter, visible, list }, s.selected);
   return next.groups === null ? next : { ...next, groups: regroup(next) };
 }
 
@@ -321,6 +338,7 @@ function command(s: TriageState, c: Command): TriageState {
           expiredCount: 0,
           partialCount: 0,
           selected: new Set(),
+          selectedHidden: 0,
           selectionLabel: null,
           isLoading: true,
           expectedTotal: null,
@@ -371,16 +389,22 @@ function listCommand(s: TriageState, c: Command): TriageState {
       if (selected.has(row.jobId)) selected.delete(row.jobId);
       else selected.add(row.jobId);
       // Moving down after a toggle lets space-space-space select a run of rows (as in lazygit).
-      return { ...s, selected, selectionLabel: null, list: moveCursor(s.list, 'down', s.visible.length, s.pageSize) };
+      return withSelection({ ...s, selectionLabel: null, list: moveCursor(s.list, 'down', s.visible.length, s.pageSize) }, selected);
     }
     case 'select.allMatching': {
+      // "All matching" must mean all: rows still streaming in would be left out silently.
+      if (s.isLoading) {
+        const of = s.expectedTotal === null ? '' : ` of ~${count(s.expectedTotal)}`;
+        return { ...s, notice: `still loading (${count(s.rows.length)}${of}): a selects all matching once every entry is loaded; Space selects one now` };
+      }
+      if (s.loadError !== null) return { ...s, notice: 'the DLQ is not loaded (see the error): nothing to select' };
       const selected = new Set(s.selected);
       for (const i of s.visible) selected.add(s.rows[i]!.jobId);
       const label = `all ${count(s.visible.length)} matching ${describeFilter(s.filter)}`;
-      return { ...s, selected, selectionLabel: s.selected.size === 0 ? label : `${label} (+ earlier picks)`, notice: `selected ${label}` };
+      return withSelection({ ...s, selectionLabel: s.selected.size === 0 ? label : `${label} (+ earlier picks)`, notice: `selected ${label}` }, selected);
     }
     case 'select.clear':
-      return { ...s, selected: new Set(), selectionLabel: null };
+      return { ...s, selected: new Set(), selectedHidden: 0, selectionLabel: null };
     case 'groups.open':
       return { ...s, mode: 'groups', groups: regroup({ ...s, groups: null }) };
     case 'redrive.open':

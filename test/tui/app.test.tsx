@@ -167,8 +167,19 @@ describe('filters and views through the keyboard', () => {
   it('a selects all matching the filter and the header says so', async () => {
     const app = open();
     await app.waitFor('total 40');
+    await app.waitForState((st) => !st.isLoading, 'the load to complete (a waits for it)');
     await app.press('e', 'a');
     await app.waitFor('selected 35 (all 35 matching no expired)');
+  });
+
+  it('after a filter change the header says how many selected jobs the filter hides', async () => {
+    const app = open();
+    await app.waitFor('total 40');
+    await app.waitForState((st) => !st.isLoading, 'the load to complete (a waits for it)');
+    await app.press('a', 'e');
+    await app.waitFor('selected 40 [5 hidden by the filter] (all 40 matching no filter)');
+    await app.press('e');
+    await app.waitFor('selected 40 (all 40 matching no filter)');
   });
 
   it('Enter shows the detail: error, attempts, checkpoint, effects, trace and a payload that scrolls', async () => {
@@ -272,6 +283,7 @@ describe('redrive through the DLQ engine (real SQLite store)', () => {
       );
       const app = renderApp({ ...base, redrive, source: backendSource(backend, { queue: 'research' }), clock, size: { columns: 160, rows: 30 } });
       await app.waitFor('total 35 · shown 35 · expired 2 · partial 2');
+      await app.waitForState((st) => !st.isLoading, 'the load to complete (a waits for it)');
       await app.press('/', ...'429', KEYS.enter, 'a', 'R');
       const dialog = await app.waitFor('Redrive plan for queue research: 30 selected');
       expect(dialog).toMatch(/redrive\s+26/);
@@ -327,6 +339,7 @@ describe('redrive progress and stopping (real engine, paced by an injected sleep
       );
       const app = renderApp({ ...base, redrive, source: backendSource(backend, { queue: 'research' }), clock, size: { columns: 160, rows: 30 } });
       await app.waitFor('total 15');
+      await app.waitForState((st) => !st.isLoading, 'the load to complete (a waits for it)');
       await app.press('a', 'R');
       await app.waitFor('Redrive plan for queue research: 15 selected');
       await app.press(KEYS.tab, KEYS.enter);

@@ -346,3 +346,26 @@ describe('stopping a running redrive', () => {
     expect(s.notice).toBeNull();
   });
 });
+
+describe('select all matching (a)', () => {
+  it('is refused while the list is still loading: "all matching" must not mean "all loaded so far"', () => {
+    let s = reduce(initialState({ now: T0, pageSize: 10 }), { type: 'rows/expected', total: 50, generation: 0 });
+    s = reduce(s, { type: 'rows/append', rows: rowsOf(20), isDone: false });
+    s = keys(s, 'a');
+    expect(s.selected.size).toBe(0);
+    expect(s.notice).toContain('still loading (20 of ~50)');
+    s = reduce(s, { type: 'rows/append', rows: [], isDone: true });
+    s = keys(s, 'a');
+    expect(s.selected.size).toBe(20);
+  });
+
+  it('counts the selected jobs the current filter hides, for the header and the dialog', () => {
+    let s = keys(loaded(33, (i) => ({ errorCode: i < 11 ? 'TOOL_TIMEOUT' : 'PROVIDER_429' })), 'a');
+    expect(s).toMatchObject({ selectedHidden: 0, selectionLabel: 'all 33 matching no filter' });
+    s = keys(s, '/', ...'tool_timeout', 'enter');
+    expect(s.visible.length).toBe(11);
+    expect(s.selectedHidden).toBe(22);
+    s = keys(s, 'x');
+    expect(s.selectedHidden).toBe(0);
+  });
+});
