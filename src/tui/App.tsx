@@ -17,6 +17,7 @@ import { initialState, reduce, type TriageAction, type TriageState } from './sta
 import { StatusBar } from './StatusBar.js';
 import { useDetail } from './use-detail.js';
 import { useDlqRows } from './use-dlq-rows.js';
+import { useFullText } from './use-full-text.js';
 import { useRedrive } from './use-redrive.js';
 import { useTerminalSize } from './use-terminal-size.js';
 
@@ -59,6 +60,7 @@ export function App(props: AppProps) {
 
   useDlqRows(source, state.loadGeneration, dispatch as (a: TriageAction) => void);
   useDetail(source, state.detail, clock, dispatch);
+  useFullText(source, state.fullText, dispatch);
   useRedrive(redrive, state.redrive, dispatch);
 
   useEffect(() => {

@@ -24,7 +24,8 @@ export function Header({ info, state }: { info: HeaderInfo; state: TriageState }
   const hidden = state.selectedHidden > 0 ? ` [${count(state.selectedHidden)} hidden by the filter]` : '';
   // The hidden count comes before the label: the label is long and the line is cut at the right.
   const selected = count(state.selected.size) + hidden + (state.selectionLabel === null ? '' : ` (${clean(state.selectionLabel)})`);
-  const filter = isFilterEmpty(state.filter) ? '' : `  filter: ${clean(describeFilter(state.filter))}`;
+  const searching = state.fullText !== null && state.fullText.ids === null && state.fullText.text === state.filter.text ? ' (searching whole messages…)' : '';
+  const filter = isFilterEmpty(state.filter) ? '' : `  filter: ${clean(describeFilter(state.filter))}${searching}`;
   return (
     <>
       <Text wrap="truncate-end">

@@ -10,7 +10,11 @@ export interface TriageFilter {
   hideExpired: boolean;
   /** `p`: drop jobs whose effect ledger shows an external effect started. */
   hidePartial: boolean;
-  /** `/`: case-insensitive substring of job id, workflow, tenant, error code or message. */
+  /**
+   * `/`: case-insensitive substring of job id, workflow, tenant, error code or message, as
+   * `--grep`. Live while typing on what the rows hold (the message's first 160 characters);
+   * on Enter the backend's grep finds matches further into long messages.
+   */
   text: string;
   errorCode: string | null;
   tenant: string | null;
@@ -30,21 +34,32 @@ export function isFilterEmpty(f: TriageFilter): boolean {
   return !f.hideExpired && !f.hidePartial && f.text === '' && f.errorCode === null && f.tenant === null && f.workflow === null;
 }
 
+/**
+ * Rows the backend's grep found for a text filter beyond what the rows carry: job ids whose
+ * full error message matches `text` (the rows hold only its start). Null while unknown.
+ */
+export interface FullTextMatches {
+  text: string;
+  ids: ReadonlySet<string> | null;
+}
+
 /** Builds the predicate once per filter change; the lower-casing happens here, not per row. */
-export function rowPredicate(f: TriageFilter, now: number): (row: TriageRow) => boolean {
+export function rowPredicate(f: TriageFilter, now: number, full: FullTextMatches | null = null): (row: TriageRow) => boolean {
   const needle = f.text.toLowerCase();
+  const more = full !== null && full.text === f.text ? full.ids : null;
+  const textMatches = (row: TriageRow) => row.haystack.includes(needle) || (more !== null && row.isMessageCut && more.has(row.jobId));
   return (row) =>
     (!f.hideExpired || !isRowExpired(row, now)) &&
     (!f.hidePartial || !row.isPartial) &&
     (f.errorCode === null || row.errorCode === f.errorCode) &&
     (f.tenant === null || row.tenant === f.tenant) &&
     (f.workflow === null || row.workflow === f.workflow) &&
-    (needle === '' || row.haystack.includes(needle));
+    (needle === '' || textMatches(row));
 }
 
 /** Indices of the rows that match, in row order. */
-export function filterRows(rows: readonly TriageRow[], f: TriageFilter, now: number, from = 0): number[] {
-  const keep = rowPredicate(f, now);
+export function filterRows(rows: readonly TriageRow[], f: TriageFilter, now: number, from = 0, full: FullTextMatches | null = null): number[] {
+  const keep = rowPredicate(f, now, full);
   const out: number[] = [];
   for (let i = from; i < rows.length; i++) if (keep(rows[i]!)) out.push(i);
   return out;

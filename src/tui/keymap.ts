@@ -69,7 +69,7 @@ export const BINDINGS: readonly Binding[] = [
   { modes: ['list'], keys: ['c'], command: 'select.clear', help: 'clear the selection' },
   { modes: ['list', 'groups'], keys: ['e'], command: 'filter.expired', help: 'hide / show expired jobs' },
   { modes: ['list', 'groups'], keys: ['p'], command: 'filter.partial', help: 'hide / show partially completed jobs' },
-  { modes: ['list', 'groups'], keys: ['/'], command: 'filter.text', help: 'text filter (Esc restores the previous one)' },
+  { modes: ['list', 'groups'], keys: ['/'], command: 'filter.text', help: 'text filter, as --grep: live on the start of messages, Enter searches them whole (Esc restores)' },
   { modes: ['list', 'groups'], keys: ['E'], command: 'pick.errorCode', help: 'pick an error code' },
   { modes: ['list', 'groups'], keys: ['T'], command: 'pick.tenant', help: 'pick a tenant' },
   { modes: ['list', 'groups'], keys: ['x'], command: 'filter.clear', help: 'clear every filter' },

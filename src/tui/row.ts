@@ -6,7 +6,7 @@
  * Strings here are raw (untrusted) data: they are sanitised where they are
  * rendered, never stored sanitised, so filters match what is really stored.
  */
-import type { DlqRow } from '../backend/contract.js';
+import { DLQ_ROW_MESSAGE_CHARS, type DlqRow } from '../backend/contract.js';
 
 export interface TriageRow {
   jobId: string;
@@ -27,10 +27,16 @@ export interface TriageRow {
   /**
    * Lower-cased job id, workflow, tenant, error code and the start of the
    * error message (the part a `DlqRow` carries, `DLQ_ROW_MESSAGE_CHARS`;
-   * the detail view shows all of it): what the text filter searches (the same fields as
+   * the detail view shows all of it): what the text filter searches live (the same fields as
    * `DlqFilter.grep`), computed once so a keystroke is a plain scan.
    */
   haystack: string;
+  /**
+   * The row carries only the start of the error message (it reached `DLQ_ROW_MESSAGE_CHARS`):
+   * a text filter that misses the haystack may still match the rest, which only the backend's
+   * `grep` (the one `--grep` uses) can tell (see `TriageSource.grepIds`).
+   */
+  isMessageCut: boolean;
 }
 
 /**
@@ -62,6 +68,7 @@ export function toTriageRow(entry: DlqRow, pool: StringPool = new StringPool()):
     isPartial: entry.partial,
     redriveCount: entry.redrive_count,
     isMalformed: entry.malformed,
+    isMessageCut: entry.error_message.length >= DLQ_ROW_MESSAGE_CHARS && [...entry.error_message].length >= DLQ_ROW_MESSAGE_CHARS,
     haystack: `${entry.job_id}\n${entry.workflow}\n${entry.tenant_id}\n${entry.error_code}\n${entry.error_message}`.toLowerCase(),
   };
 }

@@ -15,6 +15,12 @@ export interface TriageSource {
   expectedTotal?(): Promise<number | null>;
   /** One full entry for the detail view; null when it left the DLQ. */
   get(jobId: string): Promise<DlqEntry | null>;
+  /**
+   * The job ids whose entry matches `text` as `--grep` does (the whole error message, not only
+   * the start a row carries): the text filter asks once it is submitted. Absent: the text
+   * filter searches only what the rows hold.
+   */
+  grepIds?(text: string, signal: AbortSignal): Promise<Set<string>>;
 }
 
 /**
@@ -42,5 +48,16 @@ export function backendSource(backend: Pick<Backend, 'dlqRows' | 'dlqGet' | 'sta
       } while (cursor !== null);
     },
     get: (jobId) => backend.dlqGet(jobId),
+    async grepIds(text, signal) {
+      const ids = new Set<string>();
+      let cursor: string | null = null;
+      do {
+        signal.throwIfAborted();
+        const page = await backend.dlqRows({ ...filter, grep: text }, { limit: pageSize, cursor });
+        for (const r of page.items) ids.add(r.job_id);
+        cursor = page.next_cursor;
+      } while (cursor !== null);
+      return ids;
+    },
   };
 }

@@ -7,13 +7,14 @@
  * by the app when the state asks for them (`detail.entry === undefined`,
  * `redrive.step === 'planning'`...), never by the reducer.
  */
-import { EMPTY_FILTER, describeFilter, filterRows, type TriageFilter } from './filter.js';
+import { EMPTY_FILTER, describeFilter, filterRows, type FullTextMatches, type TriageFilter } from './filter.js';
 import { distinctCounts, groupByError, type ErrorGroup } from './groups.js';
 import { resolveKey, type Command, type KeyName, type Mode } from './keymap.js';
 import type { PlannedRedrive, RedriveProgress, RedriveResult } from './redrive-port.js';
 import { isRowExpired, type TriageRow } from './row.js';
 import { indexOfSorted, moveCursor, placeCursor, type ListWindow, type Motion } from './window.js';
 import { count } from './text.js';
+import { DLQ_ROW_MESSAGE_CHARS } from '../backend/contract.js';
 
 export type PickerKind = 'errorCode' | 'tenant';
 
@@ -60,6 +61,11 @@ export interface TriageState {
   loadGeneration: number;
   now: number;
   filter: TriageFilter;
+  /**
+   * The backend's grep for the submitted text filter (`ids: null` while it runs: the app starts
+   * it): rows carry only the start of long error messages, and `/` must match what `--grep` does.
+   */
+  fullText: FullTextMatches | null;
   /** Indices into `rows` matching `filter`, ascending. */
   visible: number[];
   list: ListWindow;
@@ -113,7 +119,9 @@ export type TriageAction =
   | { type: 'redrive/finished'; result: RedriveResult }
   | { type: 'redrive/failed'; message: string }
   /** The process was told to stop (`reason`: the signal's name). */
-  | { type: 'interrupt'; reason: string };
+  | { type: 'interrupt'; reason: string }
+  | { type: 'fulltext/found'; text: string; ids: ReadonlySet<string> }
+  | { type: 'fulltext/failed'; text: string; message: string };
 
 export function initialState(o: { now: number; pageSize: number; readOnlyReason?: string | null; filter?: Partial<TriageFilter> }): TriageState {
   return {
@@ -124,6 +132,7 @@ export function initialState(o: { now: number; pageSize: number; readOnlyReason?
     loadGeneration: 0,
     now: o.now,
     filter: { ...EMPTY_FILTER, ...o.filter },
+    fullText: null,
     visible: [],
     list: { cursor: 0, top: 0 },
     pageSize: Math.max(1, o.pageSize),
@@ -195,6 +204,12 @@ export function reduce(s: TriageState, a: TriageAction): TriageState {
         notice: null,
         isQuitting: s.isQuitting || s.interruptedBy !== null,
       };
+    case 'fulltext/found':
+      if (s.fullText?.text !== a.text) return s;
+      return refilter({ ...s, fullText: { text: a.text, ids: a.ids } }, s.filter);
+    case 'fulltext/failed':
+      if (s.fullText?.text !== a.text) return s;
+      return { ...s, fullText: null, notice: `searching whole error messages failed (only their first ${DLQ_ROW_MESSAGE_CHARS} characters were searched): ${a.message}` };
     case 'interrupt':
       if (s.redrive?.step === 'applying') {
         // As the CLI on its first signal: the batch in flight finishes and the ledger says `interrupted`.
@@ -226,7 +241,7 @@ function appendRows(s: TriageState, rows: TriageRow[], isDone: boolean): TriageS
     if (isRowExpired(r, s.now)) expired++;
     if (r.isPartial) partial++;
   }
-  const more = filterRows(all, s.filter, s.now, from);
+  const more = filterRows(all, s.filter, s.now, from, s.fullText);
   const visible = more.length === 0 ? s.visible : s.visible.concat(more);
   return withSelection(
     {
@@ -259,7 +274,7 @@ function countExpired(rows: readonly TriageRow[], now: number): number {
 /** Applies a new filter, keeping the cursor on the same job when it still matches. */
 function refilter(s: TriageState, filter: TriageFilter): TriageState {
   const before = s.visible[s.list.cursor];
-  const visible = filterRows(s.rows, filter, s.now);
+  const visible = filterRows(s.rows, filter, s.now, 0, s.fullText);
   const at = before === undefined ? -1 : indexOfSorted(visible, before);
   const list = placeCursor(at === -1 ? { cursor: 0, top: 0 } : s.list, at === -1 ? 0 : at, visible.length, s.pageSize);
   const next = withSelection({ ...s, filter, visible, list }, s.selected);
@@ -342,6 +357,7 @@ function command(s: TriageState, c: Command): TriageState {
           selectionLabel: null,
           isLoading: true,
           expectedTotal: null,
+          fullText: s.filter.text === '' ? null : { text: s.filter.text, ids: null },
           loadGeneration: s.loadGeneration + 1,
         };
       }
@@ -462,10 +478,21 @@ function pickerCommand(s: TriageState, c: Command): TriageState {
   return s;
 }
 
+/**
+ * The full-text search the submitted text filter needs: none for no text, the one already known
+ * for the same text, else a new one (only when some message was cut, or rows are still coming).
+ */
+function fullTextFor(s: TriageState): FullTextMatches | null {
+  const text = s.filter.text;
+  if (text === '') return null;
+  if (s.fullText?.text === text) return s.fullText;
+  return s.isLoading || s.rows.some((r) => r.isMessageCut) ? { text, ids: null } : null;
+}
+
 function filterInputCommand(s: TriageState, c: Command): TriageState {
   switch (c) {
     case 'input.submit':
-      return { ...s, mode: 'list' };
+      return { ...s, mode: 'list', fullText: fullTextFor(s) };
     case 'input.cancel':
       return refilter({ ...s, mode: 'list', textDraft: s.textBefore }, { ...s.filter, text: s.textBefore });
     case 'input.backspace': {

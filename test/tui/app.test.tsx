@@ -262,6 +262,35 @@ describe('hostile data', () => {
   });
 });
 
+describe('text filter on a real SQLite store', () => {
+  it('/ finds text past the start of long error messages, as --grep does (the backend searches the whole message)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));
+    const clock = new ManualClock(T0);
+    const backend = new SqliteBackend({ path: join(dir, 'agentq.db'), clock, random: seededRandom(7) });
+    try {
+      const long = (tail: string) => `${'tool call failed after retries; '.repeat(8)}${tail}`;
+      await seedDlq(backend, clock, 'research', [
+        ...Array.from({ length: 3 }, () => ({ errorMessage: long('upstream said: quota-exhausted-7731') })),
+        ...Array.from({ length: 4 }, () => ({ errorMessage: long('upstream said: bad gateway') })),
+        { errorMessage: 'quota-exhausted-7731 right away' },
+      ]);
+      const app = renderApp({ ...base, source: backendSource(backend, { queue: 'research' }), clock, size: { columns: 160, rows: 30 } });
+      await app.waitFor('total 8 · shown 8');
+      await app.press('/', ...'QUOTA-exhausted-7731');
+      // While typing: what the rows hold (the first 160 characters of the message).
+      await app.waitFor('shown 1 ');
+      await app.press(KEYS.enter);
+      const f = await app.waitFor('shown 4 ');
+      expect(f).not.toContain('searching whole messages');
+      const grep = await backend.dlqRows({ queue: 'research', grep: 'QUOTA-exhausted-7731' }, { limit: 100 });
+      expect(new Set(app.state.visible.map((i) => app.state.rows[i]!.jobId))).toEqual(new Set(grep.items.map((r) => r.job_id)));
+    } finally {
+      await backend.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('redrive through the DLQ engine (real SQLite store)', () => {
   it('filter → select all → R → type the count → Redrive moves exactly the planned jobs and shows the run', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));
