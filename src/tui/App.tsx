@@ -58,7 +58,7 @@ export function App(props: AppProps) {
     (): TriageState => initialState({ now: clock.now(), pageSize: listRows(size), readOnlyReason: props.readOnlyReason, filter: props.initialFilter }),
   );
 
-  useDlqRows(source, state.loadGeneration, dispatch as (a: TriageAction) => void);
+  useDlqRows(source, state.loadGeneration, dispatch as (a: TriageAction) => void, () => clock.now());
   useDetail(source, state.detail, clock, dispatch);
   useFullText(source, state.fullText, dispatch);
   useRedrive(redrive, state.redrive, dispatch);

@@ -1,12 +1,14 @@
-import { Text } from 'ink';
+import { Box, Text } from 'ink';
 import { headerLine, listColumns, rowLine } from './layout.js';
 import type { TriageState } from './state.js';
+import { clean, count, wrapText } from './text.js';
 
 /**
  * The windowed list: only the `pageSize` rows in view are built, whatever
  * the DLQ's size, so a frame costs the same for 100 or 100,000 entries.
  */
 export function EntryList({ state, width }: { state: TriageState; width: number }) {
+  if (state.loadError !== null) return <LoadFailed state={state} width={width} />;
   const cols = listColumns(width);
   const { top, cursor } = state.list;
   const end = Math.min(state.visible.length, top + state.pageSize);
@@ -31,5 +33,34 @@ export function EntryList({ state, width }: { state: TriageState; width: number 
         lines
       )}
     </>
+  );
+}
+
+/** Lines of the load error shown at most: a long one (a stack of causes) must not push the hints off screen. */
+const ERROR_LINES_MAX = 8;
+
+/**
+ * A failed load is said in the body, not taken for an empty DLQ: the list is not loaded (or only
+ * partly), so nothing on screen may be read as "nothing failed".
+ */
+function LoadFailed({ state, width }: { state: TriageState; width: number }) {
+  const w = Math.max(20, width - 4);
+  const wrapped = wrapText(clean(state.loadError ?? ''), w);
+  const shown = wrapped.slice(0, Math.min(ERROR_LINES_MAX, Math.max(1, state.pageSize - 3)));
+  return (
+    <Box flexDirection="column" paddingLeft={2}>
+      <Text bold wrap="truncate-end">
+        {state.rows.length === 0 ? 'The DLQ is not loaded: reading it failed.' : `The DLQ is only partly loaded (${count(state.rows.length)} entries read): reading it failed.`}
+      </Text>
+      {shown.map((l, i) => (
+        <Text key={`${i}`} wrap="truncate-end">
+          {l}
+        </Text>
+      ))}
+      {wrapped.length > shown.length ? <Text dimColor>…</Text> : null}
+      <Text dimColor wrap="truncate-end">
+        r reloads · q quits
+      </Text>
+    </Box>
   );
 }

@@ -12,6 +12,12 @@ export interface HeaderInfo {
   queue: string | null;
 }
 
+/** HH:MM:SS in the operator's time zone: when the list was read, next to the wall clock they look at. */
+export function clockTime(ms: number): string {
+  const d = new Date(ms);
+  return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
+}
+
 /** Two lines: where we are (context, backend, queue) and the counts. */
 export function Header({ info, state }: { info: HeaderInfo; state: TriageState }) {
   const where = [
@@ -19,7 +25,9 @@ export function Header({ info, state }: { info: HeaderInfo; state: TriageState }
     clean(info.backend),
     `queue ${info.queue === null ? '(all)' : clean(info.queue)}`,
   ].join(' · ');
-  const loading = state.loadError !== null ? `  LOAD FAILED: ${clean(state.loadError)}` : state.isLoading ? '  loading…' : '';
+  // The error itself is in the body (wrapped): this line is cut at the right edge.
+  const loading = state.loadError !== null ? '  LOAD FAILED (r retries)' : state.isLoading ? '  loading…' : '';
+  const loaded = state.loadedAt === null ? '' : ` · loaded ${clockTime(state.loadedAt)}`;
   const ro = state.readOnlyReason === null ? '' : '  [read-only]';
   const hidden = state.selectedHidden > 0 ? ` [${count(state.selectedHidden)} hidden by the filter]` : '';
   // The hidden count comes before the label: the label is long and the line is cut at the right.
@@ -29,9 +37,10 @@ export function Header({ info, state }: { info: HeaderInfo; state: TriageState }
   return (
     <>
       <Text wrap="truncate-end">
-        <Text bold>agentq DLQ triage</Text> · {where}
-        {ro}
+        <Text bold>agentq DLQ triage</Text>
         {loading}
+        {ro}
+        {loaded} · {where}
       </Text>
       <Text wrap="truncate-end">
         total {count(state.rows.length)}

@@ -31,6 +31,7 @@ export type Command =
   | 'pick.errorCode'
   | 'pick.tenant'
   | 'groups.open'
+  | 'reload'
   | 'redrive.open'
   | 'help.toggle'
   | 'quit'
@@ -73,6 +74,7 @@ export const BINDINGS: readonly Binding[] = [
   { modes: ['list', 'groups'], keys: ['E'], command: 'pick.errorCode', help: 'pick an error code' },
   { modes: ['list', 'groups'], keys: ['T'], command: 'pick.tenant', help: 'pick a tenant' },
   { modes: ['list', 'groups'], keys: ['x'], command: 'filter.clear', help: 'clear every filter' },
+  { modes: ['list', 'groups'], keys: ['r', 'C-r'], command: 'reload', help: 'reload the DLQ from the store (new failures; keeps the cursor and the selection)' },
   { modes: ['list'], keys: ['g'], command: 'groups.open', help: 'group by error code × workflow' },
   { modes: ['list'], keys: ['R'], command: 'redrive.open', help: 'redrive the selection (plan, confirm, apply)' },
   { modes: ['groups', 'detail', 'picker'], keys: ['esc', 'backspace'], command: 'back', help: 'back' },

@@ -57,8 +57,12 @@ export interface TriageState {
   /** What the backend's counters say the load will bring (shown while loading), null when unknown. */
   expectedTotal: number | null;
   loadError: string | null;
-  /** Bumped to ask the app to load the DLQ again (after a redrive). */
+  /** Bumped to ask the app to load the DLQ again (after a redrive, or `r`). */
   loadGeneration: number;
+  /** When the last load completed (epoch ms), null before that: new failures only show after a reload. */
+  loadedAt: number | null;
+  /** The job the cursor was on when `r` reloaded: the cursor goes back to it when it arrives. */
+  reloadAnchor: string | null;
   now: number;
   filter: TriageFilter;
   /**
@@ -106,7 +110,8 @@ export interface TriageState {
 }
 
 export type TriageAction =
-  | { type: 'rows/append'; rows: TriageRow[]; isDone: boolean }
+  /** `at`: the clock when the load completed (with `isDone`). */
+  | { type: 'rows/append'; rows: TriageRow[]; isDone: boolean; at?: number }
   | { type: 'rows/failed'; message: string }
   | { type: 'rows/expected'; total: number; generation: number }
   | { type: 'tick'; now: number }
@@ -130,6 +135,8 @@ export function initialState(o: { now: number; pageSize: number; readOnlyReason?
     expectedTotal: null,
     loadError: null,
     loadGeneration: 0,
+    loadedAt: null,
+    reloadAnchor: null,
     now: o.now,
     filter: { ...EMPTY_FILTER, ...o.filter },
     fullText: null,
@@ -170,10 +177,12 @@ export function currentRow(s: TriageState): TriageRow | undefined {
 
 export function reduce(s: TriageState, a: TriageAction): TriageState {
   switch (a.type) {
-    case 'rows/append':
-      return appendRows(s, a.rows, a.isDone);
+    case 'rows/append': {
+      const next = appendRows(s, a.rows, a.isDone);
+      return a.isDone ? loadCompleted({ ...next, loadedAt: a.at ?? next.now }) : next;
+    }
     case 'rows/failed':
-      return { ...s, isLoading: false, loadError: a.message };
+      return { ...s, isLoading: false, loadError: a.message, reloadAnchor: null };
     case 'rows/expected':
       // A count for an earlier load (before a redrive) says nothing about this one.
       return a.generation === s.loadGeneration ? { ...s, expectedTotal: a.total } : s;
@@ -243,6 +252,16 @@ function appendRows(s: TriageState, rows: TriageRow[], isDone: boolean): TriageS
   }
   const more = filterRows(all, s.filter, s.now, from, s.fullText);
   const visible = more.length === 0 ? s.visible : s.visible.concat(more);
+  // After `r`: back to the job the cursor was on, once it arrives (it usually does: loads keep their order).
+  let cursor = s.list.cursor;
+  let anchor = s.reloadAnchor;
+  if (anchor !== null) {
+    const at = more.findIndex((i) => all[i]!.jobId === anchor);
+    if (at !== -1) {
+      cursor = s.visible.length + at;
+      anchor = null;
+    }
+  }
   return withSelection(
     {
       ...s,
@@ -251,10 +270,40 @@ function appendRows(s: TriageState, rows: TriageRow[], isDone: boolean): TriageS
       expiredCount: expired,
       partialCount: partial,
       visible,
-      list: placeCursor(s.list, s.list.cursor, visible.length, s.pageSize),
+      reloadAnchor: anchor,
+      list: placeCursor(cursor === s.list.cursor ? s.list : { cursor, top: Math.max(0, cursor - Math.floor(s.pageSize / 2)) }, cursor, visible.length, s.pageSize),
     },
     s.selected,
   );
+}
+
+/** Asks the app for a fresh load of the DLQ; the selection is kept (pruned when the load completes). */
+function startReload(s: TriageState): TriageState {
+  return {
+    ...s,
+    rows: [],
+    visible: [],
+    list: { cursor: 0, top: 0 },
+    expiredCount: 0,
+    partialCount: 0,
+    isLoading: true,
+    loadError: null,
+    expectedTotal: null,
+    groups: s.mode === 'groups' ? { items: [], cursor: 0, top: 0 } : s.groups,
+    fullText: s.filter.text === '' ? null : { text: s.filter.text, ids: null },
+    loadGeneration: s.loadGeneration + 1,
+  };
+}
+
+/** A load completed: selected jobs that left the DLQ meanwhile are unselected (a redrive could not act on them). */
+function loadCompleted(s: TriageState): TriageState {
+  const next = { ...s, reloadAnchor: null };
+  if (s.selected.size === 0) return s.groups === null ? next : { ...next, groups: regroup(next) };
+  const present = new Set<string>();
+  for (const r of s.rows) if (s.selected.has(r.jobId)) present.add(r.jobId);
+  const gone = s.selected.size - present.size;
+  const kept = gone === 0 ? next : withSelection({ ...next, selectionLabel: null, notice: `${count(gone)} selected jobs left the DLQ since the last load: no longer selected` }, present);
+  return kept.groups === null ? kept : { ...kept, groups: regroup(kept) };
 }
 
 /** Sets the selection and recounts how much of it the filter hides (one pass over what is shown). */
@@ -341,26 +390,8 @@ function command(s: TriageState, c: Command): TriageState {
       return s;
     case 'result':
       if (c === 'back' && s.redrive?.step === 'failed' && !s.redrive.hasApplied) return { ...s, mode: 'list', redrive: null };
-      if (c === 'back') {
-        // The DLQ changed: drop the rows and the selection, and ask for a fresh load.
-        return {
-          ...s,
-          mode: 'list',
-          redrive: null,
-          rows: [],
-          visible: [],
-          list: { cursor: 0, top: 0 },
-          expiredCount: 0,
-          partialCount: 0,
-          selected: new Set(),
-          selectedHidden: 0,
-          selectionLabel: null,
-          isLoading: true,
-          expectedTotal: null,
-          fullText: s.filter.text === '' ? null : { text: s.filter.text, ids: null },
-          loadGeneration: s.loadGeneration + 1,
-        };
-      }
+      // The DLQ changed: drop the rows and the selection (it was redriven), and load it again.
+      if (c === 'back') return startReload({ ...s, mode: 'list', redrive: null, selected: new Set(), selectionLabel: null, reloadAnchor: null });
       return s;
     case 'help':
       return s;
@@ -441,6 +472,8 @@ function filterCommand(s: TriageState, c: Command): TriageState {
       return refilter(s, { ...s.filter, hidePartial: !s.filter.hidePartial });
     case 'filter.clear':
       return refilter({ ...s, textDraft: '' }, EMPTY_FILTER);
+    case 'reload':
+      return startReload({ ...s, reloadAnchor: currentRow(s)?.jobId ?? null, notice: null });
     case 'filter.text':
       return { ...s, mode: 'filter', textDraft: s.filter.text, textBefore: s.filter.text, groups: null };
     case 'pick.errorCode':

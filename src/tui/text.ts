@@ -31,3 +31,31 @@ const groupFmt = new Intl.NumberFormat('en-US');
 export function count(n: number): string {
   return groupFmt.format(n);
 }
+
+/** Word-wraps sanitised text to `width` columns (long words are cut); newlines are kept. */
+export function wrapText(text: string, width: number): string[] {
+  const out: string[] = [];
+  for (const para of text.split('\n')) {
+    let line = '';
+    for (const word of para.split(' ')) {
+      let rest = word;
+      while ([...rest].length > width) {
+        if (line !== '') {
+          out.push(line);
+          line = '';
+        }
+        out.push([...rest].slice(0, width).join(''));
+        rest = [...rest].slice(width).join('');
+      }
+      if (line === '') line = rest;
+      else if ([...line].length + 1 + [...rest].length <= width) line += ` ${rest}`;
+      else {
+        out.push(line);
+        line = rest;
+      }
+    }
+    out.push(line);
+  }
+  return out;
+}
+

@@ -18,7 +18,7 @@ const LOAD_DISPATCH_EVERY_MS = 1000;
  * changes (after a redrive). The first page renders at once; the rest
  * streams in, in batches, while the operator already moves around.
  */
-export function useDlqRows(source: TriageSource, generation: number, dispatch: Dispatch<TriageAction>): void {
+export function useDlqRows(source: TriageSource, generation: number, dispatch: Dispatch<TriageAction>, now: () => number): void {
   useEffect(() => {
     const abort = new AbortController();
     const pool = new StringPool();
@@ -46,11 +46,13 @@ export function useDlqRows(source: TriageSource, generation: number, dispatch: D
           // hold the event loop for the whole load.
           await new Promise((r) => setImmediate(r));
         }
-        if (!abort.signal.aborted) dispatch({ type: 'rows/append', rows: pending, isDone: true });
+        if (!abort.signal.aborted) dispatch({ type: 'rows/append', rows: pending, isDone: true, at: now() });
       } catch (e) {
         if (!abort.signal.aborted) dispatch({ type: 'rows/failed', message: e instanceof Error ? e.message : String(e) });
       }
     })();
     return () => abort.abort();
+    // `now` is the clock's method: it never changes for one app.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [source, generation, dispatch]);
 }

@@ -262,6 +262,55 @@ describe('hostile data', () => {
   });
 });
 
+describe('loading failures and reloading', () => {
+  it('a failed load is said in the body (wrapped, sanitised), never "the DLQ is empty"', async () => {
+    const message = `Redis at 127.0.0.1:6390 is unavailable: connect ECONNREFUSED \x1b[31m${' and more'.repeat(30)} END`;
+    const source = {
+      // eslint-disable-next-line require-yield
+      async *pages(): AsyncGenerator<never> {
+        throw new Error(message);
+      },
+      get: async () => null,
+    };
+    const app = renderApp({ ...base, source, clock: new ManualClock(T0), size: { columns: 80, rows: 20 } });
+    const f = await app.waitFor('The DLQ is not loaded: reading it failed.');
+    expect(f).not.toContain('the DLQ is empty');
+    expect(f).toContain('LOAD FAILED');
+    expect(f).toContain('END');
+    expect(f).toContain('\\x1b[31m');
+    expect(findUnsafe(f)).toEqual([]);
+    expect(Math.max(...lines(f).map((l) => [...l].length))).toBeLessThanOrEqual(80);
+  });
+
+  it('r reloads from the store: new failures appear, the cursor stays on its job, and the header says when it was loaded', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));
+    const clock = new ManualClock(T0);
+    const backend = new SqliteBackend({ path: join(dir, 'agentq.db'), clock, random: seededRandom(7) });
+    try {
+      const ids = await seedDlq(backend, clock, 'research', Array.from({ length: 5 }, () => ({ errorCode: 'PROVIDER_429' })));
+      const app = renderApp({ ...base, source: backendSource(backend, { queue: 'research' }), clock, size: { columns: 160, rows: 30 } });
+      await app.waitFor('total 5 · shown 5');
+      const first = await app.waitFor((f) => /loaded \d\d:\d\d:\d\d/.test(f));
+      const firstAt = /loaded (\d\d:\d\d:\d\d)/.exec(first)![1];
+      await app.press('j', 'j');
+      await app.waitForState((st) => st.list.cursor === 2);
+      const onJob = app.state.rows[app.state.visible[2]!]!.jobId;
+      clock.advance(61_000);
+      await seedDlq(backend, clock, 'research', [{ errorCode: 'TOOL_TIMEOUT' }]);
+      await app.press('r');
+      const f = await app.waitFor('total 6 · shown 6');
+      expect(f).toContain('TOOL_TIMEOUT');
+      await app.waitFor((fr) => /loaded (\d\d:\d\d:\d\d)/.exec(fr)?.[1] !== firstAt);
+      const after = await app.waitForState((st) => !st.isLoading && st.reloadAnchor === null);
+      expect(after.rows[after.visible[after.list.cursor]!]!.jobId).toBe(onJob);
+      expect(ids).toContain(onJob);
+    } finally {
+      await backend.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('text filter on a real SQLite store', () => {
   it('/ finds text past the start of long error messages, as --grep does (the backend searches the whole message)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));

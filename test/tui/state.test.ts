@@ -369,3 +369,31 @@ describe('select all matching (a)', () => {
     expect(s.selectedHidden).toBe(0);
   });
 });
+
+describe('reload (r)', () => {
+  it('loads again, puts the cursor back on the same job and unselects jobs that left the DLQ', () => {
+    const rows = rowsOf(10);
+    let s = reduce(initialState({ now: T0, pageSize: 5 }), { type: 'rows/append', rows: rows.slice(), isDone: true, at: T0 });
+    expect(s.loadedAt).toBe(T0);
+    s = keys(s, 'space', 'space', 'j', 'j', 'j');
+    expect(currentRow(s)!.jobId).toBe(rows[5]!.jobId);
+    s = keys(s, 'r');
+    expect(s).toMatchObject({ isLoading: true, loadGeneration: 1, rows: [], reloadAnchor: rows[5]!.jobId });
+    // The store now lacks job 1 (redriven from another shell) and has a new failure.
+    const fresh = [rows[0]!, ...rows.slice(2), ...rowsOf(11).slice(10)];
+    s = reduce(s, { type: 'rows/append', rows: fresh, isDone: true, at: T0 + 60_000 });
+    expect(currentRow(s)!.jobId).toBe(rows[5]!.jobId);
+    expect(s.loadedAt).toBe(T0 + 60_000);
+    expect([...s.selected]).toEqual([rows[0]!.jobId]);
+    expect(s.notice).toContain('1 selected jobs left the DLQ');
+    expect(s.rows.length).toBe(10);
+  });
+
+  it('Ctrl-R reloads too, also from the group view; a failed load can be retried', () => {
+    let s = keys(loaded(4), 'g', 'C-r');
+    expect(s).toMatchObject({ loadGeneration: 1, mode: 'groups' });
+    s = reduce(s, { type: 'rows/failed', message: 'Redis at 127.0.0.1:6390 is unavailable' });
+    s = keys(s, 'esc', 'r');
+    expect(s).toMatchObject({ loadGeneration: 2, loadError: null, isLoading: true });
+  });
+});

@@ -9,6 +9,7 @@ import { SqliteBackend } from '../../src/backend/sqlite/index.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { AGENTQ_BIN, makeCliHome, REPO_ROOT, runCli, type CliHome } from '../support/cli.js';
 import { hasEscapeByte } from '../support/hostile.js';
+import { freePort } from '../support/redis-server.js';
 import { seedDlq, type DeadJobSpec } from './support/seed.js';
 import { TmuxPane } from './support/tmux.js';
 
@@ -50,6 +51,20 @@ describe('agentq dlq browse in a real terminal', () => {
     const alias = await runCli(home, ['--url', url, 'tui']);
     expect(alias.code).toBe(2);
   });
+
+  it('with the backend unreachable it fails at start-up like other commands: exit 75 with the message, the screen never taken', async () => {
+    const port = await freePort(); // nothing listens there
+    const env = { ...home.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' };
+    const pane = TmuxPane.start(['node', AGENTQ_BIN, '--url', `redis://127.0.0.1:${port}`, 'tui', '--queue', 'research'], env, { columns: 120, rows: 30 });
+    try {
+      expect(await pane.exitStatus()).toBe(75);
+      expect(pane.stderr()).toContain(`error: Redis at 127.0.0.1:${port} is unavailable`);
+      expect(pane.capture()).not.toContain('the DLQ is empty');
+      expect(pane.info('#{alternate_on}')).toBe('0');
+    } finally {
+      pane.kill();
+    }
+  }, 120_000);
 
   it('filter → select all → R → type the count → Redrive, then q restores the terminal', async () => {
     const env = { ...home.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' };

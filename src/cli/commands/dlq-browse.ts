@@ -87,6 +87,10 @@ export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<voi
   ]);
   tui.catch(() => undefined); // awaited below; this only keeps a failed import from going unhandled if opening fails first
   const backend = await ctx.openBackend();
+  // Read one row before the screen is taken over: an unreachable or failing backend ends the
+  // command with its message and exit code (75 for a transient one), as every other command
+  // does, instead of a full-screen app showing nothing. Later failures (reloads) are shown in the app.
+  await backend.dlqRows(selector.filter, { limit: 1 });
   const io = dlqIoFrom(ctx);
   const [{ runTui }, { backendSource }, { engineRedrive }, { fileTrace }] = await tui;
   const tracePath = ctx.env.AGENTQ_TUI_TRACE;
