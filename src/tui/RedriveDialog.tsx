@@ -93,7 +93,9 @@ function Confirm({ planned, focus, typed }: { planned: PlannedRedrive; focus: 'c
       {line('skip: expired', s.skipExpired)}
       {line('skip: partial effects', s.skipPartial)}
       {line('skip: quarantined', s.quarantined)}
-      {s.skipOther > 0 ? line('skip: other (malformed…)', s.skipOther) : null}
+      {s.notInDlq > 0 ? line('skip: no longer in the DLQ', s.notInDlq) : null}
+      {s.skipMalformed > 0 ? line('skip: malformed', s.skipMalformed) : null}
+      {s.skipOther > 0 ? line('skip: other', s.skipOther) : null}
       {need !== null ? (
         <Text>
           Type {need} to confirm: <Text inverse>{typed === '' ? ' ' : typed}</Text>

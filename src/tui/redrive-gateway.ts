@@ -107,13 +107,18 @@ function splitOf(plan: Plan, missing: number): PlanSplit {
   const skipExpired = t['skip:expired'] ?? 0;
   const skipPartial = t['skip:partial'] ?? 0;
   const quarantined = t['skip:quarantined'] ?? 0;
+  const skipMalformed = t['skip:malformed'] ?? 0;
+  // `missing`: selected ids the lookup no longer found in the DLQ (another shell redrove them…).
+  const notInDlq = (t['skip:not_in_dlq'] ?? 0) + missing;
   return {
     total: t.total + missing,
     redrive,
     skipExpired,
     skipPartial,
     quarantined,
-    skipOther: t.total - redrive - skipExpired - skipPartial - quarantined + missing,
+    notInDlq,
+    skipMalformed,
+    skipOther: t.total + missing - redrive - skipExpired - skipPartial - quarantined - notInDlq - skipMalformed,
     queue: plan.queue,
   };
 }

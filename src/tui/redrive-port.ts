@@ -12,7 +12,11 @@ export interface PlanSplit {
   skipExpired: number;
   skipPartial: number;
   quarantined: number;
-  /** Malformed, no longer in the DLQ, or any other skip. */
+  /** Selected jobs that left the DLQ since the list was loaded (redriven, purged or expired elsewhere). */
+  notInDlq: number;
+  /** Malformed entries. */
+  skipMalformed: number;
+  /** Any other skip. */
   skipOther: number;
   queue: string | null;
 }

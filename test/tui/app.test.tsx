@@ -341,6 +341,34 @@ describe('text filter on a real SQLite store', () => {
 });
 
 describe('redrive through the DLQ engine (real SQLite store)', () => {
+  it('jobs redriven from another shell after they were selected show as "no longer in the DLQ", not malformed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));
+    const clock = new ManualClock(T0);
+    const backend = new SqliteBackend({ path: join(dir, 'agentq.db'), clock, random: seededRandom(7) });
+    try {
+      const ids = await seedDlq(backend, clock, 'research', Array.from({ length: 5 }, () => ({ errorCode: 'PROVIDER_429' })));
+      const newId = createIdFactory(clock, seededRandom(9));
+      const deps = { backend, clock, sleep: async () => undefined, newRunId: () => newId(RUN_ID_PREFIX), identity: { user: 'ops', host: 'test', pid: 1, context: 'prod' } };
+      const settings = { baseFilter: { queue: 'research' }, given: { queue: 'research' }, rate: null };
+      const app = renderApp({ ...base, redrive: engineRedrive(deps, settings), source: backendSource(backend, { queue: 'research' }), clock, size: { columns: 160, rows: 30 } });
+      await app.waitFor('total 5 · shown 5');
+      await app.waitForState((st) => !st.isLoading, 'the load to complete (a waits for it)');
+      await app.press('a');
+      await app.waitFor('selected 5');
+      // Another operator redrives two of them meanwhile.
+      const other = engineRedrive(deps, settings);
+      await other.apply(await other.plan(ids.slice(0, 2), new AbortController().signal), () => undefined, new AbortController().signal);
+      await app.press('R');
+      const dialog = await app.waitFor('Redrive plan for queue research: 5 selected');
+      expect(dialog).toMatch(/redrive\s+3/);
+      expect(dialog).toMatch(/skip: no longer in the DLQ\s+2/);
+      expect(dialog).not.toContain('malformed');
+    } finally {
+      await backend.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('filter → select all → R → type the count → Redrive moves exactly the planned jobs and shows the run', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));
     const clock = new ManualClock(T0);

@@ -6,7 +6,7 @@ import type { PlannedRedrive } from '../../src/tui/redrive-port.js';
 afterEach(() => cleanup());
 
 const planned = (o: Partial<PlannedRedrive['split']> = {}): PlannedRedrive => ({
-  split: { total: 33, redrive: 33, skipExpired: 0, skipPartial: 0, quarantined: 0, skipOther: 0, queue: 'research', ...o },
+  split: { total: 33, redrive: 33, skipExpired: 0, skipPartial: 0, quarantined: 0, notInDlq: 0, skipMalformed: 0, skipOther: 0, queue: 'research', ...o },
   handle: {},
 });
 

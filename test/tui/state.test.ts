@@ -18,7 +18,7 @@ function keys(s: TriageState, ...names: string[]): TriageState {
 }
 
 function planned(redrive: number, total = redrive): PlannedRedrive {
-  return { split: { total, redrive, skipExpired: total - redrive, skipPartial: 0, quarantined: 0, skipOther: 0, queue: 'research' }, handle: {} };
+  return { split: { total, redrive, skipExpired: total - redrive, skipPartial: 0, quarantined: 0, notInDlq: 0, skipMalformed: 0, skipOther: 0, queue: 'research' }, handle: {} };
 }
 
 describe('loading', () => {
