@@ -18,11 +18,13 @@ import type { Command, CommanderError, OutputConfiguration } from 'commander';
 import type { Backend } from '../backend/contract.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { AgentqError, ExitCode, InterruptedError } from '../core/errors.js';
+import { setResumeTarget } from '../core/resume-target.js';
 // Only what every invocation needs is imported here; what a running command needs
 // (context, config, output formats, colour) is imported when one runs, so
 // `agentq --help` and usage errors load as few modules as possible.
 import type { CliContext, CliIo, GlobalOptions } from './context.js';
 import { redactCredentials } from './output/redact.js';
+import { resumeTargetOf } from './resume-flags.js';
 import { directWriter } from './output/direct-write.js';
 import { sanitize } from './output/sanitize.js';
 import { agentqVersion, buildProgram, firstOperand } from './program.js';
@@ -136,7 +138,13 @@ export async function main(argv: readonly string[], m: MainEnv): Promise<number>
         readLine: (q) => readLine(io, q),
         mustFinish: m.mustFinish ?? (() => undefined),
       });
-      await runner(opts, ctx);
+      // A resume command printed by this invocation names the store it used (--context / --url).
+      setResumeTarget(resumeTargetOf(globals));
+      try {
+        await runner(opts, ctx);
+      } finally {
+        setResumeTarget(null);
+      }
     },
     // Every message commander prints goes through the same rules as ours.
     output: {

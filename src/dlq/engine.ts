@@ -17,6 +17,7 @@
 import type { Backend, BulkAction, LedgerStatus, RunRecord } from '../backend/contract.js';
 import type { Clock } from '../core/clock.js';
 import { toIso } from '../core/duration.js';
+import { resumeTarget, type ResumeTarget } from '../core/resume-target.js';
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import { DEFAULT_ATTEMPTS_POLICY, PlanBuilder, type AttemptsPolicy, type PartialNotice, type Plan } from '../core/plan.js';
 import { DEFAULT_MAX_REDRIVES } from '../core/verdict.js';
@@ -243,7 +244,12 @@ export async function resumeRun(deps: EngineDeps, runId: string, c: ApplyControl
   return applyRun(deps, runId, { ...c, resumed: true });
 }
 
-/** The shell command that resumes a run, printed on Ctrl-C. No --yes: the plan was confirmed when the run was made. */
-export function resumeCommand(run: Pick<RunRecord, 'run_id' | 'action'>): string {
-  return `agentq dlq ${run.action} --resume ${run.run_id}`;
+/**
+ * The shell command that resumes a run, printed on Ctrl-C: with the global flags the command was
+ * run with, so it reaches the same store. No --yes: the plan was confirmed when the run was made.
+ */
+export function resumeCommand(run: Pick<RunRecord, 'run_id' | 'action'>, target: ResumeTarget = resumeTarget()): string {
+  const flags = target.flags === '' ? '' : `${target.flags} `;
+  const note = target.note === null ? '' : ` (${target.note})`;
+  return `agentq ${flags}dlq ${run.action} --resume ${run.run_id}${note}`;
 }

@@ -188,7 +188,11 @@ describe('agentq dlq browse told to stop (SIGTERM, SIGHUP)', () => {
       const stderr = pane.stderr();
       expect(stderr).toMatch(/SIGTERM: run run_[0-9A-Z]{26} stopped after its current batch/);
       const runId = /(run_[0-9A-Z]{26})/.exec(stderr)![1]!;
-      expect(stderr).toContain(`Resume it with: agentq dlq redrive --resume ${runId}`);
+      // With the --url it was started with: without it the command would look in the default store.
+      expect(stderr).toContain(`Resume it with: agentq --url ${url} dlq redrive --resume ${runId}`);
+      // The CLI prints it the same way (dlq runs show of an interrupted run).
+      const shown = await runCli(home, ['--url', url, 'dlq', 'runs', 'show', runId]);
+      expect(shown.stderr).toContain(`continue it with: agentq --url ${url} dlq redrive --resume ${runId}`);
       const backend = new SqliteBackend({ path });
       try {
         const run = await backend.getRun(runId);
