@@ -59,7 +59,7 @@ export function App(props: AppProps) {
   );
 
   useDlqRows(source, state.loadGeneration, dispatch as (a: TriageAction) => void, () => clock.now());
-  useDetail(source, state.detail, clock, dispatch);
+  useDetail(source, state.detail, clock, dispatch, size.columns);
   useFullText(source, state.fullText, dispatch);
   useRedrive(redrive, state.redrive, dispatch);
 

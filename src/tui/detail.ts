@@ -5,14 +5,31 @@
  */
 import { formatDuration } from '../core/duration.js';
 import type { DlqEntry } from '../core/schemas.js';
-import { clean } from './text.js';
+import { sanitize } from '../cli/output/sanitize.js';
+import { clean, wrapText } from './text.js';
 
 /** How much of an inline payload the preview shows (it scrolls, but a 64 KiB blob is not triage). */
 const PAYLOAD_PREVIEW_LINES = 200;
 const PAYLOAD_LINE_CHARS = 200;
+/** The error message is wrapped over at most this many lines; the rest is in `agentq dlq show`. */
+export const ERROR_MESSAGE_LINES = 30;
+/** An attempt's error message, in the timeline: a few lines each. */
+const ATTEMPT_ERROR_LINES = 4;
 
-export function detailLines(entry: DlqEntry, now: number): string[] {
+/**
+ * `width`: the terminal's columns. Long text (the error message, attempt errors, payload and
+ * checkpoint lines) is wrapped to it instead of running off the right edge, bounded so one
+ * huge message cannot bury the rest; what is left out says where to read it whole.
+ */
+export function detailLines(entry: DlqEntry, now: number, width = 100): string[] {
   const out: string[] = [];
+  const showAll = `agentq dlq show ${clean(entry.job_id)}`;
+  /** Pushes `text` (raw, untrusted) wrapped under `indent`, at most `max` lines. */
+  const wrapped = (indent: string, text: string, max: number) => {
+    const lines = wrapText(sanitize(text, { allowNewlines: true }), Math.max(20, width - indent.length - 1));
+    for (const l of lines.slice(0, max)) out.push(`${indent}${l}`);
+    if (lines.length > max) out.push(`${indent}… ${lines.length - max} more lines: ${showAll}`);
+  };
   const job = entry.job;
   const deadline = entry.deadline_at === null ? 'none' : `${clean(entry.deadline_at)} (${timeLeft(Date.parse(entry.deadline_at), now)})`;
   out.push(`Job        ${clean(entry.job_id)}   queue ${clean(entry.queue)}   tenant ${clean(entry.tenant_id)}`);
@@ -23,19 +40,19 @@ export function detailLines(entry: DlqEntry, now: number): string[] {
   if (entry.malformed !== null) out.push(`MALFORMED  ${clean(entry.malformed)} (never moved or deleted by bulk actions)`);
   out.push('');
   out.push('Error');
-  out.push(`  ${clean(entry.error_code)}: ${clean(entry.error_message)}`);
+  wrapped('  ', `${entry.error_code}: ${entry.error_message}`, ERROR_MESSAGE_LINES);
   if (entry.worker_version !== null) out.push(`  worker version ${clean(entry.worker_version)}`);
   out.push('');
   out.push('Attempts timeline');
   if (job === null || job.attempts.length === 0) out.push('  (none recorded)');
   for (const a of job?.attempts ?? []) {
     const took = a.ended_at === null ? 'running' : formatDuration(Date.parse(a.ended_at) - Date.parse(a.started_at));
-    const err = a.error_code === null ? '' : `  ${clean(a.error_code)}: ${clean(a.error_message ?? '')}`;
-    out.push(`  #${a.attempt}  ${clean(a.started_at)}  ${took}  ${clean(a.outcome ?? '-')}  worker ${clean(a.worker_id)}${err}`);
+    const err = a.error_code === null ? '' : `  ${a.error_code}: ${a.error_message ?? ''}`;
+    wrapped('  ', `#${a.attempt}  ${a.started_at}  ${took}  ${a.outcome ?? '-'}  worker ${a.worker_id}${err}`, ATTEMPT_ERROR_LINES);
   }
   out.push('');
   out.push('Checkpoint');
-  out.push(...jsonLines(job?.checkpoint ?? null, 20).map((l) => `  ${l}`));
+  for (const l of jsonLines(job?.checkpoint ?? null, 20)) out.push(...wrapLine('  ', l, width));
   out.push('');
   out.push('Effect ledger');
   if (job === null || job.effects.length === 0) out.push('  (no effects recorded)');
@@ -49,11 +66,24 @@ export function detailLines(entry: DlqEntry, now: number): string[] {
   if (job?.input_ref != null) out.push(`  ref ${clean(job.input_ref)}  sha256 ${clean(job.input_sha256 ?? '-')}`);
   if (job?.input != null) {
     const lines = job.input.split('\n');
-    for (const line of lines.slice(0, PAYLOAD_PREVIEW_LINES)) out.push(`  ${clean(line.slice(0, PAYLOAD_LINE_CHARS))}`);
+    for (const line of lines.slice(0, PAYLOAD_PREVIEW_LINES)) {
+      const cut = line.length > PAYLOAD_LINE_CHARS ? `${line.slice(0, PAYLOAD_LINE_CHARS)}…` : line;
+      out.push(...wrapLine('  ', clean(cut), width));
+    }
     if (lines.length > PAYLOAD_PREVIEW_LINES) out.push(`  … ${lines.length - PAYLOAD_PREVIEW_LINES} more lines (agentq dlq show ${clean(entry.job_id)})`);
   } else if (job?.input_ref == null) {
     out.push('  (no payload)');
   }
+  return out;
+}
+
+/** One sanitised line wrapped to the screen (continuations indented two more), so nothing runs off the right edge. */
+function wrapLine(indent: string, line: string, width: number): string[] {
+  const w = Math.max(20, width - indent.length - 3);
+  const chars = [...line];
+  if (chars.length <= w + 2) return [`${indent}${line}`];
+  const out: string[] = [];
+  for (let i = 0; i < chars.length; i += i === 0 ? w + 2 : w) out.push(i === 0 ? `${indent}${chars.slice(0, w + 2).join('')}` : `${indent}  ${chars.slice(i, i + w).join('')}`);
   return out;
 }
 

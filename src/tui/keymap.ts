@@ -62,7 +62,7 @@ export const BINDINGS: readonly Binding[] = [
   { modes: BROWSE, keys: ['pgup', 'C-b', 'C-u'], command: 'page.up', help: 'page up' },
   { modes: BROWSE, keys: ['home', '<'], command: 'cursor.top', help: 'go to the top' },
   { modes: BROWSE, keys: ['end', '>', 'G'], command: 'cursor.bottom', help: 'go to the bottom' },
-  { modes: ['list'], keys: ['enter'], command: 'open', help: 'open the entry: error, attempts, checkpoint, effects, payload' },
+  { modes: ['list'], keys: ['enter'], command: 'open', help: 'open the entry: error (wrapped), attempts, checkpoint, effects, payload' },
   { modes: ['groups'], keys: ['enter'], command: 'open', help: 'show the entries of this group' },
   { modes: ['picker'], keys: ['enter'], command: 'input.submit', help: 'use this value' },
   { modes: ['list'], keys: ['space'], command: 'select.toggle', help: 'select / unselect the entry' },

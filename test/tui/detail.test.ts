@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { detailLines, ERROR_MESSAGE_LINES } from '../../src/tui/detail.js';
+import { makeEntry, T0 } from './support/entries.js';
+
+describe('the detail view text', () => {
+  it('wraps the whole error message over several lines instead of cutting it at the screen edge', () => {
+    const message = `${'the tool call timed out while waiting for the upstream search API to answer; '.repeat(10)}END-OF-MESSAGE`;
+    const lines = detailLines(makeEntry(0, { errorMessage: message }), T0, 80);
+    expect(Math.max(...lines.map((l) => [...l].length))).toBeLessThanOrEqual(80);
+    const at = lines.indexOf('Error');
+    const body = lines.slice(at + 1).join(' ');
+    expect(body.replace(/\s+/g, ' ')).toContain(message.replace(/\s+/g, ' '));
+  });
+
+  it('bounds a huge message and says where to read the rest', () => {
+    const lines = detailLines(makeEntry(0, { errorMessage: 'word '.repeat(20_000) }), T0, 80);
+    const more = lines.find((l) => l.includes('more lines: agentq dlq show job_01J'));
+    expect(more).toBeDefined();
+    const at = lines.indexOf('Error');
+    expect(lines.indexOf(more!) - at - 1).toBe(ERROR_MESSAGE_LINES);
+  });
+
+  it('keeps a message’s line breaks and still shows control bytes escaped', () => {
+    const lines = detailLines(makeEntry(0, { errorMessage: 'first line\nsecond \x1b[31mline' }), T0, 80);
+    expect(lines).toContain('  PROVIDER_429: first line');
+    expect(lines.some((l) => l.startsWith('  second \\x1b[31mline'))).toBe(true);
+    expect(lines.join('\n')).not.toContain('\x1b');
+  });
+
+  it('wraps long payload lines to the screen', () => {
+    const input = JSON.stringify({ prompt: 'p'.repeat(150) });
+    const lines = detailLines(makeEntry(0, { input }), T0, 60);
+    const from = lines.indexOf('Payload');
+    const payload = lines.slice(from + 1);
+    expect(Math.max(...payload.map((l) => [...l].length))).toBeLessThanOrEqual(60);
+    expect(payload.join('').replace(/\s+/g, '')).toContain(input);
+  });
+});
