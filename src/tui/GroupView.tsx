@@ -2,12 +2,32 @@ import { Text } from 'ink';
 import type { TriageState } from './state.js';
 import { clean, count, fit, fitRight } from './text.js';
 
+/** The three counts (9 each), the cursor and the separators. */
+const FIXED_WIDTH = 34;
+const NAME_MIN = 10;
+
+/**
+ * Widths of the error code and workflow columns: the error code (what triage reads) gets what its
+ * longest value needs when there is room, the workflow the rest; only when both cannot fit are
+ * they cut, the code keeping at least half.
+ */
+export function groupColumns(items: ReadonlyArray<{ errorCode: string; workflow: string }>, width: number): { codeW: number; wfW: number } {
+  const room = Math.max(2 * NAME_MIN, width - FIXED_WIDTH);
+  let codeNeed = 'ERROR'.length;
+  let wfNeed = 'WORKFLOW'.length;
+  for (const i of items) {
+    codeNeed = Math.max(codeNeed, [...clean(i.errorCode)].length);
+    wfNeed = Math.max(wfNeed, [...clean(i.workflow)].length);
+  }
+  const codeW = Math.min(room - NAME_MIN, Math.max(NAME_MIN, Math.min(codeNeed, Math.max(Math.floor(room / 2), room - wfNeed))));
+  return { codeW, wfW: room - codeW };
+}
+
 /** Counts per error code × workflow over the entries the filter shows; Enter drills into one. */
 export function GroupView({ state, width }: { state: TriageState; width: number }) {
   const g = state.groups;
   if (g === null) return null;
-  const codeW = Math.max(10, Math.floor((width - 34) * 0.5));
-  const wfW = Math.max(10, width - 34 - codeW);
+  const { codeW, wfW } = groupColumns(g.items, width);
   const head = `  ${fit('ERROR', codeW)} ${fit('WORKFLOW', wfW)} ${fitRight('COUNT', 9)} ${fitRight('EXPIRED', 9)} ${fitRight('PARTIAL', 9)}`;
   const end = Math.min(g.items.length, g.top + state.pageSize);
   const lines = [];

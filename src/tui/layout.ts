@@ -6,7 +6,7 @@
  */
 import { formatDuration } from '../core/duration.js';
 import { isRowExpired, type TriageRow } from './row.js';
-import { clean, fit, fitRight } from './text.js';
+import { clean, fit, fitRight, fitId } from './text.js';
 
 /** Header (2 lines), column header (1), status bar (1). */
 export const CHROME_LINES = 4;
@@ -50,38 +50,54 @@ const DROPPABLE: ReadonlyArray<Column['key']> = ['redrives', 'age', 'attempts'];
 const ERROR_MIN = 14;
 /** Workflow and tenant: what is left, at least this each. */
 const NAME_MIN = 4;
+/**
+ * The job id's narrowest: `job_…` and its last 7 characters. Ids of one DLQ share their start (a
+ * ULID begins with its time); the end tells them apart, and Enter shows the whole id.
+ */
+const ID_MIN = 12;
+/** What workflow and tenant get, each, before the job id is shortened for them. */
+const NAME_COMFORT = 10;
+/** Below this room, workflow and tenant go (the group view and Enter show them) and the error code takes it all. */
+const ERROR_ALONE_MIN = 8;
 
 /**
  * Columns for a terminal `width` wide. Workflow, tenant and error code share what the fixed
- * columns leave (the error code gets the most). On a narrow terminal (80 columns) the redrive
- * count, age and attempts go first, so the error code keeps ERROR_MIN and nothing runs off the
- * right edge; everything is cut with an ellipsis.
+ * columns leave (the error code gets the most). As the terminal narrows: the redrive count, age
+ * and attempts go first; then the job id is shortened to its distinguishing end (down to 12,
+ * so workflow and tenant keep 10 each); then workflow and tenant go. Deadline and partial, which decide a redrive, stay down to about 50 columns,
+ * and nothing runs off the right edge; everything is cut with an ellipsis.
  */
 export function listColumns(width: number): Column[] {
   let fixed = [...FIXED];
-  const room = () => width - fixed.reduce((n, c) => n + c.width, 0) - (fixed.length + 3 - 1);
+  let idWidth = FIXED.find((c) => c.key === 'id')!.width;
+  const fixedWidth = () => fixed.reduce((n, c) => n + (c.key === 'id' ? idWidth : c.width), 0);
+  // Separators: one between each pair of the fixed columns plus the flexible ones.
+  const room = (flexCols: number) => width - fixedWidth() - (fixed.length + flexCols - 1);
+  const wanted = ERROR_MIN + 2 * NAME_MIN;
   for (const key of DROPPABLE) {
-    if (room() >= ERROR_MIN + 2 * NAME_MIN) break;
+    if (room(3) >= wanted) break;
     fixed = fixed.filter((c) => c.key !== key);
   }
-  const flex = Math.max(ERROR_MIN + 2 * NAME_MIN, room());
-  const error = Math.max(ERROR_MIN, Math.floor(flex * 0.4));
-  const tenant = Math.max(NAME_MIN, Math.floor((flex - error) * 0.4));
-  const workflow = Math.max(NAME_MIN, flex - error - tenant);
-  const byKey = Object.fromEntries(fixed.map((c) => [c.key, c])) as Partial<Record<Column['key'], Column>>;
-  const cols: Array<Column | undefined> = [
-    byKey.cursor,
-    byKey.sel,
-    byKey.id,
-    { key: 'workflow', title: 'WORKFLOW', width: workflow },
-    { key: 'tenant', title: 'TENANT', width: tenant },
-    { key: 'error', title: 'ERROR', width: error },
-    byKey.attempts,
-    byKey.age,
-    byKey.deadline,
-    byKey.partial,
-    byKey.redrives,
-  ];
+  // A workflow or tenant cut to 4 characters says nothing: the id gives up its shared start first.
+  const comfortable = ERROR_MIN + 2 * NAME_COMFORT;
+  if (room(3) < comfortable) idWidth = Math.max(ID_MIN, idWidth - (comfortable - room(3)));
+  const hasNames = room(3) >= wanted;
+  const byKey = Object.fromEntries(fixed.map((c) => [c.key, c.key === 'id' ? { ...c, width: idWidth } : c])) as Partial<Record<Column['key'], Column>>;
+  let flexCols: Column[];
+  if (hasNames) {
+    const flex = room(3);
+    const error = Math.max(ERROR_MIN, Math.floor(flex * 0.4));
+    const tenant = Math.max(NAME_MIN, Math.floor((flex - error) * 0.4));
+    const workflow = Math.max(NAME_MIN, flex - error - tenant);
+    flexCols = [
+      { key: 'workflow', title: 'WORKFLOW', width: workflow },
+      { key: 'tenant', title: 'TENANT', width: tenant },
+      { key: 'error', title: 'ERROR', width: error },
+    ];
+  } else {
+    flexCols = [{ key: 'error', title: 'ERROR', width: Math.max(ERROR_ALONE_MIN, room(1)) }];
+  }
+  const cols: Array<Column | undefined> = [byKey.cursor, byKey.sel, byKey.id, ...flexCols, byKey.attempts, byKey.age, byKey.deadline, byKey.partial, byKey.redrives];
   return cols.filter((c): c is Column => c !== undefined);
 }
 
@@ -111,5 +127,5 @@ export function rowLine(row: TriageRow, cols: readonly Column[], o: { now: numbe
     partial: row.isPartial ? 'yes' : '-',
     redrives: String(row.redriveCount),
   };
-  return cols.map((c) => (c.isRight ? fitRight(cells[c.key], c.width) : fit(cells[c.key], c.width))).join(' ');
+  return cols.map((c) => (c.key === 'id' ? fitId(cells.id, c.width) : c.isRight ? fitRight(cells[c.key], c.width) : fit(cells[c.key], c.width))).join(' ');
 }

@@ -18,6 +18,21 @@ export function fit(text: string, width: number, pad = true): string {
   return pad ? text + ' '.repeat(width - chars.length) : text;
 }
 
+/**
+ * A job id cut to `width`, keeping what tells ids apart: the type prefix (`job_`) and the end.
+ * Ids of one DLQ share their start (a ULID begins with its time), so `job_…V8GK` is kept rather
+ * than `job_01M8K94S…`. Pads to `width`.
+ */
+export function fitId(text: string, width: number): string {
+  if (width <= 0) return '';
+  const chars = [...text];
+  if (chars.length <= width) return text + ' '.repeat(width - chars.length);
+  const underscore = text.indexOf('_');
+  const prefix = underscore > 0 && underscore < 8 && width - (underscore + 2) >= 4 ? chars.slice(0, underscore + 1).join('') : '';
+  const tail = width - [...prefix].length - 1;
+  return tail <= 0 ? '…' : `${prefix}…${chars.slice(chars.length - tail).join('')}`;
+}
+
 /** Right-aligns within `width` (numbers). */
 export function fitRight(text: string, width: number): string {
   const chars = [...text];

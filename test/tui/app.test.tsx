@@ -55,9 +55,26 @@ describe('list', () => {
     const app = renderApp({ ...props, size: { columns: 160, rows: 30 } });
     await app.waitFor('total 100');
     app.instance.rerender(<AppWithSize {...props} size={{ columns: 100, rows: 12 }} onStateRef={app} />);
-    const small = await app.waitFor((f) => lines(f).filter((l) => l.includes('job_01J')).length === 12 - 1 - 4);
+    // (at 100 columns the id is shortened to `job_…` and its distinguishing end)
+    const small = await app.waitFor((f) => lines(f).filter((l) => l.includes('job_')).length === 12 - 1 - 4);
     expect(lines(small).length).toBeLessThanOrEqual(11);
     expect(Math.max(...lines(small).map((l) => [...l].length))).toBeLessThanOrEqual(100);
+  });
+
+  it('below 80 columns DEADLINE and PARTIAL stay on screen: the id is shortened to its end, then workflow and tenant go', async () => {
+    const entries = Array.from({ length: 5 }, (_, i) => makeEntry(i, { deadlineIn: -5000, isPartial: i === 0 }));
+    for (const columns of [79, 70, 60, 50]) {
+      const app = renderApp({ ...base, source: arraySource(entries), clock: new ManualClock(T0), size: { columns, rows: 12 } });
+      const f = await app.waitFor('total 5');
+      const header = lines(f).find((l) => l.includes('JOB'))!;
+      expect(header, String(columns)).toMatch(/DEADLINE PARTIAL\s*$/);
+      expect(Math.max(...lines(f).map((l) => [...l].length)), String(columns)).toBeLessThanOrEqual(columns);
+      const first = lines(f).find((l) => l.includes('yes'))!;
+      // the end of the id, which tells ids of one DLQ apart, is what stays
+      expect(first, String(columns)).toContain(`job_…${entries[0]!.job_id.slice(-7)}`);
+      expect(first, String(columns)).toMatch(/expired yes\s*$/);
+      app.unmount();
+    }
   });
 });
 
@@ -332,7 +349,8 @@ describe('text filter on a real SQLite store', () => {
       const f = await app.waitFor('shown 4 ');
       expect(f).not.toContain('searching whole messages');
       const grep = await backend.dlqRows({ queue: 'research', grep: 'QUOTA-exhausted-7731' }, { limit: 100 });
-      expect(new Set(app.state.visible.map((i) => app.state.rows[i]!.jobId))).toEqual(new Set(grep.items.map((r) => r.job_id)));
+      const st = await app.waitForState((x) => x.visible.length === 4, 'the state to follow the frame');
+      expect(new Set(st.visible.map((i) => st.rows[i]!.jobId))).toEqual(new Set(grep.items.map((r) => r.job_id)));
     } finally {
       await backend.close();
       rmSync(dir, { recursive: true, force: true });

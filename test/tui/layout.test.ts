@@ -1,6 +1,8 @@
 /** The DLQ list's columns at the widths people have: nothing runs off the edge, the error code stays readable. */
 import { describe, expect, it } from 'vitest';
 import { listColumns } from '../../src/tui/layout.js';
+import { fitId } from '../../src/tui/text.js';
+import { groupColumns } from '../../src/tui/GroupView.js';
 
 const lineWidth = (w: number) => {
   const cols = listColumns(w);
@@ -27,5 +29,48 @@ describe('listColumns', () => {
     const width = (k: string) => wide.find((c) => c.key === k)!.width;
     expect(width('error')).toBeGreaterThan(width('workflow'));
     expect(width('workflow')).toBeGreaterThan(width('tenant'));
+  });
+
+  it('below 80 columns shortens the job id, then drops workflow and tenant, but keeps deadline and partial and fits', () => {
+    for (let w = 50; w < 80; w++) {
+      expect(lineWidth(w), String(w)).toBeLessThanOrEqual(w);
+      expect(keys(w), String(w)).toEqual(expect.arrayContaining(['id', 'error', 'deadline', 'partial']));
+      expect(listColumns(w).find((c) => c.key === 'error')!.width, String(w)).toBeGreaterThanOrEqual(8);
+    }
+    expect(keys(70)).toContain('workflow');
+    expect(keys(55)).not.toContain('workflow');
+  });
+
+  it('gives workflow and tenant readable room before the id keeps all 30 characters', () => {
+    const at80 = listColumns(80);
+    expect(at80.find((c) => c.key === 'workflow')!.width).toBeGreaterThanOrEqual(10);
+    expect(at80.find((c) => c.key === 'id')!.width).toBeLessThan(30);
+    expect(listColumns(120).find((c) => c.key === 'id')!.width).toBe(30);
+  });
+});
+
+describe('fitId', () => {
+  it('keeps the type prefix and the distinguishing end', () => {
+    expect(fitId('job_01M8K94SHNF0KNG69QW7FVK8GB', 12)).toBe('job_…7FVK8GB');
+    expect(fitId('job_01M8K94SHNF0KNG69QW7FVK8GB', 30)).toBe('job_01M8K94SHNF0KNG69QW7FVK8GB');
+    expect(fitId('abc', 5)).toBe('abc  ');
+  });
+});
+
+describe('groupColumns (the group view)', () => {
+  const items = [
+    { errorCode: 'PROVIDER_CONTEXT_LENGTH_EXCEEDED', workflow: 'research_report:v3' },
+    { errorCode: 'PROVIDER_429', workflow: 'triage_ticket:v2' },
+  ];
+  it('does not cut an error code when there is room for it and the workflow', () => {
+    const { codeW, wfW } = groupColumns(items, 100);
+    expect(codeW).toBeGreaterThanOrEqual('PROVIDER_CONTEXT_LENGTH_EXCEEDED'.length);
+    expect(wfW).toBeGreaterThanOrEqual('research_report:v3'.length);
+    expect(codeW + wfW).toBe(100 - 34);
+  });
+  it('when both cannot fit, the code keeps at least half', () => {
+    const { codeW, wfW } = groupColumns(items, 70);
+    expect(codeW + wfW).toBe(36);
+    expect(codeW).toBeGreaterThanOrEqual(18);
   });
 });
