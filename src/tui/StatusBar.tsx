@@ -8,7 +8,7 @@ const HINTS: Record<TriageState['mode'], string> = {
   detail: 'j/k scroll · PgUp/PgDn · Esc back · q quit',
   picker: 'j/k move · Enter choose · Esc back',
   filter: 'type to filter · Enter keep · Esc restore the previous filter',
-  confirm: 'Tab switch button · digits type the count · Enter press · Esc cancel',
+  confirm: 'Tab switch button · digits type the count · Enter press · Esc/Ctrl-C cancel',
   progress: 'Esc / Ctrl-C stop after the current batch (resumable)',
   result: 'Enter back to the list (reloaded) · q quit',
   help: '? / Esc / q close the help',

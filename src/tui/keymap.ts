@@ -84,13 +84,16 @@ export const BINDINGS: readonly Binding[] = [
   { modes: ['filter', 'confirm'], keys: ['backspace'], command: 'input.backspace', help: 'delete a character' },
   { modes: ['confirm'], keys: ['tab', 'left', 'right'], command: 'dialog.focusNext', help: 'move focus between Cancel and Redrive' },
   { modes: ['confirm'], keys: ['enter'], command: 'input.submit', help: 'press the focused button' },
-  { modes: ['confirm'], keys: ['esc'], command: 'input.cancel', help: 'cancel' },
+  // Ctrl-C in the dialog cancels it, as at the CLI's confirmation prompt (a decline: nothing moves).
+  { modes: ['confirm'], keys: ['esc', 'C-c'], command: 'input.cancel', help: 'cancel (nothing moves)' },
   { modes: ['progress'], keys: ['esc'], command: 'run.stop', help: 'stop after the current batch (resume later)' },
   { modes: ['progress'], keys: ['C-c', 'q'], command: 'run.stopOrQuit', help: 'stop after the current batch; pressed again, quit at once (the run shows as interrupted)' },
   { modes: ['result'], keys: ['enter', 'esc'], command: 'back', help: 'back to the list (reloaded)' },
   { modes: ['list', 'groups', 'detail', 'picker', 'result'], keys: ['?'], command: 'help.toggle', help: 'this help' },
   { modes: ['help'], keys: ['?', 'esc', 'q'], command: 'help.toggle', help: 'close the help' },
   { modes: ['list', 'groups', 'detail', 'picker', 'result'], keys: ['q', 'C-c'], command: 'quit', help: 'quit' },
+  // Ctrl-C quits from everywhere but a dialog or a running redrive (q is text in the filter, and closes the help).
+  { modes: ['filter', 'help'], keys: ['C-c'], command: 'quit', help: 'quit' },
 ];
 
 /** The modes where printable keys are text, not commands. */

@@ -364,9 +364,9 @@ const MOTIONS: Partial<Record<Command, Motion>> = {
 
 function command(s: TriageState, c: Command): TriageState {
   if (c === 'help.toggle') return { ...s, isHelpOpen: !s.isHelpOpen };
-  // The overlay covers the screen: keys do not act behind it (the keymap's `help` mode only closes it).
-  if (s.isHelpOpen) return s;
   if (c === 'quit') return { ...s, isQuitting: true };
+  // The overlay covers the screen: keys do not act behind it (the keymap's `help` mode only closes it, scrolls it, or quits).
+  if (s.isHelpOpen) return s;
   const motion = MOTIONS[c];
   if (motion !== undefined) return move(s, motion);
   switch (s.mode) {

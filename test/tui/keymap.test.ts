@@ -121,3 +121,22 @@ describe('inputKeys (several keys in one read)', () => {
     expect(inputKeys('c', { ctrl: true })).toEqual(['C-c']);
   });
 });
+
+describe('Ctrl-C', () => {
+  it('does something in every mode: quits, cancels the redrive dialog, or stops a running redrive', () => {
+    const expected: Record<string, string> = {
+      list: 'quit',
+      groups: 'quit',
+      detail: 'quit',
+      picker: 'quit',
+      filter: 'quit',
+      help: 'quit',
+      result: 'quit',
+      confirm: 'input.cancel',
+      progress: 'run.stopOrQuit',
+    };
+    for (const [mode, command] of Object.entries(expected)) {
+      expect(resolveKey(mode as Parameters<typeof resolveKey>[0], 'C-c'), mode).toEqual({ kind: 'command', command });
+    }
+  });
+});

@@ -397,3 +397,13 @@ describe('reload (r)', () => {
     expect(s).toMatchObject({ loadGeneration: 2, loadError: null, isLoading: true });
   });
 });
+
+describe('Ctrl-C everywhere', () => {
+  it('quits from the text filter and from the help overlay, and cancels the redrive dialog', () => {
+    expect(keys(loaded(3), '/', 'a', 'C-c').isQuitting).toBe(true);
+    expect(keys(loaded(3), '?', 'C-c').isQuitting).toBe(true);
+    const dialog = keys(reduce(keys(loaded(3), 'a', 'R'), { type: 'redrive/planned', planned: planned(3) }), 'C-c');
+    expect(dialog).toMatchObject({ mode: 'list', redrive: null, isQuitting: false, notice: 'redrive cancelled: nothing moved' });
+    expect(keys(loaded(3), 'a', 'R', 'C-c')).toMatchObject({ mode: 'list', redrive: null });
+  });
+});
