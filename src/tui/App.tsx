@@ -124,7 +124,7 @@ function signalName(reason: unknown): string {
 }
 
 function Body({ state, width }: { state: TriageState; width: number }) {
-  if (state.isHelpOpen) return <HelpOverlay mode={state.mode} height={state.pageSize + 1} />;
+  if (state.isHelpOpen) return <HelpOverlay mode={state.mode} height={state.pageSize + 1} scroll={state.helpScroll} />;
   switch (state.mode) {
     case 'groups':
       return <GroupView state={state} width={width} />;

@@ -1,25 +1,24 @@
 import { Box, Text } from 'ink';
-import { helpSections, type Mode } from './keymap.js';
-import { fit } from './text.js';
+import { HELP_KEYS_HINT, helpLines, type Mode } from './keymap.js';
 
 /**
  * The `?` overlay, generated from the keymap the input handler uses (so it
  * cannot list a key that does nothing). Shows the current mode's keys first;
- * cut to the frame height like everything else.
+ * `height` lines: a fixed title, then the lines from `scroll` (j/k, PgUp/PgDn).
  */
-export function HelpOverlay({ mode, height }: { mode: Mode; height: number }) {
-  const sections = helpSections().filter((s) => s.lines.length > 0);
-  sections.sort((a, b) => (a.mode === mode ? -1 : b.mode === mode ? 1 : 0));
-  const lines: Array<{ text: string; isTitle: boolean }> = [{ text: 'Keys (? or Esc closes)', isTitle: true }];
-  for (const s of sections) {
-    lines.push({ text: s.title, isTitle: true });
-    for (const l of s.lines) lines.push({ text: `  ${fit(l.keys, 22)} ${l.help}`, isTitle: false });
-  }
-  const shown = lines.slice(0, Math.max(1, height));
+export function HelpOverlay({ mode, height, scroll }: { mode: Mode; height: number; scroll: number }) {
+  const lines = helpLines(mode);
+  const room = Math.max(1, height - 1);
+  const top = Math.max(0, Math.min(scroll, lines.length - room));
+  const shown = lines.slice(top, top + room);
+  const where = lines.length > room ? ` — lines ${top + 1}-${top + shown.length} of ${lines.length}` : '';
   return (
     <Box flexDirection="column">
+      <Text wrap="truncate-end" bold>
+        {`Keys${where} (${HELP_KEYS_HINT})`}
+      </Text>
       {shown.map((l, i) => (
-        <Text key={`${i}`} wrap="truncate-end" bold={l.isTitle}>
+        <Text key={`${top + i}`} wrap="truncate-end" bold={l.isTitle}>
           {l.text}
         </Text>
       ))}

@@ -1,17 +1,22 @@
 import { Text } from 'ink';
+import { HELP_KEYS_HINT } from './keymap.js';
 import type { TriageState } from './state.js';
 import { clean } from './text.js';
 
+/**
+ * One line per mode, cut at the right edge: `? help` and `q quit` come first so they are on
+ * screen at any width (the rest is in the help, which scrolls).
+ */
 const HINTS: Record<TriageState['mode'], string> = {
-  list: 'j/k move · Enter open · / text · e expired · p partial · E error · T tenant · g groups · Space select · a all · R redrive · ? help · q quit',
-  groups: 'j/k move · Enter show group · e/p filters · Esc back · ? help · q quit',
-  detail: 'j/k scroll · PgUp/PgDn · Esc back · q quit',
-  picker: 'j/k move · Enter choose · Esc back',
-  filter: 'type to filter · Enter keep · Esc restore the previous filter',
-  confirm: 'Tab switch button · digits type the count · Enter press · Esc/Ctrl-C cancel',
-  progress: 'Esc / Ctrl-C stop after the current batch (resumable)',
-  result: 'Enter back to the list (reloaded) · q quit',
-  help: '? / Esc / q close the help',
+  list: '? help · q quit · Enter open · / filter · Space select · a all · R redrive · r reload · g groups · e/p expired/partial · E/T error/tenant · x clear',
+  groups: '? help · q quit · Enter show group · Esc back · r reload · e/p filters',
+  detail: '? help · q quit · Esc back · j/k PgUp/PgDn scroll',
+  picker: '? help · q quit · Enter choose · Esc back',
+  filter: 'Enter keep · Esc restore the previous filter · Ctrl-C quit',
+  confirm: 'Esc/Ctrl-C cancel · Tab switch button · digits type the count · Enter press',
+  progress: 'Esc / Ctrl-C / q stop after the current batch (resumable); Ctrl-C / q again quits at once',
+  result: 'Enter back to the list (reloaded) · ? help · q quit',
+  help: HELP_KEYS_HINT,
 };
 
 export function StatusBar({ state }: { state: TriageState }) {

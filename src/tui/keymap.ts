@@ -91,6 +91,12 @@ export const BINDINGS: readonly Binding[] = [
   { modes: ['result'], keys: ['enter', 'esc'], command: 'back', help: 'back to the list (reloaded)' },
   { modes: ['list', 'groups', 'detail', 'picker', 'result'], keys: ['?'], command: 'help.toggle', help: 'this help' },
   { modes: ['help'], keys: ['?', 'esc', 'q'], command: 'help.toggle', help: 'close the help' },
+  { modes: ['help'], keys: ['j', 'down'], command: 'cursor.down', help: 'scroll down' },
+  { modes: ['help'], keys: ['k', 'up'], command: 'cursor.up', help: 'scroll up' },
+  { modes: ['help'], keys: ['pgdn', 'C-f', 'C-d', 'space'], command: 'page.down', help: 'page down' },
+  { modes: ['help'], keys: ['pgup', 'C-b', 'C-u'], command: 'page.up', help: 'page up' },
+  { modes: ['help'], keys: ['home', '<'], command: 'cursor.top', help: 'top' },
+  { modes: ['help'], keys: ['end', '>', 'G'], command: 'cursor.bottom', help: 'bottom' },
   { modes: ['list', 'groups', 'detail', 'picker', 'result'], keys: ['q', 'C-c'], command: 'quit', help: 'quit' },
   // Ctrl-C quits from everywhere but a dialog or a running redrive (q is text in the filter, and closes the help).
   { modes: ['filter', 'help'], keys: ['C-c'], command: 'quit', help: 'quit' },
@@ -229,4 +235,29 @@ export function helpSections(): Array<{ mode: Mode; title: string; lines: HelpLi
     title: MODE_TITLES[mode],
     lines: BINDINGS.filter((b) => b.modes.includes(mode)).map((b) => ({ keys: b.keys.map(keyLabel).join(' '), help: b.help })),
   }));
+}
+
+/** What the help overlay's title says; the status bar says the same. */
+export const HELP_KEYS_HINT = '? / Esc / q close · j/k ↑/↓ PgUp/PgDn scroll · Ctrl-C quits';
+
+export interface HelpTextLine {
+  text: string;
+  isTitle: boolean;
+}
+
+/** The overlay's scrolling lines (the title is fixed above them): the current mode's keys first. */
+export function helpLines(mode: Mode, keysWidth = 22): HelpTextLine[] {
+  const sections = helpSections().filter((s) => s.lines.length > 0);
+  sections.sort((a, b) => (a.mode === mode ? -1 : b.mode === mode ? 1 : 0));
+  const lines: HelpTextLine[] = [];
+  for (const s of sections) {
+    lines.push({ text: s.title, isTitle: true });
+    for (const l of s.lines) lines.push({ text: `  ${l.keys.padEnd(keysWidth)} ${l.help}`, isTitle: false });
+  }
+  return lines;
+}
+
+/** How far the help can scroll when `rows` lines show under its title (the last page stays full). */
+export function helpScrollMax(mode: Mode, rows: number): number {
+  return Math.max(0, helpLines(mode).length - Math.max(1, rows));
 }

@@ -9,7 +9,7 @@
  */
 import { EMPTY_FILTER, describeFilter, filterRows, type FullTextMatches, type TriageFilter } from './filter.js';
 import { distinctCounts, groupByError, type ErrorGroup } from './groups.js';
-import { resolveKey, type Command, type KeyName, type Mode } from './keymap.js';
+import { helpScrollMax, resolveKey, type Command, type KeyName, type Mode } from './keymap.js';
 import type { PlannedRedrive, RedriveProgress, RedriveResult } from './redrive-port.js';
 import { isRowExpired, type TriageRow } from './row.js';
 import { indexOfSorted, moveCursor, placeCursor, type ListWindow, type Motion } from './window.js';
@@ -87,6 +87,8 @@ export interface TriageState {
   selectionLabel: string | null;
   mode: Mode;
   isHelpOpen: boolean;
+  /** The help overlay's first shown line (it scrolls: it is longer than most screens). */
+  helpScroll: number;
   /** The text filter being typed, and the one to restore on Esc. */
   textDraft: string;
   textBefore: string;
@@ -150,6 +152,7 @@ export function initialState(o: { now: number; pageSize: number; readOnlyReason?
     selectionLabel: null,
     mode: 'list',
     isHelpOpen: false,
+    helpScroll: 0,
     textDraft: '',
     textBefore: '',
     picker: null,
@@ -363,8 +366,13 @@ const MOTIONS: Partial<Record<Command, Motion>> = {
 };
 
 function command(s: TriageState, c: Command): TriageState {
-  if (c === 'help.toggle') return { ...s, isHelpOpen: !s.isHelpOpen };
+  if (c === 'help.toggle') return { ...s, isHelpOpen: !s.isHelpOpen, helpScroll: 0 };
   if (c === 'quit') return { ...s, isQuitting: true };
+  if (s.isHelpOpen) {
+    // The overlay shows pageSize lines under its title (App gives it pageSize + 1 rows).
+    const m = MOTIONS[c];
+    return m === undefined ? s : { ...s, helpScroll: Math.min(helpScrollMax(s.mode, s.pageSize), scrollBy(s.helpScroll, m, Infinity, s.pageSize)) };
+  }
   // The overlay covers the screen: keys do not act behind it (the keymap's `help` mode only closes it, scrolls it, or quits).
   if (s.isHelpOpen) return s;
   const motion = MOTIONS[c];

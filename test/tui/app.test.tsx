@@ -223,11 +223,33 @@ describe('filters and views through the keyboard', () => {
     const app = open();
     await app.waitFor('total 40');
     await app.press('?');
-    const help = await app.waitFor('Keys (? or Esc closes)');
+    const help = await app.waitFor('(? / Esc / q close · j/k ↑/↓ PgUp/PgDn scroll · Ctrl-C quits)');
     expect(help).toContain('select ALL entries matching the filter');
     expect(help).toMatch(/End > G\s+go to the bottom/);
+    // the status bar says the same as the title
+    expect(lines(help).at(-1)).toContain('? / Esc / q close');
     await app.press(KEYS.esc);
     await app.waitFor('JOB');
+  });
+
+  it('the help scrolls to its last line on a short screen', async () => {
+    const app = renderApp({ ...base, source: arraySource([makeEntry(0)]), clock: new ManualClock(T0), size: { columns: 120, rows: 14 } });
+    await app.waitFor('total 1');
+    await app.press('?');
+    const first = await app.waitFor((f) => /lines 1-\d+ of \d+/.test(f));
+    const total = Number(/of (\d+)\)?/.exec(first)![1]);
+    expect(total).toBeGreaterThan(20);
+    await app.press('G');
+    const end = await app.waitFor((f) => f.includes(`-${total} of ${total}`));
+    expect(lines(end).length).toBeLessThanOrEqual(13);
+    await app.press(KEYS.pgup, 'k');
+    await app.waitFor((f) => !f.includes(`-${total} of ${total}`));
+  });
+
+  it('the status bar shows "? help · q quit" first, so they are on screen at 80 columns', async () => {
+    const app = renderApp({ ...base, source: arraySource([makeEntry(0)]), clock: new ManualClock(T0), size: { columns: 80, rows: 14 } });
+    const f = await app.waitFor('total 1');
+    expect(lines(f).at(-1)).toMatch(/^\? help · q quit/);
   });
 
   it('q quits the app', async () => {

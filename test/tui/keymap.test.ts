@@ -63,8 +63,9 @@ describe('resolveKey', () => {
     expect(resolveKey('progress', 'esc')).toEqual({ kind: 'command', command: 'run.stop' });
   });
 
-  it('captures every key while the help is open; only ?, Esc and q close it', () => {
-    expect(resolveKey('help', 'j')).toEqual({ kind: 'none' });
+  it('captures every key while the help is open; only ?, Esc and q close it, j/k/PgUp/PgDn scroll it', () => {
+    expect(resolveKey('help', 'j')).toEqual({ kind: 'command', command: 'cursor.down' });
+    expect(resolveKey('help', 'pgdn')).toEqual({ kind: 'command', command: 'page.down' });
     expect(resolveKey('help', 'R')).toEqual({ kind: 'none' });
     for (const k of ['?', 'esc', 'q']) expect(resolveKey('help', k)).toEqual({ kind: 'command', command: 'help.toggle' });
   });

@@ -17,7 +17,8 @@ Keys (? inside shows them all):
   j/k ↑/↓ move   PgUp/PgDn page   Home/< top   End/>/G bottom   Enter open   Esc back
   / text filter (Esc restores)   e hide expired   p hide partial   E error code   T tenant   x clear
   g group by error × workflow (Enter drills in)
-  Space select   a select ALL matching the filter   c clear   R redrive (plan, confirm, apply)   q quit
+  Space select   a select ALL matching the filter   c clear   R redrive (plan, confirm, apply)
+  r / Ctrl-R reload   ? help (scrolls)   q / Ctrl-C quit
 `;
 
 const EXAMPLES = `
