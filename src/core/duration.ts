@@ -37,21 +37,43 @@ export function parseDuration(text: string, what = 'duration'): number {
 /** The longest duration agentq accepts: 100 years. */
 export const MAX_DURATION_MS = 36_500 * 86_400_000;
 
-/** Formats milliseconds compactly: `1h30m`, `45s`, `120ms`. Negative values get a `-`. */
+const UNITS = [
+  ['d', 86_400_000],
+  ['h', 3_600_000],
+  ['m', 60_000],
+  ['s', 1000],
+] as const;
+
+/**
+ * Formats milliseconds compactly, in at most two ADJACENT units, rounded to the smaller one:
+ * `1h30m`, `1h0m` (never `1h39s`, which reads as 1 h 39 min), `1d0h`, `45s`, `120ms`. An exact
+ * whole unit stays short (`1m`, `2h`). Rounded, not cut: 1,794 ms is `2s`, 1h59m59s is `2h`.
+ * Negative values get a `-`.
+ */
 export function formatDuration(ms: number): string {
   if (!Number.isFinite(ms)) return '∞';
   const sign = ms < 0 ? '-' : '';
-  let rest = Math.abs(Math.round(ms));
+  const rest = Math.abs(Math.round(ms));
   if (rest < 1000) return `${sign}${rest}ms`;
-  const parts: string[] = [];
-  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
-    if (rest >= size) {
-      parts.push(`${Math.floor(rest / size)}${unit}`);
-      rest %= size;
-    }
-    if (parts.length === 2) break;
+  return sign + formatPositive(rest);
+}
+
+/** `isExact`: `ms` is the value itself, not a rounding of it (then `2h` may be said `2h`, not `2h0m`). */
+function formatPositive(ms: number, isExact = true): string {
+  const i = UNITS.findIndex(([, size]) => ms >= size);
+  const [unit, size] = UNITS[i]!;
+  if (i === UNITS.length - 1) {
+    const secs = Math.round(ms / size);
+    return secs >= 60 ? formatPositive(secs * size, false) : `${secs}${unit}`;
   }
-  return sign + parts.join('');
+  const [smallUnit, smallSize] = UNITS[i + 1]!;
+  const inSmall = Math.round(ms / smallSize);
+  const rounded = inSmall * smallSize;
+  // Rounding up can reach the next unit (23h59m40s is 1d): say it in that unit.
+  if (i > 0 && rounded >= UNITS[i - 1]![1]) return formatPositive(rounded, false);
+  const big = Math.floor(rounded / size);
+  const small = (rounded - big * size) / smallSize;
+  return small === 0 && isExact && ms === big * size ? `${big}${unit}` : `${big}${unit}${small}${smallUnit}`;
 }
 
 const ISO_RE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;

@@ -41,6 +41,24 @@ describe('formatDuration', () => {
     expect(formatDuration(120)).toBe('120ms');
     expect(formatDuration(-60_000)).toBe('-1m');
   });
+
+  it('shows two ADJACENT units, so a skipped middle unit is never misread (1h39s looked like 1 h 39 min)', () => {
+    expect(formatDuration(3_600_000 + 20_000)).toBe('1h0m');
+    expect(formatDuration(86_400_000 + 5 * 60_000)).toBe('1d0h');
+    expect(formatDuration(60_000 + 400)).toBe('1m0s');
+    expect(formatDuration(3_600_000)).toBe('1h');
+    expect(formatDuration(7 * 86_400_000)).toBe('7d');
+  });
+
+  it('rounds to the smaller unit instead of cutting, carrying into the larger one', () => {
+    expect(formatDuration(1794)).toBe('2s');
+    expect(formatDuration(1400)).toBe('1s');
+    expect(formatDuration(3_600_000 + 39_000)).toBe('1h1m');
+    expect(formatDuration(2 * 3_600_000 - 1000)).toBe('2h0m');
+    expect(formatDuration(59_600)).toBe('1m0s');
+    expect(formatDuration(86_400_000 - 20_000)).toBe('1d0h');
+    expect(formatDuration(-(3_600_000 + 39_000))).toBe('-1h1m');
+  });
 });
 
 describe('absolute and relative times', () => {
