@@ -52,6 +52,17 @@ describe('agentq dlq browse in a real terminal', () => {
     expect(alias.code).toBe(2);
   });
 
+  it('refuses TERM=dumb like a non-terminal: exit 2 with the reason, the screen never taken', async () => {
+    const pane = TmuxPane.start(['node', AGENTQ_BIN, '--url', url, 'tui', '--queue', 'research'], { ...home.env, TERM: 'dumb', LANG: 'C.UTF-8' }, { columns: 120, rows: 30 });
+    try {
+      expect(await pane.exitStatus()).toBe(2);
+      expect(pane.stderr()).toContain('agentq dlq browse is interactive and needs a terminal: TERM is "dumb"');
+      expect(pane.info('#{alternate_on}')).toBe('0');
+    } finally {
+      pane.kill();
+    }
+  }, 120_000);
+
   it('with the backend unreachable it fails at start-up like other commands: exit 75 with the message, the screen never taken', async () => {
     const port = await freePort(); // nothing listens there
     const env = { ...home.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' };

@@ -27,6 +27,8 @@ export function notInteractiveReason(ctx: Pick<CommandContext, 'io' | 'env' | 'g
   if (ctx.io.stdin.isTTY !== true) return 'stdin is not a terminal';
   if (ctx.io.stdout.isTTY !== true) return 'stdout is not a terminal';
   if (ctx.globals.input === false) return '--no-input was given';
+  // A dumb terminal (Emacs shell buffers, some CI consoles) cannot move the cursor or switch screens.
+  if (ctx.env.TERM === 'dumb') return 'TERM is "dumb": the terminal cannot draw a full-screen app';
   if (isCi(ctx.env)) return 'CI is set in the environment';
   return null;
 }
