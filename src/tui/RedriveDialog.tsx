@@ -1,6 +1,6 @@
 import { Box, Text } from 'ink';
 import type { PlannedRedrive } from './redrive-port.js';
-import { STOPPING_NOTICE, typedCountRequired, type RedriveFlow } from './state.js';
+import { STOPPING_NOTICE, typedCountRequired, type DialogFocus, type RedriveFlow } from './state.js';
 import { clean, count, fitRight } from './text.js';
 
 /**
@@ -33,7 +33,7 @@ function Body({ flow }: { flow: RedriveFlow }) {
         </>
       );
     case 'confirm':
-      return <Confirm planned={flow.planned} focus={flow.focus} typed={flow.typed} />;
+      return <Confirm planned={flow.planned} focus={flow.focus} typed={flow.typed} reason={flow.reason} />;
     case 'applying': {
       const p = flow.progress;
       const pct = p.total === 0 ? 100 : Math.floor((p.done * 100) / p.total);
@@ -75,7 +75,7 @@ function Body({ flow }: { flow: RedriveFlow }) {
   }
 }
 
-function Confirm({ planned, focus, typed }: { planned: PlannedRedrive; focus: 'cancel' | 'redrive'; typed: string }) {
+function Confirm({ planned, focus, typed, reason }: { planned: PlannedRedrive; focus: DialogFocus; typed: string; reason: string }) {
   const s = planned.split;
   const need = typedCountRequired(planned);
   const line = (label: string, n: number) => (
@@ -102,6 +102,10 @@ function Confirm({ planned, focus, typed }: { planned: PlannedRedrive; focus: 'c
           {typed === String(need) ? '  ✓' : ''}
         </Text>
       ) : null}
+      <Text wrap="wrap">
+        Reason (optional, recorded in the audit; Tab to it):{' '}
+        {focus === 'reason' ? <Text inverse>{`${clean(reason)} `}</Text> : <Text dimColor>{reason === '' ? '(none)' : clean(reason)}</Text>}
+      </Text>
       <Text>
         {focus === 'cancel' ? <Text inverse>{'> Cancel <'}</Text> : '  Cancel  '}
         {'   '}

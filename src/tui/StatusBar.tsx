@@ -13,7 +13,7 @@ const HINTS: Record<TriageState['mode'], string> = {
   detail: '? help · q quit · Esc back · j/k PgUp/PgDn scroll',
   picker: '? help · q quit · Enter choose · Esc back',
   filter: 'Enter keep · Esc restore the previous filter · Ctrl-C quit',
-  confirm: 'Esc/Ctrl-C cancel · Tab switch button · digits type the count · Enter press',
+  confirm: 'Esc/Ctrl-C cancel · Tab Cancel → Redrive → reason · digits type the count · Enter press',
   progress: 'Esc / Ctrl-C / q stop after the current batch (resumable); Ctrl-C / q again quits at once',
   result: 'Enter back to the list (reloaded) · ? help · q quit',
   help: HELP_KEYS_HINT,

@@ -80,3 +80,16 @@ export function describeFilter(f: TriageFilter): string {
   if (f.hidePartial) parts.push('no partial');
   return parts.length === 0 ? 'no filter' : parts.join(' ');
 }
+
+/** The filter as recorded in a run's audit (`filters.in_app_filter`): only what is set, raw values. */
+export function filterRecord(f: TriageFilter): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (f.errorCode !== null) out.error_code = f.errorCode;
+  if (f.workflow !== null) out.workflow = f.workflow;
+  if (f.tenant !== null) out.tenant = f.tenant;
+  if (f.text !== '') out.text = f.text;
+  if (f.hideExpired) out.hide_expired = true;
+  if (f.hidePartial) out.hide_partial = true;
+  return out;
+}
+

@@ -82,8 +82,8 @@ export const BINDINGS: readonly Binding[] = [
   { modes: ['filter'], keys: ['enter'], command: 'input.submit', help: 'apply the filter' },
   { modes: ['filter'], keys: ['esc'], command: 'input.cancel', help: 'restore the previous filter' },
   { modes: ['filter', 'confirm'], keys: ['backspace'], command: 'input.backspace', help: 'delete a character' },
-  { modes: ['confirm'], keys: ['tab', 'left', 'right'], command: 'dialog.focusNext', help: 'move focus between Cancel and Redrive' },
-  { modes: ['confirm'], keys: ['enter'], command: 'input.submit', help: 'press the focused button' },
+  { modes: ['confirm'], keys: ['tab', 'left', 'right'], command: 'dialog.focusNext', help: 'move focus: Cancel → Redrive → reason (optional, typed, for the audit)' },
+  { modes: ['confirm'], keys: ['enter'], command: 'input.submit', help: 'press the focused button (in the reason: back to Cancel)' },
   // Ctrl-C in the dialog cancels it, as at the CLI's confirmation prompt (a decline: nothing moves).
   { modes: ['confirm'], keys: ['esc', 'C-c'], command: 'input.cancel', help: 'cancel (nothing moves)' },
   { modes: ['progress'], keys: ['esc'], command: 'run.stop', help: 'stop after the current batch (resume later)' },

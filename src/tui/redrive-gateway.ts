@@ -14,7 +14,7 @@ import { applyRun, resumeCommand, startRun, type EngineDeps } from '../dlq/engin
 import type { RunEvent } from '../dlq/progress.js';
 import { effectiveBatchSize } from '../dlq/rate.js';
 import { walkDlq } from '../dlq/select.js';
-import type { PlannedRedrive, PlanSplit, RedrivePort, RedriveProgress, RedriveResult } from './redrive-port.js';
+import type { PlannedRedrive, PlanSplit, RedrivePort, RedriveProgress, RedriveResult, SelectionContext } from './redrive-port.js';
 
 export interface GatewaySettings {
   /** The command's own selector (`--queue`, `--tenant`…): where a large selection is looked up. */
@@ -37,7 +37,7 @@ const FETCH_CONCURRENCY = 32;
 
 export function engineRedrive(deps: EngineDeps, s: GatewaySettings): RedrivePort {
   return {
-    async plan(jobIds, signal) {
+    async plan(jobIds, signal, context) {
       const wanted = new Set(jobIds);
       const maxRedrives = s.maxRedrives ?? DEFAULT_MAX_REDRIVES;
       const builder = new PlanBuilder({ action: 'redrive', now: deps.clock.now(), minRemainingMs: 0, includePartial: false, maxRedrives });
@@ -50,16 +50,17 @@ export function engineRedrive(deps: EngineDeps, s: GatewaySettings): RedrivePort
       const plan = builder.finish({
         action: 'redrive',
         createdAt: toIso(deps.clock.now()),
-        filters: { ...s.given, via: 'agentq dlq browse', selected: jobIds.length },
+        filters: { ...s.given, via: 'agentq dlq browse', selected: jobIds.length, ...selectionFilters(context) },
         options: { attempts: s.attempts ?? DEFAULT_ATTEMPTS_POLICY, maxRedrives, minRemainingMs: 0, includePartial: false },
       });
       return { split: splitOf(plan, jobIds.length - found), handle: plan };
     },
 
-    async apply(planned, onProgress, signal) {
+    async apply(planned, onProgress, signal, reason) {
       const plan = planned.handle as Plan;
       const batchSize = effectiveBatchSize(s.batchSize, s.rate);
-      const run = await startRun(deps, plan, { reason: 'agentq dlq browse (TUI)', rate: s.rate, batchSize, planBuiltHere: true });
+      const why = reason?.trim() ? reason.trim() : DEFAULT_REASON;
+      const run = await startRun(deps, plan, { reason: why, rate: s.rate, batchSize, planBuiltHere: true });
       const total = planned.split.total;
       const skippedAtPlan = total - run.counts.planned;
       onProgress({ runId: run.run_id, done: skippedAtPlan, total, moved: 0, skipped: skippedAtPlan, failed: 0 });
@@ -86,6 +87,19 @@ export function engineRedrive(deps: EngineDeps, s: GatewaySettings): RedrivePort
       return out;
     },
   };
+}
+
+/** The audit reason of a TUI run when the operator gave none. */
+export const DEFAULT_REASON = 'agentq dlq browse (TUI)';
+
+/** What the run's `filters` say about the selection beyond the command's flags. */
+function selectionFilters(context: SelectionContext | undefined): Record<string, unknown> {
+  if (context === undefined) return {};
+  const out: Record<string, unknown> = {};
+  if (Object.keys(context.inAppFilter).length > 0) out.in_app_filter = context.inAppFilter;
+  if (context.selection !== null) out.selection = context.selection;
+  if (context.hiddenByFilter > 0) out.selected_hidden_by_filter = context.hiddenByFilter;
+  return out;
 }
 
 async function* selectedEntries(backend: Backend, base: DlqFilter, wanted: ReadonlySet<string>, signal: AbortSignal): AsyncGenerator<DlqEntry[]> {

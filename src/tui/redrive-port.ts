@@ -47,7 +47,18 @@ export interface RedriveResult {
   resumeCommand: string | null;
 }
 
+/** How the selection was made in the app, recorded in the run's `filters` next to the command's flags. */
+export interface SelectionContext {
+  /** The in-app filter when `R` was pressed (only what is set), e.g. `{ error_code: 'TOOL_TIMEOUT' }`. */
+  inAppFilter: Record<string, unknown>;
+  /** `a`'s label ("all 33 matching error=TOOL_TIMEOUT"), null for picked entries. */
+  selection: string | null;
+  /** Selected jobs the in-app filter hid. */
+  hiddenByFilter: number;
+}
+
 export interface RedrivePort {
-  plan(jobIds: readonly string[], signal: AbortSignal): Promise<PlannedRedrive>;
-  apply(planned: PlannedRedrive, onProgress: (p: RedriveProgress) => void, signal: AbortSignal): Promise<RedriveResult>;
+  plan(jobIds: readonly string[], signal: AbortSignal, context?: SelectionContext): Promise<PlannedRedrive>;
+  /** `reason`: the operator's, recorded in the audit (`agentq dlq runs`); null for the default. */
+  apply(planned: PlannedRedrive, onProgress: (p: RedriveProgress) => void, signal: AbortSignal, reason?: string | null): Promise<RedriveResult>;
 }

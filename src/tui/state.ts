@@ -7,10 +7,10 @@
  * by the app when the state asks for them (`detail.entry === undefined`,
  * `redrive.step === 'planning'`...), never by the reducer.
  */
-import { EMPTY_FILTER, describeFilter, filterRows, type FullTextMatches, type TriageFilter } from './filter.js';
+import { EMPTY_FILTER, describeFilter, filterRecord, filterRows, type FullTextMatches, type TriageFilter } from './filter.js';
 import { distinctCounts, groupByError, type ErrorGroup } from './groups.js';
 import { helpScrollMax, resolveKey, type Command, type KeyName, type Mode } from './keymap.js';
-import type { PlannedRedrive, RedriveProgress, RedriveResult } from './redrive-port.js';
+import type { PlannedRedrive, RedriveProgress, RedriveResult, SelectionContext } from './redrive-port.js';
 import { isRowExpired, type TriageRow } from './row.js';
 import { indexOfSorted, moveCursor, placeCursor, type ListWindow, type Motion } from './window.js';
 import { count } from './text.js';
@@ -39,14 +39,21 @@ export interface DetailState {
 }
 
 export type RedriveFlow =
-  | { step: 'planning'; jobIds: string[] }
-  | { step: 'confirm'; planned: PlannedRedrive; focus: 'cancel' | 'redrive'; typed: string }
-  | { step: 'applying'; planned: PlannedRedrive; progress: RedriveProgress; isStopRequested: boolean }
+  | { step: 'planning'; jobIds: string[]; context: SelectionContext }
+  /** `reason`: typed by the operator when `focus` is on the reason field; recorded in the audit. */
+  | { step: 'confirm'; planned: PlannedRedrive; focus: DialogFocus; typed: string; reason: string }
+  | { step: 'applying'; planned: PlannedRedrive; progress: RedriveProgress; isStopRequested: boolean; reason: string }
   | { step: 'done'; result: RedriveResult }
   /** `hasApplied`: the failure came during apply, so the DLQ may have changed and is reloaded. */
   | { step: 'failed'; message: string; hasApplied: boolean };
 
 export const STOPPING_NOTICE = 'stopping after the current batch… (Ctrl-C or q again quits at once)';
+
+/** Where Tab goes round in the confirm dialog: the buttons, then the optional reason. */
+export type DialogFocus = 'cancel' | 'redrive' | 'reason';
+const FOCUS_NEXT: Record<DialogFocus, DialogFocus> = { cancel: 'redrive', redrive: 'reason', reason: 'cancel' };
+/** The audit reason's longest (a sentence, not a document). */
+export const REASON_MAX_CHARS = 200;
 
 /** Above this many jobs, the dialog asks to type the count (as `dlq redrive` does on a terminal). */
 export const TYPED_CONFIRM_ABOVE = 20;
@@ -200,7 +207,7 @@ export function reduce(s: TriageState, a: TriageAction): TriageState {
       return { ...s, detail: { ...s.detail, lines: a.lines, error: a.error ?? null } };
     case 'redrive/planned':
       if (s.redrive?.step !== 'planning') return s;
-      return { ...s, redrive: { step: 'confirm', planned: a.planned, focus: 'cancel', typed: '' } };
+      return { ...s, redrive: { step: 'confirm', planned: a.planned, focus: 'cancel', typed: '', reason: '' } };
     case 'redrive/progress':
       if (s.redrive?.step !== 'applying') return s;
       return { ...s, redrive: { ...s.redrive, progress: a.progress } };
@@ -346,6 +353,9 @@ function typeText(s: TriageState, text: string): TriageState {
     // Live filtering: the list follows each keystroke, Enter keeps it, Esc restores.
     return refilter({ ...s, textDraft }, { ...s.filter, text: textDraft });
   }
+  if (s.mode === 'confirm' && s.redrive?.step === 'confirm' && s.redrive.focus === 'reason') {
+    return { ...s, redrive: { ...s.redrive, reason: [...(s.redrive.reason + text)].slice(0, REASON_MAX_CHARS).join('') } };
+  }
   if (s.mode === 'confirm' && s.redrive?.step === 'confirm') {
     const digits = text.replace(/[^0-9]/g, '');
     if (digits === '') return s;
@@ -465,7 +475,11 @@ function listCommand(s: TriageState, c: Command): TriageState {
     case 'redrive.open':
       if (s.readOnlyReason !== null) return { ...s, notice: `redrive disabled: ${s.readOnlyReason}` };
       if (s.selected.size === 0) return { ...s, notice: 'nothing selected: Space selects an entry, a selects all matching the filter' };
-      return { ...s, mode: 'confirm', redrive: { step: 'planning', jobIds: [...s.selected] } };
+      return {
+        ...s,
+        mode: 'confirm',
+        redrive: { step: 'planning', jobIds: [...s.selected], context: { inAppFilter: filterRecord(s.filter), selection: s.selectionLabel, hiddenByFilter: s.selectedHidden } },
+      };
     default:
       return filterCommand(s, c);
   }
@@ -557,10 +571,13 @@ function confirmCommand(s: TriageState, c: Command): TriageState {
   if (r.step !== 'confirm') return s;
   switch (c) {
     case 'dialog.focusNext':
-      return { ...s, redrive: { ...r, focus: r.focus === 'cancel' ? 'redrive' : 'cancel' } };
+      return { ...s, redrive: { ...r, focus: FOCUS_NEXT[r.focus] } };
     case 'input.backspace':
+      if (r.focus === 'reason') return { ...s, redrive: { ...r, reason: [...r.reason].slice(0, -1).join('') } };
       return { ...s, redrive: { ...r, typed: r.typed.slice(0, -1) } };
     case 'input.submit': {
+      // Enter ends the reason and goes back to Cancel: it never presses Redrive by itself.
+      if (r.focus === 'reason') return { ...s, redrive: { ...r, focus: 'cancel' } };
       if (r.focus === 'cancel') return { ...s, mode: 'list', redrive: null, notice: 'redrive cancelled: nothing moved' };
       if (r.planned.split.redrive === 0) return { ...s, notice: 'nothing to redrive: every selected job would be skipped' };
       const need = typedCountRequired(r.planned);
@@ -568,7 +585,7 @@ function confirmCommand(s: TriageState, c: Command): TriageState {
       return {
         ...s,
         mode: 'progress',
-        redrive: { step: 'applying', planned: r.planned, progress: { done: 0, total: r.planned.split.total, moved: 0, skipped: 0, failed: 0 }, isStopRequested: false },
+        redrive: { step: 'applying', planned: r.planned, progress: { done: 0, total: r.planned.split.total, moved: 0, skipped: 0, failed: 0 }, isStopRequested: false, reason: r.reason },
       };
     }
     default:

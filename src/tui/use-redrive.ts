@@ -10,6 +10,8 @@ import type { RedriveFlow, TriageAction } from './state.js';
 export function useRedrive(port: RedrivePort | null, flow: RedriveFlow | null, dispatch: Dispatch<TriageAction>): void {
   const applyAbort = useRef<AbortController | null>(null);
   const planJobIds = flow?.step === 'planning' ? flow.jobIds : null;
+  const planContext = flow?.step === 'planning' ? flow.context : undefined;
+  const reason = flow?.step === 'applying' ? flow.reason : '';
   const applying = flow?.step === 'applying' ? flow.planned : null;
   const isStopRequested = flow?.step === 'applying' && flow.isStopRequested;
 
@@ -20,7 +22,7 @@ export function useRedrive(port: RedrivePort | null, flow: RedriveFlow | null, d
       return;
     }
     const abort = new AbortController();
-    port.plan(planJobIds, abort.signal).then(
+    port.plan(planJobIds, abort.signal, planContext).then(
       (planned) => {
         if (!abort.signal.aborted) dispatch({ type: 'redrive/planned', planned });
       },
@@ -30,6 +32,8 @@ export function useRedrive(port: RedrivePort | null, flow: RedriveFlow | null, d
     );
     // Esc while planning: stop the walk; the reducer already left the dialog.
     return () => abort.abort();
+    // The context belongs to these job ids (same flow step).
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [port, planJobIds, dispatch]);
 
   useEffect(() => {
@@ -37,7 +41,7 @@ export function useRedrive(port: RedrivePort | null, flow: RedriveFlow | null, d
     const abort = new AbortController();
     applyAbort.current = abort;
     port
-      .apply(applying, (progress) => dispatch({ type: 'redrive/progress', progress }), abort.signal)
+      .apply(applying, (progress) => dispatch({ type: 'redrive/progress', progress }), abort.signal, reason === '' ? null : reason)
       .then(
         (result) => dispatch({ type: 'redrive/finished', result }),
         (e: unknown) => dispatch({ type: 'redrive/failed', message: e instanceof Error ? e.message : String(e) }),
@@ -46,6 +50,8 @@ export function useRedrive(port: RedrivePort | null, flow: RedriveFlow | null, d
         applyAbort.current = null;
       });
     // No abort on cleanup: once a run has started it finishes its batch and records the ledger.
+    // The reason belongs to this plan (same flow step).
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [port, applying, dispatch]);
 
   useEffect(() => {

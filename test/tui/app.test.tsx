@@ -381,6 +381,45 @@ describe('text filter on a real SQLite store', () => {
 });
 
 describe('redrive through the DLQ engine (real SQLite store)', () => {
+  it('the run records the in-app filter and the selection in its filters, and the reason typed in the dialog', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));
+    const clock = new ManualClock(T0);
+    const backend = new SqliteBackend({ path: join(dir, 'agentq.db'), clock, random: seededRandom(7) });
+    try {
+      await seedDlq(backend, clock, 'research', [
+        ...Array.from({ length: 2 }, () => ({ errorCode: 'TOOL_TIMEOUT' })),
+        ...Array.from({ length: 3 }, () => ({ errorCode: 'PROVIDER_429' })),
+      ]);
+      const newId = createIdFactory(clock, seededRandom(9));
+      const redrive = engineRedrive(
+        { backend, clock, sleep: async () => undefined, newRunId: () => newId(RUN_ID_PREFIX), identity: { user: 'ops', host: 'test', pid: 1, context: 'prod' } },
+        { baseFilter: { queue: 'research' }, given: { queue: 'research' }, rate: null },
+      );
+      const app = renderApp({ ...base, redrive, source: backendSource(backend, { queue: 'research' }), clock, size: { columns: 160, rows: 30 } });
+      await app.waitFor('total 5 · shown 5');
+      await app.waitForState((st) => !st.isLoading, 'the load to complete (a waits for it)');
+      await app.press('E');
+      await app.waitFor('Pick an error code');
+      await app.waitForState((st) => st.mode === 'picker');
+      const at = app.state.picker!.options.findIndex((o) => o.value === 'TOOL_TIMEOUT');
+      await app.press(...Array(at).fill('j'), KEYS.enter);
+      await app.waitFor('shown 2');
+      await app.press('a', 'R');
+      await app.waitFor('Redrive plan for queue research: 2 selected');
+      await app.press(KEYS.tab, KEYS.tab, ...'provider fixed the tool', KEYS.enter);
+      await app.waitFor('provider fixed the tool');
+      await app.press(KEYS.tab, KEYS.enter);
+      const done = await app.waitFor('Redrive finished: run run_');
+      const runId = /run (run_[0-9A-Z]{26})/.exec(done)![1]!;
+      const run = (await backend.getRun(runId))!;
+      expect(run.reason).toBe('provider fixed the tool');
+      expect(run.filters).toMatchObject({ queue: 'research', via: 'agentq dlq browse', selected: 2, in_app_filter: { error_code: 'TOOL_TIMEOUT' }, selection: 'all 2 matching error=TOOL_TIMEOUT' });
+    } finally {
+      await backend.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('jobs redriven from another shell after they were selected show as "no longer in the DLQ", not malformed', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));
     const clock = new ManualClock(T0);

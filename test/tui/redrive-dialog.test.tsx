@@ -12,9 +12,9 @@ const planned = (o: Partial<PlannedRedrive['split']> = {}): PlannedRedrive => ({
 
 describe('the redrive dialog', () => {
   it('says how many selected jobs the current filter hides (the redrive includes them)', () => {
-    const f = render(<RedriveDialog flow={{ step: 'confirm', planned: planned(), focus: 'cancel', typed: '' }} width={100} hiddenSelected={22} />).lastFrame()!;
+    const f = render(<RedriveDialog flow={{ step: 'confirm', planned: planned(), focus: 'cancel', typed: '', reason: '' }} width={100} hiddenSelected={22} />).lastFrame()!;
     expect(f.replace(/[│\s]+/g, ' ')).toContain('22 of the selected jobs are hidden by the current filter: the redrive includes them');
-    const none = render(<RedriveDialog flow={{ step: 'confirm', planned: planned(), focus: 'cancel', typed: '' }} width={100} hiddenSelected={0} />).lastFrame()!;
+    const none = render(<RedriveDialog flow={{ step: 'confirm', planned: planned(), focus: 'cancel', typed: '', reason: '' }} width={100} hiddenSelected={0} />).lastFrame()!;
     expect(none).not.toContain('hidden');
   });
 });

@@ -217,7 +217,7 @@ describe('redrive dialog', () => {
 
   it('plans the selection, opens focused on Cancel, and Enter there cancels', () => {
     let s = keys(loaded(3), 'space', 'R');
-    expect(s.redrive).toEqual({ step: 'planning', jobIds: [s.rows[0]!.jobId] });
+    expect(s.redrive).toEqual({ step: 'planning', jobIds: [s.rows[0]!.jobId], context: { inAppFilter: {}, selection: null, hiddenByFilter: 0 } });
     s = reduce(s, { type: 'redrive/planned', planned: planned(1) });
     expect(s.redrive).toMatchObject({ step: 'confirm', focus: 'cancel' });
     s = keys(s, 'enter');
@@ -407,3 +407,24 @@ describe('Ctrl-C everywhere', () => {
     expect(keys(loaded(3), 'a', 'R', 'C-c')).toMatchObject({ mode: 'list', redrive: null });
   });
 });
+
+describe('what the run records about the selection', () => {
+  it('R passes the in-app filter, the selection label and the hidden count to the plan', () => {
+    let s = keys(loaded(6, (i) => ({ errorCode: i < 2 ? 'TOOL_TIMEOUT' : 'PROVIDER_429' })), 'a', '/', ...'tool_timeout', 'enter', 'e', 'R');
+    expect(s.redrive).toMatchObject({
+      step: 'planning',
+      context: { inAppFilter: { text: 'tool_timeout', hide_expired: true }, selection: 'all 6 matching no filter', hiddenByFilter: 4 },
+    });
+  });
+
+  it('the dialog takes an optional reason after Tab, typed (digits too); Enter there goes back to Cancel, never redrives', () => {
+    let s = reduce(keys(loaded(3), 'a', 'R'), { type: 'redrive/planned', planned: planned(3) });
+    s = keys(s, 'tab', 'tab');
+    expect(s.redrive).toMatchObject({ step: 'confirm', focus: 'reason' });
+    s = keys(s, ...'quota raised 2x', 'backspace', 'enter');
+    expect(s.redrive).toMatchObject({ step: 'confirm', focus: 'cancel', reason: 'quota raised 2', typed: '' });
+    s = keys(s, 'tab', 'enter');
+    expect(s.redrive).toMatchObject({ step: 'applying', reason: 'quota raised 2' });
+  });
+});
+
