@@ -102,6 +102,12 @@ export interface CommandContext {
   backendUrl(): Promise<string>;
   /** Opens the backend once; `main` closes it at exit. */
   openBackend(): Promise<Backend>;
+  /**
+   * The command is quitting while a backend call may never answer (a second Ctrl-C during a
+   * redrive on a hung node): `main` then closes the backend without waiting for it, so the
+   * process exits at once, as runCli's second Ctrl-C does.
+   */
+  abandonBackend?(): void;
   /** The queue a command uses when it got no `--queue`: the context's queue, else `default`. */
   defaultQueue(): string;
   /**
@@ -167,6 +173,7 @@ function safeLine(message: string): string {
 }
 
 export class CliContext implements CommandContext {
+  private isBackendAbandoned = false;
   readonly io: CliIo;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
@@ -221,8 +228,19 @@ export class CliContext implements CommandContext {
   }
 
   /** Closes the backend if it was opened. Called by `main` only. */
+  abandonBackend(): void {
+    this.isBackendAbandoned = true;
+  }
+
   async close(): Promise<void> {
     if (!this.backend) return;
+    if (this.isBackendAbandoned) {
+      // Started, not awaited: a hung node would keep the process alive; runCli exits after main returns.
+      const pending = this.backend;
+      this.backend = undefined;
+      void pending.then((b) => b.close()).catch(() => undefined);
+      return;
+    }
     const b = await this.backend.catch(() => null);
     this.backend = undefined;
     await b?.close();

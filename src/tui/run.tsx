@@ -32,7 +32,9 @@ export interface TuiStreams {
 export interface TuiOutcome {
   /** The signal that ended it (SIGTERM, SIGHUP…), null when the operator quit. */
   interruptedBy: string | null;
-  /** Quit while a run was still applying its batch (second Ctrl-C / q): the run id, else null. */
+  /** Quit while a run was still applying its batch (second Ctrl-C / q), not waiting for it. */
+  isAbandoned: boolean;
+  /** That run's id, when it was recorded already, else null. */
   abandonedRunId: string | null;
   /** The result on screen when the app ended (a stopped run carries its resume command), else null. */
   result: RedriveResult | null;
@@ -44,6 +46,7 @@ export function outcomeOf(s: TriageState | null): TuiOutcome {
   const r = s?.redrive;
   return {
     interruptedBy: s?.interruptedBy ?? null,
+    isAbandoned: s?.isForceQuit === true && r?.step === 'applying',
     abandonedRunId: s?.isForceQuit && r?.step === 'applying' ? (r.progress.runId ?? null) : null,
     result: r?.step === 'done' ? r.result : null,
     failure: r?.step === 'failed' ? r.message : null,
@@ -69,6 +72,9 @@ export async function runTui(props: AppProps, io: TuiStreams): Promise<TuiOutcom
     isRestored = true;
     io.stdout.write(LEAVE_ALT_SCREEN);
   };
+  // A second SIGTERM/Ctrl-C signal makes runCli exit at once (process.exit): the main screen
+  // must come back then too (writes to a terminal are synchronous, so this one is not lost).
+  process.once('exit', restore);
   try {
     const trace = io.trace;
     const app = (
@@ -101,6 +107,7 @@ export async function runTui(props: AppProps, io: TuiStreams): Promise<TuiOutcom
   } finally {
     io.signal.removeEventListener('abort', onParentAbort);
     process.removeListener('SIGHUP', onHangup);
+    process.removeListener('exit', restore);
     restore();
   }
   return outcomeOf(last);

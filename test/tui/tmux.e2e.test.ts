@@ -9,7 +9,8 @@ import { SqliteBackend } from '../../src/backend/sqlite/index.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { AGENTQ_BIN, makeCliHome, REPO_ROOT, runCli, type CliHome } from '../support/cli.js';
 import { hasEscapeByte } from '../support/hostile.js';
-import { freePort } from '../support/redis-server.js';
+import { freePort, startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { openBackend } from '../../src/backend/open.js';
 import { seedDlq, type DeadJobSpec } from './support/seed.js';
 import { TmuxPane } from './support/tmux.js';
 
@@ -227,6 +228,78 @@ describe('agentq dlq browse told to stop (SIGTERM, SIGHUP)', () => {
       expect(pane.info('#{alternate_on}')).toBe('0');
       expect(pane.stderr()).toContain(`${sig}: agentq dlq browse ended; no redrive was running`);
     } finally {
+      pane.kill();
+    }
+  }, 120_000);
+});
+
+describe('agentq dlq browse with a hung Redis during a redrive', () => {
+  let home: CliHome;
+  let redis: RedisServer;
+  let redisPid = 0;
+
+  beforeAll(async () => {
+    home = makeCliHome('agentq-tui-hung-');
+    redis = await startRedisServer();
+    redisPid = Number(/process_id:(\d+)/.exec(redis.cli('info', 'server'))![1]);
+    const backend = await openBackend(redis.url);
+    try {
+      await seedDlq(backend, new ManualClock(Date.now()), 'research', Array.from({ length: 30 }, () => ({ errorCode: 'PROVIDER_429' })));
+      // The first test leaves its queue locked by a process that is gone: the second uses its own.
+      await seedDlq(backend, new ManualClock(Date.now()), 'second', Array.from({ length: 10 }, () => ({ errorCode: 'PROVIDER_429' })));
+    } finally {
+      await backend.close();
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    if (redisPid) process.kill(redisPid, 'SIGCONT');
+    await redis?.stop();
+    home?.cleanup();
+  });
+
+  it('the first Ctrl-C asks to stop after the batch; the second quits at once, restoring the terminal (exit 130, the run named)', async () => {
+    const env = { ...home.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' };
+    const pane = TmuxPane.start(['node', AGENTQ_BIN, '--url', redis.url, 'tui', '--queue', 'research', '--rate', '2', '--batch-size', '1'], env, { columns: 160, rows: 30 });
+    try {
+      await pane.waitFor('total 30 · shown 30');
+      await pane.waitFor((sc) => !sc.includes('loading…'));
+      pane.keys('a', 'R');
+      await pane.waitFor('Type 30 to confirm');
+      pane.type('30');
+      pane.keys('Tab', 'Enter');
+      await pane.waitFor(/moved [1-9]/);
+      process.kill(redisPid, 'SIGSTOP'); // the node hangs: no batch ever ends
+      pane.keys('C-c');
+      await pane.waitFor('stopping after the current batch… (Ctrl-C or q again quits at once)');
+      pane.keys('C-c');
+      expect(await pane.exitStatus()).toBe(130);
+      expect(pane.info('#{alternate_on}')).toBe('0');
+      expect(pane.stderr()).toMatch(/quit while run run_[0-9A-Z]{26} was applying a batch/);
+    } finally {
+      process.kill(redisPid, 'SIGCONT');
+      pane.kill();
+    }
+  }, 120_000);
+
+  it('SIGTERM then SIGTERM again while the batch hangs: exit 143 at once, as the CLI, with the main screen back', async () => {
+    const env = { ...home.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' };
+    const pane = TmuxPane.start(['node', AGENTQ_BIN, '--url', redis.url, 'tui', '--queue', 'second', '--rate', '2', '--batch-size', '1'], env, { columns: 160, rows: 30 });
+    try {
+      await pane.waitFor('total 10 · shown 10');
+      await pane.waitFor((sc) => !sc.includes('loading…'));
+      pane.keys('a', 'R');
+      await pane.waitFor('> Cancel <');
+      pane.keys('Tab', 'Enter');
+      await pane.waitFor(/moved [1-9]/);
+      process.kill(redisPid, 'SIGSTOP');
+      pane.signal('SIGTERM');
+      await pane.waitFor('SIGTERM: stopping after the current batch, then quitting…');
+      pane.signal('SIGTERM');
+      expect(await pane.exitStatus()).toBe(143);
+      expect(pane.info('#{alternate_on}')).toBe('0');
+    } finally {
+      process.kill(redisPid, 'SIGCONT');
       pane.kill();
     }
   }, 120_000);

@@ -117,7 +117,12 @@ export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<voi
   );
   // The terminal is restored by now: what follows is read on the normal screen, as after a CLI redrive.
   const result = outcome.result;
-  if (outcome.abandonedRunId !== null) {
+  if (outcome.isAbandoned) {
+    // The batch in flight may never end (a hung node): do not wait for the backend to close either.
+    ctx.abandonBackend?.();
+    if (outcome.abandonedRunId === null) {
+      throw new InterruptedError('quit while a redrive was starting: its run may or may not have been recorded', 'See the runs with: agentq dlq runs');
+    }
     throw new InterruptedError(
       `quit while run ${outcome.abandonedRunId} was applying a batch: the jobs of that batch may or may not have moved; the run shows as interrupted once this process has ended`,
       `Check it with: agentq dlq runs show ${outcome.abandonedRunId}; resume it with: ${resumeCommand({ run_id: outcome.abandonedRunId, action: 'redrive' })}`,
