@@ -54,9 +54,10 @@ export function outcomeOf(s: TriageState | null): TuiOutcome {
 }
 
 export async function runTui(props: AppProps, io: TuiStreams): Promise<TuiOutcome> {
-  // A closed terminal (SIGHUP) is a stop like SIGTERM while the app runs. Only here, not in
-  // runCli: a listener replaces the "ignore" disposition `nohup` sets, and a worker started
-  // with nohup must keep ignoring it; a full-screen app has no such use.
+  // A closed terminal (SIGHUP) is a stop like SIGTERM while the app runs. runCli's handler
+  // aborts the command's signal on it too (its first SIGHUP); this one makes sure the app's own
+  // stop runs whichever arrives first. (`nohup` gives no protection to be kept: Node resets every
+  // signal's disposition at start-up, so a hang-up would otherwise end the process at once.)
   const interrupt = new AbortController();
   const onParentAbort = () => interrupt.abort(io.signal.reason);
   if (io.signal.aborted) onParentAbort();
