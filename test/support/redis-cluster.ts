@@ -9,7 +9,7 @@ import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, killChild, serverArgs, spawnRedis, waitForPing } from './redis-server.js';
+import { freePort, killChild, RedisExitedError, serverArgs, spawnRedis, waitForPing } from './redis-server.js';
 
 export interface RedisCluster {
   ports: number[];
@@ -41,6 +41,17 @@ export interface ClusterTls {
 
 /** `aof`: the nodes keep an append-only file (appendfsync always), so a killed node restarts with its keys. */
 export async function startRedisCluster(masters = 3, tls?: ClusterTls, o: { aof?: boolean } = {}): Promise<RedisCluster> {
+  // A node whose port (or bus port) was taken before it bound exits at once: start over on new ports.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startRedisClusterOnce(masters, tls, o);
+    } catch (e) {
+      if (!(e instanceof RedisExitedError) || attempt >= 3) throw e;
+    }
+  }
+}
+
+async function startRedisClusterOnce(masters: number, tls: ClusterTls | undefined, o: { aof?: boolean }): Promise<RedisCluster> {
   const root = mkdtempSync(join(tmpdir(), 'agentq-cluster-'));
   const children: ChildProcess[] = [];
   const nodeArgs: string[][] = [];
@@ -62,7 +73,7 @@ export async function startRedisCluster(masters = 3, tls?: ClusterTls, o: { aof?
       nodeArgs.push(serverArgs(port, dir, { aof: o.aof ?? false, args: ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-node-timeout', '5000', ...tlsArgs] }));
       children.push(spawnRedis(nodeArgs[i]!));
     }
-    await Promise.all(ports.map((p) => waitForPing(p)));
+    await Promise.all(ports.map((p, i) => waitForPing(p, undefined, join(root, String(p), 'redis.log'), children[i])));
     const create = spawnSync(
       'redis-cli',
       ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'],

@@ -66,12 +66,21 @@ function isFree(port: number): Promise<boolean> {
   });
 }
 
+/** The server process ended before it answered (see waitForPing): starting again on new ports may work. */
+export class RedisExitedError extends Error {}
+
 /** Resolves when a PING on the port gets +PONG (polls with a deadline, no fixed sleep). */
 // Generous: after a SIGKILL, redis-server replays its AOF before it answers (it says -LOADING
 // meanwhile), and on a loaded 2-core CI machine that can take far longer than on a laptop.
-export async function waitForPing(port: number, timeoutMs = 60_000, logFile?: string): Promise<void> {
+export async function waitForPing(port: number, timeoutMs = 60_000, logFile?: string, child?: ChildProcess): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  const logTail = () => (logFile && existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-15).join('\n') : '(no log)');
   for (;;) {
+    // A server that exited will never answer: say so now (most often its port was taken between
+    // freePort and the bind, by another test's server or an outgoing connection), not after a minute.
+    if (child && (child.exitCode !== null || child.signalCode !== null)) {
+      throw new RedisExitedError(`redis-server on ${port} exited (${child.exitCode ?? child.signalCode}) before answering PING; its log ends with:\n${logTail()}`);
+    }
     const ok = await new Promise<boolean>((resolve) => {
       const s = new Socket();
       let buf = '';
@@ -89,8 +98,7 @@ export async function waitForPing(port: number, timeoutMs = 60_000, logFile?: st
     });
     if (ok) return;
     if (Date.now() > deadline) {
-      const log = logFile && existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-15).join('\n') : '(no log)';
-      throw new Error(`redis-server on ${port} did not answer PING within ${timeoutMs} ms; its log ends with:\n${log}`);
+      throw new Error(`redis-server on ${port} did not answer PING within ${timeoutMs} ms; its log ends with:\n${logTail()}`);
     }
     await new Promise((r) => setTimeout(r, 25));
   }
@@ -126,18 +134,35 @@ export function killChild(child: ChildProcess | null): Promise<void> {
 }
 
 export async function startRedisServer(o: RedisServerOptions = {}): Promise<RedisServer> {
+  // A port chosen here may be taken before the server binds it: then try another (a given port is kept).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startRedisServerOnce(o);
+    } catch (e) {
+      if (!(e instanceof RedisExitedError) || o.port !== undefined || attempt >= 3) throw e;
+    }
+  }
+}
+
+async function startRedisServerOnce(o: RedisServerOptions): Promise<RedisServer> {
   const port = o.port ?? (await freePort());
   const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'agentq-redis-'));
   let child: ChildProcess | null = null;
   const start = async () => {
     child = spawnRedis(serverArgs(port, dir, o));
-    await waitForPing(port, undefined, join(dir, 'redis.log'));
+    await waitForPing(port, undefined, join(dir, 'redis.log'), child);
   };
   const kill = async () => {
     await killChild(child);
     child = null;
   };
-  await start();
+  try {
+    await start();
+  } catch (e) {
+    await kill();
+    if (o.dir === undefined) rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
   return {
     port,
     host: '127.0.0.1',

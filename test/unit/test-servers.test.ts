@@ -1,8 +1,11 @@
 /**
  * test/support/servers.ts: whatever started is stopped, also when a sibling
- * start failed or the set-up gave up before a start finished.
+ * start failed or the set-up gave up before a start finished; and a Redis
+ * server that cannot start says so at once (redis-server.ts).
  */
+import { createServer, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { RedisExitedError, startRedisServer } from '../support/redis-server.js';
 import { TestServers } from '../support/servers.js';
 
 function fakeServer() {
@@ -32,5 +35,20 @@ describe('TestServers', () => {
     finish(late);
     await stopping;
     expect(late.stopped).toBe(1);
+  });
+});
+
+describe('startRedisServer', () => {
+  it('a server that cannot bind its port fails at once with its log, not after a minute of PINGs', async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', () => r()));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const err = await startRedisServer({ port }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RedisExitedError);
+      expect((err as Error).message).toMatch(new RegExp(`redis-server on ${port} exited`));
+    } finally {
+      taken.close();
+    }
   });
 });
