@@ -18,7 +18,7 @@
  *   gets the same; the attempt ends once the group is empty.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sanitize } from '../cli/output/sanitize.js';
@@ -105,11 +105,21 @@ async function writeResumeFiles(dir: string, job: JobEnvelope, ctx: JobContext):
 
 async function runChild(o: ExecHandlerOptions, reportDir: string, job: JobEnvelope, ctx: JobContext): Promise<string | null> {
   if (ctx.signal.aborted) throw ctx.signal.reason;
-  const resume = await writeResumeFiles(reportDir, job, ctx);
+  let resume: { checkpointFile: string; effectsFile: string };
+  try {
+    // Made again if it went (a tmp cleaner removes the directory of a long-idle worker).
+    await mkdir(reportDir, { recursive: true, mode: 0o700 });
+    resume = await writeResumeFiles(reportDir, job, ctx);
+  } catch (e) {
+    // The worker's own trouble (a full disk, a removed directory), not the job's: retried, as a
+    // handler that cannot be spawned is, instead of an unknown error code that counts as permanent.
+    throw new HandlerError('WORKER_FILES_FAILED', `the worker could not write the handler's files in ${reportDir}: ${(e as Error).message}`, { retryable: true });
+  }
   try {
     return await runChildProcess(o, reportDir, job, ctx, resume);
   } finally {
-    await Promise.all([rm(resume.checkpointFile, { force: true }), rm(resume.effectsFile, { force: true })]);
+    // Best effort: what went with the directory is gone already, and a failed clean-up is not the job's failure.
+    await Promise.all([rm(resume.checkpointFile, { force: true }), rm(resume.effectsFile, { force: true })]).catch(() => undefined);
   }
 }
 

@@ -227,6 +227,25 @@ describe('exec handler: one child process per job', () => {
     expect(running(pid)).toBe(false);
   });
 
+  it("the worker's own files: a removed directory is made again; one that cannot be is a retryable WORKER_FILES_FAILED, never a permanent failure", async () => {
+    // The handler does to the worker's directory what a tmp cleaner or a full disk would.
+    const script = `const fs=require('fs'),p=require('path'),d=p.dirname(process.env.AGENTQ_REPORT_FILE);fs.rmSync(d,{recursive:true,force:true});if(process.argv[1]==='block')fs.writeFileSync(d,'not a directory');process.stdout.write('ok')`;
+    const h = await createExecHandler({ command: process.execPath, args: ['-e', script, 'remove'], url: 'sqlite:/tmp/nowhere.db' });
+    try {
+      expect(await h.handler(envelope, ctxWith())).toBe('ok');
+      expect(await h.handler(envelope, ctxWith())).toBe('ok');
+    } finally {
+      await h.close();
+    }
+    const blocked = await createExecHandler({ command: process.execPath, args: ['-e', script, 'block'], url: 'sqlite:/tmp/nowhere.db' });
+    try {
+      expect(await blocked.handler(envelope, ctxWith())).toBe('ok');
+      await expect(blocked.handler(envelope, ctxWith())).rejects.toMatchObject({ code: 'WORKER_FILES_FAILED', retryable: true });
+    } finally {
+      await blocked.close();
+    }
+  });
+
   it('a command that cannot start is a retryable SPAWN_FAILED (the worker, not the job, is broken)', async () => {
     const h = await createExecHandler({ command: '/nonexistent/agentq-handler', args: [], url: 'sqlite::memory:' });
     await expect(h.handler(envelope, ctxWith())).rejects.toMatchObject({ code: 'SPAWN_FAILED', retryable: true });
