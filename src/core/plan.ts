@@ -87,6 +87,16 @@ export const PlanSchema = z.object({
 });
 export type Plan = z.infer<typeof PlanSchema>;
 
+/**
+ * Whether two store descriptions (a backend's `description`, as a plan records it) name the same
+ * store: the credentials in a URL's user part do not count (another user of the same Redis is the
+ * same store; the password is redacted anyway).
+ */
+export function sameStore(a: string, b: string): boolean {
+  const bare = (d: string) => d.replace(/:\/\/[^/@\s]*@/g, '://');
+  return bare(a) === bare(b);
+}
+
 /** Counts per verdict plus `total` and `acting` (the number of jobs the action will touch). */
 export type PlanTotals = Record<string, number> & { total: number; acting: number };
 

@@ -5,7 +5,7 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Backend, RunRecord } from '../../src/backend/contract.js';
 import { SqliteBackend } from '../../src/backend/sqlite/index.js';
@@ -169,6 +169,19 @@ describe('options a saved plan or a recorded run cannot honour are refused, not 
       expect(forced.counts).toMatchObject({ moved: 0, skipped: 2 });
     } finally {
       await other.close();
+    }
+  });
+
+  it('--plan on the same store reached by another path is accepted: the store is recorded by its absolute path', async () => {
+    await dead(2);
+    const fileIo = planIo();
+    await dlqBulk('redrive', { queue: 'q', dryRun: true, planOut: 'plan.json' }, fileIo);
+    const same = new SqliteBackend({ path: relative(process.cwd(), join(dir, 'store.db')), clock, random: seededRandom(5) });
+    try {
+      const run = (await dlqBulk('redrive', { plan: 'plan.json', yes: true }, { ...fileIo, backend: async () => same })) as RunRecord;
+      expect(run.counts).toMatchObject({ moved: 2 });
+    } finally {
+      await same.close();
     }
   });
 

@@ -3,6 +3,7 @@
  * safely by several processes on one host (WAL, busy_timeout, every write in
  * BEGIN IMMEDIATE). See docs/architecture.md, "SQLite backend".
  */
+import { resolve } from 'node:path';
 import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
 import { systemClock, systemRandom, type Clock, type Random } from '../../core/clock.js';
 import { toIso } from '../../core/duration.js';
@@ -87,7 +88,8 @@ export class SqliteBackend implements Backend {
   constructor(opts: SqliteBackendOptions) {
     const clock = opts.clock ?? systemClock;
     const random = opts.random ?? systemRandom;
-    this.description = `sqlite:${opts.path}`;
+    // Absolute, so the description names one file wherever it is read (a plan file records it).
+    this.description = `sqlite:${opts.path === ':memory:' ? opts.path : resolve(opts.path)}`;
     this.store = new SqliteStore(opts.path, clock, random, opts.busyTimeoutMs);
     this.worker = new SqliteWorkerOps(this.store, { fairness: opts.fairness ?? {}, retryPolicy: opts.retryPolicy ?? DEFAULT_RETRY_POLICY });
     this.runs = new SqliteRuns(this.store);

@@ -5,7 +5,7 @@
  */
 import { AgentqError, DeclinedError, ExitCode, InterruptedError, ValidationError } from '../../core/errors.js';
 import { count } from '../../core/plural.js';
-import { parsePlan, serializePlan, type AttemptsPolicy, type PartialNotice, type Plan } from '../../core/plan.js';
+import { parsePlan, sameStore, serializePlan, type AttemptsPolicy, type PartialNotice, type Plan } from '../../core/plan.js';
 import type { BulkAction, RunRecord } from '../../backend/contract.js';
 import { applyRun, buildPlan, resumeCommand, resumeRun, startRun, type ApplyResult, type EngineDeps } from '../../dlq/engine.js';
 import { parseSelector, requireSelector, type SelectorInput } from '../../dlq/filter.js';
@@ -252,7 +252,7 @@ async function planFor(action: BulkAction, o: BulkOptions, io: DlqIo) {
     if (plan.action !== action) throw new ValidationError(`plan file ${o.plan} is a ${plan.action} plan; apply it with: agentq dlq ${plan.action} --plan ${o.plan}`);
     if (plan.options.includePartial && !o.force && applying) throw new ValidationError(`plan file ${o.plan} includes partial jobs: applying it also needs --force`);
     const here = (await io.backend()).description;
-    if (plan.store !== undefined && plan.store !== here && !o.force) {
+    if (plan.store !== undefined && !sameStore(plan.store, here) && !o.force) {
       throw new ValidationError(
         `plan file ${o.plan} was made against ${sanitize(plan.store)}, but this command points at ${sanitize(here)}: none of its jobs would be found there`,
         'Point at the store the plan was made on (--context / --url), or add --force if it is the same store reached by another name.',
