@@ -217,6 +217,8 @@ async function readLine(io: CliIo, question: string): Promise<string> {
   try {
     return await new Promise<string>((resolve, reject) => {
       rl.once('close', () => reject(new AgentqErrorClosed()));
+      // The terminal went away while asking (setRawMode EIO): no answer, nothing changed.
+      rl.once('error', () => reject(new InterruptedError('the terminal went away at the prompt: nothing was changed')));
       // The terminal is raw while readline reads, so Ctrl-C arrives here, not as a signal.
       rl.once('SIGINT', () => {
         io.stderr.write('\n');
@@ -244,20 +246,27 @@ export const STOP_SIGNALS = { SIGINT: ExitCode.interrupted, SIGTERM: 143, SIGHUP
 export type StopSignal = keyof typeof STOP_SIGNALS;
 
 /**
- * After a hang-up, points the stdio fds that were the terminal at /dev/null just before the
- * process ends. On exit Node restores each terminal's settings and aborts when that fails
+ * At exit, points the stdio fds that were a terminal now gone (a hang-up) at /dev/null just before
+ * the process ends. On exit Node restores each terminal's settings and aborts when that fails
  * (Node 20: the check nodejs/node#58200 removed), which a closed terminal always does: a worker
  * that had stopped cleanly on SIGHUP then died of SIGABRT. Node skips an fd that no longer is
  * the file it was at start-up, so the swap avoids the restore; nothing was changed on the
  * terminal that would need restoring (raw mode is only the TUI's, and it restores its own).
  */
 function detachClosedTerminal(): void {
-  const { closeSync, fstatSync, openSync } = createRequire(import.meta.url)('node:fs') as typeof import('node:fs');
+  const req = createRequire(import.meta.url);
+  const { closeSync, fstatSync, openSync, statSync } = req('node:fs') as typeof import('node:fs');
+  let devNull: number | undefined;
   for (const fd of [0, 1, 2]) {
     try {
-      // Not isatty(): a hung-up terminal answers it with EIO, i.e. "not a terminal". A character
-      // device that is not one (/dev/null) is swapped for /dev/null, which changes nothing.
-      if (!fstatSync(fd).isCharacterDevice()) continue;
+      // A hung-up terminal is still a character device but answers isatty() with EIO, i.e. "not a
+      // terminal"; a live one (a `kill -HUP` with the window open) is left for Node to restore.
+      // /dev/null (stdin of most scripts) needs nothing, and is told apart without loading node:tty.
+      const st = fstatSync(fd);
+      if (!st.isCharacterDevice()) continue;
+      devNull ??= statSync('/dev/null').rdev;
+      if (st.rdev === devNull) continue;
+      if ((req('node:tty') as typeof import('node:tty')).isatty(fd)) continue;
       closeSync(fd);
       // The lowest free fd is the one just closed (0-2 are taken in order).
       openSync('/dev/null', fd === 0 ? 'r' : 'w');
@@ -277,9 +286,12 @@ function detachClosedTerminal(): void {
 export async function runCli(argv: readonly string[] = process.argv.slice(2), stdio: StdioProbe = streamsProbe): Promise<void> {
   const controller = new AbortController();
   let interrupts = 0;
+  // At every exit, not only after a SIGHUP: the terminal can go away without one reaching us (the
+  // TUI sees its input end first and quits; a prompt's terminal closes), and Node then aborted
+  // (exit 139) restoring it.
+  process.once('exit', detachClosedTerminal);
   const onSignal = (sig: StopSignal) => {
     interrupts++;
-    if (sig === 'SIGHUP') process.once('exit', detachClosedTerminal);
     if (interrupts > 1) process.exit(STOP_SIGNALS[sig]);
     controller.abort(new Error(sig));
   };
