@@ -40,7 +40,10 @@ export function engineRedrive(deps: EngineDeps, s: GatewaySettings): RedrivePort
     async plan(jobIds, signal, context) {
       const wanted = new Set(jobIds);
       const maxRedrives = s.maxRedrives ?? DEFAULT_MAX_REDRIVES;
-      const builder = new PlanBuilder({ action: 'redrive', now: deps.clock.now(), minRemainingMs: 0, includePartial: false, maxRedrives });
+      // Taken before the entries are read: the apply trusts the schema check of records not written
+      // since `created_at` (SQLite), so a record rewritten during the read must count as changed.
+      const readFrom = deps.clock.now();
+      const builder = new PlanBuilder({ action: 'redrive', now: readFrom, minRemainingMs: 0, includePartial: false, maxRedrives });
       let found = 0;
       for await (const entries of selectedEntries(deps.backend, s.baseFilter, wanted, signal)) {
         for (const e of entries) {
@@ -49,7 +52,8 @@ export function engineRedrive(deps: EngineDeps, s: GatewaySettings): RedrivePort
       }
       const plan = builder.finish({
         action: 'redrive',
-        createdAt: toIso(deps.clock.now()),
+        createdAt: toIso(readFrom),
+        store: deps.backend.description,
         filters: { ...s.given, via: 'agentq dlq browse', selected: jobIds.length, ...selectionFilters(context) },
         options: { attempts: s.attempts ?? DEFAULT_ATTEMPTS_POLICY, maxRedrives, minRemainingMs: 0, includePartial: false },
       });
