@@ -345,7 +345,8 @@ export function resolveConfigLenient({ flags, env, cwd }: ConfigInputs): Resolve
 
   const userFilePath = userConfigPath(env);
   const userFile = read(userFilePath);
-  const projectPath = findTrustedProjectFile(cwd, warnings);
+  const untrusted: string[] = [];
+  const projectPath = findTrustedProjectFile(cwd, warnings, undefined, untrusted);
   const projectFile = projectPath ? read(projectPath) : null;
 
   const contexts: ResolvedConfig['contexts'] = new Map();
@@ -357,6 +358,20 @@ export function resolveConfigLenient({ flags, env, cwd }: ConfigInputs): Resolve
       // (its file, its URL); refusals name the user file, where the read-only setting is.
       const user = contexts.get(name);
       contexts.set(name, user?.readOnly && !c.readOnly ? { ...c, readOnly: true, file: f.path, readOnlyFrom: user.readOnlyFrom ?? user.file } : { ...c, file: f.path });
+    }
+  }
+  // An untrusted project file chooses nothing, but what it marks read-only stays read-only: that can
+  // only restrict, and a shared checkout owned by a deploy user that protects `prod` must keep doing so.
+  for (const path of untrusted) {
+    let f: ConfigFile | null;
+    try {
+      f = readConfigFile(path);
+    } catch {
+      continue; // unreadable or broken: already named in the warnings as ignored
+    }
+    for (const [name, c] of f?.contexts ?? []) {
+      const entry = contexts.get(name);
+      if (c.readOnly && entry && !entry.readOnly) contexts.set(name, { ...entry, readOnly: true, readOnlyFrom: path });
     }
   }
 
@@ -398,7 +413,7 @@ export function resolveConfigLenient({ flags, env, cwd }: ConfigInputs): Resolve
  * The nearest project file from `cwd` upward that may be trusted (see the header). Untrusted
  * ones are skipped (the search goes on upward) and two files in one directory noted, in `warnings`.
  */
-export function findTrustedProjectFile(cwd: string, warnings: string[], uid: number | undefined = process.getuid?.()): string | null {
+export function findTrustedProjectFile(cwd: string, warnings: string[], uid: number | undefined = process.getuid?.(), skipped: string[] = []): string | null {
   const shadowed = (used: string, others: string[]): void => {
     warnings.push(`${others.join(' and ')} ignored: ${used} in the same directory is used (keep one project file per directory)`);
   };
@@ -407,6 +422,7 @@ export function findTrustedProjectFile(cwd: string, warnings: string[], uid: num
     if (!st) continue;
     const why = untrustedBecause(path, st, uid);
     if (why === null) return path;
+    skipped.push(path);
     warnings.push(`project file ${path} ignored: ${why} (chown it to yourself, or remove it)`);
   }
   return null;

@@ -176,7 +176,13 @@ describe('project files another user could have written are ignored (git safe.di
     const c = resolveConfigLenient({ flags: {}, env, cwd: join(shared, 'sub') });
     expect(c).toMatchObject({ url: 'sqlite:/mine.db', projectFile: null, context: { name: 'mine' } });
     expect(c.warnings!.join('\n')).toContain(`project file ${join(shared, '.agentq.json')} ignored: its directory ${shared} is world-writable`);
+    // What it marks read-only stays read-only: ignoring a file must never make a context writable.
+    write(userFile(), { currentContext: 'mine', contexts: { mine: { url: 'sqlite:/mine.db' }, prod: { url: 'sqlite:/prod.db' } } });
+    write(join(shared, '.agentq.json'), { currentContext: 'theirs', contexts: { theirs: { url: 'sqlite:/theirs.db' }, prod: { url: 'sqlite:/x.db', readOnly: true } } });
+    const guarded = resolveConfigLenient({ flags: { context: 'prod' }, env, cwd: join(shared, 'sub') });
+    expect(guarded.context).toMatchObject({ name: 'prod', url: 'sqlite:/prod.db', readOnly: true, readOnlyFrom: join(shared, '.agentq.json') });
     // sticky (like /tmp) and ours: trusted
+    write(join(shared, '.agentq.json'), { currentContext: 'theirs', contexts: { theirs: { url: 'sqlite:/theirs.db' } } });
     chmodSync(shared, 0o1777);
     expect(resolveConfigLenient({ flags: {}, env, cwd: join(shared, 'sub') })).toMatchObject({ url: 'sqlite:/theirs.db', warnings: [] });
   });
