@@ -17,6 +17,8 @@ export type QueueScope = 'read' | 'bulk';
 
 export interface ScopedOptions {
   queue?: unknown;
+  /** Set when `queue` came from the context, so a command can say where it came from. */
+  queueFromContext?: boolean;
   allQueues?: unknown;
   plan?: unknown;
   resume?: unknown;
@@ -35,7 +37,10 @@ export function scopeToContextQueue(options: ScopedOptions, scope: QueueScope, c
   if (options.job !== undefined) return;
   // Read only when needed: a command given --queue works even where the config cannot be read.
   const queue = contextQueue();
-  if (queue !== undefined) options.queue = queue;
+  if (queue !== undefined) {
+    options.queue = queue;
+    options.queueFromContext = true;
+  }
 }
 
 /** The help of `--queue` on a scoped command. */

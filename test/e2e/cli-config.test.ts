@@ -60,6 +60,8 @@ describe('where agentq connects', () => {
     await runCliOk(home, ['dlq', 'redrive', '--all', '--yes']);
     expect(queuesOf((await runCliOk(home, ['dlq', 'list', '-A'])).stdout, 1)).toEqual(['billing']);
     expect((await runCliOk(home, ['dlq', 'list', '--queue', 'billing'])).stdout).toContain('billing');
+    // A check narrowed by the context says which queue it checked.
+    expect((await runCliOk(home, ['dlq', 'check'])).stderr).toBe("ok: queue research within limits (the context's queue)\n");
     const both = await runCli(home, ['list', '-A', '--queue', 'billing']);
     expect(both.code).toBe(2);
     expect(both.stderr).toContain('--queue and --all-queues exclude each other');

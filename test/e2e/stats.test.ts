@@ -95,6 +95,7 @@ describe('agentq dlq check', () => {
   it('exits 0 within the limits', async () => {
     const r = await runCliOk(home, ['dlq', 'check', '--queue', 'research', '--max-size', '2', '--max-age', '3h', '--max-rate', '70%']);
     expect(r.stdout).toBe('');
+    expect(r.stderr).toBe('ok: queue research within limits\n');
   });
 
   it('exits 1 with a one-line reason when the DLQ is too large', async () => {

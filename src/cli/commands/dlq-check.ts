@@ -22,6 +22,8 @@ import { checkQueueName } from '../parse.js';
 
 export interface DlqCheckOptions {
   queue?: string;
+  /** The queue is the context's (set by cli/queue-scope.ts). */
+  queueFromContext?: boolean;
   maxSize?: string;
   maxAge?: string;
   maxRate?: string;
@@ -97,7 +99,8 @@ export async function run(opts: DlqCheckOptions, ctx: CommandContext): Promise<v
   // never alert: it fails, naming the queues there are.
   if (opts.queue !== undefined && !known.includes(opts.queue)) {
     const here = known.length > 0 ? ` (queues here: ${known.slice(0, 10).map((q) => sanitize(q)).join(', ')}${known.length > 10 ? ', …' : ''})` : '';
-    throw new NotFoundError(`queue ${sanitize(opts.queue)} is not known to this store: nothing was ever submitted to it${here}`, 'QUEUE_NOT_FOUND');
+    const from = opts.queueFromContext ? ` (the context's queue; check every queue with -A, or another with --queue)` : '';
+    throw new NotFoundError(`queue ${sanitize(opts.queue)}${from} is not known to this store: nothing was ever submitted to it${here}`, 'QUEUE_NOT_FOUND');
   }
   const queues = opts.queue !== undefined ? [opts.queue] : known;
   const now = ctx.clock.now();
@@ -118,7 +121,8 @@ export async function run(opts: DlqCheckOptions, ctx: CommandContext): Promise<v
   // still goes to stderr, for cron mail).
   if (isMachineFormat(ctx.format)) printObject(ctx.out, checkResult(limits, checked, reasons));
   if (reasons.length === 0) {
-    ctx.note(`ok: ${queues.length} queue${queues.length === 1 ? '' : 's'} within limits`);
+    // Named when it is one: a context's queue narrows the check, and the line says which was checked.
+    ctx.note(queues.length === 1 ? `ok: queue ${sanitize(queues[0]!)} within limits${opts.queueFromContext ? " (the context's queue)" : ''}` : `ok: ${queues.length} queues within limits`);
     return;
   }
   throw new DlqCheckFailed(reasons.length === 1 ? reasons[0]! : `${reasons[0]} (and ${reasons.length - 1} more queue${reasons.length === 2 ? '' : 's'})`);
