@@ -174,6 +174,10 @@ describe('contexts', () => {
       expect(r.stderr).toContain('context "prod" is read-only');
     }
     expect((await runCliOk(home, ['--context', 'prod', 'list'])).stdout.trim().split('\n')).toHaveLength(1);
+    // demo into a store named with --url under a read-only context: refused as a submit is.
+    const demo = await runCli(home, ['--context', 'prod', '--url', prodUrl, 'demo']);
+    expect(demo.code).toBe(4);
+    expect((await runCliOk(home, ['--url', prodUrl, 'list'])).stdout.trim().split('\n')).toHaveLength(1);
   });
 
   it('an unknown context exits 78 and lists the known ones', async () => {

@@ -13,6 +13,7 @@ import type { CommandContext } from '../context.js';
 import { printRecords } from '../output/format.js';
 import { redactCredentials } from '../output/redact.js';
 import { parseIntOption } from '../parse.js';
+import { shellWord } from '../resume-flags.js';
 import { JOB_COLUMNS } from './list.js';
 
 export interface DemoOptions {
@@ -62,9 +63,12 @@ export async function run(o: DemoOptions, ctx: CommandContext): Promise<void> {
   const queue = o.queue ?? 'demo';
   const { openBackend, defaultDataUrl } = await import('../../backend/open.js');
   const url = ctx.globals.url ?? defaultDataUrl(ctx.env);
+  // The embedded default is the demo's own; a store named with --url may be one a read-only
+  // context guards (`--context prod --url …`), so that is checked as for any submit.
+  if (ctx.globals.url !== undefined) ctx.assertMutable('demo');
   ctx.note(`demo: using ${redactCredentials(url)}${ctx.globals.url ? '' : ' (the embedded default; nothing to configure)'}`);
   const backend = await openBackend(url);
-  const urlFlag = (await sameStoreAsPlainCommands(url, ctx)) ? '' : ` --url ${redactCredentials(url)}`;
+  const urlFlag = (await sameStoreAsPlainCommands(url, ctx)) ? '' : ` --url ${shellWord(redactCredentials(url))}`;
   try {
     const submitted: Job[] = [];
     for (const req of sampleRequests(queue, n, ctx.clock.now())) submitted.push((await backend.submit(req)).job);
