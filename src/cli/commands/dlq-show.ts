@@ -80,7 +80,7 @@ export function renderEntry(e: DlqEntry, plain = false): string {
     for (const a of job.attempts) {
       lines.push(
         plain
-          ? [a.attempt, s(a.started_at), a.ended_at ?? '', s(a.outcome ?? ''), s(a.error_code ?? ''), sanitize(a.error_message ?? ''), s(a.worker_id), sanitize(a.worker_version ?? '')].join('\t')
+          ? [a.attempt, s(a.started_at), s(a.ended_at ?? ''), s(a.outcome ?? ''), s(a.error_code ?? ''), sanitize(a.error_message ?? ''), s(a.worker_id), sanitize(a.worker_version ?? '')].join('\t')
           : `  #${a.attempt} ${s(a.started_at)} → ${s(a.ended_at)} ${s(a.outcome)} ${a.error_code ? `${s(a.error_code)}: ${s(a.error_message)}` : ''} (worker ${s(a.worker_id)} ${s(a.worker_version)})`,
       );
     }
@@ -89,7 +89,7 @@ export function renderEntry(e: DlqEntry, plain = false): string {
     for (const ef of job.effects) {
       lines.push(
         plain
-          ? [s(ef.key), ef.status, ef.attempt, s(ef.started_at), ef.done_at ?? '', s(ef.idempotency_key)].join('\t')
+          ? [s(ef.key), s(ef.status), ef.attempt, s(ef.started_at), s(ef.done_at ?? ''), s(ef.idempotency_key)].join('\t')
           : `  ${s(ef.key)} ${ef.status} attempt ${ef.attempt} started ${s(ef.started_at)}${ef.done_at ? ` done ${s(ef.done_at)}` : ''} idempotency key ${s(ef.idempotency_key)}`,
       );
     }
