@@ -40,7 +40,7 @@ for (let r = 0; r < R; r++) for (const m of (r % 2 ? [...mods].reverse() : mods)
   const deps = { backend, clock: m.clock.systemClock, sleep: async () => {}, newRunId: () => `run_${ulid()}`, identity: { user: 'bench', host: hostname(), pid: process.pid, context: null } };
   const selector = m.filt.parseSelector({ queue: 'bench', errorCode: ['PROVIDER_429', 'TIMEOUT'], notExpired: true }, Date.now());
   let c = cpu(); const { plan } = await m.eng.buildPlan(deps, { action: 'redrive', selector }); const planC = cpu() - c;
-  c = cpu(); const st = await m.eng.startRun(deps, plan, { reason: 'bench', rate: null, batchSize: 1000 }); const ledC = cpu() - c;
+  c = cpu(); const st = await m.eng.startRun(deps, plan, { reason: 'bench', rate: null, batchSize: 1000, planBuiltHere: true }); const ledC = cpu() - c;
   c = cpu(); const ap = await m.eng.applyRun(deps, st.run_id); const apC = cpu() - c;
   await backend.close(); rmSync(p, { force: true }); rmSync(p + '-wal', { force: true }); rmSync(p + '-shm', { force: true });
   res.get(m.b).push({ total: plan.totals.total, moved: ap.run.counts.moved, planC, ledC, apC });

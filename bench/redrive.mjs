@@ -162,7 +162,7 @@ try {
   const planCpu = cpu() - c;
   c = cpu();
   t = performance.now();
-  const started = await startRun(deps, plan, { reason: 'bench', rate: null, batchSize: 1000 });
+  const started = await startRun(deps, plan, { reason: 'bench', rate: null, batchSize: 1000, planBuiltHere: true });
   const ledgerMs = performance.now() - t;
   const ledgerCpu = cpu() - c;
   c = cpu();

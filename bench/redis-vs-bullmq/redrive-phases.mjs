@@ -46,7 +46,7 @@ const phase = async (name, f) => {
 };
 console.log(`redrive phases, ${N.toLocaleString('en-US')} DLQ entries:`);
 const { plan } = await phase('plan', () => buildPlan(deps, { action: 'redrive', selector }));
-const run = await phase('startRun', () => startRun(deps, plan, { reason: 'bench', rate: null, batchSize: 1000 }));
+const run = await phase('startRun', () => startRun(deps, plan, { reason: 'bench', rate: null, batchSize: 1000, planBuiltHere: true }));
 const res = await phase('apply', () => applyRun(deps, run.run_id, {}));
 console.log(`moved ${res.session.moved}, skipped ${res.session.skipped}, failed ${res.session.failed}`);
 await backend.close();
