@@ -146,19 +146,18 @@ export class SqsQueues {
 
   /** Messages visible in a queue now (ApproximateNumberOfMessages; SQS says it is approximate). */
   async visibleDepth(url: string, name: string): Promise<number> {
-    try {
-      const out = await this.data.getQueueAttributes({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages'] });
-      return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) || 0;
-    } catch (e) {
-      throw toAgentqError(e, `GetQueueAttributes ${name}`);
-    }
+    return this.count(url, name, 'ApproximateNumberOfMessages');
   }
 
-  /** Messages received by someone and not yet deleted or visible again (ApproximateNumberOfMessagesNotVisible). */
+  /** Messages received by someone and not yet deleted or visible again. */
   async inFlight(url: string, name: string): Promise<number> {
+    return this.count(url, name, 'ApproximateNumberOfMessagesNotVisible');
+  }
+
+  private async count(url: string, name: string, attribute: 'ApproximateNumberOfMessages' | 'ApproximateNumberOfMessagesNotVisible'): Promise<number> {
     try {
-      const out = await this.data.getQueueAttributes({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessagesNotVisible'] });
-      return Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0) || 0;
+      const out = await this.data.getQueueAttributes({ QueueUrl: url, AttributeNames: [attribute] });
+      return Number(out.Attributes?.[attribute] ?? 0) || 0;
     } catch (e) {
       throw toAgentqError(e, `GetQueueAttributes ${name}`);
     }
