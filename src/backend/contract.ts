@@ -290,6 +290,12 @@ export interface Backend {
   readonly kind: BackendKind;
   /** Where it points, with credentials redacted: safe to print. */
   readonly description: string;
+  /**
+   * The store the jobs live in, named the same however the URL was written (no credentials, no
+   * tuning parameters, a SQLite file by its absolute path): a plan records it, and `--plan`
+   * refuses a plan made against another store.
+   */
+  readonly storeId: string;
 
   // ---- producers and operators
   /** Idempotent on `idempotency_key`: same key and body → same job, `created: false`; same key, other body → `IdempotencyConflictError`. */

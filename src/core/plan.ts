@@ -73,9 +73,9 @@ export const PlanSchema = z.object({
   /** The queue the run locks. Null only when the selection was empty. */
   queue: z.string().nullable(),
   /**
-   * The store the plan was made against (the backend's redacted description). A plan file applied
-   * to another store would find none of its jobs and "complete" with every item skipped: `--plan`
-   * refuses that unless `--force`. Absent in plans written before this field.
+   * The store the plan was made against (the backend's `storeId`). A plan file applied to another
+   * store would find none of its jobs and "complete" with every item skipped: `--plan` refuses it.
+   * Absent in plans written before this field.
    */
   store: z.string().optional(),
   created_at: z.iso.datetime({ offset: true }),
@@ -86,16 +86,6 @@ export const PlanSchema = z.object({
   items: z.array(PlanItem),
 });
 export type Plan = z.infer<typeof PlanSchema>;
-
-/**
- * Whether two store descriptions (a backend's `description`, as a plan records it) name the same
- * store: the credentials in a URL's user part do not count (another user of the same Redis is the
- * same store; the password is redacted anyway).
- */
-export function sameStore(a: string, b: string): boolean {
-  const bare = (d: string) => d.replace(/:\/\/[^/@\s]*@/g, '://');
-  return bare(a) === bare(b);
-}
 
 /** Counts per verdict plus `total` and `acting` (the number of jobs the action will touch). */
 export type PlanTotals = Record<string, number> & { total: number; acting: number };

@@ -65,7 +65,7 @@ export async function buildPlan(deps: Pick<EngineDeps, 'backend' | 'clock'>, req
     req.action === 'redrive'
       ? { attempts: req.attempts ?? DEFAULT_ATTEMPTS_POLICY, maxRedrives, minRemainingMs: req.selector.minRemainingMs, includePartial }
       : { minRemainingMs: req.selector.minRemainingMs };
-  const plan = builder.finish({ action: req.action, createdAt: toIso(now), filters: req.selector.given, options, store: deps.backend.description });
+  const plan = builder.finish({ action: req.action, createdAt: toIso(now), filters: req.selector.given, options, store: deps.backend.storeId });
   return { plan, partialNotices: builder.partialNotices };
 }
 

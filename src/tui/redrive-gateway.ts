@@ -53,7 +53,7 @@ export function engineRedrive(deps: EngineDeps, s: GatewaySettings): RedrivePort
       const plan = builder.finish({
         action: 'redrive',
         createdAt: toIso(readFrom),
-        store: deps.backend.description,
+        store: deps.backend.storeId,
         filters: { ...s.given, via: 'agentq dlq browse', selected: jobIds.length, ...selectionFilters(context) },
         options: { attempts: s.attempts ?? DEFAULT_ATTEMPTS_POLICY, maxRedrives, minRemainingMs: 0, includePartial: false },
       });

@@ -1,6 +1,6 @@
 /** Redis connection URLs: schemes, hosts, options, and the rules a bad URL breaks (exit 78). */
 import { describe, expect, it } from 'vitest';
-import { parseRedisUrl, redact } from '../../src/backend/redis/url.js';
+import { parseRedisUrl, redact, redisStoreId } from '../../src/backend/redis/url.js';
 import { ConfigError } from '../../src/core/errors.js';
 
 describe('parseRedisUrl', () => {
@@ -55,5 +55,17 @@ describe('parseRedisUrl', () => {
       expect((err as ConfigError).message, url).toMatch(rule);
       expect((err as ConfigError).exitCode).toBe(78);
     }
+  });
+});
+
+describe('redisStoreId: the same store however the URL is written', () => {
+  it('ignores the user, the password, the default database written out, the seed order and tuning parameters; not the database or the prefix', () => {
+    const id = (url: string) => redisStoreId(parseRedisUrl(url));
+    const a = id('redis://127.0.0.1:7/0');
+    expect(id('redis://alice:pw@127.0.0.1:7')).toBe(a);
+    expect(id('rediss://127.0.0.1:7/0?events_maxlen=5000')).toBe(a);
+    expect(id('redis://127.0.0.1:7/1')).not.toBe(a);
+    expect(id('redis://127.0.0.1:7?prefix=other')).not.toBe(a);
+    expect(id('redis+cluster://10.0.0.2:7,10.0.0.1:7')).toBe(id('redis+cluster://10.0.0.1:7,10.0.0.2:7'));
   });
 });

@@ -155,7 +155,7 @@ describe('options a saved plan or a recorded run cannot honour are refused, not 
     return io({ writeFile: async (p, t) => void files.set(p, t), readFile: async (p) => files.get(p)! });
   };
 
-  it('--plan made against another store is refused (exit 2) unless --force', async () => {
+  it('--plan made against another store is refused (exit 2), --force or not (a partial plan needs --force for its jobs, not for the store)', async () => {
     await dead(2);
     const fileIo = planIo();
     await dlqBulk('redrive', { queue: 'q', dryRun: true, planOut: 'plan.json' }, fileIo);
@@ -165,8 +165,9 @@ describe('options a saved plan or a recorded run cannot honour are refused, not 
       const e = await dlqBulk('redrive', { plan: 'plan.json', yes: true }, elsewhere).catch((x: unknown) => x);
       expect(e).toBeInstanceOf(ValidationError);
       expect((e as Error).message).toMatch(/was made against sqlite:\S+store\.db, but this command points at sqlite:\S+other\.db/);
-      const forced = (await dlqBulk('redrive', { plan: 'plan.json', yes: true, force: true }, elsewhere)) as RunRecord;
-      expect(forced.counts).toMatchObject({ moved: 0, skipped: 2 });
+      const forced = await dlqBulk('redrive', { plan: 'plan.json', yes: true, force: true }, elsewhere).catch((x: unknown) => x);
+      expect(forced).toBeInstanceOf(ValidationError);
+      expect(await other.listRuns({}, { limit: 10 })).toMatchObject({ items: [] });
     } finally {
       await other.close();
     }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/core/errors.js';
-import { PlanBuilder, isActing, parsePlan, planTotals, sameStore, serializePlan, VERDICTS } from '../../src/core/plan.js';
+import { PlanBuilder, isActing, parsePlan, planTotals, serializePlan, VERDICTS } from '../../src/core/plan.js';
 import type { VerdictOptions } from '../../src/core/verdict.js';
 import { entry } from './entries.js';
 
@@ -120,10 +120,3 @@ describe('planTotals', () => {
   });
 });
 
-describe('sameStore', () => {
-  it('ignores the user part of a URL, nothing else', () => {
-    expect(sameStore('redis redis://alice:***@10.0.0.5:6379/0', 'redis redis://bob@10.0.0.5:6379/0')).toBe(true);
-    expect(sameStore('redis redis://10.0.0.5:6379/0', 'redis redis://10.0.0.5:6379/1')).toBe(false);
-    expect(sameStore('sqlite:/data/a.db', 'sqlite:/data/b.db')).toBe(false);
-  });
-});

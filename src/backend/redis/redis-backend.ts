@@ -54,7 +54,7 @@ import type { DlqRow } from '../contract.js';
 import { redisDlqRows, type DeadSetSource } from './dlq-rows.js';
 import { callScript, registerScripts, type ScriptName } from './scripts.js';
 import { readQueueStats, type ShardStatsReply } from './stats.js';
-import { parseRedisUrl, type RedisUrlOptions } from './url.js';
+import { parseRedisUrl, redisStoreId, type RedisUrlOptions } from './url.js';
 
 export interface RedisBackendDeps {
   clock?: Clock;
@@ -137,6 +137,7 @@ interface IdSource {
 export class RedisBackend implements Backend {
   readonly kind = 'redis' as const;
   readonly description: string;
+  readonly storeId: string;
   private readonly conn: RedisConnection;
   private readonly client: Client;
   private readonly keys: KeyLayout;
@@ -163,6 +164,7 @@ export class RedisBackend implements Backend {
     this.newId = createIdFactory(this.clock, this.random);
     this.keys = new KeyLayout(opts.prefix);
     this.description = `redis ${opts.redacted}`;
+    this.storeId = redisStoreId(opts);
     // The batch scripts are sent as soon as they are made (a full batch while its caller is still
     // busy, so Redis works meanwhile): through the auto-pipeline they would wait for the end of the turn.
     this.conn = new RedisConnection(opts, BATCH_SCRIPTS);

@@ -111,3 +111,13 @@ export function redact(url: string): string {
     return i < 0 ? `${s}***@` : `${s}${auth.slice(0, i)}:***@`;
   });
 }
+
+/**
+ * The store a Redis URL names (the backend's `storeId`): the servers (a Cluster by its seed nodes,
+ * sorted), the database and the key prefix, which decide the keys read. Not the user, the TLS
+ * scheme or the tuning parameters.
+ */
+export function redisStoreId(o: Pick<RedisUrlOptions, 'cluster' | 'nodes' | 'db' | 'prefix'>): string {
+  const nodes = o.nodes.map((n) => `${n.host}:${n.port}`).sort().join(',');
+  return `${o.cluster ? 'redis+cluster' : 'redis'}://${nodes}/${o.db}?prefix=${o.prefix}`;
+}

@@ -78,6 +78,7 @@ const MAX_QUEUES = 1000;
 export class SqliteBackend implements Backend {
   readonly kind = 'sqlite' as const;
   readonly description: string;
+  readonly storeId: string;
   private readonly store: SqliteStore;
   private readonly worker: SqliteWorkerOps;
   private readonly runs: SqliteRuns;
@@ -88,8 +89,9 @@ export class SqliteBackend implements Backend {
   constructor(opts: SqliteBackendOptions) {
     const clock = opts.clock ?? systemClock;
     const random = opts.random ?? systemRandom;
-    // Absolute, so the description names one file wherever it is read (a plan file records it).
+    // Absolute, so the description names one file wherever it is read.
     this.description = `sqlite:${opts.path === ':memory:' ? opts.path : resolve(opts.path)}`;
+    this.storeId = this.description;
     this.store = new SqliteStore(opts.path, clock, random, opts.busyTimeoutMs);
     this.worker = new SqliteWorkerOps(this.store, { fairness: opts.fairness ?? {}, retryPolicy: opts.retryPolicy ?? DEFAULT_RETRY_POLICY });
     this.runs = new SqliteRuns(this.store);

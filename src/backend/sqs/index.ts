@@ -102,6 +102,7 @@ export interface SqsBackendOptions {
 export class SqsBackend implements Backend {
   readonly kind = 'sqs' as const;
   readonly description: string;
+  readonly storeId: string;
   /** The job store's ordinary operations (the SQLite adapter today). */
   readonly store: Backend;
   /** The store's SQS side: outbox, deliveries, claim-by-id, custody. */
@@ -132,6 +133,8 @@ export class SqsBackend implements Backend {
     this.maxVisibility = Math.max(0, Math.min(SQS_MAX_VISIBILITY_SECONDS, opts.maxVisibilitySeconds ?? SQS_MAX_VISIBILITY_SECONDS));
     const opened = openSqsStore(opts.url, { clock: this.clock, random, admission: opts.admission, fairness: opts.fairness, retryPolicy: opts.retryPolicy });
     this.store = opened.backend;
+    // The jobs, plans and ledgers live in the job store; the SQS queues only deliver.
+    this.storeId = this.store.storeId;
     this.ext = opened.ext;
     this.ownsClient = !opts.client;
     this.sdk = new LazySqsSdk(opts.url, opts.client);

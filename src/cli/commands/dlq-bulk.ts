@@ -5,7 +5,7 @@
  */
 import { AgentqError, DeclinedError, ExitCode, InterruptedError, ValidationError } from '../../core/errors.js';
 import { count } from '../../core/plural.js';
-import { parsePlan, sameStore, serializePlan, type AttemptsPolicy, type PartialNotice, type Plan } from '../../core/plan.js';
+import { parsePlan, serializePlan, type AttemptsPolicy, type PartialNotice, type Plan } from '../../core/plan.js';
 import type { BulkAction, RunRecord } from '../../backend/contract.js';
 import { applyRun, buildPlan, resumeCommand, resumeRun, startRun, type ApplyResult, type EngineDeps } from '../../dlq/engine.js';
 import { parseSelector, requireSelector, type SelectorInput } from '../../dlq/filter.js';
@@ -250,14 +250,16 @@ async function planFor(action: BulkAction, o: BulkOptions, io: DlqIo) {
     }
     const plan = parsePlan(await io.readFile(o.plan), `plan file ${o.plan}`);
     if (plan.action !== action) throw new ValidationError(`plan file ${o.plan} is a ${plan.action} plan; apply it with: agentq dlq ${plan.action} --plan ${o.plan}`);
-    if (plan.options.includePartial && !o.force && applying) throw new ValidationError(`plan file ${o.plan} includes partial jobs: applying it also needs --force`);
-    const here = (await io.backend()).description;
-    if (plan.store !== undefined && !sameStore(plan.store, here) && !o.force) {
+    // First, and not waived by --force (which partial jobs need): a plan applied to another store
+    // (a restored copy, another environment) finds none of its jobs, or the wrong ones.
+    const here = (await io.backend()).storeId;
+    if (plan.store !== undefined && plan.store !== here) {
       throw new ValidationError(
-        `plan file ${o.plan} was made against ${sanitize(plan.store)}, but this command points at ${sanitize(here)}: none of its jobs would be found there`,
-        'Point at the store the plan was made on (--context / --url), or add --force if it is the same store reached by another name.',
+        `plan file ${o.plan} was made against ${sanitize(plan.store)}, but this command points at ${sanitize(here)}`,
+        'Point at the store the plan was made on (--context / --url), or make a plan against this one: --dry-run --plan-out FILE.',
       );
     }
+    if (plan.options.includePartial && !o.force && applying) throw new ValidationError(`plan file ${o.plan} includes partial jobs: applying it also needs --force`);
     return { plan, partialNotices: plan.options.includePartial ? await partialNoticesOf(plan, io) : [] };
   }
   if (includePartial && !o.force && applying) {
