@@ -388,9 +388,12 @@ export function resolveConfigLenient({ flags, env, cwd }: ConfigInputs): Resolve
     if (!entry) {
       const known = [...contexts.keys()];
       const where = selected.source === 'flag' ? '--context' : selected.source === 'env' ? 'AGENTQ_CONTEXT' : `currentContext in ${selected.source === 'project' ? projectFile!.path : userFile!.path}`;
+      // The way out depends on where the name came from: `context use` changes only the file.
+      const switchWith =
+        selected.source === 'flag' ? 'Give --context one of them' : selected.source === 'env' ? 'Unset AGENTQ_CONTEXT or set it to one of them' : 'Switch with: agentq context use NAME';
       unknownContext = new ConfigError(
         `unknown context ${JSON.stringify(selected.name)} (from ${where})`,
-        known.length ? `Known contexts: ${known.join(', ')}. Switch with: agentq context use NAME` : `No contexts are defined; add one to ${userFilePath}.`,
+        known.length ? `Known contexts: ${known.join(', ')}. ${switchWith}` : `No contexts are defined; add one to ${userFilePath}.`,
       );
     } else {
       const { file, ...rest } = entry;
@@ -423,7 +426,8 @@ export function findTrustedProjectFile(cwd: string, warnings: string[], uid: num
     const why = untrustedBecause(path, st, uid);
     if (why === null) return path;
     skipped.push(path);
-    warnings.push(`project file ${path} ignored: ${why} (chown it to yourself, or remove it)`);
+    const fix = why.startsWith('its directory') ? `chmod o-w ${dirname(path)}, or move the file to a directory only you can write` : 'chown it to yourself, or remove it';
+    warnings.push(`project file ${path} ignored: ${why} (${fix})`);
   }
   return null;
 }

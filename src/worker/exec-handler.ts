@@ -98,9 +98,20 @@ async function writeResumeFiles(dir: string, job: JobEnvelope, ctx: JobContext):
   const checkpointFile = `${base}.checkpoint`;
   const effectsFile = `${base}.effects.json`;
   const cp = ctx.lastCheckpoint;
-  if (cp !== null && cp !== undefined) await writeFile(checkpointFile, typeof cp === 'string' ? cp : JSON.stringify(cp), { mode: 0o600 });
+  // Text as is, so a shell reads it plainly; but text that would parse as JSON ("42", "null") is
+  // written as a JSON string, so `agentq job checkpoint --file` takes back exactly what was saved.
+  if (cp !== null && cp !== undefined) await writeFile(checkpointFile, typeof cp === 'string' && !parsesAsJson(cp) ? cp : JSON.stringify(cp), { mode: 0o600 });
   await writeFile(effectsFile, JSON.stringify(ctx.effects), { mode: 0o600 });
   return { checkpointFile, effectsFile };
+}
+
+function parsesAsJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function runChild(o: ExecHandlerOptions, reportDir: string, job: JobEnvelope, ctx: JobContext): Promise<string | null> {

@@ -116,6 +116,10 @@ describe('getting out of a bad state through the CLI', () => {
     expect(list.stderr).toContain('unknown context "gone"');
     const env = await runCliOk(home, ['context', 'list'], { env: { AGENTQ_CONTEXT: 'nope' } });
     expect(env.stdout).toMatch(/\tdev\t/);
+    // The way out named is the one that works: the variable, not `context use`.
+    expect(env.stderr).toContain('Unset AGENTQ_CONTEXT or set it to one of them');
+    const stillSet = await runCliOk(home, ['context', 'use', 'dev'], { env: { AGENTQ_CONTEXT: 'nope' } });
+    expect(stillSet.stderr).toContain('AGENTQ_CONTEXT=nope is set in this environment and still selects the context');
     await runCliOk(home, ['context', 'use', 'dev']);
     expect((await runCliOk(home, ['list'])).code).toBe(0);
   });

@@ -176,6 +176,8 @@ describe('project files another user could have written are ignored (git safe.di
     const c = resolveConfigLenient({ flags: {}, env, cwd: join(shared, 'sub') });
     expect(c).toMatchObject({ url: 'sqlite:/mine.db', projectFile: null, context: { name: 'mine' } });
     expect(c.warnings!.join('\n')).toContain(`project file ${join(shared, '.agentq.json')} ignored: its directory ${shared} is world-writable`);
+    // The way out it names is the directory's, not the file's owner (the file is already ours).
+    expect(c.warnings!.join('\n')).toContain(`(chmod o-w ${shared}, or move the file to a directory only you can write)`);
     // What it marks read-only stays read-only: ignoring a file must never make a context writable.
     write(userFile(), { currentContext: 'mine', contexts: { mine: { url: 'sqlite:/mine.db' }, prod: { url: 'sqlite:/prod.db' } } });
     write(join(shared, '.agentq.json'), { currentContext: 'theirs', contexts: { theirs: { url: 'sqlite:/theirs.db' }, prod: { url: 'sqlite:/x.db', readOnly: true } } });

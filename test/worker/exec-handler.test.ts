@@ -118,6 +118,11 @@ describe('exec handler: one child process per job', () => {
     expect(existsSync(json[3])).toBe(false);
     // A text checkpoint is given as is (as `agentq job checkpoint --file` takes it back); none: no file.
     expect(JSON.parse((await exec(read, { resume: { lastCheckpoint: 'page 7 of 9', effects: [] } })) as string).slice(0, 2)).toEqual(['page 7 of 9', []]);
+    // ... unless it would read back as JSON: text "42" or "null" is written as a JSON string, so it comes back as text.
+    for (const text of ['42', 'null', '{"a":1}']) {
+      const [file] = JSON.parse((await exec(read, { resume: { lastCheckpoint: text, effects: [] } })) as string) as [string];
+      expect(JSON.parse(file)).toBe(text);
+    }
     expect(JSON.parse((await exec(read)) as string).slice(0, 2)).toEqual([null, []]);
   });
 

@@ -21,7 +21,7 @@ interface ContextRow {
 export async function list(_opts: unknown, ctx: CommandContext): Promise<void> {
   // Works with an unknown current context (kubectl's does): this is where its hint sends you.
   const cfg = ctx.config({ unknownContextOk: true });
-  if (cfg.unknownContext) ctx.warn(`${cfg.unknownContext.message}; switch with: agentq context use NAME`);
+  if (cfg.unknownContext) ctx.warn(`${cfg.unknownContext.message}; ${cfg.unknownContext.hint ?? ''}`);
   const active = cfg.context?.name ?? null;
   const rows: ContextRow[] = [...cfg.contexts]
     .sort(([a], [b]) => a.localeCompare(b))
@@ -73,6 +73,11 @@ export async function use(opts: { name: string }, ctx: CommandContext): Promise<
   }
   writeCurrentContext(cfg.userFilePath, opts.name);
   ctx.note(`current context is now ${sanitize(opts.name)} (in ${cfg.userFilePath})`);
+  // The file's choice comes after the environment's: say so, or the switch looks like it did nothing.
+  const fromEnv = ctx.env.AGENTQ_CONTEXT;
+  if (fromEnv !== undefined && fromEnv !== '' && fromEnv !== opts.name) {
+    ctx.warn(`AGENTQ_CONTEXT=${sanitize(fromEnv)} is set in this environment and still selects the context; unset it for the change to apply`);
+  }
   if (cfg.projectFile?.currentContext && cfg.projectFile.currentContext !== opts.name) {
     ctx.warn(`${cfg.projectFile.path} sets currentContext ${sanitize(cfg.projectFile.currentContext)}, which wins inside this project`);
   }
