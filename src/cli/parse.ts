@@ -52,3 +52,9 @@ export function checkQueueName(queue: string, flag = '--queue'): string {
   if (!NAME_RE.test(queue)) throw new ValidationError(`${flag} ${JSON.stringify(sanitize(queue))}: a queue name ${NAME_RULE}`);
   return queue;
 }
+
+/** ` (queues here: a, b, …)` for a message about a queue the store does not know; empty when it knows none. */
+export function queuesHere(known: readonly string[]): string {
+  if (known.length === 0) return '';
+  return ` (queues here: ${known.slice(0, 10).map((q) => sanitize(q)).join(', ')}${known.length > 10 ? ', …' : ''})`;
+}

@@ -18,7 +18,7 @@ import { buildStatsReport, checkDlqLimits, parseRate, type DlqLimits } from '../
 import type { CommandContext } from '../context.js';
 import { isMachineFormat, printObject } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
-import { checkQueueName } from '../parse.js';
+import { checkQueueName, queuesHere } from '../parse.js';
 
 export interface DlqCheckOptions {
   queue?: string;
@@ -98,7 +98,7 @@ export async function run(opts: DlqCheckOptions, ctx: CommandContext): Promise<v
   // A queue the store has never seen is most likely a typo, and a check that passes on it would
   // never alert: it fails, naming the queues there are.
   if (opts.queue !== undefined && !known.includes(opts.queue)) {
-    const here = known.length > 0 ? ` (queues here: ${known.slice(0, 10).map((q) => sanitize(q)).join(', ')}${known.length > 10 ? ', …' : ''})` : '';
+    const here = queuesHere(known);
     const from = opts.queueFromContext ? ` (the context's queue; check every queue with -A, or another with --queue)` : '';
     throw new NotFoundError(`queue ${sanitize(opts.queue)}${from} is not known to this store: nothing was ever submitted to it${here}`, 'QUEUE_NOT_FOUND');
   }

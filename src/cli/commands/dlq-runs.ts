@@ -8,8 +8,8 @@ import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { isRunId } from '../../core/ids.js';
 import { resumeCommand } from '../../dlq/engine.js';
 import { withObservedStatus } from '../../dlq/run-status.js';
-import { Name, NAME_RULE } from '../../core/schemas.js';
 import { RecordStream, printObject, printRecords } from '../output/format.js';
+import { checkQueueName } from '../parse.js';
 import { ndjsonLine } from '../output/ndjson.js';
 import { jsonSafeStringify, sanitize } from '../output/sanitize.js';
 import { LEDGER_COLUMNS, RUN_COLUMNS } from './dlq-columns.js';
@@ -22,7 +22,7 @@ export interface DlqRunsOptions {
 }
 
 export async function dlqRuns(o: DlqRunsOptions, io: DlqIo): Promise<void> {
-  if (o.queue !== undefined && !Name.safeParse(o.queue).success) throw new ValidationError(`--queue ${JSON.stringify(o.queue)}: a queue name ${NAME_RULE}`);
+  if (o.queue !== undefined) checkQueueName(o.queue);
   const limit = o.limit === undefined ? 50 : Number(o.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) throw new ValidationError(`--limit must be a whole number from 1 to ${MAX_PAGE_LIMIT}`);
   if (o.cursor !== undefined && !isRunId(o.cursor)) {

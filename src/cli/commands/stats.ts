@@ -13,7 +13,7 @@ import type { Column } from '../output/columns.js';
 import { printObject, printRecords, type OutputTarget } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
 import { abortableSleep } from '../../util/sleep.js';
-import { checkQueueName } from '../parse.js';
+import { checkQueueName, queuesHere } from '../parse.js';
 
 export interface StatsOptions {
   queue?: string;
@@ -191,7 +191,7 @@ export async function run(opts: StatsOptions, ctx: CommandContext): Promise<void
   // "No resources found", rather than let the zeros pass for a healthy queue.
   const known = opts.queue !== undefined ? await backend.queues() : [];
   if (opts.queue !== undefined && !known.includes(opts.queue)) {
-    const here = known.length > 0 ? ` (queues here: ${known.slice(0, 10).map((q) => sanitize(q)).join(', ')}${known.length > 10 ? ', …' : ''})` : '';
+    const here = queuesHere(known);
     ctx.note(`queue ${sanitize(opts.queue)} has never had a job in this store, so its figures are all zero${here}`);
   } else if (opts.by && reports.some((r) => (opts.by === 'class' ? r.by_class : r.by_tenant) === null)) {
     ctx.note(`This backend does not keep figures by ${opts.by} yet: queues without them are left out.`);
