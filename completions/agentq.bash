@@ -232,6 +232,8 @@ __agentq_optval() {
     'worker|--lease') __agentq_r='free' ;;
     'worker|--heartbeat') __agentq_r='free' ;;
     'worker|--classes') __agentq_r='list:interactive batch maintenance' ;;
+    'worker|--tenant-concurrency') __agentq_r='free' ;;
+    'worker|--tenant-cap') __agentq_r='free' ;;
     'worker|--worker-version') __agentq_r='free' ;;
     'worker|--grace') __agentq_r='free' ;;
     'worker|--kill-grace') __agentq_r='free' ;;
@@ -329,7 +331,7 @@ __agentq_opts() {
     'outbox relay') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
     'outbox status') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
     'outbox help') __agentq_r='--url --context -o --output --json --color --no-input --debug -h --help' ;;
-    'worker') __agentq_r='-q --queue -c --concurrency --lease --heartbeat --classes --worker-version --grace --kill-grace --max-result-bytes --drain --quiet -h --help --url --context -o --output --json --color --no-input --debug' ;;
+    'worker') __agentq_r='-q --queue -c --concurrency --lease --heartbeat --classes --tenant-concurrency --tenant-cap --worker-version --grace --kill-grace --max-result-bytes --drain --quiet -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'job') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
     'job checkpoint') __agentq_r='--file -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'job effect') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;

@@ -488,6 +488,10 @@ function __agentq_takes_value --description "does option OPT of PATH take a valu
             return 0
         case 'worker|--classes'
             return 0
+        case 'worker|--tenant-concurrency'
+            return 0
+        case 'worker|--tenant-cap'
+            return 0
         case 'worker|--worker-version'
             return 0
         case 'worker|--grace'
@@ -865,6 +869,8 @@ complete -c agentq -n '__agentq_within \'worker\'' -s c -l concurrency -x -d 'jo
 complete -c agentq -n '__agentq_within \'worker\'' -l lease -x -d 'lease per claim and heartbeat (never past a job\'s deadline)'
 complete -c agentq -n '__agentq_within \'worker\'' -l heartbeat -x -d 'how often all leases are extended (default: a quarter of --lease)'
 complete -c agentq -n '__agentq_within \'worker\'' -l classes -x -a '(__agentq_list interactive batch maintenance)' -d 'only these classes, comma-separated (interactive,batch,maintenance)'
+complete -c agentq -n '__agentq_within \'worker\'' -l tenant-concurrency -x -d 'jobs one tenant may have running at once in the queue, across all workers (default: the context\'s f…'
+complete -c agentq -n '__agentq_within \'worker\'' -l tenant-cap -x -d 'a cap for one tenant, over --tenant-concurrency (repeatable)'
 complete -c agentq -n '__agentq_within \'worker\'' -l worker-version -x -d 'recorded on every attempt and DLQ entry (default: $AGENTQ_WORKER_VERSION)'
 complete -c agentq -n '__agentq_within \'worker\'' -l grace -x -d 'on SIGTERM/SIGINT/SIGHUP: time for running jobs to finish before they are stopped and released'
 complete -c agentq -n '__agentq_within \'worker\'' -l kill-grace -x -d 'a stopped handler gets SIGTERM, then SIGKILL after this long'

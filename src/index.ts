@@ -23,7 +23,10 @@
  * ```
  */
 import type { Backend } from './backend/contract.js';
+import type { AdmissionLimits } from './core/admission.js';
 import type { Clock, Random } from './core/clock.js';
+import type { FairnessOptions } from './core/fairness.js';
+import { checkedPolicy } from './core/policy.js';
 
 export const VERSION = "0.1.0";
 
@@ -36,12 +39,21 @@ export type { Job, JobEnvelope, JobEvent, JobState, JobClass, DlqEntry, Effect, 
 export { DEFAULT_RETRY_POLICY, ERROR_CODE_TABLE } from './core/retry.js';
 export { AgentqError, LeaseLostError, ExitCode } from './core/errors.js';
 export { ManualClock, systemClock } from './core/clock.js';
+export type { AdmissionLimits, FairnessOptions };
 
 export interface ClientOptions {
   /** `sqlite:PATH`, `redis://…`. @default `AGENTQ_URL`, else the embedded default store */
   url?: string;
   clock?: Clock;
   random?: Random;
+  /**
+   * Per-tenant concurrency caps and class/tenant weights, honoured by this client's claims
+   * (give a worker this client, or the same `fairness` in its own options). Every worker on a
+   * queue should use the same caps: the running counts they are checked against are the store's.
+   */
+  fairness?: FairnessOptions;
+  /** Backlog limits (seconds of work) honoured by this client's `submit`: over one, it throws RetryLaterError (BACKLOG_FULL). */
+  admission?: AdmissionLimits;
 }
 
 /**
@@ -52,5 +64,9 @@ export interface ClientOptions {
 export async function createClient(opts: ClientOptions = {}): Promise<Backend> {
   const { openBackend, defaultDataUrl } = await import('./backend/open.js');
   const url = opts.url ?? process.env.AGENTQ_URL ?? defaultDataUrl(process.env);
-  return openBackend(url, { ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.random ? { random: opts.random } : {}) });
+  return openBackend(url, {
+    ...(opts.clock ? { clock: opts.clock } : {}),
+    ...(opts.random ? { random: opts.random } : {}),
+    ...checkedPolicy(opts),
+  });
 }

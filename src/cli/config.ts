@@ -36,9 +36,13 @@ import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, re
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigError } from '../core/errors.js';
+import type { AdmissionLimits } from '../core/admission.js';
+import type { FairnessOptions } from '../core/fairness.js';
 import { NAME_RE, NAME_RULE } from '../core/model.js';
+import { parseAdmission, parseFairness, PolicyRuleError } from '../core/policy.js';
 
 export const PROJECT_FILE_NAMES = ['.agentq.json', 'agentq.config.json'] as const;
+const CONTEXT_KEYS = ['url', 'readOnly', 'queue', 'fairness', 'admission'];
 
 export interface ContextEntry {
   url?: string;
@@ -46,6 +50,10 @@ export interface ContextEntry {
   readOnly?: boolean;
   /** The queue used when a command gets no `--queue`. */
   queue?: string;
+  /** Per-tenant caps and weights the claims of this context's workers honour (see config-policy.ts). */
+  fairness?: FairnessOptions;
+  /** Backlog limits this context's submits honour. */
+  admission?: AdmissionLimits;
 }
 
 export interface ConfigFile {
@@ -253,11 +261,11 @@ export function parseConfigText(path: string, text: string): ConfigFile {
     file.url = resolveFileUrl(topUrl, path);
   }
   if (contexts !== undefined) {
-    if (contexts === null || typeof contexts !== 'object' || Array.isArray(contexts)) fail(path, 'contexts must be an object of name → { url, readOnly, queue }');
+    if (contexts === null || typeof contexts !== 'object' || Array.isArray(contexts)) fail(path, 'contexts must be an object of name → { url, readOnly, queue, fairness, admission }');
     for (const [name, v] of ownFields(contexts as Record<string, unknown>)) {
       if (v === null || typeof v !== 'object' || Array.isArray(v)) fail(path, `context ${JSON.stringify(name)} must be an object`);
       const c = ownFields(v as Record<string, unknown>);
-      for (const k of c.keys()) if (!['url', 'readOnly', 'queue'].includes(k)) fail(path, `context ${JSON.stringify(name)}: unknown key ${JSON.stringify(k)} (known: url, readOnly, queue)`);
+      for (const k of c.keys()) if (!CONTEXT_KEYS.includes(k)) fail(path, `context ${JSON.stringify(name)}: unknown key ${JSON.stringify(k)} (known: ${CONTEXT_KEYS.join(', ')})`);
       const url = c.get('url');
       const readOnly = c.get('readOnly');
       const queue = c.get('queue');
@@ -266,7 +274,23 @@ export function parseConfigText(path: string, text: string): ConfigFile {
       if (queue !== undefined && (typeof queue !== 'string' || queue === '')) fail(path, `context ${JSON.stringify(name)}: queue must be a non-empty string`);
       // Checked here, so a bad name fails naming this file, not later at submit without a word of where it came from.
       if (queue !== undefined && !NAME_RE.test(queue as string)) fail(path, `context ${JSON.stringify(name)}: queue ${JSON.stringify(queue)} ${NAME_RULE}`);
-      file.contexts.set(name, { ...(url !== undefined ? { url: resolveFileUrl(url as string, path) } : {}), ...(readOnly !== undefined ? { readOnly: readOnly as boolean } : {}), ...(queue !== undefined ? { queue: queue as string } : {}) });
+      const policy = (key: 'fairness' | 'admission'): Partial<Pick<ContextEntry, 'fairness' | 'admission'>> => {
+        const v = c.get(key);
+        if (v === undefined) return {};
+        try {
+          return { [key]: key === 'fairness' ? parseFairness(v) : parseAdmission(v) };
+        } catch (e) {
+          if (e instanceof PolicyRuleError) fail(path, `context ${JSON.stringify(name)}: ${e.message}`);
+          throw e;
+        }
+      };
+      file.contexts.set(name, {
+        ...(url !== undefined ? { url: resolveFileUrl(url as string, path) } : {}),
+        ...(readOnly !== undefined ? { readOnly: readOnly as boolean } : {}),
+        ...(queue !== undefined ? { queue: queue as string } : {}),
+        ...policy('fairness'),
+        ...policy('admission'),
+      });
     }
   }
   return file;

@@ -7,10 +7,12 @@
  */
 import type { Backend } from '../backend/contract.js';
 import type { Clock } from '../core/clock.js';
+import type { FairnessOptions } from '../core/fairness.js';
 import { DeclinedError, PermissionError } from '../core/errors.js';
 import type { Palette } from './output/colour.js';
 import type { OutputFormat, OutputTarget } from './output/format.js';
 import type { ResolvedConfig } from './config.js';
+import { mergeFairness, type BackendPolicy } from '../core/policy.js';
 import { sanitize } from './output/sanitize.js';
 import { redactCredentials } from './output/redact.js';
 
@@ -100,8 +102,11 @@ export interface CommandContext {
   config(opts?: { unknownContextOk?: boolean }): ResolvedConfig;
   /** The backend URL after precedence, with the embedded default filled in. */
   backendUrl(): Promise<string>;
-  /** Opens the backend once; `main` closes it at exit. */
-  openBackend(): Promise<Backend>;
+  /**
+   * Opens the backend once; `main` closes it at exit. It honours the context's fairness and
+   * admission settings; `fairness` (a worker's flags) goes on top of the context's.
+   */
+  openBackend(overrides?: { fairness?: FairnessOptions }): Promise<Backend>;
   /**
    * The command is quitting while a backend call may never answer (a second Ctrl-C during a
    * redrive on a hung node): `main` then closes the backend without waiting for it, so the
@@ -146,7 +151,7 @@ export interface ContextDeps {
   /** May leave an unknown selected context in `unknownContext` (see `config()`). */
   loadConfig: () => ResolvedConfig;
   /** Opens a backend for a URL (injected so tests can pass an in-memory one). */
-  open: (url: string) => Promise<Backend>;
+  open: (url: string, opts: BackendPolicy) => Promise<Backend>;
   defaultUrl: () => Promise<string>;
   readLine: (question: string) => Promise<string>;
   /** From here on a gone stdout reader must not end the command (see `mustFinish` in main.ts). */
@@ -222,9 +227,16 @@ export class CliContext implements CommandContext {
     return this.config().url ?? (await this.deps.defaultUrl());
   }
 
-  openBackend(): Promise<Backend> {
-    this.backend ??= this.backendUrl().then((url) => this.deps.open(url));
+  openBackend(overrides: { fairness?: FairnessOptions } = {}): Promise<Backend> {
+    this.backend ??= this.backendUrl().then((url) => this.deps.open(url, this.policy(overrides.fairness)));
     return this.backend;
+  }
+
+  /** The selected context's scheduling policy (none without a context), a worker's flags on top. */
+  private policy(fairnessFlags: FairnessOptions | undefined): BackendPolicy {
+    const c = this.config().context;
+    const fairness = mergeFairness(c?.fairness, fairnessFlags);
+    return { ...(fairness ? { fairness } : {}), ...(c?.admission ? { admission: c.admission } : {}) };
   }
 
   /** Closes the backend if it was opened. Called by `main` only. */

@@ -23,6 +23,7 @@ import { setResumeTarget } from '../core/resume-target.js';
 // (context, config, output formats, colour) is imported when one runs, so
 // `agentq --help` and usage errors load as few modules as possible.
 import type { CliContext, CliIo, GlobalOptions } from './context.js';
+import type { BackendPolicy } from '../core/policy.js';
 import { redactCredentials } from './output/redact.js';
 import { resumeTargetOf } from './resume-flags.js';
 import { directWriter } from './output/direct-write.js';
@@ -37,7 +38,7 @@ export interface MainEnv {
   /** Aborted on Ctrl-C / SIGTERM / SIGHUP by `runCli`; the reason's message is the signal's name. */
   signal?: AbortSignal;
   /** Replaces `openBackend(url)` from `backend/open` (tests). */
-  openBackend?: (url: string) => Promise<Backend>;
+  openBackend?: (url: string, policy: BackendPolicy) => Promise<Backend>;
   /** Called when a command passes its read-only check (see `StdioProbe.mustFinish`). */
   mustFinish?: () => void;
   /** Where commander's own text (help, usage errors) goes; by default `io.stdout` / `io.stderr`. */
@@ -133,7 +134,7 @@ export async function main(argv: readonly string[], m: MainEnv): Promise<number>
         signal,
         // Read on first use, so commands that need no backend never fail on a broken config file.
         loadConfig: () => configModule.resolveConfigLenient({ flags: { url: globals.url, context: globals.context }, env, cwd: m.cwd }),
-        open: async (url) => (m.openBackend ? m.openBackend(url) : (await import('../backend/open.js')).openBackend(url)),
+        open: async (url, policy) => (m.openBackend ? m.openBackend(url, policy) : (await import('../backend/open.js')).openBackend(url, policy)),
         defaultUrl: async () => (await import('../backend/open.js')).defaultDataUrl(env),
         readLine: (q) => readLine(io, q),
         mustFinish: m.mustFinish ?? (() => undefined),

@@ -350,6 +350,8 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
     .option('--lease <duration>', 'lease per claim and heartbeat (never past a job\'s deadline)', '60s')
     .option('--heartbeat <duration>', 'how often all leases are extended (default: a quarter of --lease)')
     .option('--classes <list>', 'only these classes, comma-separated (interactive,batch,maintenance)')
+    .option('--tenant-concurrency <n>', 'jobs one tenant may have running at once in the queue, across all workers (default: the context\'s fairness, else no cap)')
+    .option('--tenant-cap <tenant=n>', 'a cap for one tenant, over --tenant-concurrency (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
     .option('--worker-version <version>', 'recorded on every attempt and DLQ entry (default: $AGENTQ_WORKER_VERSION)')
     .option('--grace <duration>', 'on SIGTERM/SIGINT/SIGHUP: time for running jobs to finish before they are stopped and released', '30s')
     .option('--kill-grace <duration>', 'a stopped handler gets SIGTERM, then SIGKILL after this long', '10s')
@@ -368,6 +370,7 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
           ['agentq worker --queue research --concurrency 4 -- ./run-agent.sh', 'four jobs at a time'],
           ['agentq worker --queue research --lease 2m --grace 1m --worker-version "$GIT_SHA" -- node agent.js', 'longer leases, tagged attempts'],
           ['agentq worker --queue smoke --drain -- ./check.sh', 'process what is queued, then exit'],
+          ['agentq worker --queue research --concurrency 8 --tenant-concurrency 2 --tenant-cap acme=4 -- ./run-agent.sh', 'no tenant takes more than 2 slots (acme 4)'],
         ),
     )
     .action(lazy(() => import('./commands/worker.js'), { args: (command) => ({ command }) }));

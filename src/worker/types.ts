@@ -4,6 +4,7 @@
  */
 import type { Backend, FailureOutcome } from '../backend/contract.js';
 import type { Clock } from '../core/clock.js';
+import type { FairnessOptions } from '../core/fairness.js';
 import type { Effect, JobClass, JobEnvelope } from '../core/schemas.js';
 
 /** Why a handler's signal was aborted. The signal's `reason` is an `AbortReason` wrapped in a `JobAbortedError`. */
@@ -78,6 +79,8 @@ export interface WorkerOptions {
   /** The store; or `url` to open one (closed again when the worker stops). */
   backend?: Backend;
   url?: string;
+  /** With `url`: per-tenant caps and weights the worker's claims honour (with `backend`, that client's own). */
+  fairness?: FairnessOptions;
   queue: string;
   handler: Handler;
   /** Jobs in flight at once. @default 1 */

@@ -15,6 +15,7 @@ import { hostname } from 'node:os';
 import type { Backend, FailureOutcome, HeartbeatResult, Lease, LeaseRef } from '../backend/contract.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { LeaseLostError, ValidationError } from '../core/errors.js';
+import { checkedPolicy, type BackendPolicy } from '../core/policy.js';
 import { Name } from '../core/schemas.js';
 import { toFailure } from './classify.js';
 import { runEffect } from './effect.js';
@@ -62,6 +63,8 @@ export function createWorker(options: WorkerOptions): Worker {
 
 function validate(o: WorkerOptions): void {
   if (!o.backend && !o.url) throw new ValidationError('createWorker needs either `backend` or `url`');
+  // The caps live in the store the worker opens; a given client already has its own.
+  if (o.backend && o.fairness !== undefined) throw new ValidationError('fairness applies to a store the worker opens from `url`; with `backend`, give it to createClient({ fairness })');
   if (!Name.safeParse(o.queue).success) throw new ValidationError(`queue ${JSON.stringify(o.queue)} is not a valid queue name`);
   if (typeof o.handler !== 'function') throw new ValidationError('handler must be a function (job, ctx) => result');
   const c = o.concurrency ?? WORKER_DEFAULTS.concurrency;
@@ -91,6 +94,8 @@ class WorkerRuntime implements Worker {
 
   private readonly o: WorkerOptions;
   private readonly clock: Clock;
+  /** The fairness a store opened from `url` gets. */
+  private readonly policy: BackendPolicy;
   private readonly concurrency: number;
   private readonly leaseMs: number;
   private readonly heartbeatMs: number;
@@ -116,6 +121,8 @@ class WorkerRuntime implements Worker {
   constructor(o: WorkerOptions) {
     validate(o);
     this.o = o;
+    // Checked now, so a bad cap fails createWorker, not start().
+    this.policy = checkedPolicy({ ...(o.fairness !== undefined ? { fairness: o.fairness } : {}) });
     this.clock = o.clock ?? systemClock;
     this.concurrency = o.concurrency ?? WORKER_DEFAULTS.concurrency;
     this.leaseMs = o.leaseMs ?? WORKER_DEFAULTS.leaseMs;
@@ -140,7 +147,7 @@ class WorkerRuntime implements Worker {
     this.state = 'running';
     if (!this.backend) {
       const { openBackend } = await import('../backend/open.js');
-      const opened = await openBackend(this.o.url!, { clock: this.clock });
+      const opened = await openBackend(this.o.url!, { clock: this.clock, ...this.policy });
       if (this.state !== 'running') {
         // stop() came while the store was opening: nothing was claimed, just close it again.
         await opened.close();

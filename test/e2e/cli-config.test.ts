@@ -194,6 +194,54 @@ describe('contexts', () => {
   });
 });
 
+describe("a context's scheduling policy", () => {
+  it('admission: a submit over the backlog limit exits 75; --url without the context is not limited', async () => {
+    const db = `sqlite:${join(home.dir, 'adm.db')}`;
+    writeUser({ currentContext: 'prod', contexts: { prod: { url: db, admission: { batchMaxBacklogSeconds: 100 } } } });
+    await runCliOk(home, ['submit', 'x:v1', '--class', 'batch', '--estimated-seconds', '60']);
+    const refused = await runCli(home, ['submit', 'x:v1', '--class', 'batch', '--estimated-seconds', '60']);
+    expect(refused.code).toBe(75);
+    expect(refused.stderr).toContain('refused: the batch backlog of queue default is 60s of work and this job adds 60s (limit 100s)');
+    await runCliOk(home, ['--url', db, 'submit', 'x:v1', '--class', 'batch', '--estimated-seconds', '60']);
+    const show = JSON.parse((await runCliOk(home, ['context', 'show', '-o', 'json'])).stdout);
+    expect(show).toMatchObject({ admission: { batchMaxBacklogSeconds: 100 }, fairness: null });
+    expect((await runCliOk(home, ['context', 'show'])).stdout).toMatch(/^admission\tbatch 100s$/m);
+  });
+
+  it("fairness: the context's tenant cap and the worker's --tenant-cap hold across the worker's slots", async () => {
+    const db = `sqlite:${join(home.dir, 'fair.db')}`;
+    writeUser({ currentContext: 'prod', contexts: { prod: { url: db, fairness: { tenantConcurrency: 1 } } } });
+    for (const tenant of ['acme', 'acme', 'beta', 'beta']) await runCliOk(home, ['submit', 'x:v1', '--tenant', tenant]);
+    const marks = join(home.dir, 'marks');
+    mkdirSync(marks);
+    // Each handler notes its start, then waits until another job of its tenant is running or has
+    // met one (or 700 ms): jobs of a tenant that may run two at a time meet, capped ones never do.
+    const handler = `
+      const fs = require('fs'), path = require('path'), dir = ${JSON.stringify(marks)}, t = process.env.AGENTQ_TENANT;
+      fs.writeFileSync(path.join(dir, t + '.' + process.env.AGENTQ_JOB_ID), 'running');
+      const others = () => fs.readdirSync(dir).filter((f) => f.startsWith(t + '.') && f !== t + '.' + process.env.AGENTQ_JOB_ID && ['running', 'met'].includes(fs.readFileSync(path.join(dir, f), 'utf8'))).length;
+      const start = Date.now(), met = () => { if (others() > 0) return 'met'; return Date.now() - start > 700 ? 'alone' : null; };
+      (function wait() { const m = met(); if (m) { fs.writeFileSync(path.join(dir, t + '.' + process.env.AGENTQ_JOB_ID), m); process.stdout.write(m); } else setTimeout(wait, 20); })();`;
+    const run = await runCliOk(home, ['worker', '--concurrency', '4', '--tenant-cap', 'beta=2', '--drain', '--', process.execPath, '-e', handler]);
+    expect(run.stderr).toContain('tenant cap 1 (beta 2)');
+    const results = JSON.parse((await runCliOk(home, ['list', '-o', 'json'])).stdout) as Array<{ tenant_id: string; state: string; result: string }>;
+    const by = (tenant: string) => results.filter((j) => j.tenant_id === tenant).map((j) => [j.state, j.result]);
+    expect(by('acme')).toEqual([['succeeded', 'alone'], ['succeeded', 'alone']]);
+    expect(by('beta')).toEqual([['succeeded', 'met'], ['succeeded', 'met']]);
+  });
+
+  it('a bad setting exits 78 naming the file, the context and the rule', async () => {
+    writeUser({ contexts: { prod: { url: 'sqlite::memory:', fairness: { tenantConcurency: 2 } } } });
+    const r = await runCli(home, ['--context', 'prod', 'list']);
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain(userFile);
+    expect(r.stderr).toContain('context "prod": fairness: unknown key "tenantConcurency"');
+    const flag = await runCli(home, ['--url', 'sqlite::memory:', 'worker', '--tenant-cap', 'acme', '--', 'true']);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain('--tenant-cap "acme" must be TENANT=N');
+  });
+});
+
 describe('context names that are Object.prototype members', () => {
   it('are unknown unless defined; defined, their url and readOnly apply', async () => {
     for (const name of ['hasOwnProperty', 'toString', 'valueOf', 'constructor', '__proto__']) {

@@ -5,7 +5,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClient, createWorker, HandlerError, VERSION, type Backend, type WorkerEvent } from '../../src/index.js';
 import { pollUntil } from '../support/poll.js';
 
@@ -53,4 +53,63 @@ it('refuses options that cannot work, naming the rule', () => {
   expect(() => createWorker({ url: 'sqlite::memory:', queue: 'q', handler, leaseMs: 1000, heartbeatMs: 1000 })).toThrow(
     /heartbeatMs must be less than leaseMs/,
   );
+});
+
+describe('scheduling policy in the options', () => {
+  it('createClient({ fairness }) caps what its claims take per tenant', async () => {
+    const url = `sqlite:${join(dir, 'store.db')}`;
+    for (let i = 0; i < 3; i++) await client.submit({ workflow: 'lib:v1', queue: 'caps', tenant_id: 'acme' });
+    await client.submit({ workflow: 'lib:v1', queue: 'caps', tenant_id: 'beta' });
+    const capped = await createClient({ url, fairness: { tenantConcurrency: 1 } });
+    try {
+      const leases = await capped.claim({ queue: 'caps', workerId: 'w', max: 4, leaseMs: 60_000 });
+      expect(leases.map((l) => l.job.tenant_id).sort()).toEqual(['acme', 'beta']);
+      // The running count is the store's: another claim, still capped, takes nothing more.
+      expect(await capped.claim({ queue: 'caps', workerId: 'w2', max: 4, leaseMs: 60_000 })).toEqual([]);
+    } finally {
+      await capped.close();
+    }
+  });
+
+  it('createWorker({ url, fairness }) runs no more than the cap of one tenant at once', async () => {
+    for (let i = 0; i < 4; i++) await client.submit({ workflow: 'lib:v1', queue: 'wcaps', tenant_id: 'acme' });
+    let running = 0;
+    let most = 0;
+    let done = 0;
+    const worker = createWorker({
+      url: `sqlite:${join(dir, 'store.db')}`,
+      queue: 'wcaps',
+      concurrency: 4,
+      fairness: { tenantConcurrency: 2 },
+      handler: async () => {
+        most = Math.max(most, ++running);
+        await pollUntil(async () => running >= 2 || done >= 3, { what: 'a second acme job, or the last one' });
+        running -= 1;
+        done += 1;
+      },
+    });
+    await worker.start();
+    await pollUntil(async () => done === 4, { what: 'all four jobs' });
+    await worker.stop();
+    expect(most).toBe(2);
+  });
+
+  it('createClient({ admission }) refuses a submit over the backlog limit (BACKLOG_FULL, retry later)', async () => {
+    const limited = await createClient({ url: `sqlite:${join(dir, 'store.db')}`, admission: { batchMaxBacklogSeconds: 100 } });
+    try {
+      await limited.submit({ workflow: 'lib:v1', queue: 'adm', class: 'batch', estimated_seconds: 60 });
+      await expect(limited.submit({ workflow: 'lib:v1', queue: 'adm', class: 'batch', estimated_seconds: 60 })).rejects.toMatchObject({ code: 'BACKLOG_FULL', exitCode: 75 });
+      // Interactive work has no limit here and is still taken.
+      await limited.submit({ workflow: 'lib:v1', queue: 'adm', class: 'interactive', estimated_seconds: 60 });
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('bad settings are refused before anything opens, naming the rule', async () => {
+    await expect(createClient({ url: 'sqlite::memory:', fairness: { tenantConcurrency: 0 } })).rejects.toThrow(/tenantConcurrency must be a whole number of at least 1/);
+    await expect(createClient({ url: 'sqlite::memory:', admission: { batchMaxBacklog: 10 } as never })).rejects.toThrow(/unknown key "batchMaxBacklog"/);
+    expect(() => createWorker({ url: 'sqlite::memory:', queue: 'q', handler: () => null, fairness: { classWeights: { urgent: 1 } as never } })).toThrow(/unknown class "urgent"/);
+    expect(() => createWorker({ backend: client, queue: 'q', handler: () => null, fairness: { tenantConcurrency: 1 } })).toThrow(/createClient\(\{ fairness \}\)/);
+  });
 });

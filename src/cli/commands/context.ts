@@ -3,6 +3,7 @@
  * project config files (see `../config.ts` for the file format and precedence).
  */
 import { ConfigError } from '../../core/errors.js';
+import { describeAdmission, describeTenantCaps } from '../../core/policy.js';
 import type { CommandContext } from '../context.js';
 import { writeCurrentContext } from '../config.js';
 import { printObject, printRecords, isMachineFormat } from '../output/format.js';
@@ -93,6 +94,9 @@ export async function show(_opts: unknown, ctx: CommandContext): Promise<void> {
     url_source: cfg.urlSource,
     read_only: cfg.context?.readOnly === true,
     queue: ctx.defaultQueue(),
+    // The context's scheduling policy as the file gives it (a worker's flags may add caps).
+    fairness: cfg.context?.fairness ?? null,
+    admission: cfg.context?.admission ?? null,
     project_file: cfg.projectFile?.path ?? null,
     user_file: cfg.userFilePath,
   };
@@ -106,6 +110,8 @@ export async function show(_opts: unknown, ctx: CommandContext): Promise<void> {
     // (a project file's entry of a context the user file makes read-only stays read-only: say where)
     ['mode', info.read_only ? `read-only${cfg.context?.readOnlyFrom ? ` (set in ${cfg.context.readOnlyFrom})` : ''}` : 'read-write'],
     ['queue', info.queue],
+    ['tenant caps', describeTenantCaps(info.fairness ?? undefined) ?? 'none'],
+    ['admission', describeAdmission(info.admission ?? undefined) ?? 'none'],
     ['project file', info.project_file ?? '(none)'],
     ['user file', info.user_file],
   ];

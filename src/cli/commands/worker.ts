@@ -9,6 +9,8 @@
 import { isAbsolute, resolve } from 'node:path';
 import { formatDuration, parseDuration } from '../../core/duration.js';
 import { AgentqError, ExitCode, ValidationError } from '../../core/errors.js';
+import type { FairnessOptions } from '../../core/fairness.js';
+import { NAME_RE, NAME_RULE } from '../../core/model.js';
 import { JOB_CLASSES, type JobClass } from '../../core/schemas.js';
 import { createExecHandler } from '../../worker/exec-handler.js';
 import type { WorkerEvent } from '../../worker/types.js';
@@ -16,6 +18,7 @@ import { createWorker, MAX_TIMER_MS, MIN_LEASE_MS } from '../../worker/worker.js
 import type { CommandContext } from '../context.js';
 import { resolveExecutable } from '../executable.js';
 import { parseIntOption } from '../parse.js';
+import { describeTenantCaps, mergeFairness } from '../../core/policy.js';
 import { ndjsonLine } from '../output/ndjson.js';
 import { sanitize } from '../output/sanitize.js';
 
@@ -26,6 +29,8 @@ export interface WorkerCommandOptions {
   lease?: string;
   heartbeat?: string;
   classes?: string;
+  tenantConcurrency?: string;
+  tenantCap?: string[];
   workerVersion?: string;
   grace?: string;
   killGrace?: string;
@@ -55,11 +60,12 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
   }
   const resultCapBytes = parseIntOption(o.maxResultBytes ?? String(64 * 1024), '--max-result-bytes', 0, 16 * 1024 * 1024)!;
   const classes = parseClasses(o.classes);
+  const fairness = parseTenantCaps(o.tenantConcurrency, o.tenantCap);
   const workerVersion = o.workerVersion ?? ctx.env.AGENTQ_WORKER_VERSION ?? null;
   ctx.assertMutable('running a worker');
 
   const url = absoluteStoreUrl(await ctx.backendUrl(), ctx.cwd);
-  const backend = await ctx.openBackend();
+  const backend = await ctx.openBackend(fairness ? { fairness } : {});
   const exec = await createExecHandler({
     command: executable,
     args,
@@ -130,7 +136,7 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
   try {
     ctx.note(
       `worker ${sanitize(worker.workerId)}: queue ${sanitize(queue)}, concurrency ${concurrency}, lease ${formatDuration(leaseMs)}, ` +
-        `heartbeat ${formatDuration(heartbeatMs)}: ${sanitize([command, ...args].join(' '))}`,
+        `heartbeat ${formatDuration(heartbeatMs)}${capsNote(mergeFairness(ctx.config().context?.fairness, fairness))}: ${sanitize([command, ...args].join(' '))}`,
     );
     // Server settings that put jobs at risk, said once (a server that cannot be asked, e.g. an ACL
     // user without INFO, says nothing).
@@ -229,4 +235,31 @@ function parseClasses(value: string | undefined): JobClass[] | undefined {
     }
   }
   return parts as JobClass[];
+}
+
+/**
+ * `--tenant-concurrency N` and `--tenant-cap TENANT=N`: the caps the claims honour. They are kept
+ * in the store's running counts per tenant, so they hold across every worker on the queue only if
+ * every worker is given the same caps (a context's `fairness` is the way to give them all the same).
+ */
+function parseTenantCaps(all: string | undefined, caps: string[] | undefined): FairnessOptions | undefined {
+  const tenantConcurrency = parseIntOption(all, '--tenant-concurrency', 1, 100_000);
+  let overrides: Record<string, number> | undefined;
+  for (const cap of caps ?? []) {
+    const m = /^([^=]*)=(.*)$/.exec(cap);
+    if (!m) throw new ValidationError(`--tenant-cap ${JSON.stringify(cap)} must be TENANT=N, e.g. --tenant-cap acme=4`);
+    const tenant = m[1]!.trim();
+    if (!NAME_RE.test(tenant)) throw new ValidationError(`--tenant-cap: tenant ${JSON.stringify(tenant)} ${NAME_RULE}`);
+    overrides ??= Object.create(null) as Record<string, number>;
+    overrides[tenant] = parseIntOption(m[2], `--tenant-cap ${tenant}`, 1, 100_000)!;
+  }
+  if (tenantConcurrency === undefined && overrides === undefined) return undefined;
+  return { ...(tenantConcurrency !== undefined ? { tenantConcurrency } : {}), ...(overrides ? { tenantConcurrencyOverrides: overrides } : {}) };
+}
+
+
+/** ", tenant cap 2 (acme 4)" for the start line: the caps this worker's claims honour, if any. */
+function capsNote(f: FairnessOptions | undefined): string {
+  const caps = describeTenantCaps(f);
+  return caps === null ? '' : `, tenant cap ${sanitize(caps)}`;
 }
