@@ -50,7 +50,7 @@ export interface ContextEntry {
   readOnly?: boolean;
   /** The queue used when a command gets no `--queue`. */
   queue?: string;
-  /** Per-tenant caps and weights the claims of this context's workers honour (see config-policy.ts). */
+  /** Per-tenant caps and weights the claims of this context's workers honour (see core/policy.ts). */
   fairness?: FairnessOptions;
   /** Backlog limits this context's submits honour. */
   admission?: AdmissionLimits;

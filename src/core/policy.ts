@@ -29,7 +29,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
-/** Own members only: `{"__proto__": 2}` is a tenant named __proto__, never Object.prototype's. */
+/** Own members only (a parsed `"__proto__"` key is an own member, and is then refused as a name). */
 function entries(o: Record<string, unknown>): Array<[string, unknown]> {
   return Object.keys(o).map((k) => [k, Object.getOwnPropertyDescriptor(o, k)!.value as unknown]);
 }
@@ -68,7 +68,8 @@ export function parseFairness(v: unknown): FairnessOptions {
         out.tenantConcurrencyOverrides = perTenant(value, 'fairness.tenantConcurrencyOverrides', positiveInteger);
         break;
       case 'tenantWeights':
-        out.tenantWeights = perTenant(value, 'fairness.tenantWeights', positiveNumber);
+        // Jobs per turn within the class: whole (core/fairness floors it).
+        out.tenantWeights = perTenant(value, 'fairness.tenantWeights', positiveInteger);
         break;
       case 'classWeights': {
         if (!isObject(value)) throw new PolicyRuleError(`fairness.classWeights must be an object of class (${JOB_CLASSES.join(', ')}) → weight`);

@@ -5,11 +5,11 @@ import { checkedPolicy, mergeFairness, parseAdmission, parseFairness, PolicyRule
 
 describe('fairness settings', () => {
   it('accepts the library names and values', () => {
-    const f = parseFairness({ tenantConcurrency: 2, tenantConcurrencyOverrides: { acme: 4 }, classWeights: { batch: 2 }, tenantWeights: { acme: 0.5 } });
+    const f = parseFairness({ tenantConcurrency: 2, tenantConcurrencyOverrides: { acme: 4 }, classWeights: { batch: 2 }, tenantWeights: { acme: 2 } });
     expect(f.tenantConcurrency).toBe(2);
     expect({ ...f.tenantConcurrencyOverrides }).toEqual({ acme: 4 });
     expect(f.classWeights).toEqual({ batch: 2 });
-    expect({ ...f.tenantWeights }).toEqual({ acme: 0.5 });
+    expect({ ...f.tenantWeights }).toEqual({ acme: 2 });
   });
 
   it.each([
@@ -20,7 +20,7 @@ describe('fairness settings', () => {
     [{ tenantConcurrencyOverrides: { 'a b': 1 } }, /tenant "a b" must be 1-128 characters/],
     [{ tenantConcurrencyOverrides: [1] }, /must be an object of tenant → number/],
     [{ classWeights: { urgent: 2 } }, /unknown class "urgent" \(known: interactive, batch, maintenance\)/],
-    [{ tenantWeights: { acme: -1 } }, /tenantWeights.acme must be a number greater than 0/],
+    [{ tenantWeights: { acme: 1.5 } }, /tenantWeights.acme must be a whole number of at least 1/],
     [5, /fairness must be an object/],
   ])('refuses %j naming the rule', (v, rule) => {
     expect(() => parseFairness(v)).toThrow(PolicyRuleError);

@@ -257,7 +257,6 @@ function parseTenantCaps(all: string | undefined, caps: string[] | undefined): F
   return { ...(tenantConcurrency !== undefined ? { tenantConcurrency } : {}), ...(overrides ? { tenantConcurrencyOverrides: overrides } : {}) };
 }
 
-
 /** ", tenant cap 2 (acme 4)" for the start line: the caps this worker's claims honour, if any. */
 function capsNote(f: FairnessOptions | undefined): string {
   const caps = describeTenantCaps(f);
