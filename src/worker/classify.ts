@@ -27,6 +27,55 @@ const NETWORK_CODES = new Set([
   'UND_ERR_BODY_TIMEOUT',
 ]);
 
+/**
+ * How far the search for a network code goes into what a thrown error wraps: `cause` chains and
+ * an `AggregateError`'s `errors` (Node's happy-eyeballs connect throws one per address tried).
+ * Bounded, and a value seen before ends its branch, so a cyclic or huge graph costs little.
+ */
+const MAX_CAUSE_DEPTH = 8;
+const MAX_CAUSES_VISITED = 64;
+
+/**
+ * The first error with a network code among those `err` wraps (itself excluded). Node's `fetch`
+ * throws `TypeError: fetch failed` and puts the socket's error, with its errno code, in `cause`.
+ */
+function networkCause(err: unknown): { code: string; message: string } | null {
+  const seen = new Set<unknown>([err]);
+  let frontier: unknown[] = wrapped(err);
+  for (let depth = 1; depth <= MAX_CAUSE_DEPTH && frontier.length > 0; depth++) {
+    const next: unknown[] = [];
+    for (const e of frontier) {
+      if (typeof e !== 'object' || e === null || seen.has(e) || seen.size >= MAX_CAUSES_VISITED) continue;
+      seen.add(e);
+      const code = read(e, 'code');
+      if (typeof code === 'string' && NETWORK_CODES.has(code)) return { code, message: messageOf(e) };
+      next.push(...wrapped(e));
+    }
+    frontier = next;
+  }
+  return null;
+}
+
+/** What an error wraps: its `cause`, and the `errors` of an AggregateError. */
+function wrapped(e: unknown): unknown[] {
+  if (typeof e !== 'object' || e === null) return [];
+  const out: unknown[] = [];
+  const cause = read(e, 'cause');
+  if (cause !== undefined) out.push(cause);
+  const errors = read(e, 'errors');
+  if (Array.isArray(errors)) out.push(...errors.slice(0, MAX_CAUSES_VISITED));
+  return out;
+}
+
+/** A property of a thrown value, which may be a proxy or have a throwing getter: never throws. */
+function read(e: object, name: string): unknown {
+  try {
+    return (e as Record<string, unknown>)[name];
+  } catch {
+    return undefined;
+  }
+}
+
 /** An HTTP status (from an SDK error's `status`/`statusCode`) mapped to the documented codes. */
 function codeForStatus(status: number): string {
   if (status === 429) return 'PROVIDER_429';
@@ -45,7 +94,9 @@ function truncate(s: string): string {
  * - an object with a string `code` (e.g. `HandlerError`) keeps its code; a
  *   boolean `retryable` on it wins, otherwise the code table decides (with the
  *   HTTP `status`, if any, for codes not in the table);
- * - Node network error codes (`ECONNRESET`, …) become `NETWORK` (retryable);
+ * - Node network error codes (`ECONNRESET`, …) become `NETWORK` (retryable), also when the
+ *   error only wraps one (`fetch`'s `TypeError: fetch failed` with the code in `cause`, an
+ *   `AggregateError`), as long as the error has no code or status of its own;
  * - an HTTP `status`/`statusCode` maps to `PROVIDER_429`, `PROVIDER_5XX`, `PERMISSION`, …;
  * - a `TimeoutError` becomes `TIMEOUT`;
  * - anything else is `HANDLER_FAILED` (permanent: a bug is not fixed by retrying).
@@ -77,6 +128,12 @@ export function toFailure(err: unknown, workerVersion: string | null = null): Fa
   }
   if (e.name === 'TimeoutError') {
     return { code: 'TIMEOUT', message, retryable: hint ?? true, workerVersion };
+  }
+  const network = networkCause(err);
+  if (network) {
+    // "fetch failed" alone does not say what failed: the wrapped error's message does.
+    const full = network.message && !message.includes(network.message) ? `${message}: ${network.message}` : message;
+    return { code: 'NETWORK', message: truncate(full), retryable: hint ?? true, workerVersion };
   }
   return { code: 'HANDLER_FAILED', message, retryable: hint ?? false, workerVersion };
 }

@@ -29,6 +29,35 @@ describe('toFailure: what a thrown value means for the retry decision', () => {
     expect(toFailure(e)).toMatchObject({ code: 'NETWORK', retryable: true });
   });
 
+  // Regression: `fetch` to a refused port was HANDLER_FAILED (permanent) and went to the DLQ after one attempt.
+  it('maps a network error wrapped in `cause` (Node fetch: TypeError "fetch failed") to NETWORK', () => {
+    for (const code of ['ECONNREFUSED', 'ENOTFOUND', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']) {
+      const cause = Object.assign(new Error(`connect ${code} 127.0.0.1:9`), { code });
+      const f = toFailure(new TypeError('fetch failed', { cause }));
+      expect(f).toMatchObject({ code: 'NETWORK', retryable: true, message: `fetch failed: connect ${code} 127.0.0.1:9` });
+    }
+  });
+
+  it('finds the network code deeper in the cause chain and in an AggregateError', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED ::1:9'), { code: 'ECONNREFUSED' });
+    const aggregate = new AggregateError([new Error('other'), refused], 'all addresses failed');
+    expect(toFailure(new TypeError('fetch failed', { cause: aggregate }))).toMatchObject({ code: 'NETWORK', retryable: true });
+    const deep = new Error('outer', { cause: new Error('middle', { cause: Object.assign(new Error('reset'), { code: 'ECONNRESET' }) }) });
+    expect(toFailure(deep)).toMatchObject({ code: 'NETWORK', retryable: true });
+  });
+
+  it('ends the cause walk on a cycle or past the depth bound, and leaves an error with its own code alone', () => {
+    const a = new Error('a') as Error & { cause?: unknown };
+    const b = new Error('b', { cause: a });
+    a.cause = b;
+    expect(toFailure(a)).toMatchObject({ code: 'HANDLER_FAILED', retryable: false });
+    let chain: Error = Object.assign(new Error('reset'), { code: 'ECONNRESET' });
+    for (let i = 0; i < 20; i++) chain = new Error(`wrap ${i}`, { cause: chain });
+    expect(toFailure(chain).code).toBe('HANDLER_FAILED');
+    const own = new HandlerError('MY_CODE', 'mine', { cause: Object.assign(new Error('reset'), { code: 'ECONNRESET' }) });
+    expect(toFailure(own)).toMatchObject({ code: 'MY_CODE', retryable: false });
+  });
+
   it('maps HTTP statuses of SDK errors to the documented codes', () => {
     expect(toFailure(Object.assign(new Error('rate'), { status: 429 }))).toMatchObject({ code: 'PROVIDER_429', retryable: true });
     expect(toFailure(Object.assign(new Error('bad gw'), { statusCode: 502 }))).toMatchObject({ code: 'PROVIDER_5XX', retryable: true });
