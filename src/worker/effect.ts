@@ -9,6 +9,38 @@
  * A `done` record is never acted on again: its result is returned instead.
  */
 import type { Backend, LeaseRef } from '../backend/contract.js';
+import { HandlerError } from './handler-error.js';
+
+/**
+ * The effects of one attempt. The store cannot tell a `started` record left by a dead attempt
+ * from one this attempt is still running (both say `started`), so two calls of the same key
+ * at once in one attempt (`Promise.all` over tool calls) would both call `fn`. Here a key in
+ * flight is remembered: a second call waits for the first and gets its result, or its error.
+ * Once the first call has settled the key is forgotten, and the store's record decides again
+ * (a `done` one is replayed; a `started` one, whose call failed, is called again).
+ */
+export class AttemptEffects {
+  private readonly inFlight = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly backend: Backend,
+    private readonly lease: LeaseRef,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  run<T>(key: string, fn: (idempotencyKey: string) => T | Promise<T>): Promise<T> {
+    const first = this.inFlight.get(key);
+    if (first) return first as Promise<T>;
+    const call = runEffect(this.backend, this.lease, key, fn, this.signal);
+    this.inFlight.set(key, call);
+    const forget = (): void => {
+      if (this.inFlight.get(key) === call) this.inFlight.delete(key);
+    };
+    // (then with both handlers, not finally: a derived promise of a rejected call would be unhandled)
+    call.then(forget, forget);
+    return call;
+  }
+}
 
 export async function runEffect<T>(
   backend: Backend,

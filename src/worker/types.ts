@@ -43,7 +43,9 @@ export interface JobContext {
    * `done` is not run again; its recorded result is returned. `fn` receives a
    * stable idempotency key (`<job_id>:<key>`) to hand to the external system,
    * so an effect whose attempt died between the call and the `done` record is
-   * safe to repeat on the next attempt.
+   * safe to repeat on the next attempt. A call of a key already running in
+   * this attempt (`Promise.all` over tool calls) does not call `fn` again: it
+   * waits for the running call and gets its result, or its error.
    */
   effect<T>(key: string, fn: (idempotencyKey: string) => T | Promise<T>): Promise<T>;
 }

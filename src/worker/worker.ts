@@ -18,7 +18,7 @@ import { LeaseLostError, ValidationError } from '../core/errors.js';
 import { checkedPolicy, type BackendPolicy } from '../core/policy.js';
 import { Name } from '../core/schemas.js';
 import { toFailure } from './classify.js';
-import { runEffect } from './effect.js';
+import { AttemptEffects } from './effect.js';
 import { HandlerError, JobAbortedError } from './handler-error.js';
 import type { AbortReason, JobContext, Worker, WorkerEvent, WorkerOptions } from './types.js';
 import { Waker } from './waker.js';
@@ -397,6 +397,7 @@ class WorkerRuntime implements Worker {
         if (error instanceof LeaseLostError) this.markLost(entry);
         throw error;
       });
+    const effects = new AttemptEffects(backend, ref, entry.controller.signal);
     const assertOpen = (): void => {
       if (entry.closed) throw new LeaseLostError(ref.jobId, 'this worker no longer holds the lease');
     };
@@ -423,7 +424,7 @@ class WorkerRuntime implements Worker {
       },
       effect: async <T>(key: string, fn: (idempotencyKey: string) => T | Promise<T>): Promise<T> => {
         assertOpen();
-        return guard(runEffect(backend, ref, key, fn, entry.controller.signal));
+        return guard(effects.run(key, fn));
       },
     };
   }

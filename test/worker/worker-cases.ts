@@ -197,6 +197,41 @@ export function runWorkerSuite(name: string, makeFixture: () => Promise<WorkerFi
       expect(seen).toEqual([{ receipt: 'r-1' }, { receipt: 'r-1' }]);
     });
 
+    // Regression: each concurrent call found the first one's `started` record, took it for a dead
+    // attempt's debris and called fn again (3 charges for one key).
+    it('the same effect key called concurrently in one attempt runs fn once; the other calls get its result or its error', async () => {
+      const ok = await submit({ input: 'ok' });
+      const bad = await submit({ input: 'bad', max_attempts: 1 });
+      const calls: Record<string, number> = { ok: 0, bad: 0 };
+      const results: Record<string, unknown[]> = { ok: [], bad: [] };
+      await start(async (job, ctx) => {
+        const input = job.input as 'ok' | 'bad';
+        const release = gate();
+        const all = Promise.allSettled(
+          [1, 2, 3].map(() =>
+            ctx.effect('charge-card', async (key) => {
+              calls[input]! += 1;
+              await release.wait;
+              if (input === 'bad') throw new HandlerError('PROVIDER_5XX', 'card service down');
+              return { charged: key };
+            }),
+          ),
+        );
+        // every call has been made before the first one's fn may finish
+        await pollUntil(() => calls[input]! > 0 || null, { what: 'fn called' });
+        release.open();
+        for (const r of await all) results[input]!.push(r.status === 'fulfilled' ? r.value : (r.reason as Error).message);
+        return 'done';
+      });
+      await inState(ok.job_id, 'succeeded');
+      await inState(bad.job_id, 'succeeded');
+      expect(calls).toEqual({ ok: 1, bad: 1 });
+      expect(results.ok).toEqual([0, 1, 2].map(() => ({ charged: `${ok.job_id}:charge-card` })));
+      expect(results.bad).toEqual(['card service down', 'card service down', 'card service down']);
+      expect((await fx.backend.get(ok.job_id))!.effects).toEqual([expect.objectContaining({ key: 'charge-card', status: 'done' })]);
+      expect((await fx.backend.get(bad.job_id))!.effects).toEqual([expect.objectContaining({ key: 'charge-card', status: 'started' })]);
+    });
+
     it('an effect started but not done is called again with the same idempotency key', async () => {
       const job = await submit({ max_attempts: 3 });
       const keys: string[] = [];
