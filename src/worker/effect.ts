@@ -7,8 +7,11 @@
  * `started` record; the next attempt calls `fn` again with the same
  * idempotency key, which is why the external system must deduplicate on it.
  * A `done` record is never acted on again: its result is returned instead.
+ * Results are kept as JSON, so a replayed one is what JSON makes of it (a
+ * `Date` comes back as its ISO string, `undefined` as null).
  */
 import type { Backend, LeaseRef } from '../backend/contract.js';
+import { storedJson } from '../core/stored-json.js';
 import { HandlerError } from './handler-error.js';
 
 /**
@@ -55,6 +58,23 @@ export async function runEffect<T>(
   if (record.status === 'done') return record.result as T;
   signal.throwIfAborted();
   const result = await fn(record.idempotency_key);
+  let why: string | null = null;
+  try {
+    storedJson(result, 'result');
+  } catch (e) {
+    why = (e as Error).message;
+  }
+  if (why !== null) {
+    // The action has happened: left `started`, a redrive or retry would run it again. It is
+    // recorded done (its result lost), then the attempt fails for good: returning a result that
+    // cannot be kept is a bug in the handler, as it is for the handler's own result.
+    await backend.finishEffect(lease, key, null);
+    throw new HandlerError(
+      'HANDLER_FAILED',
+      `effect ${JSON.stringify(key)} ran, but its ${why}: it is recorded as done with result null and will not run again`,
+      { retryable: false },
+    );
+  }
   await backend.finishEffect(lease, key, result === undefined ? null : result);
   return result;
 }

@@ -1,6 +1,6 @@
 /** Workers: claim, leases and fences, heartbeats, retries, deadlines, cancellation, effects, release. */
 import { describe, expect, it } from 'vitest';
-import { JobStoppingError, LeaseLostError, RetryLaterError } from '../../src/core/errors.js';
+import { JobStoppingError, LeaseLostError, RetryLaterError, ValidationError } from '../../src/core/errors.js';
 import { JobEnvelope } from '../../src/core/schemas.js';
 import { allEvents, claimOne, eventTypes, iso, req, useFixture, type MakeFixture } from './fixture.js';
 
@@ -149,6 +149,27 @@ export function workerCases(make: MakeFixture): void {
       await backend.checkpoint(lease, { step: 3, notes: ['a'] });
       expect((await backend.get(lease.jobId))!.checkpoint).toEqual({ step: 3, notes: ['a'] });
       expect(await eventTypes(backend, lease.jobId)).toContain('checkpoint');
+    });
+
+    // Regression: Redis stored an empty string for a checkpoint with no JSON text (and the job
+    // could never be read again); SQLite dropped it silently.
+    it('refuses a checkpoint that is not JSON-serialisable with a ValidationError, before anything is written', async () => {
+      const { backend } = fx();
+      await backend.submit(req());
+      const lease = await claimOne(backend);
+      await backend.checkpoint(lease, { step: 1 });
+      const circular: Record<string, unknown> = {};
+      circular.self = circular;
+      const bad: unknown[] = [() => 1, Symbol('s'), { toJSON: () => undefined }, { tokens: 10n }, circular];
+      for (const data of bad) {
+        const err = await backend.checkpoint(lease, data).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(ValidationError);
+        expect((err as Error).message).toMatch(/checkpoint is not JSON-serialisable/);
+      }
+      const job = (await backend.get(lease.jobId))!;
+      expect(job.checkpoint).toEqual({ step: 1 });
+      expect((await eventTypes(backend, lease.jobId)).filter((t) => t === 'checkpoint')).toHaveLength(1);
+      await backend.complete(lease, null);
     });
   });
 
@@ -407,6 +428,18 @@ export function workerCases(make: MakeFixture): void {
       const types = await eventTypes(backend, job.job_id);
       expect(types.filter((t) => t === 'effect_started')).toHaveLength(1);
       expect(types.filter((t) => t === 'effect_done')).toHaveLength(1);
+    });
+
+    it('refuses an effect result that is not JSON-serialisable with a ValidationError; the effect stays started', async () => {
+      const { backend } = fx();
+      const { job } = await backend.submit(req());
+      const lease = await claimOne(backend);
+      await backend.beginEffect(lease, 'count-tokens');
+      for (const result of [{ tokens: 10n }, () => 1, Symbol('s')]) {
+        await expect(backend.finishEffect(lease, 'count-tokens', result)).rejects.toBeInstanceOf(ValidationError);
+      }
+      expect((await backend.get(job.job_id))!.effects).toEqual([expect.objectContaining({ key: 'count-tokens', status: 'started' })]);
+      expect(await backend.finishEffect(lease, 'count-tokens', null)).toMatchObject({ status: 'done', result: null });
     });
 
     it('carries effects across attempts: a started effect of a dead attempt is returned to the next one', async () => {

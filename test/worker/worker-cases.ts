@@ -154,6 +154,37 @@ export function runWorkerSuite(name: string, makeFixture: () => Promise<WorkerFi
       expect(events.filter((e) => e.kind === 'backend_error')).toEqual([]);
     });
 
+    // Regression: finishEffect threw a raw TypeError and the effect stayed `started`, so a retry or
+    // redrive would have run the action again.
+    it('an effect whose result JSON cannot hold is recorded done (result null) and fails the attempt permanently', async () => {
+      const job = await submit({ max_attempts: 3 });
+      let calls = 0;
+      await start(async (_job, ctx) => {
+        await ctx.effect('count-tokens', () => {
+          calls += 1;
+          return { tokens: 10n };
+        });
+        return 'not reached';
+      });
+      const dead = await inState(job.job_id, 'dead');
+      expect(calls).toBe(1);
+      expect(dead.attempts).toHaveLength(1);
+      expect(dead.dead).toMatchObject({ reason: 'permanent', error_code: 'HANDLER_FAILED' });
+      expect(dead.dead!.error_message).toMatch(/effect "count-tokens" ran, but its result is not JSON-serialisable \(.*BigInt.*\).*recorded as done/);
+      expect(dead.effects).toEqual([expect.objectContaining({ key: 'count-tokens', status: 'done', result: null })]);
+      expect(events.filter((e) => e.kind === 'backend_error')).toEqual([]);
+    });
+
+    it('a checkpoint that is not JSON fails the attempt with VALIDATION and leaves the job readable', async () => {
+      const job = await submit({ max_attempts: 1 });
+      await start(async (_job, ctx) => {
+        await ctx.checkpoint({ toJSON: () => undefined });
+      });
+      const dead = await inState(job.job_id, 'dead');
+      expect(dead.dead).toMatchObject({ reason: 'permanent', error_code: 'VALIDATION' });
+      expect(dead.checkpoint).toBeNull();
+    });
+
     it('exhausts attempts into the DLQ with attempt history, last checkpoint and effect ledger', async () => {
       const job = await submit({ max_attempts: 2, trace_id: 'trace-xyz' });
       await start(async (_job, ctx) => {

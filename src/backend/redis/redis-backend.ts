@@ -11,6 +11,7 @@ import { toEnvelope } from '../../core/envelope.js';
 import { Cluster, type Redis } from 'ioredis';
 import { encodeTime } from 'ulid';
 import { IdempotencyConflictError, JobStoppingError, LeaseLostError, MalformedJobError, NotFoundError, RetryLaterError, ValidationError } from '../../core/errors.js';
+import { storedJson } from '../../core/stored-json.js';
 import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
 import { classWeight, type FairnessOptions } from '../../core/fairness.js';
 import { createIdFactory, JOB_ID_PREFIX } from '../../core/ids.js';
@@ -950,7 +951,7 @@ export class RedisBackend implements Backend {
   }
 
   async checkpoint(lease: LeaseRef, data: unknown): Promise<void> {
-    await this.leaseCall(lease, 'aqCheckpoint', [], [JSON.stringify(data ?? null)]);
+    await this.leaseCall(lease, 'aqCheckpoint', [], [storedJson(data, 'the checkpoint')]);
   }
 
   async beginEffect(lease: LeaseRef, key: string): Promise<Effect> {
@@ -963,7 +964,8 @@ export class RedisBackend implements Backend {
 
   async finishEffect(lease: LeaseRef, key: string, result: unknown): Promise<Effect> {
     if (key.length === 0 || key.length > 256) throw new ValidationError('effect key must be 1-256 characters');
-    const { res } = await this.leaseCall<[string, string?]>(lease, 'aqEffectFinish', [`e:${lease.jobId}`], [key, JSON.stringify(result ?? null)]);
+    const text = storedJson(result, `the result of effect ${JSON.stringify(key)}`);
+    const { res } = await this.leaseCall<[string, string?]>(lease, 'aqEffectFinish', [`e:${lease.jobId}`], [key, text]);
     return effectFrom(res[1]!);
   }
 

@@ -5,6 +5,7 @@
  * worker whose lease was taken over can never overwrite the new holder.
  */
 import { JobStoppingError, LeaseLostError, ValidationError } from '../../core/errors.js';
+import { storedJson } from '../../core/stored-json.js';
 import { nextPick, parseFairnessState, tenantCap, type Candidates, type FairnessOptions } from '../../core/fairness.js';
 import { decideFailure, type RetryPolicy } from '../../core/retry.js';
 import { JOB_CLASSES } from '../../core/model.js';
@@ -273,10 +274,11 @@ export class SqliteWorkerOps {
   }
 
   checkpoint(ref: LeaseRef, data: unknown): void {
+    const text = storedJson(data, 'the checkpoint');
     this.store.inWrite(() => {
       const now = this.store.clock.now();
       const { job, fence } = this.leased(ref);
-      job.checkpoint = data === undefined ? null : data;
+      job.checkpoint = JSON.parse(text) as unknown;
       job.updated_at = isoAt(now);
       this.store.save(job, fence);
       this.store.event(job, 'checkpoint', 'running', 'running', now, null);
@@ -307,6 +309,7 @@ export class SqliteWorkerOps {
 
   finishEffect(ref: LeaseRef, key: string, result: unknown): Effect {
     checkEffectKey(key);
+    const text = result === undefined ? null : storedJson(result, `the result of effect ${JSON.stringify(key)}`);
     return this.store.inWrite(() => {
       const now = this.store.clock.now();
       const { job, fence } = this.leased(ref);
@@ -319,7 +322,7 @@ export class SqliteWorkerOps {
         attempt: existing?.attempt ?? job.attempt,
         started_at: existing?.started_at ?? now,
         done_at: now,
-        result: result === undefined ? null : JSON.stringify(result),
+        result: text,
       };
       this.store.sql(
           `INSERT INTO effects (job_id, key, status, attempt, started_at, done_at, result) VALUES (@job_id, @key, @status, @attempt, @started_at, @done_at, @result)
