@@ -27,7 +27,7 @@ export interface JobContext {
   /** 1 on the first attempt. */
   readonly attempt: number;
   readonly workerId: string;
-  /** The checkpoint saved by an earlier attempt (or earlier in this one), for resuming. */
+  /** The checkpoint saved by an earlier attempt (or earlier in this one), for resuming: as JSON keeps it (a `Date` is its ISO string). */
   readonly lastCheckpoint: unknown;
   /** The effect ledger as it was when the job was claimed. */
   readonly effects: readonly Effect[];

@@ -17,6 +17,7 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { LeaseLostError, ValidationError } from '../core/errors.js';
 import { checkedPolicy, type BackendPolicy } from '../core/policy.js';
 import { Name } from '../core/schemas.js';
+import { storedJson } from '../core/stored-json.js';
 import { toFailure } from './classify.js';
 import { AttemptEffects } from './effect.js';
 import { HandlerError, JobAbortedError } from './handler-error.js';
@@ -401,13 +402,16 @@ class WorkerRuntime implements Worker {
     const assertOpen = (): void => {
       if (entry.closed) throw new LeaseLostError(ref.jobId, 'this worker no longer holds the lease');
     };
+    let lastCheckpoint: unknown = lease.job.checkpoint ?? null;
     return {
       signal: entry.controller.signal,
       jobId: ref.jobId,
       fence: ref.fence,
       attempt: lease.envelope.attempt,
       workerId: this.workerId,
-      lastCheckpoint: lease.job.checkpoint ?? null,
+      get lastCheckpoint() {
+        return lastCheckpoint;
+      },
       effects: lease.job.effects,
       get leaseExpiresAt() {
         return entry.expiresAt;
@@ -421,6 +425,8 @@ class WorkerRuntime implements Worker {
       checkpoint: async (data: unknown) => {
         assertOpen();
         await guard(backend.checkpoint(ref, data));
+        // As the next attempt will see it: what JSON kept of it.
+        lastCheckpoint = JSON.parse(storedJson(data, 'the checkpoint')) as unknown;
       },
       effect: async <T>(key: string, fn: (idempotencyKey: string) => T | Promise<T>): Promise<T> => {
         assertOpen();

@@ -185,6 +185,24 @@ export function runWorkerSuite(name: string, makeFixture: () => Promise<WorkerFi
       expect(dead.checkpoint).toBeNull();
     });
 
+    // Regression: ctx.lastCheckpoint stayed what the claim brought, though it says "or earlier in this one".
+    it('ctx.lastCheckpoint follows ctx.checkpoint within the attempt, as JSON keeps it', async () => {
+      const job = await submit({ max_attempts: 2 });
+      const seen: unknown[] = [];
+      await start(async (_job, ctx) => {
+        seen.push(ctx.lastCheckpoint);
+        await ctx.checkpoint({ step: ctx.attempt, at: new Date(0) });
+        seen.push(ctx.lastCheckpoint);
+        if (ctx.attempt === 1) throw new HandlerError('NETWORK', 'retry me');
+        return 'ok';
+      });
+      await inState(job.job_id, 'scheduled');
+      fx.clock.advance(RETRY_WINDOW_MS);
+      await inState(job.job_id, 'succeeded');
+      const at = new Date(0).toISOString();
+      expect(seen).toEqual([null, { step: 1, at }, { step: 1, at }, { step: 2, at }]);
+    });
+
     it('exhausts attempts into the DLQ with attempt history, last checkpoint and effect ledger', async () => {
       const job = await submit({ max_attempts: 2, trace_id: 'trace-xyz' });
       await start(async (_job, ctx) => {
