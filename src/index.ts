@@ -14,7 +14,7 @@
  *   handler: async (job, ctx) => {
  *     const order = await ctx.effect('create-order', (key) => shop.createOrder({ idempotencyKey: key }));
  *     await ctx.checkpoint({ orderId: order.id });
- *     if (ctx.signal.aborted) return;
+ *     if (ctx.signal.aborted) throw ctx.signal.reason; // cancel, deadline, lost lease or shutdown: `return` would complete the job
  *     return { orderId: order.id };
  *   },
  * });

@@ -2,7 +2,7 @@
  * The package's public entry (src/index.ts): a producer and a worker written
  * the way the README shows, each opening the store from a URL.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -112,4 +112,13 @@ describe('scheduling policy in the options', () => {
     expect(() => createWorker({ url: 'sqlite::memory:', queue: 'q', handler: () => null, fairness: { classWeights: { urgent: 1 } as never } })).toThrow(/unknown class "urgent"/);
     expect(() => createWorker({ backend: client, queue: 'q', handler: () => null, fairness: { tenantConcurrency: 1 } })).toThrow(/createClient\(\{ fairness \}\)/);
   });
+
+// Regression: the package's JSDoc example did `if (ctx.signal.aborted) return;`, which completes a
+// cancelled job as succeeded (and a job the worker is stopping for), where the README throws.
+it('the examples stop an aborted handler by throwing its signal reason, never by returning', async () => {
+  for (const file of ['src/index.ts', 'README.md']) {
+    const text = await readFile(join(import.meta.dirname, '../..', file), 'utf8');
+    expect(text, file).toContain('if (ctx.signal.aborted) throw ctx.signal.reason;');
+    expect(text, file).not.toMatch(/if \(ctx\.signal\.aborted\) return\b/);
+  }
 });
