@@ -11,6 +11,7 @@ import { parseRedisUrl } from '../../src/backend/redis/url.js';
 import { shardOf } from '../../src/backend/redis/keys.js';
 import { ManualClock, seededRandom } from '../../src/core/clock.js';
 
+import { runRecord } from '../conformance/fixture.js';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster.js';
 import { TestServers } from '../support/servers.js';
 
@@ -126,6 +127,25 @@ describe('a queue in 3 shards on a 3-master cluster', () => {
       const again = await backend.submit({ workflow: 'w:v1', queue: 'research', tenant_id: tenant, idempotency_key: 'order-1', input: 'x' });
       expect(again).toMatchObject({ created: false, job: { job_id: ids.get(tenant), tenant_id: tenant } });
     }
+    await backend.close();
+  });
+
+  it('a purge frees the key of its job for its tenant only (the key scoped by tenant on a sharded queue)', async () => {
+    const { backend, clock } = open();
+    const a = 'tenant0';
+    const b = Array.from({ length: 40 }, (_v, i) => `tenant${i}`).find((t) => t !== a && shardOf(t, 3) === shardOf(a, 3))!;
+    const body = (tenant: string) => ({ workflow: 'w:v1', queue: 'research', tenant_id: tenant, idempotency_key: 'order-1', input: 'x', max_attempts: 1 });
+    const dead = (await backend.submit(body(a))).job;
+    const kept = (await backend.submit(body(b))).job;
+    const [lease] = await backend.claim({ queue: 'research', workerId: 'w', max: 1, leaseMs: 1000 });
+    expect(lease!.jobId).toBe(dead.job_id);
+    await backend.fail(lease!, { code: 'VALIDATION', message: 'bad', retryable: false });
+    const runId = 'run_01JRUNAAAAAAAAAAAAAAAAAAAA';
+    await backend.createRun(runRecord({ run_id: runId, queue: 'research', action: 'purge' }, clock.now()), [{ job_id: dead.job_id, verdict: 'purge', detail: null }]);
+    expect((await backend.applyRunItems({ runId, jobIds: [dead.job_id], now: clock.now() }))[0]).toMatchObject({ status: 'moved' });
+    const again = await backend.submit(body(a));
+    expect(again.created).toBe(true);
+    expect(await backend.submit(body(b))).toMatchObject({ created: false, job: { job_id: kept.job_id } });
     await backend.close();
   });
 

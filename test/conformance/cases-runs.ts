@@ -175,6 +175,26 @@ export function runCases(make: MakeFixture): void {
       expect(await f.backend.dlqGet(e.job_id)).toBeNull();
     });
 
+    // Regression: Redis kept the purged job's idempotency key, so a resubmit with it was refused as
+    // not found for ever (SQLite freed it with the row).
+    it('a purge frees the idempotency key of the job: a resubmit with it creates a new job', async () => {
+      const f = fx();
+      const body = req({ idempotency_key: 'order-1', tenant_id: 'acme', max_attempts: 1 });
+      const { job } = await f.backend.submit(body);
+      const lease = await claimOne(f.backend);
+      expect((await f.backend.fail(lease, { code: 'VALIDATION', message: 'bad', retryable: false })).kind).toBe('dead');
+      // still held while the job is in the DLQ
+      expect(await f.backend.submit(body)).toMatchObject({ created: false, job: { job_id: job.job_id } });
+      await f.backend.createRun(runRecord({ run_id: RUN_A, queue: 'default', action: 'purge' }, f.clock.now()), [{ job_id: job.job_id, verdict: 'purge', detail: null }]);
+      expect((await f.backend.applyRunItems({ runId: RUN_A, jobIds: [job.job_id], now: f.clock.now() }))[0]).toMatchObject({ status: 'moved' });
+      const again = await f.backend.submit({ ...body, input: 'a different body is fine: the key is free' });
+      expect(again.created).toBe(true);
+      expect(again.job.job_id).not.toBe(job.job_id);
+      expect(again.job).toMatchObject({ state: 'queued', idempotency_key: 'order-1' });
+      // and it is the new job's now
+      expect(await f.backend.submit({ ...body, input: 'a different body is fine: the key is free' })).toMatchObject({ created: false, job: { job_id: again.job.job_id } });
+    });
+
     it('leaves ids that are not in the run alone', async () => {
       const f = fx();
       const inRun = await makeDead(f);

@@ -72,6 +72,22 @@ local function setStatus(id, from, status, verdict, detailJson)
   redis.call('HSET', L, id, enc)
   return enc
 end
+-- A purged job's idempotency key is free again, as a deleted row frees it on SQLite: a resubmit
+-- with it makes a new job (left behind, it named a job that no longer exists, and every resubmit
+-- was refused as not found). The field is the key alone, or tenant NUL key on a queue of several
+-- shards (redis-backend submit); either is removed only while it still names this job.
+local function freeIdempotencyKey(id, ten)
+  local env = redis.call('HGET', jk(id), 'env')
+  if not env then return end
+  local ok, doc = pcall(cjson.decode, env)
+  local key = ok and type(doc) == 'table' and doc.idempotency_key
+  if type(key) ~= 'string' then return end
+  local mine = id .. '|'
+  for _, field in ipairs({ key, ten .. '\0' .. key }) do
+    local cur = redis.call('HGET', P .. 'idem', field)
+    if cur and string.sub(cur, 1, #mine) == mine then redis.call('HDEL', P .. 'idem', field) end
+  end
+end
 local function applyItem(i)
   local id, verdict, detail = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local raw = redis.call('HGET', L, id)
@@ -122,6 +138,7 @@ local function applyItem(i)
           emit(id, 'expired', 'dead', 'expired', att, ten, { run_id = run })
         else
           emit(id, 'purged', 'dead', cjson.null, att, ten, { run_id = run })
+          freeIdempotencyKey(id, ten)
           zsetD(sk('dead'), id, false)
           countD('i', K_COUNT, statsCountField(id, 'dead'), -1) -- [stats]
           statsMove(id, 'dead', nil) -- [stats]
