@@ -37,7 +37,23 @@ export type { AbortReason, Handler, JobContext, Worker, WorkerEvent, WorkerLogge
 export type * from './backend/contract.js';
 export type { Job, JobEnvelope, JobEvent, JobState, JobClass, DlqEntry, Effect, SubmitRequest } from './core/schemas.js';
 export { DEFAULT_RETRY_POLICY, ERROR_CODE_TABLE } from './core/retry.js';
-export { AgentqError, LeaseLostError, ExitCode } from './core/errors.js';
+export {
+  AgentqError,
+  ConfigError,
+  DeclinedError,
+  ExitCode,
+  IdempotencyConflictError,
+  IllegalTransitionError,
+  InterruptedError,
+  isAgentqError,
+  JobStoppingError,
+  LeaseLostError,
+  MalformedJobError,
+  NotFoundError,
+  PermissionError,
+  RetryLaterError,
+  ValidationError,
+} from './core/errors.js';
 export { ManualClock, systemClock } from './core/clock.js';
 export type { AdmissionLimits, FairnessOptions };
 

@@ -122,3 +122,17 @@ it('the examples stop an aborted handler by throwing its signal reason, never by
     expect(text, file).not.toMatch(/if \(ctx\.signal\.aborted\) return\b/);
   }
 });
+
+// Regression: the classes the library throws were not exported, so `instanceof` was impossible.
+it('exports every error class the library throws, and they are what it throws', async () => {
+  const api = await import('../../src/index.js');
+  const errors = await import('../../src/core/errors.js');
+  for (const [name, value] of Object.entries(errors)) {
+    if (typeof value === 'function' && /Error$/.test(name)) expect(api, name).toHaveProperty(name, value);
+  }
+  await client.submit({ workflow: 'lib:v1', idempotency_key: 'k' });
+  await expect(client.submit({ workflow: 'lib:v1', idempotency_key: 'k', input: 'other' })).rejects.toBeInstanceOf(api.IdempotencyConflictError);
+  await expect(client.cancel('job_01AAAAAAAAAAAAAAAAAAAAAAAA', null)).rejects.toMatchObject({ code: 'JOB_NOT_FOUND', constructor: api.NotFoundError });
+  await expect(client.submit({ workflow: 'bad' })).rejects.toBeInstanceOf(api.ValidationError);
+  await expect(createClient({ url: 'postgres://x' })).rejects.toBeInstanceOf(api.ConfigError);
+});
