@@ -15,6 +15,7 @@ import { hostname } from 'node:os';
 import type { Backend, FailureOutcome, HeartbeatResult, Lease, LeaseRef } from '../backend/contract.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { LeaseLostError, ValidationError } from '../core/errors.js';
+import { JOB_CLASSES } from '../core/model.js';
 import { checkedPolicy, type BackendPolicy } from '../core/policy.js';
 import { Name } from '../core/schemas.js';
 import { storedJson } from '../core/stored-json.js';
@@ -63,9 +64,14 @@ export function createWorker(options: WorkerOptions): Worker {
 }
 
 function validate(o: WorkerOptions): void {
+  if (typeof o !== 'object' || o === null) throw new ValidationError('createWorker needs an options object');
   if (!o.backend && !o.url) throw new ValidationError('createWorker needs either `backend` or `url`');
   // The caps live in the store the worker opens; a given client already has its own.
   if (o.backend && o.fairness !== undefined) throw new ValidationError('fairness applies to a store the worker opens from `url`; with `backend`, give it to createClient({ fairness })');
+  if (o.url !== undefined && (typeof o.url !== 'string' || o.url === '')) throw new ValidationError(`url must be a store URL such as sqlite:./agentq.db, got ${show(o.url)}`);
+  if (o.backend !== undefined && (typeof o.backend !== 'object' || o.backend === null || typeof o.backend.claim !== 'function')) {
+    throw new ValidationError('backend must be a store opened with createClient');
+  }
   if (!Name.safeParse(o.queue).success) throw new ValidationError(`queue ${JSON.stringify(o.queue)} is not a valid queue name`);
   if (typeof o.handler !== 'function') throw new ValidationError('handler must be a function (job, ctx) => result');
   const c = o.concurrency ?? WORKER_DEFAULTS.concurrency;
@@ -75,11 +81,48 @@ function validate(o: WorkerOptions): void {
   const hb = o.heartbeatMs ?? lease / 4;
   if (!(hb > 0)) throw new ValidationError(`heartbeatMs must be more than 0, got ${hb}`);
   if (!(hb < lease)) throw new ValidationError(`heartbeatMs must be less than leaseMs (${hb} ≥ ${lease}): a lease would expire between heartbeats`);
+  // A negative or NaN wait becomes a timer of 1 ms (stop() would abort running handlers at once);
+  // an idle wait of 0 claims in a busy loop.
+  const waits = { gracefulMs: [o.gracefulMs, 0], abortGraceMs: [o.abortGraceMs, 0], minIdleMs: [o.minIdleMs, 1], maxIdleMs: [o.maxIdleMs, 1] } as const;
+  for (const [name, [ms, min]] of Object.entries(waits)) {
+    if (ms !== undefined && !(typeof ms === 'number' && ms >= min)) {
+      throw new ValidationError(`${name} must be a number of milliseconds, at least ${min}, got ${show(ms)}`);
+    }
+  }
   // Each of these becomes a timer; a longer one fires after 1 ms (Node's TimeoutOverflowWarning),
   // which made a worker with --lease 10000h heartbeat a thousand times a second.
-  const times = { leaseMs: lease, heartbeatMs: hb, gracefulMs: o.gracefulMs, abortGraceMs: o.abortGraceMs };
+  const times = { leaseMs: lease, heartbeatMs: hb, gracefulMs: o.gracefulMs, abortGraceMs: o.abortGraceMs, minIdleMs: o.minIdleMs, maxIdleMs: o.maxIdleMs };
   for (const [name, ms] of Object.entries(times)) {
     if (ms !== undefined && ms > MAX_TIMER_MS) throw new ValidationError(`${name} must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest timer Node keeps), got ${ms}`);
+  }
+  if (o.classes !== undefined) {
+    // A misspelt class matches no job: the worker would claim nothing, for ever, without a word.
+    const known: readonly string[] = JOB_CLASSES;
+    if (!Array.isArray(o.classes) || o.classes.length === 0) {
+      throw new ValidationError(`classes must be a non-empty list of ${JOB_CLASSES.join(', ')} (leave it out for all), got ${show(o.classes)}`);
+    }
+    const unknown = o.classes.filter((cls) => !known.includes(cls));
+    if (unknown.length > 0) throw new ValidationError(`classes: ${unknown.map(show).join(', ')} is not a job class; the classes are ${JOB_CLASSES.join(', ')}`);
+  }
+  if (o.workerId !== undefined && (typeof o.workerId !== 'string' || o.workerId.length === 0 || o.workerId.length > 256)) {
+    throw new ValidationError(`workerId must be a string of 1-256 characters, got ${show(o.workerId)}`);
+  }
+  if (o.workerVersion !== undefined && o.workerVersion !== null && typeof o.workerVersion !== 'string') {
+    throw new ValidationError(`workerVersion must be a string (or null), got ${show(o.workerVersion)}`);
+  }
+  if (o.clock !== undefined && (typeof o.clock !== 'object' || o.clock === null || typeof o.clock.now !== 'function')) {
+    throw new ValidationError('clock must be a Clock, an object with now(): epoch ms');
+  }
+  if (o.logger !== undefined && typeof o.logger !== 'function') throw new ValidationError('logger must be a function (event) => void');
+}
+
+/** A value as a message shows it: JSON where it has JSON, else its type. */
+function show(v: unknown): string {
+  if (typeof v === 'number' || typeof v === 'bigint') return String(v);
+  try {
+    return JSON.stringify(v) ?? typeof v;
+  } catch {
+    return typeof v;
   }
 }
 

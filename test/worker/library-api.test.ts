@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createClient, createWorker, HandlerError, VERSION, type Backend, type WorkerEvent } from '../../src/index.js';
+import { createClient, createWorker, HandlerError, ValidationError, VERSION, type Backend, type WorkerEvent } from '../../src/index.js';
 import { pollUntil } from '../support/poll.js';
 
 let dir: string;
@@ -112,6 +112,40 @@ describe('scheduling policy in the options', () => {
     expect(() => createWorker({ url: 'sqlite::memory:', queue: 'q', handler: () => null, fairness: { classWeights: { urgent: 1 } as never } })).toThrow(/unknown class "urgent"/);
     expect(() => createWorker({ backend: client, queue: 'q', handler: () => null, fairness: { tenantConcurrency: 1 } })).toThrow(/createClient\(\{ fairness \}\)/);
   });
+
+// Regression: `classes: ['interative']` claimed nothing for ever, and negative or NaN waits were taken.
+it('refuses every option that cannot work: classes, waits, worker id and version, clock, logger', () => {
+  const handler = () => null;
+  const base = { url: 'sqlite::memory:', queue: 'q', handler };
+  const cases: Array<[Record<string, unknown>, RegExp]> = [
+    [{ classes: ['interative'] }, /classes: "interative" is not a job class; the classes are interactive, batch, maintenance/],
+    [{ classes: [] }, /classes must be a non-empty list/],
+    [{ classes: 'batch' }, /classes must be a non-empty list/],
+    [{ gracefulMs: -1 }, /gracefulMs must be a number of milliseconds, at least 0, got -1/],
+    [{ gracefulMs: Number.NaN }, /gracefulMs must be .* got NaN/],
+    [{ abortGraceMs: -5 }, /abortGraceMs must be/],
+    [{ abortGraceMs: '10' }, /abortGraceMs must be .* got "10"/],
+    [{ minIdleMs: 0 }, /minIdleMs must be .* at least 1/],
+    [{ maxIdleMs: Number.POSITIVE_INFINITY }, /maxIdleMs must be at most/],
+    [{ leaseMs: Number.NaN }, /leaseMs must be at least/],
+    [{ workerId: '' }, /workerId must be a string of 1-256 characters/],
+    [{ workerVersion: 3 }, /workerVersion must be a string/],
+    [{ clock: {} }, /clock must be a Clock/],
+    [{ logger: 'console' }, /logger must be a function/],
+    [{ url: 42 }, /url must be a store URL/],
+  ];
+  for (const [extra, rule] of cases) {
+    expect(() => createWorker({ ...base, ...extra } as never), JSON.stringify(extra)).toThrow(rule);
+    try {
+      createWorker({ ...base, ...extra } as never);
+    } catch (e) {
+      expect(e).toBeInstanceOf(ValidationError);
+    }
+  }
+  // every option given as undefined is the same as left out
+  const w = createWorker({ ...base, concurrency: undefined, classes: undefined, gracefulMs: undefined, workerVersion: undefined } as never);
+  expect(w.inFlight()).toBe(0);
+});
 
 // Regression: the package's JSDoc example did `if (ctx.signal.aborted) return;`, which completes a
 // cancelled job as succeeded (and a job the worker is stopping for), where the README throws.
