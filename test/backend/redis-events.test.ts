@@ -40,6 +40,22 @@ it('follows every queue, also one created after following began, and misses noth
   await backend.close();
 });
 
+// Regression: it threw RetryLaterError "unavailable: Connection is closed" where SQLite ends quietly.
+it('ends a following iteration quietly when the backend is closed', async () => {
+  const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=ev3`), { clock: new ManualClock() });
+  await backend.submit({ workflow: 'w:v1', queue: 'closing' });
+  const seen: JobEvent[] = [];
+  const each = async (query: Parameters<RedisBackend['events']>[0]) => {
+    for await (const e of backend.events(query)) seen.push(e);
+    return 'ended';
+  };
+  const byQueue = each({ queue: 'closing', follow: true });
+  const all = each({ follow: true });
+  await pollUntil(() => seen.length === 2, { what: 'the existing event, twice' });
+  await backend.close();
+  expect(await Promise.all([byQueue, all])).toEqual(['ended', 'ended']);
+});
+
 // A job's first event is kept in its hash (field h0), the later ones in its history list, trimmed to
 // the last HISTORY_KEEP; together they must read as one list of the job's last HISTORY_KEEP events.
 it("gives a job's last 200 events, its first one included while it is among them", async () => {

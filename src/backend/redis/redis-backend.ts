@@ -150,6 +150,8 @@ export class RedisBackend implements Backend {
   /** job id → where it lives. Immutable once written, so safe to cache (bounded). */
   private readonly locCache = new Map<string, Loc>();
   private readonly followers = new Set<Client>();
+  /** The stop of every `events({follow})` running: close() ends them as an abort would, quietly. */
+  private readonly followStops = new Set<() => void>();
   private readonly admission: AdmissionLimits | undefined;
   private readonly fairness: FairnessOptions;
 
@@ -693,6 +695,7 @@ export class RedisBackend implements Backend {
     };
     if (signal?.aborted) return;
     signal?.addEventListener('abort', stop, { once: true });
+    this.followStops.add(stop);
     const following = new Set<string>();
     const loops: Array<Promise<void>> = [];
     // Each stream from its own position: what the catch-up read last, or its start.
@@ -756,6 +759,7 @@ export class RedisBackend implements Backend {
     } finally {
       if (discovery) clearInterval(discovery);
       stop();
+      this.followStops.delete(stop);
       signal?.removeEventListener('abort', stop);
       await Promise.allSettled(loops);
     }
@@ -1297,6 +1301,9 @@ export class RedisBackend implements Backend {
     this.submits.sendAll();
     this.completions.sendAll();
     await Promise.allSettled([...this.batchesInFlight]);
+    // A follower ends as SQLite's does when its store closes: the iteration is over, not failed
+    // (its blocked read would otherwise end in "Connection is closed" thrown to the reader).
+    for (const stop of this.followStops) stop();
     for (const f of this.followers) f.disconnect();
     await this.conn.close();
   }
