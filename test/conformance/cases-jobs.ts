@@ -170,6 +170,17 @@ export function jobCases(make: MakeFixture): void {
   describe('list', () => {
     const fx = useFixture(make);
 
+    // Regression: SQLite refused a state that does not exist; Redis and SQS matched nothing.
+    it('refuses a filter state or class that does not exist, the same on every backend', async () => {
+      const { backend } = fx();
+      await backend.submit(req());
+      for (const filter of [{ states: ['bogus'] }, { states: ['queued', 'Queued'] }, { class: 'interative' }]) {
+        const err = await backend.list(filter as never, { limit: 10 }).catch((e: unknown) => e);
+        expect(err, JSON.stringify(filter)).toBeInstanceOf(ValidationError);
+        expect((err as Error).message).toMatch(/^(state|class) must be one of /);
+      }
+    });
+
     it('filters by queue, state, tenant, class, workflow and created time', async () => {
       const { backend, clock } = fx();
       const t0 = clock.now();

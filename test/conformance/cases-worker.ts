@@ -1,6 +1,7 @@
 /** Workers: claim, leases and fences, heartbeats, retries, deadlines, cancellation, effects, release. */
 import { describe, expect, it } from 'vitest';
 import { JobStoppingError, LeaseLostError, RetryLaterError, ValidationError } from '../../src/core/errors.js';
+import { MAX_LEASE_MS } from '../../src/backend/checks.js';
 import { JobEnvelope } from '../../src/core/schemas.js';
 import { allEvents, claimOne, eventTypes, iso, req, useFixture, type MakeFixture } from './fixture.js';
 
@@ -36,6 +37,19 @@ export function workerCases(make: MakeFixture): void {
       expect(rest.map((l) => l.jobId)).toEqual(ids.slice(3));
       const m = await backend.claim({ queue: 'q', workerId: 'w', max: 10, leaseMs: 1000 });
       expect(m.map((l) => l.jobId)).toEqual([maint.job_id]);
+    });
+
+    // Regression: a lease of 1e15 ms (a unit mixed up) was taken: the job looked leased for millennia.
+    it('refuses a lease that is not positive or longer than MAX_LEASE_MS, on claim and heartbeat, and a class that does not exist', async () => {
+      const { backend } = fx();
+      await backend.submit(req());
+      for (const leaseMs of [0, -1, Number.NaN, MAX_LEASE_MS + 1, 1e15, Number.POSITIVE_INFINITY]) {
+        await expect(backend.claim({ queue: 'default', workerId: 'w', max: 1, leaseMs }), String(leaseMs)).rejects.toBeInstanceOf(ValidationError);
+      }
+      await expect(backend.claim({ queue: 'default', workerId: 'w', max: 1, leaseMs: 1000, classes: ['interative' as never] })).rejects.toBeInstanceOf(ValidationError);
+      const lease = await claimOne(backend, 'default', { leaseMs: MAX_LEASE_MS });
+      await expect(backend.heartbeat([lease], 1e15)).rejects.toBeInstanceOf(ValidationError);
+      expect((await backend.heartbeat([lease], 1000))[0]).toMatchObject({ status: 'ok' });
     });
 
     it('does not claim a scheduled job before its run_at', async () => {

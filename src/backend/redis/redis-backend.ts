@@ -12,6 +12,7 @@ import { Cluster, type Redis } from 'ioredis';
 import { encodeTime } from 'ulid';
 import { IdempotencyConflictError, JobStoppingError, LeaseLostError, MalformedJobError, NotFoundError, RetryLaterError, ValidationError } from '../../core/errors.js';
 import { storedJson } from '../../core/stored-json.js';
+import { checkClaim, checkJobFilter, checkLeaseMs } from '../checks.js';
 import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
 import { classWeight, type FairnessOptions } from '../../core/fairness.js';
 import { createIdFactory, JOB_ID_PREFIX } from '../../core/ids.js';
@@ -500,6 +501,7 @@ export class RedisBackend implements Backend {
 
   async list(filter: JobFilter, page: PageRequest): Promise<JobPage> {
     const limit = pageLimit(page);
+    checkJobFilter(filter);
     const states = filter.states && filter.states.length > 0 && filter.states.length < JOB_STATES.length ? filter.states : null;
     const queues = filter.queue ? [filter.queue] : await this.queues();
     // A shard's jobs are its state indexes together (there is no index of all ids: one sorted-set
@@ -820,11 +822,6 @@ export class RedisBackend implements Backend {
     return { jobId: job.job_id, fence: Number(fence), job, envelope: toEnvelope(job), expiresAt: Number(exp) };
   }
 
-  private validateClaim(req: ClaimRequest): void {
-    if (!Number.isInteger(req.max) || req.max < 1) throw new ValidationError(`claim max must be a positive integer, got ${req.max}`);
-    if (!(req.leaseMs > 0)) throw new ValidationError(`lease must be positive, got ${req.leaseMs} ms`);
-  }
-
   /**
    * complete + claim in one script call on a queue of one shard (the common
    * case): one round trip per job for a busy worker. Calls made in the same
@@ -835,7 +832,7 @@ export class RedisBackend implements Backend {
    * any shard, so it is complete, then claim's rotation.
    */
   async completeAndClaim(lease: LeaseRef, result: string | null, next: ClaimRequest): Promise<{ next: Lease[] }> {
-    this.validateClaim(next);
+    checkClaim(next);
     const loc = this.locCache.get(lease.jobId) ?? (await this.locate(lease.jobId));
     if (!loc) throw new LeaseLostError(lease.jobId, 'the job does not exist');
     const shards = this.shardCounts.get(next.queue) ?? (await this.shardsOf(next.queue, false));
@@ -891,7 +888,7 @@ export class RedisBackend implements Backend {
   }
 
   async claim(req: ClaimRequest): Promise<Lease[]> {
-    this.validateClaim(req);
+    checkClaim(req);
     const shards = this.shardCounts.get(req.queue) ?? (await this.shardsOf(req.queue, false));
     const leases: Lease[] = [];
     const first = (this.claimTurn.get(req.queue) ?? 0) % shards;
@@ -914,7 +911,7 @@ export class RedisBackend implements Backend {
   }
 
   async heartbeat(leases: LeaseRef[], leaseMs: number): Promise<HeartbeatResult[]> {
-    if (!(leaseMs > 0)) throw new ValidationError(`lease must be positive, got ${leaseMs} ms`);
+    checkLeaseMs(leaseMs);
     const byShard = new Map<string, { loc: Loc; refs: Array<{ ref: LeaseRef; index: number }> }>();
     const out: HeartbeatResult[] = leases.map((l) => ({ jobId: l.jobId, status: 'lost' as const }));
     await Promise.all(

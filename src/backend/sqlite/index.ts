@@ -43,6 +43,7 @@ import type {
   RunRecord,
   SubmitResult,
 } from '../contract.js';
+import { checkJobFilter } from '../checks.js';
 import { rowToEvent, rowToJob, type EventRow, type JobRow } from './codec.js';
 import { dlqGet, dlqList, dlqRaw } from './dlq.js';
 import { dlqRows } from './dlq-rows.js';
@@ -206,6 +207,7 @@ export class SqliteBackend implements Backend {
 
   async list(filter: JobFilter, page: PageRequest): Promise<JobPage> {
     checkPage(page.limit);
+    checkJobFilter(filter);
     const where: string[] = [];
     const params: Record<string, unknown> = {};
     if (filter.queue !== undefined) {
@@ -214,7 +216,6 @@ export class SqliteBackend implements Backend {
     }
     if (filter.states !== undefined && filter.states.length > 0) {
       const names = filter.states.map((s, i) => {
-        if (!JOB_STATES.includes(s)) throw new ValidationError(`state must be one of ${JOB_STATES.join(', ')}, got ${JSON.stringify(s)}`);
         params[`s${i}`] = s;
         return `@s${i}`;
       });

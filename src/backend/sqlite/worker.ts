@@ -6,6 +6,7 @@
  */
 import { JobStoppingError, LeaseLostError, ValidationError } from '../../core/errors.js';
 import { storedJson } from '../../core/stored-json.js';
+import { checkClaim, checkLeaseMs } from '../checks.js';
 import { nextPick, parseFairnessState, tenantCap, type Candidates, type FairnessOptions } from '../../core/fairness.js';
 import { decideFailure, type RetryPolicy } from '../../core/retry.js';
 import { JOB_CLASSES } from '../../core/model.js';
@@ -253,7 +254,7 @@ export class SqliteWorkerOps {
   }
 
   heartbeat(leases: LeaseRef[], leaseMs: number): HeartbeatResult[] {
-    if (!(leaseMs > 0)) throw new ValidationError(`lease must be positive, got ${leaseMs} ms`);
+    checkLeaseMs(leaseMs);
     return this.store.inWrite(() => {
       const now = this.store.clock.now();
       return leases.map((ref): HeartbeatResult => {
@@ -512,11 +513,6 @@ interface CompletedRow {
 interface NextClaim {
   req: ClaimRequest;
   out: Lease[];
-}
-
-function checkClaim(req: ClaimRequest): void {
-  if (!Number.isInteger(req.max) || req.max < 1) throw new ValidationError(`claim max must be a positive integer, got ${req.max}`);
-  if (!(req.leaseMs > 0)) throw new ValidationError(`lease must be positive, got ${req.leaseMs} ms`);
 }
 
 function checkEffectKey(key: string): void {

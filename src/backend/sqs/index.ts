@@ -43,6 +43,7 @@ import type {
   RunRecord,
   SubmitResult,
 } from '../contract.js';
+import { checkClaim } from '../checks.js';
 import { sendBatch, type OutgoingMessage } from './batch-send.js';
 import { createDataPlane, LazySqsSdk, toAgentqError } from './client.js';
 import { SdkDataPlane, type SqsDataPlane } from './data-plane.js';
@@ -243,6 +244,7 @@ export class SqsBackend implements Backend {
   // ------------------------------------------------------------ workers
 
   async claim(req: ClaimRequest): Promise<Lease[]> {
+    checkClaim(req);
     // Workers run the relay too, so a crash between commit and publish heals without an operator.
     await this.relay.catchUp({ limit: 100, maxRounds: 1, background: true }).catch(() => undefined);
     const wanted = new Set<JobClass>(req.classes && req.classes.length > 0 ? req.classes : JOB_CLASSES);

@@ -1,0 +1,37 @@
+/**
+ * Checks of the contract's input that every backend makes the same way, before it touches its
+ * store: a library caller gets the same ValidationError from SQLite, Redis and SQS (a state
+ * misspelt in a filter was refused by one and matched nothing on another).
+ */
+import { ValidationError } from '../core/errors.js';
+import { JOB_CLASSES, JOB_STATES } from '../core/model.js';
+import type { ClaimRequest, JobFilter } from './contract.js';
+
+/**
+ * The longest lease a claim or heartbeat may ask for: 2^31 - 1 ms (about 24.8 days), the
+ * longest timer Node keeps, which is also the worker's own limit. A longer lease is a mistake
+ * (a unit mixed up): the job would look taken for years after its worker died.
+ */
+export const MAX_LEASE_MS = 2_147_483_647;
+
+export function checkLeaseMs(leaseMs: number): void {
+  if (typeof leaseMs !== 'number' || !(leaseMs > 0)) throw new ValidationError(`lease must be positive, got ${leaseMs} ms`);
+  if (leaseMs > MAX_LEASE_MS) throw new ValidationError(`lease must be at most ${MAX_LEASE_MS} ms (about 24.8 days), got ${leaseMs} ms`);
+}
+
+export function checkClaim(req: ClaimRequest): void {
+  if (!Number.isInteger(req.max) || req.max < 1) throw new ValidationError(`claim max must be a positive integer, got ${req.max}`);
+  checkLeaseMs(req.leaseMs);
+  if (req.classes !== undefined && req.classes !== null) {
+    for (const c of req.classes) checkOneOf('class', c, JOB_CLASSES);
+  }
+}
+
+export function checkJobFilter(filter: JobFilter): void {
+  if (filter.states !== undefined) for (const s of filter.states) checkOneOf('state', s, JOB_STATES);
+  if (filter.class !== undefined) checkOneOf('class', filter.class, JOB_CLASSES);
+}
+
+function checkOneOf(what: string, value: unknown, allowed: readonly string[]): void {
+  if (typeof value !== 'string' || !allowed.includes(value)) throw new ValidationError(`${what} must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
+}
