@@ -59,17 +59,17 @@ export type { AdmissionLimits, FairnessOptions };
 
 export interface ClientOptions {
   /** `sqlite:PATH`, `redis://…`. @default `AGENTQ_URL`, else the embedded default store */
-  url?: string;
-  clock?: Clock;
-  random?: Random;
+  url?: string | undefined;
+  clock?: Clock | undefined;
+  random?: Random | undefined;
   /**
    * Per-tenant concurrency caps and class/tenant weights, honoured by this client's claims
    * (give a worker this client, or the same `fairness` in its own options). Every worker on a
    * queue should use the same caps: the running counts they are checked against are the store's.
    */
-  fairness?: FairnessOptions;
+  fairness?: FairnessOptions | undefined;
   /** Backlog limits (seconds of work) honoured by this client's `submit`: over one, it throws RetryLaterError (BACKLOG_FULL). */
-  admission?: AdmissionLimits;
+  admission?: AdmissionLimits | undefined;
 }
 
 /**
