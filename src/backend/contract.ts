@@ -34,7 +34,7 @@ export interface PageRequest {
   /** 1..MAX_PAGE_LIMIT. */
   limit: number;
   /** Opaque cursor from the previous page's `next_cursor`. */
-  cursor?: string | null;
+  cursor?: string | null | undefined;
 }
 
 export interface Page<T> {
@@ -58,15 +58,15 @@ export interface SubmitResult {
 }
 
 export interface JobFilter {
-  queue?: string;
-  states?: JobState[];
-  tenant?: string;
-  class?: JobClass;
-  workflow?: string;
+  queue?: string | undefined;
+  states?: JobState[] | undefined;
+  tenant?: string | undefined;
+  class?: JobClass | undefined;
+  workflow?: string | undefined;
   /** created_at >= since (epoch ms). */
-  since?: number;
+  since?: number | undefined;
   /** created_at < until (epoch ms). */
-  until?: number;
+  until?: number | undefined;
 }
 
 export type CancelResult =
@@ -78,15 +78,15 @@ export type CancelResult =
   | { status: 'already_terminal'; job: Job };
 
 export interface EventQuery {
-  queue?: string;
-  jobId?: string;
+  queue?: string | undefined;
+  jobId?: string | undefined;
   /** Start after this `seq` (exclusive). */
-  afterSeq?: string;
+  afterSeq?: string | undefined;
   /** Only events at or after this time (epoch ms). */
-  since?: number;
+  since?: number | undefined;
   /** Keep waiting for new events until `signal` aborts. */
-  follow?: boolean;
-  signal?: AbortSignal;
+  follow?: boolean | undefined;
+  signal?: AbortSignal | undefined;
 }
 
 // ---------------------------------------------------------------- worker
@@ -94,13 +94,13 @@ export interface EventQuery {
 export interface ClaimRequest {
   queue: string;
   workerId: string;
-  workerVersion?: string | null;
+  workerVersion?: string | null | undefined;
   /** How many jobs to claim at most. */
   max: number;
   /** Lease length; capped at the job's deadline. */
   leaseMs: number;
   /** Classes this worker takes; all when absent. */
-  classes?: JobClass[];
+  classes?: JobClass[] | undefined;
 }
 
 /** What the backend needs to check a worker's write: the job and its fence token. */

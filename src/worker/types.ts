@@ -79,35 +79,35 @@ export type WorkerLogger = (event: WorkerEvent) => void;
 
 export interface WorkerOptions {
   /** The store; or `url` to open one (closed again when the worker stops). */
-  backend?: Backend;
-  url?: string;
+  backend?: Backend | undefined;
+  url?: string | undefined;
   /** With `url`: per-tenant caps and weights the worker's claims honour (with `backend`, that client's own). */
-  fairness?: FairnessOptions;
+  fairness?: FairnessOptions | undefined;
   queue: string;
   handler: Handler;
   /** Jobs in flight at once. @default 1 */
-  concurrency?: number;
+  concurrency?: number | undefined;
   /** Lease length per claim and heartbeat (capped at each job's deadline by the backend). @default 60_000 */
-  leaseMs?: number;
+  leaseMs?: number | undefined;
   /** How often all in-flight leases are heartbeaten, in one call. Must be below `leaseMs`. @default leaseMs / 4 */
-  heartbeatMs?: number;
+  heartbeatMs?: number | undefined;
   /** Classes this worker takes; all when absent. */
-  classes?: JobClass[];
+  classes?: JobClass[] | undefined;
   /** @default `<host>:<pid>:<random>` */
-  workerId?: string;
+  workerId?: string | undefined;
   /** Recorded on every attempt and in DLQ entries. */
-  workerVersion?: string | null;
+  workerVersion?: string | null | undefined;
   /** Used for local deadline checks; pass the backend's clock in tests. @default systemClock */
-  clock?: Clock;
+  clock?: Clock | undefined;
   /** On `stop()`, how long running handlers may finish before their signals abort and their leases are released. @default 30_000 */
-  gracefulMs?: number;
+  gracefulMs?: number | undefined;
   /** After a signal aborts (cancel, deadline, lost lease, shutdown), how long the handler gets to return before the worker ends the job without it. @default 10_000 */
-  abortGraceMs?: number;
+  abortGraceMs?: number | undefined;
   /** When a claim finds nothing, wait this long, doubling up to `maxIdleMs`. @default 25 */
-  minIdleMs?: number;
+  minIdleMs?: number | undefined;
   /** @default 1_000 */
-  maxIdleMs?: number;
-  logger?: WorkerLogger;
+  maxIdleMs?: number | undefined;
+  logger?: WorkerLogger | undefined;
 }
 
 export interface Worker {

@@ -1,0 +1,45 @@
+/**
+ * The README's library example compiles as users write it, also under the strictest option
+ * projects turn on: `exactOptionalPropertyTypes` (where `workerVersion: process.env.GIT_SHA`,
+ * a `string | undefined`, did not fit an optional `string` field).
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import ts from 'typescript';
+import { expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+it('the README library example type-checks with strict and exactOptionalPropertyTypes', async () => {
+  const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('### Library API'));
+  const example = /```ts\n([\s\S]*?)```/.exec(section)![1]!;
+  expect(example).toContain("from 'agentq'");
+  const dir = await mkdtemp(join(tmpdir(), 'agentq-readme-'));
+  try {
+    const file = join(dir, 'example.mts');
+    const source =
+      'declare const billing: { createInvoice(o: { order: number; idempotencyKey: string }): Promise<{ id: string }> };\n' +
+      example.replace("from 'agentq'", `from ${JSON.stringify(join(ROOT, 'src/index.js'))}`) +
+      // and an options object built from optional values, as a config loader would
+      'export const opts: Parameters<typeof createClient>[0] = { url: process.env.AGENTQ_URL, clock: undefined };\n';
+    await writeFile(file, source);
+    const program = ts.createProgram([file], {
+      strict: true,
+      exactOptionalPropertyTypes: true,
+      noEmit: true,
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+      types: ['node'],
+      typeRoots: [join(ROOT, 'node_modules/@types')],
+      skipLibCheck: true,
+    });
+    const diagnostics = ts.getPreEmitDiagnostics(program, program.getSourceFile(file));
+    expect(diagnostics.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))).toEqual([]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}, 60_000);
