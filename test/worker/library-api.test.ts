@@ -112,6 +112,7 @@ describe('scheduling policy in the options', () => {
     expect(() => createWorker({ url: 'sqlite::memory:', queue: 'q', handler: () => null, fairness: { classWeights: { urgent: 1 } as never } })).toThrow(/unknown class "urgent"/);
     expect(() => createWorker({ backend: client, queue: 'q', handler: () => null, fairness: { tenantConcurrency: 1 } })).toThrow(/createClient\(\{ fairness \}\)/);
   });
+});
 
 // Regression: `classes: ['interative']` claimed nothing for ever, and negative or NaN waits were taken.
 it('refuses every option that cannot work: classes, waits, worker id and version, clock, logger', () => {
