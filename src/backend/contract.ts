@@ -242,9 +242,11 @@ export interface RunRecord {
     rate?: number | null;
     batchSize?: number;
     /**
-     * When the plan read the DLQ (its `created_at`). An entry whose record has not changed since
-     * (an adapter with an update stamp per record can tell cheaply) was validated by the plan and
-     * need not be schema-checked again by apply; absent on runs written before this field.
+     * When the plan read the DLQ (its `created_at`). An entry that died after it is another death
+     * than the one the plan judged, and apply skips it (`skip:changed`). Every apply checks each
+     * entry in full (as `dlq list` / `dlq show` do) whatever this says. Absent on runs written
+     * before this field (and, before it was always written, only on runs whose plan was built by
+     * the process that applied it).
      */
     plannedAt?: string;
   };

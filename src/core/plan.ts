@@ -23,6 +23,7 @@ export const VERDICTS = [
   'skip:malformed',
   'skip:not_in_dlq',
   'skip:not_expired',
+  'skip:changed',
 ] as const satisfies readonly Verdict[];
 
 export const ACTIONS = ['redrive', 'purge', 'expire'] as const satisfies readonly Action[];

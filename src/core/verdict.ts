@@ -17,7 +17,8 @@ export type Verdict =
   | 'skip:quarantined'
   | 'skip:malformed'
   | 'skip:not_in_dlq'
-  | 'skip:not_expired';
+  | 'skip:not_expired'
+  | 'skip:changed';
 
 export interface VerdictOptions {
   action: Action;
@@ -29,6 +30,12 @@ export interface VerdictOptions {
   includePartial: boolean;
   /** Jobs redriven this many times already are quarantined. */
   maxRedrives: number;
+  /**
+   * Epoch ms when the plan read the DLQ (its `created_at`), at apply time. An entry that died after
+   * it is another death than the one the plan judged (the job was redriven and failed again, maybe
+   * with another error): `skip:changed`, left in the DLQ. Absent while the plan is being built.
+   */
+  plannedAt?: number;
 }
 
 export const DEFAULT_MAX_REDRIVES = 3;
@@ -42,6 +49,9 @@ export function isExpiredAt(deadlineAt: string | null, now: number, minRemaining
 export function verdictFor(entry: DlqEntry | null, o: VerdictOptions): { verdict: Verdict; detail: string | null } {
   if (entry === null) return { verdict: 'skip:not_in_dlq', detail: 'the job is no longer in the DLQ' };
   if (entry.malformed !== null) return { verdict: 'skip:malformed', detail: entry.malformed };
+  if (o.plannedAt !== undefined && Date.parse(entry.dead_at) > o.plannedAt) {
+    return { verdict: 'skip:changed', detail: `it died again at ${entry.dead_at}, after the plan was made (${new Date(o.plannedAt).toISOString()}): not the death the plan judged` };
+  }
   const expired = isExpiredAt(entry.deadline_at, o.now, o.minRemainingMs);
   switch (o.action) {
     case 'purge':
@@ -81,4 +91,23 @@ function notExpiredDetail(deadlineAt: string | null, o: VerdictOptions): string 
   if (deadlineAt === null) return 'no deadline: it never expires';
   if (o.minRemainingMs > 0) return `deadline ${deadlineAt} is more than --min-remaining ${formatDuration(o.minRemainingMs)} away`;
   return `deadline ${deadlineAt} has not passed`;
+}
+
+/** What a run recorded (`RunRecord`'s action and options): its apply step re-checks with these. */
+export interface RunVerdictSource {
+  action: Action;
+  options: { minRemainingMs?: number; includePartial?: boolean; maxRedrives?: number; plannedAt?: string };
+}
+
+/** The verdict options of a run's apply step at `now`: the rules the plan was made with, and when it read the DLQ. */
+export function runVerdictOptions(run: RunVerdictSource, now: number): VerdictOptions {
+  const plannedAt = run.options.plannedAt === undefined ? NaN : Date.parse(run.options.plannedAt);
+  return {
+    action: run.action,
+    now,
+    minRemainingMs: run.options.minRemainingMs ?? 0,
+    includePartial: run.options.includePartial ?? false,
+    maxRedrives: run.options.maxRedrives ?? DEFAULT_MAX_REDRIVES,
+    ...(Number.isFinite(plannedAt) ? { plannedAt } : {}),
+  };
 }

@@ -75,12 +75,6 @@ export interface RunSettings {
   rate: number | null;
   batchSize: number;
   lock?: LockOptions;
-  /**
-   * The plan was built by this process from the store just now, so an entry unchanged since it was
-   * read was schema-checked by it and the apply may skip that check. Not for a plan read from a
-   * file: an edited file can mark anything `redrive`, so its items are all checked again in full.
-   */
-  planBuiltHere: boolean;
 }
 
 /**
@@ -100,7 +94,8 @@ export async function startRun(deps: EngineDeps, plan: Plan, s: RunSettings): Pr
     context: deps.identity.context,
     reason: s.reason,
     filters: plan.filters,
-    options: { ...plan.options, rate: s.rate, batchSize: s.batchSize, ...(s.planBuiltHere ? { plannedAt: plan.created_at } : {}) },
+    // plannedAt: an entry that died after the plan read the DLQ is another death than the one it judged (skip:changed)
+    options: { ...plan.options, rate: s.rate, batchSize: s.batchSize, plannedAt: plan.created_at },
     created_at: at,
     updated_at: at,
     status: 'planned',

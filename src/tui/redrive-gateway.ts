@@ -64,7 +64,7 @@ export function engineRedrive(deps: EngineDeps, s: GatewaySettings): RedrivePort
       const plan = planned.handle as Plan;
       const batchSize = effectiveBatchSize(s.batchSize, s.rate);
       const why = reason?.trim() ? reason.trim() : DEFAULT_REASON;
-      const run = await startRun(deps, plan, { reason: why, rate: s.rate, batchSize, planBuiltHere: true });
+      const run = await startRun(deps, plan, { reason: why, rate: s.rate, batchSize });
       const total = planned.split.total;
       const skippedAtPlan = total - run.counts.planned;
       onProgress({ runId: run.run_id, done: skippedAtPlan, total, moved: 0, skipped: skippedAtPlan, failed: 0 });

@@ -1,10 +1,10 @@
 /**
  * The SQLite bulk redrive (src/backend/sqlite/bulk-redrive.ts) must leave the
  * store exactly as the job-by-job JavaScript path does. The same DLQ is
- * seeded once and copied; the copy that gets a run with `plannedAt` (entries
- * unchanged since the plan: the bulk path) and the copy that gets the same
- * run without it (every entry re-read and re-checked: the JavaScript path)
- * must end with the same job rows and documents, events, counters and ledger.
+ * seeded once and copied; the copy applied by the bulk path and the copy
+ * applied with the bulk path turned down (every entry through the JavaScript
+ * path) must end with the same job rows and documents, events, counters and
+ * ledger.
  */
 import Database from 'better-sqlite3';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -32,7 +32,7 @@ afterEach(() => {
 
 function open(path: string, clock: ManualClock): ConformanceFixture {
   const backend = new SqliteBackend({ path, clock, random: seededRandom(7) });
-  return { backend, clock, cleanup: async () => backend.close(), injectMalformedDlqEntry: () => Promise.reject(new Error('not used')) };
+  return { backend, clock, cleanup: async () => backend.close(), injectMalformedDlqEntry: () => Promise.reject(new Error('not used')), damageDlqEntry: () => Promise.reject(new Error('not used')) };
 }
 
 /** A DLQ with every kind of entry a redrive judges: plain, exhausted, partial, redriven before, near expiry, quarantined, with an unknown key. */
@@ -96,20 +96,22 @@ async function applyBoth(options: RunRecord['options']) {
 
   const take = vi.spyOn(BulkRedrive.prototype, 'take');
   const results: Array<ReturnType<typeof snapshot>> = [];
-  for (const withPlan of [true, false]) {
-    const path = join(dir, withPlan ? 'bulk.db' : 'js.db');
+  for (const withBulk of [true, false]) {
+    const path = join(dir, withBulk ? 'bulk.db' : 'js.db');
     copyFileSync(seeded, path);
     const f = open(path, new ManualClock(clock.now()));
     const base = runRecord({ run_id: RUN, queue: 'default', action: 'redrive' }, plannedAt);
     await f.backend.createRun(
-      { ...base, options: { ...options, ...(withPlan ? { plannedAt: new Date(plannedAt).toISOString() } : {}) } },
+      { ...base, options: { ...options, plannedAt: new Date(plannedAt).toISOString() } },
       ids.map((job_id) => ({ job_id, verdict: 'redrive' as const, detail: null })),
     );
     take.mockClear();
+    if (!withBulk) take.mockReturnValue(null);
     await f.backend.applyRunItems({ runId: RUN, jobIds: ids, now: clock.now() });
     const bulkTaken = take.mock.results.filter((r) => r.value !== null).length;
-    // The bulk path decided every entry of the run with a plan, and none without one.
-    expect(bulkTaken).toBe(withPlan ? ids.length : 0);
+    // The bulk path decided every entry (none when turned down).
+    expect(bulkTaken).toBe(withBulk ? ids.length : 0);
+    take.mockRestore();
     await f.cleanup();
     results.push(snapshot(path));
   }
@@ -137,26 +139,34 @@ describe('sqlite bulk redrive', () => {
     expect(queued.every((j) => j.attempt === 0 && (j.doc as { attempt: number }).attempt === 0)).toBe(true);
   });
 
-  it('an entry whose document is not JSON any more takes the safe path: skipped as malformed, never moved', async () => {
+  it('an entry damaged after the plan (not JSON, or JSON the schema refuses, or an attempt that is text) is skipped as malformed and never moved', async () => {
     const clock = new ManualClock();
     const path = join(dir, 'bad.db');
     const f = open(path, clock);
     const good = (await makeDead(f)).job_id;
     const bad = (await makeDead(f)).job_id;
+    const noWorkflow = (await makeDead(f)).job_id;
+    const textAttempt = (await makeDead(f)).job_id;
     clock.advance(1000);
     const plannedAt = clock.now();
     clock.advance(1000);
     // Broken by hand after the plan, without bumping updated_at: only the bytes say it changed.
     const db = new Database(path);
     db.prepare(`UPDATE jobs SET doc = '{"job_id": ' WHERE id = ?`).run(bad);
+    db.prepare(`UPDATE jobs SET doc = json_remove(doc, '$.workflow') WHERE id = ?`).run(noWorkflow);
+    db.prepare(`UPDATE jobs SET doc = json_set(doc, '$.attempt', 'one') WHERE id = ?`).run(textAttempt);
     db.close();
     const base = runRecord({ run_id: RUN, queue: 'default', action: 'redrive' }, plannedAt);
-    await f.backend.createRun({ ...base, options: { ...base.options, plannedAt: new Date(plannedAt).toISOString() } }, [good, bad].map((job_id) => ({ job_id, verdict: 'redrive' as const, detail: null })));
-    const items = await f.backend.applyRunItems({ runId: RUN, jobIds: [good, bad], now: clock.now() });
+    const all = [good, bad, noWorkflow, textAttempt];
+    await f.backend.createRun({ ...base, options: { ...base.options, plannedAt: new Date(plannedAt).toISOString() } }, all.map((job_id) => ({ job_id, verdict: 'redrive' as const, detail: null })));
+    const items = await f.backend.applyRunItems({ runId: RUN, jobIds: all, now: clock.now() });
     expect(items.map((i) => [i.job_id, i.status, i.verdict])).toEqual([
       [good, 'moved', 'redrive'],
       [bad, 'skipped', 'skip:malformed'],
+      [noWorkflow, 'skipped', 'skip:malformed'],
+      [textAttempt, 'skipped', 'skip:malformed'],
     ]);
+    for (const id of [noWorkflow, textAttempt]) expect((await f.backend.dlqGet(id))!.malformed).toContain('does not match the schema');
     expect((await f.backend.get(good))!.state).toBe('queued');
     expect((await f.backend.dlqGet(bad))!.malformed).toContain('not valid JSON');
     await f.cleanup();

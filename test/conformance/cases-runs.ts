@@ -116,6 +116,56 @@ export function runCases(make: MakeFixture): void {
       expect((await f.backend.getRun(RUN_A))!.counts).toEqual({ planned: 0, moved: 1, skipped: 3, failed: 0 });
     });
 
+    it('an entry damaged after the plan is skip:malformed at apply and left in place: a plan that says redrive or purge, and a resumed run', async () => {
+      const f = fx();
+      for (const action of ['redrive', 'purge'] as const) {
+        // (a queue each: the redriven job of the first round would be claimed by the second's makeDead)
+        const queue = action === 'redrive' ? 'research' : 'archive';
+        // An edited plan: the entry was damaged before the run was made, the plan file still says act.
+        const edited = await makeDead(f, { queue });
+        // A resumed run: the run was made (and partly applied) while the entry was sound.
+        const first = await makeDead(f, { queue });
+        const later = await makeDead(f, { queue });
+        f.clock.advance(1000); // the plan reads the DLQ after the deaths (no record is written in its millisecond)
+        const runId = action === 'redrive' ? RUN_A : RUN_B;
+        await f.backend.createRun(runRecord({ run_id: runId, queue, action, options: { plannedAt: iso(f.clock.now()) } }, f.clock.now()), [
+          { job_id: edited.job_id, verdict: action, detail: null },
+          { job_id: first.job_id, verdict: action, detail: null },
+          { job_id: later.job_id, verdict: action, detail: null },
+        ]);
+        await f.damageDlqEntry(edited.job_id);
+        const [moved] = await f.backend.applyRunItems({ runId, jobIds: [first.job_id], now: f.clock.now() });
+        expect(moved).toMatchObject({ status: 'moved' });
+        await f.damageDlqEntry(later.job_id); // between the kill and the --resume
+        const out = await f.backend.applyRunItems({ runId, jobIds: [edited.job_id, later.job_id], now: f.clock.now() });
+        for (const id of [edited.job_id, later.job_id]) {
+          expect(out.find((i) => i.job_id === id)).toMatchObject({ status: 'skipped', verdict: 'skip:malformed' });
+          const entry = (await f.backend.dlqGet(id))!;
+          expect(entry.malformed).toEqual(expect.any(String)); // still in the DLQ, still reported
+        }
+      }
+    });
+
+    it('a job that died again after the plan is skip:changed: the plan judged another death', async () => {
+      const f = fx();
+      const again = await makeDead(f, { code: 'PROVIDER_429' });
+      const steady = await makeDead(f, { code: 'PROVIDER_429' });
+      const plannedAt = f.clock.now();
+      f.clock.advance(1000);
+      // After the plan: another run redrove it, and it died again with another error.
+      await f.backend.createRun(runRecord({ run_id: RUN_B, queue: 'default', action: 'redrive' }, f.clock.now()), [{ job_id: again.job_id, verdict: 'redrive', detail: null }]);
+      await f.backend.applyRunItems({ runId: RUN_B, jobIds: [again.job_id], now: f.clock.now() });
+      const lease = await claimOne(f.backend);
+      await f.backend.fail(lease, { code: 'VALIDATION', message: 'bad input', retryable: false });
+      f.clock.advance(1000);
+      const items = [again, steady].map((j) => ({ job_id: j.job_id, verdict: 'redrive' as const, detail: null }));
+      await f.backend.createRun(runRecord({ run_id: RUN_A, queue: 'default', action: 'redrive', options: { plannedAt: iso(plannedAt) } }, f.clock.now()), items);
+      const out = await f.backend.applyRunItems({ runId: RUN_A, jobIds: items.map((i) => i.job_id), now: f.clock.now() });
+      expect(out.find((i) => i.job_id === again.job_id)).toMatchObject({ status: 'skipped', verdict: 'skip:changed', detail: expect.stringContaining('after the plan') });
+      expect(out.find((i) => i.job_id === steady.job_id)).toMatchObject({ status: 'moved' });
+      expect((await f.backend.get(again.job_id))!.state).toBe('dead');
+    });
+
     it("never acts on a job of another queue, whatever the plan says (a run holds its own queue's lock only)", async () => {
       const f = fx();
       const mine = await makeDead(f);

@@ -21,6 +21,12 @@ export interface ConformanceFixture {
    * that malformed entries are listed and never moved must be proven on each.
    */
   injectMalformedDlqEntry(queue: string): Promise<string>;
+  /**
+   * Damages an existing DLQ entry's stored record the way a write outside agentq would: its job
+   * document (envelope) loses its workflow, so `dlq list` / `dlq show` call it malformed, and no
+   * update stamp moves. A bulk apply must find it malformed too, and leave it in place.
+   */
+  damageDlqEntry(jobId: string): Promise<void>;
 }
 
 /** Backend options some cases need; a fixture passes them to its backend's constructor. */

@@ -25,6 +25,7 @@ export function redisFixtureFactory(url: () => string, extraParams = ''): MakeFi
       clock,
       cleanup: () => backend.close(),
       injectMalformedDlqEntry: (queue: string) => backend.injectMalformedDlqEntryForTests(queue),
+      damageDlqEntry: (jobId: string) => backend.damageDlqEntryForTests(jobId),
     };
   };
 }

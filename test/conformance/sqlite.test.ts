@@ -20,6 +20,15 @@ runConformanceSuite('sqlite', async (opts = {}) => {
       await backend.close();
       rmSync(dir, { recursive: true, force: true });
     },
+    async damageDlqEntry(jobId: string) {
+      const db = new Database(path);
+      try {
+        db.pragma('busy_timeout = 5000');
+        db.prepare(`UPDATE jobs SET doc = json_remove(doc, '$.workflow') WHERE id = ?`).run(jobId);
+      } finally {
+        db.close();
+      }
+    },
     // A row written by something other than agentq (an old version, a hand edit): the document is not JSON.
     async injectMalformedDlqEntry(queue: string) {
       const id = `job_01JMALFORMED${String(seq++).padStart(14, '0')}`;

@@ -54,6 +54,15 @@ export function sqsFixtureFactory(endpoint: () => string, extraUrl = ''): MakeFi
         await backend.close();
         rmSync(dir, { recursive: true, force: true });
       },
+      async damageDlqEntry(jobId: string) {
+        const db = new Database(path);
+        try {
+          db.pragma('busy_timeout = 5000');
+          db.prepare(`UPDATE jobs SET doc = json_remove(doc, '$.workflow') WHERE id = ?`).run(jobId);
+        } finally {
+          db.close();
+        }
+      },
       async injectMalformedDlqEntry(queue: string) {
         const id = `job_01JMALFORMED${String(n++).padStart(14, '0')}`;
         const db = new Database(path);

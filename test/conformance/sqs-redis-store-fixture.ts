@@ -28,6 +28,7 @@ export function sqsRedisStoreFixtureFactory(endpoint: () => string, redisUrl: ()
       clock,
       cleanup: () => backend.close(),
       injectMalformedDlqEntry: (queue: string) => (backend.store as RedisBackend).injectMalformedDlqEntryForTests(queue),
+      damageDlqEntry: (jobId: string) => (backend.store as RedisBackend).damageDlqEntryForTests(jobId),
     };
   };
 }

@@ -75,7 +75,7 @@ describe('redrive engine on SQLite', () => {
     expect(plan.totals).toMatchObject({ total: 7, acting: 5, redrive: 5, 'skip:expired': 1, 'skip:partial': 1 });
     expect(plan.items.find((i) => i.job_id === other)).toBeUndefined();
 
-    const run = await startRun(deps, plan, { reason: 'provider quota raised', rate: null, batchSize: 2, planBuiltHere: true });
+    const run = await startRun(deps, plan, { reason: 'provider quota raised', rate: null, batchSize: 2 });
     expect(run.counts).toEqual({ planned: 5, moved: 0, skipped: 2, failed: 0 });
     const events: RunEvent[] = [];
     const res = await applyRun(deps, run.run_id, { onProgress: (e) => events.push(e) });
@@ -105,11 +105,11 @@ describe('redrive engine on SQLite', () => {
     expect(plan.totals.acting).toBe(3);
     // Meanwhile: someone redrives `a`, and `b`'s deadline passes.
     const other = await buildPlan(deps, { action: 'redrive', selector: sel({ queue: 'q', grep: a!.slice(-10) }) });
-    const otherRun = await startRun(deps, other.plan, { reason: null, rate: null, batchSize: 10, planBuiltHere: true });
+    const otherRun = await startRun(deps, other.plan, { reason: null, rate: null, batchSize: 10 });
     await applyRun(deps, otherRun.run_id);
     clock.advance(2 * 3_600_000);
 
-    const run = await startRun(deps, plan, { reason: null, rate: null, batchSize: 10, planBuiltHere: true });
+    const run = await startRun(deps, plan, { reason: null, rate: null, batchSize: 10 });
     const res = await applyRun(deps, run.run_id);
     const ledger = new Map((await allLedger(run.run_id)).map((i) => [i.job_id, i]));
     expect(ledger.get(a!)).toMatchObject({ status: 'skipped', verdict: 'skip:not_in_dlq' });
@@ -122,7 +122,7 @@ describe('redrive engine on SQLite', () => {
   it('paces batches at --rate using the injected clock', async () => {
     await seedDead(backend, () => clock.now(), Array.from({ length: 30 }, () => ({ queue: 'q' })));
     const { plan } = await buildPlan(deps, { action: 'redrive', selector: sel({ queue: 'q' }) });
-    const run = await startRun(deps, plan, { reason: null, rate: 10, batchSize: 10, planBuiltHere: true });
+    const run = await startRun(deps, plan, { reason: null, rate: 10, batchSize: 10 });
     const rates: Array<number | null> = [];
     await applyRun(deps, run.run_id, { onProgress: (e) => void (e.kind === 'batch' && rates.push(e.rate_per_s)) });
     // 30 jobs at 10/s in batches of 10: the 2nd and 3rd batch each wait a second.
@@ -134,7 +134,7 @@ describe('redrive engine on SQLite', () => {
   it('skips at apply do not count against --rate: the rate paces what is moved', async () => {
     const ids = await seedDead(backend, () => clock.now(), Array.from({ length: 30 }, () => ({ queue: 'q' })));
     const { plan } = await buildPlan(deps, { action: 'redrive', selector: sel({ queue: 'q' }) });
-    const run = await startRun(deps, plan, { reason: null, rate: 10, batchSize: 10, planBuiltHere: true });
+    const run = await startRun(deps, plan, { reason: null, rate: 10, batchSize: 10 });
     // another run moves the first 20 meanwhile: this run skips them (no longer in the DLQ)
     const first20 = [...ids].sort().slice(0, 20);
     const OTHER = 'run_01JOTHERRUN0000000000000A';
@@ -149,7 +149,7 @@ describe('redrive engine on SQLite', () => {
   it('Ctrl-C stops after the current batch; resume finishes with nothing lost or doubled', async () => {
     const ids = await seedDead(backend, () => clock.now(), Array.from({ length: 25 }, () => ({ queue: 'q' })));
     const { plan } = await buildPlan(deps, { action: 'redrive', selector: sel({ queue: 'q' }) });
-    const run = await startRun(deps, plan, { reason: null, rate: null, batchSize: 10, planBuiltHere: true });
+    const run = await startRun(deps, plan, { reason: null, rate: null, batchSize: 10 });
     const ctl = new AbortController();
     const res = await applyRun(deps, run.run_id, {
       signal: ctl.signal,
@@ -174,27 +174,27 @@ describe('redrive engine on SQLite', () => {
   it('a second bulk action on the same queue is refused naming the holder (exit 75)', async () => {
     await seedDead(backend, () => clock.now(), [{ queue: 'q' }, { queue: 'q' }]);
     const { plan } = await buildPlan(deps, { action: 'redrive', selector: sel({ queue: 'q' }) });
-    await startRun(deps, plan, { reason: null, rate: null, batchSize: 10, planBuiltHere: true }); // holds the lock, never applied
+    await startRun(deps, plan, { reason: null, rate: null, batchSize: 10 }); // holds the lock, never applied
     const bob = { ...deps, identity: { user: 'bob', host: 'box1', pid: 5151, context: null }, probe: () => true };
-    const err = await startRun(bob, plan, { reason: null, rate: null, batchSize: 10, planBuiltHere: true }).catch((e: unknown) => e);
+    const err = await startRun(bob, plan, { reason: null, rate: null, batchSize: 10 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RetryLaterError);
     expect((err as RetryLaterError).exitCode).toBe(75);
     expect((err as Error).message).toMatch(/holds the q DLQ lock: alice@box1 pid 4242 \(run run_\w+\) since 2026-03-01T00:00:00\.000Z$/);
     // --break-lock refuses while the holder's process is alive …
-    await expect(startRun(bob, plan, { reason: null, rate: null, batchSize: 10, planBuiltHere: true, lock: { breakLock: true } })).rejects.toThrow(/still running: not breaking it/);
+    await expect(startRun(bob, plan, { reason: null, rate: null, batchSize: 10, lock: { breakLock: true } })).rejects.toThrow(/still running: not breaking it/);
     // … and a holder on another host needs --force too.
     const remote = { ...bob, identity: { ...bob.identity, host: 'box2' } };
-    await expect(startRun(remote, plan, { reason: null, rate: null, batchSize: 10, planBuiltHere: true, lock: { breakLock: true } })).rejects.toThrow(ValidationError);
+    await expect(startRun(remote, plan, { reason: null, rate: null, batchSize: 10, lock: { breakLock: true } })).rejects.toThrow(ValidationError);
     // A dead holder on this host is broken with --break-lock.
     const bobDeadHolder = { ...bob, probe: () => false };
-    const run2 = await startRun(bobDeadHolder, plan, { reason: null, rate: null, batchSize: 10, planBuiltHere: true, lock: { breakLock: true } });
+    const run2 = await startRun(bobDeadHolder, plan, { reason: null, rate: null, batchSize: 10, lock: { breakLock: true } });
     expect((await backend.readLock('q'))!.run_id).toBe(run2.run_id);
   });
 
   it('resume takes over the lock left by its own killed process, but not one held by a live process', async () => {
     await seedDead(backend, () => clock.now(), [{ queue: 'q' }, { queue: 'q' }]);
     const { plan } = await buildPlan(deps, { action: 'redrive', selector: sel({ queue: 'q' }) });
-    const run = await startRun(deps, plan, { reason: null, rate: null, batchSize: 10, planBuiltHere: true }); // "killed" before applying
+    const run = await startRun(deps, plan, { reason: null, rate: null, batchSize: 10 }); // "killed" before applying
     const later = { ...deps, identity: { ...deps.identity, pid: 777 } };
     await expect(resumeRun({ ...later, probe: () => true }, run.run_id)).rejects.toThrow(RetryLaterError);
     const res = await resumeRun({ ...later, probe: () => false }, run.run_id);
@@ -204,7 +204,7 @@ describe('redrive engine on SQLite', () => {
   it('purge deletes planned entries and never a malformed one; expire only takes expired entries', async () => {
     const [gone, keepOther] = await seedDead(backend, () => clock.now(), [{ queue: 'q', code: 'VALIDATION' }, { queue: 'q' }]);
     const purge = await buildPlan(deps, { action: 'purge', selector: sel({ queue: 'q', errorCode: ['VALIDATION'] }) });
-    const pr = await startRun(deps, purge.plan, { reason: 'bad input, will not fix', rate: null, batchSize: 10, planBuiltHere: true });
+    const pr = await startRun(deps, purge.plan, { reason: 'bad input, will not fix', rate: null, batchSize: 10 });
     await applyRun(deps, pr.run_id);
     expect(await backend.get(gone!)).toBeNull();
     expect((await backend.get(keepOther!))!.state).toBe('dead');
@@ -213,7 +213,7 @@ describe('redrive engine on SQLite', () => {
     clock.advance(5000);
     const exp = await buildPlan(deps, { action: 'expire', selector: sel({ queue: 'q' }) });
     expect(exp.plan.totals).toMatchObject({ expire: 1, 'skip:not_expired': 1 });
-    const er = await startRun(deps, exp.plan, { reason: null, rate: null, batchSize: 10, planBuiltHere: true });
+    const er = await startRun(deps, exp.plan, { reason: null, rate: null, batchSize: 10 });
     await applyRun(deps, er.run_id);
     expect((await backend.get(late!))!.state).toBe('expired');
     expect((await backend.get(keepOther!))!.state).toBe('dead');
@@ -224,7 +224,7 @@ describe('redrive engine on SQLite', () => {
     const redriveOnce = async (maxRedrives?: number) => {
       const { plan } = await buildPlan(deps, { action: 'redrive', selector: sel({ queue: 'q' }), maxRedrives });
       if (plan.totals.acting === 0) return plan.items[0]!.verdict;
-      const run = await startRun(deps, plan, { reason: null, rate: null, batchSize: 10, planBuiltHere: true });
+      const run = await startRun(deps, plan, { reason: null, rate: null, batchSize: 10 });
       await applyRun(deps, run.run_id);
       // It fails again at once: claim it and fail it permanently.
       const [lease] = await backend.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
@@ -243,7 +243,7 @@ describe('redrive engine on SQLite', () => {
     const [a, b, c] = await seedDead(backend, () => clock.now(), [{ queue: 'q', tenant: 'a' }, { queue: 'q', tenant: 'b' }, { queue: 'q', tenant: 'c' }]);
     const run = async (tenant: string, attempts?: { kind: 'reset' } | { kind: 'extra'; n: number }) => {
       const { plan } = await buildPlan(deps, { action: 'redrive', selector: sel({ queue: 'q', tenant }), attempts });
-      const r = await startRun(deps, plan, { reason: null, rate: null, batchSize: 10, planBuiltHere: true });
+      const r = await startRun(deps, plan, { reason: null, rate: null, batchSize: 10 });
       await applyRun(deps, r.run_id);
     };
     await run('a');
@@ -266,7 +266,7 @@ describe('redrive engine on SQLite', () => {
   it('an empty plan starts no run', async () => {
     const { plan } = await buildPlan(deps, { action: 'redrive', selector: sel({ queue: 'nothing-here' }) });
     expect(plan.items).toEqual([]);
-    await expect(startRun(deps, plan, { reason: null, rate: null, batchSize: 10, planBuiltHere: true })).rejects.toThrow(/empty/);
+    await expect(startRun(deps, plan, { reason: null, rate: null, batchSize: 10 })).rejects.toThrow(/empty/);
   });
 
   it('a plan read from a file is checked again in full: an edited verdict cannot redrive a record that fails the schema', async () => {
@@ -282,8 +282,8 @@ describe('redrive engine on SQLite', () => {
     const file = JSON.parse(serializePlan(plan)) as { items: Array<{ job_id: string; verdict: string }> };
     for (const item of file.items) if (item.job_id === bad) item.verdict = 'redrive';
     const edited = parsePlan(JSON.stringify(file));
-    const run = await startRun(deps, edited, { reason: null, rate: null, batchSize: 10, planBuiltHere: false });
-    expect(run.options.plannedAt).toBeUndefined();
+    const run = await startRun(deps, edited, { reason: null, rate: null, batchSize: 10 });
+    expect(run.options.plannedAt).toBe(plan.created_at);
     await applyRun(deps, run.run_id);
     const byId = new Map((await allLedger(run.run_id)).map((i) => [i.job_id, i]));
     expect(byId.get(bad!)).toMatchObject({ status: 'skipped', verdict: 'skip:malformed' });

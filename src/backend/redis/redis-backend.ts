@@ -8,6 +8,7 @@
  * never read, so tests control time with a ManualClock.
  */
 import { toEnvelope } from '../../core/envelope.js';
+import { createHash } from 'node:crypto';
 import { Cluster, type Redis } from 'ioredis';
 import { encodeTime } from 'ulid';
 import { IdempotencyConflictError, JobStoppingError, LeaseLostError, MalformedJobError, NotFoundError, RetryLaterError, ValidationError } from '../../core/errors.js';
@@ -20,7 +21,7 @@ import { DEFAULT_ATTEMPTS_POLICY } from '../../core/plan.js';
 import { decideFailure, DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../core/retry.js';
 import { JOB_CLASSES, JOB_STATES, type DlqEntry, type Effect, type Job, type JobEvent, type JobState, type NormalizedSubmit, type SubmitRequest } from '../../core/schemas.js';
 import { normalizeSubmit, requestFingerprint, sameRequest } from '../../core/submit.js';
-import { DEFAULT_MAX_REDRIVES, isExpiredAt, verdictFor } from '../../core/verdict.js';
+import { isExpiredAt, runVerdictOptions, verdictFor } from '../../core/verdict.js';
 import { systemClock, systemRandom, type Clock, type Random } from '../../core/clock.js';
 import type {
   AbortOutcome,
@@ -1172,13 +1173,7 @@ export class RedisBackend implements Backend {
     const run = await this.getRun(req.runId);
     if (!run) throw new NotFoundError(`run ${req.runId} not found`);
     const o = run.options ?? {};
-    const verdictOpts = {
-      action: run.action,
-      now: req.now,
-      minRemainingMs: o.minRemainingMs ?? 0,
-      includePartial: o.includePartial ?? false,
-      maxRedrives: o.maxRedrives ?? DEFAULT_MAX_REDRIVES,
-    };
+    const verdictOpts = runVerdictOptions(run, req.now);
     const attempts = o.attempts ?? DEFAULT_ATTEMPTS_POLICY;
     const groups = new Map<number, string[]>();
     const locs = await Promise.all(req.jobIds.map((id) => this.locate(id)));
@@ -1194,25 +1189,55 @@ export class RedisBackend implements Backend {
       [...groups].map(async ([shard, ids]) => {
         const loc = { queue: run.queue, shard };
         const p = this.sp(loc);
-        // What the verdict needs, one HMGET per job (state, deadline, effects count, redrive count, envelope).
-        const facts = await Promise.all(ids.map((id) => this.client.hmget(`${p}j:${id}`, 'st', 'nef', 'rc', 'env')));
+        // Each job read and decoded in full, as `dlq list` / `dlq show` read it (a record damaged
+        // since the plan is skip:malformed here, whatever the plan says), with the fingerprint of
+        // the bytes read: the script moves it only if its record is still exactly those bytes.
+        const records = await Promise.all(ids.map((id) => this.readForApply(p, id)));
         const verdicts: Array<string | number> = [];
         ids.forEach((id, i) => {
-          const v = verdictFor(verdictEntry(id, run.queue, facts[i]!), verdictOpts);
-          verdicts.push(id, v.verdict, JSON.stringify(v.detail));
+          const r = records[i]!;
+          const entry = r.snap === null || (hashOf(r.snap) as Record<string, string>).st !== 'dead' ? null : dlqEntryFrom(id, run.queue, r.snap);
+          const v = verdictFor(entry, verdictOpts);
+          verdicts.push(id, v.verdict, JSON.stringify(v.detail), r.fingerprint);
         });
         // In slices, so one script call never holds Redis for long (other clients are served
         // between them); sent together, so the slices of a batch cost one round trip. Each call is
         // idempotent (planned items only), so re-sending one after a reconnect is safe.
         const slices: Array<Promise<Array<[string, string | null, number]>>> = [];
-        for (let i = 0; i < verdicts.length; i += APPLY_SLICE * 3) {
-          const args = [req.runId, run.action, attempts.kind, attempts.kind === 'extra' ? attempts.n : 0, ...verdicts.slice(i, i + APPLY_SLICE * 3)];
+        for (let i = 0; i < verdicts.length; i += APPLY_SLICE * 4) {
+          const args = [req.runId, run.action, attempts.kind, attempts.kind === 'extra' ? attempts.n : 0, ...verdicts.slice(i, i + APPLY_SLICE * 4)];
           slices.push(this.call<Array<[string, string | null, number]>>('aqApply', p, [`${p}L:${req.runId}`], run.queue, args));
         }
         for (const res of await Promise.all(slices)) for (const [id, raw] of res) if (raw) results.set(id, ledgerItemFrom(req.runId, id, raw));
       }),
     );
     return req.jobIds.map((id) => results.get(id)).filter((x): x is LedgerItem => x !== undefined);
+  }
+
+  /**
+   * A job's whole stored record for apply, as bytes (its hash's JOB_FIELDS, effects, attempts
+   * list): the snapshot `jobFrom` decodes (null when the job hash is gone) and the fingerprint the
+   * apply script compares (lua/dlq.ts FINGERPRINT: the same parts, the same way).
+   */
+  private async readForApply(p: string, id: string): Promise<{ snap: Snapshot | null; fingerprint: string }> {
+    const c = this.client;
+    const [fields, effectMap, attempts] = await Promise.all([
+      c.hmgetBuffer(`${p}j:${id}`, ...JOB_FIELDS),
+      c.hgetallBuffer(`${p}e:${id}`),
+      c.lrangeBuffer(`${p}a:${id}`, 0, -1),
+    ]);
+    // Effects in key order (a hash has no order both sides can rely on): key, value, key, value.
+    const effects = Object.keys(effectMap)
+      .map((k) => [Buffer.from(k, 'utf8'), effectMap[k]!] as const)
+      .sort((a, b) => Buffer.compare(a[0], b[0]))
+      .flat();
+    const fingerprint = recordFingerprint([fields, effects, attempts]);
+    const hash = jobFieldsFrom(fields.map((b) => (b === null ? null : b.toString('utf8'))));
+    if (hash === null) return { snap: null, fingerprint };
+    // The attempts list holds the records before the hash's last one (`ar`): its first `na`, as readDecoded reads it.
+    const list = hasAttemptsList(hash) ? attempts.map((b) => b.toString('utf8')) : [];
+    const na = hash.na !== undefined ? Number(hash.na) : NaN;
+    return { snap: [hash, effects.map((b) => b.toString('utf8')), Number.isInteger(na) && na >= 0 ? list.slice(0, na) : list], fingerprint };
   }
 
   private lockKey(queue: string): string {
@@ -1276,6 +1301,19 @@ export class RedisBackend implements Backend {
     return jobId;
   }
 
+  /**
+   * For the conformance suite only: damages a stored DLQ entry as a write outside agentq would (its
+   * envelope loses its workflow; nothing else moves), so bulk actions can be shown to leave it alone.
+   */
+  async damageDlqEntryForTests(jobId: string): Promise<void> {
+    const loc = await this.locate(jobId);
+    if (!loc) throw new NotFoundError(`job ${jobId} not found`);
+    const key = `${this.sp(loc)}j:${jobId}`;
+    const env = JSON.parse((await this.client.hget(key, 'env'))!) as Record<string, unknown>;
+    delete env.workflow;
+    await this.client.hset(key, 'env', JSON.stringify(env));
+  }
+
   async serverWarnings(): Promise<string[]> {
     // Every master of a Cluster holds jobs: each is asked (one INFO each; a node's replicas follow
     // its settings). The masters are known once the client is ready, which a first command waits for.
@@ -1317,36 +1355,33 @@ function pairs(o: Record<string, number> | undefined): string {
   return o ? Object.entries(o).map(([k, v]) => `${k}=${v}`).join(',') : '';
 }
 
+/** lua/dlq.ts FINGERPRINT, over the same parts: each as length:bytes (`-` for a missing field), the parts separated by `|`, SHA-1 in hex. */
+function recordFingerprint(parts: Array<Array<Buffer | null>>): string {
+  const h = createHash('sha1');
+  parts.forEach((list, i) => {
+    if (i > 0) h.update('|');
+    for (const b of list) {
+      if (b === null) h.update('-');
+      else {
+        h.update(`${b.length}:`);
+        h.update(b);
+      }
+    }
+  });
+  return h.digest('hex');
+}
+
+/** The field map of a snapshot's hash (flat or already a map). */
+function hashOf(snap: Snapshot): Record<string, string> {
+  return Array.isArray(snap[0]) ? flatToMap(snap[0]) : snap[0];
+}
+
 function pageLimit(page: PageRequest): number {
   const l = page.limit;
   if (!Number.isInteger(l) || l < 1 || l > MAX_PAGE_LIMIT) throw new ValidationError(`page limit must be an integer from 1 to ${MAX_PAGE_LIMIT}, got ${l}`);
   return l;
 }
 
-
-/**
- * The parts of a DLQ entry that `verdictFor` reads, from a job's stored
- * fields: null when the job is gone or not dead; malformed when its envelope
- * does not parse.
- */
-function verdictEntry(jobId: string, queue: string, f: Array<string | null>): DlqEntry | null {
-  const [st, nef, rc, env] = f;
-  if (st !== 'dead') return null;
-  let deadline: string | null = null;
-  let malformed: string | null = null;
-  try {
-    const e = JSON.parse(env ?? '') as { deadline_at?: string | null; job_id?: string };
-    if (typeof e.job_id !== 'string') throw new Error('the job envelope lacks job_id');
-    deadline = e.deadline_at ?? null;
-  } catch (err) {
-    malformed = `unreadable job record: ${(err as Error).message}`;
-  }
-  return {
-    job_id: jobId, queue, tenant_id: '', workflow: '', class: 'batch', dead_at: new Date(0).toISOString(), reason: 'permanent',
-    error_code: '', error_message: '', worker_version: null, attempts: 0, max_attempts: 1,
-    deadline_at: deadline, partial: Number(nef ?? 0) > 0, redrive_count: Number(rc ?? 0), malformed, job: null,
-  };
-}
 
 export function dlqPredicate(f: DlqFilter, now: number): (e: DlqEntry) => boolean {
   const grep = f.grep?.toLowerCase();

@@ -1,20 +1,22 @@
 /**
- * The redrive of DLQ entries that have not changed since their plan, done in
- * bulk inside SQLite: one UPDATE rewrites every such job's columns and its
- * document (`json_set`, in C), one INSERT ... SELECT writes their `redriven`
- * events. The JavaScript path (`SqliteRuns.applyOne`) parses each document,
- * edits it and serialises it again; for an unchanged entry that is pure
- * overhead — it was parsed and schema-checked by the plan a moment ago —
- * and it was most of a redrive's CPU.
+ * The redrive of DLQ entries done in bulk inside SQLite: one UPDATE rewrites
+ * every such job's columns and its document (`json_set`, in C), one INSERT ...
+ * SELECT writes their `redriven` events. The JavaScript path
+ * (`SqliteRuns.applyOne`) parses each document, edits it, serialises it again
+ * and writes each row on its own; that was most of a redrive's CPU.
  *
  * What makes an entry eligible (anything else takes the JavaScript path):
  * - it is still `dead` and its document is text;
- * - its row was last written before the plan read the DLQ (`updated_at` <
- *   the run's `plannedAt`): every save bumps it, so the document is the one
- *   the plan validated, and the indexed columns, derived from the document on
- *   every write, say what the document says;
- * - the verdict, recomputed from those columns now (expiry, partial,
- *   quarantine), is still `redrive`.
+ * - its document passes the same check as `dlq list` and `dlq show` (parse and
+ *   schema, in `take`, inside the apply's write transaction, so the document
+ *   checked is the one moved): a document damaged since the plan, by any
+ *   writer, is `skip:malformed` and left in place. (An update stamp cannot
+ *   stand in for this check: a write that agentq did not make does not bump
+ *   it.);
+ * - its indexed columns say what its document says (queue, tenant, class,
+ *   attempt, deadline, partial, redrive count): the UPDATE computes from both;
+ * - the verdict, recomputed from the document now (died after the plan,
+ *   expiry, partial, quarantine), is still `redrive`.
  *
  * The document edit is exactly `applyOne`'s (test/backend/sqlite-bulk-redrive
  * compares the two paths on the same entries), and unknown keys are kept
@@ -23,8 +25,10 @@
  * throws; the caller then rolls the batch back and applies it job by job.
  */
 import type { LedgerStatus, RunRecord } from '../contract.js';
-import type { DlqEntry } from '../../core/schemas.js';
-import { DEFAULT_MAX_REDRIVES, verdictFor } from '../../core/verdict.js';
+import type { DlqEntry, Job } from '../../core/schemas.js';
+import { isPartial } from '../../core/states.js';
+import { runVerdictOptions, verdictFor } from '../../core/verdict.js';
+import { checkDlqDoc, msOrNull } from './codec.js';
 import { isoAt, type SqliteStore } from './store.js';
 
 /** A job row as `applyBatch` reads it: the columns, not the document. */
@@ -43,22 +47,20 @@ export interface ColumnsRow {
   estimated_seconds: number | null;
   attempt_seq: number | null;
   attempt_started_at: number | null;
-  /** 1 when the document is stored as text. */
-  doc_ok: number;
+  dead_at: number | null;
+  /** The document (text as written; a BLOB when something else stored it). */
+  doc: string | Buffer;
 }
 
 /**
- * The columns of a batch's jobs. `doc_ok` looks at the document's type only: checking that it
- * parses (`json_valid`) would read every document a second time. A document that stopped parsing
- * without its row's `updated_at` moving (a hand edit) makes `json_set` fail, and the batch is
- * applied again job by job, where `applyOne` reports it as malformed. Read as arrays (better-sqlite3
- * builds row objects property by property, in C++) and made into objects in `readColumnsRows`.
+ * The columns and document of a batch's jobs. Read as arrays (better-sqlite3 builds row objects
+ * property by property, in C++) and made into objects in `readColumnsRows`.
  */
 const SELECT_COLUMNS_ROWS = `SELECT id, queue, state, tenant, class, updated_at, run_at, deadline_at, attempt, partial,
-  redrive_count, estimated_seconds, attempt_seq, attempt_started_at, typeof(doc) = 'text'
+  redrive_count, estimated_seconds, attempt_seq, attempt_started_at, dead_at, doc
   FROM jobs WHERE id IN (SELECT value FROM json_each(?))`;
 
-type RawColumnsRow = [string, string, string, string, string, number, number, number | null, number, number, number, number | null, number | null, number | null, number];
+type RawColumnsRow = [string, string, string, string, string, number, number, number | null, number, number, number, number | null, number | null, number | null, number | null, string | Buffer];
 
 /** The rows of the given jobs (a JSON array of ids) that exist, by id. */
 export function readColumnsRows(store: SqliteStore, idsJson: string): Map<string, ColumnsRow> {
@@ -79,7 +81,8 @@ export function readColumnsRows(store: SqliteStore, idsJson: string): Map<string
       estimated_seconds: r[11],
       attempt_seq: r[12],
       attempt_started_at: r[13],
-      doc_ok: r[14],
+      dead_at: r[14],
+      doc: r[15],
     });
   }
   return rows;
@@ -102,7 +105,7 @@ const UPDATE_SQL = `UPDATE jobs SET state = 'queued', updated_at = @now, run_at 
     '$.outcome', NULL, '$.ended_at', NULL, '$.dead', NULL, '$.lease', NULL,
     '$.cancel_requested_at', NULL, '$.cancel_reason', NULL,
     '$.lineage', json_object('redrive_count', json_extract(doc, '$.lineage.redrive_count') + 1, 'redriven_at', @iso, 'redrive_run', @run))
-  WHERE id IN (SELECT value FROM json_each(@ids)) AND state = 'dead' AND updated_at < @plannedAt`;
+  WHERE id IN (SELECT value FROM json_each(@ids)) AND state = 'dead'`;
 
 /** The events, in the batch's order, read from the rows as they are after the UPDATE. */
 const EVENTS_SQL = `INSERT INTO events (job_id, queue, tenant, type, at, from_state, to_state, attempt, data)
@@ -114,7 +117,6 @@ type Result = { verdict: string; status: LedgerStatus; detail: string | null };
 
 export class BulkRedrive {
   private readonly ids: string[] = [];
-  private readonly plannedAt: number;
   private readonly reset: boolean;
   private readonly extra: number;
 
@@ -123,7 +125,6 @@ export class BulkRedrive {
     private readonly run: RunRecord,
     private readonly now: number,
   ) {
-    this.plannedAt = run.options.plannedAt === undefined ? NaN : Date.parse(run.options.plannedAt);
     // Without an explicit policy: one more attempt, the CLI's documented default (as applyOne).
     const attempts = run.options.attempts ?? { kind: 'extra', n: 1 };
     this.reset = attempts.kind === 'reset';
@@ -135,20 +136,18 @@ export class BulkRedrive {
    * skip from the columns; null when it needs the JavaScript path (its document must be read).
    */
   take(row: ColumnsRow, checkAt: number): Result | null {
-    if (row.state !== 'dead' || row.doc_ok !== 1 || !(row.updated_at < this.plannedAt)) return null;
+    if (row.state !== 'dead' || typeof row.doc !== 'string') return null;
+    const { job, malformed } = checkDlqDoc(row.doc);
+    if (job === null) return { verdict: 'skip:malformed', status: 'skipped', detail: malformed };
+    if (!columnsAgree(row, job)) return null; // applyOne saves it from its document, columns included
     const entry = {
       malformed: null,
-      deadline_at: row.deadline_at === null ? null : isoAt(row.deadline_at),
-      partial: row.partial === 1,
-      redrive_count: row.redrive_count,
+      dead_at: isoAt(row.dead_at ?? Date.parse(job.dead?.dead_at ?? job.updated_at)),
+      deadline_at: job.deadline_at,
+      partial: isPartial(job),
+      redrive_count: job.lineage.redrive_count,
     } as DlqEntry;
-    const { verdict, detail } = verdictFor(entry, {
-      action: 'redrive',
-      now: checkAt,
-      minRemainingMs: this.run.options.minRemainingMs ?? 0,
-      includePartial: this.run.options.includePartial ?? false,
-      maxRedrives: this.run.options.maxRedrives ?? DEFAULT_MAX_REDRIVES,
-    });
+    const { verdict, detail } = verdictFor(entry, runVerdictOptions(this.run, checkAt));
     if (verdict !== 'redrive') return { verdict, status: 'skipped', detail };
     this.ids.push(row.id);
     // The counters of the state change, as `SqliteStore.save` records them; a failed batch rolls them back with it.
@@ -180,9 +179,22 @@ export class BulkRedrive {
       extra: this.extra,
       run: this.run.run_id,
       ids,
-      plannedAt: this.plannedAt,
     }).changes;
     if (changed !== this.ids.length) throw new Error(`bulk redrive: ${changed} rows changed, ${this.ids.length} expected`);
     this.store.sql(EVENTS_SQL).run({ now: this.now, run: this.run.run_id, ids });
   }
+}
+
+/** The columns the bulk UPDATE computes from say what the document says (a write outside agentq may have changed one and not the other). */
+function columnsAgree(row: ColumnsRow, job: Job): boolean {
+  return (
+    job.job_id === row.id &&
+    job.queue === row.queue &&
+    job.tenant_id === row.tenant &&
+    job.class === row.class &&
+    job.attempt === row.attempt &&
+    job.lineage.redrive_count === row.redrive_count &&
+    msOrNull(job.deadline_at) === row.deadline_at &&
+    (isPartial(job) ? 1 : 0) === row.partial
+  );
 }

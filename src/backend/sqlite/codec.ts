@@ -156,28 +156,33 @@ export function rowToDlqEntry(row: JobRow): DlqEntry {
 }
 
 /**
+ * A DLQ entry's stored document, parsed and schema-checked: the check `dlq list` and `dlq show` make,
+ * and every bulk apply makes again just before it moves a job (an entry may have been damaged since
+ * the plan, by a write that agentq did not make). `job` is null exactly when `malformed` is set.
+ */
+export function checkDlqDoc(doc: string | Buffer): { job: Job | null; raw: Job | null; malformed: string | null } {
+  let raw: Job | null = null;
+  try {
+    raw = JSON.parse(docText(doc)) as Job;
+  } catch (e) {
+    return { job: null, raw: null, malformed: `the stored job is not valid JSON: ${(e as Error).message}` };
+  }
+  // zod is loaded by the backend's async DLQ methods (loadSchemas), not on every read path.
+  const issues = loadedSchemas().jobIssues(raw);
+  if (issues !== null) return { job: null, raw, malformed: `the stored job does not match the schema: ${issues}` };
+  if (raw.state !== 'dead') return { job: null, raw, malformed: `the stored job says state ${raw.state} but it is indexed as dead` };
+  return { job: raw, raw, malformed: null };
+}
+
+/**
  * The DLQ entry of a row, plus the stored document itself when it is valid:
  * the document as written (the entry's `job` is that same object; the schema
  * check builds no copy), so a bulk action that moves the job parses it once and
  * keeps every key, including keys a newer version wrote. `job` is null exactly
  * when `entry.malformed` is set.
  */
-export function checkDlqRow(row: JobRow, validated = false): { entry: DlqEntry; job: Job | null } {
-  let job: Job | null = null;
-  let raw: Job | null = null;
-  let malformed: string | null = null;
-  try {
-    raw = JSON.parse(docText(row.doc)) as Job;
-    // `validated`: this very record (unchanged since, by its update stamp) passed the schema check
-    // already, in the plan of the run now applying it; the check is most of apply's CPU per entry.
-    // zod is loaded by the backend's async DLQ methods (loadSchemas), not on every read path.
-    const issues = validated ? null : loadedSchemas().jobIssues(raw);
-    if (issues === null) job = raw;
-    else malformed = `the stored job does not match the schema: ${issues}`;
-  } catch (e) {
-    malformed = `the stored job is not valid JSON: ${(e as Error).message}`;
-  }
-  if (job && job.state !== 'dead') malformed = `the stored job says state ${job.state} but it is indexed as dead`;
+export function checkDlqRow(row: JobRow): { entry: DlqEntry; job: Job | null } {
+  const { job, malformed } = checkDlqDoc(row.doc);
   const dead = job?.dead ?? null;
   const entry: DlqEntry = {
     job_id: row.id,
@@ -196,10 +201,9 @@ export function checkDlqRow(row: JobRow, validated = false): { entry: DlqEntry; 
     partial: job ? isPartial(job) : row.partial === 1,
     redrive_count: job?.lineage.redrive_count ?? row.redrive_count,
     malformed,
-    job: malformed === null ? job : null,
+    job,
   };
-  if (malformed !== null || raw === null) return { entry, job: null };
-  return { entry, job: raw };
+  return { entry, job };
 }
 
 export function rowToEvent(r: EventRow): JobEvent {

@@ -7,7 +7,7 @@
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { LEDGER_STATUSES } from '../contract.js';
 import type { ApplyRequest, LedgerItem, LedgerStatus, LockHolder, LockResult, Page, PageRequest, PlanVerdict, RunRecord } from '../contract.js';
-import { DEFAULT_MAX_REDRIVES, verdictFor } from '../../core/verdict.js';
+import { runVerdictOptions, verdictFor } from '../../core/verdict.js';
 import { isPartial, outcomeFor, assertTransition } from '../../core/states.js';
 import { BulkRedrive, readColumnsRows } from './bulk-redrive.js';
 import { checkDlqRow, trackRow, type JobRow } from './codec.js';
@@ -255,21 +255,10 @@ export class SqliteRuns {
   }
 
   private applyOne(run: RunRecord, jobId: string, row: JobRow | undefined, checkAt: number, now: number): { verdict: string; status: LedgerStatus; detail: string | null } {
-    // One JSON parse per job, and the schema check only for a record that changed since the plan
-    // validated it: every save bumps the row's updated_at, so a row last written before the plan read
-    // the DLQ is the record the plan checked (a row written in the plan's millisecond, or by a run
-    // without plannedAt, is checked again). A row that left the DLQ fails the state test either way,
-    // and the verdict below is recomputed from the document as it is now.
-    const plannedAt = run.options.plannedAt === undefined ? NaN : Date.parse(run.options.plannedAt);
-    const unchanged = row !== undefined && row.updated_at !== undefined && row.updated_at < plannedAt;
-    const checked = row && row.state === 'dead' ? checkDlqRow(row, unchanged) : null;
-    const { verdict, detail } = verdictFor(checked?.entry ?? null, {
-      action: run.action,
-      now: checkAt,
-      minRemainingMs: run.options.minRemainingMs ?? 0,
-      includePartial: run.options.includePartial ?? false,
-      maxRedrives: run.options.maxRedrives ?? DEFAULT_MAX_REDRIVES,
-    });
+    // The same check as `dlq list` / `dlq show`, on the document as it is now (inside the apply's
+    // write transaction): a record damaged since the plan, by any writer, is skip:malformed.
+    const checked = row && row.state === 'dead' ? checkDlqRow(row) : null;
+    const { verdict, detail } = verdictFor(checked?.entry ?? null, runVerdictOptions(run, checkAt));
     if (verdict !== run.action || !row || !checked?.job) return { verdict, status: 'skipped', detail };
     const job = checked.job;
     trackRow(job, row); // the save below compares against this row instead of reading it again

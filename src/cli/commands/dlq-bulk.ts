@@ -146,7 +146,6 @@ export async function dlqBulk(action: BulkAction, o: BulkOptions, io: DlqIo): Pr
     rate,
     batchSize: effectiveBatchSize(requestedBatch, rate),
     lock: { breakLock: o.breakLock, force: o.force },
-    planBuiltHere: o.plan === undefined,
   });
   io.err.write(`run ${run.run_id}: ${plan.totals.acting} to ${action}, ${plan.totals.total - plan.totals.acting} skipped by the plan\n`);
   // SQS: the DLQ sweep runs beside the moves; copies of jobs not moved yet are held until they are over.

@@ -7,6 +7,7 @@
  *   Li:<run>:<status>  zset   job ids per ledger status
  *   Lc:<run>           hash   status → count
  */
+import { JOB_FIELDS } from '../codec.js';
 import { HISTORY_LINES } from './read.js';
 
 /**
@@ -20,6 +21,35 @@ local function ledgerItem(status, verdict, detailJson)
 end
 local function ledgerStatus(raw)
   return string.match(raw, '^{"status":"([%w_]+)"') or cjson.decode(raw).status
+end
+`;
+
+/**
+ * The fingerprint of a job's stored record: every field of its hash that `jobFrom` reads
+ * (codec.ts JOB_FIELDS), its effects (in key order) and its attempts list, each as length:bytes,
+ * SHA-1'd. The
+ * client computes the same from the bytes it decoded the job from (redis-backend.ts
+ * recordFingerprint), so apply can tell, atomically with the move, that the record it moves is
+ * the one the client checked in full.
+ */
+const FINGERPRINT = String.raw`
+local FP_FIELDS = { ${JOB_FIELDS.map((f) => `'${f}'`).join(', ')} }
+local function fpAdd(parts, list)
+  for i = 1, #list do
+    local x = list[i]
+    if x then parts[#parts + 1] = #x .. ':' .. x else parts[#parts + 1] = '-' end
+  end
+end
+local function fingerprint(id)
+  local parts = {}
+  fpAdd(parts, redis.call('HMGET', jk(id), unpack(FP_FIELDS)))
+  parts[#parts + 1] = '|'
+  local keys = redis.call('HKEYS', ek(id))
+  table.sort(keys)
+  for _, k in ipairs(keys) do fpAdd(parts, { k, redis.call('HGET', ek(id), k) }) end
+  parts[#parts + 1] = '|'
+  fpAdd(parts, redis.call('LRANGE', ak(id), 0, -1))
+  return redis.sha1hex(table.concat(parts))
 end
 `;
 
@@ -47,21 +77,26 @@ return 0
  * item, atomically: the item must still be 'planned' (else it is returned
  * unchanged: a resumed run never doubles) and the job must still be 'dead'
  * (else it is skipped as no longer in the DLQ). The verdict was re-checked in
- * JS with core/verdict.verdictFor just before; a skip verdict is recorded here.
+ * JS just before, from the job decoded in full as `dlq list` / `dlq show` do
+ * and with core/verdict.verdictFor; a skip verdict is recorded here. An acting
+ * verdict comes with the fingerprint of the record it was computed from: a
+ * record that changed since (a write made between the check and this script)
+ * is skipped as changed, never moved on a check of other bytes.
  *
  * KEYS[1] the run's ledger hash; ARGV[5] run id, [6] action, [7] attempts
- * policy (reset|extra), [8] extra n, [9..] triples of id, verdict, detail JSON.
+ * policy (reset|extra), [8] extra n, [9..] quads of id, verdict, detail JSON,
+ * record fingerprint.
  * Returns per item {id, item JSON, purged 0|1}.
  */
-export const APPLY = HISTORY_LINES + LEDGER_ITEM + String.raw`
+export const APPLY = HISTORY_LINES + LEDGER_ITEM + FINGERPRINT + String.raw`
 local run, action, policy, extra = ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8])
 local L, LC = KEYS[1], P .. 'Lc:' .. run
 local out = {}
 local delta = {}
--- With more than one item (ARGV[9..] holds triples), the writes to the ledger's status indexes,
+-- With more than one item (ARGV[9..] holds quads), the writes to the ledger's status indexes,
 -- the DLQ index and the job indexes and counters are deferred and sent merged at the end
 -- (prelude: deferred writes); nothing here reads them.
-DEFER = (#ARGV - 8) / 3 > 1
+DEFER = (#ARGV - 8) / 4 > 1
 -- Moves an item from status 'from' to 'status' with a new verdict and detail (JSON); returns the item.
 local function setStatus(id, from, status, verdict, detailJson)
   zsetD(P .. 'Li:' .. run .. ':' .. from, id, false)
@@ -89,7 +124,7 @@ local function freeIdempotencyKey(id, ten)
   end
 end
 local function applyItem(i)
-  local id, verdict, detail = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local id, verdict, detail, fp = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local raw = redis.call('HGET', L, id)
   local purged = 0
   if not raw then
@@ -110,6 +145,8 @@ local function applyItem(i)
       local damaged = (v[2] and not tonumber(v[2]) and 'att') or (not v[3] and 'ten') or (not v[4] and 'cls') or (v[5] and not tonumber(v[5]) and 'est') or (v[6] and not tonumber(v[6]) and 'rc')
       if v[1] ~= 'dead' then
         out[#out + 1] = { id, setStatus(id, from, 'skipped', 'skip:not_in_dlq', '"the job is no longer in the DLQ"'), 0 }
+      elseif fingerprint(id) ~= fp then
+        out[#out + 1] = { id, setStatus(id, from, 'skipped', 'skip:changed', '"the job record changed while it was being checked: left in the DLQ"'), 0 }
       elseif damaged then
         out[#out + 1] = { id, setStatus(id, from, 'skipped', 'skip:malformed', cjson.encode('the job record is damaged: its field ' .. damaged .. ' is missing or unreadable')), 0 }
       else
@@ -160,7 +197,7 @@ end
 -- Should an item still fail, the items before it keep their deferred index and counter writes
 -- (their job hashes and ledger items are written already), then the error goes to the caller.
 local ok, err = pcall(function()
-  for i = 9, #ARGV, 3 do applyItem(i) end
+  for i = 9, #ARGV, 4 do applyItem(i) end
 end)
 flushDeferred()
 for status, n in pairs(delta) do
