@@ -126,18 +126,28 @@ export function parseSelector(input: SelectorInput, now: number, spelling: Selec
   return { filter, given, minRemainingMs };
 }
 
-/** True when the operator narrowed the selection at all. `--min-remaining` alone does not select. */
-export function hasSelector(s: Selector): boolean {
-  return Object.keys(s.given).some((k) => k !== 'min_remaining');
+/**
+ * True when the operator narrowed the selection at all. `--min-remaining` alone does not select, and
+ * neither does a queue that came from the context (`scopedBy: 'context'`): it scopes the action, as a
+ * kubectl context's namespace does, but acting on all of it still takes `--all`.
+ */
+export function hasSelector(s: Selector, scopedBy: 'flag' | 'context' = 'flag'): boolean {
+  return Object.keys(s.given).some((k) => k !== 'min_remaining' && !(k === 'queue' && scopedBy === 'context'));
 }
 
-/** A bulk action with no selector would touch the whole DLQ: refused unless `--all` says so. */
-export function requireSelector(s: Selector, all: boolean, verb: string): void {
-  if (!hasSelector(s) && !all) {
+/** A bulk action with no selector would touch the whole DLQ (or the context's queue's): refused unless `--all` says so. */
+export function requireSelector(s: Selector, all: boolean, verb: string, scopedBy: 'flag' | 'context' = 'flag'): void {
+  if (hasSelector(s, scopedBy) || all) return;
+  if (scopedBy === 'context' && s.filter.queue !== undefined) {
     throw new ValidationError(
-      `${verb} with no selector would act on the whole DLQ: refused`,
-      'Narrow it (--queue, --tenant, --workflow, --error-code, --since, …) or say --all explicitly.',
+      `${verb} with no selector would act on the whole DLQ of queue ${s.filter.queue} (the context's queue): refused`,
+      "The context's queue scopes the action but does not select: narrow it (--tenant, --workflow, --error-code, --since, …) or say --all explicitly.",
       'NO_SELECTOR',
     );
   }
+  throw new ValidationError(
+    `${verb} with no selector would act on the whole DLQ: refused`,
+    'Narrow it (--queue, --tenant, --workflow, --error-code, --since, …) or say --all explicitly.',
+    'NO_SELECTOR',
+  );
 }

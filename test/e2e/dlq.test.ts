@@ -205,6 +205,27 @@ describe('dlq redrive', () => {
     }
   });
 
+  it("a context's queue scopes a bulk action but is not a selector: with no selector, purge, redrive and expire still need --all (exit 2)", async () => {
+    const [kept] = await seedDead(backend, now, [{ queue: 'ctxq', code: 'PROVIDER_429' }]);
+    writeFileSync(join(home.dir, '.agentq.json'), JSON.stringify({ contexts: { research: { url: home.dataUrl, queue: 'ctxq' } } }));
+    try {
+      for (const action of ['purge', 'redrive', 'expire']) {
+        const r = await runCli(home, ['--context', 'research', 'dlq', action, '--yes']);
+        expect(r.code).toBe(2);
+        expect(r.stderr).toMatch(/would act on the whole DLQ of queue ctxq \(the context's queue\)/);
+        expect(r.stderr).toMatch(/--all/);
+      }
+      expect(await backend.dlqGet(kept!)).not.toBeNull();
+      // a selector, or --all, goes ahead within the context's queue
+      const dry = await ok(['--context', 'research', 'dlq', 'purge', '--error-code', 'PROVIDER_429', '--dry-run', '-o', 'json']);
+      expect((JSON.parse(dry.stdout) as { queue: string; totals: { acting: number } })).toMatchObject({ queue: 'ctxq', totals: { acting: 1 } });
+      const all = await ok(['--context', 'research', 'dlq', 'purge', '--all', '--dry-run', '-o', 'json']);
+      expect((JSON.parse(all.stdout) as { queue: string }).queue).toBe('ctxq');
+    } finally {
+      writeFileSync(join(home.dir, '.agentq.json'), '{}');
+    }
+  });
+
   it('a lock held by a live process refuses the redrive with exit 75 naming the holder', async () => {
     await backend.acquireLock('redrive', { owner: `carol@elsewhere pid ${process.pid}`, host: 'elsewhere', pid: process.pid, run_id: null, acquired_at: '2026-11-29T03:12:00.000Z' });
     try {

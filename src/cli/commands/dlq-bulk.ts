@@ -17,6 +17,8 @@ import { PLAN_ITEM_COLUMNS } from './dlq-columns.js';
 import type { DlqIo } from './dlq-io.js';
 
 export interface BulkOptions extends SelectorInput {
+  /** Set when `queue` came from the context (queue-scope.ts): it scopes the action but is not a selector. */
+  queueFromContext?: boolean;
   all?: boolean;
   dryRun?: boolean;
   planOut?: string;
@@ -106,7 +108,7 @@ function givenFlags(o: BulkOptions, table: ReadonlyArray<readonly [keyof BulkOpt
 
 function selectorInput(o: BulkOptions): SelectorInput {
   // On bulk commands `--reason` is the operator's audit text, so the dead-reason filter is `--dead-reason`.
-  const { reason: _auditReason, deadReason, ...rest } = o;
+  const { reason: _auditReason, deadReason, queueFromContext: _scope, ...rest } = o;
   return { ...rest, reason: deadReason };
 }
 
@@ -265,7 +267,7 @@ async function planFor(action: BulkAction, o: BulkOptions, io: DlqIo) {
     throw new ValidationError('--include-partial redrives jobs that already started an external effect: applying it also needs --force', 'Check the effects listed by a --dry-run first (it needs no --force).');
   }
   const selector = parseSelector(selectorInput(o), io.clock.now(), { reason: '--dead-reason' });
-  requireSelector(selector, o.all ?? false, `dlq ${action}`);
+  requireSelector(selector, o.all ?? false, `dlq ${action}`, o.queueFromContext ? 'context' : 'flag');
   const maxRedrives = o.maxRedrives !== undefined ? parsePositiveInt(o.maxRedrives, '--max-redrives', 1, 1000) : undefined;
   const backend = await io.backend();
   return buildPlan({ backend, clock: io.clock }, { action, selector, maxRedrives, includePartial, attempts, signal: io.signal });
