@@ -252,7 +252,13 @@ export interface RunRecord {
   };
   created_at: string;
   updated_at: string;
-  status: 'planned' | 'running' | 'interrupted' | 'completed' | 'completed_with_failures';
+  /**
+   * `creating`: its ledger is still being written (a backend that cannot write the record and the
+   * whole ledger in one transaction marks the run so until the last ledger item is in). A run left
+   * `creating` by a killed process moved nothing and cannot be resumed: `dlq runs` shows it as
+   * `incomplete`, and the plan is made again.
+   */
+  status: 'creating' | 'planned' | 'running' | 'interrupted' | 'completed' | 'completed_with_failures';
   counts: Record<LedgerStatus, number>;
 }
 

@@ -231,6 +231,15 @@ export async function resumeRun(deps: EngineDeps, runId: string, c: ApplyControl
   if (run.status === 'completed' || run.status === 'completed_with_failures') {
     return { run, interrupted: false, session: { moved: 0, skipped: 0, failed: 0 } };
   }
+  if (run.status === 'creating') {
+    // Still being written by its process, or left half written by one that was killed: its ledger
+    // may lack items, so "resuming" it would complete a plan that was never recorded. It moved nothing.
+    throw new ValidationError(
+      `run ${runId} was never fully created (its process stopped, or is still running, while it wrote the run's ledger): it cannot be resumed, and it moved nothing`,
+      `Make the plan again (a new dlq ${run.action}); if the ${run.queue} DLQ lock is still held by that dead process, add --break-lock.`,
+      'RUN_INCOMPLETE',
+    );
+  }
   await takeQueueLock(deps.backend, run.queue, deps.identity, runId, toIso(deps.clock.now()), {
     probe: deps.probe,
     ...c.lock,

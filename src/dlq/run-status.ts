@@ -11,10 +11,15 @@
 import type { Backend, LockHolder, RunRecord } from '../backend/contract.js';
 import { holderLiveness, probeProcess, type Identity, type ProcessProbe } from './lock.js';
 
-export type RunStatus = RunRecord['status'];
+/** `incomplete`: a run left `creating` by a process that is gone (its ledger may lack items; it moved nothing). */
+export type RunStatus = RunRecord['status'] | 'incomplete';
 
 /** Pure: the status to show, given the run's record and its queue's lock as read after it. */
 export function observedStatus(run: Pick<RunRecord, 'run_id' | 'status'>, lock: LockHolder | null, me: Identity, probe: ProcessProbe): RunStatus {
+  if (run.status === 'creating') {
+    const creatorAlive = lock !== null && lock.run_id === run.run_id && holderLiveness(lock, me, probe) !== 'dead';
+    return creatorAlive ? 'creating' : 'incomplete';
+  }
   if (run.status !== 'running') return run.status;
   if (lock === null || lock.run_id !== run.run_id) return 'interrupted';
   return holderLiveness(lock, me, probe) === 'dead' ? 'interrupted' : 'running';
@@ -35,7 +40,7 @@ export async function withObservedStatus(
   const locks = new Map<string, LockHolder | null>();
   const out: RunRecord[] = [];
   for (const run of runs) {
-    if (run.status !== 'running') {
+    if (run.status !== 'running' && run.status !== 'creating') {
       out.push(run);
       continue;
     }
@@ -45,7 +50,7 @@ export async function withObservedStatus(
       continue;
     }
     const again = (await backend.getRun(run.run_id)) ?? run;
-    out.push({ ...again, status: observedStatus(again, locks.get(run.queue)!, me, probe) });
+    out.push({ ...again, status: observedStatus(again, locks.get(run.queue)!, me, probe) as RunRecord['status'] });
   }
   return out;
 }

@@ -96,3 +96,27 @@ it('a damaged job hash in a batch is skipped as malformed; the items around it a
   raw.disconnect();
   await backend.close();
 });
+
+it('a run whose process died while its ledger was written stays `creating`: --resume refuses it (it moved nothing), dlq runs shows it incomplete', async () => {
+  const { resumeRun } = await import('../../src/dlq/engine.js');
+  const { withObservedStatus } = await import('../../src/dlq/run-status.js');
+  const clock = new ManualClock();
+  const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=lg4`), { clock });
+  const { job } = await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'a', max_attempts: 1 });
+  const [lease] = await backend.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+  await backend.fail(lease!, { code: 'PROVIDER_429', message: 'slow down', retryable: false });
+  // The process dies at its first ledger script call (as kill -9 would): the record is written, the ledger is not.
+  const internals = backend as unknown as { call: (name: string, ...rest: unknown[]) => Promise<unknown> };
+  const call = internals.call.bind(backend);
+  internals.call = (name: string, ...rest: unknown[]) => (name === 'aqLedgerAdd' ? Promise.reject(new Error('killed')) : call(name, ...rest));
+  await expect(backend.createRun(runRecord({ run_id: RUN, queue: 'q', action: 'redrive' }, clock.now()), [{ job_id: job.job_id, verdict: 'redrive', detail: null }])).rejects.toThrow('killed');
+  internals.call = call;
+  expect((await backend.getRun(RUN))!.status).toBe('creating');
+  const me = { user: 'bob', host: 'box', pid: 2, context: null };
+  const deps = { backend, clock, sleep: async () => undefined, newRunId: () => 'run_x', identity: me, probe: () => false };
+  await expect(resumeRun(deps, RUN)).rejects.toMatchObject({ code: 'RUN_INCOMPLETE', message: expect.stringContaining('moved nothing') });
+  const [shown] = await withObservedStatus(backend, [(await backend.getRun(RUN))!], me, () => false);
+  expect(shown!.status).toBe('incomplete');
+  expect((await backend.get(job.job_id))!.state).toBe('dead');
+  await backend.close();
+});

@@ -1090,8 +1090,11 @@ export class RedisBackend implements Backend {
 
   async createRun(run: RunRecord, items: Array<{ job_id: string; verdict: PlanVerdict; detail: string | null }>): Promise<void> {
     await this.shardsOf(run.queue, true);
+    // The record says `creating` until the last ledger item is in: the ledger takes many script
+    // calls, and a run killed half way must not look resumable (a --resume would "complete" it
+    // having moved nothing of what was never written).
     const record = { ...run, counts: undefined };
-    await this.client.set(this.runKey(run.queue, run.run_id), JSON.stringify(record));
+    await this.client.set(this.runKey(run.queue, run.run_id), JSON.stringify({ ...record, status: 'creating' }));
     await this.client.set(this.keys.runLoc(run.run_id), run.queue);
     await this.client.zadd(this.keys.runs(), 0, run.run_id);
     await this.client.zadd(`${this.keys.shard(run.queue, 0)}runs`, 0, run.run_id);
@@ -1113,6 +1116,7 @@ export class RedisBackend implements Backend {
         }
       }),
     );
+    await this.client.set(this.runKey(run.queue, run.run_id), JSON.stringify(record));
   }
 
   async getRun(runId: string): Promise<RunRecord | null> {
