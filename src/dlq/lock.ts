@@ -59,7 +59,7 @@ export interface LockOptions {
 
 /** Takes the queue's lock or throws `RetryLaterError` (exit 75) naming the holder. */
 export async function takeQueueLock(
-  backend: Pick<Backend, 'acquireLock' | 'readLock' | 'breakLock'>,
+  backend: Pick<Backend, 'acquireLock' | 'readLock' | 'breakLock' | 'getRun'>,
   queue: string,
   me: Identity,
   runId: string,
@@ -73,7 +73,11 @@ export async function takeQueueLock(
   const held = first.holder;
   const liveness = holderLiveness(held, me, probe);
   const sameRunLeftover = o.resumingRunId != null && held.run_id === o.resumingRunId && liveness === 'dead';
-  if (o.breakLock || sameRunLeftover) {
+  // A process killed between taking the lock and creating its run left a lock that names a run that
+  // does not exist: nothing was planned or moved under it, and no --resume can take it over. Such a
+  // lock of a dead process on this host is broken without being asked.
+  const runlessLeftover = liveness === 'dead' && held.run_id !== null && (await backend.getRun(held.run_id)) === null;
+  if (o.breakLock || sameRunLeftover || runlessLeftover) {
     if (liveness === 'alive') {
       throw new RetryLaterError(
         `the ${queue} DLQ lock is held by ${describeHolder(held)}, and that process is still running: not breaking it`,

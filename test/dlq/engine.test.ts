@@ -191,6 +191,16 @@ describe('redrive engine on SQLite', () => {
     expect((await backend.readLock('q'))!.run_id).toBe(run2.run_id);
   });
 
+  it('a lock left by a process killed before it created its run (its run does not exist) is broken without being asked', async () => {
+    await seedDead(backend, () => clock.now(), [{ queue: 'q' }]);
+    const { plan } = await buildPlan(deps, { action: 'redrive', selector: sel({ queue: 'q' }) });
+    await backend.acquireLock('q', { owner: 'bob@box1 pid 5151', host: 'box1', pid: 5151, run_id: 'run_01JNEVERCREATEDNEVERCREATED', acquired_at: '2026-03-01T00:00:00.000Z' });
+    // alive: still refused, as any held lock
+    await expect(startRun({ ...deps, probe: () => true }, plan, { reason: null, rate: null, batchSize: 10 })).rejects.toThrow(RetryLaterError);
+    const run = await startRun({ ...deps, probe: () => false }, plan, { reason: null, rate: null, batchSize: 10 });
+    expect((await backend.readLock('q'))!.run_id).toBe(run.run_id);
+  });
+
   it('resume takes over the lock left by its own killed process, but not one held by a live process', async () => {
     await seedDead(backend, () => clock.now(), [{ queue: 'q' }, { queue: 'q' }]);
     const { plan } = await buildPlan(deps, { action: 'redrive', selector: sel({ queue: 'q' }) });
