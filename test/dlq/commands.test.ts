@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Backend, RunRecord } from '../../src/backend/contract.js';
 import { SqliteBackend } from '../../src/backend/sqlite/index.js';
 import { ManualClock, seededRandom } from '../../src/core/clock.js';
-import { DeclinedError, PermissionError, ValidationError } from '../../src/core/errors.js';
+import { DeclinedError, PermissionError, RetryLaterError, ValidationError } from '../../src/core/errors.js';
 import { createIdFactory } from '../../src/core/ids.js';
 import { dlqBulk, outcomeError } from '../../src/cli/commands/dlq-bulk.js';
 import type { DlqIo } from '../../src/cli/commands/dlq-io.js';
@@ -283,6 +283,22 @@ describe('dlq show --raw', () => {
     await expect(dlqShow(id!, { raw: true }, tty)).rejects.toThrow(ValidationError);
     await dlqShow(id!, { raw: true, force: true }, tty);
     expect(JSON.parse(out).job_id).toBe(id);
+  });
+});
+
+describe('a run stopped by a backend failure', () => {
+  it('exits 75 and prints the --resume command, as Ctrl-C does', async () => {
+    await dead(3);
+    const failing = new Proxy(backend, {
+      get(target, prop, receiver) {
+        if (prop === 'applyRunItems') return () => Promise.reject(new RetryLaterError('the store is busy', 'BUSY', 'Retry in a few seconds.'));
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const e = await dlqBulk('redrive', { queue: 'q', yes: true }, io({ backend: async () => failing })).catch((x: unknown) => x);
+    expect((e as RetryLaterError).exitCode).toBe(75);
+    expect(err).toMatch(/run (run_\w+) stopped; every finished job is in its ledger\. Resume it with: agentq .*dlq redrive --resume run_\w+/);
   });
 });
 

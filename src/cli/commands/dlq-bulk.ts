@@ -160,7 +160,7 @@ export async function dlqBulk(action: BulkAction, o: BulkOptions, io: DlqIo): Pr
     // The sweep judges what it holds and puts it back before the error ends the process.
     movesOver();
     await sweeping?.outcome;
-    throw e;
+    throw resumable(e, run, io);
   }
   movesOver();
   return report(result, io, sweeping ? await sweeping.end(result.run) : null);
@@ -196,6 +196,8 @@ async function resume(action: BulkAction, o: BulkOptions, io: DlqIo, rate: numbe
     ...(o.rate !== undefined ? { rate } : {}),
     ...(batch !== undefined ? { batchSize: batch } : {}),
     lock: { breakLock: o.breakLock, force: o.force },
+  }).catch((e: unknown) => {
+    throw run ? resumable(e, run, io) : e;
   });
   // A resumed run sweeps too, also one that had completed: what a killed or interrupted sweep left goes now.
   const swept = await sqsSweep(action, o, io, backend, result);
@@ -204,6 +206,17 @@ async function resume(action: BulkAction, o: BulkOptions, io: DlqIo, rate: numbe
     io.err.write(`the SQS DLQ still holds copies of jobs this run moved: they are deleted when the run finishes (--resume) or by: agentq sqs sweep --queue ${sanitize(result.run.queue)}\n`);
   }
   return report(result, io, swept);
+}
+
+/**
+ * A run stopped by a passing backend failure (exit 75: SQLite busy, a Redis timeout) is recorded
+ * and resumable, as after Ctrl-C: say how to resume it, with the command, beside the retry hint.
+ */
+function resumable(e: unknown, run: Pick<RunRecord, 'run_id' | 'action'>, io: DlqIo): unknown {
+  if (e instanceof AgentqError && e.exitCode === ExitCode.retryLater) {
+    io.err.write(`run ${run.run_id} stopped; every finished job is in its ledger. Resume it with: ${resumeCommand(run)}\n`);
+  }
+  return e;
 }
 
 /**
