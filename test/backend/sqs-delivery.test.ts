@@ -53,7 +53,8 @@ interface Env {
   prefix: string;
   dir: string;
   store: string;
-  make(o?: { endpoint?: string; extra?: string; clock?: Clock } & Partial<SqsBackendOptions>): SqsBackend;
+  /** `store`: another job store file for the same SQS queues (default: the env's). */
+  make(o?: { endpoint?: string; extra?: string; clock?: Clock; store?: string } & Partial<SqsBackendOptions>): SqsBackend;
 }
 
 function env(): Env {
@@ -65,7 +66,7 @@ function env(): Env {
     dir,
     store,
     make(o = {}) {
-      const url = sqsUrl(o.endpoint ?? server.endpoint, prefix, store, o.extra ?? '&autocreate=1&wait=0');
+      const url = sqsUrl(o.endpoint ?? server.endpoint, prefix, o.store ?? store, o.extra ?? '&autocreate=1&wait=0');
       const backend = new SqsBackend({ url: parseSqsUrl(url, url), shown: url, random: seededRandom(seq), ...o });
       open.push({ backend, dir });
       return backend;
@@ -381,6 +382,30 @@ describe('the DLQ on SQS', () => {
     expect(await depth(dlqName(e.prefix, 'q'))).toBe(0);
     const [back] = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
     expect(back?.jobId).toBe(job.job_id);
+  });
+
+  it('takes an agentq DLQ copy of a job its store does not know into custody byte-exact before deleting it (another store wrote it)', async () => {
+    const e = env();
+    const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0 });
+    const { job } = await b.submit(submitReq({ max_attempts: 1 }));
+    const [lease] = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+    expect((await b.fail(lease!, { code: 'VALIDATION', message: 'input rejected', retryable: false })).kind).toBe('dead');
+    const copy = (await raw.send(new ReceiveMessageCommand({ QueueUrl: await queueUrl(dlqName(e.prefix, 'q')), MaxNumberOfMessages: 1, VisibilityTimeout: 0, MessageAttributeNames: ['All'] }))).Messages![0]!;
+
+    // The same SQS queues, another job store (a wrong store= in a URL): the copy is the only record of the job there.
+    const other = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0, store: join(e.dir, 'other.db') });
+    const report = await other.sweepDlq('q');
+    expect(report.custody).toEqual([expect.objectContaining({ kind: 'agentq', recorded: 'kept', message_id: copy.MessageId })]);
+    expect(report.custody[0]!.why).toMatch(new RegExp(`DLQ copy of job ${job.job_id} .*this job store has no such job`));
+    expect(report.deleted).toBe(1);
+    expect(await depth(dlqName(e.prefix, 'q'))).toBe(0);
+    const kept = report.custody[0]!.job_id;
+    expect(await other.ext.custody(kept)).toMatchObject({ kind: 'orphan', body: copy.Body, message_id: copy.MessageId });
+    expect(Buffer.from((await other.dlqRaw(kept))!).toString('utf8')).toBe(copy.Body);
+    // Listed as malformed: never redriven or purged by the bulk engine.
+    expect((await other.dlqGet(kept))!).toMatchObject({ error_code: 'SQS_ORPHAN', malformed: expect.any(String) });
+    // The store that knows the job still holds it dead.
+    expect((await b.get(job.job_id))!.state).toBe('dead');
   });
 
   it('takes a natively dead-lettered message into custody and shows the job dead with the reason', async () => {

@@ -9,7 +9,9 @@
  *
  * - our own DLQ copies (error attributes set): a mirror of a store entry,
  *   kept while the store entry is dead (so SQS alarms see it), deleted once
- *   the entry left the DLQ (redriven, purged, expired);
+ *   the entry left the DLQ (redriven, purged, expired); a copy of a job the
+ *   store does not know is the only record of it here, so it is kept
+ *   byte-exact like a foreign message (custody kind `orphan`);
  * - agentq envelopes without them: moved by the native backstop
  *   (maxReceiveCount); the job goes dead in the store, reason `custody`;
  * - foreign or malformed bodies: kept byte-exact as DLQ entries listed as
@@ -125,7 +127,11 @@ export async function sweepDlq(
         report.kept_in_sqs++;
         return keepInPlace();
       }
-      return m.ReceiptHandle!;
+      // The store has the job and it left the DLQ: the mirror has nothing left to say.
+      if (state !== null && state !== undefined) return m.ReceiptHandle!;
+      // A copy of a job this store does not know (another store wrote it, or the URL names the wrong
+      // store) is the only record of that job here: taken into custody byte-exact below, like a
+      // foreign message, never deleted unrecorded.
     }
     if (opts.copiesOnly) {
       report.kept_in_sqs++;
@@ -134,7 +140,9 @@ export async function sweepDlq(
     // The count survives the move to the DLQ, and this sweep's own receive added one.
     const receiveCount = Number(m.Attributes?.ApproximateReceiveCount ?? NaN) - 1;
     const why =
-      parsed.kind === 'agentq'
+      parsed.kind === 'agentq' && parsed.isAppDlqCopy
+        ? `agentq's DLQ copy of job ${parsed.jobId} found in ${dlq.name}, but this job store has no such job (another store wrote it, or this URL names another store): kept byte-exact`
+        : parsed.kind === 'agentq'
         ? `SQS moved the message to ${dlq.name} by its RedrivePolicy (maxReceiveCount ${dlq.maxReceiveCount}) after ${Number.isFinite(receiveCount) ? receiveCount : 'several'} receives without a delete: a consumer kept crashing or stalling on it`
         : parsed.kind === 'malformed'
           ? `malformed message found in ${dlq.name}: ${parsed.why}`
