@@ -289,6 +289,15 @@ export type { AttemptOutcomes, OutcomeTotals, QueueStats, RecentActivity, StatsB
 export const STATS_SAMPLE_LIMIT = 1000;
 /** How many tenants `by_tenant` lists at most. */
 export const STATS_MAX_TENANTS = 50;
+/** What `Backend.unpublished` reports. */
+export interface Unpublished {
+  count: number;
+  /** When the next try to publish is due (store clock, ms); null when none failed yet. */
+  nextTryAt: number | null;
+  /** Why the latest try failed; null when none failed yet. */
+  lastError: string | null;
+}
+
 /** Window of `QueueStats.recent`. */
 export const STATS_RECENT_WINDOW_MS = 5 * 60_000;
 
@@ -382,6 +391,14 @@ export interface Backend {
    * `agentq worker` when it starts, as Sidekiq does. A backend without a server has none.
    */
   serverWarnings?(): Promise<string[]>;
+
+  /**
+   * Jobs of `queue` committed to the store but not yet handed to the broker that delivers them
+   * (SQS: outbox rows waiting for the relay, e.g. in backoff after a failed publish). They become
+   * claimable once published, so `agentq worker --drain` is not done while there are any.
+   * Absent where the store is the broker (SQLite, Redis): nothing waits between the two.
+   */
+  unpublished?(queue: string): Promise<Unpublished>;
 
   close(): Promise<void>;
 }

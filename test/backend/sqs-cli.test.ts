@@ -95,6 +95,27 @@ describe('agentq sqs / outbox commands', () => {
     expect(bad.stderr).toContain('fifo= must be');
   }, 60_000);
 
+  it('worker --drain waits for jobs whose publish failed (queues created after the submit); outbox relay by hand tries them now and says why they wait', async () => {
+    const own = sqsUrl(server.endpoint, `${prefix}late`, join(home.dir, 'late.db'), '&wait=0');
+    const lcli = (args: string[], expectCode = 0) => runCliOk(home, ['--url', own, ...args], { env: CREDS, expectCode });
+    const { job_id } = JSON.parse((await lcli(['submit', 'research_report:v3', '--queue', 'late', '-o', 'json'])).stdout) as { job_id: string };
+    // By hand every row is tried now, backoff or not; a missing queue is a config error (78), not "retry later".
+    const relayed = await lcli(['outbox', 'relay'], 78);
+    expect(relayed.stdout).toContain('published 0');
+    expect(relayed.stdout).toContain('pending 1');
+    expect(relayed.stdout).toMatch(/last_error the SQS queue \S+-late-batch does not exist/);
+    expect(relayed.stderr).toContain('agentq sqs setup --queue late');
+    const status = JSON.parse((await lcli(['outbox', 'status', '-o', 'json'])).stdout) as { pending: number; next_try_at: string | null; last_error: string | null };
+    expect(status).toMatchObject({ pending: 1, next_try_at: expect.stringMatching(/^\d{4}-/), last_error: expect.stringContaining('does not exist') });
+    // Once more: the row now backs off for 4 s, longer than the worker below takes to start.
+    await lcli(['outbox', 'relay'], 78);
+    await lcli(['sqs', 'setup', '--queue', 'late']);
+    const worker = await lcli(['worker', '--queue', 'late', '--drain', '--', process.execPath, '-e', '']);
+    expect(worker.stderr).toMatch(/--drain: queue late has 1 job\(s\) not yet published to SQS; the next try is at \S+; the last try failed: the SQS queue/);
+    expect(worker.stderr).toContain('1 succeeded');
+    expect(JSON.parse((await lcli(['inspect', job_id, '-o', 'json'])).stdout)).toMatchObject({ state: 'succeeded' });
+  }, 60_000);
+
   it('refuses SQS commands on another backend with a config error (exit 78)', async () => {
     const r = await runCli(home, ['--url', home.dataUrl, 'sqs', 'setup'], { env: CREDS });
     expect(r.code).toBe(78);

@@ -115,8 +115,14 @@ describe('agentq sqs setup', () => {
     const b = e.make({ extra: '&wait=0', clock: new ManualClock() });
     const { job } = await b.submit(submitReq());
     expect((await b.outboxStatus()).pending).toBe(1);
-    const r = await b.relayOutbox();
+    // Backing off (the store clock stands still): a background relay waits, one by hand tries it now.
+    expect((await b.relayOutbox()).failed).toEqual([]);
+    const r = await b.relayOutbox({ now: true });
     expect(r.published).toBe(0);
+    expect(r.failed).toEqual([{ job_id: job.job_id, code: 'CONFIG', error: expect.stringMatching(/does not exist; run `agentq sqs setup --queue q`/) }]);
+    expect(r).toMatchObject({ pending_after: 1, last_error: r.failed[0]!.error, next_try_at: expect.any(Number) });
+    expect(await b.unpublished('q')).toEqual({ count: 1, nextTryAt: r.next_try_at, lastError: r.failed[0]!.error });
+    expect((await b.unpublished('other')).count).toBe(0);
     expect((await b.get(job.job_id))!.state).toBe('queued');
     // A worker is told why it can never get the job (exit 78, with the command that mends it), not "nothing claimable".
     const err = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 30_000 }).catch((x: unknown) => x);

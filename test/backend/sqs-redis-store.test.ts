@@ -68,6 +68,9 @@ describe('outbox on a Redis job store', () => {
     const { job, created } = await a.submit(submitReq());
     expect(created).toBe(true);
     expect((await a.outboxStatus()).pending).toBe(1);
+    // Per queue, with this process's backoff: worker --drain waits for it.
+    expect(await a.unpublished('q')).toMatchObject({ count: 1, nextTryAt: clock.now() + 1000, lastError: expect.stringMatching(/unreachable/) });
+    expect(await a.unpublished('other')).toEqual({ count: 0, nextTryAt: null, lastError: null });
 
     const b = e.make({ clock, maxVisibilitySeconds: 0 });
     await b.setup(['q']);

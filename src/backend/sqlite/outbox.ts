@@ -31,7 +31,7 @@ import type { ClaimRequest, Lease } from '../contract.js';
 import { rowToJob } from './codec.js';
 import { endAttempt, moveTo, SqliteStore } from './store.js';
 import { startAttempt } from './worker.js';
-import type { SqsStore } from '../sqs/store.js';
+import type { OutboxCounts, SqsStore } from '../sqs/store.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sqs_outbox (
@@ -181,12 +181,23 @@ export class SqliteSqsStore implements SqsStore {
     return this.q('SELECT * FROM sqs_outbox WHERE published_at IS NULL AND next_try_at <= ? ORDER BY id LIMIT ?').all(now, limit) as OutboxRow[];
   }
 
-  outboxCounts(): { pending: number; published: number; oldest_pending_at: number | null } {
+  outboxCounts(queue?: string): OutboxCounts {
+    const where = queue === undefined ? '' : 'WHERE queue = ?';
+    const args = queue === undefined ? [] : [queue];
     const r = this.q(
       `SELECT sum(published_at IS NULL) AS pending, sum(published_at IS NOT NULL) AS published,
-              min(CASE WHEN published_at IS NULL THEN created_at END) AS oldest FROM sqs_outbox`,
-    ).get() as { pending: number | null; published: number | null; oldest: number | null };
-    return { pending: r.pending ?? 0, published: r.published ?? 0, oldest_pending_at: r.oldest };
+              min(CASE WHEN published_at IS NULL THEN created_at END) AS oldest,
+              min(CASE WHEN published_at IS NULL AND tries > 0 THEN next_try_at END) AS next_try FROM sqs_outbox ${where}`,
+    ).get(...args) as { pending: number | null; published: number | null; oldest: number | null; next_try: number | null };
+    // The latest failure is the one whose retry is furthest ahead (its backoff started last, or is the longest).
+    const failed = r.next_try === null ? undefined : (this.q(
+      `SELECT last_error FROM sqs_outbox WHERE published_at IS NULL AND last_error IS NOT NULL ${queue === undefined ? '' : 'AND queue = ?'} ORDER BY next_try_at DESC, id DESC LIMIT 1`,
+    ).get(...args) as { last_error: string } | undefined);
+    return { pending: r.pending ?? 0, published: r.published ?? 0, oldest_pending_at: r.oldest, next_try_at: r.next_try, last_error: failed?.last_error ?? null };
+  }
+
+  retryOutboxNow(): void {
+    this.store.write(() => this.q('UPDATE sqs_outbox SET next_try_at = 0 WHERE published_at IS NULL AND next_try_at > 0').run());
   }
 
   /** The jobs as they are now, for building the message bodies at publish time (null when gone), in one query. */

@@ -42,6 +42,7 @@ import type {
   QueueStats,
   RunRecord,
   SubmitResult,
+  Unpublished,
 } from '../contract.js';
 import { checkClaim } from '../checks.js';
 import { sendBatch, type OutgoingMessage } from './batch-send.js';
@@ -163,10 +164,20 @@ export class SqsBackend implements Backend {
     return this.sqsQueues.setup(queues);
   }
 
-  /** Publishes every pending outbox row (crash recovery). */
-  async relayOutbox(): Promise<RelayResult & { pending_after: number }> {
+  /**
+   * Publishes every pending outbox row (crash recovery). `now`: rows backing off after a failed
+   * publish are tried now too (an operator's `agentq outbox relay`: whatever failed may be mended).
+   */
+  async relayOutbox(opts: { now?: boolean } = {}): Promise<RelayResult & { pending_after: number; next_try_at: number | null; last_error: string | null }> {
+    if (opts.now) await this.ext.retryOutboxNow();
     const r = await this.relay.catchUp();
-    return { ...r, pending_after: (await this.ext.outboxCounts()).pending };
+    const after = await this.ext.outboxCounts();
+    return { ...r, pending_after: after.pending, next_try_at: after.next_try_at, last_error: after.last_error };
+  }
+
+  async unpublished(queue: string): Promise<Unpublished> {
+    const c = await this.ext.outboxCounts(queue);
+    return { count: c.pending, nextTryAt: c.next_try_at, lastError: c.last_error };
   }
 
   async outboxStatus(): Promise<OutboxCounts> {

@@ -78,7 +78,7 @@ export class RedisSqsStore implements SqsStore {
   private readonly rows = new Map<number, { jobId: string; gen: string }>();
   private nextRow = 1;
   /** Publish failures of this process: job id → tries and when to try again (store clock). */
-  private readonly backoff = new Map<string, { tries: number; at: number }>();
+  private readonly backoff = new Map<string, { tries: number; at: number; error: string }>();
 
   constructor(
     readonly backend: RedisBackend,
@@ -211,21 +211,33 @@ export class RedisSqsStore implements SqsStore {
     }
   }
 
-  async outboxCounts(): Promise<OutboxCounts> {
+  /** Next retry and last error come from this process's backoff (publish failures back off per process). */
+  async outboxCounts(queue?: string): Promise<OutboxCounts> {
     let pending = 0;
     let published = 0;
     let oldest: number | null = null;
-    for (const loc of await this.allShards()) published += await this.client.hlen(`${this.sp(loc)}sqs:pub`);
+    // (assigned in the callback: typed by assertion, so the narrowing to null does not stick)
+    let next = null as { at: number; error: string } | null;
+    let latest = null as { at: number; error: string } | null;
+    for (const loc of await this.allShards()) if (queue === undefined || loc.queue === queue) published += await this.client.hlen(`${this.sp(loc)}sqs:pub`);
     await this.scanWaiting(async (loc, ids, fields, pubs) => {
+      if (queue !== undefined && loc.queue !== queue) return true;
       for (let i = 0; i < ids.length; i++) {
         if (pubs[i] === (fields[i]![2] ?? '0')) continue;
         pending++;
         const upd = Number(await this.client.hget(`${this.sp(loc)}j:${ids[i]}`, 'upd'));
         if (Number.isFinite(upd) && (oldest === null || upd < oldest)) oldest = upd;
+        const b = this.backoff.get(ids[i]!);
+        if (b && (next === null || b.at < next.at)) next = b;
+        if (b && (latest === null || b.at >= latest.at)) latest = b;
       }
       return true;
     });
-    return { pending, published, oldest_pending_at: oldest };
+    return { pending, published, oldest_pending_at: oldest, next_try_at: next?.at ?? null, last_error: latest?.error ?? null };
+  }
+
+  retryOutboxNow(): void {
+    for (const b of this.backoff.values()) b.at = 0;
   }
 
   async jobsForPublish(jobIds: string[]): Promise<Array<Job | null>> {
@@ -252,7 +264,7 @@ export class RedisSqsStore implements SqsStore {
       if (!ref) continue;
       this.rows.delete(it.id);
       const tries = (this.backoff.get(ref.jobId)?.tries ?? 0) + 1;
-      this.backoff.set(ref.jobId, { tries, at: retryAt(tries) });
+      this.backoff.set(ref.jobId, { tries, at: retryAt(tries), error: it.error.slice(0, 500) });
     }
   }
 

@@ -5,6 +5,7 @@
  * run twice for the same row: consumers check every message against the
  * store, and a second message for a job is recognised and deleted.
  */
+import { AgentqError } from '../../core/errors.js';
 import type { JobClass } from '../../core/schemas.js';
 import { isTerminal } from '../../core/states.js';
 import type { OutboxRow, SqsStore } from './store.js';
@@ -19,7 +20,12 @@ export interface RelayResult {
   published: number;
   /** Rows with nothing left to deliver (job ended or gone): marked done without a message. */
   skipped: number;
-  failed: Array<{ job_id: string; error: string }>;
+  /**
+   * `code`: the agentq error code of the failure, which says what mends it (`PERMISSION`: the
+   * credentials or IAM; `CONFIG`: a missing queue; `BACKEND_UNAVAILABLE`: SQS unreachable), or
+   * `SEND_FAILED` (SQS did not confirm the send).
+   */
+  failed: Array<{ job_id: string; error: string; code: string }>;
 }
 
 /** SQS caps DelaySeconds at 15 minutes. */
@@ -100,25 +106,25 @@ export class OutboxRelay {
       try {
         url = await this.queues.sourceUrl(g.queue, g.cls);
       } catch (e) {
-        await this.fail(g.items.map((i) => i.row), (e as Error).message, result);
+        await this.fail(g.items.map((i) => i.row), (e as Error).message, result, e instanceof AgentqError ? e.code : 'SEND_FAILED');
         continue;
       }
       if (url === null) {
-        await this.fail(g.items.map((i) => i.row), `the SQS queue ${this.queues.sourceName(g.queue, g.cls)} does not exist; run \`agentq sqs setup --queue ${g.queue}\``, result);
+        await this.fail(g.items.map((i) => i.row), `the SQS queue ${this.queues.sourceName(g.queue, g.cls)} does not exist; run \`agentq sqs setup --queue ${g.queue}\``, result, 'CONFIG');
         continue;
       }
       const out = await sendBatch(this.client, url, g.items.map((i) => i.msg));
       await this.store.markPublished(out.sent.map((s) => ({ id: Number(s.key), messageId: s.messageId })));
       result.published += out.sent.length;
       const rowsById = new Map(g.items.map((i) => [String(i.row.id), i.row]));
-      for (const f of out.failed) await this.fail([rowsById.get(f.key)!], f.error, result);
+      for (const f of out.failed) await this.fail([rowsById.get(f.key)!], f.error, result, 'SEND_FAILED');
     }
     return result;
   }
 
-  private async fail(rows: OutboxRow[], error: string, result: RelayResult): Promise<void> {
+  private async fail(rows: OutboxRow[], error: string, result: RelayResult, code: string): Promise<void> {
     const now = this.store.now;
     await this.store.markPublishFailed(rows.map((r) => ({ id: r.id, error })), (tries) => now + retryDelayMs(tries));
-    for (const r of rows) result.failed.push({ job_id: r.job_id, error });
+    for (const r of rows) result.failed.push({ job_id: r.job_id, error, code });
   }
 }

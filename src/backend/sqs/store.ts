@@ -29,6 +29,10 @@ export interface OutboxCounts {
   pending: number;
   published: number;
   oldest_pending_at: number | null;
+  /** When the relay next tries the earliest pending row that failed to publish (null: none failed). */
+  next_try_at: number | null;
+  /** Why the latest failed publish of a pending row failed (null: none failed, or not recorded). */
+  last_error: string | null;
 }
 
 /** One message found in an SQS DLQ, as custody records it. */
@@ -60,7 +64,14 @@ export interface SqsStore {
    * return nothing when one ran moments ago anywhere (the Redis store: one scan per 5 s per fleet).
    */
   pendingOutbox(limit: number, jobIds?: string[], background?: boolean): Awaitable<OutboxRow[]>;
-  outboxCounts(): Awaitable<OutboxCounts>;
+  /** What the outbox holds (with `queue`: that agentq queue's rows only). */
+  outboxCounts(queue?: string): Awaitable<OutboxCounts>;
+  /**
+   * Makes every pending row due now, its backoff after a failed publish waived (`agentq outbox
+   * relay` by hand: the operator mended something and wants it tried now, not in 5 minutes). A
+   * row that fails again backs off from where it was.
+   */
+  retryOutboxNow(): Awaitable<void>;
   /**
    * The jobs as they are now, for building the message bodies at publish time: one entry per id,
    * in order, null when gone. Batched: the relay reads a whole publish round at once.

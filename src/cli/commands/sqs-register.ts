@@ -53,11 +53,16 @@ export function registerSqs(program: Command, lazy: Lazy): void {
   const outbox = program.command('outbox').description('the SQS backend\'s transactional outbox');
   outbox
     .command('relay')
-    .description('publish outbox rows a crash left unpublished (workers also do this before each claim)')
-    .addHelpText('after', ex(['agentq outbox relay', 'after an outage of SQS; exit 75 if some rows still could not be published']))
+    .description('publish outbox rows a crash or a failed publish left unpublished, now (workers also do this before each claim, after each row\'s backoff)')
+    .addHelpText(
+      'after',
+      '\nEvery pending row is tried now, also rows backing off after a failed publish. Exit 75 if some still could not be\n' +
+        'published, 4 if SQS refused the credentials, 78 if a queue is missing (`agentq sqs setup`).\n' +
+        ex(['agentq outbox relay', 'after an outage of SQS, or once the queues exist']),
+    )
     .action(lazy(() => import('./outbox.js'), { fn: 'relay' }));
   outbox
     .command('status')
-    .description('how many outbox rows are waiting, and since when')
+    .description('how many outbox rows are waiting, since when, when the next try is due and why the last one failed')
     .action(lazy(() => import('./outbox.js'), { fn: 'status' }));
 }

@@ -9,6 +9,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { formatDuration, parseDuration } from '../../core/duration.js';
 import { AgentqError, ExitCode, ValidationError } from '../../core/errors.js';
+import type { Unpublished } from '../../backend/contract.js';
 import type { FairnessOptions } from '../../core/fairness.js';
 import { NAME_RE, NAME_RULE } from '../../core/model.js';
 import { JOB_CLASSES, type JobClass } from '../../core/schemas.js';
@@ -76,6 +77,41 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
     onStderrLine: (jobId, line) => void ctx.io.stderr.write(`[${jobId}] ${sanitize(line)}\n`),
   });
   let drained = false;
+  /** --drain: the check an idle claim started (one at a time). */
+  let drainCheck: Promise<void> | null = null;
+  /** --drain: the unpublished jobs the last check saw (what was said about them, to say it once). */
+  let unpublishedSeen = 0;
+  let unpublishedSaid = '';
+  /**
+   * --drain stops on an idle claim only when no job of the queue waits to be handed to its broker
+   * (SQS: an outbox row backing off after a failed publish): such jobs are claimable once the relay
+   * publishes them, and stopping would leave them queued with exit 0. After such jobs were seen,
+   * one more idle claim is awaited, so the messages just published are received.
+   */
+  const untilDrained = async (): Promise<void> => {
+    let u: Unpublished | null = { count: 0, nextTryAt: null, lastError: null };
+    if (backend.unpublished) u = await backend.unpublished(queue).catch(() => null);
+    if (drained) return;
+    if (u === null) return; // the store did not answer: not known to be drained; the next idle asks again
+    if (u.count > 0) {
+      const said =
+        `worker: --drain: queue ${sanitize(queue)} has ${u.count} job(s) not yet published to ${backend.kind === 'sqs' ? 'SQS' : 'its broker'}` +
+        (u.nextTryAt === null ? '' : `; the next try is at ${new Date(u.nextTryAt).toISOString()}`) +
+        (u.lastError === null ? '' : `; the last try failed: ${sanitize(u.lastError)}`) +
+        '; waiting for them (`agentq outbox status` shows them)';
+      if (said !== unpublishedSaid) ctx.note(said);
+      unpublishedSaid = said;
+      unpublishedSeen = u.count;
+      return;
+    }
+    if (unpublishedSeen > 0) {
+      unpublishedSeen = 0;
+      return;
+    }
+    drained = true;
+    ctx.note(`worker: queue ${sanitize(queue)} has nothing claimable; --drain: stopping`);
+    void worker.stop();
+  };
   /** A claim refused for a reason retrying cannot mend: the worker stops and exits with its code. */
   let fatal: AgentqError | null = null;
   /** When claims began to be refused so (null while they are not). */
@@ -116,10 +152,8 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
           void worker.stop();
         }
       }
-      if (o.drain && e.kind === 'idle' && !drained) {
-        drained = true;
-        ctx.note(`worker: queue ${sanitize(queue)} has nothing claimable; --drain: stopping`);
-        void worker.stop();
+      if (o.drain && e.kind === 'idle' && !drained && !drainCheck) {
+        drainCheck = untilDrained().finally(() => (drainCheck = null));
       }
     },
   });
