@@ -122,6 +122,17 @@ describe('agentq sqs / outbox commands', () => {
     expect(r.stderr).toContain('needs the SQS backend');
   });
 
+  it('names a bad AWS_ENDPOINT_URL_SQS as a config error (exit 78) before a submit stores anything', async () => {
+    const plain = `sqs://us-east-1/${prefix}env?store=${encodeURIComponent(`sqlite:${join(home.dir, 'env.db')}`)}`;
+    for (const args of [['submit', 'research_report:v3'], ['sqs', 'sweep', '--yes'], ['sqs', 'setup']]) {
+      const r = await runCli(home, ['--url', plain, ...args], { env: { ...CREDS, AWS_ENDPOINT_URL_SQS: 'garbage' } });
+      expect(r.code).toBe(78);
+      expect(r.stderr).toContain('AWS_ENDPOINT_URL_SQS must be an http(s):// URL');
+    }
+    const r = await runCli(home, ['--url', plain, 'list', '-o', 'json'], { env: CREDS });
+    expect(JSON.parse(r.stdout)).toEqual([]);
+  });
+
   it('names a bad sqs:// URL as a config error (exit 78)', async () => {
     const r = await runCli(home, ['--url', 'sqs://nowhere/x', 'outbox', 'status'], { env: CREDS });
     expect(r.code).toBe(78);

@@ -50,6 +50,17 @@ describe('sqs:// URLs', () => {
     expect(parse('sqs://eu-west-1/p?fifo=0').fifo).toBe(null);
   });
 
+  it('refuses a bad AWS_ENDPOINT_URL_SQS / AWS_ENDPOINT_URL when the URL gives no endpoint= (a config error naming the variable, not "Invalid URL" at the first call)', () => {
+    const withEnv = (extra: Record<string, string>, u = 'sqs://eu-west-1/p') => () => parseSqsUrl(u, u, { ...env, ...extra });
+    expect(withEnv({ AWS_ENDPOINT_URL_SQS: 'garbage' })).toThrow(ConfigError);
+    expect(withEnv({ AWS_ENDPOINT_URL_SQS: 'garbage' })).toThrow(/AWS_ENDPOINT_URL_SQS must be an http\(s\):\/\/ URL .*"garbage"/);
+    expect(withEnv({ AWS_ENDPOINT_URL: 'ftp://h' })).toThrow(/AWS_ENDPOINT_URL must be/);
+    // The SDK takes the SQS one first; endpoint= and AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true make both unused.
+    expect(withEnv({ AWS_ENDPOINT_URL_SQS: 'http://127.0.0.1:4566', AWS_ENDPOINT_URL: 'garbage' })).not.toThrow();
+    expect(withEnv({ AWS_ENDPOINT_URL_SQS: 'garbage', AWS_IGNORE_CONFIGURED_ENDPOINT_URLS: 'true' })).not.toThrow();
+    expect(withEnv({ AWS_ENDPOINT_URL_SQS: 'garbage' }, `sqs://eu-west-1/p?endpoint=${encodeURIComponent('http://h:1')}`)).not.toThrow();
+  });
+
   it('reads client= (wire by default, sdk: the AWS SDK for every call)', () => {
     expect(parse('sqs://eu-west-1/p').client).toBe('wire');
     expect(parse('sqs://eu-west-1/p?client=wire').client).toBe('wire');

@@ -77,6 +77,7 @@ export function parseSqsUrl(url: string, shown: string, env: Record<string, stri
   refuseUnknownParams(u.searchParams, ['endpoint', 'store', 'autocreate', 'max_receive_count', 'wait', 'fifo', 'client'], 'the SQS URL');
   const endpoint = u.searchParams.get('endpoint');
   if (endpoint !== null && !/^https?:\/\/[^/]+\/?$/.test(endpoint)) throw new ConfigError(`endpoint= must be http(s)://HOST[:PORT], got ${JSON.stringify(endpoint)}`);
+  if (endpoint === null) checkConfiguredEndpoint(env);
   const store = u.searchParams.get('store');
   let storePath = defaultStorePath(region, prefix, env);
   let redisStore: string | null = null;
@@ -117,6 +118,34 @@ export function parseSqsUrl(url: string, shown: string, env: Record<string, stri
     fifo,
     client: clientParam,
   };
+}
+
+/**
+ * Without `endpoint=`, the SQS endpoint may come from the environment (AWS_ENDPOINT_URL_SQS, else
+ * AWS_ENDPOINT_URL, as the AWS SDK reads them, unless AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true). A
+ * bad one is a config error now, like a bad `endpoint=`: found at the first SQS call it was a
+ * "TypeError: Invalid URL", after a submit had already stored its job.
+ */
+export function checkConfiguredEndpoint(env: Record<string, string | undefined>): void {
+  if (env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS === 'true') return;
+  const name = env.AWS_ENDPOINT_URL_SQS ? 'AWS_ENDPOINT_URL_SQS' : env.AWS_ENDPOINT_URL ? 'AWS_ENDPOINT_URL' : null;
+  if (name === null) return;
+  const value = env[name]!;
+  if (!isHttpUrl(value)) {
+    throw new ConfigError(
+      `${name} must be an http(s):// URL (the SQS endpoint, e.g. http://127.0.0.1:4566), got ${JSON.stringify(value)}`,
+      `Fix or unset ${name}, or give the endpoint in the URL: sqs://REGION/PREFIX?endpoint=http%3A%2F%2FHOST%3APORT`,
+    );
+  }
+}
+
+export function isHttpUrl(value: string): boolean {
+  try {
+    const u = new URL(value);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
+  } catch {
+    return false;
+  }
 }
 
 /** The URL as shown to people: a Redis store's password hidden (the store URL is URL-encoded inside it). */

@@ -59,6 +59,8 @@ import type { SqsDataPlane } from './data-plane.js';
 import { Http1Pool } from './http1.js';
 import type { Identity, IdentityProvider } from './credentials.js';
 import { signRequest } from './sigv4.js';
+import { isHttpUrl } from './url.js';
+import { ConfigError } from '../../core/errors.js';
 
 export interface WireOptions {
   region: string;
@@ -382,7 +384,11 @@ export class SqsWireClient implements SqsDataPlane {
     };
     // AWS_ENDPOINT_URL_SQS / endpoint_url in the shared config: a custom endpoint, as the SDK treats it.
     const configured = config.ignoreConfiguredEndpointUrls ? undefined : await config.serviceConfiguredEndpoint?.();
-    if (configured) return { url: new URL(configured), custom: true };
+    if (configured) {
+      // The environment was checked when the URL was parsed (url.ts); this is the shared config's endpoint_url.
+      if (!isHttpUrl(configured)) throw new ConfigError(`the SQS endpoint configured for the AWS SDK (endpoint_url in the AWS config, or AWS_ENDPOINT_URL_SQS) must be an http(s):// URL, got ${JSON.stringify(configured)}`, 'Fix it, or give the endpoint in the URL: sqs://REGION/PREFIX?endpoint=http%3A%2F%2FHOST%3APORT');
+      return { url: new URL(configured), custom: true };
+    }
     const endpoint = config.endpointProvider(
       { Region: this.opts.region, UseFIPS: await config.useFipsEndpoint(), UseDualStack: await config.useDualstackEndpoint() },
       {},
