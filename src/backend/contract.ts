@@ -55,6 +55,12 @@ export interface SubmitResult {
   job: Job;
   /** False when the idempotency key matched an existing job with the same body. */
   created: boolean;
+  /**
+   * A backend with a broker apart from its store (SQS): why the job, stored, could not be
+   * published yet; its outbox row waits for the relay (workers, `agentq outbox relay`).
+   * Absent when it was published (and on every other backend).
+   */
+  unpublished?: string;
 }
 
 export interface JobFilter {

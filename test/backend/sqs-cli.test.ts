@@ -116,6 +116,24 @@ describe('agentq sqs / outbox commands', () => {
     expect(JSON.parse((await lcli(['inspect', job_id, '-o', 'json'])).stdout)).toMatchObject({ state: 'succeeded' });
   }, 60_000);
 
+  it('without credentials: submit stores the job and says it is not published yet (exit 0); outbox relay exits 4, as sweep does', async () => {
+    // No environment pair, no shared config, no metadata service: the default chain has nothing.
+    const none = { AWS_CONFIG_FILE: join(home.dir, 'none'), AWS_SHARED_CREDENTIALS_FILE: join(home.dir, 'none'), AWS_EC2_METADATA_DISABLED: 'true' };
+    const own = sqsUrl(server.endpoint, `${prefix}nc`, join(home.dir, 'nocreds.db'), '&wait=0');
+    await runCliOk(home, ['--url', own, 'sqs', 'setup', '--queue', 'nc'], { env: CREDS });
+    const submitted = await runCliOk(home, ['--url', own, 'submit', 'research_report:v3', '--queue', 'nc'], { env: none });
+    const jobId = submitted.stdout.trim();
+    expect(submitted.stderr).toMatch(new RegExp(`${jobId} is stored but not yet published \\(SQS refused the request .*credentials.*\\); the outbox relay \\(workers, \`agentq outbox relay\`\\) publishes it`));
+    const relayed = await runCli(home, ['--url', own, 'outbox', 'relay'], { env: none });
+    expect(relayed.code).toBe(4);
+    expect(relayed.stderr).toContain('Check the AWS credentials');
+    const swept = await runCli(home, ['--url', own, 'sqs', 'sweep', '--queue', 'nc', '--yes'], { env: none });
+    expect(swept.code).toBe(4);
+    // With credentials back, the job is published (and nothing is said at submit).
+    expect((await runCliOk(home, ['--url', own, 'outbox', 'relay'], { env: CREDS })).stdout).toContain('published 1');
+    expect((await runCliOk(home, ['--url', own, 'submit', 'research_report:v3', '--queue', 'nc'], { env: CREDS })).stderr).not.toContain('not yet published');
+  }, 60_000);
+
   it('refuses SQS commands on another backend with a config error (exit 78)', async () => {
     const r = await runCli(home, ['--url', home.dataUrl, 'sqs', 'setup'], { env: CREDS });
     expect(r.code).toBe(78);

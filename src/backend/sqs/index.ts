@@ -232,8 +232,9 @@ export class SqsBackend implements Backend {
     const res = await this.store.submit(req);
     // Published at once when SQS answers (together with concurrent submits); otherwise the
     // outbox row waits for the relay (workers, `agentq outbox relay`).
-    if (res.created) await this.publisher.publish(res.job.job_id);
-    return res;
+    if (!res.created) return res;
+    const unpublished = await this.publisher.publish(res.job.job_id);
+    return unpublished === null ? res : { ...res, unpublished };
   }
   get(jobId: string): Promise<Job | null> {
     return this.store.get(jobId);

@@ -115,8 +115,11 @@ export async function run(o: SubmitOptions, ctx: CommandContext): Promise<void> 
   const req = buildSubmitRequest(o, ctx.clock.now(), ctx.defaultQueue());
   ctx.assertMutable('submit');
   const backend = await ctx.openBackend();
-  const { job, created } = await backend.submit(req);
+  const { job, created, unpublished } = await backend.submit(req);
   if (!created) ctx.note(`idempotency key matched an existing job: ${job.job_id} (${job.state}); nothing new was submitted`);
+  if (unpublished !== undefined) {
+    ctx.note(`${job.job_id} is stored but not yet published (${sanitize(unpublished)}); the outbox relay (workers, \`agentq outbox relay\`) publishes it once that is mended`);
+  }
 
   if (!o.wait) {
     if (isMachineFormat(ctx.format)) printObject(ctx.out, job);
