@@ -406,5 +406,14 @@ export interface Backend {
    */
   unpublished?(queue: string): Promise<Unpublished>;
 
+  /**
+   * Before a worker of `queue` starts: whether this backend can deliver its jobs (of `classes`,
+   * default all) at all. Throws what no wait mends (SQS: a queue that does not exist → ConfigError,
+   * refused credentials → PermissionError), so the worker stops with that exit code instead of
+   * idling; returns warnings (a sentence each) about what works only in part. Absent where the
+   * store is the broker.
+   */
+  workerPreflight?(queue: string, classes?: JobClass[]): Promise<string[]>;
+
   close(): Promise<void>;
 }

@@ -5,7 +5,7 @@
  * first), custody listed by `dlq list`, and no AWS SDK Node-version warning
  * in agentq's output.
  */
-import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dlqName } from '../../src/backend/sqs/names.js';
@@ -132,6 +132,24 @@ describe('agentq sqs / outbox commands', () => {
     // With credentials back, the job is published (and nothing is said at submit).
     expect((await runCliOk(home, ['--url', own, 'outbox', 'relay'], { env: CREDS })).stdout).toContain('published 1');
     expect((await runCliOk(home, ['--url', own, 'submit', 'research_report:v3', '--queue', 'nc'], { env: CREDS })).stderr).not.toContain('not yet published');
+  }, 60_000);
+
+  it('a worker whose SQS queues do not exist stops at once with exit 78 and the setup command (also with nothing pending); without credentials, exit 4; a missing DLQ is warned about', async () => {
+    const own = sqsUrl(server.endpoint, `${prefix}nq`, join(home.dir, 'noqueues.db'), '&wait=0');
+    const worker = await runCli(home, ['--url', own, 'worker', '--queue', 'nq', '--', process.execPath, '-e', ''], { env: CREDS });
+    expect(worker.code).toBe(78);
+    expect(worker.stderr).toContain(`the SQS queue(s) ${prefix}nq-nq-interactive, ${prefix}nq-nq-batch, ${prefix}nq-nq-maintenance do not exist`);
+    expect(worker.stderr).toContain('Run: agentq sqs setup --queue nq');
+    // Only the classes it takes are looked up.
+    const raw = new SQSClient({ region: 'us-east-1', endpoint: server.endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+    await raw.send(new CreateQueueCommand({ QueueName: `${prefix}nq-nq-batch` }));
+    const batchOnly = await runCli(home, ['--url', own, 'worker', '--queue', 'nq', '--classes', 'batch', '--drain', '--', process.execPath, '-e', ''], { env: CREDS });
+    expect(batchOnly.code).toBe(0);
+    expect(batchOnly.stderr).toContain(`warning: the SQS DLQ ${prefix}nq-nq-dlq does not exist`);
+    raw.destroy();
+    const none = { AWS_CONFIG_FILE: join(home.dir, 'none'), AWS_SHARED_CREDENTIALS_FILE: join(home.dir, 'none'), AWS_EC2_METADATA_DISABLED: 'true' };
+    const refused = await runCli(home, ['--url', own, 'worker', '--queue', 'nq', '--', process.execPath, '-e', ''], { env: none });
+    expect(refused.code).toBe(4);
   }, 60_000);
 
   it('refuses SQS commands on another backend with a config error (exit 78)', async () => {

@@ -220,6 +220,24 @@ export class SqsBackend implements Backend {
     return { dlq: name, ...report, in_flight: report.interrupted ? 0 : await this.sqsQueues.inFlight(url, name) };
   }
 
+  /**
+   * A worker whose SQS queues do not exist would idle while the store holds nothing pending (claim
+   * receives only from classes with pending work), then fail once a job came: so the queues are
+   * looked up at its start (created with `autocreate=1`). A missing DLQ is only warned about: jobs
+   * still die into the store's DLQ, but no copy reaches SQS (buryInSqs).
+   */
+  async workerPreflight(queue: string, classes?: JobClass[]): Promise<string[]> {
+    const missing: string[] = [];
+    for (const cls of classes && classes.length > 0 ? classes : JOB_CLASSES) {
+      if ((await this.sqsQueues.sourceUrl(queue, cls)) === null) missing.push(this.sqsQueues.sourceName(queue, cls));
+    }
+    if (missing.length > 0) {
+      throw new ConfigError(`the SQS queue(s) ${missing.join(', ')} do not exist, so queue ${queue} cannot deliver jobs to this worker`, `Run: agentq sqs setup --queue ${queue}`);
+    }
+    if ((await this.sqsQueues.dlqUrl(queue)) !== null) return [];
+    return [dlqMissing(this.sqsQueues.dlqName(queue), queue)];
+  }
+
   // ------------------------------------------------------------ producers and operators
 
   async submit(req: SubmitRequest): Promise<SubmitResult> {
@@ -598,4 +616,12 @@ export class SqsBackend implements Backend {
     if (this.ownsData) this.data.destroy();
     if (this.ownsClient) this.sdk.destroy();
   }
+}
+
+/** Said when the SQS DLQ of a queue is missing (worker start, the first job buried meanwhile). */
+export function dlqMissing(dlq: string, queue: string): string {
+  return (
+    `the SQS DLQ ${dlq} does not exist: jobs of ${queue} that die are kept in the job store's DLQ (agentq dlq list), ` +
+    `but no copy of them is sent to SQS, so alarms on the SQS DLQ do not see them. Run: agentq sqs setup --queue ${queue}`
+  );
 }

@@ -175,6 +175,16 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
     // Server settings that put jobs at risk, said once (a server that cannot be asked, e.g. an ACL
     // user without INFO, says nothing).
     for (const w of (await backend.serverWarnings?.().catch(() => [])) ?? []) ctx.warn(w);
+    // What the backend cannot deliver at all (SQS: its queues missing, credentials refused) stops the
+    // worker now (exit 78 / 4) rather than leaving it idle; anything else the claim loop rides out.
+    if (backend.workerPreflight) {
+      try {
+        for (const w of await backend.workerPreflight(queue, classes)) ctx.warn(w);
+      } catch (e) {
+        if (isUnmendable(e)) throw e;
+        ctx.warn(`could not check that queue ${sanitize(queue)} can be delivered (${sanitize(e instanceof Error ? e.message : String(e))}); starting anyway`);
+      }
+    }
     await worker.start();
     await worker.done;
     ctx.note(
