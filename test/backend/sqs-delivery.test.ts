@@ -5,6 +5,7 @@
  * of what the SQS DLQ holds (native backstop, foreign, malformed).
  */
 import {
+  DeleteQueueCommand,
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
   ReceiveMessageCommand,
@@ -128,6 +129,20 @@ describe('agentq sqs setup', () => {
     const err = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 30_000 }).catch((x: unknown) => x);
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).message).toMatch(/SQS queue \S+ does not exist, so the batch jobs of queue q cannot be delivered/);
+    expect((err as ConfigError).hint).toBe('Run: agentq sqs setup --queue q');
+  });
+});
+
+describe('queues that vanish mid-run', () => {
+  it('a claim from a deleted source queue is a config error whose hint is the setup command of that queue', async () => {
+    const e = env();
+    const b = e.make({ extra: '&wait=0', clock: new ManualClock() });
+    await b.setup(['q']);
+    await b.submit(submitReq());
+    await raw.send(new DeleteQueueCommand({ QueueUrl: await queueUrl(sourceQueueName(e.prefix, 'q', 'batch')) }));
+    const err = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 30_000 }).catch((x: unknown) => x);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).message).toMatch(/does not exist \(ReceiveMessage \S+-q-batch/);
     expect((err as ConfigError).hint).toBe('Run: agentq sqs setup --queue q');
   });
 });

@@ -73,8 +73,11 @@ export function isQueueMissing(e: unknown): boolean {
   return /QueueDoesNotExist|NonExistentQueue/i.test(name);
 }
 
-/** Converts an SDK error into an agentq error carrying the right exit code. */
-export function toAgentqError(e: unknown, what: string): AgentqError {
+/**
+ * Converts an SDK error into an agentq error carrying the right exit code. `queue`: the agentq
+ * queue the call was for, so a missing SQS queue's hint is the exact setup command to run.
+ */
+export function toAgentqError(e: unknown, what: string, queue?: string): AgentqError {
   if (e instanceof AgentqError) return e;
   const err = e as { name?: string; message?: string };
   const name = err?.name ?? 'Error';
@@ -83,7 +86,9 @@ export function toAgentqError(e: unknown, what: string): AgentqError {
   if (/AccessDenied|InvalidClientTokenId|UnrecognizedClient|SignatureDoesNotMatch|ExpiredToken|CredentialsProviderError/i.test(name + (err?.message ?? ''))) {
     return new PermissionError(`SQS refused the request (${detail})`, 'Check the AWS credentials (default chain) and the IAM permissions listed in the README, section "AWS SQS".');
   }
-  if (isQueueMissing(e)) return new ConfigError(`an SQS queue agentq needs does not exist (${detail})`, 'Run `agentq sqs setup` to create the queues.');
+  if (isQueueMissing(e)) {
+    return new ConfigError(`an SQS queue agentq needs does not exist (${detail})`, queue === undefined ? 'Create the queues with: agentq sqs setup --queue QUEUE' : `Run: agentq sqs setup --queue ${queue}`);
+  }
   if (/Throttl|RequestThrottled|ServiceUnavailable|InternalError|OverLimit/i.test(name)) return new RetryLaterError(`SQS is busy (${detail})`, 'BACKEND_BUSY');
   return new AgentqError('SQS_ERROR', detail, 1);
 }

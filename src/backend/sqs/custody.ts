@@ -274,7 +274,7 @@ export async function sweepDlq(
       await judge(takeHeld([...held.keys()]));
     }
   } catch (e) {
-    throw toAgentqError(e, `sweeping ${dlq.name}`);
+    throw toAgentqError(e, `sweeping ${dlq.name}`, dlq.queue);
   } finally {
     unsubscribe?.();
     // Held copies not judged (the sweep failed) go back too, once the judgements under way are over.

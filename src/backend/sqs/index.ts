@@ -205,10 +205,10 @@ export class SqsBackend implements Backend {
     const name = this.sqsQueues.dlqName(queue);
     const url = await this.sqsQueues.url(name);
     if (url === null) return { dlq: name, received: 0, custody: [], deleted: 0, kept_in_sqs: 0, mirror_kept: 0, in_flight: 0 };
-    const depth = await this.sqsQueues.visibleDepth(url, name);
+    const depth = await this.sqsQueues.visibleDepth(url, name, queue);
     // Messages someone else holds hidden (another sweep, a consumer, or a redrive killed mid-sweep)
     // cannot be received now: the report says so, since copies of moved jobs may be among them.
-    if (depth === 0) return { dlq: name, received: 0, custody: [], deleted: 0, kept_in_sqs: 0, mirror_kept: 0, in_flight: await this.sqsQueues.inFlight(url, name) };
+    if (depth === 0) return { dlq: name, received: 0, custody: [], deleted: 0, kept_in_sqs: 0, mirror_kept: 0, in_flight: await this.sqsQueues.inFlight(url, name, queue) };
     const max = Math.ceil(depth * 1.1) + 100;
     const visibilitySeconds = Math.min(SQS_MAX_VISIBILITY_SECONDS, 30 + Math.ceil(max / 200));
     const onMoved = (listener: (jobIds: string[]) => void) => {
@@ -217,7 +217,7 @@ export class SqsBackend implements Backend {
     };
     const report = await sweepDlq(this.data, this.ext, { url, name, queue, maxReceiveCount: this.url.maxReceiveCount }, { max, visibilitySeconds, copiesOnly: true, signal, holdUntil, onMoved });
     // After the sweep everything it received is deleted or visible again: what is hidden now is held by others.
-    return { dlq: name, ...report, in_flight: report.interrupted ? 0 : await this.sqsQueues.inFlight(url, name) };
+    return { dlq: name, ...report, in_flight: report.interrupted ? 0 : await this.sqsQueues.inFlight(url, name, queue) };
   }
 
   /**
@@ -327,7 +327,7 @@ export class SqsBackend implements Backend {
         });
         msgs = out.Messages ?? [];
       } catch (e) {
-        throw toAgentqError(e, `ReceiveMessage ${this.sqsQueues.sourceName(req.queue, cls)}`);
+        throw toAgentqError(e, `ReceiveMessage ${this.sqsQueues.sourceName(req.queue, cls)}`, req.queue);
       }
       if (msgs.length === 0) break;
       if (this.url.fifo === 'tenant') {

@@ -144,22 +144,22 @@ export class SqsQueues {
     }
   }
 
-  /** Messages visible in a queue now (ApproximateNumberOfMessages; SQS says it is approximate). */
-  async visibleDepth(url: string, name: string): Promise<number> {
-    return this.count(url, name, 'ApproximateNumberOfMessages');
+  /** Messages visible in a queue now (ApproximateNumberOfMessages; SQS says it is approximate). `queue`: the agentq queue it belongs to. */
+  async visibleDepth(url: string, name: string, queue?: string): Promise<number> {
+    return this.count(url, name, 'ApproximateNumberOfMessages', queue);
   }
 
   /** Messages received by someone and not yet deleted or visible again. */
-  async inFlight(url: string, name: string): Promise<number> {
-    return this.count(url, name, 'ApproximateNumberOfMessagesNotVisible');
+  async inFlight(url: string, name: string, queue?: string): Promise<number> {
+    return this.count(url, name, 'ApproximateNumberOfMessagesNotVisible', queue);
   }
 
-  private async count(url: string, name: string, attribute: 'ApproximateNumberOfMessages' | 'ApproximateNumberOfMessagesNotVisible'): Promise<number> {
+  private async count(url: string, name: string, attribute: 'ApproximateNumberOfMessages' | 'ApproximateNumberOfMessagesNotVisible', queue?: string): Promise<number> {
     try {
       const out = await this.data.getQueueAttributes({ QueueUrl: url, AttributeNames: [attribute] });
       return Number(out.Attributes?.[attribute] ?? 0) || 0;
     } catch (e) {
-      throw toAgentqError(e, `GetQueueAttributes ${name}`);
+      throw toAgentqError(e, `GetQueueAttributes ${name}`, queue);
     }
   }
 
