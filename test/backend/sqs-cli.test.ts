@@ -65,7 +65,13 @@ describe('agentq sqs / outbox commands', () => {
     expect(declined.stderr).toContain('This RECEIVES from the SQS DLQ');
     expect(declined.stderr).toContain('receive count');
 
+    // --max reached with messages left: said, in JSON too.
+    const capped = await cli(['sqs', 'sweep', '--queue', 'research', '--yes', '--max', '1', '--leave-foreign', '-o', 'json']);
+    expect(JSON.parse(capped.stdout)).toMatchObject({ received: 1, max_reached: true });
+    expect(capped.stderr).toContain(`warning: stopped at --max 1; more messages may remain in ${dlqName(prefix, 'research')}: run the sweep again or raise --max`);
+
     const swept = await cli(['sqs', 'sweep', '--queue', 'research', '--yes']);
+    expect(swept.stderr).not.toContain('--max');
     expect(swept.stdout).toMatch(/job_\w+\tforeign\tkept/);
     expect(swept.stderr).toContain('1 taken into custody, 1 deleted from SQS');
     const list = (JSON.parse((await cli(["dlq", "list", "--queue", "research", "-o", "json"])).stdout) as { items: Array<{ error_code: string; malformed: string | null }> }).items;

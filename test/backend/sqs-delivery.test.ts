@@ -510,7 +510,7 @@ describe('the DLQ on SQS', () => {
     const dlq = await queueUrl(dlqName(e.prefix, 'q'));
     for (let i = 0; i < 20; i++) await raw.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: `not ours ${i}` }));
     const r = await b.sweepDlq('q', { max: 3, leaveForeign: true });
-    expect(r).toMatchObject({ received: 3, kept_in_sqs: 3 });
+    expect(r).toMatchObject({ received: 3, kept_in_sqs: 3, max_reached: true });
     expect(r.custody).toHaveLength(3);
     const all = await raw.send(new ReceiveMessageCommand({ QueueUrl: dlq, MaxNumberOfMessages: 10, VisibilityTimeout: 0, MessageSystemAttributeNames: ['ApproximateReceiveCount'] }));
     const again = await raw.send(new ReceiveMessageCommand({ QueueUrl: dlq, MaxNumberOfMessages: 10, VisibilityTimeout: 0, MessageSystemAttributeNames: ['ApproximateReceiveCount'] }));
@@ -518,6 +518,8 @@ describe('the DLQ on SQS', () => {
     expect(seen.size).toBe(20);
     // Our own receive above adds one to each; the sweep's added one more to exactly three messages.
     expect([...seen.values()].filter((c) => c > 1)).toHaveLength(3);
+    // A sweep that empties the DLQ did not stop at its --max.
+    expect((await b.sweepDlq('q', { max: 100 })).max_reached).toBeUndefined();
   });
 
   it('leaves a foreign message in a source queue alone: never run, never deleted', async () => {

@@ -76,6 +76,8 @@ export interface SweepReport {
   mirror_kept: number;
   /** Stopped by `signal` before the DLQ was drained: later sweeps remove what is left. */
   interrupted?: boolean;
+  /** Stopped at `max` received before a receive came back empty: more messages may remain. */
+  max_reached?: boolean;
 }
 
 export async function sweepDlq(
@@ -168,6 +170,8 @@ export async function sweepDlq(
   // Messages asked for by receives in flight: lanes reserve before they ask, so the sweep
   // never receives more than `max` (a receive raises receive counts; do not overshoot).
   let reserved = 0;
+  /** A receive came back empty: nothing visible was left (else the sweep stopped at `max`). */
+  let emptied = false;
   // Several receivers at once: SQS serves concurrent receives, and one at a time is latency-bound.
   const lane = async () => {
     while (reserved < max) {
@@ -188,7 +192,10 @@ export async function sweepDlq(
       });
       reserved -= want - (out.Messages?.length ?? 0);
       const msgs = (out.Messages ?? []).filter((m) => !seen.has(m.MessageId!));
-      if (msgs.length === 0) return;
+      if (msgs.length === 0) {
+        emptied = true;
+        return;
+      }
       for (const m of msgs) seen.add(m.MessageId!);
       report.received += msgs.length;
       const parsed = msgs.map(parseMessage);
@@ -265,6 +272,7 @@ export async function sweepDlq(
     : null;
   try {
     await Promise.all(Array.from({ length: SWEEP_LANES }, lane));
+    if (!emptied && !report.interrupted && report.received >= max) report.max_reached = true;
     if (opts.holdUntil) {
       await opts.holdUntil.catch(() => undefined);
       unsubscribe?.();

@@ -75,7 +75,14 @@ export async function sweep(o: SweepOptions, ctx: CommandContext): Promise<void>
   ctx.note(sanitize(sweepWarning(backend.sqsQueues.dlqName(queue), o.leaveForeign === true)));
   await ctx.confirm(`Sweep the SQS DLQ of ${sanitize(queue)}?`, { yes: o.yes });
   const report = await backend.sweepDlq(queue, { max, leaveForeign: o.leaveForeign === true });
-  if (isMachineFormat(ctx.out.format)) return printObject(ctx.out, report);
+  // Said on stderr in every format (-o json also has `max_reached: true`).
+  const atMax = () => {
+    if (report.max_reached) ctx.warn(`stopped at --max ${max}; more messages may remain in ${sanitize(backend.sqsQueues.dlqName(queue))}: run the sweep again or raise --max`);
+  };
+  if (isMachineFormat(ctx.out.format)) {
+    printObject(ctx.out, { ...report, max_reached: report.max_reached === true });
+    return atMax();
+  }
   await printRecords(ctx.out, {
     columns: [
       { header: 'job', get: (r) => r.job_id, keepWhole: true },
@@ -89,6 +96,7 @@ export async function sweep(o: SweepOptions, ctx: CommandContext): Promise<void>
     `received ${report.received}: ${report.custody.length} taken into custody, ${report.deleted} deleted from SQS, ` +
       `${report.mirror_kept} agentq copies of dead entries left in place, ${report.kept_in_sqs} foreign/malformed left in SQS`,
   );
+  atMax();
 }
 
 export interface CustodyOptions {
