@@ -80,6 +80,19 @@ describe('agentq sqs / outbox commands', () => {
     expect(list[0]!.malformed).not.toBeNull();
     const custody = await cli(['sqs', 'custody']);
     expect(custody.stdout).toContain('from another system');
+    expect(custody.stderr).not.toContain('More custody records');
+
+    // A page that is not the last says how to go on.
+    const raw2 = new SQSClient({ region: 'us-east-1', endpoint: server.endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+    await raw2.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: 'from a third system' }));
+    raw2.destroy();
+    await cli(['sqs', 'sweep', '--queue', 'research', '--yes']);
+    const first = await cli(['sqs', 'custody', '--limit', '1', '-o', 'json']);
+    const [one] = JSON.parse(first.stdout) as Array<{ job_id: string }>;
+    expect(first.stderr).toContain(`More custody records: add --after ${one!.job_id}`);
+    const rest = await cli(['sqs', 'custody', '--limit', '1', '--after', one!.job_id, '-o', 'json']);
+    expect(JSON.parse(rest.stdout)).toHaveLength(1);
+    expect(rest.stderr).not.toContain('More custody records');
   }, 60_000);
 
   it('with fifo=1, sets up .fifo queues and says FIFO; submit publishes through them; a bad fifo= value is a config error', async () => {

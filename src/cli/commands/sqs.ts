@@ -108,7 +108,9 @@ export async function custody(o: CustodyOptions, ctx: CommandContext): Promise<v
   const limit = o.limit === undefined ? 100 : Number(o.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new ValidationError('--limit must be a whole number from 1 to 1000');
   const backend = requireSqs(await ctx.openBackend(), 'sqs custody');
-  const rows = await backend.ext.listCustody(limit, o.after ?? null);
+  // One more than asked for: whether another page follows (said on stderr, as `dlq list` does).
+  const got = await backend.ext.listCustody(limit + 1, o.after ?? null);
+  const rows = got.slice(0, limit);
   await printRecords(ctx.out, {
     columns: [
       { header: 'job', get: (r) => r.job_id, keepWhole: true },
@@ -120,4 +122,5 @@ export async function custody(o: CustodyOptions, ctx: CommandContext): Promise<v
       { header: 'body', get: (r) => r.body.slice(0, 200), flexible: true },
     ],
   }, rows);
+  if (got.length > limit) ctx.io.stderr.write(`More custody records: add --after ${rows[rows.length - 1]!.job_id}\n`);
 }
