@@ -141,7 +141,11 @@ export interface Failure {
  */
 export type FailureOutcome =
   | { kind: 'retry'; runAt: number; job: Job }
-  | { kind: 'dead'; reason: DeadReason; job: Job }
+  /**
+   * `warning`: the job is in the store's DLQ, but something about it went wrong on the way that
+   * an operator should hear (SQS: its DLQ is missing, so no copy was sent to it). Said once.
+   */
+  | { kind: 'dead'; reason: DeadReason; job: Job; warning?: string }
   | { kind: 'expired'; job: Job }
   /** The job's cancel was requested before it failed: it ends cancelled, never retried or buried. */
   | { kind: 'cancelled'; job: Job };

@@ -62,7 +62,8 @@ export type WorkerEvent =
   | { kind: 'started'; workerId: string; queue: string }
   | { kind: 'claimed'; jobId: string; attempt: number; fence: number }
   | { kind: 'succeeded'; jobId: string; attempt: number; durationMs: number }
-  | { kind: 'failed'; jobId: string; attempt: number; code: string; message: string; outcome: FailureOutcome['kind'] }
+  /** `warning`: what the backend said about the outcome (FailureOutcome's `warning`). */
+  | { kind: 'failed'; jobId: string; attempt: number; code: string; message: string; outcome: FailureOutcome['kind']; warning?: string }
   | { kind: 'aborted'; jobId: string; attempt: number; reason: 'cancelled' | 'expired' }
   | { kind: 'lease_lost'; jobId: string; attempt: number }
   | { kind: 'released'; jobId: string; attempt: number }

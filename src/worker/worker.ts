@@ -380,7 +380,15 @@ class WorkerRuntime implements Worker {
     const { ref } = entry;
     const failure = toFailure(error, this.workerVersion);
     const result: FailureOutcome = await this.withRetries(() => this.backend!.fail(ref, failure));
-    this.log({ kind: 'failed', jobId: ref.jobId, attempt: this.attemptOf(entry), code: failure.code, message: failure.message, outcome: result.kind });
+    this.log({
+      kind: 'failed',
+      jobId: ref.jobId,
+      attempt: this.attemptOf(entry),
+      code: failure.code,
+      message: failure.message,
+      outcome: result.kind,
+      ...(result.kind === 'dead' && result.warning !== undefined ? { warning: result.warning } : {}),
+    });
   }
 
   /**

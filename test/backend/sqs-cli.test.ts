@@ -166,6 +166,11 @@ describe('agentq sqs / outbox commands', () => {
     expect(batchOnly.code).toBe(0);
     expect(batchOnly.stderr).toContain(`warning: the SQS DLQ ${prefix}nq-nq-dlq does not exist`);
     raw.destroy();
+    // A job that dies meanwhile: in the store's DLQ, and the worker says its SQS copy was not sent.
+    const jobId = (await runCliOk(home, ['--url', own, 'submit', 'research_report:v3', '--queue', 'nq', '--max-attempts', '1'], { env: CREDS })).stdout.trim();
+    const dies = await runCli(home, ['--url', own, 'worker', '--queue', 'nq', '--classes', 'batch', '--drain', '--', process.execPath, '-e', 'process.exit(1)'], { env: CREDS });
+    expect(dies.stderr).toContain(`→ moved to the DLQ`);
+    expect(dies.stderr).toContain(`warning: ${jobId}: the SQS DLQ ${prefix}nq-nq-dlq does not exist: jobs of nq that die are kept in the job store's DLQ`);
     const none = { AWS_CONFIG_FILE: join(home.dir, 'none'), AWS_SHARED_CREDENTIALS_FILE: join(home.dir, 'none'), AWS_EC2_METADATA_DISABLED: 'true' };
     const refused = await runCli(home, ['--url', own, 'worker', '--queue', 'nq', '--', process.execPath, '-e', ''], { env: none });
     expect(refused.code).toBe(4);

@@ -405,6 +405,25 @@ describe('the DLQ on SQS', () => {
     expect(back?.jobId).toBe(job.job_id);
   });
 
+  it('says once that a dead job\'s copy was not sent when the SQS DLQ does not exist, and keeps the source message', async () => {
+    const e = env();
+    const clock = new ManualClock();
+    await e.make({ clock }).setup(['q']);
+    await raw.send(new DeleteQueueCommand({ QueueUrl: await queueUrl(dlqName(e.prefix, 'q')) }));
+    const b = e.make({ extra: '&wait=0', clock, maxVisibilitySeconds: 0 });
+    const deaths = [];
+    for (let i = 0; i < 2; i++) {
+      await b.submit(submitReq({ max_attempts: 1 }));
+      const [lease] = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+      deaths.push(await b.fail(lease!, { code: 'VALIDATION', message: 'input rejected', retryable: false }));
+    }
+    expect(deaths.map((d) => d.kind)).toEqual(['dead', 'dead']);
+    expect(deaths[0]).toMatchObject({ warning: expect.stringMatching(/the SQS DLQ \S+-q-dlq does not exist: .*Run: agentq sqs setup --queue q/) });
+    expect(deaths[1]).not.toHaveProperty('warning');
+    // The source messages stay, so the copies go out once the DLQ exists again.
+    expect(await depth(sourceQueueName(e.prefix, 'q', 'batch'))).toBe(2);
+  });
+
   it('takes an agentq DLQ copy of a job its store does not know into custody byte-exact before deleting it (another store wrote it)', async () => {
     const e = env();
     const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0 });

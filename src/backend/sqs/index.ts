@@ -125,6 +125,8 @@ export class SqsBackend implements Backend {
   private fair = initialFairnessState();
   /** Told the jobs of every committed redrive batch: the sweep beside the moves (sweepRedrivenCopies). */
   private readonly movedListeners = new Set<(jobIds: string[]) => void>();
+  /** Queues whose missing SQS DLQ (or a failed send of a copy to it) was reported (buryInSqs): once each. */
+  private readonly dlqMissingSaid = new Set<string>();
 
   constructor(opts: SqsBackendOptions) {
     this.url = opts.url;
@@ -459,14 +461,25 @@ export class SqsBackend implements Backend {
    * committed) and the DLQ copy exist. If the send fails, the source message
    * stays; when it comes back, `consider` sees dead + not sent and retries this.
    */
-  private async buryInSqs(job: Job): Promise<void> {
+  private async buryInSqs(job: Job): Promise<string | undefined> {
     const d = await this.ext.delivery(job.job_id);
     if (!d || !job.dead) return;
     const dlq = await this.sqsQueues.dlqUrl(job.queue);
-    if (dlq === null) return;
+    if (dlq === null) {
+      // The source message stays (it comes back and is buried again once the DLQ exists); said
+      // once per queue, not at every death (the worker's start warned too, if it was missing then).
+      if (this.dlqMissingSaid.has(job.queue)) return;
+      this.dlqMissingSaid.add(job.queue);
+      return dlqMissing(this.sqsQueues.dlqName(job.queue), job.queue);
+    }
     const fifo = this.url.fifo ? { groupId: dlqGroupId(job), dedupId: dlqDedupId(job, job.dead.dead_at) } : {};
     const out = await sendBatch(this.data, dlq, [{ key: job.job_id, body: messageBody(job), attributes: dlqAttributes(job, job.dead), ...fifo }]);
-    if (out.sent.length !== 1) return;
+    if (out.sent.length !== 1) {
+      // Not lost: the source message stays and, when it comes back, the copy is sent again (consider → bury).
+      if (this.dlqMissingSaid.has(job.queue)) return;
+      this.dlqMissingSaid.add(job.queue);
+      return `its copy could not be sent to the SQS DLQ ${this.sqsQueues.dlqName(job.queue)} (${out.failed[0]?.error ?? 'not confirmed'}); the job is in the job store's DLQ, and the copy is sent again when its message comes back. If the DLQ is missing, run: agentq sqs setup --queue ${job.queue}`;
+    }
     await this.ext.markDlqSent(job.job_id);
     await this.deleteMessage(d.queue_url, d.receipt);
   }
@@ -505,7 +518,8 @@ export class SqsBackend implements Backend {
       const d = await this.ext.delivery(lease.jobId);
       if (d) await this.setVisibility(d.queue_url, d.receipt, this.visibilityUntil(out.runAt));
     } else if (out.kind === 'dead') {
-      await this.buryInSqs(out.job);
+      const warning = await this.buryInSqs(out.job);
+      if (warning !== undefined) return { ...out, warning };
     } else {
       await this.retire(lease.jobId);
     }

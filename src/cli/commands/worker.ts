@@ -139,6 +139,8 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
         const line = describe(e);
         if (line) ctx.note(`worker: ${line}`);
       }
+      // (also with --quiet: it says the outcome line is not the whole truth)
+      if (e.kind === 'failed' && e.warning !== undefined) ctx.warn(`${e.jobId}: ${sanitize(e.warning)}`);
       if (e.kind === 'claimed' || e.kind === 'idle') refusedSince = null;
       if (e.kind === 'backend_error' && e.op === 'claim' && fatal === null && isUnmendable(e.error)) {
         // Credentials or configuration the store refuses (exit 4 or 78): polling on would only
