@@ -176,6 +176,19 @@ describe('agentq sqs / outbox commands', () => {
     expect(refused.code).toBe(4);
   }, 60_000);
 
+  it('dlq purge says the SQS DLQ copies of what it purged are still there, and names the sweep that deletes them', async () => {
+    const own = sqsUrl(server.endpoint, `${prefix}pg`, join(home.dir, 'purge.db'), '&wait=0');
+    const pcli = (args: string[]) => runCliOk(home, ['--url', own, ...args], { env: CREDS });
+    await pcli(['sqs', 'setup', '--queue', 'pg']);
+    await pcli(['submit', 'research_report:v3', '--queue', 'pg', '--max-attempts', '1']);
+    await pcli(['worker', '--queue', 'pg', '--drain', '--', process.execPath, '-e', 'process.exit(1)']);
+    const purged = await pcli(['dlq', 'purge', '--queue', 'pg', '--yes']);
+    expect(purged.stderr).toContain(`the SQS DLQ ${dlqName(`${prefix}pg`, 'pg')} still holds agentq's copies of the 1 job(s) this run purged`);
+    expect(purged.stderr).toContain('`agentq sqs sweep --queue pg --yes` deletes them');
+    const swept = await pcli(['sqs', 'sweep', '--queue', 'pg', '--yes', '-o', 'json']);
+    expect(JSON.parse(swept.stdout)).toMatchObject({ received: 1, deleted: 1, custody: [] });
+  }, 60_000);
+
   it('refuses SQS commands on another backend with a config error (exit 78)', async () => {
     const r = await runCli(home, ['--url', home.dataUrl, 'sqs', 'setup'], { env: CREDS });
     expect(r.code).toBe(78);

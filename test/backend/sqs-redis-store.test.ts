@@ -180,6 +180,34 @@ describe('custody on a Redis job store', () => {
     expect(await b.sweepDlq('q')).toMatchObject({ received: 0, custody: [] });
   });
 
+  it('deletes the SQS DLQ copy of a purged job, and keeps byte-exact the copy of a job the store never had', async () => {
+    const e = env();
+    const clock = new ManualClock();
+    const b = e.make({ clock, maxVisibilitySeconds: 0 });
+    const { job } = await b.submit(submitReq({ max_attempts: 1 }));
+    const [lease] = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+    expect((await b.fail(lease!, { code: 'VALIDATION', message: 'no', retryable: false })).kind).toBe('dead');
+    const dlq = (await raw.send(new GetQueueUrlCommand({ QueueName: dlqName(e.prefix, 'q') }))).QueueUrl!;
+    const copy = (await raw.send(new ReceiveMessageCommand({ QueueUrl: dlq, MaxNumberOfMessages: 1, VisibilityTimeout: 0, MessageAttributeNames: ['All'] }))).Messages![0]!;
+    // The same copy for a job id this store never had (as another store would have written it).
+    const stranger = 'job_01JZZZZZZZZZZZZZZZZZZZZZZZ';
+    const strangerBody = copy.Body!.replace(job.job_id, stranger);
+    await raw.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: strangerBody, MessageAttributes: { ...copy.MessageAttributes!, 'agentq-job-id': { DataType: 'String', StringValue: stranger } } }));
+    const now = clock.now();
+    const runId = 'run_01JDDDDDDDDDDDDDDDDDDDDDDD';
+    await b.createRun(
+      { run_id: runId, queue: 'q', action: 'purge', user: 't', context: null, reason: null, filters: {}, options: {}, created_at: new Date(now).toISOString(), updated_at: new Date(now).toISOString(), status: 'planned', counts: { planned: 1, moved: 0, skipped: 0, failed: 0 } },
+      [{ job_id: job.job_id, verdict: 'purge', detail: null }],
+    );
+    expect((await b.applyRunItems({ runId, jobIds: [job.job_id], now })).map((i) => i.status)).toEqual(['moved']);
+
+    const report = await b.sweepDlq('q');
+    expect(report).toMatchObject({ received: 2, deleted: 2 });
+    expect(report.custody).toEqual([expect.objectContaining({ kind: 'agentq', recorded: 'kept' })]);
+    expect((await b.ext.custody(report.custody[0]!.job_id))!).toMatchObject({ kind: 'orphan', body: strangerBody });
+    expect(await depth(dlqName(e.prefix, 'q'))).toBe(0);
+  });
+
   it('keeps foreign and malformed messages byte-exact with their attributes, lists them as malformed, and never redrives or purges them', async () => {
     const e = env();
     const clock = new ManualClock();

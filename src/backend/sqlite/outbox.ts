@@ -31,7 +31,7 @@ import type { ClaimRequest, Lease } from '../contract.js';
 import { rowToJob } from './codec.js';
 import { endAttempt, moveTo, SqliteStore } from './store.js';
 import { startAttempt } from './worker.js';
-import type { OutboxCounts, SqsStore } from '../sqs/store.js';
+import type { OutboxCounts, SqsStore, StoreState } from '../sqs/store.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sqs_outbox (
@@ -485,11 +485,20 @@ export class SqliteSqsStore implements SqsStore {
     ).run(jobId, kind, msg.messageId, msg.sourceQueue, msg.body, JSON.stringify(msg.attributes), msg.receiveCount, now);
   }
 
-  /** The states of these jobs (null: no such job), in one query: the DLQ sweep checks a received batch at once. */
-  statesOf(jobIds: string[]): Array<JobState | null> {
+  /**
+   * The states of these jobs, in one query (the DLQ sweep checks a received batch at once); a job
+   * a purge removed is `purged` (its `purged` event stays: events are never deleted), one the store
+   * never had null.
+   */
+  statesOf(jobIds: string[]): Array<StoreState | null> {
     if (jobIds.length === 0) return [];
     const rows = this.q('SELECT id, state FROM jobs WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify(jobIds)) as Array<{ id: string; state: JobState }>;
-    const byId = new Map(rows.map((r) => [r.id, r.state]));
+    const byId = new Map<string, StoreState>(rows.map((r) => [r.id, r.state]));
+    const gone = jobIds.filter((id) => !byId.has(id));
+    if (gone.length > 0) {
+      const purged = this.q(`SELECT DISTINCT job_id FROM events WHERE job_id IN (SELECT value FROM json_each(?)) AND type = 'purged'`).all(JSON.stringify(gone)) as Array<{ job_id: string }>;
+      for (const p of purged) byId.set(p.job_id, 'purged');
+    }
     return jobIds.map((id) => byId.get(id) ?? null);
   }
 

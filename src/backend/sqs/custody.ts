@@ -10,7 +10,7 @@
  * - our own DLQ copies (error attributes set): a mirror of a store entry,
  *   kept while the store entry is dead (so SQS alarms see it), deleted once
  *   the entry left the DLQ (redriven, purged, expired); a copy of a job the
- *   store does not know is the only record of it here, so it is kept
+ *   store never had is the only record of it here, so it is kept
  *   byte-exact like a foreign message (custody kind `orphan`);
  * - agentq envelopes without them: moved by the native backstop
  *   (maxReceiveCount); the job goes dead in the store, reason `custody`;
@@ -19,8 +19,7 @@
  */
 import type { Message } from '@aws-sdk/client-sqs';
 import type { SqsDataPlane } from './data-plane.js';
-import type { JobState } from '../../core/schemas.js';
-import type { SqsStore } from './store.js';
+import type { SqsStore, StoreState } from './store.js';
 import { toAgentqError } from './client.js';
 import { allAttributes, parseMessage } from './envelope.js';
 
@@ -107,7 +106,7 @@ export async function sweepDlq(
    * Handles one received message; returns its receipt when it is to be deleted. `state` is the
    * store's state of the job of an agentq DLQ copy (read for the whole received batch at once).
    */
-  const handle = async (m: Message, parsed: ReturnType<typeof parseMessage>, state: JobState | null | undefined): Promise<string | null> => {
+  const handle = async (m: Message, parsed: ReturnType<typeof parseMessage>, state: StoreState | null | undefined): Promise<string | null> => {
     const keepInPlace = () => {
       putBack.push({ Id: `p${putBack.length}`, ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 });
       return null;
@@ -129,9 +128,9 @@ export async function sweepDlq(
         report.kept_in_sqs++;
         return keepInPlace();
       }
-      // The store has the job and it left the DLQ: the mirror has nothing left to say.
+      // The store has the job and it left the DLQ (or a purge removed it): the mirror has nothing left to say.
       if (state !== null && state !== undefined) return m.ReceiptHandle!;
-      // A copy of a job this store does not know (another store wrote it, or the URL names the wrong
+      // A copy of a job this store never had (another store wrote it, or the URL names the wrong
       // store) is the only record of that job here: taken into custody byte-exact below, like a
       // foreign message, never deleted unrecorded.
     }
@@ -202,7 +201,7 @@ export async function sweepDlq(
       // The store state of every agentq DLQ copy of the batch in one read (one query on SQLite).
       const copyIds: string[] = [];
       for (const p of parsed) if (p.kind === 'agentq' && p.isAppDlqCopy) copyIds.push(p.jobId);
-      const states = new Map<string, JobState | null>();
+      const states = new Map<string, StoreState | null>();
       if (copyIds.length > 0) {
         const got = await store.statesOf(copyIds);
         copyIds.forEach((id, i) => states.set(id, got[i] ?? null));

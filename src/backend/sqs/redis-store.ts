@@ -37,7 +37,7 @@ import { PRELUDE } from '../redis/lua/prelude.js';
 import { RedisBackend } from '../redis/redis-backend.js';
 import type { RedisUrlOptions } from '../redis/url.js';
 import { CONSIDER, CUSTODY_BURY, CUSTODY_KEEP, DLQ_SENT } from './redis-lua.js';
-import type { CustodyInput, CustodyKind, CustodyOutcome, CustodyRecord, Decision, Delivery, OutboxCounts, OutboxRow, ReceivedRef, SqsStore } from './store.js';
+import type { CustodyInput, CustodyKind, CustodyOutcome, CustodyRecord, Decision, Delivery, OutboxCounts, OutboxRow, ReceivedRef, SqsStore, StoreState } from './store.js';
 
 type Client = RedisBackend['redis'];
 interface Loc {
@@ -398,13 +398,14 @@ export class RedisSqsStore implements SqsStore {
     return { recorded: 'kept', jobId: kept };
   }
 
-  async statesOf(jobIds: string[]): Promise<Array<JobState | null>> {
+  /** A job whose location outlives its hash was removed by a purge (the location key is kept): `purged`. */
+  async statesOf(jobIds: string[]): Promise<Array<StoreState | null>> {
     // In parallel: ioredis pipelines the lookups of a received batch into few round trips.
     return Promise.all(
       jobIds.map(async (id) => {
         const loc = await this.locate(id);
         if (!loc) return null;
-        return (await this.client.hget(`${this.sp(loc)}j:${id}`, 'st')) as JobState | null;
+        return ((await this.client.hget(`${this.sp(loc)}j:${id}`, 'st')) as JobState | null) ?? 'purged';
       }),
     );
   }

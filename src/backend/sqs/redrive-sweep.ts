@@ -96,6 +96,22 @@ export function sweepResult(run: RunRecord, outcome: SweepOutcome, io: Io): Agen
 }
 
 /**
+ * After a purge or expire on SQS: the store no longer holds those entries dead, but their copies
+ * are still in the SQS DLQ (and counted by alarms on it). They are left there: the store is the
+ * source of truth, purge needs no SQS permission, and removing them means receiving the DLQ
+ * (receive counts go up), which `agentq sqs sweep` does and says it does. Null when nothing left it.
+ */
+export function copiesLeftNotice(backend: Backend, run: RunRecord): string | null {
+  if (backend.kind !== 'sqs' || run.action === 'redrive' || run.counts.moved === 0) return null;
+  const dlq = (backend as SqsBackend).sqsQueues.dlqName(run.queue);
+  const done = run.action === 'purge' ? 'purged' : 'expired';
+  return (
+    `the SQS DLQ ${dlq} still holds agentq's copies of the ${run.counts.moved} job(s) this run ${done} (SQS alarms on its depth still count them): ` +
+    `\`agentq sqs sweep --queue ${run.queue} --yes\` deletes them (it receives the DLQ: receive counts go up)`
+  );
+}
+
+/**
  * The sweep of a resumed run, after its moves (also of a run that had completed: what a killed or
  * interrupted sweep left goes now). Nothing to do when the run moved nothing or did not finish.
  */

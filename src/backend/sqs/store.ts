@@ -48,6 +48,9 @@ export interface CustodyInput {
   why: string;
 }
 
+/** A job's state as the DLQ sweep judges it: its state, or `purged` (gone from the store by a purge). */
+export type StoreState = JobState | 'purged';
+
 export interface CustodyOutcome {
   recorded: 'job_dead' | 'already_ended' | 'kept';
   jobId: string;
@@ -99,8 +102,12 @@ export interface SqsStore {
   custody(jobId: string): Awaitable<CustodyRecord | null>;
   listCustody(limit: number, after: string | null): Awaitable<CustodyRecord[]>;
   takeCustody(msg: CustodyInput): Awaitable<CustodyOutcome>;
-  /** The states of these jobs, one entry per id, in order (null: no such job); the DLQ sweep checks a received batch at once. */
-  statesOf(jobIds: string[]): Awaitable<Array<JobState | null>>;
+  /**
+   * The states of these jobs, one entry per id, in order; the DLQ sweep checks a received batch at
+   * once. `purged`: the store had the job and a purge removed it (its SQS DLQ copy may go); null: the
+   * store never had it (a copy of it is the only record of the job here, kept by custody).
+   */
+  statesOf(jobIds: string[]): Awaitable<Array<StoreState | null>>;
 
   close(): Awaitable<void>;
 }

@@ -163,6 +163,7 @@ export async function dlqBulk(action: BulkAction, o: BulkOptions, io: DlqIo): Pr
     throw resumable(e, run, io);
   }
   movesOver();
+  await sqsCopiesLeft(backend, result.run, io);
   return report(result, io, sweeping ? await sweeping.end(result.run) : null);
 }
 
@@ -205,7 +206,16 @@ async function resume(action: BulkAction, o: BulkOptions, io: DlqIo, rate: numbe
     // (a resumed run sweeps only once its moves are over: until then the SQS DLQ overstates the backlog)
     io.err.write(`the SQS DLQ still holds copies of jobs this run moved: they are deleted when the run finishes (--resume) or by: agentq sqs sweep --queue ${sanitize(result.run.queue)}\n`);
   }
+  await sqsCopiesLeft(backend, result.run, io);
   return report(result, io, swept);
+}
+
+/** A purge or expire on SQS leaves the SQS DLQ copies of what it removed: said, with the sweep that removes them. */
+async function sqsCopiesLeft(backend: EngineDeps['backend'], run: RunRecord, io: DlqIo): Promise<void> {
+  if (backend.kind !== 'sqs' || run.action === 'redrive') return;
+  const { copiesLeftNotice } = await import('../../backend/sqs/redrive-sweep.js');
+  const notice = copiesLeftNotice(backend, run);
+  if (notice !== null) io.err.write(`${sanitize(notice)}\n`);
 }
 
 /**
