@@ -164,6 +164,17 @@ describe('dlq redrive', () => {
     expect(r.stderr).toMatch(/no selector would act on the whole DLQ/);
   });
 
+  it('-o json prints one document also when the selection is empty: a run record with no run and zero counts (redrive, purge, expire)', async () => {
+    for (const action of ['redrive', 'purge', 'expire']) {
+      const r = await ok(['dlq', action, '--queue', 'nothing-here', '--yes', '-o', 'json']);
+      expect(r.stderr).toContain(`nothing to ${action}`);
+      expect(JSON.parse(r.stdout)).toMatchObject({ run_id: null, queue: null, action, status: 'completed', counts: { planned: 0, moved: 0, skipped: 0, failed: 0 } });
+    }
+    // The same keys as a run's record.
+    const keys = Object.keys(JSON.parse((await ok(['dlq', 'purge', '--queue', 'nothing-here', '--yes', '-o', 'json'])).stdout) as object).sort();
+    expect(keys).toEqual(['action', 'context', 'counts', 'created_at', 'filters', 'options', 'queue', 'reason', 'run_id', 'status', 'updated_at', 'user']);
+  });
+
   it('without a terminal, a redrive needs --yes (exit 3) and changes nothing', async () => {
     const r = await runCli(home, ['dlq', 'redrive', '--queue', 'redrive']);
     expect(r.code).toBe(3);

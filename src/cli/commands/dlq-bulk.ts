@@ -137,6 +137,8 @@ export async function dlqBulk(action: BulkAction, o: BulkOptions, io: DlqIo): Pr
   if (plan.totals.acting === 0) {
     printTotals(plan, io.err);
     io.err.write(`nothing to ${action}: no job in this selection passes the checks\n`);
+    // -o json|ndjson: one document of the shape a run prints, so a script always has one to read.
+    if (io.out.format === 'json' || io.out.format === 'ndjson') printObject(io.out, noRun(action, plan, o, io));
     return plan;
   }
   await sqsSweepNotice(action, o, io, plan.queue);
@@ -165,6 +167,27 @@ export async function dlqBulk(action: BulkAction, o: BulkOptions, io: DlqIo): Pr
   movesOver();
   await sqsCopiesLeft(backend, result.run, io);
   return report(result, io, sweeping ? await sweeping.end(result.run) : null);
+}
+
+/**
+ * What `-o json` prints when the selection leaves nothing to act on: a run record with no run
+ * (`run_id` null: nothing was locked, recorded or changed), `completed`, every count zero.
+ */
+function noRun(action: BulkAction, plan: Plan, o: BulkOptions, io: DlqIo): Omit<RunRecord, 'run_id' | 'queue'> & { run_id: null; queue: string | null } {
+  return {
+    run_id: null,
+    queue: plan.queue,
+    action,
+    user: `${io.identity.user}@${io.identity.host}`,
+    context: io.identity.context,
+    reason: o.reason ?? null,
+    filters: plan.filters,
+    options: plan.options,
+    created_at: plan.created_at,
+    updated_at: plan.created_at,
+    status: 'completed',
+    counts: { planned: 0, moved: 0, skipped: 0, failed: 0 },
+  };
 }
 
 async function resume(action: BulkAction, o: BulkOptions, io: DlqIo, rate: number | null, batch: number | undefined): Promise<RunRecord> {
