@@ -107,6 +107,12 @@ export interface ClaimRequest {
   leaseMs: number;
   /** Classes this worker takes; all when absent. */
   classes?: JobClass[] | undefined;
+  /**
+   * Told of a part of the store the claim could not reach while others leased jobs (a shard of a
+   * sharded Redis queue on a node that is down): the claim returns those leases, never dropping
+   * them with the error. A claim that leased nothing throws the error instead.
+   */
+  onPartialFailure?: ((error: Error) => void) | undefined;
 }
 
 /** What the backend needs to check a worker's write: the job and its fence token. */

@@ -232,6 +232,7 @@ class WorkerRuntime implements Worker {
           max: free,
           leaseMs: this.leaseMs,
           ...(this.o.classes ? { classes: this.o.classes } : {}),
+          onPartialFailure: this.onPartialClaimFailure,
         });
       } catch (error) {
         this.log({ kind: 'backend_error', op: 'claim', jobId: null, error });
@@ -414,6 +415,7 @@ class WorkerRuntime implements Worker {
         max: 1,
         leaseMs: this.leaseMs,
         ...(this.o.classes ? { classes: this.o.classes } : {}),
+        onPartialFailure: this.onPartialClaimFailure,
       }));
     } catch (error) {
       if (error instanceof LeaseLostError) throw error;
@@ -427,6 +429,9 @@ class WorkerRuntime implements Worker {
     }
     return next;
   }
+
+  /** A part of the store a claim could not reach (a shard whose node is down): reported, while the leases the others gave are run. */
+  private readonly onPartialClaimFailure = (error: Error): void => this.log({ kind: 'backend_error', op: 'claim', jobId: null, error });
 
   private async withRetries<T>(op: () => Promise<T>): Promise<T> {
     for (let i = 1; ; i++) {

@@ -182,6 +182,50 @@ describe('a queue in 3 shards on a 3-master cluster', () => {
     expect(order.filter((t) => t === b)).toHaveLength(5);
     await backend.close();
   });
+
+  it('a shard that fails its claim (its node down) does not stop the others, nor drop the leases they gave, and claims move past it', async () => {
+    const { backend, clock } = open();
+    // shard 0 (umbrella, hooli), shard 1 (acme …) and shard 2 (stark) each hold jobs
+    for (const t of ['umbrella', 'acme', 'stark']) for (let i = 0; i < 3; i++) await backend.submit({ workflow: 'w:v1', queue: 'research', tenant_id: t });
+    // Shard 1's claim fails as a call to a node that is down would: its lease set is the wrong type.
+    const leasesKey = `{sh${n}:research:1}:leases`;
+    await backend.redis.set(leasesKey, 'not a sorted set');
+    const errors: Error[] = [];
+    const req = { queue: 'research', workerId: 'w', max: 9, leaseMs: 60_000, onPartialFailure: (e: Error) => errors.push(e) };
+    const got = await backend.claim(req);
+    expect(errors.map((e) => e.message)).toEqual([expect.stringMatching(/WRONGTYPE/)]);
+    expect(new Set(got.map((l) => l.job.tenant_id))).toEqual(new Set(['umbrella', 'stark']));
+    // every job leased is in the caller's hands: none left running unknown to it
+    const running = (await backend.list({ queue: 'research', states: ['running'] }, { limit: 50 })).items.map((j) => j.job_id);
+    expect(running.sort()).toEqual(got.map((l) => l.jobId).sort());
+    // the failing shard rests: the next claims do not wait for it…
+    await backend.submit({ workflow: 'w:v1', queue: 'research', tenant_id: 'umbrella' });
+    expect(await backend.claim(req)).toHaveLength(1);
+    expect(errors).toHaveLength(1);
+    // …then it is asked again, and serves once it works
+    await backend.redis.del(leasesKey);
+    clock.advance(1_001);
+    const later = await backend.claim(req);
+    expect(later.map((l) => l.job.tenant_id)).toEqual(['acme', 'acme', 'acme']);
+    expect(errors).toHaveLength(1);
+    await backend.close();
+  });
+
+  it('a claim that leases nothing while a shard cannot be asked throws (a worker backs off, --drain does not stop)', async () => {
+    const { backend, clock } = open();
+    const errors: Error[] = [];
+    const req = { queue: 'research', workerId: 'w', max: 3, leaseMs: 60_000, onPartialFailure: (e: Error) => errors.push(e) };
+    await backend.submit({ workflow: 'w:v1', queue: 'research', tenant_id: 'umbrella' });
+    await backend.redis.set(`{sh${n}:research:1}:leases`, 'x');
+    expect(await backend.claim(req)).toHaveLength(1);
+    expect(errors).toHaveLength(1);
+    // shard 1 rests, the others are empty: not "nothing to claim"
+    await expect(backend.claim(req)).rejects.toThrow(/WRONGTYPE/);
+    clock.advance(5_000);
+    await expect(backend.claim(req)).rejects.toThrow(/WRONGTYPE/);
+    expect(errors).toHaveLength(1);
+    await backend.close();
+  });
 });
 
 function nodeOwns(c: RedisCluster, port: number, slot: number): boolean {

@@ -85,6 +85,13 @@ const LEDGER_CHUNK = 500;
 const APPLY_SLICE = 50;
 
 const ALL_CLASSES = JOB_CLASSES.join(',');
+/**
+ * How long claims leave out a shard whose claim failed, first and at most (doubling while it keeps
+ * failing): a call to a Cluster node that is down can take seconds to fail, which every claim
+ * would otherwise wait for before asking the shards that answer.
+ */
+const SHARD_REST_MS = 1_000;
+const SHARD_REST_MAX_MS = 30_000;
 
 /** Jobs per submit script call: about a millisecond of Redis time at most. */
 const SUBMIT_BATCH = 64;
@@ -893,6 +900,12 @@ export class RedisBackend implements Backend {
     const shards = this.shardCounts.get(req.queue) ?? (await this.shardsOf(req.queue, false));
     const leases: Lease[] = [];
     const first = (this.claimTurn.get(req.queue) ?? 0) % shards;
+    const now = this.now();
+    // Shards that failed lately are left out while others may answer (all of them resting: all are tried).
+    const skip = (s: number) => shards > 1 && this.shardRests(req.queue, s, now) && !this.allRest(req.queue, shards, now);
+    /** A shard's claim that failed in this call; `resting`, the last error of one left out. */
+    let failure: Error | null = null;
+    let resting: Error | null = null;
     // Two passes over the shards, starting at a rotating one: first each shard's
     // share of what is left, then whatever the others could not fill, asked
     // only of shards that filled their share (the others have nothing more).
@@ -901,14 +914,53 @@ export class RedisBackend implements Backend {
       const loc = { queue: req.queue, shard: (first + k) % shards };
       const left = req.max - leases.length;
       if (k >= shards && !mayHaveMore.has(loc.shard)) continue;
+      if (k < shards && skip(loc.shard)) {
+        resting ??= this.shardDown.get(`${req.queue}\t${loc.shard}`)!.error;
+        continue;
+      }
       const want = k < shards ? Math.ceil(left / (shards - k)) : left;
       const p = this.sp(loc);
-      const got = await this.call<ClaimedJob[]>('aqClaim', p, [p + 'leases'], req.queue, this.claimArgs(req, want));
+      let got: ClaimedJob[];
+      try {
+        got = await this.call<ClaimedJob[]>('aqClaim', p, [p + 'leases'], req.queue, this.claimArgs(req, want));
+      } catch (e) {
+        // One shard's node down (or its keys refused) must not stop the others, nor drop the
+        // leases they already gave this call: the shard rests and the turn moves past it.
+        failure ??= e as Error;
+        this.shardFailed(req.queue, loc.shard, now, e as Error);
+        if ((this.claimTurn.get(req.queue) ?? 0) % shards === loc.shard) this.claimTurn.set(req.queue, (loc.shard + 1) % shards);
+        continue;
+      }
+      this.shardDown.delete(`${req.queue}\t${loc.shard}`);
       if (got.length > 0) this.claimTurn.set(req.queue, (loc.shard + 1) % shards);
       if (k < shards && shards > 1 && got.length === Math.min(want, MAX_PAGE_LIMIT)) mayHaveMore.add(loc.shard);
       for (const g of got) leases.push(this.leaseFrom(loc, g));
     }
+    // Nothing leased while a shard could not be asked: the error (a worker backs off, and --drain
+    // does not take the queue for empty). With leases, they are returned and a new failure is told
+    // apart (once per failed call, not for every claim that leaves the shard out).
+    if (leases.length === 0 && (failure ?? resting)) throw failure ?? resting;
+    if (failure) req.onPartialFailure?.(failure);
     return leases;
+  }
+
+  /** Per `queue\tshard`, a shard whose claim failed: claims leave it out until `until` (backing off while it keeps failing). */
+  private readonly shardDown = new Map<string, { until: number; restMs: number; error: Error }>();
+
+  private shardRests(queue: string, shard: number, now: number): boolean {
+    const d = this.shardDown.get(`${queue}\t${shard}`);
+    return d !== undefined && now < d.until;
+  }
+
+  private allRest(queue: string, shards: number, now: number): boolean {
+    for (let s = 0; s < shards; s++) if (!this.shardRests(queue, s, now)) return false;
+    return true;
+  }
+
+  private shardFailed(queue: string, shard: number, now: number, error: Error): void {
+    const key = `${queue}\t${shard}`;
+    const restMs = Math.min((this.shardDown.get(key)?.restMs ?? SHARD_REST_MS / 2) * 2, SHARD_REST_MAX_MS);
+    this.shardDown.set(key, { until: now + restMs, restMs, error });
   }
 
   async heartbeat(leases: LeaseRef[], leaseMs: number): Promise<HeartbeatResult[]> {
