@@ -7,7 +7,10 @@
  * Rules every implementation keeps:
  * - Every state change is atomic and checks the state machine (`core/states`).
  * - Every write made on behalf of a worker checks the lease's fence token and
- *   throws `LeaseLostError` when it does not match.
+ *   throws `LeaseLostError` when it does not match. An ending write (complete,
+ *   fail, abort, release) re-sent after it applied (its answer lost) finds the
+ *   job ended by the same fence with the same outcome: it is answered as done
+ *   with the job as the first write left it, not as a lost lease.
  * - Every state change appends a `JobEvent`.
  * - Reads are bounded: lists are pages of at most `MAX_PAGE_LIMIT`.
  * - Time comes from the injected `Clock`, never from `Date.now()` directly.

@@ -65,8 +65,18 @@ export type WorkerEvent =
   /** `warning`: what the backend said about the outcome (FailureOutcome's `warning`). */
   | { kind: 'failed'; jobId: string; attempt: number; code: string; message: string; outcome: FailureOutcome['kind']; warning?: string }
   | { kind: 'aborted'; jobId: string; attempt: number; reason: 'cancelled' | 'expired' }
-  | { kind: 'lease_lost'; jobId: string; attempt: number }
+  /**
+   * The job's lease is gone; the worker writes nothing more for it. `unsure`: an earlier try of the
+   * ending write went unanswered, so that write may have been recorded (the job's record says).
+   */
+  | { kind: 'lease_lost'; jobId: string; attempt: number; unsure?: boolean }
   | { kind: 'released'; jobId: string; attempt: number }
+  /**
+   * A job leased to this worker by a call whose answer never came (a claim, or a completion that
+   * claimed the next job, across a Redis restart): given back at once without counting the attempt,
+   * rather than left running until its lease expires.
+   */
+  | { kind: 'orphan_released'; jobId: string; attempt: number }
   /** A handler ignored its aborted signal past the abort grace; its job was ended without it. */
   | { kind: 'handler_detached'; jobId: string; reason: AbortReason }
   /** A backend call failed; the worker keeps going (a lease left behind expires and is reclaimed). */

@@ -12,7 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Backend, FailureOutcome, HeartbeatResult, Lease, LeaseRef } from '../backend/contract.js';
+import { MAX_PAGE_LIMIT, type Backend, type FailureOutcome, type HeartbeatResult, type Lease, type LeaseRef } from '../backend/contract.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { LeaseLostError, ValidationError } from '../core/errors.js';
 import { JOB_CLASSES } from '../core/model.js';
@@ -36,6 +36,8 @@ export const WORKER_DEFAULTS = {
 
 /** Attempts for a finishing write (complete/fail/abort/release) that hit a transient backend error. */
 const FINISH_TRIES = 3;
+/** Longest wait between tries of an orphan sweep while the store keeps failing it. */
+const ORPHAN_SWEEP_MAX_WAIT_MS = 30_000;
 
 interface InFlight {
   lease: Lease;
@@ -162,6 +164,19 @@ class WorkerRuntime implements Worker {
   private stopping: Promise<void> | null = null;
   private resolveDone!: () => void;
 
+  // Orphans: jobs leased to this worker by a call whose answer was lost (see `sweepOrphans`).
+  /** Numbers the calls that may lease jobs (claim, completeAndClaim); `claimsPending`, those whose leases are not yet in hand. */
+  private claimSeq = 0;
+  private readonly claimsPending = new Set<number>();
+  private claimsSettledWaiters: Array<{ upTo: number; resolve: () => void }> = [];
+  /** A call that may have leased jobs failed without an answer: a sweep is due. */
+  private orphansSuspected = false;
+  private orphanSweep: Promise<void> | null = null;
+  /** The sweep's wait between tries; woken on stop. */
+  private readonly sweepWaker = new Waker();
+  /** Lost-lease errors that came after an unanswered try of the same write (which may have been recorded). */
+  private readonly unsureLosses = new WeakSet<object>();
+
   constructor(o: WorkerOptions) {
     validate(o);
     this.o = o;
@@ -224,6 +239,7 @@ class WorkerRuntime implements Worker {
         continue;
       }
       let leases: Lease[];
+      const seq = this.beginLeasingCall();
       try {
         leases = await backend.claim({
           queue: this.o.queue,
@@ -235,7 +251,10 @@ class WorkerRuntime implements Worker {
           onPartialFailure: this.onPartialClaimFailure,
         });
       } catch (error) {
+        this.endLeasingCall(seq);
         this.log({ kind: 'backend_error', op: 'claim', jobId: null, error });
+        // The claim may have run with its answer lost: jobs leased to no one here.
+        this.suspectOrphans();
         await this.waker.sleep(idleMs);
         idleMs = Math.min(idleMs * 2, this.maxIdleMs);
         continue;
@@ -243,9 +262,18 @@ class WorkerRuntime implements Worker {
       if (this.state !== 'running') {
         // stop() arrived while the claim was in flight: hand these back untouched.
         await Promise.all(leases.map((l) => this.releaseQuietly({ jobId: l.jobId, fence: l.fence }, l.envelope.attempt)));
+        this.endLeasingCall(seq);
         break;
       }
       if (leases.length === 0) {
+        this.endLeasingCall(seq);
+        if (this.inflight.size === 0 && this.orphanSweep) {
+          // Not idle (nor drained) while a sweep may give jobs back to the queue: claim again once
+          // it ends (it wakes this loop) or after the idle wait.
+          await this.waker.sleep(idleMs);
+          idleMs = Math.min(idleMs * 2, this.maxIdleMs);
+          continue;
+        }
         if (this.slotFreedSinceClaim) idleMs = this.minIdleMs;
         this.slotFreedSinceClaim = false;
         if (this.inflight.size === 0) this.log({ kind: 'idle', waitMs: idleMs });
@@ -256,6 +284,7 @@ class WorkerRuntime implements Worker {
       }
       idleMs = this.minIdleMs;
       for (const lease of leases) this.run(lease);
+      this.endLeasingCall(seq);
     }
   }
 
@@ -344,10 +373,15 @@ class WorkerRuntime implements Worker {
           return;
         }
         // Work that finished is kept even if a cancel or shutdown arrived meanwhile.
-        const next = await this.completeAndClaimNext(ref, stored.value);
-        this.log({ kind: 'succeeded', jobId: ref.jobId, attempt, durationMs: this.clock.now() - entry.startedAt });
-        // The next job takes this slot before it is freed, so the claim loop stays asleep.
-        for (const lease of next) this.run(lease);
+        const seq = this.beginLeasingCall();
+        try {
+          const next = await this.completeAndClaimNext(ref, stored.value);
+          this.log({ kind: 'succeeded', jobId: ref.jobId, attempt, durationMs: this.clock.now() - entry.startedAt });
+          // The next job takes this slot before it is freed, so the claim loop stays asleep.
+          for (const lease of next) this.run(lease);
+        } finally {
+          this.endLeasingCall(seq);
+        }
         return;
       }
       if (outcome.error instanceof LeaseLostError) {
@@ -370,7 +404,7 @@ class WorkerRuntime implements Worker {
           await this.failAttempt(entry, outcome.error);
       }
     } catch (error) {
-      if (error instanceof LeaseLostError) this.log({ kind: 'lease_lost', jobId: ref.jobId, attempt });
+      if (error instanceof LeaseLostError) this.log({ kind: 'lease_lost', jobId: ref.jobId, attempt, ...(this.unsureLosses.has(error) ? { unsure: true } : {}) });
       // Anything else: the lease is left to expire and the job is reclaimed (at-least-once holds).
       else this.log({ kind: 'backend_error', op: 'finish', jobId: ref.jobId, error });
     }
@@ -396,9 +430,10 @@ class WorkerRuntime implements Worker {
    * Completes a job and, while the worker runs, claims the next one for the
    * slot it frees in the same backend call when the backend can
    * (`completeAndClaim`: one round trip per job instead of two). A transient
-   * error falls back to plain `complete` with retries (if the first call did
-   * apply, that reports a lost lease, as any re-sent terminal write does, and
-   * a job it claimed is reclaimed when its lease expires).
+   * error falls back to plain `complete` with retries: if the first call did
+   * apply (its answer lost), the store answers the re-sent completion as done
+   * (same fence, same outcome), and the job it claimed for this worker is
+   * given back by the orphan sweep (`sweepOrphans`).
    */
   private async completeAndClaimNext(ref: LeaseRef, result: string | null): Promise<Lease[]> {
     const backend = this.backend!;
@@ -419,7 +454,13 @@ class WorkerRuntime implements Worker {
       }));
     } catch (error) {
       if (error instanceof LeaseLostError) throw error;
-      await this.withRetries(() => backend.complete(ref, result));
+      this.suspectOrphans();
+      try {
+        await this.withRetries(() => backend.complete(ref, result));
+      } catch (e) {
+        if (e instanceof LeaseLostError) this.unsureLosses.add(e);
+        throw e;
+      }
       return [];
     }
     if (this.state !== 'running') {
@@ -438,8 +479,96 @@ class WorkerRuntime implements Worker {
       try {
         return await op();
       } catch (error) {
+        // (lost after an unanswered try: that try may have been the write that ended the lease)
+        if (error instanceof LeaseLostError && i > 1) this.unsureLosses.add(error);
         if (error instanceof LeaseLostError || i >= FINISH_TRIES) throw error;
         await new Promise((r) => setTimeout(r, 20 * 4 ** i));
+      }
+    }
+  }
+
+  // ------------------------------------------------------------ orphans
+
+  private beginLeasingCall(): number {
+    const seq = ++this.claimSeq;
+    this.claimsPending.add(seq);
+    return seq;
+  }
+
+  /** The call's leases are in hand (running, or handed back), or it failed. */
+  private endLeasingCall(seq: number): void {
+    if (!this.claimsPending.delete(seq)) return;
+    const oldest = Math.min(...this.claimsPending);
+    this.claimsSettledWaiters = this.claimsSettledWaiters.filter((w) => {
+      if (oldest <= w.upTo) return true;
+      w.resolve();
+      return false;
+    });
+  }
+
+  /** Resolves once every leasing call numbered up to `upTo` has ended. */
+  private leasingCallsSettled(upTo: number): Promise<void> {
+    if (Math.min(...this.claimsPending) > upTo) return Promise.resolve();
+    return new Promise((resolve) => this.claimsSettledWaiters.push({ upTo, resolve }));
+  }
+
+  private suspectOrphans(): void {
+    this.orphansSuspected = true;
+    if (this.state !== 'running') return;
+    this.orphanSweep ??= this.sweepOrphans().finally(() => {
+      this.orphanSweep = null;
+      this.waker.wake();
+    });
+  }
+
+  /**
+   * Gives back jobs leased to this worker that it does not hold. A claim, or a completeAndClaim,
+   * whose answer was lost (a Redis restart between the script and its reply) may have leased jobs
+   * to this worker id that it never heard of: left alone they stay running until their leases
+   * expire, then count a lost attempt (and a draining worker exits leaving them). So after such a
+   * failure the worker lists the queue's running jobs, keeps those leased to it by id and not in
+   * its hands, waits until every leasing call it had started by then has answered (a job such a
+   * call leased is in hand once it answers: no call of its own is mistaken for an orphan), and
+   * releases the rest under the fence it read (fenced: a job that moved on meanwhile is left
+   * alone). Releasing, not adopting, keeps the slot count exact and needs no job body; the attempt
+   * does not count, as on a graceful shutdown. Retried with backoff while the store fails.
+   */
+  private async sweepOrphans(): Promise<void> {
+    let waitMs = this.minIdleMs;
+    while (this.orphansSuspected && this.state === 'running') {
+      try {
+        await this.releaseOrphans();
+      } catch (error) {
+        this.orphansSuspected = true;
+        this.log({ kind: 'backend_error', op: 'orphan sweep', jobId: null, error });
+        await this.sweepWaker.sleep(waitMs);
+        waitMs = Math.min(waitMs * 2, ORPHAN_SWEEP_MAX_WAIT_MS);
+      }
+    }
+  }
+
+  private async releaseOrphans(): Promise<void> {
+    this.orphansSuspected = false;
+    const backend = this.backend!;
+    const candidates: Array<{ ref: LeaseRef; attempt: number }> = [];
+    let cursor: string | null = null;
+    do {
+      const page = await backend.list({ queue: this.o.queue, states: ['running'] }, { limit: MAX_PAGE_LIMIT, cursor });
+      for (const j of page.items) {
+        if (j.lease?.worker_id === this.workerId && !this.inflight.has(j.job_id)) candidates.push({ ref: { jobId: j.job_id, fence: j.lease.fence }, attempt: j.attempt });
+      }
+      cursor = page.next_cursor;
+    } while (cursor !== null);
+    if (candidates.length === 0) return;
+    await this.leasingCallsSettled(this.claimSeq);
+    for (const { ref, attempt } of candidates) {
+      if (this.inflight.get(ref.jobId)?.ref.fence === ref.fence) continue;
+      try {
+        await backend.release(ref);
+        this.log({ kind: 'orphan_released', jobId: ref.jobId, attempt });
+      } catch (error) {
+        if (!(error instanceof LeaseLostError)) throw error;
+        // ended or taken by someone else meanwhile: not ours to give back
       }
     }
   }
@@ -614,6 +743,12 @@ class WorkerRuntime implements Worker {
     // …then their signals abort and their leases go back without counting the attempt.
     for (const f of this.inflight.values()) this.abortJob(f, 'shutdown');
     await all();
+    // A sweep still due: one last try, so a stopping (or --drain) worker leaves no orphan running.
+    this.sweepWaker.wake();
+    await this.orphanSweep;
+    if (this.orphansSuspected) {
+      await this.releaseOrphans().catch((error: unknown) => this.log({ kind: 'backend_error', op: 'orphan sweep', jobId: null, error }));
+    }
 
     this.state = 'stopped';
     if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);

@@ -82,6 +82,23 @@ describe('Redis completeAndClaim', () => {
     }
   });
 
+  it('answers a completion re-sent after it applied as done, and claims nothing for it', async () => {
+    const { backend } = open();
+    try {
+      for (let i = 0; i < 3; i++) await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme' });
+      const [first] = await backend.claim(claimReq);
+      const r1 = await backend.completeAndClaim(first!, 'done', claimReq);
+      expect(r1.next).toHaveLength(1);
+      // the answer of r1 lost: the same call again (batched with another worker's completion)
+      const [again, other] = await Promise.all([backend.completeAndClaim(first!, 'done', claimReq), backend.completeAndClaim(r1.next[0]!, null, claimReq)]);
+      expect(again.next).toEqual([]);
+      expect(other.next).toHaveLength(1);
+      expect((await backend.stats('q')).counts).toMatchObject({ succeeded: 2, running: 1, queued: 0 });
+    } finally {
+      await backend.close();
+    }
+  });
+
   it('re-reads a retried job whole (earlier attempts included) and returns its effects', async () => {
     const { backend, clock } = open();
     try {

@@ -139,10 +139,54 @@ export function workerCases(make: MakeFixture): void {
       // Nothing the stale writes tried is visible.
       const job = (await backend.get(lease.jobId))!;
       expect(job).toMatchObject({ state: 'running', checkpoint: null, effects: [] });
-      // A finished job refuses further writes even with its last fence.
+      // A finished job refuses further writes even with its last fence (a re-sent ending write aside: below).
       await backend.complete(lease, 'done');
-      await expect(backend.complete(lease, 'again')).rejects.toBeInstanceOf(LeaseLostError);
       await expect(backend.checkpoint(lease, 1)).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(backend.fail(lease, { code: 'NETWORK', message: 'x', retryable: true })).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(backend.abort(lease, 'cancelled')).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(backend.release(lease)).rejects.toBeInstanceOf(LeaseLostError);
+    });
+
+    it('answers an ending write re-sent with the same fence (its first reply lost) as done, not as a lost lease', async () => {
+      const { backend, clock } = fx();
+      const lease = async () => {
+        await backend.submit(req());
+        return claimOne(backend);
+      };
+      const completed = await lease();
+      await backend.complete(completed, 'done');
+      expect(await backend.complete(completed, 'done')).toMatchObject({ job_id: completed.jobId, state: 'succeeded', result: 'done' });
+
+      const retried = await lease();
+      const first = await backend.fail(retried, { code: 'NETWORK', message: 'x', retryable: true });
+      expect(first.kind).toBe('retry');
+      expect(await backend.fail(retried, { code: 'NETWORK', message: 'x', retryable: true })).toMatchObject({ kind: 'retry', job: { job_id: retried.jobId, state: 'scheduled' } });
+
+      const buried = await lease();
+      await backend.fail(buried, { code: 'VALIDATION', message: 'no', retryable: false });
+      expect(await backend.fail(buried, { code: 'VALIDATION', message: 'no', retryable: false })).toMatchObject({ kind: 'dead', reason: 'permanent' });
+
+      const aborted = await lease();
+      await backend.abort(aborted, 'cancelled');
+      expect(await backend.abort(aborted, 'cancelled')).toMatchObject({ state: 'cancelled' });
+      // another outcome than the one that applied is not the same write
+      await expect(backend.abort(aborted, 'expired')).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(backend.complete(aborted, null)).rejects.toBeInstanceOf(LeaseLostError);
+
+      const released = await lease();
+      await backend.release(released);
+      await backend.release(released);
+      expect((await backend.get(released.jobId))!).toMatchObject({ state: 'queued', attempt: 0 });
+
+      // once another claim took the job (a new fence), the old lease's re-sent write is lost
+      clock.advance(1);
+      const again = await claimOne(backend);
+      expect(again.jobId).toBe(released.jobId);
+      await expect(backend.release(released)).rejects.toBeInstanceOf(LeaseLostError);
+      // each job ended once: one event per ending
+      for (const [id, type] of [[completed.jobId, 'succeeded'], [buried.jobId, 'dead'], [aborted.jobId, 'cancelled']] as const) {
+        expect((await eventTypes(backend, id)).filter((t) => t === type)).toHaveLength(1);
+      }
     });
 
     it('completes a job with its result and closes the attempt record', async () => {

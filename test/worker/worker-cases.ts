@@ -523,6 +523,51 @@ export function runWorkerSuite(name: string, makeFixture: () => Promise<WorkerFi
       expect(afterJob().find((e) => e.kind === 'idle')).toEqual({ kind: 'idle', waitMs: 2 });
     });
 
+    /** The store, with the answer of the first `lose` call lost after the call applied (as across a Redis restart). */
+    const losingAnswer = (lose: 'claim' | 'completeAndClaim'): Backend => {
+      let lost = false;
+      const real = fx.backend as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+      return new Proxy(fx.backend, {
+        get(target, prop) {
+          const v = Reflect.get(target, prop, target) as unknown;
+          if (prop === lose) {
+            return async (...args: unknown[]) => {
+              const r = await real[lose]!.apply(target, args);
+              const leased = lose === 'claim' ? (r as unknown[]).length : (r as { next: unknown[] }).next.length;
+              if (!lost && leased > 0) {
+                lost = true;
+                throw new Error('Connection is closed.');
+              }
+              return r;
+            };
+          }
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        },
+      });
+    };
+
+    it('a completion whose answer was lost counts as done, and the job it claimed is given back at once, not left running', async () => {
+      if (!fx.backend.completeAndClaim) return;
+      const a = await submit({ input: 'a' });
+      const b = await submit({ input: 'b' });
+      await start(async (job) => `did ${job.input}`, { backend: losingAnswer('completeAndClaim') });
+      expect((await inState(a.job_id, 'succeeded')).result).toBe('did a');
+      const done = await inState(b.job_id, 'succeeded');
+      // claimed by the lost answer, released (not counted), claimed again
+      expect(done.attempts.map((x) => x.outcome)).toEqual(['released', 'succeeded']);
+      expect(done.attempt).toBe(1);
+      expect(events.filter((e) => e.kind === 'lease_lost')).toEqual([]);
+      expect(events).toContainEqual({ kind: 'succeeded', jobId: a.job_id, attempt: 1, durationMs: expect.any(Number) });
+      expect(events).toContainEqual({ kind: 'orphan_released', jobId: b.job_id, attempt: 1 });
+    });
+
+    it('jobs leased by a claim whose answer was lost are given back at once, not left running until their leases expire', async () => {
+      const jobs = [await submit({ input: 'a' }), await submit({ input: 'b' })];
+      await start(async () => 'ok', { backend: losingAnswer('claim'), concurrency: 2 });
+      for (const j of jobs) expect((await inState(j.job_id, 'succeeded')).attempt).toBe(1);
+      expect(events.filter((e) => e.kind === 'orphan_released').map((e) => (e as { jobId: string }).jobId).sort()).toEqual(jobs.map((j) => j.job_id).sort());
+    });
+
     it('takes only the classes it was given', async () => {
       const batch = await submit({ class: 'batch' });
       const interactive = await submit({ class: 'interactive' });

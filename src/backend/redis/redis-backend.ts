@@ -882,6 +882,11 @@ export class RedisBackend implements Backend {
         let taken = 0;
         items.forEach((c, k) => {
           const outcome = outcomes[k]!;
+          if (outcome === 'done') {
+            // completed already by this fence (a re-sent call): done, and nothing was claimed for it
+            c.resolve([]);
+            return;
+          }
           if (outcome !== 'ok') {
             const found = outcome.slice('lost:'.length);
             c.reject(new LeaseLostError(c.lease.jobId, found ? `the job is ${found} under another fence` : undefined));
@@ -1056,7 +1061,8 @@ export class RedisBackend implements Backend {
       decision.kind === 'retry' && decision.overBudget ? '1' : '0',
     ]);
     const after = jobFrom(res[1]);
-    if (after.state === 'scheduled') return { kind: 'retry', runAt: Date.parse(after.run_at), job: after };
+    // (queued: a re-sent fail finding its retry already due and promoted)
+    if (after.state === 'scheduled' || after.state === 'queued') return { kind: 'retry', runAt: Date.parse(after.run_at), job: after };
     if (after.state === 'dead') return { kind: 'dead', reason: after.dead!.reason, job: after };
     if (after.state === 'cancelled') return { kind: 'cancelled', job: after };
     return { kind: 'expired', job: after };

@@ -73,6 +73,17 @@ export class SqliteWorkerOps {
     return found;
   }
 
+  /**
+   * The job, when an ending write re-sent (its first reply lost) finds it already ended by this
+   * lease: no longer running, still under the same fence (no claim came since), its last attempt
+   * ended with `outcome`. The first write applied, so the re-send is answered as done; null otherwise.
+   */
+  private endedBy(ref: LeaseRef, outcome: string): Job | null {
+    const found = this.store.load(ref.jobId);
+    if (!found || found.job.state === 'running' || found.fence !== ref.fence) return null;
+    return found.job.attempts[found.job.attempts.length - 1]?.outcome === outcome ? found.job : null;
+  }
+
   claim(req: ClaimRequest): Lease[] {
     checkClaim(req);
     const classes = new Set<JobClass>(req.classes && req.classes.length > 0 ? req.classes : JOB_CLASSES);
@@ -343,6 +354,8 @@ export class SqliteWorkerOps {
 
   complete(ref: LeaseRef, result: string | null): Job {
     return this.store.inWrite(() => {
+      const done = this.endedBy(ref, 'succeeded');
+      if (done) return done;
       const now = this.store.clock.now();
       const { job, fence } = this.leased(ref);
       endAttempt(job, now, 'succeeded');
@@ -420,6 +433,8 @@ export class SqliteWorkerOps {
 
   fail(ref: LeaseRef, failure: Failure): FailureOutcome {
     return this.store.inWrite(() => {
+      const done = this.endedBy(ref, 'failed');
+      if (done) return failureOutcomeOf(done);
       const now = this.store.clock.now();
       const { job, fence } = this.leased(ref);
       const error = { code: failure.code, message: failure.message };
@@ -454,6 +469,8 @@ export class SqliteWorkerOps {
   abort(ref: LeaseRef, outcome: AbortOutcome): Job {
     if (outcome !== 'cancelled' && outcome !== 'expired') throw new ValidationError(`abort outcome must be cancelled or expired, got ${String(outcome)}`);
     return this.store.inWrite(() => {
+      const done = this.endedBy(ref, outcome);
+      if (done && done.state === outcome) return done;
       const now = this.store.clock.now();
       const { job, fence } = this.leased(ref);
       endAttempt(job, now, outcome);
@@ -464,6 +481,7 @@ export class SqliteWorkerOps {
 
   release(ref: LeaseRef): void {
     this.store.inWrite(() => {
+      if (this.endedBy(ref, 'released')) return;
       const now = this.store.clock.now();
       const { job, fence } = this.leased(ref);
       if (job.cancel_requested_at !== null) {
@@ -554,4 +572,12 @@ export function startAttempt(store: SqliteStore, job: Job, fence: number, req: C
   if (events) events.push([job, 'claimed', from, 'running', now, data]);
   else store.event(job, 'claimed', from, 'running', now, data);
   return { jobId: job.job_id, fence: newFence, job, envelope: toEnvelope(job), expiresAt };
+}
+
+/** What a fail that applied decided, read back from the job it left (a re-sent fail's answer). */
+function failureOutcomeOf(job: Job): FailureOutcome {
+  if (job.state === 'dead') return { kind: 'dead', reason: job.dead!.reason, job };
+  if (job.state === 'cancelled') return { kind: 'cancelled', job };
+  if (job.state === 'expired') return { kind: 'expired', job };
+  return { kind: 'retry', runAt: Date.parse(job.run_at), job };
 }

@@ -219,7 +219,7 @@ function count(t: Record<'succeeded' | 'retried' | 'dead' | 'expired' | 'aborted
   if (e.kind === 'succeeded') t.succeeded++;
   else if (e.kind === 'failed') t[e.outcome === 'retry' ? 'retried' : e.outcome === 'dead' ? 'dead' : e.outcome === 'cancelled' ? 'aborted' : 'expired']++;
   else if (e.kind === 'aborted') t.aborted++;
-  else if (e.kind === 'released') t.released++;
+  else if (e.kind === 'released' || e.kind === 'orphan_released') t.released++;
   else if (e.kind === 'lease_lost') t.lost++;
 }
 
@@ -245,7 +245,11 @@ function describe(e: WorkerEvent): string | null {
     case 'aborted':
       return `${e.jobId} attempt ${e.attempt}: stopped, ${e.reason}`;
     case 'lease_lost':
-      return `${e.jobId} attempt ${e.attempt}: lease lost (another worker may have it); nothing written`;
+      return e.unsure
+        ? `${e.jobId} attempt ${e.attempt}: lease lost; an earlier try of this attempt's ending write went unanswered and may have been recorded (agentq inspect ${e.jobId})`
+        : `${e.jobId} attempt ${e.attempt}: lease lost (another worker may have it); nothing written`;
+    case 'orphan_released':
+      return `${e.jobId} attempt ${e.attempt}: leased to this worker by a call whose answer was lost; lease released (the attempt does not count)`;
     case 'released':
       return `${e.jobId} attempt ${e.attempt}: lease released (the attempt does not count)`;
     case 'handler_detached':

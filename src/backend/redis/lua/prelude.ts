@@ -384,6 +384,15 @@ local function leaseHeld(id, fence)
   return hget(id, 'st') == 'running' and hget(id, 'fen') == fence
 end
 
+-- A worker's ending write re-sent (its first reply was lost, e.g. across a Redis restart): the job
+-- is no longer running, still under the caller's fence (no claim came since), and its last attempt
+-- ended with the outcome this write gives. The write did apply: the re-send is answered as done.
+local function endedBy(id, fence, outcome)
+  if hget(id, 'st') == 'running' or hget(id, 'fen') ~= fence then return false end
+  local raw = lastAttempt(id)
+  return raw ~= nil and cjson.decode(raw).outcome == outcome
+end
+
 local function deadlineOf(id)
   local dl = hget(id, 'dl')
   if dl and dl ~= '' then return tonumber(dl) end

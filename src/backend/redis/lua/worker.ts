@@ -3,10 +3,10 @@
  * caller's fence token) in the same step as the write; a mismatch returns
  * {'lost'} and the client throws LeaseLostError.
  *
- * A finished job refuses further writes even with its last fence, so a
- * terminal write re-sent after a reconnect reports a lost lease: the worker
- * treats that as "someone else owns the outcome", and the job's stored state
- * (the first write, which did apply) is the truth.
+ * An ending write (complete, fail, abort, release) re-sent after its reply was
+ * lost finds the job already ended by the same fence with the same outcome
+ * (`endedBy`): it is answered as done, with the job as the first write left it,
+ * not as a lost lease. Any other write to a finished job is refused.
  */
 
 /** heartbeat: KEYS[1] lease set; ARGV[5] lease ms, ARGV[6..] pairs of id, fence. Returns per lease {status, exp, cancel, deadline}. */
@@ -94,8 +94,9 @@ return { 'ok', enc }
 
 /**
  * completeJob: running → succeeded under the caller's fence, in one read and
- * one write of the job. Returns nil when done, or the state the job was found
- * in when the lease is no longer held. The lease fields (lw, le) are left in
+ * one write of the job. Returns nil when done, '=' when this fence completed it
+ * already (a re-sent completion), or the state the job was found in when the
+ * lease is no longer held. The lease fields (lw, le) are left in
  * place: a job that is not running has no lease whatever they say (the codec
  * and every fence check look at 'st' first), and a claim rewrites them.
  */
@@ -106,7 +107,11 @@ local function completeJob(jobKey, id, fence, result)
   -- and the inline history slots used.
   local v = redis.call('HMGET', jobKey, 'st', 'fen', 'att', 'cls', 'ten', 'est', 'ar', 'hn')
   local st = v[1]
-  if st ~= 'running' or v[2] ~= fence then return st or '' end
+  if st ~= 'running' or v[2] ~= fence then
+    -- (only a completion ends a job succeeded: under this fence, it was this one)
+    if st == 'succeeded' and v[2] == fence then return '=' end
+    return st or ''
+  end
   META[id] = { cls = v[4], ten = v[5], est = tonumber(v[6] or '60') }
   -- result, state, end, the closed attempt record and the event's history line in one write
   -- (move is told it is done; a success's outcome is 'succeeded')
@@ -132,7 +137,7 @@ end
 /** complete: KEYS[1] job hash; ARGV[5] id, [6] fence, [7] result JSON (a string or null). Returns {'ok', snapshot} or {'lost', state}. */
 export const COMPLETE = COMPLETE_JOB + String.raw`
 local lost = completeJob(KEYS[1], ARGV[5], ARGV[6], ARGV[7])
-if lost then return { 'lost', lost } end
+if lost and lost ~= '=' then return { 'lost', lost } end
 return { 'ok', snapshot(ARGV[5]) }
 `;
 
@@ -146,8 +151,8 @@ return { 'ok', snapshot(ARGV[5]) }
  * KEYS[1] the shard's lease set, KEYS[2 .. n+1] the completed jobs' hashes;
  * ARGV[5..16] as claim's (ARGV[5] caps the jobs claimed), ARGV[17] n, then
  * per completion: job id, fence, result JSON, how many jobs it wants next.
- * Returns {outcomes, claimed}: per completion 'ok' or 'lost:<state found>'
- * (a lost one asks for nothing), and the claimed jobs as claim returns them,
+ * Returns {outcomes, claimed}: per completion 'ok', 'done' (completed already
+ * by this fence: a re-sent call) or 'lost:<state found>' (those two ask for nothing), and the claimed jobs as claim returns them,
  * in order, for the caller to hand out to the completions that asked.
  */
 export const completeClaim = (claim: (maxExpr: string) => string): string =>
@@ -159,7 +164,9 @@ DEFER = tonumber(ARGV[17]) > 1
 for i = 0, tonumber(ARGV[17]) - 1 do
   local b = 18 + i * 4
   local lost = completeJob(KEYS[2 + i], ARGV[b], ARGV[b + 1], ARGV[b + 2])
-  if lost then
+  if lost == '=' then
+    outcomes[#outcomes + 1] = 'done'
+  elseif lost then
     outcomes[#outcomes + 1] = 'lost:' .. lost
   else
     outcomes[#outcomes + 1] = 'ok'
@@ -183,7 +190,10 @@ return { outcomes, claimed }
 export const FAIL = String.raw`
 local id, fence, kind = ARGV[5], ARGV[6], ARGV[7]
 local v = redis.call('HMGET', KEYS[1], 'st', 'fen', 'att', 'ten', 'hn')
-if v[1] ~= 'running' or v[2] ~= fence then return { 'lost', v[1] or '' } end
+if v[1] ~= 'running' or v[2] ~= fence then
+  if endedBy(id, fence, 'failed') then return { 'ok', snapshot(id) } end
+  return { 'lost', v[1] or '' }
+end
 local code, msg, wv = ARGV[11], ARGV[12], ARGV[13]
 local att, ten, hn = v[3], v[4], v[5]
 -- the error, the outcome's fields and the event's history line go into one write of the job, at the end
@@ -246,7 +256,10 @@ return { 'ok', snapshot(id) }
 export const ABORT = String.raw`
 local id, fence, to = ARGV[5], ARGV[6], ARGV[7]
 local st = hget(id, 'st')
-if not leaseHeld(id, fence) then return { 'lost', st or '' } end
+if not leaseHeld(id, fence) then
+  if st == to and endedBy(id, fence, to) then return { 'ok', snapshot(id) } end
+  return { 'lost', st or '' }
+end
 endAttempt(id, to, nil, nil)
 if to == 'expired' then
   move(id, 'running', 'expired')
@@ -266,7 +279,10 @@ return { 'ok', snapshot(id) }
 /** release: gives a running job back without counting the attempt (graceful shutdown). ARGV[5] id, [6] fence. */
 export const RELEASE = String.raw`
 local id, fence = ARGV[5], ARGV[6]
-if not leaseHeld(id, fence) then return { 'lost', hget(id, 'st') or '' } end
+if not leaseHeld(id, fence) then
+  if endedBy(id, fence, 'released') then return { 'ok' } end
+  return { 'lost', hget(id, 'st') or '' }
+end
 if redis.call('HGET', KEYS[1], 'cra') then
   -- given back after a cancel request: nothing left to run. The attempt ends
   -- 'cancelled' and counts (it is not handed out again), so a job's attempt
