@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { MAX_PAGE_LIMIT, type Backend, type FailureOutcome, type HeartbeatResult, type Lease, type LeaseRef } from '../backend/contract.js';
 import { systemClock, type Clock } from '../core/clock.js';
-import { LeaseLostError, ValidationError } from '../core/errors.js';
+import { AgentqError, LeaseLostError, RetryLaterError, ValidationError } from '../core/errors.js';
 import { JOB_CLASSES } from '../core/model.js';
 import { checkedPolicy, type BackendPolicy } from '../core/policy.js';
 import { Name } from '../core/schemas.js';
@@ -254,7 +254,7 @@ class WorkerRuntime implements Worker {
         this.endLeasingCall(seq);
         this.log({ kind: 'backend_error', op: 'claim', jobId: null, error });
         // The claim may have run with its answer lost: jobs leased to no one here.
-        this.suspectOrphans();
+        if (mayHaveApplied(error)) this.suspectOrphans();
         await this.waker.sleep(idleMs);
         idleMs = Math.min(idleMs * 2, this.maxIdleMs);
         continue;
@@ -454,7 +454,7 @@ class WorkerRuntime implements Worker {
       }));
     } catch (error) {
       if (error instanceof LeaseLostError) throw error;
-      this.suspectOrphans();
+      if (mayHaveApplied(error)) this.suspectOrphans();
       try {
         await this.withRetries(() => backend.complete(ref, result));
       } catch (e) {
@@ -781,6 +781,15 @@ class WorkerRuntime implements Worker {
       // A faulty logger must not take the worker down.
     }
   }
+}
+
+/**
+ * Whether a failed store call may still have been applied (its answer lost): a store that could not
+ * be reached or did not answer (exit 75), or an error agentq does not know. A refusal (credentials,
+ * permissions, configuration, validation) applied nothing.
+ */
+function mayHaveApplied(error: unknown): boolean {
+  return !(error instanceof AgentqError) || error instanceof RetryLaterError;
 }
 
 /** A handler's return value as stored: strings as is, other values as JSON, nothing as null. */

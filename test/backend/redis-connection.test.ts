@@ -56,6 +56,8 @@ beforeAll(async () => {
   // the password is set once the server answers (the harness's readiness check is a PING without one)
   authServer = await startRedisServer();
   authServer.cli('ACL', 'SETUSER', 'pinger', 'on', '>pingpw', '~*', '+ping'); // agentq's first read is refused
+  // a read-only user: agentq's scripts run, but their writes are refused inside them
+  authServer.cli('ACL', 'SETUSER', 'reader', 'on', '>readpw', '~*', '+@read', '+@connection', '+evalsha', '+eval', '+script', '+info');
   authServer.cli('CONFIG', 'SET', 'requirepass', 's3cret');
   plainServer = await startRedisServer();
   tlsCluster = await startRedisCluster(3, { cert: f('server.pem'), key: f('server.key'), ca: f('ca.pem') });
@@ -156,6 +158,22 @@ describe('credentials and permissions', () => {
     expect(r.code).toBe(4);
     expect(r.stderr).toContain('refused a command agentq needs: NOPERM');
   });
+
+  it('a read-only ACL user, whose writes are refused inside a script (Redis 7.0: ERR, not NOPERM): exit 4 with the ACL hint', async () => {
+    await runCliOk(home, ['--url', `redis://:s3cret@127.0.0.1:${authServer.port}`, 'submit', 'w:v1', '--queue', 'ro']);
+    const r = await runCli(home, ['--url', `redis://reader:readpw@127.0.0.1:${authServer.port}`, 'submit', 'w:v1', '--queue', 'ro']);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain("refused a command agentq needs: ERR The user executing the script can't run this command");
+    expect(r.stderr).toContain('The ACL user needs');
+    expect(r.stderr).not.toContain('bug in agentq');
+  });
+
+  it('a worker of a read-only ACL user stops by itself with exit 4 instead of retrying for ever', async () => {
+    await runCliOk(home, ['--url', `redis://:s3cret@127.0.0.1:${authServer.port}`, 'submit', 'w:v1', '--queue', 'ro-worker']);
+    const r = await runCli(home, ['--url', `redis://reader:readpw@127.0.0.1:${authServer.port}`, 'worker', '--queue', 'ro-worker', '--', '/bin/true'], { timeoutMs: 60_000 });
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('worker: stopping — the store has refused this worker for 10s');
+  }, 60_000);
 
   it('a worker whose credentials stay refused stops by itself with exit 4 instead of polling on', async () => {
     const r = await runCli(home, ['--url', `redis://:not-the-password@127.0.0.1:${authServer.port}`, 'worker', '--queue', 'auth', '--', '/bin/true'], { timeoutMs: 60_000 });

@@ -333,7 +333,8 @@ function deniedError(msg: string, where: string): PermissionError | null {
       "Put the user and password in the URL before the host, as user:password@ (or :password@ for Redis's default user).",
     );
   }
-  if (/^NOPERM\b/.test(msg)) {
+  // (a command refused inside a script: Redis 7.0 answers with a plain ERR, later versions with NOPERM)
+  if (/^NOPERM\b|^ERR The user executing the script can't run this command/.test(msg)) {
     return new PermissionError(
       `Redis at ${where} refused a command agentq needs: ${msg}`,
       "The ACL user needs agentq's keys (~{aq:* and ~aq:*, with the URL's prefix for aq) and the commands on them, scripts (EVALSHA, EVAL) included.",
