@@ -332,6 +332,13 @@ export interface Backend {
    * refuses a plan made against another store.
    */
   readonly storeId: string;
+  /**
+   * Optional: an identity kept in the store itself (Redis: a random id created once under the key
+   * prefix), the same however the store is reached (another seed list of the same Cluster,
+   * `localhost` for `127.0.0.1`). A plan records it next to `storeId` (`store-id.ts`). Null when the
+   * store has none that this user may create. Not for hot paths: it may cost a round trip.
+   */
+  storeIdentity?(): Promise<string | null>;
 
   // ---- producers and operators
   /** Idempotent on `idempotency_key`: same key and body → same job, `created: false`; same key, other body → `IdempotencyConflictError`. */

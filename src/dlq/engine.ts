@@ -26,6 +26,7 @@ import { takeQueueLock, type Identity, type LockOptions, type ProcessProbe } fro
 import type { ProgressSink } from './progress.js';
 import { Pacer } from './rate.js';
 import { walkDlq } from './select.js';
+import { planStoreId } from '../backend/store-id.js';
 
 export interface EngineDeps {
   backend: Backend;
@@ -65,7 +66,7 @@ export async function buildPlan(deps: Pick<EngineDeps, 'backend' | 'clock'>, req
     req.action === 'redrive'
       ? { attempts: req.attempts ?? DEFAULT_ATTEMPTS_POLICY, maxRedrives, minRemainingMs: req.selector.minRemainingMs, includePartial }
       : { minRemainingMs: req.selector.minRemainingMs };
-  const plan = builder.finish({ action: req.action, createdAt: toIso(now), filters: req.selector.given, options, store: deps.backend.storeId });
+  const plan = builder.finish({ action: req.action, createdAt: toIso(now), filters: req.selector.given, options, store: await planStoreId(deps.backend) });
   return { plan, partialNotices: builder.partialNotices };
 }
 

@@ -15,6 +15,7 @@ import type { RunEvent } from '../dlq/progress.js';
 import { effectiveBatchSize } from '../dlq/rate.js';
 import { walkDlq } from '../dlq/select.js';
 import type { PlannedRedrive, PlanSplit, RedrivePort, RedriveProgress, RedriveResult, SelectionContext } from './redrive-port.js';
+import { planStoreId } from '../backend/store-id.js';
 
 export interface GatewaySettings {
   /** The command's own selector (`--queue`, `--tenant`…): where a large selection is looked up. */
@@ -53,7 +54,7 @@ export function engineRedrive(deps: EngineDeps, s: GatewaySettings): RedrivePort
       const plan = builder.finish({
         action: 'redrive',
         createdAt: toIso(readFrom),
-        store: deps.backend.storeId,
+        store: await planStoreId(deps.backend),
         filters: { ...s.given, via: 'agentq dlq browse', selected: jobIds.length, ...selectionFilters(context) },
         options: { attempts: s.attempts ?? DEFAULT_ATTEMPTS_POLICY, maxRedrives, minRemainingMs: 0, includePartial: false },
       });

@@ -6,6 +6,7 @@
  *   <prefix>:q:<queue>       hash: the queue's shard count (fixed when it is first used)
  *   <prefix>:loc:<job id>    string "<queue>\t<shard>": find a job without scanning
  *   <prefix>:runs            zset (lex) of run ids;  <prefix>:runloc:<run id> → queue
+ *   <prefix>:store           string: the store's identity, a random id set once (SET NX)
  * The per-shard keys are documented in docs/architecture.md ("Redis backend").
  */
 export class KeyLayout {
@@ -26,6 +27,9 @@ export class KeyLayout {
   }
   runs(): string {
     return `${this.prefix}:runs`;
+  }
+  storeIdentity(): string {
+    return `${this.prefix}:store`;
   }
   runLoc(runId: string): string {
     return `${this.prefix}:runloc:${runId}`;

@@ -8,10 +8,10 @@
  * never read, so tests control time with a ManualClock.
  */
 import { toEnvelope } from '../../core/envelope.js';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Cluster, type Redis } from 'ioredis';
 import { encodeTime } from 'ulid';
-import { IdempotencyConflictError, JobStoppingError, LeaseLostError, MalformedJobError, NotFoundError, RetryLaterError, ValidationError } from '../../core/errors.js';
+import { IdempotencyConflictError, JobStoppingError, LeaseLostError, MalformedJobError, NotFoundError, PermissionError, RetryLaterError, ValidationError } from '../../core/errors.js';
 import { storedJson } from '../../core/stored-json.js';
 import { checkClaim, checkJobFilter, checkLeaseMs } from '../checks.js';
 import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
@@ -70,7 +70,7 @@ export interface RedisBackendDeps {
 
 /** The contract's promise-returning methods (events is an iterator, close is best effort). */
 const GUARDED = [
-  'submit', 'get', 'list', 'cancel', 'queues', 'claim', 'heartbeat', 'checkpoint', 'beginEffect', 'finishEffect', 'complete', 'completeAndClaim', 'fail', 'abort', 'release',
+  'storeIdentity', 'submit', 'get', 'list', 'cancel', 'queues', 'claim', 'heartbeat', 'checkpoint', 'beginEffect', 'finishEffect', 'complete', 'completeAndClaim', 'fail', 'abort', 'release',
   'dlqList', 'dlqGet', 'dlqRaw', 'createRun', 'getRun', 'listRuns', 'updateRun', 'ledger', 'applyRunItems', 'acquireLock', 'releaseLock', 'readLock', 'breakLock', 'stats',
 ] as const;
 
@@ -195,6 +195,32 @@ export class RedisBackend implements Backend {
       };
     }
   }
+
+  /**
+   * The identity this store keeps under its prefix (`<prefix>:store`): created once with SET NX by
+   * the first caller (of any process; whoever loses the race reads the winner's), then read. Null
+   * when there is none and this user may not write one (a read-only ACL user planning a dry run):
+   * the plan then names the store by `storeId`. Plans only: never on a hot path.
+   */
+  async storeIdentity(): Promise<string | null> {
+    this.identity ??= (async () => {
+      const key = this.keys.storeIdentity();
+      const found = await this.client.get(key);
+      if (found !== null) return found;
+      try {
+        await this.client.set(key, randomBytes(12).toString('hex'), 'NX');
+      } catch (e) {
+        if (this.conn.errorOf(e) instanceof PermissionError) return null;
+        throw e;
+      }
+      return this.client.get(key);
+    })().catch((e: unknown) => {
+      this.identity = null;
+      throw e;
+    });
+    return this.identity;
+  }
+  private identity: Promise<string | null> | null = null;
 
   /**
    * Resolves once the URL's database is selected (`dbGate`); rejects with exit 78 when the server

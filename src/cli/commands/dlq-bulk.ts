@@ -15,6 +15,7 @@ import { printObject, printRecords } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
 import { PLAN_ITEM_COLUMNS } from './dlq-columns.js';
 import type { DlqIo } from './dlq-io.js';
+import { isSameStore, planStoreId } from '../../backend/store-id.js';
 
 export interface BulkOptions extends SelectorInput {
   /** Set when `queue` came from the context (queue-scope.ts): it scopes the action but is not a selector. */
@@ -299,10 +300,10 @@ async function planFor(action: BulkAction, o: BulkOptions, io: DlqIo) {
     if (plan.action !== action) throw new ValidationError(`plan file ${o.plan} is a ${plan.action} plan; apply it with: agentq dlq ${plan.action} --plan ${o.plan}`);
     // First, and not waived by --force (which partial jobs need): a plan applied to another store
     // (a restored copy, another environment) finds none of its jobs, or the wrong ones.
-    const here = (await io.backend()).storeId;
-    if (plan.store !== undefined && plan.store !== here) {
+    const backend = await io.backend();
+    if (plan.store !== undefined && !(await isSameStore(backend, plan.store))) {
       throw new ValidationError(
-        `plan file ${o.plan} was made against ${sanitize(plan.store)}, but this command points at ${sanitize(here)}`,
+        `plan file ${o.plan} was made against ${sanitize(plan.store)}, but this command points at ${sanitize(await planStoreId(backend))}`,
         'Point at the store the plan was made on (--context / --url), or make a plan against this one: --dry-run --plan-out FILE.',
       );
     }
