@@ -188,6 +188,15 @@ describe('credentials and permissions', () => {
   });
 });
 
+describe('a password the server does not need', () => {
+  it("is said once in agentq's words, not as ioredis's raw [WARN] line, and the command works", async () => {
+    const r = await runCliOk(home, ['--url', `redis://:unneeded@127.0.0.1:${plainServer.port}`, 'list', '--queue', 'nopw']);
+    expect(r.stderr).not.toContain('[WARN]');
+    expect(r.stderr.match(/warning: Redis at 127\.0\.0\.1:\d+ does not require a password, but the URL gives one: it is ignored/g)).toHaveLength(1);
+    expect(r.stderr).not.toContain('unneeded');
+  });
+});
+
 describe('nothing listening', () => {
   it('standalone: exit 75 naming the refused connection and the address; the process ends', async () => {
     const port = await freePort();

@@ -1,9 +1,28 @@
 /** Redis connection URLs: schemes, hosts, options, and the rules a bad URL breaks (exit 78). */
 import { describe, expect, it } from 'vitest';
 import { parseRedisUrl, redact, redisStoreId } from '../../src/backend/redis/url.js';
+import { parseSqsUrl } from '../../src/backend/sqs/url.js';
 import { ConfigError } from '../../src/core/errors.js';
 
 describe('parseRedisUrl', () => {
+  it('refuses a parameter given twice (exit 78, naming it), as the SQS URL does', () => {
+    for (const [parse, url] of [
+      [parseRedisUrl, 'redis://127.0.0.1:6379?shards=2&shards=3'],
+      [parseRedisUrl, 'redis+cluster://h:7000?prefix=a&shards=2&prefix=a'],
+      [(u: string) => parseSqsUrl(u, u, {}), 'sqs://eu-west-1/agentq?wait=5&wait=10'],
+    ] as const) {
+      let err: unknown;
+      try {
+        parse(url);
+      } catch (e) {
+        err = e;
+      }
+      expect(err, url).toBeInstanceOf(ConfigError);
+      expect((err as ConfigError).exitCode).toBe(78);
+      expect((err as ConfigError).message).toMatch(/gives the parameter "(shards|prefix|wait)" more than once/);
+    }
+  });
+
   it('reads standalone, TLS and cluster forms', () => {
     expect(parseRedisUrl('redis://127.0.0.1:6380')).toMatchObject({ cluster: false, tls: false, nodes: [{ host: '127.0.0.1', port: 6380 }], db: 0, shards: 1, prefix: 'aq' });
     expect(parseRedisUrl('rediss://user:s3cret@redis.internal:6390/2')).toMatchObject({ tls: true, username: 'user', password: 's3cret', db: 2 });

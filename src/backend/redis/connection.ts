@@ -88,6 +88,7 @@ export class RedisConnection {
     private readonly unpipelined: string[] = [],
   ) {
     this.where = o.nodes.map((n) => `${n.host}:${n.port}`).join(',');
+    if (o.password !== undefined) routeIoredisPasswordWarning(this.where);
     this.dbSelected = o.db === 0;
     this.client = this.connect();
     // (with a listener, ioredis does not print each connection error to the console)
@@ -290,6 +291,31 @@ export class RedisConnection {
     }
     return 'Check that Redis is up and reachable there, then retry.';
   }
+}
+
+/**
+ * ioredis prints its own line with console.warn when the URL gives a password the server does not
+ * need (`[WARN] This Redis server's \`default\` user does not require a password, but a password was
+ * supplied`), raw on stderr between agentq's lines. That line is replaced by one in agentq's words
+ * and format, once per process; anything else written with console.warn passes through.
+ */
+const IOREDIS_PASSWORD_WARNING = /^\[WARN\] (?:This Redis server's `default` user|Redis server) does not require a password/;
+let passwordWarningWhere: string | null = null;
+let passwordWarned = false;
+
+function routeIoredisPasswordWarning(where: string): void {
+  if (passwordWarningWhere !== null) return;
+  passwordWarningWhere = where;
+  const original = console.warn.bind(console);
+  console.warn = (...args: unknown[]) => {
+    if (typeof args[0] !== 'string' || !IOREDIS_PASSWORD_WARNING.test(args[0])) return original(...args);
+    if (passwordWarned) return;
+    passwordWarned = true;
+    process.stderr.write(
+      `warning: Redis at ${passwordWarningWhere} does not require a password, but the URL gives one: it is ignored ` +
+        '(remove it from the URL, or set one on the server: requirepass, or an ACL user)\n',
+    );
+  };
 }
 
 /** Why a TCP connection to host:port fails (`connect ECONNREFUSED 10.0.0.5:7000`), or null when it opens. */
