@@ -19,7 +19,6 @@
  * ioredis's retry count) and, where the cause suggests it, the likely mix-up of `redis://` and
  * `rediss://`.
  */
-import { connect as tcpConnect } from 'node:net';
 import { Cluster, Redis } from 'ioredis';
 import { ConfigError, PermissionError, RetryLaterError, isAgentqError } from '../../core/errors.js';
 import type { RedisUrlOptions } from './url.js';
@@ -54,8 +53,10 @@ const UNTRUSTED_CERT = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 
-/** How long a seed node's port is tried when a Cluster cannot be reached, to name the cause. */
+/** How long a Cluster node is given to answer when a call fails, to name the cause. */
 const SEED_PROBE_MS = 1_000;
+/** A Cluster probe's answer is reused for this long (a worker's failing calls do not each ask again). */
+const CLUSTER_PROBE_FRESH_MS = 5_000;
 
 /** Errors of an unreachable or restarting Redis, as ioredis reports them: worth retrying later. */
 const UNAVAILABLE = /Command timed out|Too many Cluster redirections|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|Connection is closed|MaxRetriesPerRequest|max retries per request|CLUSTERDOWN|TRYAGAIN|LOADING|EPIPE|ENOTFOUND|EAI_AGAIN|Failed to refresh slots cache|None of startup nodes is available/i;
@@ -72,12 +73,14 @@ export class RedisConnection {
   private fatal: ConfigError | PermissionError | null = null;
   private closing = false;
   /**
-   * Why the seed nodes of a Cluster cannot be reached, found by connecting to their ports
-   * (`probeSeeds`): ioredis's Cluster client reports only "Connection is closed." for a node it
-   * could not reach (the node's own error is dropped), and "none could be reached" is no cause.
+   * What the Cluster's nodes say for themselves (`probeCluster`): ioredis's Cluster client reports
+   * only "Connection is closed." or "Too many Cluster redirections" for a node it could not reach
+   * (the node's own error is dropped), which names neither the node nor the cause. Looked up when a
+   * call fails for it, at most every CLUSTER_PROBE_FRESH_MS.
    */
-  private seedCauses: string | null = null;
-  private seedProbe: Promise<void> | null = null;
+  private clusterCause: string | null = null;
+  private clusterProbe: Promise<void> | null = null;
+  private clusterProbedAt = 0;
   /** The URL's database was selected once (`dbGate`); always true for database 0. */
   private dbSelected: boolean;
   private dbCheck: Promise<void> | null = null;
@@ -107,8 +110,8 @@ export class RedisConnection {
     if (this.closing || this.client.status !== 'end') return;
     this.attemptsSince = Date.now();
     this.fatal = null;
-    this.seedCauses = null;
-    this.seedProbe = null;
+    this.clusterCause = null;
+    this.clusterProbe = null;
     this.client.connect().catch(() => undefined);
   }
 
@@ -142,12 +145,19 @@ export class RedisConnection {
   }
 
   /**
-   * Resolves once what a failure's message needs is known: for a Cluster never reached, why each
-   * seed node cannot be (looked up once per attempt). Await it before `errorOf` where a call fails.
+   * Resolves once what the message of the failure `e` needs is known: for a Cluster that could not
+   * be reached or served the call, what its nodes say (`probeCluster`). Await it before `errorOf`
+   * where a call fails.
    */
-  async settled(): Promise<void> {
-    if (this.o.cluster && !this.everReady && !this.fatal && !this.closing) this.seedProbe ??= this.probeSeeds();
-    await this.seedProbe;
+  async settled(e?: unknown): Promise<void> {
+    if (!this.o.cluster || this.fatal || this.closing || isAgentqError(e)) return;
+    const msg = e instanceof Error ? e.message : String(e ?? '');
+    if (this.everReady && !UNAVAILABLE.test(msg)) return;
+    if (!this.clusterProbe || Date.now() - this.clusterProbedAt > CLUSTER_PROBE_FRESH_MS) {
+      this.clusterProbedAt = Date.now();
+      this.clusterProbe = this.probeCluster();
+    }
+    await this.clusterProbe;
   }
 
   /** A call's failure as agentq's typed error (exit code, message naming the cause, hint). */
@@ -169,13 +179,15 @@ export class RedisConnection {
     if (UNAVAILABLE.test(msg)) {
       let cause =
         this.o.cluster && !this.everReady
-          ? `none of its seed nodes could be reached${this.seedCauses ? ` (${this.seedCauses})` : ''}`
+          ? (this.clusterCause ?? 'none of its seed nodes could be reached')
           : /Command timed out/i.test(msg)
             ? `it did not answer within ${COMMAND_TIMEOUT_MS / 1000} s (the connection is open, but the server is stopped, frozen or unreachable)`
             : (this.lastError?.message ?? msg);
       // (a node that does not answer sends a Cluster call round its redirections: name that node)
       const node = /^Too many Cluster redirections.*(?:MOVED|ASK) \d+ (\S+)/.exec(msg)?.[1];
       if (node) cause = `its node ${node}, which holds the keys of this call, is not answering (${msg})`;
+      // once connected, what the nodes say names the one at fault; ioredis's words follow
+      else if (this.o.cluster && this.everReady && this.clusterCause) cause = `${this.clusterCause} (${msg})`;
       const what = this.o.cluster ? 'Redis Cluster' : 'Redis';
       return new RetryLaterError(`${what} at ${this.where} is unavailable: ${cause}`, 'BACKEND_UNAVAILABLE', this.unavailableHint());
     }
@@ -268,12 +280,69 @@ export class RedisConnection {
     }
   }
 
-  private async probeSeeds(): Promise<void> {
-    const causes = await Promise.all(this.o.nodes.map((n) => portCause(n.host, n.port)));
-    const found = this.o.nodes.map((n, i) => (causes[i] === null ? null : `${n.host}:${n.port}: ${causes[i]}`)).filter((c) => c !== null);
-    // All open: the nodes answer, but the Cluster never became ready (ioredis waits for
-    // cluster_state:ok, which a Cluster with a failed node does not report).
-    this.seedCauses = found.length > 0 ? found.join('; ') : 'their ports answer, but the Cluster did not report itself ready: see CLUSTER INFO (cluster_state) on a node';
+  /**
+   * Asks each seed node (a connection of its own, CLUSTER INFO and CLUSTER NODES, SEED_PROBE_MS
+   * each) and the nodes they mark failing, and sets `clusterCause`: none of the seeds answered (and
+   * why, per seed), or what is wrong with the Cluster: its state when not ok, and each node that
+   * fails or does not answer, with why (`node 10.0.0.3:7000 refuses connections (connect
+   * ECONNREFUSED …)`, `… does not answer within 1 s` for a stopped one).
+   */
+  private async probeCluster(): Promise<void> {
+    const key = (h: string, p: number) => `${h}:${p}`;
+    const seeds = [...new Map(this.o.nodes.map((n) => [key(n.host, n.port), n])).values()];
+    const answers = await Promise.all(seeds.map((n) => this.askNode(n.host, n.port)));
+    const seedAnswers = new Map(seeds.map((n, i) => [key(n.host, n.port), answers[i]!]));
+    const reached = answers.filter((a) => a.error === null);
+    if (reached.length === 0) {
+      this.clusterCause = `none of its seed nodes could be reached (${[...seedAnswers].map(([at, a]) => `${at}: ${a.raw}`).join('; ')})`;
+      return;
+    }
+    // The nodes at fault: seeds that did not answer, and nodes a seed that answered marks failing.
+    const faulty = new Map<string, string | null>();
+    for (const [at, a] of seedAnswers) if (a.error !== null) faulty.set(at, a.error);
+    for (const a of reached) for (const at of a.failing) if (!faulty.has(at)) faulty.set(at, null);
+    await Promise.all(
+      [...faulty].filter(([, why]) => why === null).map(async ([at]) => {
+        const i = at.lastIndexOf(':');
+        const a = await this.askNode(at.slice(0, i), Number(at.slice(i + 1)));
+        faulty.set(at, a.error ?? 'is marked failing by the other nodes');
+      }),
+    );
+    const state = reached.find((a) => a.state !== null && a.state !== 'ok')?.state ?? reached[0]!.state;
+    const nodes = [...faulty].map(([at, why]) => `node ${at} ${why}`);
+    if (state !== null && state !== 'ok') this.clusterCause = `the Cluster is not ready (cluster_state:${state})${nodes.length > 0 ? `: ${nodes.join('; ')}` : ''}`;
+    else if (nodes.length > 0) this.clusterCause = nodes.join('; ');
+    else this.clusterCause = this.everReady ? null : `its nodes answer and report cluster_state:${state ?? 'unknown'}, but the client could not load the Cluster's slots${this.lastError ? ` (${this.lastError.message})` : ''}`;
+  }
+
+  /** One node's view: its cluster_state and the nodes it marks failing, or why it could not be asked. */
+  private async askNode(host: string, port: number): Promise<{ error: string | null; raw: string | null; state: string | null; failing: string[] }> {
+    const o = this.o;
+    const probe = new Redis({
+      host, port, username: o.username, password: o.password, tls: o.tls ? {} : undefined,
+      connectTimeout: SEED_PROBE_MS, commandTimeout: SEED_PROBE_MS, lazyConnect: true, enableReadyCheck: false,
+      maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: true,
+    });
+    let lastError: Error | null = null;
+    probe.on('error', (e: Error) => (lastError = e));
+    try {
+      await probe.connect();
+      const info = String(await probe.call('CLUSTER', 'INFO'));
+      const nodes = String(await probe.call('CLUSTER', 'NODES'));
+      const failing = nodes
+        .split('\n')
+        .map((line) => line.split(' '))
+        .filter((f) => f.length > 2 && /(^|,)fail\??(,|$)/.test(f[2]!) && !f[2]!.includes('myself'))
+        .map((f) => f[1]!.split('@')[0]!);
+      return { error: null, raw: null, state: /^cluster_state:(\S+)/m.exec(info)?.[1] ?? null, failing };
+    } catch (e) {
+      const err = (lastError ?? e) as NodeJS.ErrnoException;
+      const timedOut = /timed out|ETIMEDOUT/i.test(err.message);
+      const why = err.code === 'ECONNREFUSED' ? `refuses connections (${err.message})` : timedOut ? `does not answer within ${SEED_PROBE_MS / 1000} s` : err.message;
+      return { error: why, raw: timedOut ? `no answer within ${SEED_PROBE_MS / 1000} s` : err.message, state: null, failing: [] };
+    } finally {
+      probe.disconnect();
+    }
   }
 
   private unavailableHint(): string {
@@ -316,20 +385,6 @@ function routeIoredisPasswordWarning(where: string): void {
         '(remove it from the URL, or set one on the server: requirepass, or an ACL user)\n',
     );
   };
-}
-
-/** Why a TCP connection to host:port fails (`connect ECONNREFUSED 10.0.0.5:7000`), or null when it opens. */
-function portCause(host: string, port: number): Promise<string | null> {
-  return new Promise((resolve) => {
-    const socket = tcpConnect({ host, port });
-    const done = (cause: string | null) => {
-      socket.destroy();
-      resolve(cause);
-    };
-    socket.setTimeout(SEED_PROBE_MS, () => done(`no answer within ${SEED_PROBE_MS / 1000} s`));
-    socket.once('connect', () => done(null));
-    socket.once('error', (e) => done(e.message));
-  });
 }
 
 /**

@@ -189,7 +189,7 @@ export class RedisBackend implements Backend {
         this.conn.wake();
         const gate = this.conn.dbGate();
         return (gate ? gate.then(() => fn.apply(this, a)) : fn.apply(this, a)).catch(async (e: unknown) => {
-          await this.conn.settled();
+          await this.conn.settled(e);
           throw this.conn.errorOf(e);
         });
       };
@@ -245,7 +245,7 @@ export class RedisBackend implements Backend {
     try {
       return (await callScript(this.client, name, keys, [shardPrefix, this.now(), this.opts.eventsMaxLen, queue, ...args])) as T;
     } catch (e) {
-      await this.conn.settled();
+      await this.conn.settled(e);
       throw this.conn.errorOf(e);
     }
   }
@@ -782,7 +782,7 @@ export class RedisBackend implements Backend {
       while (!stopped) {
         if (pending.length === 0) {
           if (failure) {
-            await this.conn.settled();
+            await this.conn.settled(failure);
             throw this.conn.errorOf(failure);
           }
           await new Promise<void>((r) => (wake = r));
@@ -1137,7 +1137,7 @@ export class RedisBackend implements Backend {
       }
       return await redisDlqRows(this.client, sources, filter, this.now(), page);
     } catch (e) {
-      await this.conn.settled();
+      await this.conn.settled(e);
       throw this.conn.errorOf(e);
     }
   }
