@@ -81,6 +81,13 @@ export type WorkerEvent =
   | { kind: 'handler_detached'; jobId: string; reason: AbortReason }
   /** A backend call failed; the worker keeps going (a lease left behind expires and is reclaimed). */
   | { kind: 'backend_error'; op: string; jobId: string | null; error: unknown }
+  /**
+   * The store stopped answering: a call failed for want of it (`error`), or `waiting` calls went
+   * unanswered for 5 s (`error` null). Said once until it answers again (and not again within 10 s).
+   */
+  | { kind: 'store_unavailable'; waiting: number; error: unknown }
+  /** The store answers again, `downMs` after it stopped (only after a `store_unavailable`). */
+  | { kind: 'store_available'; downMs: number }
   /** A claim found nothing claimable and no job is in flight; the next claim is in `waitMs` (doubling while idle). */
   | { kind: 'idle'; waitMs: number }
   | { kind: 'stopping'; inFlight: number }

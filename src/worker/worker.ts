@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { MAX_PAGE_LIMIT, type Backend, type FailureOutcome, type HeartbeatResult, type Lease, type LeaseRef } from '../backend/contract.js';
 import { systemClock, type Clock } from '../core/clock.js';
-import { AgentqError, LeaseLostError, RetryLaterError, ValidationError } from '../core/errors.js';
+import { LeaseLostError, ValidationError } from '../core/errors.js';
 import { JOB_CLASSES } from '../core/model.js';
 import { checkedPolicy, type BackendPolicy } from '../core/policy.js';
 import { Name } from '../core/schemas.js';
@@ -23,6 +23,7 @@ import { toFailure } from './classify.js';
 import { AttemptEffects } from './effect.js';
 import { HandlerError, JobAbortedError } from './handler-error.js';
 import type { AbortReason, JobContext, Worker, WorkerEvent, WorkerOptions } from './types.js';
+import { isUnavailable, StoreWatch } from './store-watch.js';
 import { Waker } from './waker.js';
 
 export const WORKER_DEFAULTS = {
@@ -152,6 +153,8 @@ class WorkerRuntime implements Worker {
   private readonly workerVersion: string | null;
 
   private backend: Backend | null;
+  /** Says when the store stops answering and when it answers again. */
+  private readonly storeWatch: StoreWatch;
   private readonly ownsBackend: boolean;
   private state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
   private readonly inflight = new Map<string, InFlight>();
@@ -192,7 +195,8 @@ class WorkerRuntime implements Worker {
     this.maxIdleMs = Math.max(o.maxIdleMs ?? WORKER_DEFAULTS.maxIdleMs, this.minIdleMs);
     this.workerVersion = o.workerVersion ?? null;
     this.workerId = o.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-    this.backend = o.backend ?? null;
+    this.storeWatch = new StoreWatch(this.clock, (change) => this.log(change));
+    this.backend = o.backend ? this.storeWatch.wrap(o.backend) : null;
     this.ownsBackend = !o.backend;
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
   }
@@ -212,8 +216,9 @@ class WorkerRuntime implements Worker {
         await opened.close();
         return;
       }
-      this.backend = opened;
+      this.backend = this.storeWatch.wrap(opened);
     }
+    this.storeWatch.start();
     this.log({ kind: 'started', workerId: this.workerId, queue: this.o.queue });
     this.scheduleHeartbeat();
     this.claimLoopDone = this.claimLoop();
@@ -254,7 +259,7 @@ class WorkerRuntime implements Worker {
         this.endLeasingCall(seq);
         this.log({ kind: 'backend_error', op: 'claim', jobId: null, error });
         // The claim may have run with its answer lost: jobs leased to no one here.
-        if (mayHaveApplied(error)) this.suspectOrphans();
+        if (isUnavailable(error)) this.suspectOrphans();
         await this.waker.sleep(idleMs);
         idleMs = Math.min(idleMs * 2, this.maxIdleMs);
         continue;
@@ -454,7 +459,7 @@ class WorkerRuntime implements Worker {
       }));
     } catch (error) {
       if (error instanceof LeaseLostError) throw error;
-      if (mayHaveApplied(error)) this.suspectOrphans();
+      if (isUnavailable(error)) this.suspectOrphans();
       try {
         await this.withRetries(() => backend.complete(ref, result));
       } catch (e) {
@@ -753,6 +758,7 @@ class WorkerRuntime implements Worker {
     this.state = 'stopped';
     if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
     await this.heartbeatRunning;
+    this.storeWatch.stop();
     if (this.ownsBackend && this.backend) await this.backend.close();
     this.log({ kind: 'stopped' });
     this.resolveDone();
@@ -781,15 +787,6 @@ class WorkerRuntime implements Worker {
       // A faulty logger must not take the worker down.
     }
   }
-}
-
-/**
- * Whether a failed store call may still have been applied (its answer lost): a store that could not
- * be reached or did not answer (exit 75), or an error agentq does not know. A refusal (credentials,
- * permissions, configuration, validation) applied nothing.
- */
-function mayHaveApplied(error: unknown): boolean {
-  return !(error instanceof AgentqError) || error instanceof RetryLaterError;
 }
 
 /** A handler's return value as stored: strings as is, other values as JSON, nothing as null. */

@@ -47,9 +47,9 @@ describe('one master of a Cluster killed', () => {
     try {
       await backend.submit({ workflow: 'w:v1', queue, tenant_id: 'acme' });
       await cluster.killNode(dead);
-      const e = await backend.submit({ workflow: 'w:v1', queue, tenant_id: 'acme' }).catch((x: unknown) => x as Error);
+      const e = await backend.submit({ workflow: 'w:v1', queue, tenant_id: 'acme' }).then(() => null, (x: unknown) => x as Error);
       expect(e).toBeInstanceOf(Error);
-      expect(e.message).toContain(`node 127.0.0.1:${dead} refuses connections`);
+      expect(e!.message).toContain(`node 127.0.0.1:${dead} refuses connections`);
     } finally {
       await backend.close();
     }

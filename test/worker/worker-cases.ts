@@ -568,6 +568,31 @@ export function runWorkerSuite(name: string, makeFixture: () => Promise<WorkerFi
       expect(events.filter((e) => e.kind === 'orphan_released').map((e) => (e as { jobId: string }).jobId).sort()).toEqual(jobs.map((j) => j.job_id).sort());
     });
 
+    it('says once when the store stops answering, and once when it answers again', async () => {
+      const job = await submit();
+      const held = gate();
+      const stalled = new Proxy(fx.backend, {
+        get(target, prop) {
+          const v = Reflect.get(target, prop, target) as unknown;
+          if (typeof v !== 'function') return v;
+          if (prop !== 'claim') return (v as (...a: unknown[]) => unknown).bind(target);
+          return async (...args: unknown[]) => {
+            await held.wait;
+            return (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          };
+        },
+      });
+      await start(async () => 'ok', { backend: stalled });
+      fx.clock.advance(5_000);
+      await pollUntil(() => events.some((e) => e.kind === 'store_unavailable'), { what: 'store_unavailable' });
+      expect(events.filter((e) => e.kind === 'store_unavailable')).toEqual([{ kind: 'store_unavailable', waiting: 1, error: null }]);
+      expect(events.some((e) => e.kind === 'store_available')).toBe(false);
+      held.open();
+      await inState(job.job_id, 'succeeded');
+      expect(events.filter((e) => e.kind === 'store_available')).toEqual([{ kind: 'store_available', downMs: 5_000 }]);
+      expect(events.filter((e) => e.kind === 'store_unavailable')).toHaveLength(1);
+    });
+
     it('takes only the classes it was given', async () => {
       const batch = await submit({ class: 'batch' });
       const interactive = await submit({ class: 'interactive' });

@@ -22,6 +22,7 @@ import { parseIntOption } from '../parse.js';
 import { describeTenantCaps, mergeFairness } from '../../core/policy.js';
 import { ndjsonLine } from '../output/ndjson.js';
 import { sanitize } from '../output/sanitize.js';
+import { STALL_MS } from '../../worker/store-watch.js';
 
 export interface WorkerCommandOptions {
   command?: string[];
@@ -256,6 +257,12 @@ function describe(e: WorkerEvent): string | null {
       return `${e.jobId}: handler did not exit after ${e.reason}; job ended without it`;
     case 'backend_error':
       return `store error during ${e.op}${e.jobId ? ` of ${e.jobId}` : ''}: ${sanitize(e.error instanceof Error ? e.error.message : String(e.error))}`;
+    case 'store_unavailable':
+      return e.error === null
+        ? `the store is not answering (${e.waiting} ${e.waiting === 1 ? 'call' : 'calls'} waiting for ${formatDuration(STALL_MS)}); waiting for it, running jobs go on`
+        : `the store is unavailable (${sanitize(e.error instanceof Error ? e.error.message : String(e.error))}); waiting for it, running jobs go on`;
+    case 'store_available':
+      return `the store answers again (after ${formatDuration(e.downMs)})`;
     case 'stopped':
       return 'stopped';
     default:

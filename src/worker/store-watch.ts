@@ -1,0 +1,111 @@
+/**
+ * Whether the store answers, as the worker sees it through its own calls: a call that fails for
+ * want of the store (exit 75, or an error agentq does not know) or calls left unanswered for
+ * STALL_MS make it unavailable; any answer (a lost lease is an answer) makes it available again.
+ * Each change is one event, so a worker whose every slot waits on a store that went away says so
+ * within seconds, instead of nothing until the calls give up (25-40 s on a Redis restart), and says
+ * once when it is back. A few counters per call, no timer per call: one interval checks.
+ */
+import type { Backend } from '../backend/contract.js';
+import type { Clock } from '../core/clock.js';
+import { AgentqError, RetryLaterError } from '../core/errors.js';
+
+/** Calls unanswered this long mean the store is not answering. */
+export const STALL_MS = 5_000;
+/** How often unanswered calls are looked at. */
+const CHECK_MS = 1_000;
+/** A second "unavailable" within this long of the first is not said again (a store that flaps). */
+const REPEAT_MS = 10_000;
+
+export type StoreChange = { kind: 'store_unavailable'; waiting: number; error: unknown } | { kind: 'store_available'; downMs: number };
+
+/**
+ * Whether a failed store call may still have been applied, or may work later: a store that could
+ * not be reached or did not answer (exit 75), or an error agentq does not know. A refusal
+ * (credentials, permissions, configuration, validation, a lost lease) is an answer.
+ */
+export function isUnavailable(error: unknown): boolean {
+  return !(error instanceof AgentqError) || error instanceof RetryLaterError;
+}
+
+export class StoreWatch {
+  private pending = 0;
+  /** When a call last settled, or the first of the calls now pending started. */
+  private progressAt: number;
+  private downSince: number | null = null;
+  private lastSaid = -Infinity;
+  private saidDown = false;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly report: (change: StoreChange) => void,
+  ) {
+    this.progressAt = clock.now();
+  }
+
+  /** `backend` with each of its promise-returning calls watched. */
+  wrap(backend: Backend): Backend {
+    const wrapped = new Map<PropertyKey, unknown>();
+    return new Proxy(backend, {
+      get: (target, prop) => {
+        const v = Reflect.get(target, prop, target) as unknown;
+        if (typeof v !== 'function' || prop === 'events' || prop === 'close' || prop === 'constructor') return v;
+        let w = wrapped.get(prop);
+        if (!w) {
+          w = (...args: unknown[]) => {
+            const r = (v as (...a: unknown[]) => unknown).apply(target, args);
+            return r instanceof Promise ? this.watch(r) : r;
+          };
+          wrapped.set(prop, w);
+        }
+        return w;
+      },
+    });
+  }
+
+  start(): void {
+    this.timer ??= setInterval(() => this.check(), CHECK_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  private watch<T>(call: Promise<T>): Promise<T> {
+    if (this.pending++ === 0) this.progressAt = this.clock.now();
+    call.then(
+      () => this.settled(null),
+      (e: unknown) => this.settled(e),
+    );
+    return call;
+  }
+
+  private settled(error: unknown): void {
+    this.pending--;
+    this.progressAt = this.clock.now();
+    if (error !== null && isUnavailable(error)) this.down(error);
+    else if (this.downSince !== null) {
+      const downMs = this.clock.now() - this.downSince;
+      this.downSince = null;
+      if (this.saidDown) this.report({ kind: 'store_available', downMs });
+      this.saidDown = false;
+    }
+  }
+
+  private check(): void {
+    if (this.pending > 0 && this.clock.now() - this.progressAt >= STALL_MS) this.down(null);
+  }
+
+  private down(error: unknown): void {
+    const now = this.clock.now();
+    if (this.downSince !== null) return;
+    this.downSince = error === null ? this.progressAt : now;
+    if (now - this.lastSaid < REPEAT_MS) return;
+    this.lastSaid = now;
+    this.saidDown = true;
+    this.report({ kind: 'store_unavailable', waiting: this.pending, error });
+  }
+}
