@@ -64,14 +64,18 @@ function Body({ flow }: { flow: RedriveFlow }) {
         </>
       );
     }
-    case 'failed':
+    case 'failed': {
+      const run = flow.run;
       return (
         <>
-          <Text bold>Redrive not done</Text>
+          <Text bold>{run === null ? 'Redrive not done' : `Redrive stopped by an error: run ${clean(run.runId)}`}</Text>
           <Text wrap="wrap">{clean(flow.message)}</Text>
-          <Text dimColor>Enter back to the list</Text>
+          {run !== null ? <Text>moved {count(run.moved)} before the error (the run's ledger records what moved; the rest stays planned)</Text> : null}
+          {run?.resumeCommand ? <Text wrap="wrap">resume with: {clean(run.resumeCommand)}</Text> : null}
+          <Text dimColor>{run !== null ? `audit: agentq dlq runs show ${clean(run.runId)} · ` : ''}Enter back to the list</Text>
         </>
       );
+    }
   }
 }
 

@@ -68,10 +68,11 @@ export function engineRedrive(deps: EngineDeps, s: GatewaySettings): RedrivePort
       const run = await startRun(deps, plan, { reason: why, rate: s.rate, batchSize });
       const total = planned.split.total;
       const skippedAtPlan = total - run.counts.planned;
-      onProgress({ runId: run.run_id, done: skippedAtPlan, total, moved: 0, skipped: skippedAtPlan, failed: 0 });
+      const resume = resumeCommand(run);
+      onProgress({ runId: run.run_id, resumeCommand: resume, done: skippedAtPlan, total, moved: 0, skipped: skippedAtPlan, failed: 0 });
       const toProgress = (e: RunEvent): RedriveProgress | null =>
         e.kind === 'batch'
-          ? { runId: run.run_id, done: skippedAtPlan + e.done, total, moved: e.moved, skipped: skippedAtPlan + e.skipped, failed: e.failed }
+          ? { runId: run.run_id, resumeCommand: resume, done: skippedAtPlan + e.done, total, moved: e.moved, skipped: skippedAtPlan + e.skipped, failed: e.failed }
           : null;
       const result = await applyRun(deps, run.run_id, {
         signal,

@@ -30,6 +30,8 @@ export interface PlannedRedrive {
 export interface RedriveProgress {
   /** The run being applied, once it is recorded (what a quit while it runs must name). */
   runId?: string;
+  /** The command that resumes that run (shown if the run is cut short by an error). */
+  resumeCommand?: string;
   done: number;
   total: number;
   moved: number;

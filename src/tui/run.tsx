@@ -11,7 +11,7 @@
 import { render } from 'ink';
 import { App, type AppProps } from './App.js';
 import type { RedriveResult } from './redrive-port.js';
-import type { TriageState } from './state.js';
+import type { CutRun, TriageState } from './state.js';
 import type { FrameTrace } from './trace.js';
 
 /** DEC private modes: 1049 = alternate screen (with the main screen saved), 25 = cursor visible. */
@@ -40,6 +40,8 @@ export interface TuiOutcome {
   result: RedriveResult | null;
   /** Why the last redrive failed, when the app ended on that screen, else null. */
   failure: string | null;
+  /** The run that failure cut short, when it was recorded, else null. */
+  cutRun: CutRun | null;
 }
 
 export function outcomeOf(s: TriageState | null): TuiOutcome {
@@ -50,6 +52,7 @@ export function outcomeOf(s: TriageState | null): TuiOutcome {
     abandonedRunId: s?.isForceQuit && r?.step === 'applying' ? (r.progress.runId ?? null) : null,
     result: r?.step === 'done' ? r.result : null,
     failure: r?.step === 'failed' ? r.message : null,
+    cutRun: r?.step === 'failed' ? r.run : null,
   };
 }
 

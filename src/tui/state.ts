@@ -44,8 +44,18 @@ export type RedriveFlow =
   | { step: 'confirm'; planned: PlannedRedrive; focus: DialogFocus; typed: string; reason: string }
   | { step: 'applying'; planned: PlannedRedrive; progress: RedriveProgress; isStopRequested: boolean; reason: string }
   | { step: 'done'; result: RedriveResult }
-  /** `hasApplied`: the failure came during apply, so the DLQ may have changed and is reloaded. */
-  | { step: 'failed'; message: string; hasApplied: boolean };
+  /**
+   * `hasApplied`: the failure came during apply, so the DLQ may have changed and is reloaded.
+   * `run`: the run it cut short, once recorded (its id, what it moved, the command that resumes it).
+   */
+  | { step: 'failed'; message: string; hasApplied: boolean; run: CutRun | null };
+
+/** A run a failure cut short: what the operator needs to check and resume it. */
+export interface CutRun {
+  runId: string;
+  moved: number;
+  resumeCommand: string | null;
+}
 
 export const STOPPING_NOTICE = 'stopping after the current batch… (Ctrl-C or q again quits at once)';
 
@@ -219,7 +229,7 @@ export function reduce(s: TriageState, a: TriageAction): TriageState {
       return {
         ...s,
         mode: 'result',
-        redrive: { step: 'failed', message: a.message, hasApplied: s.redrive?.step === 'applying' },
+        redrive: { step: 'failed', message: a.message, hasApplied: s.redrive?.step === 'applying', run: cutRun(s.redrive) },
         notice: null,
         isQuitting: s.isQuitting || s.interruptedBy !== null,
       };
@@ -591,4 +601,10 @@ function confirmCommand(s: TriageState, c: Command): TriageState {
     default:
       return s;
   }
+}
+
+/** The run a failure during apply cut short, as the last progress named it. */
+function cutRun(r: RedriveFlow | null | undefined): CutRun | null {
+  if (r?.step !== 'applying' || r.progress.runId === undefined) return null;
+  return { runId: r.progress.runId, moved: r.progress.moved, resumeCommand: r.progress.resumeCommand ?? null };
 }

@@ -271,6 +271,14 @@ describe('redrive dialog', () => {
     expect(s.selected.size).toBe(0);
   });
 
+  it('a failure during apply keeps the run it cut short: its id, what it moved, the resume command', () => {
+    let s = reduce(keys(loaded(3), 'a', 'R'), { type: 'redrive/planned', planned: planned(3) });
+    s = keys(s, 'tab', 'enter');
+    s = reduce(s, { type: 'redrive/progress', progress: { runId: 'run_X', resumeCommand: 'agentq dlq redrive --resume run_X', done: 2, total: 3, moved: 2, skipped: 0, failed: 0 } });
+    s = reduce(s, { type: 'redrive/failed', message: 'Redis is unavailable' });
+    expect(s.redrive).toEqual({ step: 'failed', message: 'Redis is unavailable', hasApplied: true, run: { runId: 'run_X', moved: 2, resumeCommand: 'agentq dlq redrive --resume run_X' } });
+  });
+
   it('a planning failure (e.g. a selection over two queues) returns to the list without reloading', () => {
     let s = keys(loaded(3), 'a', 'R');
     s = reduce(s, { type: 'redrive/failed', message: 'the selection spans 2 queues' });

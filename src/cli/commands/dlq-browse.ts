@@ -136,9 +136,16 @@ export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<voi
       );
     }
     if (result !== null) throw new InterruptedError(`${outcome.interruptedBy}: agentq dlq browse ended; run ${result.runId} had already ended (${result.status})`);
-    if (outcome.failure !== null) throw new InterruptedError(`${outcome.interruptedBy}: agentq dlq browse ended; the last redrive failed: ${outcome.failure}`, 'See the runs with: agentq dlq runs');
+    if (outcome.failure !== null) {
+      const resume = outcome.cutRun?.resumeCommand;
+      throw new InterruptedError(`${outcome.interruptedBy}: agentq dlq browse ended; the last redrive failed: ${outcome.failure}`, resume ? `Resume it with: ${resume}` : 'See the runs with: agentq dlq runs');
+    }
     throw new InterruptedError(`${outcome.interruptedBy}: agentq dlq browse ended; no redrive was running`);
   }
+  // Quit with q: the run left to resume is said on the normal screen too (the alternate screen is gone).
+  if (result?.resumeCommand) ctx.note(`run ${result.runId} stopped after its current batch (moved ${result.moved}, skipped ${result.skipped}, failed ${result.failed}); resume it with: ${result.resumeCommand}`);
+  const cut = outcome.cutRun;
+  if (cut?.resumeCommand) ctx.note(`run ${cut.runId} was stopped by an error (${outcome.failure}) after moving ${cut.moved}; resume it with: ${cut.resumeCommand}`);
 }
 
 /** The TUI process's old-generation growing step, in percent (V8's default is dynamic, up to 300 %). */
