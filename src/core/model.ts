@@ -21,6 +21,14 @@ export const OUTCOMES = ['succeeded', 'failed', 'cancelled', 'expired', 'partial
 
 export const DEAD_REASONS = ['exhausted', 'permanent', 'lease_lost', 'custody'] as const;
 
+/**
+ * A stored dead reason is one of `DEAD_REASONS`: a record written by hand or by a
+ * foreign writer may hold any text there, and the reason is printed as a word.
+ */
+export function isDeadReason(value: unknown): value is (typeof DEAD_REASONS)[number] {
+  return typeof value === 'string' && (DEAD_REASONS as readonly string[]).includes(value);
+}
+
 export const EFFECT_STATUSES = ['started', 'done'] as const;
 
 export const EVENT_TYPES = [

@@ -33,22 +33,24 @@ export function detailLines(entry: DlqEntry, now: number, width = 100): string[]
   const job = entry.job;
   const deadline = entry.deadline_at === null ? 'none' : `${clean(entry.deadline_at)} (${timeLeft(Date.parse(entry.deadline_at), now)})`;
   out.push(`Job        ${clean(entry.job_id)}   queue ${clean(entry.queue)}   tenant ${clean(entry.tenant_id)}`);
-  out.push(`Workflow   ${clean(entry.workflow)}   class ${entry.class}`);
-  out.push(`Dead       ${clean(entry.dead_at)} (${formatDuration(now - Date.parse(entry.dead_at))} ago)   reason ${entry.reason}`);
+  // Even the enum and number fields are cleaned: a record from a foreign writer may hold any text in them.
+  out.push(`Workflow   ${clean(entry.workflow)}   class ${clean(entry.class)}`);
+  out.push(`Dead       ${clean(entry.dead_at)} (${formatDuration(now - Date.parse(entry.dead_at))} ago)   reason ${clean(entry.reason)}`);
   out.push(`Deadline   ${deadline}`);
-  out.push(`Attempts   ${entry.attempts}/${entry.max_attempts}   redriven ${entry.redrive_count}×   partial ${entry.partial ? 'YES' : 'no'}`);
+  out.push(`Attempts   ${clean(entry.attempts)}/${clean(entry.max_attempts)}   redriven ${clean(entry.redrive_count)}×   partial ${entry.partial ? 'YES' : 'no'}`);
   if (entry.malformed !== null) out.push(`MALFORMED  ${clean(entry.malformed)} (never moved or deleted by bulk actions)`);
   out.push('');
   out.push('Error');
-  wrapped('  ', `${entry.error_code}: ${entry.error_message}`, ERROR_MESSAGE_LINES);
+  // Only the message keeps its line breaks: a code with a newline would forge a line of its own.
+  wrapped('  ', `${clean(entry.error_code)}: ${entry.error_message}`, ERROR_MESSAGE_LINES);
   if (entry.worker_version !== null) out.push(`  worker version ${clean(entry.worker_version)}`);
   out.push('');
   out.push('Attempts timeline');
   if (job === null || job.attempts.length === 0) out.push('  (none recorded)');
   for (const a of job?.attempts ?? []) {
     const took = a.ended_at === null ? 'running' : formatDuration(Date.parse(a.ended_at) - Date.parse(a.started_at));
-    const err = a.error_code === null ? '' : `  ${a.error_code}: ${a.error_message ?? ''}`;
-    wrapped('  ', `#${a.attempt}  ${a.started_at}  ${took}  ${a.outcome ?? '-'}  worker ${a.worker_id}${err}`, ATTEMPT_ERROR_LINES);
+    const err = a.error_code === null ? '' : `  ${clean(a.error_code)}: ${a.error_message ?? ''}`;
+    wrapped('  ', `#${clean(a.attempt)}  ${clean(a.started_at)}  ${took}  ${clean(a.outcome ?? '-')}  worker ${clean(a.worker_id)}${err}`, ATTEMPT_ERROR_LINES);
   }
   out.push('');
   out.push('Checkpoint');
@@ -57,7 +59,7 @@ export function detailLines(entry: DlqEntry, now: number, width = 100): string[]
   out.push('Effect ledger');
   if (job === null || job.effects.length === 0) out.push('  (no effects recorded)');
   for (const e of job?.effects ?? []) {
-    out.push(`  ${clean(e.key)}  ${e.status === 'started' ? 'STARTED (not done)' : 'done'}  attempt ${e.attempt}  key ${clean(e.idempotency_key)}`);
+    out.push(`  ${clean(e.key)}  ${e.status === 'started' ? 'STARTED (not done)' : 'done'}  attempt ${clean(e.attempt)}  key ${clean(e.idempotency_key)}`);
   }
   out.push('');
   out.push(`Trace      ${job?.trace_id == null ? 'none' : clean(job.trace_id)}`);

@@ -6,7 +6,7 @@
  */
 import { sanitize } from '../cli/output/sanitize.js';
 
-export function clean(text: string): string {
+export function clean(text: unknown): string {
   return sanitize(text);
 }
 

@@ -301,6 +301,25 @@ describe('hostile data', () => {
   });
 });
 
+describe('hostile data in the detail view', () => {
+  it('regression: the dead reason, class, attempt fields and codes are escaped too, and only the message keeps its line breaks', async () => {
+    const title = '\x1b]0;PWNED\x07';
+    const e = makeEntry(0, { errorCode: 'CODE\nforged: code line', errorMessage: 'first\nsecond line of the message' });
+    // A foreign writer's record: fields the schema calls enums or numbers hold any text.
+    Object.assign(e, { reason: `${title}\x1b[31mexhausted\nforged: reason line`, class: `batch${title}`, attempts: `3\x1b[2J`, max_attempts: '3\nforged: attempts line' });
+    Object.assign(e.job!.attempts[0]!, { worker_id: 'w1\nforged: worker line', started_at: `x${title}`, outcome: 'failed\x1b[5m', attempt: '1\x07', error_code: 'E\nforged: attempt code' });
+    Object.assign(e.job!, { effects: [{ key: 'k', status: 'done', idempotency_key: 'i', attempt: '1\x1b[31m', started_at: e.dead_at, done_at: e.dead_at, result: null }] });
+    const app = renderApp({ ...base, source: arraySource([e]), clock: new ManualClock(T0), size: { columns: 160, rows: 60 } });
+    await app.waitFor('total 1');
+    await app.press(KEYS.enter);
+    const frame = await app.waitFor('Attempts timeline');
+    expect(frame).toContain('reason \\x1b]0;PWNED\\x07\\x1b[31mexhausted\\nforged: reason line');
+    expect(frame).toContain('second line of the message');
+    expect(findUnsafe(frame)).toEqual([]);
+    expect(lines(frame).filter((l) => l.trim().startsWith('forged'))).toEqual([]);
+  });
+});
+
 describe('loading failures and reloading', () => {
   it('a failed load is said in the body (wrapped, sanitised), never "the DLQ is empty"', async () => {
     const message = `Redis at 127.0.0.1:6390 is unavailable: connect ECONNREFUSED \x1b[31m${' and more'.repeat(30)} END`;

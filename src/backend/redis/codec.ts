@@ -4,6 +4,7 @@
  */
 import type { AttemptRecord, DlqEntry, Effect, Job, JobEvent } from '../../core/schemas.js';
 import type { LedgerItem } from '../contract.js';
+import { DEAD_REASONS, isDeadReason } from '../../core/model.js';
 
 /**
  * A job's stored parts: its hash (flat, as HGETALL and `snapshot()` in the Lua prelude return it,
@@ -132,6 +133,8 @@ export function jobFrom(snap: Snapshot): Job {
   for (let i = 1; i < effFlat.length; i += 2) effects.push(effectFrom(effFlat[i]!));
   effects.sort((a, b) => (a.started_at < b.started_at ? -1 : a.started_at > b.started_at ? 1 : a.key < b.key ? -1 : 1));
   const state = h.st as Job['state'];
+  // The reason is printed as a word (dlq show, the TUI): a foreign writer's text there makes the record unreadable.
+  if (h.dr !== undefined && !isDeadReason(h.dr)) throw new Error(`the dead reason ${JSON.stringify(h.dr)} is not one of ${DEAD_REASONS.join(', ')}`);
   return {
     job_id: env.job_id,
     tenant_id: env.tenant_id as string,

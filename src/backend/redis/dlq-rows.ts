@@ -15,6 +15,7 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import type { DeadReason } from '../../core/schemas.js';
+import { isDeadReason } from '../../core/model.js';
 import { ValidationError } from '../../core/errors.js';
 import { DLQ_ROW_MESSAGE_CHARS, MAX_PAGE_LIMIT, type DlqFilter, type DlqRow, type Page, type PageRequest } from '../contract.js';
 import { DLQ_ROWS } from './lua/dlq-rows.js';
@@ -94,7 +95,8 @@ function rowOf(id: string, queue: string, t: Tuple): { row: DlqRow; message: str
   const hasDead = t[10] !== null;
   const num = (v: string | null, d: number) => (v === null ? d : Number(v));
   const ms = (v: string | null) => (v === null || v === '' ? null : Number(v));
-  if (t[1] === '1') {
+  // A record whose dead reason is not one of the known words is unreadable to `jobFrom` too (a malformed row).
+  if (t[1] === '1' && (!hasDead || isDeadReason(t[10]))) {
     // As jobFrom + dlqEntryFrom: envelope fields, then the hash; `dead` exists when the hash has `dr`.
     const lastError = !hasDead && t[15] !== null ? (JSON.parse(t[15]) as { code?: string; message?: string }) : null;
     const message = hasDead ? (t[14] ?? '') : (lastError?.message ?? '');

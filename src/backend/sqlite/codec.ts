@@ -5,8 +5,8 @@
  */
 import { toIso } from '../../core/duration.js';
 import { MalformedJobError } from '../../core/errors.js';
-import { loadedSchemas } from '../../core/model.js';
-import type { DeadReason, DlqEntry, Job, JobClass, JobEvent } from '../../core/schemas.js';
+import { isDeadReason, loadedSchemas } from '../../core/model.js';
+import type { DlqEntry, Job, JobClass, JobEvent } from '../../core/schemas.js';
 import { isPartial } from '../../core/states.js';
 
 export interface JobRow {
@@ -191,7 +191,8 @@ export function checkDlqRow(row: JobRow): { entry: DlqEntry; job: Job | null } {
     workflow: row.workflow,
     class: (['interactive', 'batch', 'maintenance'].includes(row.class) ? row.class : 'batch') as JobClass,
     dead_at: toIso(row.dead_at ?? (dead ? Date.parse(dead.dead_at) : row.created_at)),
-    reason: (dead?.reason ?? row.dead_reason ?? 'permanent') as DeadReason,
+    // The column is all there is when the document is malformed: text that is not a known reason (a foreign writer's) is not shown.
+    reason: dead?.reason ?? (isDeadReason(row.dead_reason) ? row.dead_reason : 'permanent'),
     error_code: dead?.error_code ?? row.error_code ?? 'UNKNOWN',
     error_message: dead?.error_message ?? row.error_message ?? '',
     worker_version: dead?.worker_version ?? row.worker_version ?? null,

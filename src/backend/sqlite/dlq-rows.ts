@@ -5,7 +5,7 @@
  * and nothing else of it leaves the database, so a page costs no JSON parse,
  * no schema check and no garbage the size of a job.
  */
-import type { DeadReason } from '../../core/schemas.js';
+import { isDeadReason } from '../../core/model.js';
 import { DLQ_ROW_MESSAGE_CHARS, type DlqFilter, type DlqRow, type Page, type PageRequest } from '../contract.js';
 import { dlqWhere } from './dlq.js';
 import { checkPage, type SqliteStore } from './store.js';
@@ -59,7 +59,7 @@ export function dlqRows(store: SqliteStore, filter: DlqFilter, page: PageRequest
       queue: r[1],
       tenant_id: r[2],
       workflow: r[3],
-      reason: r[4] as DeadReason,
+      reason: isDeadReason(r[4]) ? r[4] : 'permanent', // as rowToDlqEntry: a column with unknown text is not shown
       error_code: r[5],
       error_message: r[6],
       attempts: r[7],
