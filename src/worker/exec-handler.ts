@@ -18,7 +18,8 @@
  *   gets the same; the attempt ends once the group is empty.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sanitize } from '../cli/output/sanitize.js';
@@ -34,6 +35,11 @@ export const EXIT_RETRYABLE = 75;
 export const DEFAULT_KILL_GRACE_MS = 10_000;
 /** How much of a failed child's stderr goes into the error message when it reported no message. */
 const STDERR_TAIL_BYTES = 2048;
+/**
+ * The largest report file read back. `agentq job error` writes one from its arguments, which the
+ * kernel caps at about 2 MiB all together (ARG_MAX), so a report it wrote always fits.
+ */
+export const REPORT_MAX_BYTES = 4 * 1024 * 1024;
 
 export interface ExecHandlerOptions {
   command: string;
@@ -100,8 +106,11 @@ async function writeResumeFiles(dir: string, job: JobEnvelope, ctx: JobContext):
   const cp = ctx.lastCheckpoint;
   // Text as is, so a shell reads it plainly; but text that would parse as JSON ("42", "null") is
   // written as a JSON string, so `agentq job checkpoint --file` takes back exactly what was saved.
-  if (cp !== null && cp !== undefined) await writeFile(checkpointFile, typeof cp === 'string' && !parsesAsJson(cp) ? cp : JSON.stringify(cp), { mode: 0o600 });
-  await writeFile(effectsFile, JSON.stringify(ctx.effects), { mode: 0o600 });
+  // The directory is the handlers' to write in too: what a handler left at these names (a FIFO,
+  // whose open would block for good, or a symbolic link) is removed, and 'wx' creates a new file.
+  await Promise.all([rm(checkpointFile, { force: true }), rm(effectsFile, { force: true })]);
+  if (cp !== null && cp !== undefined) await writeFile(checkpointFile, typeof cp === 'string' && !parsesAsJson(cp) ? cp : JSON.stringify(cp), { mode: 0o600, flag: 'wx' });
+  await writeFile(effectsFile, JSON.stringify(ctx.effects), { mode: 0o600, flag: 'wx' });
   return { checkpointFile, effectsFile };
 }
 
@@ -196,7 +205,7 @@ function runChildProcess(
 
     const settle = async (code: number | null, signal: NodeJS.Signals | null): Promise<void> => {
       await groupEnded;
-      const report = await readReport(reportFile);
+      const { report, problem } = await readReport(reportFile);
       if (spawnError) {
         // The worker's own set-up is broken (missing binary, permissions): not the job's fault, so retryable.
         reject(new HandlerError('SPAWN_FAILED', `cannot run ${o.command}: ${spawnError.message}`, { retryable: true }));
@@ -211,7 +220,7 @@ function runChildProcess(
         reject(ctx.signal.reason);
         return;
       }
-      reject(failureFor(o.command, code, signal, report, stderrTail.text()));
+      reject(failureFor(o.command, code, signal, report, stderrTail.text(), problem));
     };
   });
 }
@@ -223,8 +232,14 @@ export function failureFor(
   signal: NodeJS.Signals | null,
   report: ErrorReport | null,
   stderrTail: string,
+  reportProblem: string | null = null,
 ): HandlerError {
   const how = signal ? `was killed by ${signal}` : `exited with ${code}`;
+  if (reportProblem !== null) {
+    // Unread, it counts as no report; the message says why, so a handler author can tell.
+    const failure = failureFor(command, code, signal, null, stderrTail);
+    return new HandlerError(failure.code, `${failure.message} (${reportProblem})`, { retryable: failure.retryable });
+  }
   const unreported = code === EXIT_RETRYABLE ? 'TRANSIENT' : 'HANDLER_FAILED';
   const tail = stderrTail.trim();
   if (report && !ERROR_CODE_RE.test(report.code)) {
@@ -248,14 +263,42 @@ function shown(code: string): string {
   return sanitize(capped);
 }
 
-async function readReport(file: string): Promise<ErrorReport | null> {
+/**
+ * The report the handler left, read only when it is a regular file of at most
+ * `REPORT_MAX_BYTES`: the handler can put anything at that name, and opening a FIFO blocks a
+ * thread of the pool for good (the worker then never exits on SIGTERM), while a link to
+ * /dev/zero never ends. So: no link followed (O_NOFOLLOW), an open that cannot block
+ * (O_NONBLOCK), then the type and size checked on the open file. `problem` says why a file that
+ * is there was not read; no file is no report and no problem.
+ */
+export async function readReport(file: string): Promise<{ report: ErrorReport | null; problem: string | null }> {
+  const none = (problem: string | null) => ({ report: null, problem });
+  let text: string;
   try {
-    const parsed = JSON.parse(await readFile(file, 'utf8')) as Partial<ErrorReport>;
-    await rm(file, { force: true });
-    if (typeof parsed.code !== 'string') return null;
-    return { code: parsed.code, message: typeof parsed.message === 'string' ? parsed.message : null };
+    const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    try {
+      const st = await handle.stat();
+      if (!st.isFile()) return none(`the report file ${file} is not a regular file; not read`);
+      if (st.size > REPORT_MAX_BYTES) return none(`the report file ${file} is ${st.size} bytes, over the ${REPORT_MAX_BYTES} read; not read`);
+      const buf = Buffer.alloc(st.size);
+      const { bytesRead } = await handle.read(buf, 0, st.size, 0);
+      text = buf.subarray(0, bytesRead).toString('utf8');
+    } finally {
+      await handle.close();
+    }
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return none(null);
+    return none(code === 'ELOOP' ? `the report file ${file} is a symbolic link; not followed` : `the report file ${file} could not be read: ${(e as Error).message}`);
+  } finally {
+    await rm(file, { force: true }).catch(() => undefined);
+  }
+  try {
+    const parsed = JSON.parse(text) as Partial<ErrorReport>;
+    if (typeof parsed.code !== 'string') return none(null);
+    return { report: { code: parsed.code, message: typeof parsed.message === 'string' ? parsed.message : null }, problem: null };
   } catch {
-    return null;
+    return none(null);
   }
 }
 

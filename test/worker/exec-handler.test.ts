@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { JobEnvelope } from '../../src/core/schemas.js';
-import { createExecHandler, type ExecHandler } from '../../src/worker/exec-handler.js';
+import { createExecHandler, REPORT_MAX_BYTES, type ExecHandler } from '../../src/worker/exec-handler.js';
 import { HandlerError, JobAbortedError } from '../../src/worker/handler-error.js';
 import type { JobContext } from '../../src/worker/types.js';
 import { pollUntil } from '../support/poll.js';
@@ -177,6 +177,39 @@ describe('exec handler: one child process per job', () => {
     expect(long).toMatchObject({ code: 'TRANSIENT', retryable: true });
     expect(long.message).toContain(`"${'A'.repeat(80)}…(5000 characters)"`);
     expect(long.message.length).toBeLessThan(400);
+  });
+
+  it('regression: a FIFO left at the report file is not opened (it blocked the worker for good); the failure says why the report was not read', async () => {
+    const script = `require('child_process').execFileSync('mkfifo', [process.env.AGENTQ_REPORT_FILE]); process.exit(1)`;
+    const err = (await exec(script).catch((x: unknown) => x)) as HandlerError;
+    expect(err).toMatchObject({ code: 'HANDLER_FAILED', retryable: false });
+    expect(err.message).toMatch(/exited with 1 \(the report file .*\.json is not a regular file; not read\)$/);
+  });
+
+  it('regression: a symbolic link at the report file (to /dev/zero, which never ends) is not followed', async () => {
+    const script = `require('fs').symlinkSync('/dev/zero', process.env.AGENTQ_REPORT_FILE); process.exit(75)`;
+    const err = (await exec(script).catch((x: unknown) => x)) as HandlerError;
+    expect(err).toMatchObject({ code: 'TRANSIENT', retryable: true });
+    expect(err.message).toContain('is a symbolic link; not followed');
+  });
+
+  it('a report file over the size read is not read', async () => {
+    const script = `require('fs').writeFileSync(process.env.AGENTQ_REPORT_FILE, JSON.stringify({code:'PROVIDER_429',message:'x'.repeat(${REPORT_MAX_BYTES})})); process.exit(1)`;
+    const err = (await exec(script).catch((x: unknown) => x)) as HandlerError;
+    expect(err).toMatchObject({ code: 'HANDLER_FAILED' });
+    expect(err.message).toContain(`bytes, over the ${REPORT_MAX_BYTES} read; not read`);
+  });
+
+  it('regression: FIFOs a handler left where a later attempt\'s checkpoint and effects files go do not block the worker', async () => {
+    // Attempt 7 plants FIFOs at the names attempt 8's files will have (the directory is in its environment).
+    const plant = `if (process.env.AGENTQ_LEASE_FENCE === '7') { const p = process.env.AGENTQ_CHECKPOINT_FILE.replace('.7.', '.8.'); require('child_process').execFileSync('mkfifo', [p, p.replace('.checkpoint', '.effects.json')]) } else process.stdout.write(require('fs').readFileSync(process.env.AGENTQ_CHECKPOINT_FILE, 'utf8'))`;
+    const h = await createExecHandler({ command: process.execPath, args: ['-e', plant], url: 'sqlite:/tmp/nowhere.db' });
+    try {
+      expect(await h.handler(envelope, ctxWith())).toBeNull();
+      expect(await h.handler(envelope, { ...ctxWith(undefined, { lastCheckpoint: 'step 3', effects: [] }), fence: 8 })).toBe('step 3');
+    } finally {
+      await h.close();
+    }
   });
 
   it('passes stderr through line by line, prefixed with the job id', async () => {
