@@ -6,6 +6,7 @@
 import type { Failure } from '../backend/contract.js';
 import { isAgentqError, RetryLaterError } from '../core/errors.js';
 import { classifyError } from '../core/retry.js';
+import { ERROR_CODE_RE, ERROR_CODE_RULE, shownCode } from './job-env.js';
 
 /** Error messages end up in DLQ entries and terminals: keep them bounded. */
 export const MAX_ERROR_MESSAGE_CHARS = 4000;
@@ -146,4 +147,22 @@ function messageOf(err: unknown): string {
   } catch {
     return String(err);
   }
+}
+
+/**
+ * Holds a library handler's failure to the rule the shell worker holds a report to
+ * (`ERROR_CODE_RE`): a thrown error's `code` is stored as the DLQ's error code, and one with
+ * spaces, escapes, zero-width characters or 300 characters is a group no `--error-code` can
+ * select (and prints badly). Such a code is replaced by the code of the error's HTTP status, if
+ * it has one, else `HANDLER_FAILED`; the message quotes it (control characters visible); whether
+ * the failure is retried does not change.
+ */
+export function withValidCode(failure: Failure, err: unknown): Failure {
+  if (ERROR_CODE_RE.test(failure.code)) return failure;
+  const e = (typeof err === 'object' && err !== null ? err : {}) as { status?: unknown; statusCode?: unknown };
+  const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
+  const byStatus = status === undefined ? null : codeForStatus(status);
+  const code = byStatus !== null && ERROR_CODE_RE.test(byStatus) ? byStatus : 'HANDLER_FAILED';
+  const said = `the handler threw an error with the code "${shownCode(failure.code)}", which is not one (error codes ${ERROR_CODE_RULE})`;
+  return { ...failure, code, message: truncate(`${said}: ${failure.message}`) };
 }

@@ -22,13 +22,12 @@ import { constants } from 'node:fs';
 import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sanitize } from '../cli/output/sanitize.js';
 import { ERROR_CODE_TABLE } from '../core/retry.js';
 import type { JobEnvelope } from '../core/schemas.js';
 import { CappedOutput, DEFAULT_RESULT_CAP_BYTES, LineSplitter, utf8BoundaryAfter } from './capped-output.js';
 import { HandlerError } from './handler-error.js';
 import { ProcessGroup } from './process-group.js';
-import { ERROR_CODE_RE, ERROR_CODE_RULE, jobEnv, type ErrorReport } from './job-env.js';
+import { ERROR_CODE_RE, ERROR_CODE_RULE, jobEnv, shownCode, type ErrorReport } from './job-env.js';
 import type { Handler, JobContext } from './types.js';
 
 export const EXIT_RETRYABLE = 75;
@@ -246,7 +245,7 @@ export function failureFor(
     // The report file is the handler's to write, with or without `agentq job error`: a code that
     // breaks the rule would become a DLQ error code (escape sequences in `dlq summary`, a group
     // no --error-code filter can name). It is replaced, and the message keeps what was reported.
-    const said = `${command} ${how} and reported the error code "${shown(report.code)}", which is not one (error codes ${ERROR_CODE_RULE})`;
+    const said = `${command} ${how} and reported the error code "${shownCode(report.code)}", which is not one (error codes ${ERROR_CODE_RULE})`;
     const message = report.message ? `${said}: ${report.message}` : tail ? `${said}; stderr: ${tail}` : said;
     return new HandlerError(unreported, message, { retryable: code === EXIT_RETRYABLE });
   }
@@ -255,12 +254,6 @@ export function failureFor(
   const retryable = known ? known.retryable : code === EXIT_RETRYABLE;
   const message = report?.message ?? (tail ? `${command} ${how}: ${tail}` : `${command} ${how}`);
   return new HandlerError(errorCode, message, { retryable });
-}
-
-/** A reported code that broke the rule, as the message quotes it: control characters visible, at most 80 characters. */
-function shown(code: string): string {
-  const capped = code.length > 80 ? `${code.slice(0, 80)}…(${code.length} characters)` : code;
-  return sanitize(capped);
 }
 
 /**

@@ -3,6 +3,7 @@
  * reading side used by `agentq job ...` inside it. One module owns the names
  * so the two sides cannot drift apart.
  */
+import { sanitize } from '../cli/output/sanitize.js';
 import { ValidationError } from '../core/errors.js';
 import type { LeaseRef } from '../backend/contract.js';
 import type { JobEnvelope } from '../core/schemas.js';
@@ -88,3 +89,9 @@ export interface ErrorReport {
 
 export const ERROR_CODE_RULE = 'must be 1-64 characters of A-Z, 0-9 and _ (e.g. PROVIDER_429)';
 export const ERROR_CODE_RE = /^[A-Z0-9_]{1,64}$/;
+
+/** A code that broke the rule, as a message quotes it: control characters visible, at most 80 characters. */
+export function shownCode(code: string): string {
+  const capped = code.length > 80 ? `${code.slice(0, 80)}…(${code.length} characters)` : code;
+  return sanitize(capped);
+}

@@ -19,7 +19,7 @@ import { JOB_CLASSES } from '../core/model.js';
 import { checkedPolicy, type BackendPolicy } from '../core/policy.js';
 import { Name } from '../core/schemas.js';
 import { storedJson } from '../core/stored-json.js';
-import { toFailure } from './classify.js';
+import { toFailure, withValidCode } from './classify.js';
 import { AttemptEffects } from './effect.js';
 import { HandlerError, JobAbortedError } from './handler-error.js';
 import type { AbortReason, JobContext, Worker, WorkerEvent, WorkerOptions } from './types.js';
@@ -418,7 +418,7 @@ class WorkerRuntime implements Worker {
   /** Fails the attempt with the classified error (the store decides retry or DLQ). */
   private async failAttempt(entry: InFlight, error: unknown): Promise<void> {
     const { ref } = entry;
-    const failure = toFailure(error, this.workerVersion);
+    const failure = withValidCode(toFailure(error, this.workerVersion), error);
     const result: FailureOutcome = await this.withRetries(() => this.backend!.fail(ref, failure));
     this.log({
       kind: 'failed',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RetryLaterError, ValidationError } from '../../src/core/errors.js';
-import { toFailure, MAX_ERROR_MESSAGE_CHARS } from '../../src/worker/classify.js';
+import { toFailure, MAX_ERROR_MESSAGE_CHARS, withValidCode } from '../../src/worker/classify.js';
 import { HandlerError } from '../../src/worker/handler-error.js';
 
 describe('toFailure: what a thrown value means for the retry decision', () => {
@@ -91,5 +91,32 @@ describe('toFailure: what a thrown value means for the retry decision', () => {
     const f = toFailure(new Error('x'.repeat(MAX_ERROR_MESSAGE_CHARS + 10)));
     expect(f.message.startsWith('x'.repeat(MAX_ERROR_MESSAGE_CHARS))).toBe(true);
     expect(f.message).toContain('[truncated 10 chars]');
+  });
+});
+
+describe('withValidCode: the error-code rule at the library boundary', () => {
+  const rule = 'error codes must be 1-64 characters of A-Z, 0-9 and _ (e.g. PROVIDER_429)';
+  it('keeps a code that follows the rule, untouched', () => {
+    const f = toFailure(new HandlerError('PROVIDER_429', 'x'));
+    expect(withValidCode(f, new HandlerError('PROVIDER_429', 'x'))).toBe(f);
+  });
+
+  it('replaces a code with spaces or 300 characters by HANDLER_FAILED, quoting it cut at 80 characters; retryability is kept', () => {
+    const spaced = new HandlerError('rate limited', 'try later', { retryable: true });
+    expect(withValidCode(toFailure(spaced), spaced)).toEqual({
+      code: 'HANDLER_FAILED',
+      message: `the handler threw an error with the code "rate limited", which is not one (${rule}): try later`,
+      retryable: true,
+      workerVersion: null,
+    });
+    const long = new HandlerError('A'.repeat(300), 'm');
+    expect(withValidCode(toFailure(long), long).message).toContain(`"${'A'.repeat(80)}…(300 characters)"`);
+  });
+
+  it('takes the code of the HTTP status when the error has one', () => {
+    const e = Object.assign(new Error('boom'), { code: 'server_error', statusCode: 503 });
+    expect(withValidCode(toFailure(e), e)).toMatchObject({ code: 'PROVIDER_5XX', retryable: true });
+    const odd = Object.assign(new Error('boom'), { code: 'x', status: -1.5 });
+    expect(withValidCode(toFailure(odd), odd).code).toBe('HANDLER_FAILED');
   });
 });

@@ -135,6 +135,22 @@ export function runWorkerSuite(name: string, makeFixture: () => Promise<WorkerFi
       expect((await inState(net.job_id, 'scheduled')).last_error).toMatchObject({ code: 'NETWORK', retryable: true });
     });
 
+    it('regression: a thrown code that breaks the error-code rule is not stored as the code (as the shell worker does); the message quotes it', async () => {
+      const zw = await submit({ input: 'zero-width' });
+      const http = await submit({ input: 'http', max_attempts: 3 });
+      await start(async (job) => {
+        if (job.input === 'zero-width') throw new HandlerError('PROVIDER_429\u200b', 'slow down', { retryable: false });
+        throw Object.assign(new Error('quota'), { code: 'rate limit \x1b[31mexceeded', status: 429 });
+      });
+      const dead = (await inState(zw.job_id, 'dead')).dead!;
+      expect(dead.error_code).toBe('HANDLER_FAILED');
+      expect(dead.error_message).toMatch(/^the handler threw an error with the code "PROVIDER_429.*", which is not one \(error codes must be 1-64 characters of A-Z, 0-9 and _ \(e\.g\. PROVIDER_429\)\): slow down$/);
+      const scheduled = await inState(http.job_id, 'scheduled');
+      expect(scheduled.last_error).toMatchObject({ code: 'PROVIDER_429', retryable: true });
+      expect(scheduled.last_error!.message).toContain('"rate limit \\x1b[31mexceeded"');
+      expect(scheduled.last_error!.message).not.toContain('\x1b');
+    });
+
     it('a result JSON cannot hold (BigInt, circular) fails the attempt permanently with HANDLER_FAILED, saying why', async () => {
       const big = await submit({ input: 'bigint', max_attempts: 3 });
       const loop = await submit({ input: 'circular', max_attempts: 3 });
