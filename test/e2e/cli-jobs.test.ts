@@ -3,7 +3,8 @@
  * default of a fresh home: submit, inspect, list, cancel, tail, demo; exit
  * codes as documented; JSON output validated against the public schemas.
  */
-import { writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -77,6 +78,31 @@ describe('submit', () => {
     const { createHash } = await import('node:crypto');
     expect(ref.input_sha256).toBe(createHash('sha256').update(Buffer.alloc(70_000, 'a')).digest('hex'));
   });
+
+  it('regression: the checksum of --input-file is computed as a stream: memory stays flat on an endless pipe, and Ctrl-C stops it', async () => {
+    // The file was read whole first (16 GB of RSS on /dev/zero, ERR_FS_FILE_TOO_LARGE on a 3 GB file).
+    const fifo = join(home.dir, 'endless.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const child = spawnCli(home, ['submit', 'x:v1', '--input-ref', 's3://b/endless', '--input-file', fifo]);
+    const done = collect(child, 120_000);
+    const pipe = createWriteStream(fifo);
+    let writing = true;
+    pipe.on('error', () => (writing = false));
+    const mib = Buffer.alloc(1024 * 1024);
+    void (async () => {
+      while (writing) if (!pipe.write(mib)) await new Promise<void>((r) => pipe.once('drain', () => r()).once('error', () => r()));
+    })();
+    const proc = (what: string) => readFileSync(`/proc/${child.pid}/${what}`, 'utf8');
+    await pollUntil(() => Number(/rchar: (\d+)/.exec(proc('io'))![1]) > 256 * 1024 * 1024 || null, { what: '256 MiB read', timeoutMs: 90_000 });
+    const rssKb = Number(/VmRSS:\s+(\d+)/.exec(proc('status'))![1]);
+    expect(rssKb).toBeLessThan(200 * 1024);
+    child.kill('SIGINT');
+    const r = await done;
+    writing = false;
+    pipe.destroy();
+    expect(r.code).toBe(130);
+    expect(r.stderr).toContain(`stopped reading --input-file ${fifo}: nothing was submitted`);
+  }, 120_000);
 
   it('refuses a reference without its checksum (exit 2)', async () => {
     const r = await runCli(home, ['submit', 'x:v1', '--input-ref', 's3://b/k']);

@@ -5,15 +5,15 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildSubmitRequest } from '../../src/cli/commands/submit.js';
 import { sha256Hex } from '../../src/core/submit.js';
-import { ValidationError } from '../../src/core/errors.js';
+import { InterruptedError, ValidationError } from '../../src/core/errors.js';
 
 const NOW = Date.UTC(2026, 10, 29, 10, 0, 0);
 const dir = mkdtempSync(join(tmpdir(), 'agentq-submit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('buildSubmitRequest', () => {
-  it('maps every flag to its wire field', () => {
-    const req = buildSubmitRequest(
+  it('maps every flag to its wire field', async () => {
+    const req = await buildSubmitRequest(
       {
         workflow: 'report:v2', queue: 'q', tenant: 'acme', class: 'interactive', operation: 'op', deadline: '2h',
         idempotencyKey: 'k', inputRef: 's3://b/k', inputSha256: 'A'.repeat(64), maxAttempts: '7', traceId: 't',
@@ -30,15 +30,15 @@ describe('buildSubmitRequest', () => {
     });
   });
 
-  it('uses the context queue when no --queue is given', () => {
-    expect(buildSubmitRequest({ workflow: 'x:v1' }, NOW, 'research').queue).toBe('research');
+  it('uses the context queue when no --queue is given', async () => {
+    expect((await buildSubmitRequest({ workflow: 'x:v1' }, NOW, 'research')).queue).toBe('research');
   });
 
-  it('--input-file alone inlines the text; with --input-ref only its checksum is used', () => {
+  it('--input-file alone inlines the text; with --input-ref only its checksum is used', async () => {
     const f = join(dir, 'in.txt');
     writeFileSync(f, 'hello');
-    expect(buildSubmitRequest({ workflow: 'x:v1', inputFile: f }, NOW, 'd')).toMatchObject({ input: 'hello', input_ref: null, input_sha256: null });
-    expect(buildSubmitRequest({ workflow: 'x:v1', inputFile: f, inputRef: 's3://b/in.txt' }, NOW, 'd')).toMatchObject({
+    expect(await buildSubmitRequest({ workflow: 'x:v1', inputFile: f }, NOW, 'd')).toMatchObject({ input: 'hello', input_ref: null, input_sha256: null });
+    expect(await buildSubmitRequest({ workflow: 'x:v1', inputFile: f, inputRef: 's3://b/in.txt' }, NOW, 'd')).toMatchObject({
       input: null,
       input_ref: 's3://b/in.txt',
       input_sha256: sha256Hex('hello'),
@@ -55,16 +55,16 @@ describe('buildSubmitRequest', () => {
     [{ maxAttempts: '1.5' }, /--max-attempts "1.5" must be a whole number/],
     [{ budgetUsd: '-1' }, /--budget-usd "-1" must be a positive number/],
     [{ inputFile: join(dir, 'missing') }, /cannot be read: ENOENT/],
-  ])('refuses %j', (flags, message) => {
-    expect(() => buildSubmitRequest({ workflow: 'x:v1', ...flags }, NOW, 'd')).toThrowError(ValidationError);
-    expect(() => buildSubmitRequest({ workflow: 'x:v1', ...flags }, NOW, 'd')).toThrowError(message);
+  ])('refuses %j', async (flags, message) => {
+    await expect(buildSubmitRequest({ workflow: 'x:v1', ...flags }, NOW, 'd')).rejects.toThrowError(ValidationError);
+    await expect(buildSubmitRequest({ workflow: 'x:v1', ...flags }, NOW, 'd')).rejects.toThrowError(message);
   });
 
-  it('refuses an inline file over 64 KiB with its sha256 in the hint, and a binary file', () => {
+  it('refuses an inline file over 64 KiB with its sha256 in the hint, and a binary file', async () => {
     const big = join(dir, 'big');
     writeFileSync(big, Buffer.alloc(64 * 1024 + 1, 'a'));
     try {
-      buildSubmitRequest({ workflow: 'x:v1', inputFile: big }, NOW, 'd');
+      await buildSubmitRequest({ workflow: 'x:v1', inputFile: big }, NOW, 'd');
       expect.unreachable();
     } catch (e) {
       expect((e as ValidationError).code).toBe('INPUT_TOO_LARGE');
@@ -72,6 +72,21 @@ describe('buildSubmitRequest', () => {
     }
     const bin = join(dir, 'bin');
     writeFileSync(bin, Buffer.from([0xff, 0xfe, 0x00, 0x80]));
-    expect(() => buildSubmitRequest({ workflow: 'x:v1', inputFile: bin }, NOW, 'd')).toThrowError(/is not UTF-8 text/);
+    await expect(buildSubmitRequest({ workflow: 'x:v1', inputFile: bin }, NOW, 'd')).rejects.toThrowError(/is not UTF-8 text/);
+  });
+
+  it('regression: an endless --input-file to inline (/dev/zero) is read only to one byte past the limit, which is named', async () => {
+    await expect(buildSubmitRequest({ workflow: 'x:v1', inputFile: '/dev/zero' }, NOW, 'd')).rejects.toThrowError(
+      '--input-file /dev/zero is over 65536 bytes; inline input is limited to 65536 bytes (64 KiB)',
+    );
+  });
+
+  it('a checksum of a character device (which may never end) is refused; Ctrl-C stops reading', async () => {
+    await expect(buildSubmitRequest({ workflow: 'x:v1', inputFile: '/dev/zero', inputRef: 's3://b/x' }, NOW, 'd')).rejects.toThrowError(
+      '--input-file /dev/zero is a character device, which may never end',
+    );
+    const f = join(dir, 'some.txt');
+    writeFileSync(f, 'x');
+    await expect(buildSubmitRequest({ workflow: 'x:v1', inputFile: f, inputRef: 's3://b/x' }, NOW, 'd', AbortSignal.abort())).rejects.toThrowError(InterruptedError);
   });
 });

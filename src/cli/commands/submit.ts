@@ -3,13 +3,13 @@
  * With `--wait`, follow the job to its end for CI smoke jobs (exit codes in
  * `WaitExitCode`: 0 succeeded, 1 ended without success, 124 timed out).
  */
-import { readFileSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { open, type FileHandle } from 'node:fs/promises';
 import { AgentqError, InterruptedError, ValidationError, WaitExitCode } from '../../core/errors.js';
 import { parseDeadline, parseDuration, parseIsoTime, toIso } from '../../core/duration.js';
 import { INLINE_INPUT_MAX_BYTES } from '../../core/model.js';
 import type { Job, SubmitRequest } from '../../core/schemas.js';
 import { isTerminal } from '../../core/states.js';
-import { sha256Hex } from '../../core/submit.js';
 import type { Backend } from '../../backend/contract.js';
 import type { CommandContext } from '../context.js';
 import { isMachineFormat, printObject } from '../output/format.js';
@@ -40,8 +40,8 @@ export interface SubmitOptions {
   timeout?: string;
 }
 
-/** Turns flags into a submit request (the backend validates it again with the zod schema). */
-export function buildSubmitRequest(o: SubmitOptions, now: number, defaultQueue: string): SubmitRequest {
+/** Turns flags into a submit request (the backend validates it again with the zod schema). `signal` stops reading --input-file. */
+export async function buildSubmitRequest(o: SubmitOptions, now: number, defaultQueue: string, signal?: AbortSignal): Promise<SubmitRequest> {
   if (o.input !== undefined && o.inputFile !== undefined) throw new ValidationError('give --input or --input-file, not both');
   if (o.input !== undefined && o.inputRef !== undefined) throw new ValidationError('give either inline input (--input) or a reference (--input-ref), not both');
   if (o.inputFile !== undefined && o.inputSha256 !== undefined) throw new ValidationError('--input-sha256 is computed from --input-file; give only one of them');
@@ -51,24 +51,9 @@ export function buildSubmitRequest(o: SubmitOptions, now: number, defaultQueue: 
   let inputRef: string | null = o.inputRef ?? null;
   let inputSha256: string | null = o.inputSha256 ?? null;
   if (o.inputFile !== undefined) {
-    const { bytes, sha256 } = readInputFile(o.inputFile);
-    if (inputRef !== null) {
-      // --input-ref s3://... --input-file local-copy: the file is only used for its checksum.
-      inputSha256 = sha256;
-    } else {
-      if (bytes.length > INLINE_INPUT_MAX_BYTES) {
-        throw new ValidationError(
-          `--input-file ${o.inputFile} is ${bytes.length} bytes; inline input is limited to ${INLINE_INPUT_MAX_BYTES} bytes (64 KiB)`,
-          `Upload it and pass a reference instead: --input-ref <url> --input-sha256 ${sha256} (or --input-ref <url> --input-file ${o.inputFile}).`,
-          'INPUT_TOO_LARGE',
-        );
-      }
-      const text = bytes.toString('utf8');
-      if (!Buffer.from(text, 'utf8').equals(bytes)) {
-        throw new ValidationError(`--input-file ${o.inputFile} is not UTF-8 text; inline input must be text`, `Store it elsewhere and pass --input-ref <url> --input-sha256 ${sha256}.`);
-      }
-      input = text;
-    }
+    // --input-ref s3://... --input-file local-copy: the file is only used for its checksum.
+    if (inputRef !== null) inputSha256 = await checksumOfInputFile(o.inputFile, signal);
+    else input = await inlineInputFile(o.inputFile, signal);
   }
   if (inputSha256 !== null) inputSha256 = inputSha256.toLowerCase();
 
@@ -98,21 +83,97 @@ function parseRunAt(text: string, now: number): number {
   return /^\d{4}-\d{2}-\d{2}/.test(text.trim()) ? parseIsoTime(text, '--run-at') : now + parseDuration(text, '--run-at');
 }
 
-function readInputFile(path: string): { bytes: Buffer; sha256: string } {
-  let bytes: Buffer;
+/**
+ * --input-file is read a chunk at a time and never held whole: it may be a 3 GB file (its checksum
+ * is wanted, not its bytes), a pipe, or /dev/zero. Inline input stops reading one byte past the
+ * limit; a checksum reads to the end, between chunks checking for Ctrl-C.
+ */
+const READ_CHUNK_BYTES = 1024 * 1024;
+/** A file too large to inline is hashed for the refusal's hint when it is at most this large (beyond, the refusal would be slow). */
+const HINT_HASH_MAX_BYTES = 64 * 1024 * 1024;
+
+async function openInputFile(path: string): Promise<{ handle: FileHandle; isRegular: boolean; isCharDevice: boolean; size: number }> {
+  let handle: FileHandle;
   try {
-    if (statSync(path).isDirectory()) throw new ValidationError(`--input-file ${path} is a directory`);
-    bytes = readFileSync(path);
+    handle = await open(path, 'r');
   } catch (e) {
-    if (e instanceof AgentqError) throw e;
     throw new ValidationError(`--input-file ${path} cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
-  return { bytes, sha256: sha256Hex(bytes) };
+  const st = await handle.stat();
+  if (st.isDirectory()) {
+    await handle.close();
+    throw new ValidationError(`--input-file ${path} is a directory`);
+  }
+  return { handle, isRegular: st.isFile(), isCharDevice: st.isCharacterDevice(), size: st.size };
+}
+
+/** Reads chunks into `onChunk` until the end, or until it returns false. */
+async function readChunks(handle: FileHandle, path: string, signal: AbortSignal | undefined, onChunk: (chunk: Buffer) => boolean): Promise<void> {
+  const buf = Buffer.alloc(READ_CHUNK_BYTES);
+  for (;;) {
+    if (signal?.aborted) throw new InterruptedError(`stopped reading --input-file ${path}: nothing was submitted`);
+    let n: number;
+    try {
+      n = (await handle.read(buf, 0, buf.length, null)).bytesRead;
+    } catch (e) {
+      throw new ValidationError(`--input-file ${path} cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+    if (n === 0 || !onChunk(buf.subarray(0, n))) return;
+  }
+}
+
+async function checksumOfInputFile(path: string, signal: AbortSignal | undefined): Promise<string> {
+  const f = await openInputFile(path);
+  try {
+    // /dev/zero, /dev/urandom: the checksum of something that never ends is never computed.
+    if (f.isCharDevice) throw new ValidationError(`--input-file ${path} is a character device, which may never end: the checksum is computed from a file or a pipe`);
+    const hash = createHash('sha256');
+    await readChunks(f.handle, path, signal, (chunk) => (hash.update(chunk), true));
+    return hash.digest('hex');
+  } finally {
+    await f.handle.close();
+  }
+}
+
+async function inlineInputFile(path: string, signal: AbortSignal | undefined): Promise<string> {
+  const f = await openInputFile(path);
+  try {
+    const parts: Buffer[] = [];
+    let total = 0;
+    await readChunks(f.handle, path, signal, (chunk) => {
+      parts.push(Buffer.from(chunk));
+      total += chunk.length;
+      return total <= INLINE_INPUT_MAX_BYTES;
+    });
+    const bytes = Buffer.concat(parts);
+    if (total > INLINE_INPUT_MAX_BYTES) {
+      const how = f.isRegular ? `is ${f.size} bytes` : `is over ${INLINE_INPUT_MAX_BYTES} bytes`;
+      let sha256: string | null = null;
+      if (f.isRegular && f.size <= HINT_HASH_MAX_BYTES) {
+        const hash = createHash('sha256').update(bytes);
+        await readChunks(f.handle, path, signal, (chunk) => (hash.update(chunk), true));
+        sha256 = hash.digest('hex');
+      }
+      const byHash = sha256 === null ? '' : `--input-ref <url> --input-sha256 ${sha256} (or `;
+      throw new ValidationError(
+        `--input-file ${path} ${how}; inline input is limited to ${INLINE_INPUT_MAX_BYTES} bytes (64 KiB)`,
+        `Upload it and pass a reference instead: ${byHash}--input-ref <url> --input-file ${path}${sha256 === null ? ', which computes its checksum' : ')'}.`,
+        'INPUT_TOO_LARGE',
+      );
+    }
+    const text = bytes.toString('utf8');
+    if (!Buffer.from(text, 'utf8').equals(bytes)) {
+      throw new ValidationError(`--input-file ${path} is not UTF-8 text; inline input must be text`, `Store it elsewhere and pass --input-ref <url> --input-file ${path}.`);
+    }
+    return text;
+  } finally {
+    await f.handle.close();
+  }
 }
 
 export async function run(o: SubmitOptions, ctx: CommandContext): Promise<void> {
   const waitTimeoutMs = o.timeout !== undefined ? parseDuration(o.timeout, '--timeout') : undefined;
-  const req = buildSubmitRequest(o, ctx.clock.now(), ctx.defaultQueue());
+  const req = await buildSubmitRequest(o, ctx.clock.now(), ctx.defaultQueue(), ctx.signal);
   ctx.assertMutable('submit');
   const backend = await ctx.openBackend();
   const { job, created, unpublished } = await backend.submit(req);
