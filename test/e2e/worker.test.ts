@@ -129,6 +129,17 @@ echo -n "$missing|$killed|$split"`,
     expect(stderr).toContain('effect killed: sh was killed by SIGKILL; recorded as started, not done');
   });
 
+  it('regression: job effect records at most 64 KiB of its command\'s output (5 MB were stored); all of it is passed through', async () => {
+    const id = await submit('--input', 'x');
+    const errs = join(home.dir, 'errs');
+    const h = handler('h.sh', `$AQ job effect big -- sh -c 'head -c 200000 /dev/zero | tr "\\0" E' 2>> ${errs} | wc -c | tr -d ' '`);
+    await runCliOk(home, ['worker', '--queue', 'w', '--drain', '--', h]);
+    const job = await inspect(id);
+    expect(job.result!.trim()).toBe('200000');
+    expect(job.effects[0]!.result).toBe(`${'E'.repeat(65536)}…[truncated ${200000 - 65536} bytes]`);
+    expect(readFileSync(errs, 'utf8')).toContain('effect big: its output was cut to the first 65536 bytes in the recorded result (134464 more bytes were printed but not recorded)');
+  });
+
   it('-o ndjson streams every worker event as a JSON line on stdout', async () => {
     const id = await submit('--input', 'x');
     const h = handler('h.sh', `echo -n fine`);

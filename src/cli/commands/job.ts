@@ -10,6 +10,7 @@ import { readFile, rename, writeFile } from 'node:fs/promises';
 import { constants as osConstants } from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import { AgentqError, ValidationError } from '../../core/errors.js';
+import { CappedOutput } from '../../worker/capped-output.js';
 import { currentLease, ERROR_CODE_RE, ERROR_CODE_RULE, JOB_ENV, type ErrorReport } from '../../worker/job-env.js';
 import type { CommandContext } from '../context.js';
 import { resolveExecutable } from '../executable.js';
@@ -17,6 +18,12 @@ import { sanitize } from '../output/sanitize.js';
 
 /** Checkpoints are stored with the job and shown by `inspect`: keep them small. */
 const MAX_CHECKPOINT_BYTES = 64 * 1024;
+/**
+ * An effect's result is stored in the ledger, with the job (and read back by every later attempt
+ * and by `inspect`): the command's stdout is passed through whole, but only this much is recorded,
+ * cut as a job result is (`…[truncated N bytes]`).
+ */
+export const MAX_EFFECT_RESULT_BYTES = 64 * 1024;
 
 async function backendFor(ctx: CommandContext) {
   const lease = currentLease(ctx.env);
@@ -84,24 +91,27 @@ export async function effect(o: { key: string; command: string[] }, ctx: Command
       throw new AgentqError('EFFECT_FAILED', `effect ${o.key}: ${cmd} ${how}; recorded as started, not done`, ended.code);
     }
     const { stdout } = ended;
-    await backend.finishEffect(lease, o.key, stdout);
+    await backend.finishEffect(lease, o.key, stdout.text());
+    if (stdout.truncatedBytes > 0) {
+      ctx.note(`effect ${sanitize(o.key)}: its output was cut to the first ${MAX_EFFECT_RESULT_BYTES} bytes in the recorded result (${stdout.truncatedBytes} more bytes were printed but not recorded)`);
+    }
   } finally {
     await backend.close();
   }
 }
 
 type EffectRun =
-  | { kind: 'exited'; code: number; signal: NodeJS.Signals | null; stdout: string }
+  | { kind: 'exited'; code: number; signal: NodeJS.Signals | null; stdout: CappedOutput }
   | { kind: 'spawn_failed'; error: NodeJS.ErrnoException };
 
 function runEffectCommand(cmd: string, args: string[], env: Record<string, string | undefined>, ctx: CommandContext): Promise<EffectRun> {
   return new Promise((resolveRun) => {
     const child = spawn(cmd, args, { env: env as NodeJS.ProcessEnv, stdio: ['inherit', 'pipe', 'inherit'] });
-    const chunks: Buffer[] = [];
+    const recorded = new CappedOutput(MAX_EFFECT_RESULT_BYTES);
     // A chunk can end inside a multibyte character: the decoder holds its first bytes for the next chunk.
     const passthrough = new StringDecoder('utf8');
     child.stdout.on('data', (c: Buffer) => {
-      chunks.push(c);
+      recorded.push(c);
       const text = passthrough.write(c);
       if (text) ctx.io.stdout.write(text);
     });
@@ -109,7 +119,7 @@ function runEffectCommand(cmd: string, args: string[], env: Record<string, strin
     child.on('close', (code, signal) => {
       const rest = passthrough.end();
       if (rest) ctx.io.stdout.write(rest);
-      resolveRun({ kind: 'exited', code: code ?? exitStatusForSignal(signal), signal, stdout: Buffer.concat(chunks).toString('utf8') });
+      resolveRun({ kind: 'exited', code: code ?? exitStatusForSignal(signal), signal, stdout: recorded });
     });
   });
 }
