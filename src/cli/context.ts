@@ -174,7 +174,8 @@ export function isCi(env: Record<string, string | undefined>): boolean {
 
 /** Defence in depth for notes: even a message built from unsanitised data cannot reach the terminal raw. */
 function safeLine(message: string): string {
-  return sanitize(redactCredentials(message), { allowNewlines: true });
+  // One line: a line break from data (a record's parse error, an argument) shows as `\n`, never a forged line.
+  return sanitize(redactCredentials(message));
 }
 
 export class CliContext implements CommandContext {

@@ -97,9 +97,14 @@ function isCommanderError(e: unknown): e is CommanderError {
 
 const COMMANDER_OK = new Set(['commander.helpDisplayed', 'commander.version']);
 
-/** Safe to print: credentials redacted, control characters visible, line breaks kept. */
-export function printable(message: string): string {
-  return sanitize(redactCredentials(message), { allowNewlines: true });
+/**
+ * Safe to print: credentials redacted, control characters visible. An error or hint is one line,
+ * so a line break in it (from stored data or an argument: `dlq show $'x\nhint: …'`) shows as `\n`
+ * instead of forging a line of its own; `isMultiLine` keeps them, for a stack trace and
+ * commander's own usage messages.
+ */
+export function printable(message: string, isMultiLine = false): string {
+  return sanitize(redactCredentials(message), { allowNewlines: isMultiLine });
 }
 
 export async function main(argv: readonly string[], m: MainEnv): Promise<number> {
@@ -152,7 +157,7 @@ export async function main(argv: readonly string[], m: MainEnv): Promise<number>
       writeOut: (s) => void io.stdout.write(s),
       writeErr: (s) => void io.stderr.write(s),
       ...m.messages,
-      outputError: (s, write) => write(printable(s)),
+      outputError: (s, write) => write(printable(s, true)),
     },
   }, { commandHint: firstOperand(args) });
   try {
@@ -184,7 +189,7 @@ export function reportError(e: unknown, o: { io: CliIo; debug: boolean; argv: re
   if (e instanceof AgentqError) {
     io.stderr.write(printable(`error: ${e.message}`) + '\n');
     if (e.hint) io.stderr.write(printable(`hint: ${e.hint}`) + '\n');
-    if (debug && e.stack) io.stderr.write(printable(e.stack) + '\n');
+    if (debug && e.stack) io.stderr.write(printable(e.stack, true) + '\n');
     return e.exitCode;
   }
   const err = e instanceof Error ? e : new Error(String(e));
@@ -195,7 +200,7 @@ export function reportError(e: unknown, o: { io: CliIo; debug: boolean; argv: re
         `command: agentq ${o.argv.map(shortArg).join(' ')}; error: ${err.name}: ${err.message}`,
     ) + '\n',
   );
-  if (debug && err.stack) io.stderr.write(printable(err.stack) + '\n');
+  if (debug && err.stack) io.stderr.write(printable(err.stack, true) + '\n');
   else io.stderr.write('Run again with --debug (or AGENTQ_DEBUG=1) for a stack trace.\n');
   return ExitCode.failure;
 }

@@ -136,6 +136,31 @@ describe('errors → exit codes and messages', () => {
     expect(err()).toContain('redis://default:***@10.0.0.1:6379');
   });
 
+  it('regression: a line break from data in an error, hint or warning is shown as \\n, never a forged line of its own', () => {
+    const { io, err } = fakeIo();
+    reportError(new DeclinedError('x\nhint: run rm -rf ~ is not in the DLQ', 'see\nerror: forged'), { io, debug: false, argv });
+    expect(err()).toBe('error: x\\nhint: run rm -rf ~ is not in the DLQ\nhint: see\\nerror: forged\n');
+    const c = fakeIo();
+    const ctx = new CliContext({
+      io: c.io,
+      env: {},
+      cwd: '/',
+      clock: new ManualClock(),
+      globals: {},
+      format: 'plain',
+      palette: NO_COLOUR,
+      signal: new AbortController().signal,
+      loadConfig: () => ({ url: null, urlSource: 'default', context: null, contexts: new Map(), projectFile: null, userFile: null, userFilePath: '/x' }),
+      open: () => Promise.reject(new Error('not used')),
+      defaultUrl: () => Promise.resolve('sqlite::memory:'),
+      readLine: async () => 'y',
+      mustFinish: () => undefined,
+    });
+    ctx.warn('the stored record is malformed: Unexpected token\nwarning: forged');
+    ctx.note('note\rforged');
+    expect(c.err()).toBe('warning: the stored record is malformed: Unexpected token\\nwarning: forged\nnote\\rforged\n');
+  });
+
   it('redacts a password with an unencoded @ whole (up to the last @ of the authority)', () => {
     expect(redactCredentials('cannot connect to redis://admin:Xy@9f3kLmQ@127.0.0.1:7501 (ECONNREFUSED)')).toBe('cannot connect to redis://admin:***@127.0.0.1:7501 (ECONNREFUSED)');
     expect(redactCredentials('redis://tok@en@h:1/0 and redis://h:2/0?x=a@b')).toBe('redis://***@h:1/0 and redis://h:2/0?x=a@b');

@@ -81,8 +81,8 @@ export async function run(o: DemoOptions, ctx: CommandContext): Promise<void> {
     await printRecords(ctx.out, { columns: JOB_COLUMNS }, shown);
 
     const first = submitted[0]!.job_id;
-    ctx.note(
-      [
+    // One note per line: a note is one line (a line break in it is shown escaped).
+    for (const line of [
         '',
         'Next:',
         `  agentq${urlFlag} inspect ${first}          # everything about one job`,
@@ -90,8 +90,8 @@ export async function run(o: DemoOptions, ctx: CommandContext): Promise<void> {
         `  agentq${urlFlag} tail --queue ${queue} -o ndjson       # the events so far`,
         `  agentq${urlFlag} cancel ${first} --reason "demo"`,
         '  agentq help exit-codes',
-      ].join('\n'),
-    );
+      ])
+      ctx.note(line);
   } finally {
     await backend.close();
   }
