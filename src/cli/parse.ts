@@ -27,9 +27,10 @@ export function parseStates(value: unknown): JobState[] | undefined {
   if (value === undefined || value === null) return undefined;
   const parts = String(value)
     .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
+    .map((s) => s.trim());
   for (const p of parts) {
+    // `--state ''` or `queued,,running` (a variable that was not set) is a mistake, not "no filter".
+    if (p === '') throw new ValidationError(`--state ${JSON.stringify(String(value))}: a state is empty; use ${JOB_STATES.join(', ')} (comma-separated)`);
     if (!(JOB_STATES as readonly string[]).includes(p)) {
       throw new ValidationError(`--state ${JSON.stringify(p)} is not a job state: use ${JOB_STATES.join(', ')} (comma-separated)`);
     }

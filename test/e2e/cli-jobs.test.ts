@@ -293,6 +293,15 @@ describe('filters are checked as list and dlq list check them (exit 2), an unkno
     expect(r.stderr).toMatch(/error: --since \(\S+\) must be before --until \(\S+\)/);
   });
 
+  it("regression: list refuses an empty --state ('' or queued,,running) instead of listing everything", async () => {
+    for (const state of ['', 'queued,,running', ' , ']) {
+      const r = await runCli(home, ['list', '--state', state]);
+      expect(r.code, JSON.stringify(state)).toBe(2);
+      expect(r.stderr).toContain(`error: --state ${JSON.stringify(state)}: a state is empty; use queued, scheduled, running`);
+      expect(r.stdout).toBe('');
+    }
+  });
+
   it('stats, tail and dlq check refuse a queue name no queue can have, with the rule list uses', async () => {
     for (const args of [['list'], ['stats'], ['tail'], ['dlq', 'check']]) {
       const r = await runCli(home, [...args, '--queue', 'bad q']);
