@@ -5,7 +5,7 @@
 import { ValidationError } from '../core/errors.js';
 import { JOB_STATES, NAME_RE, NAME_RULE, type JobStateName as JobState } from '../core/model.js';
 import { sanitize } from './output/sanitize.js';
-import { canonicalJobId, isJobId } from '../core/ids.js';
+import { canonicalJobId, isJobId, isRunId, RUN_ID_PREFIX } from '../core/ids.js';
 
 export function parseIntOption(value: unknown, flag: string, min: number, max: number): number | undefined {
   if (value === undefined || value === null) return undefined;
@@ -42,6 +42,13 @@ export function parseStates(value: unknown): JobState[] | undefined {
 export function checkJobId(given: string): string {
   const id = canonicalJobId(given);
   if (!isJobId(id)) throw new ValidationError(`${JSON.stringify(given)} is not a job id: job ids look like job_ followed by 26 ULID characters (job_01JD3K...)`);
+  return id;
+}
+
+/** A run id argument (`dlq runs show`, `--resume`): every run id was made by agentq, so anything else is a typo (exit 2, not 5). */
+export function checkRunId(given: string): string {
+  const id = given.length === RUN_ID_PREFIX.length + 26 && given.slice(0, RUN_ID_PREFIX.length).toLowerCase() === RUN_ID_PREFIX ? RUN_ID_PREFIX + given.slice(RUN_ID_PREFIX.length).toUpperCase() : given;
+  if (!isRunId(id)) throw new ValidationError(`${JSON.stringify(given)} is not a run id: run ids look like run_ followed by 26 ULID characters (as agentq dlq runs lists them)`);
   return id;
 }
 

@@ -105,6 +105,22 @@ describe('dlq list / summary / show / export', () => {
     expect(missing.code).toBe(5);
   });
 
+  it('regression: an id that is not a job or run id is bad usage (exit 2, naming the form), as inspect says, not "not found" (5)', async () => {
+    const cases: Array<[string[], string]> = [
+      [['dlq', 'show', 'nonsense'], '"nonsense" is not a job id and no DLQ entry has it: job ids look like job_ followed by 26 ULID characters'],
+      [['dlq', 'runs', 'show', 'nonsense'], '"nonsense" is not a run id: run ids look like run_ followed by 26 ULID characters'],
+      [['dlq', 'redrive', '--resume', 'nonsense'], '"nonsense" is not a run id'],
+      [['dlq', 'purge', '--resume', 'nonsense', '--yes'], '"nonsense" is not a run id'],
+    ];
+    for (const [args, message] of cases) {
+      const r = await runCli(home, args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toContain(`error: ${message}`);
+    }
+    // A well-formed id that names nothing is still "not found".
+    expect((await runCli(home, ['dlq', 'runs', 'show', 'run_01ZZZZZZZZZZZZZZZZZZZZZZZZ'])).code).toBe(5);
+  });
+
   it('shows a malformed entry as malformed; bulk actions never move or delete it', async () => {
     const list = await ok(['dlq', 'list', '--queue', 'triage', '--error-code', 'TOOL_ERROR', '-o', 'ndjson']);
     const entry = parseNdjson(list.stdout).find((e) => (e as { job_id: string }).job_id === malformed) as { malformed: string };

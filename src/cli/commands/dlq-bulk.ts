@@ -13,6 +13,7 @@ import { streamProgress } from '../../dlq/progress.js';
 import { DEFAULT_RATE_PER_SEC, effectiveBatchSize, parseBatchSize, parseRate } from '../../dlq/rate.js';
 import { printObject, printRecords } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
+import { checkRunId } from '../parse.js';
 import { PLAN_ITEM_COLUMNS } from './dlq-columns.js';
 import type { DlqIo } from './dlq-io.js';
 import { isSameStore, planStoreId } from '../../backend/store-id.js';
@@ -195,6 +196,7 @@ async function resume(action: BulkAction, o: BulkOptions, io: DlqIo, rate: numbe
   // A run is resumed with the plan, verdicts, attempts policy and audit reason recorded when it was
   // created; only the pace (--rate, --batch-size) and the lock handling are the resumer's to choose.
   // Anything else typed here would be silently ignored, so it is refused.
+  o = { ...o, resume: checkRunId(o.resume!) };
   const ignored = [
     ...givenFlags(o, SELECTOR_FLAGS),
     ...givenFlags(o, PLAN_OPTION_FLAGS),

@@ -9,7 +9,7 @@ import { isRunId } from '../../core/ids.js';
 import { resumeCommand } from '../../dlq/engine.js';
 import { withObservedStatus } from '../../dlq/run-status.js';
 import { RecordStream, printObject, printRecords } from '../output/format.js';
-import { checkQueueName } from '../parse.js';
+import { checkQueueName, checkRunId } from '../parse.js';
 import { ndjsonLine } from '../output/ndjson.js';
 import { jsonSafeStringify, sanitize } from '../output/sanitize.js';
 import { LEDGER_COLUMNS, RUN_COLUMNS } from './dlq-columns.js';
@@ -43,7 +43,8 @@ export interface DlqRunShowOptions {
   status?: string;
 }
 
-export async function dlqRunShow(runId: string, o: DlqRunShowOptions, io: DlqIo): Promise<void> {
+export async function dlqRunShow(given: string, o: DlqRunShowOptions, io: DlqIo): Promise<void> {
+  const runId = checkRunId(given);
   if (o.status !== undefined && !(LEDGER_STATUSES as readonly string[]).includes(o.status)) {
     throw new ValidationError(`--status ${JSON.stringify(o.status)} must be one of ${LEDGER_STATUSES.join(', ')}`);
   }

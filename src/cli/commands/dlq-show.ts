@@ -4,7 +4,7 @@
  * refused on a terminal unless `--force`, since raw bytes may carry escape
  * sequences that take over the terminal.
  */
-import { canonicalJobId } from '../../core/ids.js';
+import { canonicalJobId, isJobId } from '../../core/ids.js';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import type { DlqEntry } from '../../core/schemas.js';
 import { printObject } from '../output/format.js';
@@ -19,20 +19,25 @@ export interface DlqShowOptions {
 export const PREVIEW_CHARS = 2000;
 
 export async function dlqShow(given: string, opts: DlqShowOptions, io: DlqIo): Promise<void> {
-  // Not refused when it does not look like a job id: an entry taken into custody keeps what it had.
+  // Not refused before looking when it does not look like a job id: an entry taken into custody keeps what it had.
   const jobId = canonicalJobId(given);
+  // Not found and not a job id either: a typo (exit 2, as inspect), not a missing entry (exit 5).
+  const notFound = () =>
+    isJobId(jobId)
+      ? new NotFoundError(`${jobId} is not in the DLQ`)
+      : new ValidationError(`${JSON.stringify(given)} is not a job id and no DLQ entry has it: job ids look like job_ followed by 26 ULID characters (job_01JD3K...)`);
   if (opts.raw && io.out.isTTY && !opts.force) {
     throw new ValidationError('--raw writes the stored bytes unfiltered and stdout is a terminal: refused', 'Redirect to a file (> entry.bin) or pipe it, or add --force.');
   }
   const backend = await io.backend();
   if (opts.raw) {
     const bytes = await backend.dlqRaw(jobId);
-    if (bytes === null) throw new NotFoundError(`${jobId} is not in the DLQ`);
+    if (bytes === null) throw notFound();
     await io.out.writeBytes(bytes);
     return;
   }
   const entry = await backend.dlqGet(jobId);
-  if (entry === null) throw new NotFoundError(`${jobId} is not in the DLQ`);
+  if (entry === null) throw notFound();
   if (io.out.format === 'json' || io.out.format === 'ndjson') {
     printObject(io.out, entry);
     return;
