@@ -12,6 +12,7 @@
  * an alert on it cannot be silently satisfied.
  */
 import type { QueueStats } from '../backend/contract.js';
+import { sanitize } from '../cli/output/sanitize.js';
 import { percentile } from '../core/stats.js';
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -25,9 +26,15 @@ interface Family {
   samples: Array<{ suffix?: string; labels: Labels; value: number }>;
 }
 
-/** Label values may hold anything; the format needs `\`, `"` and newline escaped. */
+/**
+ * Label values may hold anything; the format needs `\`, `"` and newline escaped. The format
+ * allows any other character, but this text is also read on terminals (`stats -o prometheus`,
+ * `curl` of the endpoint), and a queue name a foreign writer stored may hold ESC, BEL or bidi
+ * controls: those become the sanitiser's visible escapes first (`\x1b`, whose backslash the
+ * format then escapes, so a scraper reads the label as the text `\x1b`).
+ */
 export function escapeLabelValue(v: string): string {
-  return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+  return sanitize(v, { allowNewlines: true }).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 }
 
 function formatValue(v: number): string {

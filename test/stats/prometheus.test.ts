@@ -3,6 +3,7 @@ import type { QueueStats } from '../../src/backend/contract.js';
 import { escapeLabelValue, PROMETHEUS_CONTENT_TYPE, renderPrometheus } from '../../src/metrics/prometheus.js';
 import { isLoopback, parseListen, startMetricsServer, type MetricsServer } from '../../src/metrics/server.js';
 import { parseAndValidate, sampleValue } from './prom-validate.js';
+import { findUnsafe } from '../support/hostile.js';
 
 const counts = { queued: 7, scheduled: 2, running: 3, succeeded: 10, dead: 1, cancelled: 0, expired: 0 };
 const breakdown = (key: string, queued: number) => ({ key, queued, scheduled: 0, running: 1, dlq_size: 0, oldest_queued_age_ms: 90_000, backlog_seconds: queued * 60 });
@@ -63,6 +64,14 @@ describe('renderPrometheus', () => {
     expect(escapeLabelValue('a"b\\c\nd')).toBe('a\\"b\\\\c\\nd');
     const text = renderPrometheus([{ ...bare, queue: 'evil\n# TYPE agentq_dlq_size counter' }]);
     expect(text.split('\n').filter((l) => l.startsWith('# TYPE agentq_dlq_size'))).toEqual(['# TYPE agentq_dlq_size gauge']);
+    parseAndValidate(text);
+  });
+
+  it('regression: a queue name with control characters (a foreign writer\'s) writes no raw control byte, and the text still parses', () => {
+    expect(escapeLabelValue('evil\x1b]0;PROM\x07q\u202e\t')).toBe('evil\\\\x1b]0;PROM\\\\x07q\\\\u202e\\\\t');
+    const text = renderPrometheus([{ ...bare, queue: 'evil\x1b]0;PROM\x07q' }]);
+    expect(findUnsafe(text)).toEqual([]);
+    expect(text).toContain('queue="evil\\\\x1b]0;PROM\\\\x07q"');
     parseAndValidate(text);
   });
 });
