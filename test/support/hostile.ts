@@ -39,11 +39,14 @@ export const HOSTILE_STRINGS: readonly HostileString[] = [
   { name: 'line and paragraph separators', value: 'a\u2028b\u2029c' },
   { name: 'lone surrogate', value: 'a\ud800b' },
   { name: 'vertical tab and form feed', value: 'a\x0bb\x0cc' },
+  { name: 'zero-width space, word joiner and BOM (look-alike codes)', value: 'PROVIDER_429\u200b \u2060x\ufeff' },
+  { name: 'tag characters (invisible text)', value: 'ok\u{e0001}\u{e0069}\u{e0067}\u{e006e}\u{e007f}' },
+  { name: 'soft hyphen and other format characters', value: 'a\u00adb\u180ec\u2061d\ufff9e' },
   { name: 'everything at once', value: `${ESC}]0;t${BEL}\u009b2J\u202e\r\b\x7f${ESC}[5m` },
 ];
 
 /** A harmless value that must survive unchanged (accents, CJK, emoji, backslash). */
-export const BENIGN_STRINGS: readonly string[] = ['café ñ', '東京', '🚀 done', 'C:\\path\\to', 'plain ascii 123'];
+export const BENIGN_STRINGS: readonly string[] = ['café ñ', '東京', '🚀 done', 'C:\\path\\to', 'plain ascii 123', '👩\u200d💻 family 👨\u200d👩\u200d👧', 'می\u200cخواهم بروم'];
 
 /**
  * Code points that must never appear in rendered output that came from data.
@@ -64,7 +67,8 @@ export function findUnsafe(output: string | Buffer, opts: { allowTabs?: boolean 
       cp === 0x2028 ||
       cp === 0x2029 ||
       (cp >= 0xd800 && cp <= 0xdfff) ||
-      [0x061c, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069].includes(cp);
+      // format characters: bidi controls, zero-width ones, tag characters (the joiners emoji need excepted)
+      (cp !== 0x200c && cp !== 0x200d && /^\p{Cf}$/u.test(ch));
     if (bad) found.push(`U+${cp.toString(16).padStart(4, '0')}`);
   }
   return found;

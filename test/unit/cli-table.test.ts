@@ -67,6 +67,14 @@ describe('table output', () => {
     expect(displayWidth('abc')).toBe(3);
   });
 
+  it('regression: invisible characters take no cell, or are shown escaped and counted as such', () => {
+    expect(displayWidth('👨\u200d👩 a\u200cb')).toBe(7);
+    const cols = [{ header: 'error', get: (r: { code: string }) => r.code }];
+    const { text } = renderTable(cols, [{ code: 'PROVIDER_429\u200b' }, { code: 'PROVIDER_429' }], { palette: NO_COLOUR, width: 80 });
+    expect(text).toContain('PROVIDER_429\\u200b');
+    expect(text).not.toContain('\u200b');
+  });
+
   it('never shrinks a column below the minimum, even when nothing fits', () => {
     expect(fitWidths([30, 30], [false, false], 10)).toEqual([6, 6]);
     expect(fitWidths([10, 50], [false, true], 40)).toEqual([10, 28]);

@@ -24,6 +24,14 @@ describe('sanitize: the one sanitiser', () => {
     expect(sanitize('\u2066x\u2069\u200e\u061c')).toBe('\\u2066x\\u2069\\u200e\\u061c');
   });
 
+  it('regression: zero-width and other invisible format characters are escaped, so look-alike codes tell apart', () => {
+    expect(sanitize('PROVIDER_429\u200b')).toBe('PROVIDER_429\\u200b');
+    expect(sanitize('a\u2060b\ufeffc\u00add')).toBe('a\\u2060b\\ufeffc\\xadd');
+    expect(sanitize('x\u{e0041}\u{e007f}')).toBe('x\\u{e0041}\\u{e007f}');
+    // the joiners emoji sequences and Persian need are kept
+    expect(sanitize('👨\u200d👩\u200d👧 می\u200cخواهم')).toBe('👨\u200d👩\u200d👧 می\u200cخواهم');
+  });
+
   it.each(BENIGN_STRINGS)('keeps harmless text unchanged: %s', (s) => {
     expect(sanitize(s)).toBe(s);
   });
@@ -68,6 +76,11 @@ describe('jsonSafeStringify', () => {
 
   it('writes C1 and bidi characters as \\uXXXX', () => {
     expect(jsonSafeStringify('\u009b\u202e\x7f')).toBe('"\\u009b\\u202e\\u007f"');
+  });
+
+  it('writes zero-width and tag characters as \\uXXXX (a tag character as its surrogate pair)', () => {
+    expect(jsonSafeStringify('a\u200bb\u{e0041}')).toBe('"a\\u200bb\\udb40\\udc41"');
+    expect(JSON.parse(jsonSafeStringify('a\u200bb\u{e0041}'))).toBe('a\u200bb\u{e0041}');
   });
 
   it('round-trips any string with no unsafe code point in the text (property)', () => {

@@ -26,8 +26,14 @@ export interface SanitizeOptions {
   allowTabs?: boolean;
 }
 
-/** Bidirectional formatting characters that reorder what a reader sees. */
-const BIDI = new Set([0x061c, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069]);
+/**
+ * Format characters (Unicode category Cf) are invisible: bidi controls (U+202E) reorder what a
+ * reader sees, and zero-width ones (U+200B, U+2060, U+FEFF, the tag characters U+E0000-E007F)
+ * make `PROVIDER_429` and `PROVIDER_429\u200b` look the same. All of them are escaped except the
+ * zero-width joiner and non-joiner (U+200D, U+200C), which emoji sequences and Persian and Indic
+ * scripts need to be written at all.
+ */
+const FORMAT_RE = /^(?![\u200c\u200d])\p{Cf}$/u;
 
 /** Characters that can never be shown as themselves. */
 export function isUnsafeCodePoint(cp: number): boolean {
@@ -37,34 +43,37 @@ export function isUnsafeCodePoint(cp: number): boolean {
     (cp >= 0x80 && cp <= 0x9f) || // C1 controls: CSI (0x9b), OSC (0x9d), ST (0x9c) act like ESC sequences on many terminals
     cp === 0x2028 || // line / paragraph separators break lines in some terminals and editors
     cp === 0x2029 ||
-    BIDI.has(cp) ||
-    (cp >= 0xd800 && cp <= 0xdfff) // a lone surrogate (a paired one never reaches here as a single code point)
+    (cp >= 0xd800 && cp <= 0xdfff) || // a lone surrogate (a paired one never reaches here as a single code point)
+    FORMAT_RE.test(String.fromCodePoint(cp)) // bidi controls, zero-width and other invisible format characters
   );
 }
 
 // One pass over the string; the regex finds only what must change, so clean text costs one test.
-// eslint-disable-next-line no-control-regex
-const UNSAFE_RE = /\r\n|[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+// With the u flag a surrogate pair is one code point, so [\ud800-\udfff] matches only a lone one.
+// eslint-disable-next-line no-control-regex, no-misleading-character-class
+const UNSAFE_RE = /\r\n|[\u0000-\u001f\u007f-\u009f\u2028\u2029\ud800-\udfff]|(?![\u200c\u200d])\p{Cf}/gu;
 
 function hex2(cp: number): string {
   return cp.toString(16).padStart(2, '0');
 }
 
-/** The visible form of one unsafe character: `\x1b`, `\u202e`, `\t`, `\n`, `\r`. */
+/** The visible form of one unsafe character: `\x1b`, `\u202e`, `\u{e0041}`, `\t`, `\n`, `\r`. */
 export function visibleEscape(ch: string): string {
   const cp = ch.codePointAt(0)!;
   if (ch === '\t') return '\\t';
   if (ch === '\n') return '\\n';
   if (ch === '\r') return '\\r';
   if (cp <= 0xff) return `\\x${hex2(cp)}`;
+  if (cp > 0xffff) return `\\u{${cp.toString(16)}}`;
   return `\\u${cp.toString(16).padStart(4, '0')}`;
 }
 
 /**
  * Makes an untrusted string safe to print: every control character, escape
- * sequence introducer, DEL, C1 control, line separator, lone surrogate and
- * bidi control becomes a visible escape. The rest (printable ASCII, accents,
- * CJK, emoji) is kept.
+ * sequence introducer, DEL, C1 control, line separator, lone surrogate, bidi
+ * control and invisible format character (zero-width space, word joiner, BOM,
+ * tag characters) becomes a visible escape. The rest (printable ASCII,
+ * accents, CJK, emoji) is kept.
  */
 export function sanitize(text: unknown, opts: SanitizeOptions = {}): string {
   const s = typeof text === 'string' ? text : text === null || text === undefined ? '' : String(text);
@@ -85,8 +94,8 @@ export function isSafe(text: string): boolean {
 }
 
 // JSON.stringify already escapes C0 controls (and lone surrogates); these it leaves raw.
-// eslint-disable-next-line no-control-regex
-const JSON_UNSAFE_RE = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069]/g;
+// eslint-disable-next-line no-control-regex, no-misleading-character-class
+const JSON_UNSAFE_RE = /[\u007f-\u009f\u2028\u2029]|(?![\u200c\u200d])\p{Cf}/gu;
 
 /**
  * JSON for machines that may still end up on a terminal (`jq .` with raw
@@ -96,5 +105,6 @@ const JSON_UNSAFE_RE = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2028\u202
  */
 export function jsonSafeStringify(value: unknown, indent?: number): string {
   const json = JSON.stringify(value, null, indent) ?? 'null';
-  return json.replace(JSON_UNSAFE_RE, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  // A tag character (U+E0041) is two UTF-16 units: each is written as its own `\uXXXX`, as JSON spells it.
+  return json.replace(JSON_UNSAFE_RE, (ch) => [...Array(ch.length).keys()].map((i) => `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`).join(''));
 }

@@ -33,7 +33,8 @@ export function displayWidth(s: string): number {
   let w = 0;
   for (const ch of s) {
     const cp = ch.codePointAt(0)!;
-    if (cp === 0x200d || (cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0x300 && cp <= 0x36f)) continue; // joiners, variation selectors, combining marks
+    // joiners (the sanitiser keeps ZWJ and ZWNJ; other format characters reach here escaped), variation selectors, combining marks
+    if (cp === 0x200d || cp === 0x200c || (cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0x300 && cp <= 0x36f)) continue;
     w += isWide(cp) ? 2 : 1;
   }
   return w;
