@@ -81,13 +81,27 @@ export function normaliseArgv(argv: readonly string[]): string[] {
     if (a === '--no-color') out.push('--color=never');
     else if (a === '--color') {
       const next = argv[i + 1];
-      if (next === 'auto' || next === 'always' || next === 'never') {
+      if (next === 'auto' || next === 'always' || next === 'never' || isMistypedColour(argv, i)) {
+        // A mistyped value (`--color sometimes list`) is handed to commander as the value, which
+        // names the valid ones, instead of becoming the command ("unknown command 'sometimes'").
         out.push(`--color=${next}`);
         i++;
       } else out.push('--color=always');
     } else out.push(a);
   }
   return out;
+}
+
+/**
+ * `--color X` before the command word, where X is no option and no command: X was meant as the
+ * colour. After the command word a bare `--color` may be followed by an argument
+ * (`inspect --color job_…`), so only the command position is judged.
+ */
+function isMistypedColour(argv: readonly string[], at: number): boolean {
+  const next = argv[at + 1];
+  if (next === undefined || next.startsWith('-') || firstOperand(argv.slice(0, at)) !== undefined) return false;
+  const commands = buildProgram({ run: async () => {} }).commands;
+  return !commands.some((c) => c.name() === next || c.aliases().includes(next));
 }
 
 function isCommanderError(e: unknown): e is CommanderError {

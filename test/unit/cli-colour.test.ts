@@ -38,6 +38,11 @@ describe('argv normalisation (commander must never take a command name as the co
     [['list', '--no-color'], ['list', '--color=never']],
     [['--color=auto', 'list'], ['--color=auto', 'list']],
     [['worker', '--', 'cmd', '--color', 'x'], ['worker', '--', 'cmd', '--color', 'x']],
+    // regression: a mistyped colour before the command is the colour (commander then names the valid ones), not the command
+    [['--color', 'sometimes', 'list'], ['--color=sometimes', 'list']],
+    [['--url', 'sqlite:x.db', '--color', 'ls'], ['--url', 'sqlite:x.db', '--color=always', 'ls']],
+    // after the command word, the next word may be its argument
+    [['inspect', '--color', 'job_01JD3K0000000000000000000A'], ['inspect', '--color=always', 'job_01JD3K0000000000000000000A']],
   ])('%j → %j', (input, expected) => {
     expect(normaliseArgv(input)).toEqual(expected);
   });
