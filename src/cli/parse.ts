@@ -45,6 +45,16 @@ export function checkJobId(given: string): string {
   return id;
 }
 
+/** The longest `--reason`: it is stored with the job or run and shown by inspect and the audit (the rule `dlq` bulk actions apply). */
+export const REASON_MAX_CHARS = 500;
+
+/** `--reason`, when given: 1-500 characters (an empty one is a mistake, a 5 MB one is not a reason). */
+export function checkReason(reason: string | undefined): void {
+  if (reason !== undefined && (reason.length === 0 || reason.length > REASON_MAX_CHARS)) {
+    throw new ValidationError(`--reason must be 1-${REASON_MAX_CHARS} characters (got ${reason.length})`);
+  }
+}
+
 /** A run id argument (`dlq runs show`, `--resume`): every run id was made by agentq, so anything else is a typo (exit 2, not 5). */
 export function checkRunId(given: string): string {
   const id = given.length === RUN_ID_PREFIX.length + 26 && given.slice(0, RUN_ID_PREFIX.length).toLowerCase() === RUN_ID_PREFIX ? RUN_ID_PREFIX + given.slice(RUN_ID_PREFIX.length).toUpperCase() : given;

@@ -260,6 +260,14 @@ describe('list', () => {
 });
 
 describe('cancel', () => {
+  it('regression: --reason is 1-500 characters, as for the dlq bulk actions (it had no limit)', async () => {
+    for (const reason of ['', 'r'.repeat(501)]) {
+      const r = await runCli(home, ['cancel', 'job_01JD3K0000000000000000000A', '--reason', reason]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`error: --reason must be 1-500 characters (got ${reason.length})`);
+    }
+  });
+
   it('cancels a queued job at once, reports an ended job as already ended, and exits 6 when some ids fail', async () => {
     const job = await submitJson(['x:v1']);
     const r = await runCliOk(home, ['cancel', job.job_id, '--reason', 'customer withdrew', '-o', 'json']);

@@ -10,7 +10,7 @@ import type { CancelResult } from '../../backend/contract.js';
 import { AgentqError, ExitCode, NotFoundError } from '../../core/errors.js';
 import type { CommandContext } from '../context.js';
 import { RecordStream } from '../output/format.js';
-import { checkJobId } from '../parse.js';
+import { checkJobId, checkReason } from '../parse.js';
 
 export interface CancelOptions {
   jobs: string[];
@@ -35,6 +35,7 @@ const MEANING: Record<CancelRow['status'], string> = {
 
 export async function run(o: CancelOptions, ctx: CommandContext): Promise<void> {
   const ids = o.jobs.map(checkJobId);
+  checkReason(o.reason);
   ctx.assertMutable('cancel');
   const backend = await ctx.openBackend();
   const stream = new RecordStream<CancelRow>(ctx.out, {
