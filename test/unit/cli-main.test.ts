@@ -193,6 +193,25 @@ describe('main', () => {
   });
 });
 
+describe('-o and --json', () => {
+  it('regression: --json with another -o is refused (exit 2) for every command alike (stats took -o, list took --json)', async () => {
+    const home = makeCliHome();
+    try {
+      for (const argv of [['stats', '-o', 'prometheus', '--json'], ['list', '-o', 'table', '--json'], ['--json', 'list', '-o', 'ndjson']]) {
+        const f = fakeIo();
+        expect(await main(argv, { io: f.io, env: home.env, cwd: home.dir }), argv.join(' ')).toBe(2);
+        expect(f.err()).toMatch(/^error: -o \w+ and --json ask for two output formats: give one of them/);
+        expect(f.out()).toBe('');
+      }
+      const same = fakeIo();
+      expect(await main(['list', '-o', 'json', '--json'], { io: same.io, env: home.env, cwd: home.dir })).toBe(0);
+      expect(JSON.parse(same.out())).toEqual([]);
+    } finally {
+      home.cleanup();
+    }
+  });
+});
+
 describe('confirmation', () => {
   const ctx = (tty: boolean, input?: boolean, env: Record<string, string> = {}) => {
     const f = fakeIo({ tty });

@@ -5,6 +5,7 @@
  * lazy, so it adds nothing to start-up.
  */
 import { Argument, Option, type Command } from 'commander';
+import { jsonConflict } from '../output-formats.js';
 import type { CommandModule, LazyOptions } from '../program.js';
 import { ALL_QUEUES_FLAG, ALL_QUEUES_HELP, scopedQueueHelp } from '../queue-scope.js';
 
@@ -22,6 +23,8 @@ function ex(...lines: Array<[string, string]>): string {
 function claimPrometheusOutput(program: Command) {
   return (_self: Command, action: Command): void => {
     if (program.opts().output === 'prometheus') {
+      // (the rule of resolveFormat, which never sees this -o: it is taken off the globals here)
+      if (program.opts().json) throw jsonConflict('prometheus');
       program.setOptionValueWithSource('output', undefined, 'default');
       action.setOptionValue('prometheus', true);
     }

@@ -7,6 +7,7 @@
 import { ValidationError } from '../../core/errors.js';
 import type { Palette } from './colour.js';
 import type { Column } from './columns.js';
+import { jsonConflict } from '../output-formats.js';
 import { JsonArrayWriter, renderJson } from './json.js';
 import { ndjsonLine } from './ndjson.js';
 import { renderPlainRow } from './plain.js';
@@ -14,8 +15,12 @@ import { renderPlainRow } from './plain.js';
 export const OUTPUT_FORMATS = ['table', 'wide', 'plain', 'json', 'ndjson'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
-/** `--json` wins over `-o`; without either: table on a terminal, plain otherwise. */
+/**
+ * `--json` is `-o json`; both with another `-o` is refused rather than one silently winning (it
+ * did, differently per command). Without either: table on a terminal, plain otherwise.
+ */
 export function resolveFormat(requested: string | undefined, json: boolean | undefined, stdoutIsTTY: boolean): OutputFormat {
+  if (json && requested !== undefined && requested !== 'json') throw jsonConflict(requested);
   if (json) return 'json';
   if (requested === undefined) return stdoutIsTTY ? 'table' : 'plain';
   if ((OUTPUT_FORMATS as readonly string[]).includes(requested)) return requested as OutputFormat;
