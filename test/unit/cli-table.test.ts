@@ -120,6 +120,17 @@ describe('DLQ tables keep job and run ids whole on 80-120 column terminals', () 
     }
   }
 
+  it('regression: dlq list keeps the error code whole at 100-120 columns (PROVIDER_429 and PROVIDER_5XX were both PROVIDER…); only what else is left is cut first', () => {
+    const rows = [entry(1), { ...entry(2), error_code: 'PROVIDER_5XX', tenant_id: 'a-tenant-with-a-rather-long-name', workflow: 'a_long_workflow_name_for_reports:v12' }];
+    for (const width of [100, 120]) {
+      const { text } = renderTable(DLQ_ENTRY_COLUMNS, rows, { palette: NO_COLOUR, width });
+      const lines = text.trimEnd().split('\n');
+      for (const l of lines) expect(displayWidth(l), l).toBeLessThanOrEqual(width);
+      expect(lines[1], String(width)).toContain('PROVIDER_429 ');
+      expect(lines[2], String(width)).toContain('PROVIDER_5XX ');
+    }
+  });
+
   it('-o wide keeps every column; the next page of a stream leaves out the same ones', () => {
     const wide = renderTable(DLQ_ENTRY_COLUMNS, [entry(1)], { palette: NO_COLOUR, width: 80, wide: true });
     expect(wide.dropped).toEqual([]);

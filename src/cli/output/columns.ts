@@ -15,6 +15,11 @@ export interface Column<T> {
   /** Never shortened (job and run ids: a cut id cannot be copied into the next command). */
   keepWhole?: boolean;
   /**
+   * Shortened only when nothing else can be (error codes: `PROVIDER_429` and `PROVIDER_5XX` cut
+   * to `PROVIDER…` read the same), but not kept whole at any cost like an id.
+   */
+  shrinkLast?: boolean;
+  /**
    * `-o table` only: left out when the terminal is too narrow to show every column with its header
    * whole next to the whole ids — the highest number first. `-o wide` and plain output keep it
    * (plain columns are a contract for scripts).

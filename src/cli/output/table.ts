@@ -54,12 +54,12 @@ function isWide(cp: number): boolean {
   );
 }
 
-export type Shrink = 'first' | 'normal' | 'never';
+export type Shrink = 'first' | 'normal' | 'last' | 'never';
 
 /**
  * Column widths that fit `width`: shrink the free-text columns first, then the
- * widest others, never below MIN_COL, and never the ones marked `never` (job
- * ids must stay whole to be copied).
+ * widest others, then those marked `last` (error codes), never below MIN_COL,
+ * and never the ones marked `never` (job ids must stay whole to be copied).
  */
 export function fitWidths(natural: number[], shrink: Array<Shrink | boolean>, width: number | undefined, floors?: readonly number[]): number[] {
   const widths = [...natural];
@@ -69,9 +69,9 @@ export function fitWidths(natural: number[], shrink: Array<Shrink | boolean>, wi
   const total = () => widths.reduce((a, b) => a + b, 0) + GAP * (widths.length - 1);
   while (total() > width) {
     let pick = -1;
-    for (const pass of [true, false]) {
+    for (const allowed of [['first'], ['first', 'normal'], ['first', 'normal', 'last']]) {
       for (let i = 0; i < widths.length; i++) {
-        if (widths[i]! <= floor(i) || mode(i) === 'never' || (pass && mode(i) !== 'first')) continue;
+        if (widths[i]! <= floor(i) || !allowed.includes(mode(i))) continue;
         if (pick === -1 || widths[i]! > widths[pick]!) pick = i;
       }
       if (pick !== -1) break;
@@ -107,7 +107,8 @@ export function renderTable<T>(allColumns: readonly Column<T>[], rows: readonly 
   } else if (opts.width !== undefined && !opts.wide) {
     // Narrow terminal: leave out the least useful columns until the rest fit with whole headers and
     // whole ids, rather than cut every header to "WORKF…" (`-o wide` shows them all, shortened).
-    const floors = new Map(columns.map((c) => [c, headerFloor(c, naturalOf(c, textOf(c)))]));
+    // (a column that shrinks last counts whole here: the droppable columns go before an error code is cut)
+    const floors = new Map(columns.map((c) => [c, c.shrinkLast ? naturalOf(c, textOf(c)) : headerFloor(c, naturalOf(c, textOf(c)))]));
     for (;;) {
       if (span(columns.map((c) => floors.get(c)!)) <= opts.width) break;
       const candidates = columns.filter((c) => c.dropWhenNarrow !== undefined);
@@ -124,7 +125,7 @@ export function renderTable<T>(allColumns: readonly Column<T>[], rows: readonly 
   const floors = columns.map((c, i) => headerFloor(c, natural[i]!));
   const fitHeaders = opts.width !== undefined && span(floors) <= opts.width;
   const colWidths =
-    opts.colWidths ?? fitWidths(natural, columns.map((c) => (c.keepWhole ? 'never' : c.flexible ? 'first' : 'normal')), opts.width, fitHeaders ? floors : undefined);
+    opts.colWidths ?? fitWidths(natural, columns.map((c) => (c.keepWhole ? 'never' : c.flexible ? 'first' : c.shrinkLast ? 'last' : 'normal')), opts.width, fitHeaders ? floors : undefined);
   const table = new Table({
     head: opts.header === false ? [] : head.map((h) => opts.palette.bold(h)),
     // cli-table3 counts padding inside colWidths and truncates content to the rest, so the gap
