@@ -1,7 +1,8 @@
 /**
  * `agentq submit WORKFLOW`: validate, persist, print the job id at once.
  * With `--wait`, follow the job to its end for CI smoke jobs (exit codes in
- * `WaitExitCode`: 0 succeeded, 1 ended without success, 124 timed out).
+ * `WaitExitCode`: 0 succeeded, 1 ended without success, 124 timed out; 75 when
+ * the store became unreachable while waiting, with the job as last seen).
  */
 import { createHash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
@@ -190,7 +191,7 @@ export async function run(o: SubmitOptions, ctx: CommandContext): Promise<void> 
   // --wait: the id first (so a script that is killed still knows it), unless the output is one JSON document.
   if (!isMachineFormat(ctx.format)) ctx.out.write(`${job.job_id}\n`);
   const { job: final, stopped } = await waitForEnd(backend, job, ctx, waitTimeoutMs);
-  // -o json: the job as it is now, also when the wait stopped (124, 130): a script keeps its id and state.
+  // -o json: the job as it is now, also when the wait stopped (124, 130, 75): a script keeps its id and state.
   if (isMachineFormat(ctx.format)) printObject(ctx.out, final);
   if (stopped) throw stopped;
   const summary = `${final.job_id} ${final.state}${final.outcome && final.outcome !== final.state ? ` (${final.outcome})` : ''}`;
@@ -205,7 +206,7 @@ export async function run(o: SubmitOptions, ctx: CommandContext): Promise<void> 
 /** Where waiting ended: the job as last read, and the error to exit with when the wait stopped before the job ended. */
 export interface WaitEnd {
   job: Job;
-  /** Timeout (exit 124) or Ctrl-C (exit 130); null when the job ended. */
+  /** Timeout (exit 124), Ctrl-C (exit 130) or the store lost while polling (its own code, 75 when unreachable); null when the job ended. */
   stopped: AgentqError | null;
 }
 
@@ -214,7 +215,7 @@ export function afterWaiting(state: Job['state']): string {
   return state === 'running' ? 'it keeps running' : `it stays ${state}`;
 }
 
-/** Polls the job until it is terminal, the timeout passes (exit 124) or Ctrl-C (exit 130). */
+/** Polls the job until it is terminal, the timeout passes (exit 124), Ctrl-C (exit 130) or the store fails (exit 75 when unreachable). */
 export async function waitForEnd(backend: Backend, job: Job, ctx: CommandContext, timeoutMs: number | undefined, pollMs = 200): Promise<WaitEnd> {
   const until = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
   let current = job;
@@ -230,8 +231,27 @@ export async function waitForEnd(backend: Backend, job: Job, ctx: CommandContext
       return { job: current, stopped: new AgentqError('WAIT_TIMEOUT', message, WaitExitCode.timedOut, hint) };
     }
     await abortableSleep(Math.min(pollMs, left), ctx.signal);
-    current = (await backend.get(job.job_id)) ?? current;
+    try {
+      current = (await backend.get(job.job_id)) ?? current;
+    } catch (e) {
+      if (!(e instanceof AgentqError)) throw e;
+      return { job: current, stopped: lostWhileWaiting(e, current) };
+    }
   }
+}
+
+/**
+ * The store failed (unreachable, permission lost) while we polled a job that WAS submitted. Exit
+ * with the store's code (75 when it is unreachable), but never with its "retry" advice: a script
+ * that retries `submit` here would submit the job a second time. The job itself is unaffected.
+ */
+function lostWhileWaiting(e: AgentqError, last: Job): AgentqError {
+  return new AgentqError(
+    'WAIT_STORE_LOST',
+    `stopped waiting for ${last.job_id}: ${e.message}. The job WAS submitted and is unaffected (it was ${last.state} when last seen; ${afterWaiting(last.state)})`,
+    e.exitCode,
+    `Do not submit it again; check on it once the store is back with: agentq inspect ${last.job_id}`,
+  );
 }
 
 /**

@@ -1,0 +1,44 @@
+/**
+ * Everyday commands when the store goes away under them, through the built CLI
+ * against a real `redis-server` that the test kills: `submit --wait` says the
+ * job was submitted (never "retry", which would submit it twice) and prints it
+ * as last seen.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Job } from '../../src/core/schemas.js';
+import { collect, makeCliHome, runCliOk, spawnCli, type CliHome } from '../support/cli.js';
+import { pollUntil } from '../support/poll.js';
+import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+
+let home: CliHome;
+let server: RedisServer;
+beforeAll(async () => {
+  home = makeCliHome();
+  server = await startRedisServer();
+});
+afterAll(async () => {
+  await server?.stop();
+  home?.cleanup();
+});
+
+describe('the store lost while a command runs', () => {
+  it('submit --wait -o json: exit 75 with the job as last seen, saying it WAS submitted and pointing at inspect', async () => {
+    const url = `${server.url}?prefix=outage${process.pid}`;
+    const waiter = spawnCli(home, ['submit', 'x:v1', '--url', url, '--queue', 'nobody-claims', '--wait', '-o', 'json']);
+    waiter.stdin.end();
+    const done = collect(waiter, 60_000);
+    await pollUntil(async () => (await runCliOk(home, ['list', '--url', url, '--queue', 'nobody-claims', '-o', 'json'])).stdout.includes('job_') || undefined, {
+      what: 'the job in the store',
+    });
+    await server.kill();
+    const r = await done;
+    expect(r.code).toBe(75);
+    const job = Job.parse(JSON.parse(r.stdout));
+    expect(job.state).toBe('queued');
+    expect(r.stderr).toContain(`${job.job_id}`);
+    expect(r.stderr).toContain('WAS submitted and is unaffected');
+    expect(r.stderr).toContain(`agentq inspect ${job.job_id}`);
+    expect(r.stderr).not.toMatch(/then retry/);
+    await server.start();
+  }, 90_000);
+});
