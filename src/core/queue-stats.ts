@@ -15,6 +15,13 @@ export interface QueueStats {
   /** Age of the oldest claimable job (ms), null when none. */
   oldest_queued_age_ms: number | null;
   running: number;
+  /**
+   * Of `running`, the jobs whose lease has run out: no worker holds them (it died or hung), and
+   * they stay `running` until the next claim on the queue takes them back (leases are reaped
+   * lazily). `oldest_queued_age_ms` (queue and class) counts them as waiting since their lease
+   * ended, so an alert on the oldest age fires when every worker of a queue is gone.
+   */
+  lease_expired?: number;
 
   // The fields below are optional (added for `agentq stats` / metrics, issue 8):
   // a backend that lacks one is shown as "n/a", never as zero. Every figure
@@ -77,4 +84,32 @@ export interface RecentActivity {
   submitted: number;
   succeeded: number;
   failed: number;
+}
+
+/** Running jobs of one class whose lease has run out, as a backend reads them (an index seek). */
+export interface ExpiredLeases {
+  class: string;
+  count: number;
+  /** Epoch ms when the longest-expired lease of the class ran out. */
+  oldest_expires_at: number;
+}
+
+/**
+ * Adds the expired leases to a snapshot: their count as `lease_expired`, and each as a job waiting
+ * since its lease ended in the queue's and its class's oldest age (the job is claimable again, only
+ * nobody has claimed yet). Shared by every backend so they count them the same way.
+ */
+export function foldExpiredLeases(s: QueueStats, expired: readonly ExpiredLeases[], now: number): QueueStats {
+  const ageOf = (at: number) => Math.max(0, now - at);
+  const older = (a: number | null, b: number) => (a === null || b > a ? b : a);
+  let total = 0;
+  let oldest = s.oldest_queued_age_ms;
+  for (const e of expired) {
+    if (e.count <= 0) continue;
+    total += e.count;
+    oldest = older(oldest, ageOf(e.oldest_expires_at));
+    const b = s.by_class?.find((c) => c.key === e.class);
+    if (b) b.oldest_queued_age_ms = older(b.oldest_queued_age_ms, ageOf(e.oldest_expires_at));
+  }
+  return { ...s, oldest_queued_age_ms: oldest, lease_expired: total };
 }

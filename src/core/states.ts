@@ -57,3 +57,14 @@ export function outcomeFor(state: JobState, partial: boolean): Outcome | null {
       return null;
   }
 }
+
+/**
+ * How long ago a running job's lease ran out (ms), or null when it has not (or the job is not
+ * running). Expired leases are reaped lazily: the job stays `running` until the next claim on its
+ * queue takes it back, so a job whose worker died looks running until then; this tells them apart.
+ */
+export function leaseExpiredFor(job: Pick<Job, 'state' | 'lease'>, now: number): number | null {
+  if (job.state !== 'running' || !job.lease) return null;
+  const over = now - Date.parse(job.lease.expires_at);
+  return over >= 0 ? over : null;
+}

@@ -134,7 +134,10 @@ export const StatsReport = z.object({
   queued: z.number().int(),
   scheduled: z.number().int(),
   running: z.number().int(),
+  /** Of `running`, jobs whose lease ran out (no worker holds them; the next claim on the queue takes them back). */
+  lease_expired: z.number().int().nullable(),
   dlq_size: z.number().int(),
+  /** Age of the oldest claimable job, a job whose lease expired counting as waiting since its lease ended. */
   oldest_queued_age_ms: z.number().nullable(),
   /** Estimated seconds of queued work. */
   backlog_seconds: z.number().nullable(),
@@ -184,6 +187,7 @@ export function buildStatsReport(s: QueueStats): StatsReport {
     queued: s.counts.queued,
     scheduled: s.counts.scheduled,
     running: s.running,
+    lease_expired: s.lease_expired ?? null,
     dlq_size: s.dlq_size,
     oldest_queued_age_ms: s.oldest_queued_age_ms,
     backlog_seconds: backlog,

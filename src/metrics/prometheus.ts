@@ -78,8 +78,9 @@ function summarySamples(queue: string, samplesMs: number[] | undefined): Family[
 export function renderPrometheus(stats: readonly QueueStats[], extra: { scrapeSeconds?: number } = {}): string {
   const fam = (name: string, type: Family['type'], help: string): Family => ({ name, type, help, samples: [] });
   const depth = fam('agentq_queue_depth', 'gauge', 'Jobs by queue, service class and state (queued, scheduled, running).');
-  const oldest = fam('agentq_oldest_age_seconds', 'gauge', 'Age of the oldest claimable job, 0 when none.');
+  const oldest = fam('agentq_oldest_age_seconds', 'gauge', 'Age of the oldest claimable job (a job whose lease expired counts from the lease end), 0 when none.');
   const dlq = fam('agentq_dlq_size', 'gauge', 'Jobs in the dead-letter queue.');
+  const stale = fam('agentq_lease_expired_jobs', 'gauge', 'Running jobs whose lease ran out (worker gone); the next claim on the queue takes them back.');
   const backlog = fam('agentq_backlog_seconds', 'gauge', 'Estimated seconds of queued work.');
   const tenantDepth = fam('agentq_tenant_queue_depth', 'gauge', 'Jobs by queue, tenant and state (the deepest tenants only).');
   const tiq = fam('agentq_time_in_queue_seconds', 'summary', 'Time from claimable to claimed, over the most recent samples the backend keeps.');
@@ -109,6 +110,7 @@ export function renderPrometheus(stats: readonly QueueStats[], extra: { scrapeSe
       if (s.backlog_seconds !== undefined) backlog.samples.push({ labels: { queue, class: 'all' }, value: s.backlog_seconds });
     }
     dlq.samples.push({ labels: { queue }, value: s.dlq_size });
+    if (s.lease_expired !== undefined) stale.samples.push({ labels: { queue }, value: s.lease_expired });
     for (const t of s.by_tenant ?? []) {
       for (const state of ['queued', 'scheduled', 'running'] as const) {
         tenantDepth.samples.push({ labels: { queue, tenant: t.key, state }, value: t[state] });
@@ -129,7 +131,7 @@ export function renderPrometheus(stats: readonly QueueStats[], extra: { scrapeSe
     }
   }
 
-  const families = [depth, oldest, dlq, backlog, tenantDepth, tiq, exec, jobs, attempts, retries, byAttempt];
+  const families = [depth, oldest, dlq, stale, backlog, tenantDepth, tiq, exec, jobs, attempts, retries, byAttempt];
   if (extra.scrapeSeconds !== undefined) {
     const scrape = fam('agentq_stats_collect_seconds', 'gauge', 'Time taken to collect these statistics from the backend.');
     scrape.samples.push({ labels: {}, value: extra.scrapeSeconds });

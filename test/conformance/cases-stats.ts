@@ -17,7 +17,7 @@ function breakdown(s: QueueStats, dim: 'class' | 'tenant', key: string) {
 /** The stats of a queue that has jobs: every optional figure must be there. */
 async function fullStats(backend: Backend, queue: string): Promise<Required<QueueStats>> {
   const s = await backend.stats(queue);
-  for (const k of ['at', 'backlog_seconds', 'by_class', 'by_tenant', 'totals', 'by_attempt', 'time_in_queue_ms', 'execution_ms', 'recent'] as const) {
+  for (const k of ['at', 'backlog_seconds', 'by_class', 'by_tenant', 'totals', 'by_attempt', 'time_in_queue_ms', 'execution_ms', 'recent', 'lease_expired'] as const) {
     expect(s[k], `stats.${k}`).toBeDefined();
   }
   return s as Required<QueueStats>;
@@ -40,6 +40,23 @@ export function expectBreakdownsAddUp(s: QueueStats): void {
 export function statsCases(make: MakeFixture): void {
   describe('stats figures', () => {
     const fx = useFixture(make);
+
+    it('counts a running job whose lease expired (its worker died) as lease_expired, and as waiting in the oldest age', async () => {
+      const { backend, clock } = fx();
+      await backend.submit(req({ queue: 'orphan', class: 'interactive' }));
+      await claimOne(backend, 'orphan', { leaseMs: 5_000 });
+      clock.advance(4_000);
+      const held = await fullStats(backend, 'orphan');
+      expect({ running: held.running, lease_expired: held.lease_expired, oldest: held.oldest_queued_age_ms }).toEqual({ running: 1, lease_expired: 0, oldest: null });
+      // No claim on the queue since: the job stays running (reaping is lazy), but nobody runs it.
+      clock.advance(7_000);
+      const s = await fullStats(backend, 'orphan');
+      expect(s.running).toBe(1);
+      expect(s.lease_expired).toBe(1);
+      expect(s.oldest_queued_age_ms).toBe(6_000);
+      expect(breakdown(s, 'class', 'interactive')!.oldest_queued_age_ms).toBe(6_000);
+      expect(breakdown(s, 'class', 'batch')!.oldest_queued_age_ms).toBeNull();
+    });
 
     it('breaks depth, DLQ, oldest age and backlog down by class and tenant', async () => {
       const f = fx();

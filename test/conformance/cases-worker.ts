@@ -111,6 +111,16 @@ export function workerCases(make: MakeFixture): void {
       expect((await backend.complete(second, 'ok')).state).toBe('succeeded');
     });
 
+    it('a cancel requested after the lease expired (no worker left) is carried out by the next claim: the job ends cancelled', async () => {
+      const { backend, clock } = fx();
+      const { job } = await backend.submit(req({ max_attempts: 3 }));
+      await claimOne(backend, 'default', { leaseMs: 5_000 });
+      clock.advance(6_000);
+      expect((await backend.cancel(job.job_id, 'worker gone')).status).toBe('cancel_requested');
+      await backend.claim({ queue: 'default', workerId: 'w', max: 1, leaseMs: 1000 });
+      expect(await backend.get(job.job_id)).toMatchObject({ state: 'cancelled', outcome: 'cancelled', lease: null });
+    });
+
     it('sends a job whose lease expired on its last attempt to the DLQ with reason lease_lost', async () => {
       const { backend, clock } = fx();
       const { job } = await backend.submit(req({ max_attempts: 1 }));

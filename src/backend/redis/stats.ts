@@ -19,6 +19,7 @@ import {
   type QueueStats,
   type StatsBreakdown,
 } from '../contract.js';
+import { foldExpiredLeases, type ExpiredLeases } from '../../core/queue-stats.js';
 import { flatToMap } from './codec.js';
 import { TENANT_DEPTH_UNIT } from './lua/stats.js';
 
@@ -33,6 +34,7 @@ export type ShardStatsReply = [
   byAttempt: string[],
   activity: string[],
   tenants: string[],
+  expiredLeases: Array<number | string>,
 ];
 
 /** Runs the `stats` script on one shard; `tenants` empty = that shard's deepest. */
@@ -103,7 +105,21 @@ export async function readQueueStats(req: StatsRequest): Promise<QueueStats> {
   const tiq: number[] = [];
   const exec: number[] = [];
 
-  for (const [n, tot, oldest, blc, t, x, ba, act] of parts) {
+  const expired = new Map<string, ExpiredLeases>();
+  let expiredUnread = 0;
+  for (const [n, tot, oldest, blc, t, x, ba, act, , leases] of parts) {
+    // count first, then (class, lease end) pairs of the longest-expired ones
+    let listed = 0;
+    for (let i = 1; i + 1 < (leases?.length ?? 0); i += 2) {
+      const cls = String(leases[i]);
+      const at = Number(leases[i + 1]);
+      const e = expired.get(cls) ?? { class: cls, count: 0, oldest_expires_at: at };
+      e.count += 1;
+      e.oldest_expires_at = Math.min(e.oldest_expires_at, at);
+      expired.set(cls, e);
+      listed += 1;
+    }
+    expiredUnread += Number(leases?.[0] ?? 0) - listed;
     // '<class>:<state>' for the live states and dead, '<state>' for the others
     for (const [k, v] of Object.entries(flatToMap(n))) {
       const [c, state] = k.includes(':') ? (k.split(':') as [string, string]) : [null, k];
@@ -145,8 +161,11 @@ export async function readQueueStats(req: StatsRequest): Promise<QueueStats> {
     oldest_queued_age_ms: ageOf(now, oldestRunAt),
     running: counts.running,
   };
+  // Expired leases past the ones read are counted (their class unknown, their expiry later than those read).
+  const expiredList = [...expired.values()];
+  if (expiredUnread > 0) expiredList.push({ class: '', count: expiredUnread, oldest_expires_at: now });
   // A queue that never existed has no counters to report beyond zeros ("n/a").
-  if (!req.known) return base;
+  if (!req.known) return foldExpiredLeases(base, expiredList, now);
 
   for (const b of byClass.values()) {
     b.oldest_queued_age_ms = ageOf(now, classOldest.get(b.key) ?? null);
@@ -154,7 +173,7 @@ export async function readQueueStats(req: StatsRequest): Promise<QueueStats> {
   }
   const classes = [...byClass.values()];
 
-  return {
+  return foldExpiredLeases({
     ...base,
     at: now,
     backlog_seconds: Math.max(0, Math.round(classes.reduce((s, b) => s + b.backlog_seconds, 0))),
@@ -165,7 +184,7 @@ export async function readQueueStats(req: StatsRequest): Promise<QueueStats> {
     time_in_queue_ms: tiq.slice(-STATS_SAMPLE_LIMIT),
     execution_ms: exec.slice(-STATS_SAMPLE_LIMIT),
     recent: recentActivity(activity, now),
-  };
+  }, expiredList, now);
 }
 
 async function tenantBreakdown(req: StatsRequest, parts: ShardStatsReply[]): Promise<StatsBreakdown[]> {

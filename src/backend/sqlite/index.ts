@@ -48,7 +48,8 @@ import { rowToEvent, rowToJob, type EventRow, type JobRow } from './codec.js';
 import { dlqGet, dlqList, dlqRaw } from './dlq.js';
 import { dlqRows } from './dlq-rows.js';
 import { ItemThrew, SqliteRuns } from './runs.js';
-import { oldestClaimableRunAt, readExtendedStats } from './stats.js';
+import { foldExpiredLeases } from '../../core/queue-stats.js';
+import { expiredLeases, oldestClaimableRunAt, readExtendedStats } from './stats.js';
 import { SqliteStore, checkPage, isoAt, moveTo } from './store.js';
 import { SqliteWorkerOps } from './worker.js';
 import { abortableSleep } from '../../util/sleep.js';
@@ -460,14 +461,19 @@ export class SqliteBackend implements Backend {
     for (const r of rows) if (r.state in counts) counts[r.state] = r.n;
     // One index seek per class (jobs_class_oldest), not a scan.
     const oldest = { t: oldestClaimableRunAt((text) => this.store.sql(text), queue, now) };
-    return {
-      queue,
-      counts,
-      dlq_size: counts.dead,
-      oldest_queued_age_ms: oldest.t === null ? null : now - oldest.t,
-      running: counts.running,
-      ...readExtendedStats((text) => this.store.sql(text), queue, now),
-    };
+    const expired = expiredLeases((text) => this.store.sql(text), queue, now);
+    return foldExpiredLeases(
+      {
+        queue,
+        counts,
+        dlq_size: counts.dead,
+        oldest_queued_age_ms: oldest.t === null ? null : now - oldest.t,
+        running: counts.running,
+        ...readExtendedStats((text) => this.store.sql(text), queue, now),
+      },
+      expired,
+      now,
+    );
   }
 
   async close(): Promise<void> {

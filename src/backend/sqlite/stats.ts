@@ -24,6 +24,7 @@
 import type Database from 'better-sqlite3';
 import { JOB_CLASSES } from '../../core/model.js';
 import type { JobState } from '../../core/schemas.js';
+import type { ExpiredLeases } from '../../core/queue-stats.js';
 import {
   STATS_MAX_TENANTS,
   STATS_RECENT_WINDOW_MS,
@@ -168,6 +169,14 @@ export function oldestClaimableRunAt(st: Sql, queue: string, now: number): numbe
     if (t !== null && (oldest === null || t < oldest)) oldest = t;
   }
   return oldest;
+}
+
+/** Running jobs whose lease ran out, per class: a range of the jobs_leases index (only the expired part). */
+export function expiredLeases(st: Sql, queue: string, now: number): ExpiredLeases[] {
+  const rows = st(
+    `SELECT class, count(*) AS n, min(lease_expires_at) AS t FROM jobs WHERE queue = ? AND state = 'running' AND lease_expires_at <= ? GROUP BY class`,
+  ).all(queue, now) as Array<{ class: string; n: number; t: number }>;
+  return rows.map((r) => ({ class: r.class, count: r.n, oldest_expires_at: r.t }));
 }
 
 export function readExtendedStats(st: Sql, queue: string, now: number): Partial<QueueStats> {

@@ -1,6 +1,7 @@
 /**
  * `agentq cancel JOB... [--reason]`: a queued or scheduled job ends at once;
- * a running job gets a cancel request its worker sees at the next heartbeat;
+ * a running job gets a cancel request its worker sees at the next heartbeat (one
+ * whose lease expired is ended `cancelled` by the next claim on its queue);
  * a job that already ended is left alone (and said so).
  *
  * Each id is tried and gets a row, a failed one too; the exit code is 6
@@ -11,6 +12,10 @@ import { AgentqError, ExitCode, NotFoundError } from '../../core/errors.js';
 import type { CommandContext } from '../context.js';
 import { RecordStream } from '../output/format.js';
 import { checkJobId, checkReason } from '../parse.js';
+import { formatDuration } from '../../core/duration.js';
+import type { Job } from '../../core/schemas.js';
+import { leaseExpiredFor } from '../../core/states.js';
+import { sanitize } from '../output/sanitize.js';
 
 export interface CancelOptions {
   jobs: string[];
@@ -24,6 +29,8 @@ interface CancelRow {
   state: string | null;
   job: CancelResult['job'] | null;
   error?: { code: string; message: string };
+  /** What the table says instead of the status's usual meaning. */
+  meaning?: string;
 }
 
 const MEANING: Record<CancelRow['status'], string> = {
@@ -33,6 +40,18 @@ const MEANING: Record<CancelRow['status'], string> = {
   error: 'not cancelled',
 };
 
+/**
+ * A running job whose lease ran out has no worker to see the request at a heartbeat: it stays
+ * `running` until the next claim on its queue reaps the lease, and that reaping ends it `cancelled`
+ * (a requested cancel wins over a retry). Ending it here at once would need a fenced,
+ * atomic write on every backend, so the row says what will happen instead.
+ */
+export function orphanedMeaning(job: Job, now: number): string | undefined {
+  const over = leaseExpiredFor(job, now);
+  if (over === null) return undefined;
+  return `cancel requested; no worker holds it (its lease expired ${formatDuration(over)} ago): the next claim on queue ${sanitize(job.queue)} ends it cancelled`;
+}
+
 export async function run(o: CancelOptions, ctx: CommandContext): Promise<void> {
   const ids = o.jobs.map(checkJobId);
   checkReason(o.reason);
@@ -41,7 +60,7 @@ export async function run(o: CancelOptions, ctx: CommandContext): Promise<void> 
   const stream = new RecordStream<CancelRow>(ctx.out, {
     columns: [
       { header: 'job', get: (r) => r.job_id, keepWhole: true },
-      { header: 'result', get: (r) => (r.error ? `${MEANING[r.status]}: ${r.error.message}` : MEANING[r.status]), flexible: true },
+      { header: 'result', get: (r) => (r.error ? `${MEANING[r.status]}: ${r.error.message}` : (r.meaning ?? MEANING[r.status])), flexible: true },
       { header: 'state', get: (r) => (r.state === null ? null : { text: r.state, style: 'state' }) },
     ],
     // (a script reading the output learns which jobs failed, not only that some did)
@@ -54,7 +73,8 @@ export async function run(o: CancelOptions, ctx: CommandContext): Promise<void> 
       const job = await backend.get(id);
       if (!job) throw new NotFoundError(`job ${id} not found`);
       const r = await backend.cancel(id, o.reason ?? null);
-      await stream.page([{ job_id: id, status: r.status, state: r.job.state, job: r.job }]);
+      const meaning = r.status === 'cancel_requested' ? orphanedMeaning(r.job, ctx.clock.now()) : undefined;
+      await stream.page([{ job_id: id, status: r.status, state: r.job.state, job: r.job, ...(meaning ? { meaning } : {}) }]);
     } catch (e) {
       if (!(e instanceof AgentqError)) throw e;
       failures.push(e);

@@ -5,6 +5,7 @@
 import { NotFoundError } from '../../core/errors.js';
 import { formatDuration } from '../../core/duration.js';
 import type { DlqEntry, Job, JobEvent } from '../../core/schemas.js';
+import { leaseExpiredFor } from '../../core/states.js';
 import type { CommandContext } from '../context.js';
 import { isMachineFormat, printObject } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
@@ -75,7 +76,12 @@ export function renderJob(job: Job, dlq: DlqEntry | null, events: JobEvent[], no
     const left = Date.parse(job.deadline_at) - now;
     row('deadline', `${plain ? job.deadline_at : job.deadline_at + (left > 0 ? ` (${formatDuration(left)} left)` : ` (passed ${formatDuration(-left)} ago)`)}`);
   } else row('deadline', 'none');
-  if (job.lease) row('lease', `held by ${s(job.lease.worker_id)}, fence ${job.lease.fence}, expires ${when(job.lease.expires_at, now, plain)}`);
+  const expiredFor = leaseExpiredFor(job, now);
+  if (job.lease && expiredFor !== null) {
+    // The lease ran out and nobody took the job back yet (reaping is lazy): no worker is running it.
+    const ago = plain ? `at ${job.lease.expires_at}` : `${formatDuration(expiredFor)} ago`;
+    row('lease', `expired ${ago} (worker gone? the next claim on queue ${s(job.queue)} takes the job back); was held by ${s(job.lease.worker_id)}, fence ${job.lease.fence}`);
+  } else if (job.lease) row('lease', `held by ${s(job.lease.worker_id)}, fence ${job.lease.fence}, expires ${when(job.lease.expires_at, now, plain)}`);
   else row('lease', job.state === 'running' ? 'none (lost?)' : 'none');
   if (job.cancel_requested_at) row('cancel', `requested ${when(job.cancel_requested_at, now, plain)}${job.cancel_reason ? `: ${s(job.cancel_reason)}` : ''}`);
   if (job.input_ref) row('input', `ref ${s(job.input_ref)} sha256 ${s(job.input_sha256)}`);

@@ -55,6 +55,8 @@ export function queueColumns(f: Fmt): Column<StatsReport>[] {
     { header: 'QUEUED', get: (r) => r.queued },
     { header: 'SCHED', get: (r) => r.scheduled },
     { header: 'RUNNING', get: (r) => r.running },
+    // running jobs whose lease ran out: their worker is gone, nobody has taken them back yet
+    { header: 'STALE', get: (r) => r.lease_expired },
     { header: 'DLQ', get: (r) => r.dlq_size },
     { header: 'OLDEST', get: (r) => f.dur(r.oldest_queued_age_ms) },
     { header: 'WAIT P50', get: (r) => f.dur(r.time_in_queue?.p50_ms) },
