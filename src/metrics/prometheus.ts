@@ -4,9 +4,11 @@
  *
  * Gauges describe the queue now (depth, oldest age, DLQ size, backlog);
  * counters are the backend's cumulative totals (so `rate()` works across
- * scrapes); time in queue and execution time are summaries over the backend's
- * bounded recent samples (quantiles 0.5/0.95/0.99, with `_sum`/`_count` of
- * those samples, documented as such in HELP).
+ * scrapes); time in queue and execution time are gauges of quantiles
+ * (0.5/0.95/0.99) over the backend's bounded recent samples. They are not
+ * summaries: a summary's `_sum`/`_count` must be cumulative for
+ * `rate(_sum)/rate(_count)`, and those of a 1,000-sample ring stop growing
+ * and can fall; no backend keeps cumulative duration totals.
  *
  * A figure a backend does not keep is left out rather than written as 0, so
  * an alert on it cannot be silently satisfied.
@@ -21,7 +23,7 @@ type Labels = Record<string, string>;
 
 interface Family {
   name: string;
-  type: 'gauge' | 'counter' | 'summary';
+  type: 'gauge' | 'counter';
   help: string;
   samples: Array<{ suffix?: string; labels: Labels; value: number }>;
 }
@@ -62,16 +64,13 @@ function renderFamilies(families: Family[]): string {
 
 const QUANTILES = [0.5, 0.95, 0.99];
 
-function summarySamples(queue: string, samplesMs: number[] | undefined): Family['samples'] {
+/** Quantiles of the recent samples as gauge samples; NaN (unknown) while the ring is empty. */
+function quantileSamples(queue: string, samplesMs: number[] | undefined): Family['samples'] {
   if (samplesMs === undefined) return [];
-  const out: Family['samples'] = [];
-  for (const q of QUANTILES) {
+  return QUANTILES.map((q) => {
     const v = percentile(samplesMs, q * 100);
-    out.push({ labels: { queue, quantile: String(q) }, value: v === null ? NaN : v / 1000 });
-  }
-  out.push({ suffix: '_sum', labels: { queue }, value: samplesMs.reduce((a, b) => a + b, 0) / 1000 });
-  out.push({ suffix: '_count', labels: { queue }, value: samplesMs.length });
-  return out;
+    return { labels: { queue, quantile: String(q) }, value: v === null ? NaN : v / 1000 };
+  });
 }
 
 /** The exposition of every given queue, one family at a time (the format wants a family's samples together). */
@@ -83,8 +82,8 @@ export function renderPrometheus(stats: readonly QueueStats[], extra: { scrapeSe
   const stale = fam('agentq_lease_expired_jobs', 'gauge', 'Running jobs whose lease ran out (worker gone); the next claim on the queue takes them back.');
   const backlog = fam('agentq_backlog_seconds', 'gauge', 'Estimated seconds of queued work.');
   const tenantDepth = fam('agentq_tenant_queue_depth', 'gauge', 'Jobs by queue, tenant and state (the deepest tenants only).');
-  const tiq = fam('agentq_time_in_queue_seconds', 'summary', 'Time from claimable to claimed, over the most recent samples the backend keeps.');
-  const exec = fam('agentq_execution_seconds', 'summary', 'Time from claim to the end of the attempt, over the most recent samples the backend keeps.');
+  const tiq = fam('agentq_time_in_queue_recent_seconds', 'gauge', 'Quantiles of the time from claimable to claimed, over the last 1000 claims (not cumulative).');
+  const exec = fam('agentq_execution_recent_seconds', 'gauge', 'Quantiles of the time from claim to the end of the attempt, over the last 1000 attempts (not cumulative).');
   const jobs = fam('agentq_jobs_total', 'counter', 'Jobs by how they were submitted or ended: submitted, succeeded, dead, expired, cancelled.');
   const attempts = fam('agentq_attempts_total', 'counter', 'Attempts started (claims).');
   const retries = fam('agentq_retries_total', 'counter', 'Failed attempts that were scheduled for another try.');
@@ -116,8 +115,8 @@ export function renderPrometheus(stats: readonly QueueStats[], extra: { scrapeSe
         tenantDepth.samples.push({ labels: { queue, tenant: t.key, state }, value: t[state] });
       }
     }
-    tiq.samples.push(...summarySamples(queue, s.time_in_queue_ms));
-    exec.samples.push(...summarySamples(queue, s.execution_ms));
+    tiq.samples.push(...quantileSamples(queue, s.time_in_queue_ms));
+    exec.samples.push(...quantileSamples(queue, s.execution_ms));
     if (s.totals) {
       for (const outcome of ['submitted', 'succeeded', 'dead', 'expired', 'cancelled'] as const) {
         jobs.samples.push({ labels: { queue, outcome }, value: s.totals[outcome] });

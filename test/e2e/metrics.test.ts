@@ -34,7 +34,7 @@ describe('agentq metrics serve', () => {
     const fams = parseAndValidate(await res.text());
     expect(sampleValue(fams, 'agentq_queue_depth', { queue: 'research', class: 'interactive', state: 'queued' })).toBe(3);
     expect(sampleValue(fams, 'agentq_dlq_size', { queue: 'research' })).toBe(0);
-    expect(fams.map((f) => f.name)).toEqual(expect.arrayContaining(['agentq_oldest_age_seconds', 'agentq_backlog_seconds', 'agentq_time_in_queue_seconds']));
+    expect(fams.map((f) => f.name)).toEqual(expect.arrayContaining(['agentq_oldest_age_seconds', 'agentq_backlog_seconds', 'agentq_time_in_queue_recent_seconds']));
 
     // A job submitted after start shows on the next scrape: figures are read per scrape, not cached.
     const backend = await openBackend(home.dataUrl);

@@ -34,21 +34,19 @@ describe('renderPrometheus', () => {
     expect(sampleValue(fams, 'agentq_backlog_seconds', { queue: 'research', class: 'batch' })).toBe(300);
     expect(sampleValue(fams, 'agentq_jobs_total', { queue: 'research', outcome: 'dead' })).toBe(1);
     expect(sampleValue(fams, 'agentq_tenant_queue_depth', { queue: 'research', tenant: 'acme', state: 'queued' })).toBe(6);
-    const tiq = fams.find((f) => f.name === 'agentq_time_in_queue_seconds')!;
-    expect(tiq.type).toBe('SUMMARY');
+    const tiq = fams.find((f) => f.name === 'agentq_time_in_queue_recent_seconds')!;
+    expect(tiq.type).toBe('GAUGE');
   });
 
-  it('writes time in queue as a summary with quantiles, _sum and _count per queue', () => {
+  it('writes the quantiles of the recent samples as gauges, with no summary _sum/_count that a ring would make fall', () => {
     const text = renderPrometheus([rich]);
     const fams = parseAndValidate(text);
-    // parse-prometheus-text-format folds a labelled summary into one object keyed by quantile
-    // (it drops the labels and the labelled _sum/_count), so those two lines are checked as text.
-    expect(fams.find((f) => f.name === 'agentq_time_in_queue_seconds')!.metrics[0]!.quantiles).toEqual({ '0.5': '0.25', '0.95': '0.385', '0.99': '0.397' });
-    expect(text).toContain('agentq_time_in_queue_seconds_sum{queue="research"} 1\n');
-    expect(text).toContain('agentq_time_in_queue_seconds_count{queue="research"} 4\n');
-    // No samples kept yet: quantiles are NaN (the format's "unknown"), count 0.
-    expect(text).toContain('agentq_execution_seconds{queue="research",quantile="0.5"} NaN\n');
-    expect(text).toContain('agentq_execution_seconds_count{queue="research"} 0\n');
+    expect(sampleValue(fams, 'agentq_time_in_queue_recent_seconds', { queue: 'research', quantile: '0.5' })).toBe(0.25);
+    expect(sampleValue(fams, 'agentq_time_in_queue_recent_seconds', { queue: 'research', quantile: '0.95' })).toBe(0.385);
+    expect(sampleValue(fams, 'agentq_time_in_queue_recent_seconds', { queue: 'research', quantile: '0.99' })).toBe(0.397);
+    // No samples kept yet: quantiles are NaN (the format's "unknown").
+    expect(text).toContain('agentq_execution_recent_seconds{queue="research",quantile="0.5"} NaN\n');
+    expect(text).not.toMatch(/_sum|_count|# TYPE \S+ summary/);
   });
 
   it('falls back to class="all" and leaves out what a backend does not keep', () => {
