@@ -283,9 +283,17 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
       .option('-q, --queue <queue>', scopedQueueHelp('read', 'only events of this queue'))
       .option(ALL_QUEUES_FLAG, ALL_QUEUES_HELP)
       .option('--job <job>', 'only events of this job')
-      .option('--since <when>', 'events at or after (duration ago or ISO-8601)')
-      .option('-f, --follow', 'keep printing new events until Ctrl-C (which exits 0)')
-      .addHelpText('after', examples(['agentq tail --queue research --follow -o ndjson', 'stream events as JSON lines (each has a "type")'], ['agentq tail --job job_01JD3K…', 'the history of one job']))
+      .option('--since <when>', 'events at or after (duration ago or ISO-8601); without it a queue tail starts with the last 20 events')
+      .option('-n, --events <n>', 'how many past events to show: a number, or "all" (default: 20; all with --since or --job)')
+      .option('-f, --follow', 'keep printing new events until Ctrl-C (which exits 0); with --job, until the job ends')
+      .addHelpText(
+        'after',
+        examples(
+          ['agentq tail --queue research --follow -o ndjson', 'the last 20 events, then new ones as JSON lines (each has a "type")'],
+          ['agentq tail --job job_01JD3K… --follow', 'the history of one job, then follow it until it ends'],
+          ['agentq tail --queue research --events all', 'the whole history of a queue'],
+        ),
+      )
       .action(lazy(() => import('./commands/tail.js'), { queueScope: 'read' }));
   }
 

@@ -336,6 +336,36 @@ describe('tail', () => {
     expect(q.every((e) => e.queue === 'tailq')).toBe(true);
   });
 
+  it('without --since a queue tail starts with the last 20 events; --events N|all and --since show more', async () => {
+    const { SqliteBackend } = await import('../../src/backend/sqlite/index.js');
+    const seed = new SqliteBackend({ path: home.dataUrl.slice('sqlite:'.length) });
+    const ids: string[] = [];
+    for (let i = 0; i < 25; i++) ids.push((await seed.submit({ workflow: 'x:v1', queue: 'lastq' })).job.job_id);
+    await seed.close();
+    const tailIds = async (args: string[]) => parseNdjson((await runCliOk(home, ['tail', '--queue', 'lastq', ...args, '-o', 'ndjson'])).stdout).map((e) => JobEvent.parse(e).job_id);
+    expect(await tailIds([])).toEqual(ids.slice(5));
+    expect(await tailIds(['--events', '3'])).toEqual(ids.slice(22));
+    expect(await tailIds(['--events', 'all'])).toEqual(ids);
+    expect(await tailIds(['--since', '1h'])).toEqual(ids);
+    expect((await runCli(home, ['tail', '--events', 'many'])).code).toBe(2);
+  });
+
+  it('--job J --follow ends with exit 0 once J ends (and at once for a job that already ended)', async () => {
+    const job = await submitJson(['x:v1', '--queue', 'followjob']);
+    const child = spawnCli(home, ['tail', '--job', job.job_id, '--follow', '-o', 'ndjson']);
+    child.stdin.end();
+    const done = collect(child);
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    await pollUntil(() => out.includes('"submitted"'), { what: 'the submitted event' });
+    await runCliOk(home, ['cancel', job.job_id]);
+    const r = await done;
+    expect(r.code).toBe(0);
+    expect(parseNdjson(r.stdout).map((e) => JobEvent.parse(e).type)).toEqual(['submitted', 'cancelled']);
+    const again = await runCliOk(home, ['tail', '--job', job.job_id, '--follow', '-o', 'ndjson']);
+    expect(parseNdjson(again.stdout).map((e) => JobEvent.parse(e).type)).toEqual(['submitted', 'cancelled']);
+  });
+
   it('--follow prints new events as they happen, and Ctrl-C ends it with exit 0', async () => {
     const child = spawnCli(home, ['tail', '--queue', 'followq', '--follow', '-o', 'ndjson']);
     child.stdin.end();

@@ -3,12 +3,19 @@
  * line with a `type` field (the `JobEvent` schema). `--follow` keeps waiting
  * for new events until Ctrl-C, which ends it normally (exit 0): following
  * until interrupted is what the command is for.
+ *
+ * Like tail(1) and `kubectl logs --tail`, a tail of a queue (or of the store)
+ * without `--since` starts with the last DEFAULT_EVENTS events, not the whole
+ * history; `--job` shows the job's whole history, and `--events N|all` says
+ * how many either way. `--job J --follow` ends (exit 0) once J reaches a
+ * terminal state, as `gh run watch` does.
  */
 import { parsePastTime } from '../../core/duration.js';
 import { EVENT_TYPES, JOB_STATES } from '../../core/model.js';
 import type { JobEvent } from '../../core/schemas.js';
 import type { Backend, EventQuery } from '../../backend/contract.js';
-import { NotFoundError } from '../../core/errors.js';
+import { NotFoundError, ValidationError } from '../../core/errors.js';
+import { isTerminal } from '../../core/states.js';
 import type { CommandContext } from '../context.js';
 import type { Column } from '../output/columns.js';
 import { RecordStream } from '../output/format.js';
@@ -19,6 +26,22 @@ export interface TailOptions {
   job?: string;
   since?: string;
   follow?: boolean;
+  events?: string;
+}
+
+/** Events shown from the history of a queue (or the store) when no `--since` says where to start. */
+export const DEFAULT_EVENTS = 20;
+
+/** How many of the past events to show: a number, everything (null), by `--events` or the defaults above. */
+export function historyLimit(o: Pick<TailOptions, 'events' | 'since' | 'job'>): number | null {
+  if (o.events !== undefined) {
+    if (o.events.trim().toLowerCase() === 'all') return null;
+    const n = Number(o.events);
+    if (!/^\s*\d+\s*$/.test(o.events) || !Number.isSafeInteger(n)) throw new ValidationError(`--events must be a whole number of events or "all", got ${JSON.stringify(o.events)}`);
+    return n;
+  }
+  // --since says where to start, and a job's history is bounded by the job: both show everything.
+  return o.since !== undefined || o.job !== undefined ? null : DEFAULT_EVENTS;
 }
 
 const TYPE_WIDTH = Math.max(...EVENT_TYPES.map((t) => t.length));
@@ -38,6 +61,7 @@ export const EVENT_COLUMNS: readonly Column<JobEvent>[] = [
 ];
 
 export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
+  const limit = historyLimit(o);
   const query: EventQuery = { follow: o.follow === true, signal: ctx.signal };
   if (o.queue !== undefined) query.queue = checkQueueName(o.queue);
   if (o.job !== undefined) query.jobId = checkJobId(o.job);
@@ -45,14 +69,27 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
   const backend = await ctx.openBackend();
   // An unknown job is exit 5, as in `inspect`: an empty stream (or a --follow waiting forever) would
   // look like a job with nothing happening.
-  if (query.jobId !== undefined && !(await jobKnown(backend, query.jobId))) {
-    throw new NotFoundError(`job ${query.jobId} not found in ${backend.description}`);
+  if (query.jobId !== undefined) {
+    const state = await jobState(backend, query.jobId);
+    if (state === 'unknown') throw new NotFoundError(`job ${query.jobId} not found in ${backend.description}`);
+    // Already ended: its history is all there is to follow.
+    if (state !== null && isTerminal(state)) query.follow = false;
   }
   const stream = new RecordStream(ctx.out, { columns: EVENT_COLUMNS });
+  const jobEnded = (e: JobEvent) => query.jobId !== undefined && e.job_id === query.jobId && e.to_state !== null && isTerminal(e.to_state);
   try {
-    for await (const event of backend.events(query)) {
+    let from = query;
+    if (limit !== null) {
+      // The last `limit` events of the history (read through in bounded memory), then new ones after them.
+      const last = await lastEvents(backend.events({ ...query, follow: false }), limit);
+      await stream.page(last);
+      const newest = last.at(-1);
+      if (!query.follow || (newest !== undefined && jobEnded(newest))) return stream.end();
+      from = newest !== undefined ? { ...query, since: undefined, afterSeq: newest.seq } : query;
+    }
+    for await (const event of backend.events(from)) {
       await stream.page([event]);
-      if (ctx.signal.aborted) break;
+      if (ctx.signal.aborted || (query.follow && jobEnded(event))) break;
     }
   } catch (e) {
     // Ctrl-C while following: the backend may end the iteration with an AbortError; that is the normal end.
@@ -61,16 +98,34 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
   stream.end();
 }
 
-/**
- * The job exists, or did: a record that cannot be read still has events to show, and the events of
- * a job purged from the DLQ may outlive its record.
- */
-async function jobKnown(backend: Backend, id: string): Promise<boolean> {
-  try {
-    if ((await backend.get(id)) !== null) return true;
-  } catch {
-    return true; // a malformed record: the job is there (inspect says what is wrong with it)
+/** Keeps only the newest `n` events: memory stays bounded however long the history. */
+async function lastEvents(it: AsyncIterable<JobEvent>, n: number): Promise<JobEvent[]> {
+  const ring: JobEvent[] = [];
+  if (n === 0) {
+    for await (const _ of it) {
+      // read through (nothing kept): only where the follow starts matters
+    }
+    return ring;
   }
-  for await (const _ of backend.events({ jobId: id, follow: false })) return true;
-  return false;
+  for await (const e of it) {
+    ring.push(e);
+    if (ring.length > n) ring.shift();
+  }
+  return ring;
+}
+
+/**
+ * The job's state; null when it exists, or did, but its state cannot be read: a record that cannot
+ * be read still has events to show, and the events of a job purged from the DLQ may outlive its
+ * record. 'unknown' when there is no trace of it.
+ */
+async function jobState(backend: Backend, id: string): Promise<JobEvent['to_state'] | 'unknown'> {
+  try {
+    const job = await backend.get(id);
+    if (job !== null) return job.state;
+  } catch {
+    return null; // a malformed record: the job is there (inspect says what is wrong with it)
+  }
+  for await (const _ of backend.events({ jobId: id, follow: false })) return null;
+  return 'unknown';
 }
