@@ -2,6 +2,14 @@
  * The `/metrics` HTTP endpoint of `agentq metrics serve`. Plain `node:http`:
  * one route, no framework. Concurrent scrapes share one in-flight collection,
  * so a burst of scrapers never multiplies the load on the backend.
+ *
+ * A scrape waits for the collection at most its budget: Prometheus's
+ * `X-Prometheus-Scrape-Timeout-Seconds` less a margin, else
+ * DEFAULT_COLLECT_TIMEOUT_MS. Past it the answer is 503 at once (a backend
+ * that is down can take 12 s to say so, longer than the scraper waits, which
+ * then records a bare timeout with no reason); the collection keeps running
+ * and the next scrape shares it. A failure streak is logged once when it
+ * starts and once when a collection works again, not once per scrape.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,6 +17,16 @@ import { ValidationError } from '../core/errors.js';
 import { PROMETHEUS_CONTENT_TYPE } from './prometheus.js';
 
 export const DEFAULT_LISTEN = '127.0.0.1:9464';
+
+/** A scrape's budget when the scraper does not send one (Prometheus's own default timeout is 10 s). */
+export const DEFAULT_COLLECT_TIMEOUT_MS = 5_000;
+
+/** The budget for one scrape: the scraper's timeout header less a margin for the answer, within [0.1 s, 60 s]. */
+export function scrapeBudgetMs(header: string | string[] | undefined): number {
+  const seconds = Number(Array.isArray(header) ? header[0] : header);
+  if (header === undefined || !Number.isFinite(seconds) || seconds <= 0) return DEFAULT_COLLECT_TIMEOUT_MS;
+  return Math.min(60_000, Math.max(100, Math.round(seconds * 1000 * 0.9) - 100));
+}
 
 export interface ListenAddress {
   host: string;
@@ -37,8 +55,26 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-export async function startMetricsServer(opts: { listen: ListenAddress; collect: () => Promise<string> }): Promise<MetricsServer> {
+export interface ServerLog {
+  /** A collection failed after working (or at the first one): the start of a failure streak. */
+  failing(message: string): void;
+  /** A collection worked after a failure streak. */
+  recovered(message: string): void;
+}
+
+export async function startMetricsServer(opts: { listen: ListenAddress; collect: () => Promise<string>; log?: ServerLog }): Promise<MetricsServer> {
   let inflight: Promise<string> | null = null;
+  let failingSince: number | null = null;
+  const failed = (why: string): void => {
+    if (failingSince !== null) return;
+    failingSince = Date.now();
+    opts.log?.failing(`collecting stats failed, answering 503 until it works again: ${why}`);
+  };
+  const worked = (): void => {
+    if (failingSince === null) return;
+    opts.log?.recovered(`collecting stats works again (it failed for ${Math.round((Date.now() - failingSince) / 1000)}s)`);
+    failingSince = null;
+  };
   const collectOnce = (): Promise<string> => {
     inflight ??= opts.collect().finally(() => {
       inflight = null;
@@ -60,16 +96,26 @@ export async function startMetricsServer(opts: { listen: ListenAddress; collect:
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
       return;
     }
-    collectOnce().then(
-      (body) => {
-        res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE });
-        res.end(req.method === 'HEAD' ? undefined : body);
-      },
-      (err: unknown) => {
-        // A failed collection is a 503 so Prometheus marks the target down (`up == 0`) instead of reading stale data.
-        res.writeHead(503, { 'content-type': 'text/plain' }).end(`collecting stats failed: ${err instanceof Error ? err.message : String(err)}\n`);
-      },
-    );
+    const budgetMs = scrapeBudgetMs(req.headers['x-prometheus-scrape-timeout-seconds']);
+    let timer: NodeJS.Timeout | undefined;
+    const overBudget = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new CollectTimeout(budgetMs)), budgetMs);
+    });
+    Promise.race([collectOnce(), overBudget])
+      .finally(() => clearTimeout(timer))
+      .then(
+        (body) => {
+          worked();
+          res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE });
+          res.end(req.method === 'HEAD' ? undefined : body);
+        },
+        (err: unknown) => {
+          // A failed collection is a 503 so Prometheus marks the target down (`up == 0`) instead of reading stale data.
+          const why = err instanceof Error ? err.message : String(err);
+          failed(why);
+          res.writeHead(503, { 'content-type': 'text/plain' }).end(`collecting stats failed: ${why}\n`);
+        },
+      );
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -90,4 +136,10 @@ export async function startMetricsServer(opts: { listen: ListenAddress; collect:
         server.close((err) => (err ? reject(err) : resolve()));
       }),
   };
+}
+
+class CollectTimeout extends Error {
+  constructor(ms: number) {
+    super(`the backend did not answer within ${ms >= 1000 ? `${ms / 1000}s` : `${ms}ms`} (slow or unreachable); the collection goes on and the next scrape shares it`);
+  }
 }

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { QueueStats } from '../../src/backend/contract.js';
 import { escapeLabelValue, PROMETHEUS_CONTENT_TYPE, renderPrometheus } from '../../src/metrics/prometheus.js';
-import { isLoopback, parseListen, startMetricsServer, type MetricsServer } from '../../src/metrics/server.js';
+import { DEFAULT_COLLECT_TIMEOUT_MS, isLoopback, parseListen, scrapeBudgetMs, startMetricsServer, type MetricsServer } from '../../src/metrics/server.js';
+import { pollUntil } from '../support/poll.js';
 import { parseAndValidate, sampleValue } from './prom-validate.js';
 import { findUnsafe } from '../support/hostile.js';
 
@@ -107,6 +108,38 @@ describe('metrics server', () => {
     expect(sampleValue(fams, 'agentq_dlq_size', { queue: 'research' })).toBe(1);
     expect((await fetch(`${server.url}/nope`)).status).toBe(404);
     expect((await fetch(`${server.url}/metrics`, { method: 'POST' })).status).toBe(405);
+  });
+
+  it('answers 503 within the scrape timeout the scraper sends when the backend hangs, and logs once per failure streak', async () => {
+    let answer: ((body: string) => void) | null = null;
+    let fail = true;
+    const log: string[] = [];
+    server = await startMetricsServer({
+      listen: { host: '127.0.0.1', port: 0 },
+      // hangs while `fail` is set (a backend that is down: ioredis retries for ~12 s), then answers
+      collect: () => (fail ? new Promise<string>((resolve) => (answer = resolve)) : Promise.resolve(renderPrometheus([rich]))),
+      log: { failing: (m) => log.push(`failing: ${m}`), recovered: (m) => log.push(`recovered: ${m}`) },
+    });
+    const scrape = () => fetch(`${server!.url}/metrics`, { headers: { 'X-Prometheus-Scrape-Timeout-Seconds': '0.5' } });
+    const t0 = Date.now();
+    const res = await scrape();
+    expect(res.status).toBe(503);
+    expect(Date.now() - t0).toBeLessThan(5_000); // the budget is ~0.35 s; the bound is a safety net
+    expect(await res.text()).toMatch(/did not answer within 350ms/);
+    expect((await scrape()).status).toBe(503);
+    expect(log).toEqual([expect.stringMatching(/^failing: collecting stats failed, answering 503 until it works again: the backend did not answer/)]);
+    fail = false;
+    answer!('late'); // the hung collection ends; the next scrape starts a new one
+    await pollUntil(async () => (await scrape()).status === 200, { what: 'a 200 once the backend answers' });
+    expect(log).toHaveLength(2);
+    expect(log[1]).toMatch(/^recovered: collecting stats works again/);
+  });
+
+  it('a scrape budget: the header less a margin, else the default', () => {
+    expect(scrapeBudgetMs(undefined)).toBe(DEFAULT_COLLECT_TIMEOUT_MS);
+    expect(scrapeBudgetMs('10')).toBe(8_900);
+    expect(scrapeBudgetMs('nonsense')).toBe(DEFAULT_COLLECT_TIMEOUT_MS);
+    expect(scrapeBudgetMs('0.05')).toBe(100);
   });
 
   it('answers 503 when collecting fails, so the target shows as down', async () => {

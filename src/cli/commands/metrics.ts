@@ -19,7 +19,7 @@ export async function run(opts: { listen?: string }, ctx: CommandContext): Promi
   };
   let server;
   try {
-    server = await startMetricsServer({ listen, collect });
+    server = await startMetricsServer({ listen, collect, log: { failing: (m) => ctx.warn(m), recovered: (m) => ctx.note(m) } });
   } catch (e) {
     throw listenError(e, opts.listen ?? DEFAULT_LISTEN, listen.host);
   }
