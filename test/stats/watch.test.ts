@@ -13,6 +13,7 @@ import { main } from '../../src/cli/main.js';
 import { renderSparklines, recordHistory } from '../../src/cli/commands/stats.js';
 import { buildStatsReport, StatsHistory } from '../../src/core/stats.js';
 import { pollUntil } from '../support/poll.js';
+import { RetryLaterError } from '../../src/core/errors.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -59,6 +60,47 @@ describe('stats --watch', () => {
     expect(last.startsWith('\x1b[H\x1b[2J')).toBe(true);
     expect(last).toContain('agentq stats');
     expect(last).toContain('OLDEST AGE');
+  });
+});
+
+describe('stats --watch when the backend goes away', () => {
+  it('keeps the last figures up, marked "backend unreachable since …", retries, and clears the mark when it is back', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-watch-'));
+    dirs.push(dir);
+    const path = join(dir, 'q.db');
+    const real = new SqliteBackend({ path });
+    await real.submit({ workflow: 'w:v1', queue: 'research' });
+    let down = false;
+    // The real store, with its stats failing as an unreachable Redis fails them (exit 75).
+    const flaky = new Proxy(real, {
+      get(target, prop, receiver) {
+        if (prop === 'stats' && down) return async () => Promise.reject(new RetryLaterError('Redis at 127.0.0.1:1 is unavailable: connect ECONNREFUSED', 'BACKEND_UNAVAILABLE'));
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const { io, frames } = terminal();
+    const ctl = new AbortController();
+    const run = main(['stats', '--watch', '--interval', '200ms', '--color', 'never'], { io, env: { TERM: 'xterm' }, cwd: dir, signal: ctl.signal, openBackend: async () => flaky });
+    await pollUntil(() => frames.some((f) => f.includes('research')), { what: 'a first frame' });
+    down = true;
+    const staleAt = await pollUntil(() => frames.findIndex((f) => f.includes('backend unreachable since')) + 1 || undefined, { what: 'a frame marked stale' });
+    const stale = frames[staleAt - 1]!;
+    expect(stale).toMatch(/STALE: backend unreachable since \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ, retrying \(figures as last read\): Redis at 127\.0\.0\.1:1 is unavailable/);
+    expect(stale).toMatch(/^resea\S*\s+1\s/m); // the last figures, still shown
+    down = false;
+    await pollUntil(() => frames.length > staleAt && !frames[frames.length - 1]!.includes('unreachable') && frames[frames.length - 1]!.includes('research'), { what: 'a fresh frame again' });
+    ctl.abort();
+    expect(await run).toBe(0);
+    real.close();
+  });
+
+  it('refuses --watch with -o json or ndjson (exit 2): a table redrawn around a JSON document is neither', async () => {
+    for (const format of ['json', 'ndjson']) {
+      const { io } = terminal();
+      const code = await main(['stats', '--watch', '-o', format], { io, env: { TERM: 'xterm' }, cwd: tmpdir(), openBackend: async () => new SqliteBackend({ path: ':memory:' }) });
+      expect(code).toBe(2);
+    }
   });
 });
 

@@ -4,13 +4,13 @@
  * every derived figure computed once in `core/stats`.
  */
 import type { Backend, QueueStats, StatsBreakdown } from '../../backend/contract.js';
-import { ValidationError } from '../../core/errors.js';
+import { AgentqError, ExitCode, ValidationError } from '../../core/errors.js';
 import { formatDuration, parseDuration } from '../../core/duration.js';
 import { buildStatsReport, sparkline, StatsHistory, type StatsReport } from '../../core/stats.js';
 import { renderPrometheus } from '../../metrics/prometheus.js';
 import type { CommandContext } from '../context.js';
 import type { Column } from '../output/columns.js';
-import { printObject, printRecords, type OutputTarget } from '../output/format.js';
+import { isMachineFormat, printObject, printRecords, type OutputTarget } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
 import { abortableSleep } from '../../util/sleep.js';
 import { checkQueueName, queuesHere } from '../parse.js';
@@ -139,6 +139,11 @@ export function recordHistory(history: StatsHistory, reports: StatsReport[]): vo
 const CLEAR = '\x1b[H\x1b[2J';
 
 async function watch(opts: StatsOptions, ctx: CommandContext, backend: Backend): Promise<void> {
+  // A redrawn table with a JSON document in it is neither: one document per frame would be a stream
+  // nobody asked for, and the table is the point of --watch.
+  if (isMachineFormat(ctx.out.format)) {
+    throw new ValidationError(`--watch redraws a table for a terminal; it cannot be combined with -o ${ctx.out.format}`, 'For snapshots in a script, run `agentq stats -o ndjson` on a schedule, or scrape `agentq metrics serve`.');
+  }
   if (ctx.io.stdout.isTTY !== true) {
     throw new ValidationError('--watch redraws a terminal, but stdout is not one', 'For scripts, run `agentq stats -o json` on a schedule, or scrape `agentq metrics serve`.');
   }
@@ -153,15 +158,29 @@ async function watch(opts: StatsOptions, ctx: CommandContext, backend: Backend):
   // wrapping cuts every long line until `reset`)
   const rewrap = (): void => void ctx.io.stdout.write(WRAP);
   process.once('exit', rewrap);
+  const stamp = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+  // The last figures read, shown (marked stale) while the backend is unreachable.
+  let reports: StatsReport[] = [];
+  let unreachableSince: number | null = null;
+  let why = '';
   try {
     while (!ctx.signal.aborted) {
-      const reports = (await collectStats(backend, opts.queue)).map(buildStatsReport);
-      recordHistory(history, reports);
+      try {
+        reports = (await collectStats(backend, opts.queue)).map(buildStatsReport);
+        recordHistory(history, reports);
+        unreachableSince = null;
+      } catch (e) {
+        // A transient outage (exit 75: Redis restarting, a held SQLite lock) is ridden out, as
+        // `tail --follow` does: the last figures stay up, marked stale, and the next round retries.
+        if (!(e instanceof AgentqError) || e.exitCode !== ExitCode.retryLater || ctx.signal.aborted) throw e;
+        unreachableSince ??= ctx.clock.now();
+        why = e.message;
+      }
       const frame: string[] = [];
       const buffer: OutputTarget = { ...ctx.out, write: (s) => void frame.push(s) };
       await printReports(buffer, reports, opts.by);
-      const at = new Date(ctx.clock.now()).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
-      ctx.io.stdout.write(`${CLEAR}agentq stats — ${at} — every ${formatDuration(intervalMs)}, Ctrl-C to stop\n\n${frame.join('')}\n${renderSparklines(reports, history, width)}`);
+      const stale = unreachableSince === null ? '' : `\n${ctx.palette.warn('STALE')}: backend unreachable since ${stamp(unreachableSince)}, retrying (figures as last read): ${sanitize(why)}`;
+      ctx.io.stdout.write(`${CLEAR}agentq stats — ${stamp(ctx.clock.now())} — every ${formatDuration(intervalMs)}, Ctrl-C to stop${stale}\n\n${frame.join('')}\n${renderSparklines(reports, history, width)}`);
       await abortableSleep(intervalMs, ctx.signal);
     }
   } finally {
