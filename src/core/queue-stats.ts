@@ -36,6 +36,12 @@ export interface QueueStats {
   by_class?: StatsBreakdown[];
   /** The same figures per tenant: at most `STATS_MAX_TENANTS`, deepest first. */
   by_tenant?: StatsBreakdown[];
+  /**
+   * How many tenants have jobs or DLQ entries in the queue, `by_tenant` showing the deepest of
+   * them. Exact on SQLite and on a one-shard Redis queue; on several shards, the most any one
+   * shard has or the number listed, whichever is larger (a lower bound).
+   */
+  tenants_total?: number;
   /** Cumulative outcome counters for the queue since it was created. */
   totals?: OutcomeTotals;
   /** How attempt number N ended, cumulative: success rate by attempt. */

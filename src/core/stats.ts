@@ -167,6 +167,10 @@ export const StatsReport = z.object({
     .nullable(),
   by_class: z.array(Breakdown).nullable(),
   by_tenant: z.array(Breakdown).nullable(),
+  /** Tenants with jobs or DLQ entries (`by_tenant` lists the deepest STATS_MAX_TENANTS); a lower bound on a Redis queue of several shards. */
+  tenants_total: z.number().int().nullable(),
+  /** Whether `by_tenant` leaves tenants out. */
+  by_tenant_truncated: z.boolean().nullable(),
 });
 export type StatsReport = z.infer<typeof StatsReport>;
 
@@ -205,6 +209,8 @@ export function buildStatsReport(s: QueueStats): StatsReport {
     totals,
     by_class: s.by_class ? s.by_class.map(copyBreakdown) : null,
     by_tenant: s.by_tenant ? s.by_tenant.map(copyBreakdown) : null,
+    tenants_total: s.tenants_total ?? null,
+    by_tenant_truncated: s.by_tenant && s.tenants_total !== undefined ? s.tenants_total > s.by_tenant.length : null,
   };
 }
 

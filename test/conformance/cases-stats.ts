@@ -7,7 +7,7 @@
  * the obligation. Only a queue that never had a job may leave them out.
  */
 import { describe, expect, it } from 'vitest';
-import { STATS_SAMPLE_LIMIT, type Backend, type QueueStats } from '../../src/backend/contract.js';
+import { STATS_MAX_TENANTS, STATS_SAMPLE_LIMIT, type Backend, type QueueStats } from '../../src/backend/contract.js';
 import { claimOne, iso, makeDead, req, runRecord, useFixture, type MakeFixture } from './fixture.js';
 
 function breakdown(s: QueueStats, dim: 'class' | 'tenant', key: string) {
@@ -17,7 +17,7 @@ function breakdown(s: QueueStats, dim: 'class' | 'tenant', key: string) {
 /** The stats of a queue that has jobs: every optional figure must be there. */
 async function fullStats(backend: Backend, queue: string): Promise<Required<QueueStats>> {
   const s = await backend.stats(queue);
-  for (const k of ['at', 'backlog_seconds', 'by_class', 'by_tenant', 'totals', 'by_attempt', 'time_in_queue_ms', 'execution_ms', 'recent', 'lease_expired'] as const) {
+  for (const k of ['at', 'backlog_seconds', 'by_class', 'by_tenant', 'totals', 'by_attempt', 'time_in_queue_ms', 'execution_ms', 'recent', 'lease_expired', 'tenants_total'] as const) {
     expect(s[k], `stats.${k}`).toBeDefined();
   }
   return s as Required<QueueStats>;
@@ -40,6 +40,19 @@ export function expectBreakdownsAddUp(s: QueueStats): void {
 export function statsCases(make: MakeFixture): void {
   describe('stats figures', () => {
     const fx = useFixture(make);
+
+    it('counts the tenants with jobs or DLQ entries, also past the ones by_tenant lists', async () => {
+      const { backend } = fx();
+      const n = STATS_MAX_TENANTS + 3;
+      for (let i = 0; i < n; i++) await backend.submit(req({ queue: 'many', tenant_id: `t${i}` }));
+      const s = await fullStats(backend, 'many');
+      expect(s.by_tenant).toHaveLength(STATS_MAX_TENANTS);
+      expect(s.tenants_total).toBe(n);
+      await backend.submit(req({ queue: 'few', tenant_id: 'a' }));
+      await backend.submit(req({ queue: 'few', tenant_id: 'b' }));
+      const few = await fullStats(backend, 'few');
+      expect(few.tenants_total).toBe(2);
+    });
 
     it('counts a running job whose lease expired (its worker died) as lease_expired, and as waiting in the oldest age', async () => {
       const { backend, clock } = fx();

@@ -30,15 +30,16 @@ function open(clock: ManualClock, params = '') {
 }
 
 /** Runs the CLI in-process against `make()`'s backend; returns exit code and stdout. */
-async function cli(args: string[], make: () => RedisBackend, clock: ManualClock): Promise<{ code: number; stdout: string }> {
+async function cli(args: string[], make: () => RedisBackend, clock: ManualClock): Promise<{ code: number; stdout: string; stderr: string }> {
   const out: string[] = [];
+  const err: string[] = [];
   const io = {
     stdout: { isTTY: false, write: (s: string) => (out.push(s), true) },
-    stderr: { isTTY: false, write: () => true },
+    stderr: { isTTY: false, write: (s: string) => (err.push(s), true) },
     stdin: Object.assign(new PassThrough(), { isTTY: false }),
   };
   const code = await main([...args, '--color', 'never'], { io, env: {}, cwd: process.cwd(), clock, openBackend: async () => make() });
-  return { code, stdout: out.join('') };
+  return { code, stdout: out.join(''), stderr: err.join('') };
 }
 
 describe('Redis stats', () => {
@@ -65,9 +66,10 @@ describe('Redis stats', () => {
     await backend.close();
   });
 
-  it(`lists at most ${STATS_MAX_TENANTS} tenants, the deepest`, async () => {
+  it(`lists at most ${STATS_MAX_TENANTS} tenants, the deepest, and says how many there are (stats --by tenant notes the cut)`, async () => {
     const clock = new ManualClock();
-    const backend = open(clock).make();
+    const { make } = open(clock);
+    const backend = make();
     // Tenant i has i + 1 jobs: the deepest are the highest numbers.
     const n = STATS_MAX_TENANTS + 10;
     for (let i = 0; i < n; i++) {
@@ -77,6 +79,10 @@ describe('Redis stats', () => {
     expect(s.by_tenant).toHaveLength(STATS_MAX_TENANTS);
     expect(s.by_tenant![0]).toMatchObject({ key: `t${String(n - 1).padStart(3, '0')}`, queued: n });
     expect(s.by_tenant!.map((b) => b.queued)).toEqual(Array.from({ length: STATS_MAX_TENANTS }, (_v, i) => n - i));
+    expect(s.tenants_total).toBe(n);
+    const cut = await cli(['stats', '--queue', 'q', '--by', 'tenant', '-o', 'json'], make, clock);
+    expect(JSON.parse(cut.stdout)[0]).toMatchObject({ tenants_total: n, by_tenant_truncated: true });
+    expect(cut.stderr).toContain(`queue q: showing the ${STATS_MAX_TENANTS} deepest of ${n} tenants`);
     await backend.close();
   });
 

@@ -35,6 +35,7 @@ export type ShardStatsReply = [
   activity: string[],
   tenants: string[],
   expiredLeases: Array<number | string>,
+  tenantCount: number,
 ];
 
 /** Runs the `stats` script on one shard; `tenants` empty = that shard's deepest. */
@@ -178,7 +179,7 @@ export async function readQueueStats(req: StatsRequest): Promise<QueueStats> {
     at: now,
     backlog_seconds: Math.max(0, Math.round(classes.reduce((s, b) => s + b.backlog_seconds, 0))),
     by_class: classes,
-    by_tenant: await tenantBreakdown(req, parts),
+    ...(await tenantBreakdown(req, parts)),
     totals,
     by_attempt: [...byAttempt.values()].sort((a, b) => a.attempt - b.attempt),
     time_in_queue_ms: tiq.slice(-STATS_SAMPLE_LIMIT),
@@ -187,7 +188,7 @@ export async function readQueueStats(req: StatsRequest): Promise<QueueStats> {
   }, expiredList, now);
 }
 
-async function tenantBreakdown(req: StatsRequest, parts: ShardStatsReply[]): Promise<StatsBreakdown[]> {
+async function tenantBreakdown(req: StatsRequest, parts: ShardStatsReply[]): Promise<{ by_tenant: StatsBreakdown[]; tenants_total: number }> {
   let figures = new Map<string, TenantFigures>();
   if (parts.length === 1) {
     figures = tenantRows(parts[0]![8]);
@@ -209,10 +210,13 @@ async function tenantBreakdown(req: StatsRequest, parts: ShardStatsReply[]): Pro
     backlog_seconds: Math.max(0, t.backlog),
   }));
   const depth = (b: StatsBreakdown) => b.queued + b.scheduled + b.running;
-  return rows
-    .filter((b) => depth(b) + b.dlq_size > 0)
-    .sort((a, b) => depth(b) - depth(a) || b.dlq_size - a.dlq_size || a.key.localeCompare(b.key))
-    .slice(0, STATS_MAX_TENANTS);
+  const withJobs = rows.filter((b) => depth(b) + b.dlq_size > 0);
+  // (the stn set holds exactly the tenants with jobs or DLQ entries, per shard)
+  const total = Math.max(withJobs.length, ...parts.map((p) => Number(p[10] ?? 0)));
+  return {
+    by_tenant: withJobs.sort((a, b) => depth(b) - depth(a) || b.dlq_size - a.dlq_size || a.key.localeCompare(b.key)).slice(0, STATS_MAX_TENANTS),
+    tenants_total: total,
+  };
 }
 
 /** Whole minutes covering the window, as SQLite does; window_ms says exactly what was covered. */

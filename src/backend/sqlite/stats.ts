@@ -210,8 +210,8 @@ export function readExtendedStats(st: Sql, queue: string, now: number): Partial<
     addCount(b, r.state, r.n);
   }
   const depth = (b: StatsBreakdown) => b.queued + b.scheduled + b.running;
-  const byTenant = [...tenants.values()]
-    .filter((b) => depth(b) + b.dlq_size > 0)
+  const withJobs = [...tenants.values()].filter((b) => depth(b) + b.dlq_size > 0);
+  const byTenant = withJobs
     .sort((a, b) => depth(b) - depth(a) || b.dlq_size - a.dlq_size || a.key.localeCompare(b.key))
     .slice(0, STATS_MAX_TENANTS);
   // Oldest per tenant: one seek per (class, tenant) on the claim index.
@@ -246,6 +246,7 @@ export function readExtendedStats(st: Sql, queue: string, now: number): Partial<
     backlog_seconds: byClass.reduce((s, b) => s + b.backlog_seconds, 0),
     by_class: byClass,
     by_tenant: byTenant,
+    tenants_total: withJobs.length,
     totals,
     by_attempt: byAttempt,
     time_in_queue_ms: samples('wait'),

@@ -217,5 +217,13 @@ export async function run(opts: StatsOptions, ctx: CommandContext): Promise<void
   } else if (opts.by && reports.some((r) => (opts.by === 'class' ? r.by_class : r.by_tenant) === null)) {
     ctx.note(`This backend does not keep figures by ${opts.by} yet: queues without them are left out.`);
   }
+  if (opts.by === 'tenant') {
+    // The list is capped (the deepest first): say so, or the missing tenants pass for idle ones.
+    for (const r of reports) {
+      if (r.by_tenant_truncated && r.by_tenant !== null && r.tenants_total !== null) {
+        ctx.note(`queue ${sanitize(r.queue)}: showing the ${r.by_tenant.length} deepest of ${r.tenants_total} tenants`);
+      }
+    }
+  }
   if (reports.length === 0 && ctx.out.format !== 'json' && ctx.out.format !== 'ndjson') ctx.note('No queues yet: submit a job first (agentq submit ...).');
 }

@@ -164,5 +164,6 @@ return {
   redis.call('HGETALL', K_SACT),
   rows,
   expired,
+  redis.call('ZCARD', K_STEN),
 }
 `;
