@@ -98,6 +98,7 @@ __agentq_optval() {
     'tail|-q'|'tail|--queue') __agentq_r='dyn:queues' ;;
     'tail|--job') __agentq_r='free' ;;
     'tail|--since') __agentq_r='free' ;;
+    'tail|-n'|'tail|--events') __agentq_r='free' ;;
     'demo|-q'|'demo|--queue') __agentq_r='dyn:queues' ;;
     'demo|--jobs') __agentq_r='free' ;;
     'dlq list|-q'|'dlq list|--queue') __agentq_r='dyn:queues' ;;
@@ -294,7 +295,7 @@ __agentq_opts() {
     'inspect') __agentq_r='--events -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'list') __agentq_r='-q --queue -A --all-queues --state --tenant --class --workflow --since --until --limit --cursor --all -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'cancel') __agentq_r='--reason -h --help --url --context -o --output --json --color --no-input --debug' ;;
-    'tail') __agentq_r='-q --queue -A --all-queues --job --since -f --follow -h --help --url --context -o --output --json --color --no-input --debug' ;;
+    'tail') __agentq_r='-q --queue -A --all-queues --job --since -n --events -f --follow -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'help') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
     'context') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
     'context list') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;

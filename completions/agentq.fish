@@ -186,6 +186,10 @@ function __agentq_takes_value --description "does option OPT of PATH take a valu
             return 0
         case 'tail|--since'
             return 0
+        case 'tail|-n'
+            return 0
+        case 'tail|--events'
+            return 0
         case 'demo|-q'
             return 0
         case 'demo|--queue'
@@ -640,8 +644,9 @@ complete -c agentq -n '__agentq_within \'cancel\'' -l reason -x -d 'why (recorde
 complete -c agentq -n '__agentq_within \'tail\'' -s q -l queue -x -a '(__agentq_dyn queues)' -d 'only events of this queue (default: the context\'s queue; else, or with --all-queues, every queue)'
 complete -c agentq -n '__agentq_within \'tail\'' -s A -l all-queues -d 'every queue, even when the context names one'
 complete -c agentq -n '__agentq_within \'tail\'' -l job -x -d 'only events of this job'
-complete -c agentq -n '__agentq_within \'tail\'' -l since -x -d 'events at or after (duration ago or ISO-8601)'
-complete -c agentq -n '__agentq_within \'tail\'' -s f -l follow -d 'keep printing new events until Ctrl-C (which exits 0)'
+complete -c agentq -n '__agentq_within \'tail\'' -l since -x -d 'events at or after (duration ago or ISO-8601); without it a queue tail starts with the last 20 even…'
+complete -c agentq -n '__agentq_within \'tail\'' -s n -l events -x -d 'how many past events to show: a number, or "all" (default: 20; all with --since or --job)'
+complete -c agentq -n '__agentq_within \'tail\'' -s f -l follow -d 'keep printing new events until Ctrl-C (which exits 0); with --job, until the job ends'
 complete -c agentq -n '__agentq_arg \'help\' 0' -a 'submit inspect list cancel tail context demo dlq stats metrics completion tui sqs outbox worker job exit-codes'
 complete -c agentq -n '__agentq_at \'context\'' -a 'list' -d 'list contexts from the user and project config files'
 complete -c agentq -n '__agentq_at \'context\'' -a 'use' -d 'make a context current (written to the user config file)'
