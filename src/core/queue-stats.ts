@@ -106,6 +106,8 @@ export interface ExpiredLeases {
  * nobody has claimed yet). Shared by every backend so they count them the same way.
  */
 export function foldExpiredLeases(s: QueueStats, expired: readonly ExpiredLeases[], now: number): QueueStats {
+  // A queue that never had a job (no `at`) reports its counts only, and has no lease anyway.
+  if (s.at === undefined) return s;
   const ageOf = (at: number) => Math.max(0, now - at);
   const older = (a: number | null, b: number) => (a === null || b > a ? b : a);
   let total = 0;
