@@ -11,7 +11,7 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { AdmissionLimits } from '../core/admission.js';
 import type { Clock, Random } from '../core/clock.js';
-import { ConfigError, isAgentqError } from '../core/errors.js';
+import { AgentqError, ConfigError, ExitCode, isAgentqError } from '../core/errors.js';
 import type { FairnessOptions } from '../core/fairness.js';
 import type { Backend } from './contract.js';
 
@@ -22,6 +22,22 @@ export interface OpenOptions {
   fairness?: FairnessOptions;
   /** SQLite: how long to wait for another process's write lock (default 10 s; Tab completion uses a short one). */
   busyTimeoutMs?: number;
+  /**
+   * SQLite (also the SQS backend's SQLite job store): create a missing database file and its
+   * directories (the default). A reading command passes false, so a mistyped path fails naming it
+   * instead of answering from a new, empty store as if all were well (exit 78, NO_STORE).
+   */
+  create?: boolean;
+}
+
+/** A reading command pointed at a SQLite file that does not exist (see OpenOptions.create). */
+export function noStoreError(path: string): AgentqError {
+  return new AgentqError(
+    'NO_STORE',
+    `no agentq store at ${path}: a mistyped path? \`agentq submit\` creates it`,
+    ExitCode.config,
+    'Check --url / AGENTQ_URL / the context\'s url; only commands that write (submit, worker, demo, dlq redrive/purge/expire) create a store.',
+  );
 }
 
 /** `sqlite:$XDG_DATA_HOME/agentq/agentq.db`, falling back to ~/.local/share (XDG base directory spec). */
@@ -84,6 +100,7 @@ export async function openBackend(url: string, opts: OpenOptions = {}): Promise<
     if (path.includes('?')) {
       throw new ConfigError(`the URL ${shown}: sqlite: URLs take no parameters`, 'Use sqlite:PATH with no "?..." part; for read-only access use a context with "readOnly": true.');
     }
+    if (opts.create === false && path !== ':memory:' && !existsSync(path)) throw noStoreError(path);
     try {
       if (path !== ':memory:') makeDirs(dirname(path));
       const { SqliteBackend } = await import('./sqlite/index.js');
@@ -100,9 +117,14 @@ export async function openBackend(url: string, opts: OpenOptions = {}): Promise<
   }
   if (scheme === 'sqs') {
     // SQS as the broker, a SQLite job store with an outbox (src/backend/sqs); the AWS SDK loads only here.
-    const { parseSqsUrl } = await import('./sqs/url.js');
+    const { parseSqsUrl, defaultStorePath } = await import('./sqs/url.js');
+    const parsed = parseSqsUrl(url, shown);
+    // A store= path someone typed must exist for a reading command; the default one is created as ever.
+    if (opts.create === false && parsed.redisStore === null && parsed.storePath !== defaultStorePath(parsed.region, parsed.prefix) && !existsSync(parsed.storePath)) {
+      throw noStoreError(parsed.storePath);
+    }
     const { SqsBackend } = await import('./sqs/index.js');
-    return new SqsBackend({ url: parseSqsUrl(url, shown), shown, ...opts });
+    return new SqsBackend({ url: parsed, shown, ...opts });
   }
   throw new ConfigError(
     `unsupported backend URL ${shown}`,

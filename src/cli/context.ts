@@ -105,8 +105,12 @@ export interface CommandContext {
   /**
    * Opens the backend once; `main` closes it at exit. It honours the context's fairness and
    * admission settings; `fairness` (a worker's flags) goes on top of the context's.
+   * `create`: the command writes, so a missing SQLite store at the URL it was given is created.
+   * Without it (reading commands) a missing store fails naming the path (exit 78): a mistyped
+   * `--url sqlite:…` must not be answered from a new, empty store. The embedded default store
+   * is created by any command, so `agentq list` works on a fresh machine.
    */
-  openBackend(overrides?: { fairness?: FairnessOptions }): Promise<Backend>;
+  openBackend(overrides?: { fairness?: FairnessOptions; create?: boolean }): Promise<Backend>;
   /**
    * The command is quitting while a backend call may never answer (a second Ctrl-C during a
    * redrive on a hung node): `main` then closes the backend without waiting for it, so the
@@ -151,7 +155,7 @@ export interface ContextDeps {
   /** May leave an unknown selected context in `unknownContext` (see `config()`). */
   loadConfig: () => ResolvedConfig;
   /** Opens a backend for a URL (injected so tests can pass an in-memory one). */
-  open: (url: string, opts: BackendPolicy) => Promise<Backend>;
+  open: (url: string, opts: BackendPolicy & { create?: boolean }) => Promise<Backend>;
   defaultUrl: () => Promise<string>;
   readLine: (question: string) => Promise<string>;
   /** From here on a gone stdout reader must not end the command (see `mustFinish` in main.ts). */
@@ -228,8 +232,14 @@ export class CliContext implements CommandContext {
     return this.config().url ?? (await this.deps.defaultUrl());
   }
 
-  openBackend(overrides: { fairness?: FairnessOptions } = {}): Promise<Backend> {
-    this.backend ??= this.backendUrl().then((url) => this.deps.open(url, this.policy(overrides.fairness)));
+  openBackend(overrides: { fairness?: FairnessOptions; create?: boolean } = {}): Promise<Backend> {
+    this.backend ??= (async () => {
+      const given = this.config().url;
+      const fallback = await this.deps.defaultUrl();
+      const url = given ?? fallback;
+      const create = overrides.create === true || url === fallback;
+      return this.deps.open(url, { ...this.policy(overrides.fairness), create });
+    })();
     return this.backend;
   }
 

@@ -88,7 +88,8 @@ describe('usage errors exit 2 and name the rule', () => {
 
   it('a database path that cannot be created fails at once with the reason (exit 78), not a hang', async () => {
     // Node's recursive mkdir never returns under /proc; agentq makes the directories itself.
-    const r = await runCli(home, ['--url', 'sqlite:/proc/agentq-none/x/jobs.db', 'list'], { timeoutMs: 20_000 });
+    // (submit: a reading command does not create a store, it names the missing file instead)
+    const r = await runCli(home, ['--url', 'sqlite:/proc/agentq-none/x/jobs.db', 'submit', 'w:v1', '--input', '{}'], { timeoutMs: 20_000 });
     expect(r.code).toBe(78);
     expect(r.stderr).toMatch(/cannot open sqlite:\/proc\/agentq-none\/x\/jobs\.db: ENOENT.*mkdir '\/proc\/agentq-none'/);
   });

@@ -121,6 +121,9 @@ describe('getting out of a bad state through the CLI', () => {
     const stillSet = await runCliOk(home, ['context', 'use', 'dev'], { env: { AGENTQ_CONTEXT: 'nope' } });
     expect(stillSet.stderr).toContain('AGENTQ_CONTEXT=nope is set in this environment and still selects the context');
     await runCliOk(home, ['context', 'use', 'dev']);
+    // dev is in force: its store is the one named (a reading command does not create it)
+    expect((await runCli(home, ['list'])).stderr).toContain(`no agentq store at ${join(home.dir, 'dev.db')}`);
+    await runCliOk(home, ['submit', 'w:v1', '--input', '{}']);
     expect((await runCliOk(home, ['list'])).code).toBe(0);
   });
 
@@ -133,7 +136,9 @@ describe('getting out of a bad state through the CLI', () => {
     expect(r.code).toBe(78);
     expect(r.stderr).toContain(`context "proj" is defined only in ${join(project, '.agentq.json')}`);
     expect(JSON.parse(readFileSync(userFile, 'utf8')).currentContext).toBeUndefined();
+    await runCliOk(home, ['--context', 'proj', 'submit', 'w:v1', '--input', '{}'], { cwd: project });
     expect((await runCliOk(home, ['--context', 'proj', 'list'], { cwd: project })).code).toBe(0);
+    expect(existsSync(join(project, 'p.db'))).toBe(true);
   });
 
   it('a broken config file does not stop --url / AGENTQ_URL (with a warning); with --context it does', async () => {

@@ -47,7 +47,7 @@ export async function complete(opts: { kind: string; words?: string[] }, ctx: Co
     }
     // better-sqlite3 is synchronous: a busy wait inside it blocks the event loop, so the ~500 ms race
     // below could not interrupt it. A short busy timeout keeps a locked database from holding a TAB.
-    own = await openBackend(target, { busyTimeoutMs: COMPLETE_BUSY_TIMEOUT_MS });
+    own = await openBackend(target, { busyTimeoutMs: COMPLETE_BUSY_TIMEOUT_MS, create: target === defaultDataUrl({ ...ctx.env }) });
     return own;
   };
   try {

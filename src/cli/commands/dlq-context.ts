@@ -21,11 +21,12 @@ function osUser(env: Readonly<Record<string, string | undefined>>): string {
   }
 }
 
-export function dlqIoFrom(ctx: CommandContext): DlqIo {
+/** `writes`: the command may change the store (a bulk action that is not a dry run), so a missing SQLite store is created as by submit. */
+export function dlqIoFrom(ctx: CommandContext, o: { writes?: boolean } = {}): DlqIo {
   const stdout = ctx.io.stdout as NodeJS.WritableStream & { isTTY?: boolean; writableNeedDrain?: boolean };
   const newId = createIdFactory(ctx.clock, systemRandom);
   return {
-    backend: () => ctx.openBackend(),
+    backend: () => ctx.openBackend({ create: o.writes === true }),
     clock: ctx.clock,
     out: {
       ...ctx.out,

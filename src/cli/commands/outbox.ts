@@ -18,7 +18,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 
 export async function relay(_o: Record<string, unknown>, ctx: CommandContext): Promise<void> {
   ctx.assertMutable('outbox relay');
-  const backend = requireSqs(await ctx.openBackend(), 'outbox relay');
+  const backend = requireSqs(await ctx.openBackend({ create: true }), 'outbox relay');
   // By hand, rows backing off after a failed publish are tried now: the operator mended something.
   const r = await backend.relayOutbox({ now: true });
   const out = { ...r, next_try_at: iso(r.next_try_at) };

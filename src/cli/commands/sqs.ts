@@ -27,7 +27,7 @@ export interface SetupOptions {
 
 export async function setup(o: SetupOptions, ctx: CommandContext): Promise<void> {
   ctx.assertMutable('sqs setup');
-  const backend = requireSqs(await ctx.openBackend(), 'sqs setup');
+  const backend = requireSqs(await ctx.openBackend({ create: true }), 'sqs setup');
   const queues = o.queue && o.queue.length > 0 ? o.queue : [ctx.defaultQueue()];
   const actions = await backend.setup(queues);
   if (backend.maxReceiveCount <= DEFAULT_MAX_ATTEMPTS) {
@@ -70,7 +70,7 @@ export async function sweep(o: SweepOptions, ctx: CommandContext): Promise<void>
   ctx.assertMutable('sqs sweep');
   const max = o.max === undefined ? 1000 : Number(o.max);
   if (!Number.isInteger(max) || max < 1) throw new ValidationError(`--max must be a positive whole number of messages, got ${JSON.stringify(o.max)}`);
-  const backend = requireSqs(await ctx.openBackend(), 'sqs sweep');
+  const backend = requireSqs(await ctx.openBackend({ create: true }), 'sqs sweep');
   const queue = o.queue ?? ctx.defaultQueue();
   ctx.note(sanitize(sweepWarning(backend.sqsQueues.dlqName(queue), o.leaveForeign === true)));
   await ctx.confirm(`Sweep the SQS DLQ of ${sanitize(queue)}?`, { yes: o.yes });

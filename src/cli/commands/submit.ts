@@ -176,7 +176,7 @@ export async function run(o: SubmitOptions, ctx: CommandContext): Promise<void> 
   const waitTimeoutMs = o.timeout !== undefined ? parseDuration(o.timeout, '--timeout') : undefined;
   const req = await buildSubmitRequest(o, ctx.clock.now(), ctx.defaultQueue(), ctx.signal);
   ctx.assertMutable('submit');
-  const backend = await ctx.openBackend();
+  const backend = await ctx.openBackend({ create: true });
   const { job, created, unpublished } = await backend.submit(req);
   if (!created) ctx.note(`idempotency key matched an existing job: ${job.job_id} (${job.state}); nothing new was submitted`);
   if (unpublished !== undefined) {

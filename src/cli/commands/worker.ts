@@ -67,7 +67,7 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
   ctx.assertMutable('running a worker');
 
   const url = absoluteStoreUrl(await ctx.backendUrl(), ctx.cwd);
-  const backend = await ctx.openBackend(fairness ? { fairness } : {});
+  const backend = await ctx.openBackend({ create: true, ...(fairness ? { fairness } : {}) });
   const exec = await createExecHandler({
     command: executable,
     args,
