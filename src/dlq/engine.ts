@@ -18,9 +18,9 @@ import type { Backend, BulkAction, LedgerStatus, RunRecord } from '../backend/co
 import type { Clock } from '../core/clock.js';
 import { toIso } from '../core/duration.js';
 import { resumeTarget, type ResumeTarget } from '../core/resume-target.js';
-import { NotFoundError, ValidationError } from '../core/errors.js';
-import { DEFAULT_ATTEMPTS_POLICY, PlanBuilder, type AttemptsPolicy, type PartialNotice, type Plan } from '../core/plan.js';
-import { DEFAULT_MAX_REDRIVES } from '../core/verdict.js';
+import { InterruptedError, NotFoundError, ValidationError } from '../core/errors.js';
+import { DEFAULT_ATTEMPTS_POLICY, isActing, PlanBuilder, planTotals, type AttemptsPolicy, type PartialNotice, type Plan, type PlanItem } from '../core/plan.js';
+import { DEFAULT_MAX_REDRIVES, runVerdictOptions, verdictFor } from '../core/verdict.js';
 import type { Selector } from './filter.js';
 import { takeQueueLock, type Identity, type LockOptions, type ProcessProbe } from './lock.js';
 import type { ProgressSink } from './progress.js';
@@ -68,6 +68,35 @@ export async function buildPlan(deps: Pick<EngineDeps, 'backend' | 'clock'>, req
       : { minRemainingMs: req.selector.minRemainingMs };
   const plan = builder.finish({ action: req.action, createdAt: toIso(now), filters: req.selector.given, options, store: await planStoreId(deps.backend) });
   return { plan, partialNotices: builder.partialNotices };
+}
+
+/**
+ * A saved plan as its apply would judge it now: each acting item read again (`dlqGet`, the full
+ * check `dlq show` makes) and given the verdict the backend's apply step would compute
+ * (`runVerdictOptions` with the plan's options and its `created_at` as `plannedAt`). The dry run
+ * and the confirmation of `--plan FILE` show this, not the file's verdicts: an old plan whose jobs
+ * all left the DLQ would otherwise say "95 redrive", and an edited `skip:expired` → `redrive`
+ * would show as a redrive. Skip items stay skips (the apply never acts on them).
+ */
+export async function recheckPlan(deps: Pick<EngineDeps, 'backend' | 'clock'>, plan: Plan, signal?: AbortSignal): Promise<Plan> {
+  const o = runVerdictOptions({ action: plan.action, options: { ...plan.options, plannedAt: plan.created_at } }, deps.clock.now());
+  const items: PlanItem[] = [];
+  for (const item of plan.items) {
+    if (signal?.aborted) throw new InterruptedError('interrupted while re-checking the plan: nothing was changed');
+    if (!isActing(item.verdict)) {
+      items.push(item);
+      continue;
+    }
+    const entry = await deps.backend.dlqGet(item.job_id);
+    if (entry !== null && plan.queue !== null && entry.queue !== plan.queue) {
+      // As the apply step: a run locks its own queue only.
+      items.push({ ...item, verdict: 'skip:not_in_dlq', detail: `the job is in queue ${entry.queue}, not in this plan's queue ${plan.queue}` });
+      continue;
+    }
+    const { verdict, detail } = verdictFor(entry, o);
+    items.push({ ...item, verdict, detail });
+  }
+  return { ...plan, items, totals: planTotals(items) };
 }
 
 export interface RunSettings {

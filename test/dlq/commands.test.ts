@@ -134,6 +134,52 @@ describe('partial jobs', () => {
   });
 });
 
+describe('--plan FILE shows the verdicts its apply would compute now', () => {
+  const planIo = () => {
+    const files = new Map<string, string>();
+    return { files, io: io({ writeFile: async (p, t) => void files.set(p, t), readFile: async (p) => files.get(p)! }) };
+  };
+
+  it('an old plan whose jobs were all moved since: the dry run says skip:not_in_dlq, not "3 redrive", and the apply finds nothing to do', async () => {
+    await dead(3);
+    const { io: fileIo } = planIo();
+    await dlqBulk('redrive', { queue: 'q', dryRun: true, planOut: 'plan.json' }, fileIo);
+    await dlqBulk('redrive', { queue: 'q', yes: true }, fileIo);
+    err = '';
+    out = '';
+    await dlqBulk('redrive', { plan: 'plan.json', dryRun: true }, fileIo);
+    expect(err).toContain('plan: 3 selected: 3 skip:not_in_dlq (queue q)');
+    expect(err).toContain('plan file plan.json: 3 verdicts changed since it was made');
+    expect(out).not.toMatch(/\tredrive\t/);
+    err = '';
+    await dlqBulk('redrive', { plan: 'plan.json' }, fileIo);
+    expect(prompts).toEqual([]);
+    expect(err).toContain('nothing to redrive');
+  });
+
+  it('an edited skip:expired → redrive is shown (and confirmed) as skip:expired', async () => {
+    const [expired] = await seedDead(backend, () => clock.now(), [{ queue: 'q', deadlineInMs: 1000 }]);
+    await dead(1);
+    clock.advance(2000);
+    const { files, io: fileIo } = planIo();
+    await dlqBulk('redrive', { queue: 'q', dryRun: true, planOut: 'plan.json' }, fileIo);
+    const plan = JSON.parse(files.get('plan.json')!) as { items: Array<{ job_id: string; verdict: string; detail: string | null }> };
+    const item = plan.items.find((i) => i.job_id === expired)!;
+    expect(item.verdict).toBe('skip:expired');
+    item.verdict = 'redrive';
+    item.detail = null;
+    files.set('plan.json', JSON.stringify(plan));
+    err = '';
+    await dlqBulk('redrive', { plan: 'plan.json', dryRun: true }, fileIo);
+    expect(err).toContain('plan: 2 selected: 1 redrive, 1 skip:expired (queue q)');
+    err = '';
+    answers = ['n'];
+    await expect(dlqBulk('redrive', { plan: 'plan.json' }, fileIo)).rejects.toThrow(DeclinedError);
+    expect(prompts).toEqual(['redrive 1 job? [y/N] ']);
+    expect(err).toContain('1 job will be moved back to the queue');
+  });
+});
+
 describe('a read-only context', () => {
   it('refuses a bulk action even when the selection holds nothing to act on (exit 4), and still allows its dry run', async () => {
     await dead(1, 'other');

@@ -7,7 +7,7 @@ import { AgentqError, DeclinedError, ExitCode, InterruptedError, ValidationError
 import { count } from '../../core/plural.js';
 import { parsePlan, serializePlan, type AttemptsPolicy, type PartialNotice, type Plan } from '../../core/plan.js';
 import type { BulkAction, RunRecord } from '../../backend/contract.js';
-import { applyRun, buildPlan, resumeCommand, resumeRun, startRun, type ApplyResult, type EngineDeps } from '../../dlq/engine.js';
+import { applyRun, buildPlan, recheckPlan, resumeCommand, resumeRun, startRun, type ApplyResult, type EngineDeps } from '../../dlq/engine.js';
 import { parseSelector, requireSelector, type SelectorInput } from '../../dlq/filter.js';
 import { streamProgress } from '../../dlq/progress.js';
 import { DEFAULT_RATE_PER_SEC, effectiveBatchSize, parseBatchSize, parseRate } from '../../dlq/rate.js';
@@ -310,7 +310,13 @@ async function planFor(action: BulkAction, o: BulkOptions, io: DlqIo) {
       );
     }
     if (plan.options.includePartial && !o.force && applying) throw new ValidationError(`plan file ${o.plan} includes partial jobs: applying it also needs --force`);
-    return { plan, partialNotices: plan.options.includePartial ? await partialNoticesOf(plan, io) : [] };
+    // The dry run and the confirmation show what the apply would do now, not what the file says.
+    const now = await recheckPlan({ backend: await io.backend(), clock: io.clock }, plan, io.signal);
+    const changed = now.items.filter((item, i) => item.verdict !== plan.items[i]!.verdict).length;
+    if (changed > 0) {
+      io.err.write(`plan file ${sanitize(o.plan)}: ${count(changed, 'verdict')} changed since it was made (${sanitize(plan.created_at)}); re-checked against the store now\n`);
+    }
+    return { plan: now, partialNotices: now.options.includePartial ? await partialNoticesOf(now, io) : [] };
   }
   if (includePartial && !o.force && applying) {
     throw new ValidationError('--include-partial redrives jobs that already started an external effect: applying it also needs --force', 'Check the effects listed by a --dry-run first (it needs no --force).');
