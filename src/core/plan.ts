@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { ValidationError } from './errors.js';
+import { canonicalJobId } from './ids.js';
 import type { DlqEntry, Effect } from './schemas.js';
 import { formatZodError } from './validate.js';
 import { verdictFor, type Action, type Verdict, type VerdictOptions } from './verdict.js';
@@ -43,7 +44,8 @@ export type PlanItem = z.infer<typeof PlanItem>;
 
 export const AttemptsPolicySchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('reset') }),
-  z.object({ kind: z.literal('extra'), n: z.number().int().min(0).max(100) }),
+  // At least 1, as `--extra-attempts` (0 would redrive a job with no attempt left: straight back to the DLQ).
+  z.object({ kind: z.literal('extra'), n: z.number().int().min(1).max(100) }),
 ]);
 export type AttemptsPolicy = z.infer<typeof AttemptsPolicySchema>;
 
@@ -76,7 +78,8 @@ export const PlanSchema = z.object({
   /**
    * The store the plan was made against (the backend's `storeId`). A plan file applied to another
    * store would find none of its jobs and "complete" with every item skipped: `--plan` refuses it.
-   * Absent in plans written before this field.
+   * Optional in the schema only so the refusal of a plan without it (written before this field, or
+   * edited) can say what to do: `parsePlan` refuses such a plan, and `--force` does not waive it.
    */
   store: z.string().optional(),
   created_at: z.iso.datetime({ offset: true }),
@@ -168,13 +171,24 @@ export class PlanBuilder {
 export function parsePlan(text: string, source = 'plan file'): Plan {
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    // A byte-order mark (editors on Windows add one) is not part of the JSON.
+    raw = JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text);
   } catch (e) {
     throw new ValidationError(`${source} is not JSON: ${(e as Error).message}`);
   }
   const parsed = PlanSchema.safeParse(raw);
   if (!parsed.success) throw new ValidationError(formatZodError(parsed.error, source));
   const plan = parsed.data;
+  if (plan.store === undefined) {
+    // Without it the check that the plan is applied to the store it was made on cannot be made.
+    throw new ValidationError(
+      `${source} names no store (the "store" key): a plan that does not say which store it was made on is not applied, --force or not`,
+      'Make the plan again against the store to change: --dry-run --plan-out FILE (a plan made before agentq recorded the store, or edited, lacks it).',
+    );
+  }
+  // Job ids as the stores keep them (a ULID is case-insensitive): a lowercased id in an edited
+  // file is the same job, not one that is "not in the DLQ" (the CLI takes ids the same way).
+  for (const item of plan.items) item.job_id = canonicalJobId(item.job_id);
   const seen = new Set<string>();
   for (const item of plan.items) {
     if (seen.has(item.job_id)) throw new ValidationError(`${source}: job ${item.job_id} appears twice; a plan lists each job once`);

@@ -7,7 +7,7 @@ import { entry } from './entries.js';
 
 const NOW = Date.parse('2026-01-02T00:00:00Z');
 const redrive: VerdictOptions = { action: 'redrive', now: NOW, minRemainingMs: 0, includePartial: false, maxRedrives: 3 };
-const meta = { action: 'redrive' as const, createdAt: '2026-01-02T00:00:00.000Z', filters: { queue: 'research' }, options: {} };
+const meta = { action: 'redrive' as const, createdAt: '2026-01-02T00:00:00.000Z', filters: { queue: 'research' }, options: {}, store: 'sqlite:/var/lib/agentq.db' };
 
 describe('plan building', () => {
   it('gives every selected entry exactly one verdict, and totals add up', () => {
@@ -91,6 +91,34 @@ describe('plan files', () => {
     expect(() => parsePlan(JSON.stringify({ ...base, items: [item, item] }))).toThrow(/appears twice/);
     expect(() => parsePlan(JSON.stringify({ ...base, items: [{ ...item, queue: 'other' }] }))).toThrow(/is in queue other/);
     expect(() => parsePlan(JSON.stringify({ ...base, items: [{ ...item, verdict: 'purge' }] }))).toThrow(/does not belong to a redrive plan/);
+  });
+
+  it('refuses a plan that names no store: the store check could not be made', () => {
+    const { store: _store, ...plan } = new PlanBuilder(redrive).finish(meta);
+    expect(() => parsePlan(JSON.stringify(plan), 'plan file p.json')).toThrow(/plan file p\.json names no store \(the "store" key\): a plan that does not say which store it was made on is not applied/);
+  });
+
+  it('refuses attempts.n 0, as the CLI refuses --extra-attempts 0', () => {
+    const plan = new PlanBuilder(redrive).finish({ ...meta, options: { attempts: { kind: 'extra', n: 1 } } });
+    expect(parsePlan(serializePlan(plan)).options.attempts).toEqual({ kind: 'extra', n: 1 });
+    expect(() => parsePlan(JSON.stringify({ ...plan, options: { attempts: { kind: 'extra', n: 0 } } }))).toThrow(/options\.attempts\.n/);
+  });
+
+  it('accepts a UTF-8 byte-order mark (an editor on Windows adds one)', () => {
+    const b = new PlanBuilder(redrive);
+    b.add(entry());
+    const plan = b.finish(meta);
+    expect(parsePlan('\uFEFF' + serializePlan(plan))).toEqual(plan);
+  });
+
+  it('takes job ids in any case, as the CLI does: a lowercased id is the same job (and a duplicate in another case is one)', () => {
+    const b = new PlanBuilder(redrive);
+    b.add(entry());
+    const plan = b.finish(meta);
+    const id = plan.items[0]!.job_id;
+    const lower = { ...plan, items: [{ ...plan.items[0]!, job_id: `job_${id.slice(4).toLowerCase()}` }] };
+    expect(parsePlan(JSON.stringify(lower)).items[0]!.job_id).toBe(id);
+    expect(() => parsePlan(JSON.stringify({ ...plan, items: [plan.items[0]!, lower.items[0]!] }))).toThrow(/appears twice/);
   });
 
   it('recomputes totals from the items rather than trusting an edited file', () => {
