@@ -194,6 +194,8 @@ __agentq_optval() {
     'dlq runs|--limit') __agentq_r='free' ;;
     'dlq runs|--cursor') __agentq_r='free' ;;
     'dlq runs show|--status') __agentq_r='choices:planned moved skipped failed' ;;
+    'dlq runs show|--limit') __agentq_r='free' ;;
+    'dlq runs show|--cursor') __agentq_r='free' ;;
     'dlq check|-q'|'dlq check|--queue') __agentq_r='dyn:queues' ;;
     'dlq check|--max-size') __agentq_r='free' ;;
     'dlq check|--max-age') __agentq_r='free' ;;
@@ -312,7 +314,7 @@ __agentq_opts() {
     'dlq purge') __agentq_r='-q --queue --tenant --workflow --error-code --dead-reason --since --until --min-attempts --max-attempts --expired --not-expired --min-remaining --partial --no-partial --grep --all --dry-run --plan-out --plan --resume -y --yes --rate --batch-size --break-lock --force --reason -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'dlq expire') __agentq_r='-q --queue --tenant --workflow --error-code --dead-reason --since --until --min-attempts --max-attempts --expired --not-expired --min-remaining --partial --no-partial --grep --all --dry-run --plan-out --plan --resume -y --yes --rate --batch-size --break-lock --force --reason -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'dlq runs') __agentq_r='-q --queue -A --all-queues --limit --cursor -h --help --url --context -o --output --json --color --no-input --debug' ;;
-    'dlq runs show') __agentq_r='--status -h --help --url --context -o --output --json --color --no-input --debug' ;;
+    'dlq runs show') __agentq_r='--status --limit --cursor -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'dlq runs help') __agentq_r='--url --context -o --output --json --color --no-input --debug -h --help' ;;
     'dlq check') __agentq_r='-q --queue -A --all-queues --max-size --max-age --max-rate -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'dlq browse') __agentq_r='-q --queue -A --all-queues --tenant --workflow --error-code --since --until --grep --rate --batch-size --max-redrives -h --help --url --context -o --output --json --color --no-input --debug' ;;

@@ -396,6 +396,10 @@ function __agentq_takes_value --description "does option OPT of PATH take a valu
             return 0
         case 'dlq runs show|--status'
             return 0
+        case 'dlq runs show|--limit'
+            return 0
+        case 'dlq runs show|--cursor'
+            return 0
         case 'dlq check|-q'
             return 0
         case 'dlq check|--queue'
@@ -740,8 +744,8 @@ complete -c agentq -n '__agentq_within \'dlq redrive\'' -l no-partial -d 'only e
 complete -c agentq -n '__agentq_within \'dlq redrive\'' -l grep -x -d 'case-insensitive text in error code/message, workflow, tenant or job id'
 complete -c agentq -n '__agentq_within \'dlq redrive\'' -l all -d 'act on the whole DLQ (required when no selector is given)'
 complete -c agentq -n '__agentq_within \'dlq redrive\'' -l dry-run -d 'print the plan (verdict per job, totals) and change nothing'
-complete -c agentq -n '__agentq_within \'dlq redrive\'' -l plan-out -r -F -d 'save the frozen plan to a file for review'
-complete -c agentq -n '__agentq_within \'dlq redrive\'' -l plan -r -F -d 'apply exactly this saved plan (every job is re-checked; selectors and plan options are refused)'
+complete -c agentq -n '__agentq_within \'dlq redrive\'' -l plan-out -r -F -d 'save the frozen plan to a file for review (- : to stdout, with --dry-run; the table then goes nowhe…'
+complete -c agentq -n '__agentq_within \'dlq redrive\'' -l plan -r -F -d 'apply exactly this saved plan (every job is re-checked; selectors and plan options are refused; - :…'
 complete -c agentq -n '__agentq_within \'dlq redrive\'' -l resume -x -d 'continue an interrupted run from its ledger, with the options recorded when it was created (only --…'
 complete -c agentq -n '__agentq_within \'dlq redrive\'' -s y -l yes -d 'do not ask for confirmation (required without a terminal)'
 complete -c agentq -n '__agentq_within \'dlq redrive\'' -l rate -x -d 'jobs per second: 50, 20/s, 300/m, or 0/unlimited (default: 50/s; on --resume: the run\'s recorded ra…'
@@ -771,8 +775,8 @@ complete -c agentq -n '__agentq_within \'dlq purge\'' -l no-partial -d 'only ent
 complete -c agentq -n '__agentq_within \'dlq purge\'' -l grep -x -d 'case-insensitive text in error code/message, workflow, tenant or job id'
 complete -c agentq -n '__agentq_within \'dlq purge\'' -l all -d 'act on the whole DLQ (required when no selector is given)'
 complete -c agentq -n '__agentq_within \'dlq purge\'' -l dry-run -d 'print the plan (verdict per job, totals) and change nothing'
-complete -c agentq -n '__agentq_within \'dlq purge\'' -l plan-out -r -F -d 'save the frozen plan to a file for review'
-complete -c agentq -n '__agentq_within \'dlq purge\'' -l plan -r -F -d 'apply exactly this saved plan (every job is re-checked; selectors and plan options are refused)'
+complete -c agentq -n '__agentq_within \'dlq purge\'' -l plan-out -r -F -d 'save the frozen plan to a file for review (- : to stdout, with --dry-run; the table then goes nowhe…'
+complete -c agentq -n '__agentq_within \'dlq purge\'' -l plan -r -F -d 'apply exactly this saved plan (every job is re-checked; selectors and plan options are refused; - :…'
 complete -c agentq -n '__agentq_within \'dlq purge\'' -l resume -x -d 'continue an interrupted run from its ledger, with the options recorded when it was created (only --…'
 complete -c agentq -n '__agentq_within \'dlq purge\'' -s y -l yes -d 'do not ask for confirmation (required without a terminal)'
 complete -c agentq -n '__agentq_within \'dlq purge\'' -l rate -x -d 'jobs per second: 50, 20/s, 300/m, or 0/unlimited (default: 50/s; on --resume: the run\'s recorded ra…'
@@ -797,8 +801,8 @@ complete -c agentq -n '__agentq_within \'dlq expire\'' -l no-partial -d 'only en
 complete -c agentq -n '__agentq_within \'dlq expire\'' -l grep -x -d 'case-insensitive text in error code/message, workflow, tenant or job id'
 complete -c agentq -n '__agentq_within \'dlq expire\'' -l all -d 'act on the whole DLQ (required when no selector is given)'
 complete -c agentq -n '__agentq_within \'dlq expire\'' -l dry-run -d 'print the plan (verdict per job, totals) and change nothing'
-complete -c agentq -n '__agentq_within \'dlq expire\'' -l plan-out -r -F -d 'save the frozen plan to a file for review'
-complete -c agentq -n '__agentq_within \'dlq expire\'' -l plan -r -F -d 'apply exactly this saved plan (every job is re-checked; selectors and plan options are refused)'
+complete -c agentq -n '__agentq_within \'dlq expire\'' -l plan-out -r -F -d 'save the frozen plan to a file for review (- : to stdout, with --dry-run; the table then goes nowhe…'
+complete -c agentq -n '__agentq_within \'dlq expire\'' -l plan -r -F -d 'apply exactly this saved plan (every job is re-checked; selectors and plan options are refused; - :…'
 complete -c agentq -n '__agentq_within \'dlq expire\'' -l resume -x -d 'continue an interrupted run from its ledger, with the options recorded when it was created (only --…'
 complete -c agentq -n '__agentq_within \'dlq expire\'' -s y -l yes -d 'do not ask for confirmation (required without a terminal)'
 complete -c agentq -n '__agentq_within \'dlq expire\'' -l rate -x -d 'jobs per second: 50, 20/s, 300/m, or 0/unlimited (default: 50/s; on --resume: the run\'s recorded ra…'
@@ -813,6 +817,8 @@ complete -c agentq -n '__agentq_within \'dlq runs\'' -s A -l all-queues -d 'ever
 complete -c agentq -n '__agentq_within \'dlq runs\'' -l limit -x -d 'runs per page (1-1000)'
 complete -c agentq -n '__agentq_within \'dlq runs\'' -l cursor -x -d 'continue from the cursor printed by the previous page'
 complete -c agentq -n '__agentq_within \'dlq runs show\'' -l status -x -a 'planned moved skipped failed' -d 'only ledger items in this status'
+complete -c agentq -n '__agentq_within \'dlq runs show\'' -l limit -x -d 'ledger items to print (1-1000), then the cursor to continue from; default: all'
+complete -c agentq -n '__agentq_within \'dlq runs show\'' -l cursor -x -d 'continue the ledger from the cursor printed by the previous page'
 complete -c agentq -n '__agentq_arg \'dlq runs help\' 0' -a 'show'
 complete -c agentq -n '__agentq_within \'dlq check\'' -s q -l queue -x -a '(__agentq_dyn queues)' -d 'only this queue (default: the context\'s queue; else, or with --all-queues, every queue)'
 complete -c agentq -n '__agentq_within \'dlq check\'' -s A -l all-queues -d 'every queue, even when the context names one'

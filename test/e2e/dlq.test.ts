@@ -5,7 +5,7 @@
  * codes, the lock, the ledger, resume and the audit.
  */
 import Database from 'better-sqlite3';
-import { writeFileSync, readFileSync } from 'node:fs';
+import { existsSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Backend } from '../../src/backend/contract.js';
@@ -301,6 +301,34 @@ describe('dlq redrive', () => {
     const human = await ok(['dlq', 'runs', 'show', run.run_id, '--status', 'skipped']);
     expect(human.stdout).toContain(partial);
     expect(human.stdout).toMatch(/reason\s+quota raised/);
+  });
+
+  it('--plan-out - writes the plan to stdout and --plan - reads it from stdin; runs show pages its ledger with --limit/--cursor', async () => {
+    const jobs = await seedDead(backend, now, Array.from({ length: 3 }, () => ({ queue: 'dash', code: 'PROVIDER_429' })));
+    const refused = await runCli(home, ['dlq', 'redrive', '--queue', 'dash', '--yes', '--plan-out', '-']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--plan-out - writes the plan to stdout: use it with --dry-run');
+    const planned = await ok(['dlq', 'redrive', '--queue', 'dash', '--dry-run', '--plan-out', '-']);
+    const plan = JSON.parse(planned.stdout) as { kind: string; items: Array<{ job_id: string }> };
+    expect(plan.kind).toBe('agentq.plan');
+    expect(plan.items.map((i) => i.job_id).sort()).toEqual([...jobs].sort());
+    expect(planned.stderr).toContain('plan: 3 selected: 3 redrive (queue dash)');
+    expect(existsSync(join(home.dir, '-'))).toBe(false);
+    const applied = await runCliOk(home, ['dlq', 'redrive', '--plan', '-', '--yes', '--rate', '0', '-o', 'json'], { input: planned.stdout });
+    const run = JSON.parse(applied.stdout) as { run_id: string; counts: Record<string, number> };
+    expect(run.counts).toMatchObject({ moved: 3, planned: 0 });
+    for (const id of jobs) expect((await backend.get(id))!.state).toBe('queued');
+
+    const page1 = await ok(['dlq', 'runs', 'show', run.run_id, '--limit', '2', '-o', 'ndjson']);
+    const items1 = (parseNdjson(page1.stdout) as Array<{ type: string; job_id?: string }>).filter((l) => l.type === 'ledger_item');
+    expect(items1).toHaveLength(2);
+    const m = /More ledger items: add --cursor (\S+)/.exec(page1.stderr);
+    expect(m, page1.stderr).not.toBeNull();
+    const page2 = await ok(['dlq', 'runs', 'show', run.run_id, '--limit', '2', '--cursor', m![1]!, '-o', 'json']);
+    const doc = JSON.parse(page2.stdout) as { items: Array<{ job_id: string }>; next_cursor: string | null };
+    expect(doc.next_cursor).toBeNull();
+    expect(page2.stderr).not.toContain('More ledger items');
+    expect([...items1.map((i) => i.job_id!), ...doc.items.map((i) => i.job_id)].sort()).toEqual([...jobs].sort());
   });
 
   it('Ctrl-C finishes the batch, records the ledger and exits 130 with the resume command; --resume finishes', async () => {

@@ -121,13 +121,25 @@ export async function dlqBulk(action: BulkAction, o: BulkOptions, io: DlqIo): Pr
 
   if (o.resume !== undefined) return resume(action, o, io, rate, requestedBatch);
 
+  // `--plan-out -` writes the plan to stdout, so stdout carries the plan and nothing else: only with --dry-run.
+  const planToStdout = o.planOut === '-';
+  if (planToStdout && !o.dryRun) {
+    throw new ValidationError('--plan-out - writes the plan to stdout: use it with --dry-run', `Save the plan to a file to apply it in the same command, or review it first: agentq dlq ${action} … --dry-run --plan-out - > plan.json`);
+  }
   const built = await planFor(action, o, io);
   const { plan } = built;
-  if (o.planOut !== undefined) {
+  if (planToStdout) {
+    io.out.write(serializePlan(plan));
+    io.err.write(`${totalsLine(plan)}\nthe plan is on stdout: save it and apply exactly it with: agentq dlq ${action} --plan FILE\n`);
+  } else if (o.planOut !== undefined) {
     await io.writeFile(o.planOut, serializePlan(plan));
     io.err.write(`plan saved to ${o.planOut}: apply exactly this plan with: agentq dlq ${action} --plan ${o.planOut}\n`);
   }
   if (built.partialNotices.length > 0) printPartialNotices(built.partialNotices, io);
+  if (planToStdout) {
+    await sqsSweepNotice(action, o, io, plan.queue);
+    return plan;
+  }
   if (o.dryRun) {
     await printPlan(plan, io);
     await sqsSweepNotice(action, o, io, plan.queue);

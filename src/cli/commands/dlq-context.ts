@@ -48,6 +48,7 @@ export function dlqIoFrom(ctx: CommandContext, o: { writes?: boolean } = {}): Dl
     assertMutable: (what) => ctx.assertMutable(what),
     contextName: contextName(ctx),
     readFile: async (path) => {
+      if (path === '-') return readStdin(ctx);
       try {
         return await readFile(path, 'utf8');
       } catch (e) {
@@ -65,6 +66,21 @@ export function dlqIoFrom(ctx: CommandContext, o: { writes?: boolean } = {}): Dl
       }
     },
   };
+}
+
+/** `--plan -`: the plan piped in (`… --plan - < plan.json`); a terminal is refused, not waited on. */
+function readStdin(ctx: CommandContext): Promise<string> {
+  const stdin = ctx.io.stdin;
+  if (stdin.isTTY === true) {
+    return Promise.reject(new ValidationError('--plan - reads the plan from stdin, which is a terminal', 'Pipe the plan in: agentq dlq redrive --plan - --yes < plan.json, or give its file name.'));
+  }
+  return new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    stdin.on('data', (b: Buffer | string) => chunks.push(typeof b === 'string' ? Buffer.from(b) : b));
+    stdin.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    stdin.once('error', (e: Error) => reject(new ValidationError(`cannot read the plan from stdin: ${e.message}`)));
+    stdin.resume?.();
+  });
 }
 
 function contextName(ctx: CommandContext): string | null {

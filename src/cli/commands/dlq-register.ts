@@ -48,8 +48,8 @@ function bulk(cmd: Command, action: 'redrive' | 'purge' | 'expire'): Command {
   selectors(cmd, { bulk: true })
     .option('--all', 'act on the whole DLQ (required when no selector is given)')
     .option('--dry-run', 'print the plan (verdict per job, totals) and change nothing')
-    .option('--plan-out <file>', 'save the frozen plan to a file for review')
-    .option('--plan <file>', 'apply exactly this saved plan (every job is re-checked; selectors and plan options are refused)')
+    .option('--plan-out <file>', 'save the frozen plan to a file for review (- : to stdout, with --dry-run; the table then goes nowhere, the totals to stderr)')
+    .option('--plan <file>', 'apply exactly this saved plan (every job is re-checked; selectors and plan options are refused; - : read it from stdin)')
     .option('--resume <run>', 'continue an interrupted run from its ledger, with the options recorded when it was created (only --rate, --batch-size and the lock options may be given)')
     .option('-y, --yes', 'do not ask for confirmation (required without a terminal)')
     .option('--rate <rate>', 'jobs per second: 50, 20/s, 300/m, or 0/unlimited (default: 50/s; on --resume: the run\'s recorded rate)')
@@ -138,5 +138,14 @@ export function registerDlq(program: Command, lazy: Lazy): void {
     .description('one run: its audit record and the ledger (one line per job)')
     .argument('<run>', 'run id')
     .addOption(new Option('--status <status>', 'only ledger items in this status').choices(['planned', 'moved', 'skipped', 'failed']))
+    .option('--limit <n>', 'ledger items to print (1-1000), then the cursor to continue from; default: all')
+    .option('--cursor <cursor>', 'continue the ledger from the cursor printed by the previous page')
+    // `runs` has --limit and --cursor of its own, and commander gives them to it even when typed after
+    // `show`: the values typed on the command line are this command's.
+    .hook('preAction', (_self, action) => {
+      for (const key of ['limit', 'cursor']) {
+        if (action.parent?.getOptionValueSource(key) === 'cli') action.setOptionValue(key, action.parent.getOptionValue(key));
+      }
+    })
     .action(lazy(load, { fn: 'runShow', args: (run) => ({ run }) }));
 }

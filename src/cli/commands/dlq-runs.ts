@@ -41,6 +41,10 @@ export async function dlqRuns(o: DlqRunsOptions, io: DlqIo): Promise<void> {
 
 export interface DlqRunShowOptions {
   status?: string;
+  /** Ledger items to print (one page); without it, all of them. */
+  limit?: string;
+  /** Continue the ledger from the cursor printed after the previous page. */
+  cursor?: string;
 }
 
 export async function dlqRunShow(given: string, o: DlqRunShowOptions, io: DlqIo): Promise<void> {
@@ -49,6 +53,11 @@ export async function dlqRunShow(given: string, o: DlqRunShowOptions, io: DlqIo)
     throw new ValidationError(`--status ${JSON.stringify(o.status)} must be one of ${LEDGER_STATUSES.join(', ')}`);
   }
   const status = o.status as LedgerStatus | undefined;
+  const limit = o.limit === undefined ? undefined : Number(o.limit);
+  if (limit !== undefined && (!/^\d+$/.test(o.limit!.trim()) || !Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT)) {
+    throw new ValidationError(`--limit must be a whole number from 1 to ${MAX_PAGE_LIMIT}`);
+  }
+  if (o.cursor !== undefined && o.cursor.trim() === '') throw new ValidationError('--cursor must be the cursor printed after the previous page');
   const backend = await io.backend();
   const stored = await backend.getRun(runId);
   if (!stored) throw new NotFoundError(`run ${runId} does not exist`, 'RUN_NOT_FOUND');
@@ -80,10 +89,14 @@ export async function dlqRunShow(given: string, o: DlqRunShowOptions, io: DlqIo)
   }
   if (run.status === 'interrupted') io.err.write(`This run stopped before it finished; continue it with: ${resumeCommand(run)}\n`);
   const stream = json ? null : new RecordStream(io.out, { columns: LEDGER_COLUMNS });
-  let cursor: string | null = null;
+  let cursor: string | null = o.cursor ?? null;
   let first = true;
+  // --limit prints one page of the ledger and says how to continue; without it every item is printed.
+  let left = limit ?? Infinity;
+  let more: string | null = null;
   do {
-    const page = await backend.ledger(runId, { limit: MAX_PAGE_LIMIT, cursor }, status);
+    const page = await backend.ledger(runId, { limit: Math.min(MAX_PAGE_LIMIT, left), cursor }, status);
+    left -= page.items.length;
     if (ndjson) for (const item of page.items) io.out.write(ndjsonLine({ type: 'ledger_item', ...item }));
     else if (json) {
       for (const item of page.items) {
@@ -93,7 +106,12 @@ export async function dlqRunShow(given: string, o: DlqRunShowOptions, io: DlqIo)
     } else await stream!.page(page.items);
     await io.out.drain?.();
     cursor = page.next_cursor;
+    if (left <= 0) {
+      more = cursor;
+      cursor = null;
+    }
   } while (cursor !== null);
-  if (json && !ndjson) io.out.write(']}\n');
+  if (json && !ndjson) io.out.write(limit === undefined ? ']}\n' : `],"next_cursor":${JSON.stringify(more)}}\n`);
   stream?.end();
+  if (more !== null) io.err.write(`More ledger items: add --cursor ${sanitize(more)}\n`);
 }
