@@ -286,6 +286,8 @@ export interface LockHolder {
   owner: string;
   host: string;
   pid: number;
+  /** When that process started (dlq/lock.ts processStartTime): the same pid started at another time is another process. Absent where it cannot be read. */
+  pid_start?: string;
   run_id: string | null;
   acquired_at: string;
 }

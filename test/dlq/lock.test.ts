@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { describeHolder, holderFor, holderLiveness, type Identity } from '../../src/dlq/lock.js';
+import type { LockHolder } from '../../src/backend/contract.js';
+import { RetryLaterError } from '../../src/core/errors.js';
+import { describeHolder, holderFor, holderLiveness, processStartTime, takeQueueLock, type Identity } from '../../src/dlq/lock.js';
 import { observedStatus } from '../../src/dlq/run-status.js';
 
 const me: Identity = { user: 'alice', host: 'box1', pid: 100, context: 'prod' };
@@ -18,6 +20,56 @@ describe('lock holder liveness', () => {
   });
   it('names who holds it and since when', () => {
     expect(describeHolder(held('box1', 200))).toBe('bob@box1 pid 200 (run run_1) since 2026-01-01T03:12:00.000Z');
+  });
+});
+
+describe('a reused pid', () => {
+  const heldSince = (pidStart: string | undefined, pid = 200) => holderFor({ user: 'bob', host: 'box1', pid, pidStart, context: null }, 'run_1', '2026-01-01T03:12:00.000Z');
+  it('a running pid that started at another time than the holder recorded is another process: the holder is dead', () => {
+    expect(holderLiveness(heldSince('boot/500'), me, () => true, () => 'boot/900')).toBe('dead');
+    expect(holderLiveness(heldSince('boot/500'), me, () => true, () => 'boot/500')).toBe('alive');
+    // start time unreadable, or a lock written without it: the pid alone decides, as before
+    expect(holderLiveness(heldSince('boot/500'), me, () => true, () => null)).toBe('alive');
+    expect(holderLiveness(heldSince(undefined), me, () => true, () => 'boot/900')).toBe('alive');
+  });
+
+  it.runIf(process.platform === 'linux')('Linux: the start time of a real process is read from /proc, and a recorded one that differs makes its pid dead', () => {
+    const mine = processStartTime(process.pid);
+    expect(mine).toMatch(/^([0-9a-f-]+\/)?\d+$/);
+    expect(processStartTime(process.pid)).toBe(mine);
+    // the parent runs (probe: alive), but not since the start time this lock recorded
+    expect(holderLiveness(heldSince('00000000-0000-0000-0000-000000000000/1', process.ppid), me, (pid) => pid === process.ppid)).toBe('dead');
+    expect(holderLiveness(heldSince(processStartTime(process.ppid)!, process.ppid), me, (pid) => pid === process.ppid)).toBe('alive');
+  });
+
+  it('the lock records the start time; --break-lock breaks a reused pid\'s lock; --break-lock --force breaks a live one with a warning', async () => {
+    let lock: LockHolder | null = heldSince('boot/500');
+    const backend = {
+      acquireLock: async (_q: string, h: LockHolder) => (lock ? { acquired: false as const, holder: lock } : ((lock = h), { acquired: true as const })),
+      readLock: async () => lock,
+      breakLock: async () => {
+        const was = lock;
+        lock = null;
+        return was;
+      },
+      getRun: async () => ({}) as never,
+    };
+    const alive = () => true;
+    const now = '2026-01-01T04:00:00.000Z';
+    const mine = { ...me, pidStart: 'boot/42' };
+    // without --break-lock: refused, even for a reused pid (an operator decides)
+    await expect(takeQueueLock(backend, 'q', mine, 'run_2', now, { probe: alive, startOf: () => 'boot/900' })).rejects.toThrow(RetryLaterError);
+    await takeQueueLock(backend, 'q', mine, 'run_2', now, { probe: alive, startOf: () => 'boot/900', breakLock: true });
+    expect(lock).toMatchObject({ run_id: 'run_2', pid: 100, pid_start: 'boot/42' });
+    // a live holder (same start time): --break-lock refuses and names the way; with --force it breaks, warning first
+    lock = heldSince('boot/500');
+    const e = await takeQueueLock(backend, 'q', mine, 'run_3', now, { probe: alive, startOf: () => 'boot/500', breakLock: true }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(RetryLaterError);
+    expect((e as RetryLaterError).hint).toContain('--break-lock --force breaks the lock anyway');
+    const warnings: string[] = [];
+    await takeQueueLock(backend, 'q', mine, 'run_3', now, { probe: alive, startOf: () => 'boot/500', breakLock: true, force: true, warn: (m) => warnings.push(m) });
+    expect(lock).toMatchObject({ run_id: 'run_3' });
+    expect(warnings).toEqual([expect.stringContaining('although pid 200 is running on this host (--break-lock --force)')]);
   });
 });
 

@@ -163,7 +163,7 @@ export async function dlqBulk(action: BulkAction, o: BulkOptions, io: DlqIo): Pr
     reason: o.reason ?? null,
     rate,
     batchSize: effectiveBatchSize(requestedBatch, rate),
-    lock: { breakLock: o.breakLock, force: o.force },
+    lock: { breakLock: o.breakLock, force: o.force, warn: (m) => io.err.write(`warning: ${sanitize(m)}\n`) },
   });
   io.err.write(`run ${run.run_id}: ${plan.totals.acting} to ${action}, ${plan.totals.total - plan.totals.acting} skipped by the plan\n`);
   // SQS: the DLQ sweep runs beside the moves; copies of jobs not moved yet are held until they are over.
@@ -234,7 +234,7 @@ async function resume(action: BulkAction, o: BulkOptions, io: DlqIo, rate: numbe
     onProgress: progressSink(io),
     ...(o.rate !== undefined ? { rate } : {}),
     ...(batch !== undefined ? { batchSize: batch } : {}),
-    lock: { breakLock: o.breakLock, force: o.force },
+    lock: { breakLock: o.breakLock, force: o.force, warn: (m) => io.err.write(`warning: ${sanitize(m)}\n`) },
   }).catch((e: unknown) => {
     throw run ? resumable(e, run, io) : e;
   });

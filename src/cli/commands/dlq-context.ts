@@ -11,6 +11,7 @@ import { createIdFactory, RUN_ID_PREFIX } from '../../core/ids.js';
 import { ValidationError } from '../../core/errors.js';
 import { streamDrained, type CommandContext } from '../context.js';
 import type { DlqIo } from './dlq-io.js';
+import { processStartTime } from '../../dlq/lock.js';
 import { abortableSleep } from '../../util/sleep.js';
 
 function osUser(env: Readonly<Record<string, string | undefined>>): string {
@@ -44,7 +45,7 @@ export function dlqIoFrom(ctx: CommandContext, o: { writes?: boolean } = {}): Dl
     signal: ctx.signal,
     sleep: abortableSleep,
     newRunId: () => newId(RUN_ID_PREFIX),
-    identity: { user: osUser(ctx.env), host: hostname(), pid: process.pid, context: contextName(ctx) },
+    identity: { user: osUser(ctx.env), host: hostname(), pid: process.pid, pidStart: processStartTime(process.pid), context: contextName(ctx) },
     assertMutable: (what) => ctx.assertMutable(what),
     contextName: contextName(ctx),
     readFile: async (path) => {
