@@ -24,7 +24,7 @@ import { DEFAULT_MAX_REDRIVES, runVerdictOptions, verdictFor } from '../core/ver
 import type { Selector } from './filter.js';
 import { takeQueueLock, type Identity, type LockOptions, type ProcessProbe } from './lock.js';
 import type { ProgressSink } from './progress.js';
-import { Pacer } from './rate.js';
+import { DEFAULT_BATCH_SIZE, effectiveBatchSize, Pacer } from './rate.js';
 import { walkDlq } from './select.js';
 import { planStoreId } from '../backend/store-id.js';
 
@@ -166,7 +166,8 @@ export async function applyRun(deps: EngineDeps, runId: string, c: ApplyControl 
   const start = await backend.getRun(runId);
   if (!start) throw new NotFoundError(`run ${runId} does not exist`, 'RUN_NOT_FOUND');
   const rate = c.rate !== undefined ? c.rate : (start.options.rate ?? null);
-  const batchSize = c.batchSize ?? start.options.batchSize ?? 100;
+  // Capped at one second of the rate here too: a resume may bring a slower --rate than the run's batches were sized for.
+  const batchSize = effectiveBatchSize(c.batchSize ?? start.options.batchSize ?? DEFAULT_BATCH_SIZE, rate);
   const remaining = start.counts.planned;
   const session = { moved: 0, skipped: 0, failed: 0 };
   const t0 = clock.now();

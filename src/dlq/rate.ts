@@ -30,11 +30,21 @@ export function parseBatchSize(text: string): number {
   return n;
 }
 
-/** Batches no bigger than one second of work at the given rate, so pacing stays smooth. */
+/** One second of work at `rate` (at least 1): the largest batch a paced run sends at once. Null: no cap. */
+export function batchCap(rate: number | null): number | null {
+  return rate === null ? null : Math.max(1, Math.floor(rate));
+}
+
+/**
+ * Batches no bigger than one second of work at the given rate, so pacing stays smooth. A batch goes
+ * at once, so `--batch-size` is capped by it too: `--rate 10/s --batch-size 1000` sends batches of
+ * 10 (a thousand at once would make the rate no cap at all); without a rate it is taken as given.
+ */
 export function effectiveBatchSize(requested: number | undefined, rate: number | null): number {
-  if (requested !== undefined) return requested;
-  if (rate === null) return DEFAULT_BATCH_SIZE;
-  return Math.max(1, Math.min(DEFAULT_BATCH_SIZE, Math.floor(rate)));
+  const cap = batchCap(rate);
+  if (requested !== undefined) return cap === null ? requested : Math.min(requested, cap);
+  if (cap === null) return DEFAULT_BATCH_SIZE;
+  return Math.min(DEFAULT_BATCH_SIZE, cap);
 }
 
 export class Pacer {

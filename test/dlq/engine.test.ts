@@ -131,6 +131,23 @@ describe('redrive engine on SQLite', () => {
     expect(rates).toEqual([null, 10, 10]);
   });
 
+  it('a batch is never larger than one second of the rate: a run recorded with batches of 1000 at 10/s moves 10 at a time', async () => {
+    await seedDead(backend, () => clock.now(), Array.from({ length: 30 }, () => ({ queue: 'q' })));
+    const { plan } = await buildPlan(deps, { action: 'redrive', selector: sel({ queue: 'q' }) });
+    const run = await startRun(deps, plan, { reason: null, rate: 10, batchSize: 1000 });
+    const sizes: number[] = [];
+    let done = 0;
+    await applyRun(deps, run.run_id, {
+      onProgress: (e) => {
+        if (e.kind !== 'batch') return;
+        sizes.push(e.done - done);
+        done = e.done;
+      },
+    });
+    expect(sizes).toEqual([10, 10, 10]);
+    expect(slept).toEqual([1000, 1000]);
+  });
+
   it('skips at apply do not count against --rate: the rate paces what is moved', async () => {
     const ids = await seedDead(backend, () => clock.now(), Array.from({ length: 30 }, () => ({ queue: 'q' })));
     const { plan } = await buildPlan(deps, { action: 'redrive', selector: sel({ queue: 'q' }) });

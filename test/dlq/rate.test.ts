@@ -22,6 +22,11 @@ describe('--rate', () => {
     expect(effectiveBatchSize(undefined, null)).toBe(100);
     expect(effectiveBatchSize(7, 20)).toBe(7);
   });
+  it('caps a given --batch-size at one second of the rate: the rate is a cap, a batch goes at once', () => {
+    expect(effectiveBatchSize(1000, 10)).toBe(10);
+    expect(effectiveBatchSize(1000, 0.5)).toBe(1);
+    expect(effectiveBatchSize(1000, null)).toBe(1000);
+  });
 });
 
 describe('Pacer', () => {

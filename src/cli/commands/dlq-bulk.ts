@@ -117,6 +117,10 @@ function selectorInput(o: BulkOptions): SelectorInput {
 export async function dlqBulk(action: BulkAction, o: BulkOptions, io: DlqIo): Promise<RunRecord | Plan> {
   const rate = o.rate !== undefined ? parseRate(o.rate) : DEFAULT_RATE_PER_SEC;
   const requestedBatch = o.batchSize !== undefined ? parseBatchSize(o.batchSize) : undefined;
+  if (requestedBatch !== undefined && effectiveBatchSize(requestedBatch, rate) < requestedBatch) {
+    // On --resume without --rate the recorded rate caps it the same way (in the engine).
+    io.err.write(`--batch-size ${requestedBatch} is more than one second of --rate ${o.rate ?? `${DEFAULT_RATE_PER_SEC}/s (the default)`}: batches of ${effectiveBatchSize(requestedBatch, rate)}, so the rate stays a cap\n`);
+  }
   if (o.reason !== undefined && (o.reason.length === 0 || o.reason.length > 500)) throw new ValidationError('--reason must be 1-500 characters');
 
   if (o.resume !== undefined) return resume(action, o, io, rate, requestedBatch);

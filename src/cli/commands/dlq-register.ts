@@ -53,7 +53,7 @@ function bulk(cmd: Command, action: 'redrive' | 'purge' | 'expire'): Command {
     .option('--resume <run>', 'continue an interrupted run from its ledger, with the options recorded when it was created (only --rate, --batch-size and the lock options may be given)')
     .option('-y, --yes', 'do not ask for confirmation (required without a terminal)')
     .option('--rate <rate>', 'jobs per second: 50, 20/s, 300/m, or 0/unlimited (default: 50/s; on --resume: the run\'s recorded rate)')
-    .option('--batch-size <n>', 'jobs per batch (1-1000; default: one second of work at --rate, at most 100)')
+    .option('--batch-size <n>', 'jobs per batch (1-1000; default: one second of work at --rate, at most 100; never more than one second of --rate)')
     .option('--break-lock', "break the queue's bulk-action lock of a dead process (checked by pid and its start time on this host)")
     .option('--force', 'apply --include-partial, or a --plan with partial jobs; --break-lock of a holder on another host, or (with a warning) of a running pid')
     .option('--reason <text>', 'why: recorded in the audit record (agentq dlq runs)');
