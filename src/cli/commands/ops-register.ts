@@ -76,7 +76,7 @@ export function registerOps(program: Command, lazy: Lazy): void {
     .option(ALL_QUEUES_FLAG, ALL_QUEUES_HELP)
     .option('--max-size <n>', 'at most this many jobs in the DLQ')
     .option('--max-age <duration>', 'no DLQ entry older than this (e.g. 1h, 2d)')
-    .option('--max-rate <rate>', 'at most this share of ended jobs went to the DLQ (0.05 or 5%)')
+    .option('--max-rate <rate>', 'at most this share of ended jobs went to the DLQ (0.05 or 5%), over the queue\'s whole life: clearing the DLQ does not lower it')
     .addHelpText(
       'after',
       '\nA DLQ needs an owner and an alert on growth. With no limit given, any entry fails the check (--max-size 0).\n' +
