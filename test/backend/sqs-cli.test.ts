@@ -6,6 +6,7 @@
  * in agentq's output.
  */
 import { CreateQueueCommand, GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dlqName } from '../../src/backend/sqs/names.js';
@@ -202,8 +203,11 @@ describe('agentq sqs / outbox commands', () => {
       expect(r.code).toBe(78);
       expect(r.stderr).toContain('AWS_ENDPOINT_URL_SQS must be an http(s):// URL');
     }
+    // Refused at open, before the job store was even made: nothing was stored.
+    expect(existsSync(join(home.dir, 'env.db'))).toBe(false);
     const r = await runCli(home, ['--url', plain, 'list', '-o', 'json'], { env: CREDS });
-    expect(JSON.parse(r.stdout)).toEqual([]);
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain('no agentq store at');
   });
 
   it('names a bad sqs:// URL as a config error (exit 78)', async () => {
