@@ -220,12 +220,14 @@ describe("a context's scheduling policy", () => {
     const marks = join(home.dir, 'marks');
     mkdirSync(marks);
     // Each handler notes its start, then waits until another job of its tenant is running or has
-    // met one (or 700 ms): jobs of a tenant that may run two at a time meet, capped ones never do.
+    // met one: jobs of a tenant that may run two at a time meet, capped ones never do. How long a job
+    // waits before it says "alone" only decides how slow a failure is: beta (two may run) waits
+    // 20 s, so a slow machine cannot make it miss its pair; acme (capped) 1.5 s.
     const handler = `
       const fs = require('fs'), path = require('path'), dir = ${JSON.stringify(marks)}, t = process.env.AGENTQ_TENANT;
       fs.writeFileSync(path.join(dir, t + '.' + process.env.AGENTQ_JOB_ID), 'running');
       const others = () => fs.readdirSync(dir).filter((f) => f.startsWith(t + '.') && f !== t + '.' + process.env.AGENTQ_JOB_ID && ['running', 'met'].includes(fs.readFileSync(path.join(dir, f), 'utf8'))).length;
-      const start = Date.now(), met = () => { if (others() > 0) return 'met'; return Date.now() - start > 700 ? 'alone' : null; };
+      const start = Date.now(), met = () => { if (others() > 0) return 'met'; return Date.now() - start > (t === 'acme' ? 1500 : 20000) ? 'alone' : null; };
       (function wait() { const m = met(); if (m) { fs.writeFileSync(path.join(dir, t + '.' + process.env.AGENTQ_JOB_ID), m); process.stdout.write(m); } else setTimeout(wait, 20); })();`;
     const run = await runCliOk(home, ['worker', '--concurrency', '4', '--tenant-cap', 'beta=2', '--drain', '--', process.execPath, '-e', handler]);
     expect(run.stderr).toContain('tenant cap 1 (beta 2)');
