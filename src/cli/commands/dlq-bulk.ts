@@ -13,7 +13,7 @@ import { streamProgress } from '../../dlq/progress.js';
 import { DEFAULT_RATE_PER_SEC, effectiveBatchSize, parseBatchSize, parseRate } from '../../dlq/rate.js';
 import { printObject, printRecords } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
-import { checkRunId } from '../parse.js';
+import { checkReason, checkRunId } from '../parse.js';
 import { PLAN_ITEM_COLUMNS } from './dlq-columns.js';
 import type { DlqIo } from './dlq-io.js';
 import { isSameStore, planStoreId } from '../../backend/store-id.js';
@@ -121,7 +121,7 @@ export async function dlqBulk(action: BulkAction, o: BulkOptions, io: DlqIo): Pr
     // On --resume without --rate the recorded rate caps it the same way (in the engine).
     io.err.write(`--batch-size ${requestedBatch} is more than one second of --rate ${o.rate ?? `${DEFAULT_RATE_PER_SEC}/s (the default)`}: batches of ${effectiveBatchSize(requestedBatch, rate)}, so the rate stays a cap\n`);
   }
-  if (o.reason !== undefined && (o.reason.length === 0 || o.reason.length > 500)) throw new ValidationError('--reason must be 1-500 characters');
+  checkReason(o.reason);
 
   if (o.resume !== undefined) return resume(action, o, io, rate, requestedBatch);
 

@@ -122,5 +122,5 @@ export async function custody(o: CustodyOptions, ctx: CommandContext): Promise<v
       { header: 'body', get: (r) => r.body.slice(0, 200), flexible: true },
     ],
   }, rows);
-  if (got.length > limit) ctx.io.stderr.write(`More custody records: add --after ${rows[rows.length - 1]!.job_id}\n`);
+  if (got.length > limit) ctx.note(`More custody records: add --after ${rows[rows.length - 1]!.job_id}`);
 }
