@@ -120,3 +120,40 @@ it('a run whose process died while its ledger was written stays `creating`: --re
   expect((await backend.get(job.job_id))!.state).toBe('dead');
   await backend.close();
 });
+
+it('apply reads a job\'s effects and attempts list only when its hash counts them: counted ones are checked and moved, an uncounted effects hash keeps the job in the DLQ', async () => {
+  const clock = new ManualClock();
+  const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=lg5`), { clock });
+  const raw = new Redis(server.url);
+  const ids: string[] = [];
+  for (const tenant of ['a', 'b']) ids.push((await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: tenant, max_attempts: 2 })).job.job_id);
+  // two attempts each (the first one's record goes to the attempts list) and an effect on the first job
+  for (let round = 0; round < 2; round++) {
+    clock.advance(600_000);
+    for (const lease of await backend.claim({ queue: 'q', workerId: 'w', max: 2, leaseMs: 60_000 })) {
+      if (lease.jobId === ids[0] && round === 0) {
+        await backend.beginEffect(lease, 'send-email');
+        await backend.finishEffect(lease, 'send-email', { sent: true });
+      }
+      await backend.fail(lease, { code: 'PROVIDER_429', message: 'slow down', retryable: round === 0 });
+    }
+  }
+  const dead = (await backend.dlqList({ queue: 'q' }, { limit: 10 })).items;
+  expect(dead.map((e) => e.job_id).sort()).toEqual([...ids].sort());
+  expect(await raw.llen(`{lg5:q:0}:a:${ids[0]}`)).toBe(1);
+  // the second job's hash no longer counts an effects hash that exists (a foreign write)
+  await raw.hset(`{lg5:q:0}:e:${ids[1]}`, 'stray', '{"status":"done"}');
+  await backend.createRun(runRecord({ run_id: RUN, queue: 'q', action: 'redrive', options: { attempts: { kind: 'reset' }, maxRedrives: 3, minRemainingMs: 0, includePartial: true } }, clock.now()), ids.map((id) => ({ job_id: id, verdict: 'redrive' as const, detail: null })));
+  const out = await backend.applyRunItems({ runId: RUN, jobIds: ids, now: clock.now() });
+  expect(out.map((i) => [i.job_id, i.status, i.verdict])).toEqual([
+    [ids[0], 'moved', 'redrive'],
+    [ids[1], 'skipped', 'skip:changed'],
+  ]);
+  const moved = (await backend.get(ids[0]!))!;
+  expect(moved).toMatchObject({ state: 'queued', lineage: { redrive_count: 1 } });
+  expect(moved.attempts).toHaveLength(2);
+  expect(moved.effects.map((e) => e.key)).toEqual(['send-email']);
+  expect((await backend.get(ids[1]!))!.state).toBe('dead');
+  raw.disconnect();
+  await backend.close();
+});

@@ -17,11 +17,11 @@ import { checkClaim, checkJobFilter, checkLeaseMs } from '../checks.js';
 import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
 import { classWeight, type FairnessOptions } from '../../core/fairness.js';
 import { createIdFactory, JOB_ID_PREFIX } from '../../core/ids.js';
-import { DEFAULT_ATTEMPTS_POLICY } from '../../core/plan.js';
+import { DEFAULT_ATTEMPTS_POLICY, type AttemptsPolicy } from '../../core/plan.js';
 import { decideFailure, DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../core/retry.js';
 import { JOB_CLASSES, JOB_STATES, type DlqEntry, type Effect, type Job, type JobEvent, type JobState, type NormalizedSubmit, type SubmitRequest } from '../../core/schemas.js';
 import { normalizeSubmit, requestFingerprint, sameRequest } from '../../core/submit.js';
-import { isExpiredAt, runVerdictOptions, verdictFor } from '../../core/verdict.js';
+import { isExpiredAt, runVerdictOptions, verdictFor, type VerdictOptions } from '../../core/verdict.js';
 import { systemClock, systemRandom, type Clock, type Random } from '../../core/clock.js';
 import type {
   AbortOutcome,
@@ -103,7 +103,7 @@ const SUBMIT_BATCH = 64;
  */
 const COMPLETE_BATCH = 16;
 /** The scripts sent by the batching above, apart from ioredis's auto-pipeline. */
-const BATCH_SCRIPTS: ScriptName[] = ['aqSubmit', 'aqCompleteClaim'];
+const BATCH_SCRIPTS: ScriptName[] = ['aqSubmit', 'aqCompleteClaim', 'aqApply'];
 
 /**
  * A job as the claim script hands it out: fence, lease expiry, and its snapshot with the job
@@ -1272,60 +1272,71 @@ export class RedisBackend implements Backend {
       if (g) g.push(id);
       else groups.set(shard, [id]);
     });
+    // In slices, so one script call never holds Redis for long (other clients are served between
+    // them), all under way at once: while Redis moves one slice, this process reads and checks the
+    // next (the check is client work, the move Redis work; one after the other, each waited on the
+    // other). Each call is idempotent (planned items only), so re-sending one after a reconnect is safe.
+    const slices: Array<Promise<Array<[string, string | null, number]>>> = [];
+    for (const [shard, ids] of groups) {
+      const p = this.sp({ queue: run.queue, shard });
+      for (let i = 0; i < ids.length; i += APPLY_SLICE) slices.push(this.applySlice(p, run, ids.slice(i, i + APPLY_SLICE), verdictOpts, attempts, req.runId));
+    }
     const results = new Map<string, LedgerItem>();
-    await Promise.all(
-      [...groups].map(async ([shard, ids]) => {
-        const loc = { queue: run.queue, shard };
-        const p = this.sp(loc);
-        // Each job read and decoded in full, as `dlq list` / `dlq show` read it (a record damaged
-        // since the plan is skip:malformed here, whatever the plan says), with the fingerprint of
-        // the bytes read: the script moves it only if its record is still exactly those bytes.
-        const records = await Promise.all(ids.map((id) => this.readForApply(p, id)));
-        const verdicts: Array<string | number> = [];
-        ids.forEach((id, i) => {
-          const r = records[i]!;
-          const entry = r.snap === null || (hashOf(r.snap) as Record<string, string>).st !== 'dead' ? null : dlqEntryFrom(id, run.queue, r.snap);
-          const v = verdictFor(entry, verdictOpts);
-          verdicts.push(id, v.verdict, JSON.stringify(v.detail), r.fingerprint);
-        });
-        // In slices, so one script call never holds Redis for long (other clients are served
-        // between them); sent together, so the slices of a batch cost one round trip. Each call is
-        // idempotent (planned items only), so re-sending one after a reconnect is safe.
-        const slices: Array<Promise<Array<[string, string | null, number]>>> = [];
-        for (let i = 0; i < verdicts.length; i += APPLY_SLICE * 4) {
-          const args = [req.runId, run.action, attempts.kind, attempts.kind === 'extra' ? attempts.n : 0, ...verdicts.slice(i, i + APPLY_SLICE * 4)];
-          slices.push(this.call<Array<[string, string | null, number]>>('aqApply', p, [`${p}L:${req.runId}`], run.queue, args));
-        }
-        for (const res of await Promise.all(slices)) for (const [id, raw] of res) if (raw) results.set(id, ledgerItemFrom(req.runId, id, raw));
-      }),
-    );
+    for (const res of await Promise.all(slices)) for (const [id, raw] of res) if (raw) results.set(id, ledgerItemFrom(req.runId, id, raw));
     return req.jobIds.map((id) => results.get(id)).filter((x): x is LedgerItem => x !== undefined);
   }
 
   /**
-   * A job's whole stored record for apply, as bytes (its hash's JOB_FIELDS, effects, attempts
-   * list): the snapshot `jobFrom` decodes (null when the job hash is gone) and the fingerprint the
-   * apply script compares (lua/dlq.ts FINGERPRINT: the same parts, the same way).
+   * One slice of a shard's items: each job read and decoded in full, as `dlq list` / `dlq show`
+   * read it (a record damaged since the plan is skip:malformed here, whatever the plan says), its
+   * verdict checked again, and the verdicts sent to the apply script with the fingerprint of the
+   * bytes read: the script moves a job only if its record is still exactly those bytes.
    */
-  private async readForApply(p: string, id: string): Promise<{ snap: Snapshot | null; fingerprint: string }> {
+  private async applySlice(p: string, run: RunRecord, ids: string[], verdictOpts: VerdictOptions, attempts: AttemptsPolicy, runId: string): Promise<Array<[string, string | null, number]>> {
+    const records = await this.readForApply(p, ids);
+    const args: Array<string | number> = [runId, run.action, attempts.kind, attempts.kind === 'extra' ? attempts.n : 0];
+    ids.forEach((id, i) => {
+      const r = records[i]!;
+      const entry = r.snap === null || (hashOf(r.snap) as Record<string, string>).st !== 'dead' ? null : dlqEntryFrom(id, run.queue, r.snap);
+      const v = verdictFor(entry, verdictOpts);
+      args.push(id, v.verdict, JSON.stringify(v.detail), r.fingerprint);
+    });
+    return this.call<Array<[string, string | null, number]>>('aqApply', p, [`${p}L:${runId}`], run.queue, args);
+  }
+
+  /**
+   * Jobs' whole stored records for apply, as bytes (each hash's JOB_FIELDS, effects, attempts
+   * list): the snapshot `jobFrom` decodes (null when the job hash is gone) and the fingerprint the
+   * apply script compares (lua/dlq.ts FINGERPRINT: the same parts, the same way). The effects and
+   * the attempts list are read only for a job whose hash says it has them (`nef`, `na`, as
+   * readDecoded does): most dead jobs have neither, so a job costs one command, not three. Should
+   * a hash say none while the key exists (a damaged record), the script's fingerprint differs and
+   * the job is left in the DLQ as changed: a wrong count can only keep a job, never move one
+   * unchecked.
+   */
+  private async readForApply(p: string, ids: string[]): Promise<Array<{ snap: Snapshot | null; fingerprint: string }>> {
     const c = this.client;
-    const [fields, effectMap, attempts] = await Promise.all([
-      c.hmgetBuffer(`${p}j:${id}`, ...JOB_FIELDS),
-      c.hgetallBuffer(`${p}e:${id}`),
-      c.lrangeBuffer(`${p}a:${id}`, 0, -1),
-    ]);
-    // Effects in key order (a hash has no order both sides can rely on): key, value, key, value.
-    const effects = Object.keys(effectMap)
-      .map((k) => [Buffer.from(k, 'utf8'), effectMap[k]!] as const)
-      .sort((a, b) => Buffer.compare(a[0], b[0]))
-      .flat();
-    const fingerprint = recordFingerprint([fields, effects, attempts]);
-    const hash = jobFieldsFrom(fields.map((b) => (b === null ? null : b.toString('utf8'))));
-    if (hash === null) return { snap: null, fingerprint };
-    // The attempts list holds the records before the hash's last one (`ar`): its first `na`, as readDecoded reads it.
-    const list = hasAttemptsList(hash) ? attempts.map((b) => b.toString('utf8')) : [];
-    const na = hash.na !== undefined ? Number(hash.na) : NaN;
-    return { snap: [hash, effects.map((b) => b.toString('utf8')), Number.isInteger(na) && na >= 0 ? list.slice(0, na) : list], fingerprint };
+    const all = await Promise.all(ids.map((id) => c.hmgetBuffer(`${p}j:${id}`, ...JOB_FIELDS)));
+    return Promise.all(
+      all.map(async (fields, i) => {
+        const hash = jobFieldsFrom(fields.map((b) => (b === null ? null : b.toString('utf8'))));
+        const [effectMap, attempts] = await Promise.all([
+          hash !== null && (hash.nef ?? '0') !== '0' ? c.hgetallBuffer(`${p}e:${ids[i]!}`) : NO_EFFECT_BYTES,
+          hash !== null && hasAttemptsList(hash) ? c.lrangeBuffer(`${p}a:${ids[i]!}`, 0, -1) : NO_ATTEMPT_BYTES,
+        ]);
+        // Effects in key order (a hash has no order both sides can rely on): key, value, key, value.
+        const effects = Object.keys(effectMap)
+          .map((k) => [Buffer.from(k, 'utf8'), effectMap[k]!] as const)
+          .sort((a, b) => Buffer.compare(a[0], b[0]))
+          .flat();
+        const fingerprint = recordFingerprint([fields, effects, attempts]);
+        if (hash === null) return { snap: null, fingerprint };
+        // The attempts list holds the records before the hash's last one (`ar`): its first `na`, as readDecoded reads it.
+        const list = attempts.map((b) => b.toString('utf8'));
+        const na = hash.na !== undefined ? Number(hash.na) : NaN;
+        return { snap: [hash, effects.map((b) => b.toString('utf8')), Number.isInteger(na) && na >= 0 ? list.slice(0, na) : list] as Snapshot, fingerprint };
+      }),
+    );
   }
 
   private lockKey(queue: string): string {
@@ -1436,6 +1447,8 @@ export class RedisBackend implements Backend {
 
 const NO_EFFECTS: string[] = [];
 const NO_ATTEMPTS: string[] = [];
+const NO_EFFECT_BYTES: Record<string, Buffer> = {};
+const NO_ATTEMPT_BYTES: Buffer[] = [];
 const NO_PARTS: [string[], string[]] = [NO_EFFECTS, NO_ATTEMPTS];
 
 /** `a=1,b=2` for a script argument (names are validated: no `,` or `=` in them). */

@@ -10,6 +10,9 @@
 import { JOB_FIELDS } from '../codec.js';
 import { HISTORY_LINES } from './read.js';
 
+/** The job fields apply reads in one HMGET: the fingerprinted ones (JOB_FIELDS), then what the move needs besides. */
+const APPLY_FIELDS = [...JOB_FIELDS, 'est', 'hn'] as const;
+
 /**
  * A ledger item as JSON text, put together here (as the events are) rather than by cjson, with its
  * status first, so apply reads the status with one match; an item stored by an older agentq (in
@@ -33,20 +36,30 @@ end
  * the one the client checked in full.
  */
 const FINGERPRINT = String.raw`
-local FP_FIELDS = { ${JOB_FIELDS.map((f) => `'${f}'`).join(', ')} }
-local function fpAdd(parts, list)
-  for i = 1, #list do
+local FP_FIELDS, NFP = { ${APPLY_FIELDS.map((f) => `'${f}'`).join(', ')} }, ${JOB_FIELDS.length}
+-- (each part pushed as is and joined once: a Lua string made per field would be copied and hashed)
+local function fpAdd(parts, list, n)
+  for i = 1, n or #list do
     local x = list[i]
-    if x then parts[#parts + 1] = #x .. ':' .. x else parts[#parts + 1] = '-' end
+    if x then
+      parts[#parts + 1] = #x
+      parts[#parts + 1] = ':'
+      parts[#parts + 1] = x
+    else
+      parts[#parts + 1] = '-'
+    end
   end
 end
-local function fingerprint(id)
+-- fields: the job hash's HMGET of FP_FIELDS (JOB_FIELDS first), which the caller reads anyway.
+local function fingerprint(id, fields)
   local parts = {}
-  fpAdd(parts, redis.call('HMGET', jk(id), unpack(FP_FIELDS)))
+  fpAdd(parts, fields, NFP)
   parts[#parts + 1] = '|'
   local keys = redis.call('HKEYS', ek(id))
-  table.sort(keys)
-  for _, k in ipairs(keys) do fpAdd(parts, { k, redis.call('HGET', ek(id), k) }) end
+  if #keys > 0 then
+    table.sort(keys)
+    for _, k in ipairs(keys) do fpAdd(parts, { k, redis.call('HGET', ek(id), k) }) end
+  end
   parts[#parts + 1] = '|'
   fpAdd(parts, redis.call('LRANGE', ak(id), 0, -1))
   return redis.sha1hex(table.concat(parts))
@@ -136,8 +149,10 @@ local function applyItem(i)
     elseif string.sub(verdict, 1, 5) == 'skip:' then
       out[#out + 1] = { id, setStatus(id, from, 'skipped', verdict, detail), 0 }
     else
-      -- everything this item reads of the job, in one command
-      local v = redis.call('HMGET', jk(id), 'st', 'att', 'ten', 'cls', 'est', 'rc', 'hn')
+      -- everything this item reads of the job, in one command (the fingerprint's fields and the
+      -- two more the move needs)
+      local f = redis.call('HMGET', jk(id), unpack(FP_FIELDS))
+      local v = { ${(['st', 'att', 'ten', 'cls', 'est', 'rc', 'hn'] as const).map((n) => `f[${APPLY_FIELDS.indexOf(n) + 1}]`).join(', ')} }
       -- the fields this item computes with, checked before anything is written: a missing or
       -- damaged one would stop the script half way through the batch (Redis keeps a failed
       -- script's writes)
@@ -145,7 +160,7 @@ local function applyItem(i)
       local damaged = (v[2] and not tonumber(v[2]) and 'att') or (not v[3] and 'ten') or (not v[4] and 'cls') or (v[5] and not tonumber(v[5]) and 'est') or (v[6] and not tonumber(v[6]) and 'rc')
       if v[1] ~= 'dead' then
         out[#out + 1] = { id, setStatus(id, from, 'skipped', 'skip:not_in_dlq', '"the job is no longer in the DLQ"'), 0 }
-      elseif fingerprint(id) ~= fp then
+      elseif fingerprint(id, f) ~= fp then
         out[#out + 1] = { id, setStatus(id, from, 'skipped', 'skip:changed', '"the job record changed while it was being checked: left in the DLQ"'), 0 }
       elseif damaged then
         out[#out + 1] = { id, setStatus(id, from, 'skipped', 'skip:malformed', cjson.encode('the job record is damaged: its field ' .. damaged .. ' is missing or unreadable')), 0 }
