@@ -5,7 +5,7 @@
  */
 import { ValidationError } from '../core/errors.js';
 import { JOB_CLASSES, JOB_STATES } from '../core/model.js';
-import type { ClaimRequest, JobFilter } from './contract.js';
+import type { ClaimRequest, EventQuery, JobFilter } from './contract.js';
 
 /**
  * The longest lease a claim or heartbeat may ask for: 2^31 - 1 ms (about 24.8 days), the
@@ -25,6 +25,12 @@ export function checkClaim(req: ClaimRequest): void {
   if (req.classes !== undefined && req.classes !== null) {
     for (const c of req.classes) checkOneOf('class', c, JOB_CLASSES);
   }
+}
+
+/** An event query's `last`: a whole number of events, 0 or more. */
+export function checkEventQuery(query: EventQuery): void {
+  const n = query.last;
+  if (n !== undefined && (!Number.isSafeInteger(n) || n < 0)) throw new ValidationError(`events last must be a whole number of events (0 or more), got ${n}`);
 }
 
 export function checkJobFilter(filter: JobFilter): void {

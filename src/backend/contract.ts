@@ -93,6 +93,12 @@ export interface EventQuery {
   afterSeq?: string | undefined;
   /** Only events at or after this time (epoch ms). */
   since?: number | undefined;
+  /**
+   * Only the newest `last` of the matching events that exist now (still oldest first), read
+   * without walking the history before them; 0: none of them. With `follow`, the new events
+   * after them follow as usual (`last: 0` follows from now on).
+   */
+  last?: number | undefined;
   /** Keep waiting for new events until `signal` aborts. */
   follow?: boolean | undefined;
   signal?: AbortSignal | undefined;

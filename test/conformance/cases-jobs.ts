@@ -347,6 +347,81 @@ export function jobCases(make: MakeFixture): void {
       expect((await allEvents(backend, { since: clock.now() + 1 }))).toEqual([]);
     });
 
+    it('reads only the newest N events (oldest first), by queue, job and time, and follows after them', async () => {
+      const { backend, clock } = fx();
+      const nextMs = async () => {
+        // (Redis: two queues' streams may share a millisecond's seq; see the test above)
+        const t = Date.now();
+        await pollUntil(() => Date.now() > t, { what: 'the next millisecond' });
+      };
+      const a = (await backend.submit(req({ queue: 'qa' }))).job;
+      await nextMs();
+      await backend.submit(req({ queue: 'qb' }));
+      await nextMs();
+      clock.advance(5000);
+      await backend.cancel(a.job_id, null);
+      await nextMs();
+      await backend.submit(req({ queue: 'qb' }));
+      await nextMs();
+      await backend.submit(req({ queue: 'qa' }));
+      const all = await allEvents(backend);
+      expect(all).toHaveLength(5);
+      const seqs = (es: JobEvent[]) => es.map((e) => e.seq);
+      const newest = async (q: Parameters<typeof backend.events>[0]) => {
+        const out: JobEvent[] = [];
+        for await (const e of backend.events(q)) out.push(e);
+        return out;
+      };
+      expect(seqs(await newest({ last: 3 }))).toEqual(seqs(all.slice(2)));
+      expect(seqs(await newest({ last: 10 }))).toEqual(seqs(all));
+      expect(await newest({ last: 0 })).toEqual([]);
+      const qa = await allEvents(backend, { queue: 'qa' });
+      expect(qa).toHaveLength(3);
+      expect(seqs(await newest({ queue: 'qa', last: 2 }))).toEqual(seqs(qa.slice(1)));
+      expect((await newest({ jobId: a.job_id, last: 1 })).map((e) => e.type)).toEqual(['cancelled']);
+      // the newest 3 of those from a time on: only 3 are that recent
+      expect(seqs(await newest({ since: clock.now(), last: 4 }))).toEqual(seqs(all.slice(2)));
+      expect(seqs(await newest({ afterSeq: all[3]!.seq, last: 3 }))).toEqual(seqs(all.slice(4)));
+      await expect(newest({ last: -1 })).rejects.toThrow(/last must be a whole number/);
+      // following after the newest N: the new events only, once
+      const ac = new AbortController();
+      const seen: JobEvent[] = [];
+      const done = (async () => {
+        for await (const e of backend.events({ last: 1, follow: true, signal: ac.signal })) seen.push(e);
+      })();
+      await pollUntil(() => seen.length === 1, { what: 'the newest event' });
+      const { job } = await backend.submit(req({ queue: 'qb' }));
+      await pollUntil(() => seen.length === 2, { what: 'the new event' });
+      expect(seen[0]!.seq).toBe(all[4]!.seq);
+      expect(seen[1]!.job_id).toBe(job.job_id);
+      ac.abort();
+      await done;
+    });
+
+    it('with last 0, follows from now on: none of the history', async () => {
+      const { backend } = fx();
+      await backend.submit(req());
+      const ac = new AbortController();
+      const seen: JobEvent[] = [];
+      let started = false;
+      const done = (async () => {
+        for await (const e of backend.events({ last: 0, follow: true, signal: ac.signal })) {
+          started = true;
+          seen.push(e);
+        }
+      })();
+      // a new event each round until the follow sees one: it must be a new one, never the history's
+      const mine: string[] = [];
+      await pollUntil(async () => {
+        mine.push((await backend.submit(req())).job.job_id);
+        return seen.length > 0;
+      }, { what: 'a new event' });
+      expect(started).toBe(true);
+      for (const e of seen) expect(mine).toContain(e.job_id);
+      ac.abort();
+      await done;
+    });
+
     it('follows new events until the signal aborts', async () => {
       const { backend } = fx();
       await backend.submit(req());

@@ -366,6 +366,24 @@ describe('tail', () => {
     expect(parseNdjson(again.stdout).map((e) => JobEvent.parse(e).type)).toEqual(['submitted', 'cancelled']);
   });
 
+  it('regression: --events 0 --follow prints only new events (it printed the whole history first)', async () => {
+    const old = await submitJson(['x:v1', '--queue', 'zeroq']);
+    const child = spawnCli(home, ['tail', '--queue', 'zeroq', '--events', '0', '--follow', '-o', 'ndjson']);
+    child.stdin.end();
+    const done = collect(child);
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    // a new job each round until the follow prints one (it may start after the first few)
+    await pollUntil(async () => {
+      await submitJson(['x:v1', '--queue', 'zeroq']);
+      return out.includes('"submitted"');
+    }, { what: 'a new event in tail --events 0 --follow' });
+    child.kill('SIGINT');
+    const r = await done;
+    expect(r.code).toBe(0);
+    expect(parseNdjson(r.stdout).map((e) => JobEvent.parse(e).job_id)).not.toContain(old.job_id);
+  });
+
   it('--follow prints new events as they happen, and Ctrl-C ends it with exit 0', async () => {
     const child = spawnCli(home, ['tail', '--queue', 'followq', '--follow', '-o', 'ndjson']);
     child.stdin.end();

@@ -13,7 +13,7 @@ import { Cluster, type Redis } from 'ioredis';
 import { encodeTime } from 'ulid';
 import { IdempotencyConflictError, JobStoppingError, LeaseLostError, MalformedJobError, NotFoundError, PermissionError, RetryLaterError, ValidationError } from '../../core/errors.js';
 import { storedJson } from '../../core/stored-json.js';
-import { checkClaim, checkJobFilter, checkLeaseMs } from '../checks.js';
+import { checkClaim, checkEventQuery, checkJobFilter, checkLeaseMs } from '../checks.js';
 import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
 import { classWeight, type FairnessOptions } from '../../core/fairness.js';
 import { createIdFactory, JOB_ID_PREFIX } from '../../core/ids.js';
@@ -644,6 +644,7 @@ export class RedisBackend implements Backend {
     if (query.afterSeq !== undefined && query.afterSeq !== null && !/^\d{1,20}-\d{1,20}$/.test(query.afterSeq)) {
       throw new ValidationError(`event cursor ${JSON.stringify(query.afterSeq)} is not a sequence number of this backend (Redis stream ids look like 1767225600000-0)`);
     }
+    checkEventQuery(query);
     await this.conn.dbGate()?.catch((e: unknown) => Promise.reject(this.conn.errorOf(e)));
     const keep = (e: JobEvent) => query.since === undefined || Date.parse(e.at) >= query.since;
     let last = query.afterSeq ?? null;
@@ -652,13 +653,16 @@ export class RedisBackend implements Backend {
       if (!loc) return;
       const p = this.sp(loc);
       const raw = (await callScript(this.client, 'aqHistory', [`${p}h:${query.jobId}`, `${p}j:${query.jobId}`], [])) as string[];
+      // (a job's history is bounded: `last` keeps the end of it)
+      const kept: JobEvent[] = [];
       for (const line of raw) {
         const i = line.indexOf('|');
         const ev = eventFrom(line.slice(0, i), line.slice(i + 1));
         if (last !== null && compareSeq(ev.seq, last) <= 0) continue;
         last = ev.seq;
-        if (keep(ev)) yield ev;
+        if (keep(ev)) kept.push(ev);
       }
+      yield* query.last === undefined ? kept : kept.slice(kept.length - Math.min(query.last, kept.length));
       if (!query.follow) return;
       for await (const ev of this.follow([{ key: `${p}ev`, from: last }], query.signal)) {
         if (ev.job_id === query.jobId && keep(ev)) yield ev;
@@ -667,7 +671,7 @@ export class RedisBackend implements Backend {
     }
     const streams = await this.eventStreams(query.queue);
     // Catch up: a k-way merge of the streams by seq, a page of each at a time.
-    const cursors = streams.map(() => last);
+    const cursors = query.last === undefined ? streams.map(() => last) : await this.cursorsBeforeLast(streams, query.last, last, query.since);
     const buffers: Array<Array<[string, string[]]>> = streams.map(() => []);
     const done = streams.map(() => false);
     const refill = async (i: number) => {
@@ -696,6 +700,30 @@ export class RedisBackend implements Backend {
     const discover = query.queue ? undefined : () => this.eventStreams();
     const from = streams.map((key, i) => ({ key, from: cursors[i] ?? null }));
     for await (const ev of this.follow(from, query.signal, discover)) if (keep(ev)) yield ev;
+  }
+
+  /**
+   * Where the catch-up starts on each stream so that it reads only the newest `n` events of them
+   * all (of those after `after` and at or after `since`): each stream's newest n + 1 are read
+   * backwards (XREVRANGE, bounded), the newest n of the lot are kept, and each stream starts after
+   * its newest entry not kept (null: at its start, every entry of it kept).
+   */
+  private async cursorsBeforeLast(streams: string[], n: number, after: string | null, since: number | undefined): Promise<Array<string | null>> {
+    const tails = await Promise.all(
+      streams.map(async (key) => {
+        const page = (await this.client.xrevrange(key, '+', after !== null ? `(${after}` : '-', 'COUNT', n + 1)) as Array<[string, string[]]>;
+        // (older than `since`: never shown, so never one of the n; the stream starts after the newest of them)
+        const shown = since === undefined ? page.length : page.findIndex(([seq, f]) => Date.parse(eventFrom(seq, f[1]!).at) < since);
+        return { page, shown: shown < 0 ? page.length : shown };
+      }),
+    );
+    // the seq of the n-th newest shown entry of all streams: the oldest kept
+    const all = tails.flatMap((t) => t.page.slice(0, t.shown).map(([seq]) => seq)).sort((a, b) => compareSeq(b, a));
+    const oldestKept = n > 0 && all.length > 0 ? all[Math.min(n, all.length) - 1]! : null;
+    return tails.map(({ page }) => {
+      const firstNotKept = page.find(([seq]) => oldestKept === null || compareSeq(seq, oldestKept) < 0);
+      return firstNotKept ? firstNotKept[0] : after;
+    });
   }
 
   /** The event streams of one queue's shards, or of every queue's. */

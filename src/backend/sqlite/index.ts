@@ -43,7 +43,7 @@ import type {
   RunRecord,
   SubmitResult,
 } from '../contract.js';
-import { checkJobFilter } from '../checks.js';
+import { checkEventQuery, checkJobFilter } from '../checks.js';
 import { rowToEvent, rowToJob, type EventRow, type JobRow } from './codec.js';
 import { dlqGet, dlqList, dlqRaw } from './dlq.js';
 import { dlqRows } from './dlq-rows.js';
@@ -301,6 +301,7 @@ export class SqliteBackend implements Backend {
   }
 
   async *events(query: EventQuery): AsyncIterable<JobEvent> {
+    checkEventQuery(query);
     let after = 0;
     if (query.afterSeq !== undefined && query.afterSeq !== null) {
       after = Number(query.afterSeq);
@@ -322,6 +323,7 @@ export class SqliteBackend implements Backend {
       // Start near the first event of that time instead of walking the whole log from seq 1.
       after = Math.max(after, this.seqBefore(query.since - CLOCK_SKEW_MARGIN_MS));
     }
+    if (query.last !== undefined) after = Math.max(after, this.seqBeforeLast(where, { ...params, after }, query.last));
     const sql = `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ${EVENT_BATCH}`;
     for (;;) {
       if (query.signal?.aborted || !this.db.open) return;
@@ -335,6 +337,17 @@ export class SqliteBackend implements Backend {
       if (!query.follow) return;
       await abortableSleep(this.followPollMs, query.signal);
     }
+  }
+
+  /**
+   * Where a read of the newest `n` matching events starts: just before the n-th newest, found
+   * from the newest end of the index (the history before it is never read). With fewer than n
+   * matching, where the caller was (all of them); n = 0: the newest event of all (from now on).
+   */
+  private seqBeforeLast(where: string[], params: Record<string, unknown>, n: number): number {
+    if (n === 0) return (this.store.sql('SELECT max(seq) AS seq FROM events').get() as { seq: number | null }).seq ?? 0;
+    const r = this.store.sql(`SELECT seq FROM events WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT 1 OFFSET ${n - 1}`).get(params) as { seq: number } | undefined;
+    return r ? r.seq - 1 : 0;
   }
 
   /**

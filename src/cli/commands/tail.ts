@@ -80,12 +80,15 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
   try {
     let from = query;
     if (limit !== null) {
-      // The last `limit` events of the history (read through in bounded memory), then new ones after them.
-      const last = await lastEvents(backend.events({ ...query, follow: false }), limit);
+      // The last `limit` events of the history (the backend reads them from its newest end), then
+      // new ones after them: after the newest shown, or, when none was, from now on (`--events 0`)
+      // or from the start (nothing matched yet).
+      const last: JobEvent[] = [];
+      for await (const e of backend.events({ ...query, follow: false, last: limit })) last.push(e);
       await stream.page(last);
       const newest = last.at(-1);
       if (!query.follow || (newest !== undefined && jobEnded(newest))) return stream.end();
-      from = newest !== undefined ? { ...query, since: undefined, afterSeq: newest.seq } : query;
+      from = newest !== undefined ? { ...query, since: undefined, afterSeq: newest.seq } : limit === 0 ? { ...query, last: 0 } : query;
     }
     for await (const event of backend.events(from)) {
       await stream.page([event]);
@@ -96,22 +99,6 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
     if (!ctx.signal.aborted) throw e;
   }
   stream.end();
-}
-
-/** Keeps only the newest `n` events: memory stays bounded however long the history. */
-async function lastEvents(it: AsyncIterable<JobEvent>, n: number): Promise<JobEvent[]> {
-  const ring: JobEvent[] = [];
-  if (n === 0) {
-    for await (const _ of it) {
-      // read through (nothing kept): only where the follow starts matters
-    }
-    return ring;
-  }
-  for await (const e of it) {
-    ring.push(e);
-    if (ring.length > n) ring.shift();
-  }
-  return ring;
 }
 
 /**
