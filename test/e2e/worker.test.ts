@@ -336,4 +336,18 @@ describe('agentq worker / job: usage errors', () => {
     const e = await runCli(home, ['job', 'error', 'not a code']);
     expect(e.code).toBe(2);
   });
+
+  it('regression: job checkpoint --file refuses a missing file, a directory and an endless device by name (they were internal errors), reading no more than the limit', async () => {
+    const cases: Array<[string, string]> = [
+      ['/nonexistent/agentq-checkpoint.json', 'error: --file /nonexistent/agentq-checkpoint.json cannot be read: ENOENT'],
+      [home.dir, `error: --file ${home.dir} is a directory`],
+      ['/dev/zero', 'error: checkpoint is more than 65536 bytes; the limit is 65536'],
+    ];
+    for (const [path, message] of cases) {
+      const r = await runCli(home, ['job', 'checkpoint', '--file', path]);
+      expect(r.code, path).toBe(2);
+      expect(r.stderr).toContain(message);
+      expect(r.stderr).not.toContain('internal error');
+    }
+  });
 });

@@ -6,7 +6,7 @@
  * (LEASE_LOST) instead of overwriting the new holder.
  */
 import { spawn } from 'node:child_process';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { open, rename, writeFile, type FileHandle } from 'node:fs/promises';
 import { constants as osConstants } from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import { AgentqError, ValidationError } from '../../core/errors.js';
@@ -36,10 +36,9 @@ async function backendFor(ctx: CommandContext) {
 /** DATA (or the file's content) is stored as JSON when it parses as JSON, else as a string. */
 export async function checkpoint(o: { data?: string; file?: string }, ctx: CommandContext): Promise<void> {
   if ((o.data === undefined) === (o.file === undefined)) throw new ValidationError('give the checkpoint as DATA or --file PATH (one of them)');
-  const text = o.file !== undefined ? await readFile(o.file, 'utf8') : o.data!;
-  if (Buffer.byteLength(text) > MAX_CHECKPOINT_BYTES) {
-    throw new ValidationError(`checkpoint is ${Buffer.byteLength(text)} bytes; the limit is ${MAX_CHECKPOINT_BYTES} (store large state elsewhere and checkpoint a reference)`);
-  }
+  const tooLarge = (size: string) => new ValidationError(`checkpoint is ${size} bytes; the limit is ${MAX_CHECKPOINT_BYTES} (store large state elsewhere and checkpoint a reference)`);
+  const text = o.file !== undefined ? await readCheckpointFile(o.file, () => tooLarge('more than ' + MAX_CHECKPOINT_BYTES)) : o.data!;
+  if (Buffer.byteLength(text) > MAX_CHECKPOINT_BYTES) throw tooLarge(String(Buffer.byteLength(text)));
   let data: unknown = text;
   try {
     data = JSON.parse(text);
@@ -51,6 +50,38 @@ export async function checkpoint(o: { data?: string; file?: string }, ctx: Comma
     await backend.checkpoint(lease, data);
   } finally {
     await backend.close();
+  }
+}
+
+/**
+ * --file read one byte past the checkpoint limit at most, never whole: it may be a pipe, or
+ * /dev/zero. A path that cannot be read, or names a directory, is refused by name (exit 2).
+ */
+async function readCheckpointFile(path: string, tooLarge: () => Error): Promise<string> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'r');
+  } catch (e) {
+    throw new ValidationError(`--file ${path} cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  try {
+    if ((await handle.stat()).isDirectory()) throw new ValidationError(`--file ${path} is a directory`);
+    const buf = Buffer.alloc(MAX_CHECKPOINT_BYTES + 1);
+    let n = 0;
+    while (n < buf.length) {
+      let got: number;
+      try {
+        got = (await handle.read(buf, n, buf.length - n, null)).bytesRead;
+      } catch (e) {
+        throw new ValidationError(`--file ${path} cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      }
+      if (got === 0) break;
+      n += got;
+    }
+    if (n > MAX_CHECKPOINT_BYTES) throw tooLarge();
+    return buf.subarray(0, n).toString('utf8');
+  } finally {
+    await handle.close();
   }
 }
 
