@@ -349,5 +349,12 @@ describe('agentq worker / job: usage errors', () => {
       expect(r.stderr).toContain(message);
       expect(r.stderr).not.toContain('internal error');
     }
+    // `-` is standard input (read, then refused here only because no handler's lease is set)
+    const stdin = await runCli(home, ['job', 'checkpoint', '--file', '-'], { input: '{"step":1}' });
+    expect(stdin.code).toBe(2);
+    expect(stdin.stderr).toContain('agentq worker');
+    const big = await runCli(home, ['job', 'checkpoint', '--file', '-'], { input: 'x'.repeat(200_000) });
+    expect(big.code).toBe(2);
+    expect(big.stderr).toContain('error: checkpoint is more than 65536 bytes');
   });
 });

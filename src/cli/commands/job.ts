@@ -54,10 +54,24 @@ export async function checkpoint(o: { data?: string; file?: string }, ctx: Comma
 }
 
 /**
- * --file read one byte past the checkpoint limit at most, never whole: it may be a pipe, or
- * /dev/zero. A path that cannot be read, or names a directory, is refused by name (exit 2).
+ * --file (`-`: standard input) read one byte past the checkpoint limit at most, never whole: it
+ * may be a pipe, or /dev/zero. A path that cannot be read, or names a directory, is refused by name (exit 2).
  */
 async function readCheckpointFile(path: string, tooLarge: () => Error): Promise<string> {
+  if (path === '-') {
+    // standard input, as for the other commands that take a file (a pipe or a socket: read as a stream)
+    const chunks: Buffer[] = [];
+    let n = 0;
+    for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      n += chunk.length;
+      if (n > MAX_CHECKPOINT_BYTES) {
+        process.stdin.destroy();
+        throw tooLarge();
+      }
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  }
   let handle: FileHandle;
   try {
     handle = await open(path, 'r');
