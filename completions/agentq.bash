@@ -211,7 +211,7 @@ __agentq_optval() {
     'dlq browse|--batch-size') __agentq_r='free' ;;
     'dlq browse|--max-redrives') __agentq_r='free' ;;
     'stats|-q'|'stats|--queue') __agentq_r='dyn:queues' ;;
-    'stats|--by') __agentq_r='choices:class tenant' ;;
+    'stats|--by') __agentq_r='choices:class tenant code' ;;
     'stats|--interval') __agentq_r='free' ;;
     'stats|-o'|'stats|--output') __agentq_r='choices:table wide plain json ndjson prometheus' ;;
     'metrics serve|--listen') __agentq_r='free' ;;

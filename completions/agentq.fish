@@ -839,7 +839,7 @@ complete -c agentq -n '__agentq_within \'dlq browse\'' -l max-redrives -x -d 'jo
 complete -c agentq -n '__agentq_arg \'dlq help\' 0' -a 'list show summary export redrive purge expire runs check browse'
 complete -c agentq -n '__agentq_within \'stats\'' -s q -l queue -x -a '(__agentq_dyn queues)' -d 'only this queue (default: the context\'s queue; else, or with --all-queues, every queue)'
 complete -c agentq -n '__agentq_within \'stats\'' -s A -l all-queues -d 'every queue, even when the context names one'
-complete -c agentq -n '__agentq_within \'stats\'' -l by -x -a 'class tenant' -d 'break the figures down by service class or tenant'
+complete -c agentq -n '__agentq_within \'stats\'' -l by -x -a 'class tenant code' -d 'break the figures down by service class or tenant, or list failed attempts by error code'
 complete -c agentq -n '__agentq_within \'stats\'' -s w -l watch -d 'refresh on a terminal, with sparklines of depth and oldest age'
 complete -c agentq -n '__agentq_within \'stats\'' -l interval -x -d 'with --watch: time between refreshes'
 complete -c agentq -n '__agentq_within \'stats\'' -s o -l output -x -a 'table wide plain json ndjson prometheus' -d 'output format: table, wide, plain, json, ndjson; prometheus with stats only (default: table on a te…'

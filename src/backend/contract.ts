@@ -310,7 +310,8 @@ export interface ApplyRequest {
 
 // ---------------------------------------------------------------- stats
 
-export type { AttemptOutcomes, OutcomeTotals, QueueStats, RecentActivity, StatsBreakdown } from '../core/queue-stats.js';
+export type { AttemptOutcomes, FailureCount, OutcomeTotals, QueueStats, RecentActivity, StatsBreakdown } from '../core/queue-stats.js';
+export { FAILURE_CODE_OTHER, STATS_MAX_FAILURE_CODES } from '../core/queue-stats.js';
 
 /** How many recent timing samples a backend keeps per queue (a ring, not a scan). */
 export const STATS_SAMPLE_LIMIT = 1000;

@@ -4,7 +4,7 @@
  * because the core computes from it and must not depend on the backend layer;
  * `backend/contract.ts` re-exports every name here unchanged, with the limits a
  * backend keeps (`STATS_SAMPLE_LIMIT`, `STATS_MAX_TENANTS`,
- * `STATS_RECENT_WINDOW_MS`).
+ * `STATS_RECENT_WINDOW_MS`; `STATS_MAX_FAILURE_CODES` is declared here).
  */
 import type { JobState } from './schemas.js';
 
@@ -52,7 +52,44 @@ export interface QueueStats {
   execution_ms?: number[];
   /** Attempts that ended in the last `window_ms`: for recent throughput. */
   recent?: RecentActivity;
+  /**
+   * Attempts that ended in failure, by the error code their attempt record got (a failure the
+   * handler reported, retried or not; LEASE_EXPIRED for a lease that ran out), cumulative since
+   * the queue was created, largest first. Codes are the caller's strings, so a queue keeps at most
+   * `STATS_MAX_FAILURE_CODES` of them: attempts with a code first seen after that are counted under
+   * `FAILURE_CODE_OTHER`.
+   */
+  failures_by_code?: FailureCount[];
 }
+
+export interface FailureCount {
+  code: string;
+  count: number;
+}
+
+/** How many distinct error codes a queue's failure counts keep (the first seen); later ones count as `FAILURE_CODE_OTHER`. */
+export const STATS_MAX_FAILURE_CODES = 100;
+/** The bucket of failures whose code came after the first `STATS_MAX_FAILURE_CODES` of a queue. */
+export const FAILURE_CODE_OTHER = 'OTHER';
+
+/**
+ * Failure counts as `failures_by_code` lists them: largest first (ties by code), at most
+ * `STATS_MAX_FAILURE_CODES` codes plus `FAILURE_CODE_OTHER`, the smallest beyond that folded into
+ * it. (A backend keeps at most that many per queue; only the sum over a Redis queue's shards, each
+ * keeping its own, can hold more.)
+ */
+export function failureCounts(counts: ReadonlyMap<string, number>): FailureCount[] {
+  let other = counts.get(FAILURE_CODE_OTHER) ?? 0;
+  const codes = [...counts]
+    .filter(([code, n]) => code !== FAILURE_CODE_OTHER && n > 0)
+    .map(([code, count]) => ({ code, count }))
+    .sort(byCountThenCode);
+  for (const c of codes.splice(STATS_MAX_FAILURE_CODES)) other += c.count;
+  if (other > 0) codes.push({ code: FAILURE_CODE_OTHER, count: other });
+  return codes.sort(byCountThenCode);
+}
+
+const byCountThenCode = (a: FailureCount, b: FailureCount) => b.count - a.count || (a.code < b.code ? -1 : a.code > b.code ? 1 : 0);
 
 export interface StatsBreakdown {
   /** The class name or tenant id. */

@@ -171,6 +171,12 @@ export const StatsReport = z.object({
   tenants_total: z.number().int().nullable(),
   /** Whether `by_tenant` leaves tenants out. */
   by_tenant_truncated: z.boolean().nullable(),
+  /**
+   * Attempts that ended in failure, by error code (LEASE_EXPIRED for a lost lease), cumulative
+   * since the queue was created, largest first; at most STATS_MAX_FAILURE_CODES codes, later
+   * ones counted as OTHER. Null when the backend does not keep them.
+   */
+  failures_by_code: z.array(z.object({ code: z.string(), count: z.number().int() })).nullable(),
 });
 export type StatsReport = z.infer<typeof StatsReport>;
 
@@ -211,6 +217,7 @@ export function buildStatsReport(s: QueueStats): StatsReport {
     by_tenant: s.by_tenant ? s.by_tenant.map(copyBreakdown) : null,
     tenants_total: s.tenants_total ?? null,
     by_tenant_truncated: s.by_tenant && s.tenants_total !== undefined ? s.tenants_total > s.by_tenant.length : null,
+    failures_by_code: s.failures_by_code ? s.failures_by_code.map((c) => ({ ...c })) : null,
   };
 }
 

@@ -88,6 +88,11 @@ export function renderPrometheus(stats: readonly QueueStats[], extra: { scrapeSe
   const attempts = fam('agentq_attempts_total', 'counter', 'Attempts started (claims).');
   const retries = fam('agentq_retries_total', 'counter', 'Failed attempts that were scheduled for another try.');
   const byAttempt = fam('agentq_attempt_outcomes_total', 'counter', 'How attempt number N ended: succeeded or failed.');
+  const failures = fam(
+    'agentq_attempt_failures_total',
+    'counter',
+    'Attempts that ended in failure, by error code (LEASE_EXPIRED: lease lost), retried or not; codes past the first 100 of a queue count as OTHER.',
+  );
 
   for (const s of stats) {
     const queue = s.queue;
@@ -128,9 +133,10 @@ export function renderPrometheus(stats: readonly QueueStats[], extra: { scrapeSe
       byAttempt.samples.push({ labels: { queue, attempt: String(a.attempt), outcome: 'succeeded' }, value: a.succeeded });
       byAttempt.samples.push({ labels: { queue, attempt: String(a.attempt), outcome: 'failed' }, value: a.failed });
     }
+    for (const c of s.failures_by_code ?? []) failures.samples.push({ labels: { queue, code: c.code }, value: c.count });
   }
 
-  const families = [depth, oldest, dlq, stale, backlog, tenantDepth, tiq, exec, jobs, attempts, retries, byAttempt];
+  const families = [depth, oldest, dlq, stale, backlog, tenantDepth, tiq, exec, jobs, attempts, retries, byAttempt, failures];
   if (extra.scrapeSeconds !== undefined) {
     const scrape = fam('agentq_stats_collect_seconds', 'gauge', 'Time taken to collect these statistics from the backend.');
     scrape.samples.push({ labels: {}, value: extra.scrapeSeconds });

@@ -90,6 +90,8 @@ describe('a queue in 3 shards on a 3-master cluster', () => {
     expect(dlq).toHaveLength(stats.counts.dead);
     expect(new Set(dlq.map((e) => e.job_id)).size).toBe(dlq.length);
     expect(stats.totals?.submitted).toBe(N);
+    // Each shard counts the failures of its jobs by code: the queue's figure is their sum.
+    expect(stats.failures_by_code).toEqual([{ code: 'VALIDATION', count: stats.counts.dead }]);
     const events = [];
     for await (const e of backend.events({ queue: 'research' })) events.push(e);
     expect(events.filter((e) => e.type === 'submitted')).toHaveLength(N);

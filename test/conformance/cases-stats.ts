@@ -7,7 +7,7 @@
  * the obligation. Only a queue that never had a job may leave them out.
  */
 import { describe, expect, it } from 'vitest';
-import { STATS_MAX_TENANTS, STATS_SAMPLE_LIMIT, type Backend, type QueueStats } from '../../src/backend/contract.js';
+import { FAILURE_CODE_OTHER, STATS_MAX_FAILURE_CODES, STATS_MAX_TENANTS, STATS_SAMPLE_LIMIT, type Backend, type QueueStats } from '../../src/backend/contract.js';
 import { claimOne, iso, makeDead, req, runRecord, useFixture, type MakeFixture } from './fixture.js';
 
 function breakdown(s: QueueStats, dim: 'class' | 'tenant', key: string) {
@@ -17,7 +17,7 @@ function breakdown(s: QueueStats, dim: 'class' | 'tenant', key: string) {
 /** The stats of a queue that has jobs: every optional figure must be there. */
 async function fullStats(backend: Backend, queue: string): Promise<Required<QueueStats>> {
   const s = await backend.stats(queue);
-  for (const k of ['at', 'backlog_seconds', 'by_class', 'by_tenant', 'totals', 'by_attempt', 'time_in_queue_ms', 'execution_ms', 'recent', 'lease_expired', 'tenants_total'] as const) {
+  for (const k of ['at', 'backlog_seconds', 'by_class', 'by_tenant', 'totals', 'by_attempt', 'time_in_queue_ms', 'execution_ms', 'recent', 'lease_expired', 'tenants_total', 'failures_by_code'] as const) {
     expect(s[k], `stats.${k}`).toBeDefined();
   }
   return s as Required<QueueStats>;
@@ -130,6 +130,74 @@ export function statsCases(make: MakeFixture): void {
       // Ended attempts this minute: 2 succeeded, 2 did not (the retried one and the dead one); the cancel ended no attempt.
       expect(s.recent).toMatchObject({ submitted: 4, succeeded: 2, failed: 2 });
       expectBreakdownsAddUp(s);
+    });
+
+    it('counts failed attempts by their error code: retried 429s, timeouts, lost leases and permanent failures; successes and releases add none', async () => {
+      const f = fx();
+      const { backend, clock } = f;
+      const retryAt = async (out: Awaited<ReturnType<Backend['fail']>>) => {
+        expect(out.kind).toBe('retry');
+        if (out.kind === 'retry') clock.set(out.runAt);
+      };
+      // a: rate-limited twice, retried each time, then succeeds (an on-call engineer must see both 429s).
+      await backend.submit(req({ queue: 'q', max_attempts: 3 }));
+      await retryAt(await backend.fail(await claimOne(backend, 'q'), { code: 'PROVIDER_429', message: 'slow down', retryable: true }));
+      await retryAt(await backend.fail(await claimOne(backend, 'q'), { code: 'PROVIDER_429', message: 'slow down', retryable: true }));
+      await backend.complete(await claimOne(backend, 'q'), null);
+      // b: times out (retried), is given back by a stopping worker (not a failure), then its worker dies on the last attempt.
+      await backend.submit(req({ queue: 'q', max_attempts: 2 }));
+      await retryAt(await backend.fail(await claimOne(backend, 'q'), { code: 'TIMEOUT', message: 'took too long', retryable: true }));
+      await backend.release(await claimOne(backend, 'q'));
+      await claimOne(backend, 'q', { leaseMs: 5_000 });
+      clock.advance(6_000);
+      expect(await backend.claim({ queue: 'q', workerId: 'w2', max: 1, leaseMs: 1000 })).toEqual([]);
+      // c: rejected for good.
+      await makeDead(f, { queue: 'q', code: 'VALIDATION' });
+      // A queue whose jobs only succeed has no failure to count.
+      await backend.submit(req({ queue: 'calm' }));
+      await backend.complete(await claimOne(backend, 'calm'), null);
+
+      const s = await fullStats(backend, 'q');
+      expect(s.counts).toMatchObject({ succeeded: 1, dead: 2 });
+      expect(s.failures_by_code).toEqual([
+        { code: 'PROVIDER_429', count: 2 },
+        { code: 'LEASE_EXPIRED', count: 1 },
+        { code: 'TIMEOUT', count: 1 },
+        { code: 'VALIDATION', count: 1 },
+      ]);
+      // Every failed attempt here ended with a code: the counts add up to the failed attempts.
+      const failed = s.by_attempt.reduce((n, a) => n + a.failed, 0);
+      expect(s.failures_by_code.reduce((n, c) => n + c.count, 0)).toBe(failed);
+      expect((await fullStats(backend, 'calm')).failures_by_code).toEqual([]);
+      expect((await backend.stats('never')).failures_by_code ?? []).toEqual([]);
+    });
+
+    it(`keeps at most ${STATS_MAX_FAILURE_CODES} error codes per queue, counting later codes under ${FAILURE_CODE_OTHER}`, async () => {
+      const { backend } = fx();
+      const n = STATS_MAX_FAILURE_CODES + 3;
+      const code = (i: number) => `E${String(i).padStart(3, '0')}`;
+      for (let i = 0; i < n + 2; i++) await backend.submit(req({ queue: 'q' }));
+      const leases = [];
+      while (leases.length < n + 2) {
+        const got = await backend.claim({ queue: 'q', workerId: 'w', max: 50, leaseMs: 60_000 });
+        expect(got.length).toBeGreaterThan(0);
+        leases.push(...got);
+      }
+      // One failure per code, in order: the first STATS_MAX_FAILURE_CODES codes are kept.
+      for (let i = 0; i < n; i++) await backend.fail(leases[i]!, { code: code(i), message: 'x', retryable: false });
+      // A kept code still counts under its name once the cap is reached; a new one goes to OTHER.
+      await backend.fail(leases[n]!, { code: code(0), message: 'x', retryable: false });
+      await backend.fail(leases[n + 1]!, { code: 'NEVER_SEEN_BEFORE', message: 'x', retryable: false });
+
+      const s = await fullStats(backend, 'q');
+      expect(s.failures_by_code).toHaveLength(STATS_MAX_FAILURE_CODES + 1);
+      expect(s.failures_by_code.slice(0, 2)).toEqual([
+        { code: FAILURE_CODE_OTHER, count: 4 },
+        { code: code(0), count: 2 },
+      ]);
+      const kept = s.failures_by_code.slice(2).map((c) => c.code);
+      expect(kept).toEqual(Array.from({ length: STATS_MAX_FAILURE_CODES - 1 }, (_v, i) => code(i + 1)));
+      expect(s.failures_by_code.reduce((t, c) => t + c.count, 0)).toBe(n + 2);
     });
 
     it('a DLQ entry expired by a bulk expire is not a second end: the totals and the DLQ rate stay as they were', async () => {

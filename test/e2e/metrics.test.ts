@@ -15,6 +15,10 @@ beforeAll(async () => {
   home = makeCliHome('agentq-metrics-');
   const backend = await openBackend(home.dataUrl);
   for (let i = 0; i < 3; i++) await backend.submit({ workflow: 'research_report:v3', queue: 'research', class: 'interactive' });
+  // One rate-limited attempt, retried: agentq_attempt_failures_total counts it though no job died.
+  await backend.submit({ workflow: 'chat:v1', queue: 'chat', max_attempts: 3 });
+  const [lease] = await backend.claim({ queue: 'chat', workerId: 'w', max: 1, leaseMs: 60_000 });
+  expect((await backend.fail(lease!, { code: 'PROVIDER_429', message: 'slow down', retryable: true })).kind).toBe('retry');
   await backend.close();
 }, 60_000);
 afterAll(() => home?.cleanup());
@@ -34,6 +38,7 @@ describe('agentq metrics serve', () => {
     const fams = parseAndValidate(await res.text());
     expect(sampleValue(fams, 'agentq_queue_depth', { queue: 'research', class: 'interactive', state: 'queued' })).toBe(3);
     expect(sampleValue(fams, 'agentq_dlq_size', { queue: 'research' })).toBe(0);
+    expect(sampleValue(fams, 'agentq_attempt_failures_total', { queue: 'chat', code: 'PROVIDER_429' })).toBe(1);
     expect(fams.map((f) => f.name)).toEqual(expect.arrayContaining(['agentq_oldest_age_seconds', 'agentq_backlog_seconds', 'agentq_time_in_queue_recent_seconds']));
 
     // A job submitted after start shows on the next scrape: figures are read per scrape, not cached.

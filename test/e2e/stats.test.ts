@@ -91,6 +91,67 @@ describe('agentq stats', () => {
   });
 });
 
+describe('agentq stats: failed attempts by error code', () => {
+  let codes: CliHome;
+  const EVIL = 'EVIL"\n\x1b[2J';
+  beforeAll(async () => {
+    codes = makeCliHome('agentq-stats-codes-');
+    const clock = new ManualClock(Date.now() - HOUR);
+    const backend = await openBackend(codes.dataUrl, { clock });
+    const claim = async (leaseMs = 60_000) => (await backend.claim({ queue: 'chat', workerId: 'w', max: 1, leaseMs }))[0]!;
+    // Rate-limited twice (retried both times), then done: no DLQ entry, yet the 429s must show.
+    await backend.submit({ workflow: 'chat:v1', queue: 'chat', max_attempts: 3 });
+    for (let i = 0; i < 2; i++) {
+      const out = await backend.fail(await claim(), { code: 'PROVIDER_429', message: 'slow down', retryable: true });
+      if (out.kind === 'retry') clock.set(out.runAt);
+    }
+    await backend.complete(await claim(), null);
+    // A worker that died (its lease ran out, reaped by the next claim), and a code a handler made up.
+    await backend.submit({ workflow: 'chat:v1', queue: 'chat', max_attempts: 1 });
+    await claim(5_000);
+    clock.advance(6_000);
+    await backend.claim({ queue: 'chat', workerId: 'w', max: 1, leaseMs: 1000 });
+    await backend.submit({ workflow: 'chat:v1', queue: 'chat', max_attempts: 1 });
+    await backend.fail(await claim(), { code: EVIL, message: 'x', retryable: false });
+    await backend.submit({ workflow: 'chat:v1', queue: 'quiet' });
+    await backend.close();
+  }, 60_000);
+  afterAll(() => codes?.cleanup());
+
+  it('-o json lists them per queue, largest first; a queue without failures has an empty list', async () => {
+    const reports = z.array(StatsReport).parse(JSON.parse((await runCliOk(codes, ['stats', '-o', 'json'])).stdout));
+    expect(reports.find((r) => r.queue === 'chat')!.failures_by_code).toEqual([
+      { code: 'PROVIDER_429', count: 2 },
+      { code: EVIL, count: 1 },
+      { code: 'LEASE_EXPIRED', count: 1 },
+    ]);
+    expect(reports.find((r) => r.queue === 'quiet')!.failures_by_code).toEqual([]);
+  });
+
+  it('--by code lists them in plain lines; the table shows the top codes under the queues, plain output does not', async () => {
+    const plain = await runCliOk(codes, ['stats', '--by', 'code', '-q', 'chat', '-o', 'plain']);
+    // QUEUE CODE FAILURES SHARE
+    expect(plain.stdout.trim().split('\n').map((l) => l.split('\t').slice(0, 3))[0]).toEqual(['chat', 'PROVIDER_429', '2']);
+    const table = await runCliOk(codes, ['stats', '-o', 'table']);
+    expect(table.stdout).toContain('FAILURES BY CODE');
+    expect(table.stdout).toMatch(/chat +PROVIDER_429 +2 +50\.0%/);
+    expect(hasEscapeByte(table.stdoutBytes)).toBe(false);
+    expect((await runCliOk(codes, ['stats', '-o', 'plain'])).stdout).not.toContain('PROVIDER_429');
+    const none = await runCliOk(codes, ['stats', '--by', 'code', '-q', 'quiet']);
+    expect(none.stdout).toBe('');
+    expect(none.stderr).toContain('No failed attempts yet.');
+  });
+
+  it('exports agentq_attempt_failures_total{queue,code}, a hostile code sanitised', async () => {
+    const r = await runCliOk(codes, ['stats', '-o', 'prometheus']);
+    expect(hasEscapeByte(r.stdoutBytes)).toBe(false);
+    const fams = parseAndValidate(r.stdout);
+    expect(sampleValue(fams, 'agentq_attempt_failures_total', { queue: 'chat', code: 'PROVIDER_429' })).toBe(2);
+    expect(sampleValue(fams, 'agentq_attempt_failures_total', { queue: 'chat', code: 'LEASE_EXPIRED' })).toBe(1);
+    expect(fams.find((f) => f.name === 'agentq_attempt_failures_total')!.type).toBe('COUNTER');
+  });
+});
+
 describe('agentq dlq check', () => {
   it('exits 0 within the limits', async () => {
     const r = await runCliOk(home, ['dlq', 'check', '--queue', 'research', '--max-size', '2', '--max-age', '3h', '--max-rate', '70%']);

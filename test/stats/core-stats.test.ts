@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { QueueStats } from '../../src/backend/contract.js';
+import { FAILURE_CODE_OTHER, STATS_MAX_FAILURE_CODES, failureCounts } from '../../src/core/queue-stats.js';
 import { formatDuration } from '../../src/core/duration.js';
 import {
   StatsHistory,
@@ -154,5 +155,26 @@ describe('parseRate', () => {
     expect(parseRate('5%')).toBe(0.05);
     expect(parseRate('150%')).toBeNull();
     expect(parseRate('abc')).toBeNull();
+  });
+});
+
+describe('failureCounts', () => {
+  it('lists codes largest first (ties by code) and leaves out zeros', () => {
+    expect(failureCounts(new Map([['TIMEOUT', 1], ['PROVIDER_429', 4], ['NETWORK', 1], ['GONE', 0]]))).toEqual([
+      { code: 'PROVIDER_429', count: 4 },
+      { code: 'NETWORK', count: 1 },
+      { code: 'TIMEOUT', count: 1 },
+    ]);
+  });
+
+  it(`keeps the ${STATS_MAX_FAILURE_CODES} largest codes of a sum over shards, the rest added to ${FAILURE_CODE_OTHER}`, () => {
+    // Two shards each kept their own codes: together more than one queue keeps.
+    const counts = new Map<string, number>([[FAILURE_CODE_OTHER, 2]]);
+    for (let i = 0; i < STATS_MAX_FAILURE_CODES + 5; i++) counts.set(`C${String(i).padStart(3, '0')}`, i < 5 ? 1 : 10);
+    const out = failureCounts(counts);
+    expect(out).toHaveLength(STATS_MAX_FAILURE_CODES + 1);
+    expect(out.find((c) => c.code === FAILURE_CODE_OTHER)).toEqual({ code: FAILURE_CODE_OTHER, count: 2 + 5 });
+    expect(out.filter((c) => c.code !== FAILURE_CODE_OTHER).every((c) => c.count === 10)).toBe(true);
+    expect(out.reduce((n, c) => n + c.count, 0)).toBe(2 + 5 + 10 * STATS_MAX_FAILURE_CODES);
   });
 });

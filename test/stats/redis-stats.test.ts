@@ -60,6 +60,7 @@ describe('Redis stats', () => {
       time_in_queue_ms: [2000],
       execution_ms: [3000],
       recent: { submitted: 1, succeeded: 1, failed: 0 },
+      failures_by_code: [],
     });
     expect(s.by_class?.map((b) => b.key)).toEqual(['interactive', 'batch', 'maintenance']);
     expect(s.by_tenant).toEqual([]);

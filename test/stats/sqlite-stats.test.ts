@@ -3,6 +3,7 @@
  * cases check each one is right when present; this pins that SQLite has
  * them all) and keeps its counters across a reopen.
  */
+import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +39,7 @@ describe('SQLite stats', () => {
       time_in_queue_ms: [2000],
       execution_ms: [3000],
       recent: { submitted: 1, succeeded: 1, failed: 0 },
+      failures_by_code: [],
     });
     expect(s.by_class?.map((b) => b.key)).toEqual(['interactive', 'batch', 'maintenance']);
     expect(s.by_tenant).toEqual([]);
@@ -50,6 +52,23 @@ describe('SQLite stats', () => {
     await first.backend.close();
     const again = new SqliteBackend({ path: first.path, clock: first.clock });
     expect((await again.stats('q')).totals).toMatchObject({ submitted: 1 });
+    await again.close();
+  });
+
+  it('a file made before failures were counted by code (schema 4) gains the table on open, and counts from then on', async () => {
+    const first = open();
+    await first.backend.submit({ workflow: 'w:v1', queue: 'q', max_attempts: 1 });
+    await first.backend.close();
+    // As an agentq of schema 4 left it: no attempt_failures table.
+    const db = new Database(first.path);
+    db.exec('DROP TABLE attempt_failures');
+    db.pragma('user_version = 4');
+    db.close();
+    const again = new SqliteBackend({ path: first.path, clock: first.clock });
+    expect((await again.stats('q')).failures_by_code).toEqual([]);
+    const [lease] = await again.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+    await again.fail(lease!, { code: 'PROVIDER_429', message: 'slow down', retryable: false });
+    expect((await again.stats('q')).failures_by_code).toEqual([{ code: 'PROVIDER_429', count: 1 }]);
     await again.close();
   });
 });

@@ -19,7 +19,7 @@ import {
   type QueueStats,
   type StatsBreakdown,
 } from '../contract.js';
-import { foldExpiredLeases, type ExpiredLeases } from '../../core/queue-stats.js';
+import { failureCounts, foldExpiredLeases, type ExpiredLeases } from '../../core/queue-stats.js';
 import { flatToMap } from './codec.js';
 import { TENANT_DEPTH_UNIT } from './lua/stats.js';
 
@@ -36,6 +36,7 @@ export type ShardStatsReply = [
   tenants: string[],
   expiredLeases: Array<number | string>,
   tenantCount: number,
+  failuresByCode: string[],
 ];
 
 /** Runs the `stats` script on one shard; `tenants` empty = that shard's deepest. */
@@ -108,7 +109,10 @@ export async function readQueueStats(req: StatsRequest): Promise<QueueStats> {
 
   const expired = new Map<string, ExpiredLeases>();
   let expiredUnread = 0;
-  for (const [n, tot, oldest, blc, t, x, ba, act, , leases] of parts) {
+  const failures = new Map<string, number>();
+  for (const [n, tot, oldest, blc, t, x, ba, act, , leases, , fc] of parts) {
+    // (a shard keeps its own first STATS_MAX_FAILURE_CODES codes; failureCounts caps the sum again)
+    for (const [k, v] of Object.entries(flatToMap(fc ?? []))) failures.set(k, (failures.get(k) ?? 0) + Number(v));
     // count first, then (class, lease end) pairs of the longest-expired ones
     let listed = 0;
     for (let i = 1; i + 1 < (leases?.length ?? 0); i += 2) {
@@ -185,6 +189,7 @@ export async function readQueueStats(req: StatsRequest): Promise<QueueStats> {
     time_in_queue_ms: tiq.slice(-STATS_SAMPLE_LIMIT),
     execution_ms: exec.slice(-STATS_SAMPLE_LIMIT),
     recent: recentActivity(activity, now),
+    failures_by_code: failureCounts(failures),
   }, expiredList, now);
 }
 

@@ -24,7 +24,7 @@
  */
 import type Database from 'better-sqlite3';
 import { DEFAULT_ESTIMATED_SECONDS } from '../../core/admission.js';
-import { STATS_SAMPLE_LIMIT } from '../contract.js';
+import { FAILURE_CODE_OTHER, STATS_MAX_FAILURE_CODES, STATS_SAMPLE_LIMIT } from '../contract.js';
 
 /** One change of `jobs.state`, with what the counters need from the row before and after it. */
 export interface StateChange {
@@ -46,6 +46,8 @@ export interface StateChange {
   seq: number | null;
   /** When the attempt that ends started. */
   startedAt: number | null;
+  /** The error code the ending attempt's record got (a failure, or LEASE_EXPIRED); absent or null: no failure to count. */
+  failCode?: string | null;
 }
 
 export interface Mark {
@@ -54,7 +56,7 @@ export interface Mark {
 }
 
 /** Statements that read a counter kept here: before one runs, the pending deltas are written. */
-export const COUNTER_TABLES = /\b(queue_counts|tenant_counts|backlog|queue_totals|attempt_outcomes|activity|stat_samples)\b/;
+export const COUNTER_TABLES = /\b(queue_counts|tenant_counts|backlog|queue_totals|attempt_outcomes|activity|stat_samples|attempt_failures)\b/;
 
 const isPending = (s: string) => s === 'queued' || s === 'scheduled';
 /** Per-minute activity kept (the recent window is shorter; the rest is slack). */
@@ -123,6 +125,7 @@ export class CounterLog {
     const outcomes = new Map<string, [string, number, number, number]>();
     const activity = new Map<string, [string, number, number, number, number]>();
     const samples = new Map<string, [string, string, number, number, number]>();
+    const failures = new Map<string, [string, string, number]>();
     const prune = new Map<string, number>();
     const add3 = (m: Map<string, [string, string, number]>, a: string, b: string, d: number) => {
       const k = `${a}\u0000${b}`;
@@ -193,6 +196,7 @@ export class CounterLog {
           a[4] += 1 - ok;
         } else activity.set(ka, [c.queue, minute, 0, ok, 1 - ok]);
         if (c.seq !== null && c.startedAt !== null) sample(c.queue, 'exec', c.seq, c.at - c.startedAt);
+        if (c.failCode) add3(failures, c.queue, c.failCode, 1);
       } else if (c.from !== 'running' && c.from !== 'dead' && (c.to === 'succeeded' || c.to === 'dead' || c.to === 'expired' || c.to === 'cancelled')) {
         // Ends that are not attempts: a queued job cancelled or expired. A DLQ entry expired by
         // `dlq expire` is not a second end: it ended when it died, and counting it again would
@@ -241,8 +245,26 @@ export class CounterLog {
       5,
       [...samples.values()],
     );
+    if (failures.size > 0) this.writeFailures(failures.values());
     const pruneActivity = this.sql(`DELETE FROM activity WHERE queue = ? AND minute < ?`);
     for (const [q, minute] of prune) pruneActivity.run(q, minute - ACTIVITY_KEEP_MINUTES);
+  }
+
+  /**
+   * Failed attempts per (queue, error code). Codes are the callers' strings, so a queue keeps its
+   * first STATS_MAX_FAILURE_CODES codes and counts the attempts of any later one under OTHER:
+   * the table stays bounded whatever codes handlers invent. Only transactions that end an attempt
+   * in failure get here (a success writes nothing).
+   */
+  private writeFailures(rows: Iterable<[string, string, number]>): void {
+    const bump = this.sql(`UPDATE attempt_failures SET n = n + ? WHERE queue = ? AND code = ?`);
+    const kept = this.sql(`SELECT count(*) AS n FROM attempt_failures WHERE queue = ? AND code <> '${FAILURE_CODE_OTHER}'`);
+    const add = this.sql(`INSERT INTO attempt_failures (queue, code, n) VALUES (?, ?, ?) ON CONFLICT (queue, code) DO UPDATE SET n = n + excluded.n`);
+    for (const [q, code, d] of rows) {
+      if (bump.run(d, q, code).changes > 0) continue;
+      const full = code !== FAILURE_CODE_OTHER && (kept.get(q) as { n: number }).n >= STATS_MAX_FAILURE_CODES;
+      add.run(q, full ? FAILURE_CODE_OTHER : code, d);
+    }
   }
 }
 

@@ -179,6 +179,17 @@ const MIGRATIONS: string[] = [
   // table with insert triggers makes every INSERT keep a statement journal), which submit pays
   // once per multi-row INSERT.
   guardedInsertTriggers(),
+  // 5: failed attempts per error code (counters.ts writeFailures; at most STATS_MAX_FAILURE_CODES
+  // codes per queue, later ones counted under OTHER). Counted from this migration on: attempts
+  // that failed before it are not in it.
+  `
+  CREATE TABLE attempt_failures (
+    queue TEXT NOT NULL,
+    code TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (queue, code)
+  ) STRICT, WITHOUT ROWID;
+  `,
 ];
 
 /** Migration 4: the insert triggers of migrations 1 and 2, for rows without a fingerprint only. */

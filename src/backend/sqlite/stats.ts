@@ -16,6 +16,8 @@
  * - the start of the running attempt and its claim's sequence number
  *   (`jobs.attempt_started_at`, `jobs.attempt_seq` since migration 3; the
  *   `attempt_started` table before), so execution time needs no parse of the job document;
+ * - `attempt_failures` (migration 5): failed attempts per error code, the
+ *   codes capped per queue (counters.ts `writeFailures`);
  * - an index on (queue, class, run_at) of pending jobs, so the oldest job of a
  *   class is one seek.
  * Per-class and per-tenant depth and backlog come from the counters the
@@ -24,7 +26,7 @@
 import type Database from 'better-sqlite3';
 import { JOB_CLASSES } from '../../core/model.js';
 import type { JobState } from '../../core/schemas.js';
-import type { ExpiredLeases } from '../../core/queue-stats.js';
+import { failureCounts, type ExpiredLeases } from '../../core/queue-stats.js';
 import {
   STATS_MAX_TENANTS,
   STATS_RECENT_WINDOW_MS,
@@ -241,6 +243,9 @@ export function readExtendedStats(st: Sql, queue: string, now: number): Partial<
     `SELECT coalesce(sum(submitted), 0) AS submitted, coalesce(sum(succeeded), 0) AS succeeded, coalesce(sum(failed), 0) AS failed FROM activity WHERE queue = ? AND minute >= ?`,
   ).get(queue, fromMinute) as { submitted: number; succeeded: number; failed: number };
 
+  // At most STATS_MAX_FAILURE_CODES + 1 rows per queue (counters.ts writeFailures).
+  const failures = st(`SELECT code, n FROM attempt_failures WHERE queue = ?`).all(queue) as Array<{ code: string; n: number }>;
+
   return {
     at: now,
     backlog_seconds: byClass.reduce((s, b) => s + b.backlog_seconds, 0),
@@ -252,5 +257,6 @@ export function readExtendedStats(st: Sql, queue: string, now: number): Partial<
     time_in_queue_ms: samples('wait'),
     execution_ms: samples('exec'),
     recent: { window_ms: now - fromMinute * 60000, ...recent },
+    failures_by_code: failureCounts(new Map(failures.map((r) => [r.code, r.n]))),
   };
 }

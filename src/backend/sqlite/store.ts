@@ -381,6 +381,8 @@ export class SqliteStore {
         // A claim's sample goes to its own slot; an attempt's end to the slot of its claim.
         seq: cols.state === 'running' ? cols.attempt_seq : seq,
         startedAt,
+        // An attempt that ends here ended as its record says: a failure counts under its code.
+        failCode: before.state === 'running' ? (job.attempts[job.attempts.length - 1]?.error_code ?? null) : null,
       });
     } else {
       this.updateJob.run(cols);

@@ -37,7 +37,7 @@ export function registerOps(program: Command, lazy: Lazy): void {
     .description('queue health: depth, oldest age, time in queue and execution p50/p95, retry and DLQ rates, backlog, throughput')
     .option('-q, --queue <queue>', scopedQueueHelp('read'))
     .option(ALL_QUEUES_FLAG, ALL_QUEUES_HELP)
-    .addOption(new Option('--by <dimension>', 'break the figures down by service class or tenant').choices(['class', 'tenant']))
+    .addOption(new Option('--by <dimension>', 'break the figures down by service class or tenant, or list failed attempts by error code').choices(['class', 'tenant', 'code']))
     .option('-w, --watch', 'refresh on a terminal, with sparklines of depth and oldest age')
     .option('--interval <duration>', 'with --watch: time between refreshes', '2s')
     .hook('preAction', claimPrometheusOutput(program))
@@ -48,6 +48,7 @@ export function registerOps(program: Command, lazy: Lazy): void {
         ex(
           ['agentq stats --queue research', 'age of oldest, time-in-queue p95, DLQ rate, backlog seconds'],
           ['agentq stats --by tenant', 'who is queued where'],
+          ['agentq stats --by code', 'failed attempts by error code (retried 429s included), largest first'],
           ['agentq stats --watch', 'live view with sparklines (Ctrl-C to stop)'],
           ['agentq stats -o json | jq ".[] | {queue, dlq_rate}"', 'for scripts'],
           ['agentq stats -o prometheus > /var/lib/node_exporter/agentq.prom', 'for the node_exporter textfile collector'],

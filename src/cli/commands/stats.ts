@@ -17,7 +17,7 @@ import { checkQueueName, queuesHere } from '../parse.js';
 
 export interface StatsOptions {
   queue?: string;
-  by?: 'class' | 'tenant';
+  by?: 'class' | 'tenant' | 'code';
   watch?: boolean;
   interval?: string;
   /** Set by the registration when `-o prometheus` was given. */
@@ -103,6 +103,37 @@ function breakdownRows(reports: StatsReport[], by: 'class' | 'tenant'): Breakdow
   return rows;
 }
 
+interface FailureRow {
+  queue: string;
+  code: string;
+  count: number;
+  /** Of the queue's failed attempts that have a code. */
+  share: number;
+}
+
+export function failureColumns(f: Fmt): Column<FailureRow>[] {
+  return [
+    { header: 'QUEUE', get: (r) => r.queue, flexible: true },
+    { header: 'CODE', get: (r) => r.code, shrinkLast: true },
+    { header: 'FAILURES', get: (r) => r.count },
+    { header: 'SHARE', get: (r) => f.pct(r.share) },
+  ];
+}
+
+/** Each queue's failure counts, largest first; `perQueue` keeps only the largest few of each. */
+function failureRows(reports: StatsReport[], perQueue = Infinity): FailureRow[] {
+  const rows: FailureRow[] = [];
+  for (const r of reports) {
+    const codes = r.failures_by_code ?? [];
+    const all = codes.reduce((n, c) => n + c.count, 0);
+    for (const c of codes.slice(0, perQueue)) rows.push({ queue: r.queue, code: c.code, count: c.count, share: all > 0 ? c.count / all : 0 });
+  }
+  return rows;
+}
+
+/** Codes per queue in the short section under the table (`--by code` lists every one). */
+const TOP_FAILURE_CODES = 3;
+
 async function printReports(out: OutputTarget, reports: StatsReport[], by: StatsOptions['by']): Promise<void> {
   if (out.format === 'json' || out.format === 'ndjson') {
     if (out.format === 'json') printObject(out, reports);
@@ -110,8 +141,18 @@ async function printReports(out: OutputTarget, reports: StatsReport[], by: Stats
     return;
   }
   const f = formatters(out.format === 'plain');
-  if (by) await printRecords(out, { columns: breakdownColumns(by, f) }, breakdownRows(reports, by));
-  else await printRecords(out, { columns: queueColumns(f) }, reports);
+  if (by === 'code') await printRecords(out, { columns: failureColumns(f) }, failureRows(reports));
+  else if (by) await printRecords(out, { columns: breakdownColumns(by, f) }, breakdownRows(reports, by));
+  else {
+    await printRecords(out, { columns: queueColumns(f) }, reports);
+    // For a person at a terminal, the codes behind the retries and the DLQ (429s most often),
+    // under the table: plain output stays one line per queue, for scripts.
+    const top = failureRows(reports, TOP_FAILURE_CODES);
+    if (out.format !== 'plain' && top.length > 0) {
+      out.write(`\nFAILURES BY CODE (failed attempts since the queue was created; all: --by code)\n`);
+      await printRecords(out, { columns: failureColumns(f) }, top);
+    }
+  }
 }
 
 // ---------------------------------------------------------------- watch
@@ -214,8 +255,10 @@ export async function run(opts: StatsOptions, ctx: CommandContext): Promise<void
   if (opts.queue !== undefined && !known.includes(opts.queue)) {
     const here = queuesHere(known);
     ctx.note(`queue ${sanitize(opts.queue)} has never had a job in this store, so its figures are all zero${here}`);
-  } else if (opts.by && reports.some((r) => (opts.by === 'class' ? r.by_class : r.by_tenant) === null)) {
+  } else if (opts.by && reports.some((r) => (opts.by === 'class' ? r.by_class : opts.by === 'tenant' ? r.by_tenant : r.failures_by_code) === null)) {
     ctx.note(`This backend does not keep figures by ${opts.by} yet: queues without them are left out.`);
+  } else if (opts.by === 'code' && reports.length > 0 && reports.every((r) => (r.failures_by_code ?? []).length === 0) && !isMachineFormat(ctx.out.format)) {
+    ctx.note('No failed attempts yet.');
   }
   if (opts.by === 'tenant') {
     // The list is capped (the deepest first): say so, or the missing tenants pass for idle ones.

@@ -299,8 +299,9 @@ local function openAttempt(att, workerJson, wver)
     ((wver ~= '' and cjson.encode(wver)) or 'null') .. ',"started_at":' .. NOWS .. ATTEMPT_OPEN_TAIL
 end
 
--- Counts an attempt's end: the execution-time sample, the outcome per attempt number, the stats.
-local function attemptEnded(n, started, out)
+-- Counts an attempt's end: the execution-time sample, the outcome per attempt number, the stats,
+-- and, for an attempt that ended with an error code (a failure, LEASE_EXPIRED), that code.
+local function attemptEnded(n, started, out, code)
   if started then
     -- samples are trimmed back to SAMPLES_KEEP once they reach twice that (one LTRIM per
     -- SAMPLES_KEEP attempts, not one per attempt); readers take the last SAMPLES_KEEP
@@ -309,6 +310,7 @@ local function attemptEnded(n, started, out)
   if out == 'succeeded' then countD('i', P .. 'byatt', n .. ':ok', 1)
   elseif out ~= 'released' then countD('i', P .. 'byatt', n .. ':fail', 1) end
   statsAttemptEnded(out) -- [stats]
+  if code then statsAttemptFailed(code) end -- [stats] (a success has no code: no command)
 end
 
 -- Closes an attempt record (JSON) with an outcome and counts the attempt's end; returns the closed
@@ -320,7 +322,7 @@ local function closeAttempt(raw, out, code, msg)
     local head = string.sub(raw, 1, cut)
     local n, started = string.match(head, '^{"attempt":(%d+),.*,"started_at":(%d+)$')
     if n then
-      attemptEnded(n, tonumber(started), out)
+      attemptEnded(n, tonumber(started), out, code)
       return head .. ',"ended_at":' .. NOWS .. ',"outcome":"' .. out .. '","error_code":' ..
         ((code and cjson.encode(code)) or 'null') .. ',"error_message":' .. ((msg and cjson.encode(msg)) or 'null') .. '}'
     end
@@ -331,7 +333,7 @@ local function closeAttempt(raw, out, code, msg)
   a.outcome = out
   a.error_code = code or cjson.null
   a.error_message = msg or cjson.null
-  attemptEnded(tostring(a.attempt), tonumber(a.started_at), out)
+  attemptEnded(tostring(a.attempt), tonumber(a.started_at), out, code)
   return cjson.encode(a)
 end
 

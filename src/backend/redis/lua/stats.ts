@@ -23,6 +23,10 @@
  *                        minutes when a new minute's field is created
  *   qage:<class>   zset  waiting jobs of the class by run_at (oldest claimable
  *                        job per class; the queue's is the least of these)
+ *   fc             hash  error code → attempts that ended with it (failures and
+ *                        lost leases), at most 100 codes plus OTHER for
+ *                        any code first seen after them (closeAttempt →
+ *                        statsAttemptFailed; a success writes nothing)
  * Cost per job (submit, claim, complete): 4 commands (a ZINCRBY and an
  * HINCRBY at submit and at the end), plus a ZREM / HDEL when a tenant's
  * figure reaches zero (BENCHMARKS.md, "Stats").
@@ -33,7 +37,7 @@
  * are off by those jobs, and their ages are not in the per-class age index.
  */
 import { JOB_CLASSES } from '../../../core/schemas.js';
-import { STATS_MAX_TENANTS, STATS_SAMPLE_LIMIT } from '../../contract.js';
+import { FAILURE_CODE_OTHER, STATS_MAX_FAILURE_CODES, STATS_MAX_TENANTS, STATS_SAMPLE_LIMIT } from '../../contract.js';
 
 /** 2^24: a tenant's depth and DLQ size share one sorted-set score (exact while the DLQ part stays under 2^24 and the depth under 2^29). */
 export const TENANT_DEPTH_UNIT = 16777216;
@@ -44,7 +48,7 @@ const LUA_CLASSES = `{ ${JOB_CLASSES.map((c) => `'${c}'`).join(', ')} }`;
 
 /** The per-shard keys these hooks write, after the shard prefix: every one has a fixed name. */
 export function statsKeySuffixes(): string[] {
-  return ['n', 'stn', 'sts', 'act', ...JOB_CLASSES.map((c) => `qage:${c}`)];
+  return ['n', 'stn', 'sts', 'act', 'fc', ...JOB_CLASSES.map((c) => `qage:${c}`)];
 }
 
 /** Lua spliced into the prelude, after `meta` and the deferred-write helpers, before `move` (which calls `statsMove`). */
@@ -97,6 +101,17 @@ end
 local function statsAttemptEnded(out)
   if out == 'succeeded' then statsActivity('ok') elseif out ~= 'released' then statsActivity('f') end
 end
+
+-- An attempt ended with this error code. Codes are the callers' strings, so the shard keeps its
+-- first ${STATS_MAX_FAILURE_CODES} and counts any later one under ${FAILURE_CODE_OTHER}. Written at once, never deferred: the cap
+-- reads the hash (HLEN, and HEXISTS once it is full). Only failures get here.
+local function statsAttemptFailed(code)
+  local K_FC = P .. 'fc'
+  -- (HLEN alone answers while the hash is below the cap: one read per failure)
+  if code ~= '${FAILURE_CODE_OTHER}' and redis.call('HLEN', K_FC) >= ${STATS_MAX_FAILURE_CODES} and redis.call('HEXISTS', K_FC, code) == 0
+    and redis.call('HLEN', K_FC) - redis.call('HEXISTS', K_FC, '${FAILURE_CODE_OTHER}') >= ${STATS_MAX_FAILURE_CODES} then code = '${FAILURE_CODE_OTHER}' end
+  redis.call('HINCRBY', K_FC, code, 1)
+end
 -- [/stats]
 `;
 
@@ -107,7 +122,7 @@ end
  *
  * Returns { counts (per class for live states), totals, oldest run_at per
  * class (flat class, score), backlog per class, time-in-queue samples,
- * execution samples, attempt outcomes, activity, tenants, expired leases } where tenants is a flat list
+ * execution samples, attempt outcomes, activity, tenants, expired leases, tenant count, failures by code } where tenants is a flat list
  * of (tenant, rank score, scheduled, running, backlog, oldest claimable
  * run_at or '') and expired leases is { count, then (class, lease end) of the
  * longest-expired, at most 64 }. Every read is bounded: fixed-size hashes, capped lists, at
@@ -165,5 +180,6 @@ return {
   rows,
   expired,
   redis.call('ZCARD', K_STEN),
+  redis.call('HGETALL', P .. 'fc'),
 }
 `;
