@@ -206,5 +206,7 @@ describe('Redis completeAndClaim', () => {
     // every index and counter key, by size or content (activity buckets and samples included)
     expect(Object.keys(all.kinds)).toEqual(expect.arrayContaining(['n', 'tot', 'byatt', 'leases', 's:running', 's:succeeded', 'stn', 'sts', 'rt', 'blc', 'blt', 'act', 'tiq', 'exec']));
     expect(all.kinds).toEqual(one.kinds);
+    // a success counts no failure: the failures-by-code hash is never written on this path
+    expect(Object.keys(all.kinds)).not.toContain('fc');
   });
 });
