@@ -33,7 +33,7 @@ export const WaitExitCode = {
 export const EXIT_CODE_DOCS: ReadonlyArray<{ code: number; name: string; meaning: string }> = [
   { code: 0, name: 'ok', meaning: 'Success. An empty list is a success.' },
   { code: 1, name: 'failure', meaning: 'The operation failed, or a waited-for job ended without success.' },
-  { code: 2, name: 'usage', meaning: 'Invalid flags, arguments or input; the message names the rule that was broken.' },
+  { code: 2, name: 'usage', meaning: 'Invalid flags, arguments or input; the message names the rule that was broken (an argument that is not a job or run id at all is usage, not "not found").' },
   { code: 3, name: 'declined', meaning: 'Confirmation declined, or a mutation in a script without --yes.' },
   { code: 4, name: 'auth', meaning: 'Authentication or permission error from the backend, or a read-only context.' },
   { code: 5, name: 'not-found', meaning: 'The job, run or other named object does not exist.' },
