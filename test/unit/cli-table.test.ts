@@ -5,7 +5,12 @@ import type { Column } from '../../src/cli/output/columns.js';
 import { DLQ_ENTRY_COLUMNS, LEDGER_COLUMNS, PLAN_ITEM_COLUMNS, RUN_COLUMNS } from '../../src/cli/commands/dlq-columns.js';
 import type { LedgerItem, RunRecord } from '../../src/backend/contract.js';
 import type { PlanItem } from '../../src/core/plan.js';
-import type { DlqEntry } from '../../src/core/schemas.js';
+import type { DlqEntry, Job, JobEvent } from '../../src/core/schemas.js';
+import { queueColumns } from '../../src/cli/commands/stats.js';
+import { EVENT_COLUMNS } from '../../src/cli/commands/tail.js';
+import { JOB_COLUMNS } from '../../src/cli/commands/list.js';
+import { formatDuration } from '../../src/core/duration.js';
+import type { StatsReport } from '../../src/core/stats.js';
 
 interface Row {
   id: string;
@@ -139,5 +144,46 @@ describe('DLQ tables keep job and run ids whole on 80-120 column terminals', () 
     expect(first.dropped.length).toBeGreaterThan(0);
     const next = renderTable(DLQ_ENTRY_COLUMNS, [entry(2)], { palette: NO_COLOUR, width: 80, colWidths: first.colWidths, dropped: first.dropped, header: false });
     expect(displayWidth(next.text.trimEnd())).toBe(displayWidth(first.text.trimEnd().split('\n')[1]!));
+  });
+});
+
+describe('list, tail and stats tables on 80-120 column terminals', () => {
+  const dur = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : formatDuration(ms));
+  const pct = (r: number | null) => (r === null ? null : `${(r * 100).toFixed(1)}%`);
+  const report = (queue: string) => ({
+    queue, queued: 1200, scheduled: 3, running: 8, lease_expired: 0, dlq_size: 17, oldest_queued_age_ms: 1_003_000,
+    time_in_queue: { p50_ms: 5000, p95_ms: 17_000 }, execution: { p50_ms: 295, p95_ms: 42_200 }, retry_rate: 0.123, dlq_rate: 0.957,
+    backlog_seconds: 7200, throughput_per_s: 12.34, drain_estimate_seconds: 29, success_rate_by_attempt: [],
+  }) as unknown as StatsReport;
+  const event = (type: string, from: string, to: string) => ({
+    type, seq: '1', at: '2026-11-30T10:33:25.000Z', job_id: 'job_01M8P08FZEXT3NZEQF7A10T2TY', queue: 'research', tenant_id: 'acme', from_state: from, to_state: to, attempt: 1, data: null,
+  }) as unknown as JobEvent;
+  const job = (workflow: string, state: string) => ({
+    job_id: 'job_01M8P08FZEXT3NZEQF7A10T2TY', queue: 'research', tenant_id: 'acme-corp', workflow, class: 'batch', state, attempt: 1, max_attempts: 3,
+    created_at: '2026-11-30T10:33:25.000Z', deadline_at: null, outcome: null, last_error: null,
+  }) as unknown as Job;
+  // What must never be cut: what a reader tells rows apart by, and what goes into the next command.
+  const tables: Array<[string, readonly Column<never>[], unknown[], string[]]> = [
+    ['stats', queueColumns({ dur, pct }) as never, [report('research'), report('billing-invoices')], ['research', 'billing-invoices']],
+    ['tail', EVENT_COLUMNS as never, [event('cancel_requested', 'running', 'running'), event('cancelled', 'running', 'cancelled')],
+      ['2026-11-30 10:33:25Z', 'cancelled', 'job_01M8P08FZEXT3NZEQF7A10T2TY']],
+    ['list', JOB_COLUMNS as never, [job('research_report:v3', 'succeeded'), job('x:v1', 'cancelled')], ['job_01M8P08FZEXT3NZEQF7A10T2TY', 'research', 'succeeded', 'cancelled']],
+  ];
+  for (const width of [80, 100, 120]) {
+    for (const [name, cols, rows, whole] of tables) {
+      it(`regression: ${name} at ${width} columns keeps its headers and ${whole.join(', ')} whole and fits (stats was WAIT …  WAIT …, tail 2026-…)`, () => {
+        const { text } = renderTable(cols, rows as never[], { palette: NO_COLOUR, width });
+        const lines = text.trimEnd().split('\n');
+        for (const l of lines) expect(displayWidth(l), l).toBeLessThanOrEqual(width);
+        expect(lines[0], lines[0]).not.toContain('…');
+        for (const w of whole) expect(text, `${w} in\n${text}`).toMatch(new RegExp(`(^|  )${w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(  |\\n|$)`, 'm'));
+      });
+    }
+  }
+
+  it('-o wide and plain keep every stats column', () => {
+    const cols = queueColumns({ dur, pct });
+    const wide = renderTable(cols, [report('research')], { palette: NO_COLOUR, width: 80, wide: true });
+    expect(wide.dropped).toEqual([]);
   });
 });

@@ -28,15 +28,18 @@ export interface ListOptions {
   all?: boolean;
 }
 
+// On a terminal too narrow for every column with its header whole (`-o table`, 80-100 columns):
+// ids, times, queue names and states stay whole (`cance…`, `2026-…` help nobody), and the
+// `dropWhenNarrow` columns are left out, highest first. `-o wide` and plain keep every column.
 export const JOB_COLUMNS: readonly Column<Job>[] = [
   { header: 'job', get: (j) => j.job_id, keepWhole: true },
-  { header: 'queue', get: (j) => j.queue },
-  { header: 'tenant', get: (j) => j.tenant_id },
+  { header: 'queue', get: (j) => j.queue, shrinkLast: true },
+  { header: 'tenant', get: (j) => j.tenant_id, dropWhenNarrow: 1 },
   { header: 'workflow', get: (j) => j.workflow, flexible: true },
   { header: 'class', get: (j) => j.class, wide: true },
-  { header: 'state', get: (j) => ({ text: j.state, style: 'state' }) },
-  { header: 'attempts', get: (j) => `${j.attempt}/${j.max_attempts}` },
-  { header: 'created', get: (j) => ({ time: j.created_at }) },
+  { header: 'state', get: (j) => ({ text: j.state, style: 'state' }), shrinkLast: true },
+  { header: 'attempts', get: (j) => `${j.attempt}/${j.max_attempts}`, dropWhenNarrow: 2 },
+  { header: 'created', get: (j) => ({ time: j.created_at }), keepWhole: true, dropWhenNarrow: 0 },
   { header: 'deadline', get: (j) => ({ time: j.deadline_at }), wide: true },
   { header: 'outcome', get: (j) => j.outcome, wide: true },
   { header: 'error', get: (j) => j.last_error?.code ?? null, wide: true, flexible: true },

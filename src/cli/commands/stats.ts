@@ -49,9 +49,15 @@ function formatters(plain: boolean): Fmt {
       };
 }
 
+/**
+ * On a terminal too narrow for every column with its header whole (80-120 columns), `-o table`
+ * leaves out the `dropWhenNarrow` ones, highest first, rather than cut `WAIT P50` and `WAIT P95`
+ * to the same `WAIT …`; the queue name is cut last (it is what goes into the next `--queue`).
+ * `-o wide` and plain output keep every column.
+ */
 export function queueColumns(f: Fmt): Column<StatsReport>[] {
   return [
-    { header: 'QUEUE', get: (r) => r.queue, flexible: true },
+    { header: 'QUEUE', get: (r) => r.queue, shrinkLast: true },
     { header: 'QUEUED', get: (r) => r.queued },
     { header: 'SCHED', get: (r) => r.scheduled },
     { header: 'RUNNING', get: (r) => r.running },
@@ -59,14 +65,14 @@ export function queueColumns(f: Fmt): Column<StatsReport>[] {
     { header: 'STALE', get: (r) => r.lease_expired },
     { header: 'DLQ', get: (r) => r.dlq_size },
     { header: 'OLDEST', get: (r) => f.dur(r.oldest_queued_age_ms) },
-    { header: 'WAIT P50', get: (r) => f.dur(r.time_in_queue?.p50_ms) },
-    { header: 'WAIT P95', get: (r) => f.dur(r.time_in_queue?.p95_ms) },
-    { header: 'EXEC P50', get: (r) => f.dur(r.execution?.p50_ms) },
-    { header: 'EXEC P95', get: (r) => f.dur(r.execution?.p95_ms) },
-    { header: 'RETRY', get: (r) => f.pct(r.retry_rate) },
-    { header: 'DLQ RATE', get: (r) => f.pct(r.dlq_rate) },
-    { header: 'BACKLOG', get: (r) => f.dur(r.backlog_seconds === null ? null : r.backlog_seconds * 1000) },
-    { header: 'JOBS/S', get: (r) => (r.throughput_per_s === null ? null : Number(r.throughput_per_s.toFixed(2))) },
+    { header: 'WAIT P50', get: (r) => f.dur(r.time_in_queue?.p50_ms), dropWhenNarrow: 8 },
+    { header: 'WAIT P95', get: (r) => f.dur(r.time_in_queue?.p95_ms), dropWhenNarrow: 1 },
+    { header: 'EXEC P50', get: (r) => f.dur(r.execution?.p50_ms), dropWhenNarrow: 7 },
+    { header: 'EXEC P95', get: (r) => f.dur(r.execution?.p95_ms), dropWhenNarrow: 3 },
+    { header: 'RETRY', get: (r) => f.pct(r.retry_rate), dropWhenNarrow: 4 },
+    { header: 'DLQ RATE', get: (r) => f.pct(r.dlq_rate), dropWhenNarrow: 2 },
+    { header: 'BACKLOG', get: (r) => f.dur(r.backlog_seconds === null ? null : r.backlog_seconds * 1000), dropWhenNarrow: 5 },
+    { header: 'JOBS/S', get: (r) => (r.throughput_per_s === null ? null : Number(r.throughput_per_s.toFixed(2))), dropWhenNarrow: 6 },
     { header: 'DRAIN', get: (r) => f.dur(r.drain_estimate_seconds === null ? null : r.drain_estimate_seconds * 1000), wide: true },
     {
       header: 'SUCCESS BY ATTEMPT',

@@ -47,16 +47,18 @@ export function historyLimit(o: Pick<TailOptions, 'events' | 'since' | 'job'>): 
 const TYPE_WIDTH = Math.max(...EVENT_TYPES.map((t) => t.length));
 const STATE_WIDTH = Math.max(...JOB_STATES.map((s) => s.length));
 
+// On a narrow terminal (`-o table`) the time stays whole, event types and states are cut last
+// (`cancel…` would be cancelled or cancel_requested), and the `dropWhenNarrow` columns go first.
 export const EVENT_COLUMNS: readonly Column<JobEvent>[] = [
-  { header: 'at', get: (e) => ({ time: e.at }) },
+  { header: 'at', get: (e) => ({ time: e.at }), keepWhole: true },
   // (streamed: the longest event type and state fit whatever the first rows were)
-  { header: 'type', get: (e) => e.type, minWidth: TYPE_WIDTH },
+  { header: 'type', get: (e) => e.type, minWidth: TYPE_WIDTH, shrinkLast: true },
   { header: 'job', get: (e) => e.job_id, keepWhole: true },
-  { header: 'queue', get: (e) => e.queue, minWidth: 12 },
+  { header: 'queue', get: (e) => e.queue, minWidth: 12, dropWhenNarrow: 1 },
   { header: 'tenant', get: (e) => e.tenant_id, wide: true, minWidth: 12 },
-  { header: 'from', get: (e) => e.from_state, minWidth: STATE_WIDTH },
-  { header: 'to', get: (e) => (e.to_state ? { text: e.to_state, style: 'state' } : null), minWidth: STATE_WIDTH },
-  { header: 'attempt', get: (e) => e.attempt },
+  { header: 'from', get: (e) => e.from_state, minWidth: STATE_WIDTH, shrinkLast: true, dropWhenNarrow: 3 },
+  { header: 'to', get: (e) => (e.to_state ? { text: e.to_state, style: 'state' } : null), minWidth: STATE_WIDTH, shrinkLast: true },
+  { header: 'attempt', get: (e) => e.attempt, dropWhenNarrow: 2 },
   { header: 'seq', get: (e) => e.seq, wide: true },
 ];
 
