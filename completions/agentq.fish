@@ -620,7 +620,7 @@ complete -c agentq -n '__agentq_within \'submit\'' -l operation -x -d 'operation
 complete -c agentq -n '__agentq_within \'submit\'' -l deadline -x -d 'deadline: a duration from now (90s, 2h, 1d) or an ISO-8601 time with zone'
 complete -c agentq -n '__agentq_within \'submit\'' -l idempotency-key -x -d 'the same key returns the same job instead of a duplicate'
 complete -c agentq -n '__agentq_within \'submit\'' -l input -x -d 'inline input (at most 64 KiB; use --input-ref for documents)'
-complete -c agentq -n '__agentq_within \'submit\'' -l input-file -r -F -d 'inline input read from a file (at most 64 KiB), sha256 computed'
+complete -c agentq -n '__agentq_within \'submit\'' -l input-file -r -F -d 'inline input read from a file (at most 64 KiB); with --input-ref, the local copy its sha256 is comp…'
 complete -c agentq -n '__agentq_within \'submit\'' -l input-ref -x -d 'reference to the input (s3://..., https://...), with --input-sha256'
 complete -c agentq -n '__agentq_within \'submit\'' -l input-sha256 -x -d 'sha256 of what --input-ref points to (64 hex digits)'
 complete -c agentq -n '__agentq_within \'submit\'' -l max-attempts -x -d 'attempts before the job goes to the DLQ (1-100)'

@@ -205,7 +205,7 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
       .option('--deadline <when>', 'deadline: a duration from now (90s, 2h, 1d) or an ISO-8601 time with zone')
       .option('--idempotency-key <key>', 'the same key returns the same job instead of a duplicate')
       .option('--input <text>', 'inline input (at most 64 KiB; use --input-ref for documents)')
-      .option('--input-file <path>', 'inline input read from a file (at most 64 KiB), sha256 computed')
+      .option('--input-file <path>', 'inline input read from a file (at most 64 KiB); with --input-ref, the local copy its sha256 is computed from')
       .option('--input-ref <ref>', 'reference to the input (s3://..., https://...), with --input-sha256')
       .option('--input-sha256 <hex>', 'sha256 of what --input-ref points to (64 hex digits)')
       .option('--max-attempts <n>', 'attempts before the job goes to the DLQ (1-100)', '3')

@@ -81,6 +81,13 @@ describe('buildSubmitRequest', () => {
     );
   });
 
+  it('regression: the hint for a character device too large to inline does not suggest --input-ref --input-file of it (refused as well)', async () => {
+    const e = (await buildSubmitRequest({ workflow: 'x:v1', inputFile: '/dev/zero' }, NOW, 'd').catch((err: unknown) => err)) as ValidationError;
+    expect(e).toBeInstanceOf(ValidationError);
+    expect(e.hint).not.toContain('--input-file /dev/zero');
+    expect(e.hint).toContain('save what you need to a file');
+  });
+
   it('a checksum of a character device (which may never end) is refused; Ctrl-C stops reading', async () => {
     await expect(buildSubmitRequest({ workflow: 'x:v1', inputFile: '/dev/zero', inputRef: 's3://b/x' }, NOW, 'd')).rejects.toThrowError(
       '--input-file /dev/zero is a character device, which may never end',

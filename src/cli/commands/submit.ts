@@ -156,11 +156,11 @@ async function inlineInputFile(path: string, signal: AbortSignal | undefined): P
         sha256 = hash.digest('hex');
       }
       const byHash = sha256 === null ? '' : `--input-ref <url> --input-sha256 ${sha256} (or `;
-      throw new ValidationError(
-        `--input-file ${path} ${how}; inline input is limited to ${INLINE_INPUT_MAX_BYTES} bytes (64 KiB)`,
-        `Upload it and pass a reference instead: ${byHash}--input-ref <url> --input-file ${path}${sha256 === null ? ', which computes its checksum' : ')'}.`,
-        'INPUT_TOO_LARGE',
-      );
+      // A character device (/dev/zero) is refused as --input-ref's checksum source too: do not suggest it.
+      const hint = f.isCharDevice
+        ? `A character device may never end: save what you need to a file, upload it and pass --input-ref <url> --input-file FILE.`
+        : `Upload it and pass a reference instead: ${byHash}--input-ref <url> --input-file ${path}${sha256 === null ? ', which computes its checksum' : ')'}.`;
+      throw new ValidationError(`--input-file ${path} ${how}; inline input is limited to ${INLINE_INPUT_MAX_BYTES} bytes (64 KiB)`, hint, 'INPUT_TOO_LARGE');
     }
     const text = bytes.toString('utf8');
     if (!Buffer.from(text, 'utf8').equals(bytes)) {
