@@ -68,7 +68,7 @@ async function lookup(kind: DynamicSource, words: readonly string[], src: Comple
       return page.items.map((e) => e.job_id);
     }
     case 'error-codes': {
-      // The newest page of the DLQ: the codes an operator is likely triaging now. Bounded, never a walk.
+      // The first page of the DLQ (paging is by job id: the oldest jobs). Bounded, never a walk.
       const queue = queueFromWords(words);
       const page = await (await src.backend()).dlqList(queue ? { queue } : {}, { limit: 500 });
       return page.items.map((e) => e.error_code);
