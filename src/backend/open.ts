@@ -36,7 +36,7 @@ export function noStoreError(path: string): AgentqError {
     'NO_STORE',
     `no agentq store at ${path}: a mistyped path? \`agentq submit\` creates it`,
     ExitCode.config,
-    'Check --url / AGENTQ_URL / the context\'s url; only commands that write (submit, worker, demo, dlq redrive/purge/expire) create a store.',
+    'Check --url / AGENTQ_URL / the context\'s url; only commands that add jobs (submit, worker, demo, sqs setup/sweep, outbox relay) create a store.',
   );
 }
 

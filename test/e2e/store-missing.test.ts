@@ -2,7 +2,8 @@
  * A reading command never creates a store: pointed at a SQLite file that does not exist (a
  * mistyped --url) it fails naming the path (exit 78), where it used to create the directories
  * and an empty database and report it healthy (`dlq check` "ok", `metrics serve` answering 200).
- * Commands that write create it, and so does any command for the embedded default store.
+ * Commands that add jobs create it (a dlq bulk action does not: a new store's DLQ is empty), and so
+ * does any command for the embedded default store.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -58,10 +59,15 @@ describe('a missing SQLite store', () => {
     expect(r.stdout + r.stderr).toMatch(/^ok/m);
   });
 
-  it('a bulk action that applies creates it (as it always did); its dry run does not', async () => {
-    const path = join(home.dir, 'bulk', 'x.db');
-    await runCliOk(home, ['--url', `sqlite:${path}`, 'dlq', 'purge', '--all', '--yes']);
-    expect(existsSync(path)).toBe(true);
+  it('regression: a bulk action that applies does not create it either (a typo answered "nothing to redrive", exit 0, from a new empty store)', async () => {
+    for (const action of ['redrive', 'purge', 'expire']) {
+      const dir = join(home.dir, 'bulk', action);
+      const path = join(dir, 'x.db');
+      const r = await runCli(home, ['--url', `sqlite:${path}`, 'dlq', action, '--all', '--yes']);
+      expect(r.code, r.stderr).toBe(78);
+      expect(r.stderr).toContain(`error: no agentq store at ${path}: a mistyped path?`);
+      expect(existsSync(dir)).toBe(false);
+    }
   });
 
   it('the embedded default store: a reading command on a fresh machine works (empty list, exit 0)', async () => {

@@ -22,12 +22,16 @@ function osUser(env: Readonly<Record<string, string | undefined>>): string {
   }
 }
 
-/** `writes`: the command may change the store (a bulk action that is not a dry run), so a missing SQLite store is created as by submit. */
-export function dlqIoFrom(ctx: CommandContext, o: { writes?: boolean } = {}): DlqIo {
+/**
+ * No dlq command creates a missing SQLite store, not even a bulk action that applies: a store that
+ * does not exist has an empty DLQ, so a mistyped path could only answer "nothing to redrive", exit 0
+ * (and leave an empty database behind) while the real DLQ waits. It exits 78 naming the path instead.
+ */
+export function dlqIoFrom(ctx: CommandContext): DlqIo {
   const stdout = ctx.io.stdout as NodeJS.WritableStream & { isTTY?: boolean; writableNeedDrain?: boolean };
   const newId = createIdFactory(ctx.clock, systemRandom);
   return {
-    backend: () => ctx.openBackend({ create: o.writes === true }),
+    backend: () => ctx.openBackend(),
     clock: ctx.clock,
     out: {
       ...ctx.out,

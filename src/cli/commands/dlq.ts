@@ -34,17 +34,17 @@ export async function summary(opts: DlqSummaryOptions, ctx: CommandContext): Pro
 
 export async function redrive(opts: BulkOptions, ctx: CommandContext): Promise<void> {
   const { dlqBulk } = await import('./dlq-bulk.js');
-  await dlqBulk('redrive', opts, dlqIoFrom(ctx, { writes: !opts.dryRun }));
+  await dlqBulk('redrive', opts, dlqIoFrom(ctx));
 }
 
 export async function purge(opts: BulkOptions, ctx: CommandContext): Promise<void> {
   const { dlqBulk } = await import('./dlq-bulk.js');
-  await dlqBulk('purge', opts, dlqIoFrom(ctx, { writes: !opts.dryRun }));
+  await dlqBulk('purge', opts, dlqIoFrom(ctx));
 }
 
 export async function expire(opts: BulkOptions, ctx: CommandContext): Promise<void> {
   const { dlqBulk } = await import('./dlq-bulk.js');
-  await dlqBulk('expire', opts, dlqIoFrom(ctx, { writes: !opts.dryRun }));
+  await dlqBulk('expire', opts, dlqIoFrom(ctx));
 }
 
 export async function runs(opts: DlqRunsOptions, ctx: CommandContext): Promise<void> {
