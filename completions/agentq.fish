@@ -664,7 +664,7 @@ complete -c agentq -n '__agentq_within \'demo\'' -l no-worker -d 'only submit th
 complete -c agentq -n '__agentq_at \'dlq\'' -a 'list' -d 'list DLQ entries, a page at a time; --all streams them all (NDJSON)'
 complete -c agentq -n '__agentq_at \'dlq\'' -a 'show' -d 'everything in one DLQ entry: error, attempts, effects, checkpoint, payload preview (sanitised)'
 complete -c agentq -n '__agentq_at \'dlq\'' -a 'summary' -d 'counts per group, oldest/newest, and how many are expired or partial: triage by error'
-complete -c agentq -n '__agentq_at \'dlq\'' -a 'export' -d 'write the selection as NDJSON (archives, hand-off)'
+complete -c agentq -n '__agentq_at \'dlq\'' -a 'export' -d 'write the selection as NDJSON (archives, hand-off); -o json: one JSON array'
 complete -c agentq -n '__agentq_at \'dlq\'' -a 'redrive' -d 'move DLQ entries back to their queue, safely: expired, partial and quarantined jobs are skipped'
 complete -c agentq -n '__agentq_at \'dlq\'' -a 'purge' -d 'delete DLQ entries for good (malformed entries are never deleted)'
 complete -c agentq -n '__agentq_at \'dlq\'' -a 'expire' -d 'move DLQ entries whose deadline passed to state expired (out of the DLQ)'

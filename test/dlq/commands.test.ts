@@ -16,6 +16,7 @@ import { dlqBulk, outcomeError } from '../../src/cli/commands/dlq-bulk.js';
 import type { DlqIo } from '../../src/cli/commands/dlq-io.js';
 import { dlqShow } from '../../src/cli/commands/dlq-show.js';
 import { dlqRunShow } from '../../src/cli/commands/dlq-runs.js';
+import { dlqExport } from '../../src/cli/commands/dlq-list.js';
 import { NO_COLOUR } from '../../src/cli/output/colour.js';
 import { seedDead } from './seed.js';
 
@@ -319,6 +320,25 @@ describe('plain output of dlq show and dlq runs show is key<TAB>value', () => {
     out = '';
     await dlqRunShow(run.run_id, {}, tableIo());
     expect(out.split('\n')[0]).toBe(`run      ${run.run_id}`);
+  });
+});
+
+describe('dlq export', () => {
+  const withFormat = (format: 'json' | 'ndjson' | 'table' | 'plain', chosen = true) => io({ out: { ...io().out, format }, formatChosen: chosen });
+  it('writes NDJSON, and with -o json one JSON array of the same entries (it wrote NDJSON regardless)', async () => {
+    await dead(2);
+    await dlqExport({ queue: 'q' }, withFormat('plain', false));
+    const lines = out.trimEnd().split('\n').map((l) => JSON.parse(l) as { job_id: string });
+    expect(lines).toHaveLength(2);
+    out = '';
+    await dlqExport({ queue: 'q' }, withFormat('json'));
+    expect((JSON.parse(out) as Array<{ job_id: string }>).map((e) => e.job_id)).toEqual(lines.map((e) => e.job_id));
+  });
+
+  it('refuses a table or plain format asked for (exit 2) rather than answer it with NDJSON', async () => {
+    await dead(1);
+    for (const format of ['table', 'plain'] as const) await expect(dlqExport({ queue: 'q' }, withFormat(format))).rejects.toThrow(/dlq export writes NDJSON/);
+    expect(out).toBe('');
   });
 });
 

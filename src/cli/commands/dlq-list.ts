@@ -2,7 +2,7 @@
  * `agentq dlq list` and `agentq dlq export`.
  *
  * `list` shows one page (`--limit`, `--cursor`) or, with `--all`, streams the
- * whole selection page by page; `export` always streams NDJSON. Streaming
+ * whole selection page by page; `export` streams NDJSON (`-o json`: one array). Streaming
  * waits for stdout to drain after each page, so memory stays bounded however
  * large the DLQ and however slow the reader.
  */
@@ -74,13 +74,22 @@ export async function dlqList(opts: DlqListOptions, io: DlqIo): Promise<void> {
 
 export async function dlqExport(opts: SelectorInput, io: DlqIo): Promise<number> {
   const selector = parseSelector(opts, io.clock.now());
+  // NDJSON unless `-o json` asks for one document (an array, streamed as `list --all -o json` does);
+  // a table format asked for is refused rather than answered with NDJSON regardless.
+  const asArray = io.formatChosen && io.out.format === 'json';
+  if (io.formatChosen && !asArray && io.out.format !== 'ndjson') {
+    throw new ValidationError(`dlq export writes NDJSON (or with -o json one JSON array), not -o ${io.out.format}`, 'For a table or plain rows use: agentq dlq list --all -o ' + io.out.format);
+  }
   const backend = await io.backend();
+  const stream = asArray ? new RecordStream(io.out, { columns: DLQ_ENTRY_COLUMNS }) : null;
   let n = 0;
   for await (const page of walkDlq(backend, selector.filter, { pageSize: STREAM_PAGE, signal: io.signal })) {
-    for (const e of page) io.out.write(ndjsonLine(e));
+    if (stream) await stream.page(page);
+    else for (const e of page) io.out.write(ndjsonLine(e));
     n += page.length;
     await io.out.drain?.();
   }
+  stream?.end();
   io.err.write(`exported ${n} DLQ entr${n === 1 ? 'y' : 'ies'}\n`);
   return n;
 }

@@ -93,7 +93,7 @@ export function registerDlq(program: Command, lazy: Lazy): void {
     .addHelpText('after', ex(['agentq dlq summary --queue research --by error_code,workflow', 'what is failing, and where']))
     .action(lazy(load, { fn: 'summary', queueScope: 'read' }));
 
-  selectors(dlq.command('export').description('write the selection as NDJSON (archives, hand-off)'), { bulk: false })
+  selectors(dlq.command('export').description('write the selection as NDJSON (archives, hand-off); -o json: one JSON array'), { bulk: false })
     .addHelpText('after', ex(['agentq dlq export --queue research --since 1d > dlq-research.ndjson', 'a day of one queue']))
     .action(lazy(load, { fn: 'exportEntries', queueScope: 'read' }));
 
