@@ -291,7 +291,7 @@ export class CliContext implements CommandContext {
   async confirm(question: string, opts: ConfirmOptions = {}): Promise<void> {
     if (opts.yes) return;
     if (!this.isInteractive) {
-      throw new DeclinedError('confirmation needed but there is no terminal to ask on', 'Pass --yes to confirm in scripts.');
+      throw new DeclinedError('confirmation needed but it cannot be asked for here (stdin and stdout are not both a terminal, or --no-input or CI is set)', 'Pass --yes to confirm in scripts.');
     }
     const ctxName = this.config().context?.name;
     const where = ctxName ? `[${sanitize(ctxName)}] ` : '';

@@ -104,7 +104,12 @@ describe('confirmation on a terminal', () => {
     await expect(dlqBulk('redrive', { queue: 'q' }, io())).rejects.toThrow(DeclinedError);
     expect(prompts).toEqual(['redrive 1 job? [y/N] ']);
     expect(err).toMatch(/context prod, store sqlite:\S+: 1 job will be moved back to the queue/);
-    await expect(dlqBulk('redrive', { queue: 'q' }, io({ interactive: false }))).rejects.toThrow('dlq redrive changes 1 job and there is no terminal');
+    await expect(dlqBulk('redrive', { queue: 'q' }, io({ interactive: false }))).rejects.toThrow('dlq redrive changes 1 job and cannot ask');
+  });
+
+  it('regression: without a prompt the refusal names --no-input and CI too (on a terminal it said "there is no terminal")', async () => {
+    await dead(1);
+    await expect(dlqBulk('redrive', { queue: 'q' }, io({ interactive: false }))).rejects.toThrow(/or --no-input or CI is set\): add --yes/);
   });
 
   it('--yes skips the prompt', async () => {

@@ -391,7 +391,7 @@ async function printPlan(plan: Plan, io: DlqIo): Promise<void> {
 async function confirm(action: BulkAction, plan: Plan, o: BulkOptions, io: DlqIo): Promise<void> {
   if (o.yes) return;
   if (!io.interactive) {
-    throw new DeclinedError(`dlq ${action} changes ${count(plan.totals.acting, 'job')} and there is no terminal to confirm on: add --yes`, 'Review it first with --dry-run.');
+    throw new DeclinedError(`dlq ${action} changes ${count(plan.totals.acting, 'job')} and cannot ask for confirmation here (stdin and stdout are not both a terminal, or --no-input or CI is set): add --yes`, 'Review it first with --dry-run.');
   }
   printTotals(plan, io.err);
   // The store itself, not only the context: AGENTQ_URL (or --url) beats a context's url, so the
