@@ -17,6 +17,7 @@ import type { DlqIo } from '../../src/cli/commands/dlq-io.js';
 import { dlqShow } from '../../src/cli/commands/dlq-show.js';
 import { dlqRunShow } from '../../src/cli/commands/dlq-runs.js';
 import { dlqExport } from '../../src/cli/commands/dlq-list.js';
+import { dlqSummary } from '../../src/cli/commands/dlq-summary.js';
 import { NO_COLOUR } from '../../src/cli/output/colour.js';
 import { seedDead } from './seed.js';
 
@@ -325,6 +326,22 @@ describe('plain output of dlq show and dlq runs show is key<TAB>value', () => {
     out = '';
     await dlqRunShow(run.run_id, {}, tableIo());
     expect(out.split('\n')[0]).toBe(`run      ${run.run_id}`);
+  });
+});
+
+describe('dlq summary on an 80-column terminal', () => {
+  it('regression: keeps its headers, the error codes and the oldest time whole (OLDEST was 2026-…, and error codes could read PROVIDER…)', async () => {
+    await seedDead(backend, () => clock.now(), [
+      { queue: 'q', code: 'PROVIDER_429', workflow: 'a_long_workflow_name_for_reports:v12', tenant: 'a-tenant-with-a-rather-long-name' },
+      { queue: 'q', code: 'PROVIDER_5XX', workflow: 'research_report:v3', tenant: 'acme' },
+    ]);
+    await dlqSummary({ queue: 'q', by: 'error_code,workflow,tenant' }, io({ out: { ...io().out, format: 'table', width: 80 } }));
+    const lines = out.trimEnd().split('\n');
+    for (const l of lines) expect(l.length, l).toBeLessThanOrEqual(80);
+    expect(lines[0]).not.toContain('…');
+    expect(out).toContain('PROVIDER_429 ');
+    expect(out).toContain('PROVIDER_5XX ');
+    expect(lines[1]).toMatch(/ 2026-\d\d-\d\d \d\d:\d\d:\d\dZ /);
   });
 });
 

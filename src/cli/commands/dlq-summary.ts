@@ -20,11 +20,13 @@ export async function dlqSummary(opts: DlqSummaryOptions, io: DlqIo): Promise<vo
     printObject(io.out, summary);
     return;
   }
+  // On a narrow terminal the times stay whole (NEWEST, then OLDEST are left out), and an error code is cut
+  // only when nothing else can be: `PROVIDER…` would be PROVIDER_429 and PROVIDER_5XX alike.
   const columns: Column<SummaryGroup>[] = [
-    ...by.map((k) => ({ header: k.toUpperCase().replace('_', ' '), get: (g: SummaryGroup) => g.key[k] ?? null, flexible: true })),
+    ...by.map((k) => ({ header: k.toUpperCase().replace('_', ' '), get: (g: SummaryGroup) => g.key[k] ?? null, ...(k === 'error_code' ? { shrinkLast: true } : { flexible: true }) })),
     { header: 'COUNT', get: (g) => g.count },
-    { header: 'OLDEST', get: (g) => ({ time: g.oldest_dead_at }) },
-    { header: 'NEWEST', get: (g) => ({ time: g.newest_dead_at }) },
+    { header: 'OLDEST', get: (g) => ({ time: g.oldest_dead_at }), keepWhole: true, dropWhenNarrow: 0 },
+    { header: 'NEWEST', get: (g) => ({ time: g.newest_dead_at }), keepWhole: true, dropWhenNarrow: 1 },
     { header: 'EXPIRED', get: (g) => g.expired },
     { header: 'PARTIAL', get: (g) => g.partial },
     { header: 'MALFORMED', get: (g) => g.malformed, wide: true },
