@@ -8,7 +8,7 @@ import { defaultDataUrl, openBackend, redactUrl } from '../../src/backend/open.j
 import { SqliteBackend } from '../../src/backend/sqlite/index.js';
 import { SCHEMA_VERSION } from '../../src/backend/sqlite/schema.js';
 import { ManualClock } from '../../src/core/clock.js';
-import { ConfigError, RetryLaterError } from '../../src/core/errors.js';
+import { ConfigError, PermissionError, RetryLaterError } from '../../src/core/errors.js';
 
 let dir: string;
 beforeEach(() => {
@@ -121,6 +121,25 @@ describe('sqlite write lock held by another process', () => {
     }
     expect((await backend.list({}, { limit: 10 })).items).toEqual([]);
     await expect(backend.submit({ workflow: 'w:v1' })).resolves.toMatchObject({ created: true });
+    await backend.close();
+  });
+});
+
+describe('a database this process may not write', () => {
+  it('a write is PermissionError (exit 4) naming the file, not an internal error; reads still work', async () => {
+    const path = join(dir, 'ro.db');
+    const backend = new SqliteBackend({ path });
+    const { job } = await backend.submit({ workflow: 'w:v1' });
+    // SQLITE_READONLY as a file mode gives it to a non-root user (root writes any file): query_only
+    // makes SQLite answer every write of this connection with the same error code.
+    backend.connection.db.pragma('query_only = 1');
+    const err = await backend.submit({ workflow: 'w:v1' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PermissionError);
+    expect((err as PermissionError).exitCode).toBe(4);
+    expect((err as Error).message).toContain(`the SQLite database ${path} cannot be written by this process (SQLITE_READONLY`);
+    expect((err as PermissionError).hint).toContain('-wal and -shm');
+    await expect(backend.cancel(job.job_id, null)).rejects.toBeInstanceOf(PermissionError);
+    expect((await backend.get(job.job_id))?.state).toBe('queued');
     await backend.close();
   });
 });

@@ -9,7 +9,7 @@
 import Database from 'better-sqlite3';
 import type { Clock, Random } from '../../core/clock.js';
 import { toIso } from '../../core/duration.js';
-import { RetryLaterError, ValidationError } from '../../core/errors.js';
+import { PermissionError, RetryLaterError, ValidationError } from '../../core/errors.js';
 import type { AttemptRecord, EventType, Job, JobState } from '../../core/schemas.js';
 import { MAX_PAGE_LIMIT } from '../contract.js';
 import { LIGHT_UPDATE_JOB_SQL, UPDATE_JOB_SQL, isLightUpdate, jobColumns, originOf, rememberSaved, rowToJob, type JobRow } from './codec.js';
@@ -42,7 +42,7 @@ export class SqliteStore {
   private readonly pruneTraffic: Database.Statement;
 
   constructor(
-    path: string,
+    readonly path: string,
     readonly clock: Clock,
     readonly random: Random,
     busyTimeoutMs?: number,
@@ -53,8 +53,8 @@ export class SqliteStore {
     } catch (e) {
       this.db.close();
       // A migration (or WAL switch) waiting out another process's write lock is "retry later" (exit 75),
-      // not a configuration problem.
-      throw busyToRetryLater(e);
+      // not a configuration problem; a file or directory this process may not write is a permission one.
+      throw storeError(e, path);
     }
     this.tx = this.db.transaction((fn: () => unknown) => fn());
     this.counters = new CounterLog((text) => this.sql(text));
@@ -130,7 +130,7 @@ export class SqliteStore {
         return out;
       }) as T;
     } catch (e) {
-      throw busyToRetryLater(e);
+      throw storeError(e, this.path);
     } finally {
       this.counters.reset();
       this.newJobs = [];
@@ -446,17 +446,27 @@ export class SqliteStore {
 }
 
 /**
- * SQLITE_BUSY after the busy timeout means another process held the write
- * lock for that long: a transient condition, reported as retry-later (exit 75)
- * rather than as an internal error.
+ * SQLite's errors that are the store's condition, not a bug in agentq, as the errors users branch on:
+ * - SQLITE_BUSY after the busy timeout means another process held the write lock for that long: a
+ *   transient condition, retry-later (exit 75);
+ * - SQLITE_READONLY: the file (or its -wal/-shm, or the directory they are made in) may not be
+ *   written by this process: a permission error (exit 4), so a worker gives up as it does on refused
+ *   credentials instead of polling on, and a submit says what to check instead of "internal error".
  */
-export function busyToRetryLater(e: unknown): unknown {
+export function storeError(e: unknown, path: string): unknown {
   const code = (e as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) {
+  if (typeof code !== 'string') return e;
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
     return new RetryLaterError(
       'the SQLite database is busy: another process holds its write lock (waited out the busy timeout)',
       'BACKEND_BUSY',
       'Retry in a few seconds; if it persists, look for a stuck process using the same database file.',
+    );
+  }
+  if (code.startsWith('SQLITE_READONLY')) {
+    return new PermissionError(
+      `the SQLite database ${path} cannot be written by this process (${code}: ${(e as Error).message})`,
+      'Check that this user may write the file, its -wal and -shm files and their directory (ls -l).',
     );
   }
   return e;
