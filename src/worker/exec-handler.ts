@@ -286,13 +286,19 @@ export async function readReport(file: string): Promise<{ report: ErrorReport | 
   } finally {
     await rm(file, { force: true }).catch(() => undefined);
   }
+  // A handler that writes the file itself (not through `agentq job error`) is told when it got the
+  // format wrong: its code would otherwise vanish into HANDLER_FAILED without a word.
+  const malformed = `the report file ${file} is not a JSON object with a string "code" (as \`agentq job error\` writes it); not read`;
+  let parsed: unknown;
   try {
-    const parsed = JSON.parse(text) as Partial<ErrorReport>;
-    if (typeof parsed.code !== 'string') return none(null);
-    return { report: { code: parsed.code, message: typeof parsed.message === 'string' ? parsed.message : null }, problem: null };
+    parsed = JSON.parse(text);
   } catch {
-    return none(null);
+    return none(text.trim() === '' ? null : malformed);
   }
+  const code = (parsed as Partial<ErrorReport> | null)?.code;
+  if (typeof code !== 'string') return none(malformed);
+  const message = (parsed as Partial<ErrorReport>).message;
+  return { report: { code, message: typeof message === 'string' ? message : null }, problem: null };
 }
 
 /** Keeps the last N bytes of a stream (the end of stderr is where the error is). */

@@ -193,6 +193,17 @@ describe('exec handler: one child process per job', () => {
     expect(err.message).toContain('is a symbolic link; not followed');
   });
 
+  it('a report file that is not JSON, or has no string code, counts as no report, and the failure says why', async () => {
+    const write = (content: string, exit: number) => `require('fs').writeFileSync(process.env.AGENTQ_REPORT_FILE, ${JSON.stringify(content)}); process.exit(${exit})`;
+    for (const [content, exit, code] of [['{not json', 1, 'HANDLER_FAILED'], ['{"error":"PROVIDER_429"}', 75, 'TRANSIENT'], ['null', 1, 'HANDLER_FAILED']] as const) {
+      const err = (await exec(write(content, exit)).catch((x: unknown) => x)) as HandlerError;
+      expect(err).toMatchObject({ code, retryable: exit === 75 });
+      expect(err.message).toMatch(new RegExp(`exited with ${exit} \\(the report file .*\\.json is not a JSON object with a string "code" \\(as \`agentq job error\` writes it\\); not read\\)$`));
+    }
+    // An empty file (a handler that only created it) is no report, said nothing about.
+    await expect(exec(write('', 1))).rejects.toMatchObject({ code: 'HANDLER_FAILED', message: expect.stringMatching(/exited with 1$/) });
+  });
+
   it('a report file over the size read is not read', async () => {
     const script = `require('fs').writeFileSync(process.env.AGENTQ_REPORT_FILE, JSON.stringify({code:'PROVIDER_429',message:'x'.repeat(${REPORT_MAX_BYTES})})); process.exit(1)`;
     const err = (await exec(script).catch((x: unknown) => x)) as HandlerError;
