@@ -144,6 +144,28 @@ describe('a database this process may not write', () => {
   });
 });
 
+describe('a database on a full disk', () => {
+  it('a write is RetryLaterError (exit 75) naming the file, not an internal error; nothing is written; works again once there is room', async () => {
+    const path = join(dir, 'full.db');
+    const backend = new SqliteBackend({ path });
+    await backend.submit({ workflow: 'w:v1' });
+    // The file may not grow: SQLite answers SQLITE_FULL, as on a full disk.
+    const db = backend.connection.db;
+    const pages = db.pragma('page_count', { simple: true }) as number;
+    db.pragma(`max_page_count = ${pages}`);
+    const big = 'x'.repeat(60_000);
+    const err = await backend.submit({ workflow: 'w:v1', input: big }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RetryLaterError);
+    expect((err as RetryLaterError).exitCode).toBe(75);
+    expect((err as Error).message).toContain(`the SQLite database ${path} cannot be written now (SQLITE_FULL`);
+    expect((err as RetryLaterError).hint).toContain('df -h');
+    expect((await backend.list({}, { limit: 10 })).items).toHaveLength(1);
+    db.pragma('max_page_count = 1073741823');
+    await expect(backend.submit({ workflow: 'w:v1', input: big })).resolves.toMatchObject({ created: true });
+    await backend.close();
+  });
+});
+
 describe('opening a database another process is writing to', () => {
   it('a current schema is only read at open: no write lock is needed (opens even with busy_timeout 0)', async () => {
     const path = join(dir, 'current.db');

@@ -451,7 +451,9 @@ export class SqliteStore {
  *   transient condition, retry-later (exit 75);
  * - SQLITE_READONLY: the file (or its -wal/-shm, or the directory they are made in) may not be
  *   written by this process: a permission error (exit 4), so a worker gives up as it does on refused
- *   credentials instead of polling on, and a submit says what to check instead of "internal error".
+ *   credentials instead of polling on, and a submit says what to check instead of "internal error";
+ * - SQLITE_FULL and SQLITE_IOERR (the disk is full, or failed a read or write): the store cannot be
+ *   used now but may be later, so retry-later (exit 75); nothing of the transaction was written.
  */
 export function storeError(e: unknown, path: string): unknown {
   const code = (e as { code?: unknown } | null)?.code;
@@ -467,6 +469,13 @@ export function storeError(e: unknown, path: string): unknown {
     return new PermissionError(
       `the SQLite database ${path} cannot be written by this process (${code}: ${(e as Error).message})`,
       'Check that this user may write the file, its -wal and -shm files and their directory (ls -l).',
+    );
+  }
+  if (code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR')) {
+    return new RetryLaterError(
+      `the SQLite database ${path} cannot be written now (${code}: ${(e as Error).message}); nothing was written`,
+      'BACKEND_UNAVAILABLE',
+      'Free space on the disk that holds it (df -h), or look for I/O errors in the system log; then retry.',
     );
   }
   return e;
