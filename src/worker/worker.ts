@@ -52,6 +52,8 @@ interface InFlight {
   settled: boolean;
   /** No more writes for this lease: it was lost, or the worker ended the job without the handler. */
   closed: boolean;
+  /** The store said the lease is gone (whatever the handler had been aborted for first). */
+  lost: boolean;
   graceTimer: NodeJS.Timeout | null;
   /** Aborts the handler at its deadline (see `armDeadline`). */
   deadlineTimer: NodeJS.Timeout | null;
@@ -306,6 +308,7 @@ class WorkerRuntime implements Worker {
       abortReason: null,
       settled: false,
       closed: false,
+      lost: false,
       graceTimer: null,
       deadlineTimer: null,
       slotFreed,
@@ -356,7 +359,9 @@ class WorkerRuntime implements Worker {
     if (entry.graceTimer) clearTimeout(entry.graceTimer);
     try {
       if (!entry.closed) await this.finish(entry, outcome);
-      else if (entry.abortReason === 'lease_lost') this.log({ kind: 'lease_lost', jobId: entry.ref.jobId, attempt: this.attemptOf(entry) });
+      // Also when the lease went after a deadline or cancel abort (the lease never outlives the
+      // deadline, so a handler slow to exit can find its job ended by another claim's reaping).
+      else if (entry.lost || entry.abortReason === 'lease_lost') this.log({ kind: 'lease_lost', jobId: entry.ref.jobId, attempt: this.attemptOf(entry) });
     } finally {
       entry.freeSlot();
     }
@@ -686,6 +691,7 @@ class WorkerRuntime implements Worker {
 
   private markLost(f: InFlight): void {
     f.closed = true;
+    f.lost = true;
     this.abortJob(f, 'lease_lost');
   }
 

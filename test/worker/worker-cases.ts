@@ -337,6 +337,31 @@ export function runWorkerSuite(name: string, makeFixture: () => Promise<WorkerFi
       for (const r of reasons) expect(r).toMatchObject({ name: 'JobAbortedError', reason: 'deadline' });
     });
 
+    it('regression: a job whose lease ran out at its deadline while the handler was winding down is reported lost, not dropped without a word', async () => {
+      // The lease never outlives the deadline, so a handler slow to exit after its deadline abort (a
+      // shell trap cleaning up, a child that ignores SIGTERM until the kill grace) can have its job
+      // ended by another worker's claim first. The worker then wrote nothing and said nothing: no
+      // line, no count, the slot just came back.
+      const job = await submit({ deadline_at: new Date(fx.clock.now() + 10_000).toISOString() });
+      const abortSeen = gate();
+      const reaped = gate();
+      await start(async (_job, ctx) => {
+        const reason = await aborted(ctx.signal);
+        abortSeen.open();
+        await reaped.wait;
+        await ctx.heartbeat().catch(() => undefined);
+        throw reason;
+      });
+      await inState(job.job_id, 'running');
+      fx.clock.advance(11_000);
+      await abortSeen.wait;
+      await fx.backend.claim({ queue: Q, workerId: 'other', max: 1, leaseMs: 10_000 });
+      expect((await fx.backend.get(job.job_id))!.state).toBe('expired');
+      reaped.open();
+      await pollUntil(() => events.some((e) => e.kind === 'lease_lost' && e.jobId === job.job_id), { what: 'lease_lost event' });
+      expect(events.filter((e) => e.kind === 'aborted' && e.jobId === job.job_id)).toEqual([]);
+    });
+
     it('a job claimed between heartbeats is aborted at its deadline, not at the next heartbeat', async () => {
       // The heartbeat is scheduled for a whole interval (far beyond the test) before the job is claimed.
       const job = await submit({ deadline_at: new Date(fx.clock.now() + 50).toISOString() });
