@@ -1,6 +1,6 @@
 /** Opening stores by URL, the default location, credential redaction, and the SQLite schema on open. */
 import Database from 'better-sqlite3';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -163,6 +163,38 @@ describe('a database on a full disk', () => {
     db.pragma('max_page_count = 1073741823');
     await expect(backend.submit({ workflow: 'w:v1', input: big })).resolves.toMatchObject({ created: true });
     await backend.close();
+  });
+});
+
+describe('a damaged database', () => {
+  it('a write that meets a damaged page is ConfigError (exit 78) naming the file, not an internal error', async () => {
+    const path = join(dir, 'damaged.db');
+    const backend = new SqliteBackend({ path });
+    for (let i = 0; i < 20; i++) await backend.submit({ workflow: 'w:v1', input: 'x'.repeat(2000) });
+    await backend.close();
+    // Every page past the first few (schema, root pages) overwritten with garbage.
+    const db = new Database(path);
+    const pageSize = db.pragma('page_size', { simple: true }) as number;
+    db.close();
+    const size = statSync(path).size;
+    const fd = openSync(path, 'r+');
+    writeSync(fd, Buffer.alloc(size - 8 * pageSize, 0xa5), 0, size - 8 * pageSize, 8 * pageSize);
+    closeSync(fd);
+    const err = await (async () => {
+      const b = new SqliteBackend({ path });
+      try {
+        await b.submit({ workflow: 'w:v1', input: 'y'.repeat(2000) });
+        return null;
+      } catch (e) {
+        return e;
+      } finally {
+        await b.close();
+      }
+    })().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).exitCode).toBe(78);
+    expect((err as Error).message).toMatch(new RegExp(`the SQLite database ${path} is damaged \\(SQLITE_(CORRUPT|NOTADB)`));
+    expect((err as ConfigError).hint).toContain('.recover');
   });
 });
 

@@ -9,7 +9,7 @@
 import Database from 'better-sqlite3';
 import type { Clock, Random } from '../../core/clock.js';
 import { toIso } from '../../core/duration.js';
-import { PermissionError, RetryLaterError, ValidationError } from '../../core/errors.js';
+import { ConfigError, PermissionError, RetryLaterError, ValidationError } from '../../core/errors.js';
 import type { AttemptRecord, EventType, Job, JobState } from '../../core/schemas.js';
 import { MAX_PAGE_LIMIT } from '../contract.js';
 import { LIGHT_UPDATE_JOB_SQL, UPDATE_JOB_SQL, isLightUpdate, jobColumns, originOf, rememberSaved, rowToJob, type JobRow } from './codec.js';
@@ -453,7 +453,9 @@ export class SqliteStore {
  *   written by this process: a permission error (exit 4), so a worker gives up as it does on refused
  *   credentials instead of polling on, and a submit says what to check instead of "internal error";
  * - SQLITE_FULL and SQLITE_IOERR (the disk is full, or failed a read or write): the store cannot be
- *   used now but may be later, so retry-later (exit 75); nothing of the transaction was written.
+ *   used now but may be later, so retry-later (exit 75); nothing of the transaction was written;
+ * - SQLITE_CORRUPT and SQLITE_NOTADB: the file is damaged (or not a database), as a file that is
+ *   not a database already is at open: exit 78, and a worker stops instead of churning on it.
  */
 export function storeError(e: unknown, path: string): unknown {
   const code = (e as { code?: unknown } | null)?.code;
@@ -476,6 +478,12 @@ export function storeError(e: unknown, path: string): unknown {
       `the SQLite database ${path} cannot be written now (${code}: ${(e as Error).message}); nothing was written`,
       'BACKEND_UNAVAILABLE',
       'Free space on the disk that holds it (df -h), or look for I/O errors in the system log; then retry.',
+    );
+  }
+  if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB') {
+    return new ConfigError(
+      `the SQLite database ${path} is damaged (${code}: ${(e as Error).message}); nothing was written`,
+      'Stop every process using it and keep a copy of the file (with its -wal); `sqlite3 FILE .recover` salvages what it can, or restore a backup.',
     );
   }
   return e;
