@@ -18,7 +18,7 @@
  *   gets the same; the attempt ends once the group is empty.
  */
 import { spawn } from 'node:child_process';
-import { constants } from 'node:fs';
+import { constants, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -63,8 +63,39 @@ export interface ExecHandler {
 
 export async function createExecHandler(o: ExecHandlerOptions): Promise<ExecHandler> {
   const reportDir = await mkdtemp(join(tmpdir(), 'agentq-worker-'));
+  removeOnExit(reportDir);
   const handler: Handler = (job, ctx) => runChild(o, reportDir, job, ctx);
-  return { handler, close: () => rm(reportDir, { recursive: true, force: true }) };
+  return {
+    handler,
+    close: async () => {
+      await rm(reportDir, { recursive: true, force: true });
+      reportDirs.delete(reportDir);
+    },
+  };
+}
+
+/**
+ * Report directories not yet closed. A worker leaving at once (a second signal) exits without
+ * `close()`, which left one `agentq-worker-*` directory in TMPDIR per forced stop; they are
+ * removed as the process exits (synchronously: an exit handler cannot wait).
+ */
+const reportDirs = new Set<string>();
+let removingOnExit = false;
+
+function removeOnExit(dir: string): void {
+  if (!removingOnExit) {
+    removingOnExit = true;
+    process.once('exit', () => {
+      for (const d of reportDirs) {
+        try {
+          rmSync(d, { recursive: true, force: true });
+        } catch {
+          // best effort: the process is leaving
+        }
+      }
+    });
+  }
+  reportDirs.add(dir);
 }
 
 /**

@@ -4,7 +4,7 @@
  * test observes the outcome through `agentq inspect -o json`, as an operator
  * or a script would.
  */
-import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Job } from '../../src/core/schemas.js';
@@ -262,7 +262,10 @@ echo -n fine`,
 echo $! >> ${pids}
 echo $$ >> ${pids}
 wait`);
-    const worker = spawnCli(home, ['worker', '--queue', 'w', '--concurrency', '2', '--grace', '60s', '--', h]);
+    // Its report directory (in TMPDIR) goes too, as it does on a graceful stop.
+    const tmp = join(home.dir, 'tmp');
+    mkdirSync(tmp);
+    const worker = spawnCli(home, ['worker', '--queue', 'w', '--concurrency', '2', '--grace', '60s', '--', h], { env: { TMPDIR: tmp } });
     const done = collect(worker, 60_000);
     let stderr = '';
     worker.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
@@ -271,8 +274,10 @@ wait`);
     worker.kill('SIGTERM');
     await pollUntil(() => stderr.includes('worker: stopping'), { what: 'the worker to take the first SIGTERM' });
     expect(stderr).toContain('(send SIGTERM again to exit at once)');
+    expect(readdirSync(tmp)).toHaveLength(1);
     worker.kill('SIGTERM');
     expect((await done).code).toBe(143);
+    expect(readdirSync(tmp)).toEqual([]);
     const alive = (pid: number) => {
       try {
         process.kill(pid, 0);
