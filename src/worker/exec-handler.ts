@@ -39,6 +39,8 @@ const STDERR_TAIL_BYTES = 2048;
  * kernel caps at about 2 MiB all together (ARG_MAX), so a report it wrote always fits.
  */
 export const REPORT_MAX_BYTES = 4 * 1024 * 1024;
+/** Spawn errors that say the command itself cannot run here (not a passing shortage such as EAGAIN). */
+const CANNOT_RUN = new Set(['ENOENT', 'EACCES', 'ENOEXEC']);
 
 export interface ExecHandlerOptions {
   command: string;
@@ -53,6 +55,12 @@ export interface ExecHandlerOptions {
   killGraceMs?: number;
   /** Receives each stderr line of a child; the caller prefixes and sanitises. */
   onStderrLine?: (jobId: string, line: string) => void;
+  /**
+   * Called when the command cannot be started at all (it, or the interpreter its `#!` line names,
+   * is missing or not executable: ENOENT, EACCES, ENOEXEC): every job would fail alike, so the
+   * caller can stop claiming. The job still fails as a retryable SPAWN_FAILED.
+   */
+  onCannotRun?: (message: string) => void;
 }
 
 export interface ExecHandler {
@@ -238,7 +246,9 @@ function runChildProcess(
       const { report, problem } = await readReport(reportFile);
       if (spawnError) {
         // The worker's own set-up is broken (missing binary, permissions): not the job's fault, so retryable.
-        reject(new HandlerError('SPAWN_FAILED', `cannot run ${o.command}: ${spawnError.message}`, { retryable: true }));
+        const message = `cannot run ${o.command}: ${spawnError.message}`;
+        if (CANNOT_RUN.has((spawnError as NodeJS.ErrnoException).code ?? '')) o.onCannotRun?.(message);
+        reject(new HandlerError('SPAWN_FAILED', message, { retryable: true }));
         return;
       }
       if (code === 0) {

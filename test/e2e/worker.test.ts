@@ -299,6 +299,21 @@ describe('agentq worker / job: usage errors', () => {
     expect((await inspect(id)).state).toBe('queued');
   });
 
+  it('a handler that passes the start-up check but cannot be started (a missing #! interpreter) stops the worker (exit 2) instead of failing every job', async () => {
+    const ids = [];
+    for (let i = 0; i < 4; i++) ids.push(await submit('--input', `x${i}`, '--max-attempts', '1'));
+    const h = join(home.dir, 'bad-interpreter.sh');
+    writeFileSync(h, '#!/nonexistent/interpreter\n');
+    chmodSync(h, 0o755);
+    const r = await runCli(home, ['worker', '--queue', 'w', '--', h]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('worker: stopping — the handler command cannot run; no more jobs are claimed');
+    expect(r.stderr).toMatch(/error: cannot run .*bad-interpreter\.sh: spawn .* ENOENT/);
+    const states = await Promise.all(ids.map(async (id) => (await inspect(id)).state));
+    // The first job was given to it (and, on its last attempt, is dead); the rest were never claimed.
+    expect(states).toEqual(['dead', 'queued', 'queued', 'queued']);
+  });
+
   it('refuses a heartbeat that is not shorter than the lease (exit 2)', async () => {
     const r = await runCli(home, ['worker', '--queue', 'w', '--lease', '10s', '--heartbeat', '10s', '--', 'true']);
     expect(r.code).toBe(2);

@@ -66,6 +66,8 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
   const workerVersion = o.workerVersion ?? ctx.env.AGENTQ_WORKER_VERSION ?? null;
   ctx.assertMutable('running a worker');
 
+  /** A claim refused for a reason retrying cannot mend, or a handler that cannot run: the worker stops and exits with its code. */
+  let fatal: AgentqError | null = null;
   const url = absoluteStoreUrl(await ctx.backendUrl(), ctx.cwd);
   const backend = await ctx.openBackend({ create: true, ...(fairness ? { fairness } : {}) });
   const exec = await createExecHandler({
@@ -76,6 +78,14 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
     resultCapBytes,
     killGraceMs,
     onStderrLine: (jobId, line) => void ctx.io.stderr.write(`[${jobId}] ${sanitize(line)}\n`),
+    // Passed the start-up check, yet cannot start (a `#!` interpreter that is missing, the file
+    // removed since): each claim would fail a job, and the queue would drain into the DLQ.
+    onCannotRun: (message) => {
+      if (fatal !== null) return;
+      fatal = new AgentqError('HANDLER_CANNOT_RUN', message, ExitCode.usage, 'Check the command and the interpreter its #! line names; the jobs it was given are retried later.');
+      ctx.note('worker: stopping — the handler command cannot run; no more jobs are claimed');
+      void worker.stop();
+    },
   });
   let drained = false;
   /** --drain: the check an idle claim started (one at a time). */
@@ -113,8 +123,6 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
     ctx.note(`worker: queue ${sanitize(queue)} has nothing claimable; --drain: stopping`);
     void worker.stop();
   };
-  /** A claim refused for a reason retrying cannot mend: the worker stops and exits with its code. */
-  let fatal: AgentqError | null = null;
   /** When claims began to be refused so (null while they are not). */
   let refusedSince: number | null = null;
   const tally = { succeeded: 0, retried: 0, dead: 0, expired: 0, aborted: 0, released: 0, lost: 0 };
