@@ -54,8 +54,10 @@ export class StoreWatch {
         let w = wrapped.get(prop);
         if (!w) {
           w = (...args: unknown[]) => {
+            // Before the call: a synchronous store (better-sqlite3) may wait inside it.
+            const startedAt = this.clock.now();
             const r = (v as (...a: unknown[]) => unknown).apply(target, args);
-            return r instanceof Promise ? this.watch(r) : r;
+            return r instanceof Promise ? this.watch(r, startedAt) : r;
           };
           wrapped.set(prop, w);
         }
@@ -74,19 +76,22 @@ export class StoreWatch {
     this.timer = null;
   }
 
-  private watch<T>(call: Promise<T>): Promise<T> {
-    if (this.pending++ === 0) this.progressAt = this.clock.now();
+  private watch<T>(call: Promise<T>, startedAt: number): Promise<T> {
+    if (this.pending++ === 0) this.progressAt = startedAt;
     call.then(
-      () => this.settled(null),
-      (e: unknown) => this.settled(e),
+      () => this.settled(null, startedAt),
+      (e: unknown) => this.settled(e, startedAt),
     );
     return call;
   }
 
-  private settled(error: unknown): void {
+  private settled(error: unknown, startedAt: number): void {
     this.pending--;
     this.progressAt = this.clock.now();
-    if (error !== null && isUnavailable(error)) this.down(error);
+    // From the failed call's start: a store call can block the event loop while it waits (SQLite's
+    // busy timeout is a synchronous 10 s wait), so no stall check ran, and timing the outage from
+    // the failure said "answers again (after 2ms)" after a 10 s wait.
+    if (error !== null && isUnavailable(error)) this.down(error, startedAt);
     else if (this.downSince !== null) {
       const downMs = this.clock.now() - this.downSince;
       this.downSince = null;
@@ -96,13 +101,14 @@ export class StoreWatch {
   }
 
   private check(): void {
-    if (this.pending > 0 && this.clock.now() - this.progressAt >= STALL_MS) this.down(null);
+    if (this.pending > 0 && this.clock.now() - this.progressAt >= STALL_MS) this.down(null, this.progressAt);
   }
 
-  private down(error: unknown): void {
+  /** The store is down since `since` (the failed call's start, or the start of the wait that stalled). */
+  private down(error: unknown, since: number): void {
     const now = this.clock.now();
     if (this.downSince !== null) return;
-    this.downSince = error === null ? this.progressAt : now;
+    this.downSince = since;
     if (now - this.lastSaid < REPEAT_MS) return;
     this.lastSaid = now;
     this.saidDown = true;

@@ -11,7 +11,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Backend, HeartbeatResult, LeaseRef } from '../../src/backend/contract.js';
 import type { ManualClock } from '../../src/core/clock.js';
-import { LeaseLostError } from '../../src/core/errors.js';
+import { LeaseLostError, RetryLaterError } from '../../src/core/errors.js';
 import type { Job, SubmitRequest } from '../../src/core/schemas.js';
 import { HandlerError, JobAbortedError } from '../../src/worker/handler-error.js';
 import type { Handler, Worker, WorkerEvent, WorkerOptions } from '../../src/worker/types.js';
@@ -632,6 +632,32 @@ export function runWorkerSuite(name: string, makeFixture: () => Promise<WorkerFi
       await inState(job.job_id, 'succeeded');
       expect(events.filter((e) => e.kind === 'store_available')).toEqual([{ kind: 'store_available', downMs: 5_000 }]);
       expect(events.filter((e) => e.kind === 'store_unavailable')).toHaveLength(1);
+    });
+
+    it('regression: a call that blocked before failing counts from its start: "answers again (after 10s)", not "after 2ms"', async () => {
+      // better-sqlite3 waits out a held write lock synchronously (10 s): the stall check cannot run
+      // meanwhile, and the outage was timed from the failure, so a worker said "the store answers
+      // again (after 2ms)" after a 10 s wait.
+      const job = await submit();
+      let first = true;
+      const blocking = new Proxy(fx.backend, {
+        get(target, prop) {
+          const v = Reflect.get(target, prop, target) as unknown;
+          if (typeof v !== 'function') return v;
+          if (prop !== 'claim') return (v as (...a: unknown[]) => unknown).bind(target);
+          return async (...args: unknown[]) => {
+            if (first) {
+              first = false;
+              fx.clock.advance(10_000);
+              throw new RetryLaterError('the SQLite database is busy', 'BACKEND_BUSY');
+            }
+            return (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          };
+        },
+      });
+      await start(async () => 'ok', { backend: blocking });
+      await inState(job.job_id, 'succeeded');
+      expect(events.filter((e) => e.kind === 'store_available')).toEqual([{ kind: 'store_available', downMs: 10_000 }]);
     });
 
     it('takes only the classes it was given', async () => {
