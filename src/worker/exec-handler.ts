@@ -345,13 +345,20 @@ export async function readReport(file: string): Promise<{ report: ErrorReport | 
 /** Keeps the last N bytes of a stream (the end of stderr is where the error is). */
 class CappedTail {
   private buf = Buffer.alloc(0);
+  private cut = false;
   constructor(private readonly cap: number) {}
   push(c: Buffer): void {
     this.buf = Buffer.concat([this.buf, c]);
-    if (this.buf.length > this.cap) this.buf = this.buf.subarray(this.buf.length - this.cap);
+    if (this.buf.length > this.cap) {
+      this.buf = this.buf.subarray(this.buf.length - this.cap);
+      this.cut = true;
+    }
   }
   text(): string {
-    // The cap can fall inside a character: start at the next whole one.
-    return this.buf.subarray(utf8BoundaryAfter(this.buf, 0)).toString('utf8');
+    // A cut tail starts at the next whole line when it holds one (not "e\nerror line…", the end
+    // of a line cut off), else at the next whole character.
+    const newline = this.cut ? this.buf.indexOf(0x0a) : -1;
+    const start = newline >= 0 && newline < this.buf.length - 1 ? newline + 1 : utf8BoundaryAfter(this.buf, 0);
+    return this.buf.subarray(start).toString('utf8');
   }
 }

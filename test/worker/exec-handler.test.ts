@@ -155,6 +155,13 @@ describe('exec handler: one child process per job', () => {
     expect((e as Error).message).not.toContain('\uFFFD');
   });
 
+  it('the end of stderr in the message starts on a whole line when it holds one', async () => {
+    // 3000 lines of 12 bytes: the 2048-byte tail begins inside a line.
+    const e = await exec(`process.stderr.write(Array.from({ length: 3000 }, (_, i) => 'line ' + String(i).padStart(6, '0') + '\\n').join('')); process.exitCode = 3`).catch((x: unknown) => x);
+    expect((e as Error).message).toMatch(/exited with 3: line \d{6}\n/);
+    expect((e as Error).message).toMatch(/line 002999\n?$/);
+  });
+
   it('a reported code from the table decides retryability, whatever the exit status', async () => {
     const report = (code: string, exit: number) =>
       `require('fs').writeFileSync(process.env.AGENTQ_REPORT_FILE, JSON.stringify({code:'${code}',message:'reported'})); process.exit(${exit})`;
