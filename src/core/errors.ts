@@ -93,11 +93,18 @@ export class PermissionError extends AgentqError {
 
 /** Backpressure, a held lock or a transient backend error. Exit 75. */
 export class RetryLaterError extends AgentqError {
-  /** When it is worth retrying, if known (epoch ms). */
+  /**
+   * How long to wait before retrying, if known: a duration in ms, as the name (and HTTP's
+   * Retry-After) says, so `setTimeout(retry, err.retryAfterMs)` waits as meant. It once held an
+   * epoch time, which such a timer treats as an overflow and fires after 1 ms: a tight loop.
+   */
   readonly retryAfterMs: number | undefined;
-  constructor(message: string, code = 'RETRY_LATER', hint?: string, retryAfterMs?: number) {
+  /** When it is worth retrying, if known (epoch ms, on the store's clock). */
+  readonly retryAt: number | undefined;
+  constructor(message: string, code = 'RETRY_LATER', hint?: string, retry?: { afterMs: number; at: number }) {
     super(code, message, ExitCode.retryLater, hint);
-    this.retryAfterMs = retryAfterMs;
+    this.retryAfterMs = retry?.afterMs;
+    this.retryAt = retry?.at;
   }
 }
 

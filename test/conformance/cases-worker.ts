@@ -537,7 +537,11 @@ export function workerCases(make: MakeFixture): void {
       expect((err as RetryLaterError).exitCode).toBe(75);
       expect((err as RetryLaterError).message).toMatch(/batch backlog/);
       expect((err as RetryLaterError).message).toMatch(/retry in/);
-      expect((err as RetryLaterError).retryAfterMs).toBeGreaterThan(clock.now());
+      // retryAfterMs is a wait (what setTimeout takes), retryAt the time it ends.
+      const { retryAfterMs, retryAt } = err as RetryLaterError;
+      expect(retryAfterMs).toBeGreaterThan(0);
+      expect(retryAfterMs).toBeLessThanOrEqual(300_000);
+      expect(retryAt).toBe(clock.now() + retryAfterMs!);
       await expect(backend.submit(req({ estimated_seconds: 100, class: 'interactive', tenant_id: 'ty' }))).resolves.toMatchObject({ created: true });
       // Nothing was stored for the refused submit.
       expect((await backend.list({ class: 'batch' }, { limit: 100 })).items).toHaveLength(3);

@@ -197,7 +197,7 @@ export class SqliteBackend implements Backend {
       this.admission!,
     );
     if (!decision.admit) {
-      throw new RetryLaterError(decision.message, decision.code, 'Submit again later, or raise the backlog limit if workers can keep up.', now + decision.retryAfterMs);
+      throw new RetryLaterError(decision.message, decision.code, 'Submit again later, or raise the backlog limit if workers can keep up.', { afterMs: decision.retryAfterMs, at: now + decision.retryAfterMs });
     }
   }
 
