@@ -26,6 +26,7 @@ import type { Backend } from './backend/contract.js';
 import type { AdmissionLimits } from './core/admission.js';
 import type { Clock, Random } from './core/clock.js';
 import type { FairnessOptions } from './core/fairness.js';
+import { guardClose } from './backend/close-guard.js';
 import { checkedPolicy } from './core/policy.js';
 
 export const VERSION = "0.1.0";
@@ -39,6 +40,7 @@ export type { Job, JobEnvelope, JobEvent, JobState, JobClass, DlqEntry, Effect, 
 export { DEFAULT_RETRY_POLICY, ERROR_CODE_TABLE } from './core/retry.js';
 export {
   AgentqError,
+  ClosedError,
   ConfigError,
   DeclinedError,
   ExitCode,
@@ -75,14 +77,15 @@ export interface ClientOptions {
 /**
  * Opens a store for producers and operators: the `Backend` contract
  * (`submit`, `get`, `list`, `cancel`, `events`, `stats`, `dlqList`, …).
- * Close it with `close()`.
+ * Close it with `close()`; any call after that throws a `ClosedError` (`CLOSED`).
  */
 export async function createClient(opts: ClientOptions = {}): Promise<Backend> {
   const { openBackend, defaultDataUrl } = await import('./backend/open.js');
   const url = opts.url ?? process.env.AGENTQ_URL ?? defaultDataUrl(process.env);
-  return openBackend(url, {
+  const backend = await openBackend(url, {
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.random ? { random: opts.random } : {}),
     ...checkedPolicy(opts),
   });
+  return guardClose(backend);
 }

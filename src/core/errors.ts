@@ -167,6 +167,17 @@ export class JobStoppingError extends AgentqError {
   }
 }
 
+/**
+ * A client used after its `close()`, or a worker started again after `stop()`. Without it, a
+ * SQLite client threw a bare TypeError and a Redis client a RetryLaterError (BACKEND_UNAVAILABLE),
+ * which tells a caller to retry something that can never work.
+ */
+export class ClosedError extends AgentqError {
+  constructor(message: string, hint?: string) {
+    super('CLOSED', message, ExitCode.failure, hint);
+  }
+}
+
 export class InterruptedError extends AgentqError {
   constructor(message = 'interrupted', hint?: string) {
     super('INTERRUPTED', message, ExitCode.interrupted, hint);

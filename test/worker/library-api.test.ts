@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createClient, createWorker, HandlerError, ValidationError, VERSION, type Backend, type WorkerEvent } from '../../src/index.js';
+import { ClosedError, createClient, createWorker, HandlerError, ValidationError, VERSION, type Backend, type WorkerEvent } from '../../src/index.js';
 import { pollUntil } from '../support/poll.js';
 
 let dir: string;
@@ -170,4 +170,33 @@ it('exports every error class the library throws, and they are what it throws', 
   await expect(client.cancel('job_01AAAAAAAAAAAAAAAAAAAAAAAA', null)).rejects.toMatchObject({ code: 'JOB_NOT_FOUND', constructor: api.NotFoundError });
   await expect(client.submit({ workflow: 'bad' })).rejects.toBeInstanceOf(api.ValidationError);
   await expect(createClient({ url: 'postgres://x' })).rejects.toBeInstanceOf(api.ConfigError);
+});
+
+// Regression: after close(), SQLite threw a bare TypeError ("The database connection is not open")
+// or ended events() silently, and Redis a RetryLaterError (BACKEND_UNAVAILABLE: retry later, for ever).
+describe('use after close()', () => {
+  it('every call of a closed client is refused with a ClosedError; a second close() does nothing', async () => {
+    const url = `sqlite:${join(dir, 'store.db')}`;
+    const c = await createClient({ url });
+    const { job } = await c.submit({ workflow: 'lib:v1', queue: 'closed' });
+    await c.close();
+    const calls: Array<[string, () => Promise<unknown>]> = [
+      ['get', () => c.get(job.job_id)],
+      ['submit', () => c.submit({ workflow: 'lib:v1' })],
+      ['list', () => c.list({}, { limit: 1 })],
+      ['cancel', () => c.cancel(job.job_id, null)],
+      ['stats', () => c.stats('closed')],
+      ['events', async () => {
+        for await (const e of c.events({ queue: 'closed' })) void e;
+      }],
+    ];
+    for (const [op, call] of calls) {
+      const err = await call().then(() => null, (e: unknown) => e);
+      expect(err, op).toBeInstanceOf(ClosedError);
+      expect(err, op).toMatchObject({ code: 'CLOSED', message: expect.stringContaining(`${op}() on a client that was closed`) });
+    }
+    await expect(c.close()).resolves.toBeUndefined();
+    // the store itself is untouched: another client reads it
+    expect((await client.get(job.job_id))?.state).toBe('queued');
+  });
 });

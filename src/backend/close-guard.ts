@@ -1,0 +1,43 @@
+/**
+ * What a library client does after `close()`: every call is refused with a `ClosedError`, the
+ * same on every backend (SQLite threw a bare TypeError or ended `events()` silently, Redis said
+ * BACKEND_UNAVAILABLE: "retry later", for ever). A second `close()` does nothing.
+ */
+import { ClosedError } from '../core/errors.js';
+import type { Backend } from './contract.js';
+
+export function guardClose(backend: Backend): Backend {
+  let closed = false;
+  const refused = (op: string): ClosedError =>
+    new ClosedError(`${op}() on a client that was closed (${backend.description})`, 'Call close() only when done with the client, or open another with createClient.');
+  const methods = new Map<PropertyKey, unknown>();
+  return new Proxy(backend, {
+    get: (target, prop) => {
+      const v = Reflect.get(target, prop, target) as unknown;
+      if (typeof v !== 'function' || prop === 'constructor') return v;
+      let w = methods.get(prop);
+      if (!w) {
+        const fn = v as (...a: unknown[]) => unknown;
+        const op = String(prop);
+        if (prop === 'close') {
+          w = async (): Promise<void> => {
+            if (closed) return;
+            closed = true;
+            await fn.apply(target);
+          };
+        } else if (prop === 'events') {
+          // An AsyncIterable, not a promise: refused when iterated.
+          w = (...args: unknown[]) => (closed ? refusedIterable(refused(op)) : fn.apply(target, args));
+        } else {
+          w = (...args: unknown[]) => (closed ? Promise.reject(refused(op)) : fn.apply(target, args));
+        }
+        methods.set(prop, w);
+      }
+      return w;
+    },
+  });
+}
+
+async function* refusedIterable(error: ClosedError): AsyncGenerator<never> {
+  throw error;
+}
