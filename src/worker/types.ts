@@ -130,7 +130,7 @@ export interface WorkerOptions {
 
 export interface Worker {
   readonly workerId: string;
-  /** Starts the claim and heartbeat loops. Idempotent. */
+  /** Starts the claim and heartbeat loops. Idempotent while running; once a started worker was stopped it throws a `ClosedError` (a `stop()` before any `start()` makes it do nothing). */
   start(): Promise<void>;
   /** Graceful stop: no new claims; running handlers get `gracefulMs`, then are aborted and their leases released. Resolves when stopped. */
   stop(): Promise<void>;

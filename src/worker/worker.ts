@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { MAX_PAGE_LIMIT, type Backend, type FailureOutcome, type HeartbeatResult, type Lease, type LeaseRef } from '../backend/contract.js';
 import { systemClock, type Clock } from '../core/clock.js';
-import { LeaseLostError, ValidationError } from '../core/errors.js';
+import { ClosedError, LeaseLostError, ValidationError } from '../core/errors.js';
 import { JOB_CLASSES } from '../core/model.js';
 import { checkedPolicy, type BackendPolicy } from '../core/policy.js';
 import { Name } from '../core/schemas.js';
@@ -159,6 +159,8 @@ class WorkerRuntime implements Worker {
   private readonly storeWatch: StoreWatch;
   private readonly ownsBackend: boolean;
   private state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
+  /** start() ran (and was not beaten by a stop()). */
+  private started = false;
   private readonly inflight = new Map<string, InFlight>();
   private readonly waker = new Waker();
   /** Set when a handler finishes: work is flowing, so the idle backoff starts again from the minimum. */
@@ -208,7 +210,12 @@ class WorkerRuntime implements Worker {
   }
 
   async start(): Promise<void> {
+    // A worker stopped after it ran is done (its store closed, `done` resolved): resolving here as
+    // if it had started left a caller pausing and resuming with stop()/start() with no worker
+    // running. A stop() before any start() (a signal during set-up) still just wins: nothing runs.
+    if (this.stopping && this.started) throw new ClosedError(`worker ${this.workerId} was stopped; a stopped worker does not start again`, 'Create another with createWorker.');
     if (this.state !== 'idle') return;
+    this.started = true;
     this.state = 'running';
     if (!this.backend) {
       const { openBackend } = await import('../backend/open.js');

@@ -199,4 +199,17 @@ describe('use after close()', () => {
     // the store itself is untouched: another client reads it
     expect((await client.get(job.job_id))?.state).toBe('queued');
   });
+
+  it('a started worker, once stopped, refuses start() instead of resolving with nothing running', async () => {
+    const w = createWorker({ backend: client, queue: 'restart', handler: () => null, minIdleMs: 1 });
+    await w.start();
+    await w.stop();
+    await expect(w.start()).rejects.toMatchObject({ code: 'CLOSED', constructor: ClosedError });
+    // stop() before any start() (a signal during set-up) still wins quietly: nothing runs.
+    const early = createWorker({ backend: client, queue: 'restart', handler: () => null });
+    await early.stop();
+    await expect(early.start()).resolves.toBeUndefined();
+    expect(early.inFlight()).toBe(0);
+    await early.done;
+  });
 });
