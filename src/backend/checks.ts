@@ -38,6 +38,16 @@ export function checkJobFilter(filter: JobFilter): void {
   if (filter.class !== undefined) checkOneOf('class', filter.class, JOB_CLASSES);
 }
 
+/**
+ * An effect key: a string of 1-256 characters, on every backend. (Redis checked only the length,
+ * so a key given as a number was stored as its text and `null` failed with a TypeError.)
+ */
+export function checkEffectKey(key: string): void {
+  if (typeof key !== 'string' || key.length === 0 || key.length > 256) {
+    throw new ValidationError(`effect key must be a string of 1-256 characters, got ${typeof key === 'string' ? `${key.length} characters` : JSON.stringify(key) ?? typeof key}`);
+  }
+}
+
 function checkOneOf(what: string, value: unknown, allowed: readonly string[]): void {
   if (typeof value !== 'string' || !allowed.includes(value)) throw new ValidationError(`${what} must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
 }

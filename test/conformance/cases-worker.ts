@@ -510,6 +510,18 @@ export function workerCases(make: MakeFixture): void {
       expect(await backend.finishEffect(lease, 'count-tokens', null)).toMatchObject({ status: 'done', result: null });
     });
 
+    // Regression: Redis checked only the length, so 42 was recorded as the key "42" and null threw a TypeError.
+    it('refuses an effect key that is not a string of 1-256 characters with a ValidationError, recording nothing', async () => {
+      const { backend } = fx();
+      const { job } = await backend.submit(req());
+      const lease = await claimOne(backend);
+      for (const key of ['', 'k'.repeat(257), 42, null, undefined, { key: 'x' }] as unknown as string[]) {
+        await expect(backend.beginEffect(lease, key), JSON.stringify(key)).rejects.toThrow(ValidationError);
+        await expect(backend.finishEffect(lease, key, 'r'), JSON.stringify(key)).rejects.toThrow(/effect key must be a string of 1-256 characters/);
+      }
+      expect((await backend.get(job.job_id))!.effects).toEqual([]);
+    });
+
     it('carries effects across attempts: a started effect of a dead attempt is returned to the next one', async () => {
       const { backend, clock } = fx();
       const { job } = await backend.submit(req({ max_attempts: 3 }));

@@ -13,7 +13,7 @@ import { Cluster, type Redis } from 'ioredis';
 import { encodeTime } from 'ulid';
 import { IdempotencyConflictError, JobStoppingError, LeaseLostError, MalformedJobError, NotFoundError, PermissionError, RetryLaterError, ValidationError } from '../../core/errors.js';
 import { storedJson } from '../../core/stored-json.js';
-import { checkClaim, checkEventQuery, checkJobFilter, checkLeaseMs } from '../checks.js';
+import { checkClaim, checkEffectKey, checkEventQuery, checkJobFilter, checkLeaseMs } from '../checks.js';
 import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
 import { classWeight, type FairnessOptions } from '../../core/fairness.js';
 import { createIdFactory, JOB_ID_PREFIX } from '../../core/ids.js';
@@ -1086,7 +1086,7 @@ export class RedisBackend implements Backend {
   }
 
   async beginEffect(lease: LeaseRef, key: string): Promise<Effect> {
-    if (key.length === 0 || key.length > 256) throw new ValidationError('effect key must be 1-256 characters');
+    checkEffectKey(key);
     const { res } = await this.leaseCall<[string, string?]>(lease, 'aqEffectBegin', [`e:${lease.jobId}`], [key, MAX_EFFECTS_PER_JOB]);
     if (res[0] === 'too_many') throw new ValidationError(`a job may record at most ${MAX_EFFECTS_PER_JOB} effects`);
     if (res[0] === 'stopping') throw new JobStoppingError(lease.jobId, res[1] === 'cancel' ? 'cancel' : 'deadline');
@@ -1094,7 +1094,7 @@ export class RedisBackend implements Backend {
   }
 
   async finishEffect(lease: LeaseRef, key: string, result: unknown): Promise<Effect> {
-    if (key.length === 0 || key.length > 256) throw new ValidationError('effect key must be 1-256 characters');
+    checkEffectKey(key);
     const text = storedJson(result, `the result of effect ${JSON.stringify(key)}`);
     const { res } = await this.leaseCall<[string, string?]>(lease, 'aqEffectFinish', [`e:${lease.jobId}`], [key, text]);
     return effectFrom(res[1]!);

@@ -6,7 +6,7 @@
  */
 import { JobStoppingError, LeaseLostError, ValidationError } from '../../core/errors.js';
 import { storedJson } from '../../core/stored-json.js';
-import { checkClaim, checkLeaseMs } from '../checks.js';
+import { checkClaim, checkEffectKey, checkLeaseMs } from '../checks.js';
 import { nextPick, parseFairnessState, tenantCap, type Candidates, type FairnessOptions } from '../../core/fairness.js';
 import { decideFailure, type RetryPolicy } from '../../core/retry.js';
 import { JOB_CLASSES } from '../../core/model.js';
@@ -531,12 +531,6 @@ interface CompletedRow {
 interface NextClaim {
   req: ClaimRequest;
   out: Lease[];
-}
-
-function checkEffectKey(key: string): void {
-  if (typeof key !== 'string' || key.length === 0 || key.length > 256) {
-    throw new ValidationError('effect key must be 1-256 characters');
-  }
 }
 
 /** A claim's `claimed` events, written by one `SqliteStore.events` call after its loop. */
