@@ -115,7 +115,7 @@ export interface ClaimRequest {
   /** Lease length; capped at the job's deadline. */
   leaseMs: number;
   /** Classes this worker takes; all when absent. */
-  classes?: JobClass[] | undefined;
+  classes?: readonly JobClass[] | undefined;
   /**
    * Told of a part of the store the claim could not reach while others leased jobs (a shard of a
    * sharded Redis queue on a node that is down): the claim returns those leases, never dropping
@@ -171,25 +171,25 @@ export type AbortOutcome = 'cancelled' | 'expired';
 // ---------------------------------------------------------------- DLQ
 
 export interface DlqFilter {
-  queue?: string;
-  tenant?: string;
-  workflow?: string;
-  errorCodes?: string[];
-  reason?: DeadReason;
+  queue?: string | undefined;
+  tenant?: string | undefined;
+  workflow?: string | undefined;
+  errorCodes?: string[] | undefined;
+  reason?: DeadReason | undefined;
   /** dead_at >= since (epoch ms). */
-  since?: number;
+  since?: number | undefined;
   /** dead_at < until (epoch ms). */
-  until?: number;
-  minAttempts?: number;
-  maxAttempts?: number;
+  until?: number | undefined;
+  minAttempts?: number | undefined;
+  maxAttempts?: number | undefined;
   /** true: only entries whose deadline passed (or has less than minRemainingMs left); false: only the others. */
-  expired?: boolean;
-  minRemainingMs?: number;
-  partial?: boolean;
+  expired?: boolean | undefined;
+  minRemainingMs?: number | undefined;
+  partial?: boolean | undefined;
   /** Case-insensitive substring of error code, error message, workflow, tenant or job id. */
-  grep?: string;
+  grep?: string | undefined;
   /** Evaluate `expired` against this time (epoch ms); defaults to the backend clock. */
-  now?: number;
+  now?: number | undefined;
 }
 
 /**
@@ -442,7 +442,7 @@ export interface Backend {
    * idling; returns warnings (a sentence each) about what works only in part. Absent where the
    * store is the broker.
    */
-  workerPreflight?(queue: string, classes?: JobClass[]): Promise<string[]>;
+  workerPreflight?(queue: string, classes?: readonly JobClass[]): Promise<string[]>;
 
   close(): Promise<void>;
 }

@@ -15,7 +15,7 @@ import type { AbortReason } from './types.js';
 export class HandlerError extends Error {
   readonly code: string;
   readonly retryable: boolean | undefined;
-  constructor(code: string, message: string, opts: { retryable?: boolean; cause?: unknown } = {}) {
+  constructor(code: string, message: string, opts: { retryable?: boolean | undefined; cause?: unknown } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'HandlerError';
     this.code = code;

@@ -110,7 +110,7 @@ export interface WorkerOptions {
   /** How often all in-flight leases are heartbeaten, in one call. Must be below `leaseMs`. @default leaseMs / 4 */
   heartbeatMs?: number | undefined;
   /** Classes this worker takes; all when absent. */
-  classes?: JobClass[] | undefined;
+  classes?: readonly JobClass[] | undefined;
   /** @default `<host>:<pid>:<random>` */
   workerId?: string | undefined;
   /** Recorded on every attempt and in DLQ entries. */

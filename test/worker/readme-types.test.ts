@@ -43,3 +43,41 @@ it('the README library example type-checks with strict and exactOptionalProperty
     await rm(dir, { recursive: true, force: true });
   }
 }, 60_000);
+
+// Regression: DlqFilter's fields and HandlerError's `retryable` took no `undefined`, so a filter or an
+// error built from optional values (a CLI flag, a config field) did not compile under exactOptionalPropertyTypes;
+// and `classes` took no readonly list.
+it('filters and errors built from optional values type-check with exactOptionalPropertyTypes', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'agentq-optional-'));
+  try {
+    const file = join(dir, 'optional.mts');
+    await writeFile(
+      file,
+      `import { createClient, createWorker, HandlerError } from ${JSON.stringify(join(ROOT, 'src/index.js'))};\n` +
+        'declare const flags: { queue?: string; codes?: string[]; grep?: string; expired?: boolean; retryable?: boolean };\n' +
+        'const client = await createClient({});\n' +
+        'await client.dlqList({ queue: flags.queue, errorCodes: flags.codes, grep: flags.grep, expired: flags.expired }, { limit: 10 });\n' +
+        'await client.dlqRows({ queue: flags.queue }, { limit: 10 });\n' +
+        "export const e = new HandlerError('PROVIDER_429', 'rate limited', { retryable: flags.retryable });\n" +
+        // classes from a constant list (`as const` makes it readonly)
+        "const CLASSES = ['interactive', 'batch'] as const;\n" +
+        "createWorker({ backend: client, queue: 'q', classes: CLASSES, handler: () => null });\n",
+    );
+    const program = ts.createProgram([file], {
+      strict: true,
+      exactOptionalPropertyTypes: true,
+      noEmit: true,
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+      types: ['node'],
+      typeRoots: [join(ROOT, 'node_modules/@types')],
+      skipLibCheck: true,
+    });
+    const diagnostics = ts.getPreEmitDiagnostics(program, program.getSourceFile(file));
+    expect(diagnostics.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))).toEqual([]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}, 60_000);

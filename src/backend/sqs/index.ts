@@ -228,7 +228,7 @@ export class SqsBackend implements Backend {
    * looked up at its start (created with `autocreate=1`). A missing DLQ is only warned about: jobs
    * still die into the store's DLQ, but no copy reaches SQS (buryInSqs).
    */
-  async workerPreflight(queue: string, classes?: JobClass[]): Promise<string[]> {
+  async workerPreflight(queue: string, classes?: readonly JobClass[]): Promise<string[]> {
     const missing: string[] = [];
     for (const cls of classes && classes.length > 0 ? classes : JOB_CLASSES) {
       if ((await this.sqsQueues.sourceUrl(queue, cls)) === null) missing.push(this.sqsQueues.sourceName(queue, cls));
