@@ -27,7 +27,9 @@ import type { AdmissionLimits } from './core/admission.js';
 import type { Clock, Random } from './core/clock.js';
 import type { FairnessOptions } from './core/fairness.js';
 import { guardClose } from './backend/close-guard.js';
+import { ValidationError } from './core/errors.js';
 import { checkedPolicy } from './core/policy.js';
+import { checkOptionKeys } from './core/validate.js';
 
 export const VERSION = "0.1.0";
 
@@ -80,6 +82,7 @@ export interface ClientOptions {
  * Close it with `close()`; any call after that throws a `ClosedError` (`CLOSED`).
  */
 export async function createClient(opts: ClientOptions = {}): Promise<Backend> {
+  checkClientOptions(opts);
   const { openBackend, defaultDataUrl } = await import('./backend/open.js');
   const url = opts.url ?? process.env.AGENTQ_URL ?? defaultDataUrl(process.env);
   const backend = await openBackend(url, {
@@ -88,4 +91,22 @@ export async function createClient(opts: ClientOptions = {}): Promise<Backend> {
     ...checkedPolicy(opts),
   });
   return guardClose(backend);
+}
+
+const CLIENT_OPTION_KEYS = Object.keys({ url: 0, clock: 0, random: 0, fairness: 0, admission: 0 } satisfies Record<keyof ClientOptions, 0>);
+
+/**
+ * `createClient('sqlite:./x.db')` (a URL where the options go) or `{ urll: … }` opened the default
+ * store instead, and jobs went where nobody looked: the options are checked before anything opens.
+ */
+function checkClientOptions(opts: unknown): asserts opts is ClientOptions {
+  if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) {
+    throw new ValidationError(`createClient takes an options object, such as { url: 'sqlite:./agentq.db' }, got ${typeof opts === 'string' ? JSON.stringify(opts) : opts === null ? 'null' : typeof opts}`);
+  }
+  checkOptionKeys('createClient', opts, CLIENT_OPTION_KEYS);
+  const { url, clock } = opts as ClientOptions;
+  if (url !== undefined && (typeof url !== 'string' || url === '')) throw new ValidationError(`url must be a store URL such as sqlite:./agentq.db, got ${JSON.stringify(url) ?? typeof url}`);
+  if (clock !== undefined && (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function')) {
+    throw new ValidationError('clock must be a Clock, an object with now(): epoch ms');
+  }
 }

@@ -19,6 +19,7 @@ import { JOB_CLASSES } from '../core/model.js';
 import { checkedPolicy, type BackendPolicy } from '../core/policy.js';
 import { Name } from '../core/schemas.js';
 import { storedJson } from '../core/stored-json.js';
+import { checkOptionKeys } from '../core/validate.js';
 import { toFailure, withValidCode } from './classify.js';
 import { AttemptEffects } from './effect.js';
 import { HandlerError, JobAbortedError } from './handler-error.js';
@@ -68,8 +69,15 @@ export function createWorker(options: WorkerOptions): Worker {
   return new WorkerRuntime(options);
 }
 
+/** Every option `createWorker` knows; the compiler keeps it in step with `WorkerOptions`. */
+const WORKER_OPTION_KEYS = Object.keys({
+  backend: 0, url: 0, fairness: 0, queue: 0, handler: 0, concurrency: 0, leaseMs: 0, heartbeatMs: 0, classes: 0, workerId: 0,
+  workerVersion: 0, clock: 0, gracefulMs: 0, abortGraceMs: 0, minIdleMs: 0, maxIdleMs: 0, logger: 0,
+} satisfies Record<keyof WorkerOptions, 0>);
+
 function validate(o: WorkerOptions): void {
   if (typeof o !== 'object' || o === null) throw new ValidationError('createWorker needs an options object');
+  checkOptionKeys('createWorker', o, WORKER_OPTION_KEYS);
   if (!o.backend && !o.url) throw new ValidationError('createWorker needs either `backend` or `url`');
   // The caps live in the store the worker opens; a given client already has its own.
   if (o.backend && o.fairness !== undefined) throw new ValidationError('fairness applies to a store the worker opens from `url`; with `backend`, give it to createClient({ fairness })');

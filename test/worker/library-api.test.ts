@@ -106,6 +106,32 @@ describe('scheduling policy in the options', () => {
     }
   });
 
+  // Regression: createClient('sqlite:./x.db') or { urll: … } opened the default store, and jobs went where nobody looked.
+  it('createClient refuses a URL in place of the options, an unknown option and a bad url or clock', async () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [`sqlite:${join(dir, 'other.db')}`, /createClient takes an options object, such as \{ url: 'sqlite:.\/agentq.db' \}, got "sqlite:/],
+      [null, /createClient takes an options object/],
+      [{ urll: `sqlite:${join(dir, 'other.db')}` }, /createClient: unknown option "urll" \(known: url, clock, random, fairness, admission\)/],
+      [{ url: 42 }, /url must be a store URL such as sqlite:.\/agentq.db, got 42/],
+      [{ url: '' }, /url must be a store URL/],
+      [{ url: `sqlite:${join(dir, 'other.db')}`, clock: Date.now }, /clock must be a Clock/],
+    ];
+    // (where the options left out would send it: never the default store of whoever runs the tests)
+    const saved = process.env.AGENTQ_URL;
+    process.env.AGENTQ_URL = `sqlite:${join(dir, 'default.db')}`;
+    try {
+      for (const [opts, rule] of cases) {
+        const err = await createClient(opts as never).then(async (c) => (await c.close(), null), (e: unknown) => e);
+        expect(err, JSON.stringify(opts)).toBeInstanceOf(ValidationError);
+        expect((err as Error).message, JSON.stringify(opts)).toMatch(rule);
+      }
+    } finally {
+      if (saved === undefined) delete process.env.AGENTQ_URL;
+      else process.env.AGENTQ_URL = saved;
+    }
+    for (const db of ['other.db', 'default.db']) await expect(readFile(join(dir, db)), db).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
   it('bad settings are refused before anything opens, naming the rule', async () => {
     await expect(createClient({ url: 'sqlite::memory:', fairness: { tenantConcurrency: 0 } })).rejects.toThrow(/tenantConcurrency must be a whole number of at least 1/);
     await expect(createClient({ url: 'sqlite::memory:', admission: { batchMaxBacklog: 10 } as never })).rejects.toThrow(/unknown key "batchMaxBacklog"/);
@@ -134,6 +160,8 @@ it('refuses every option that cannot work: classes, waits, worker id and version
     [{ clock: {} }, /clock must be a Clock/],
     [{ logger: 'console' }, /logger must be a function/],
     [{ url: 42 }, /url must be a store URL/],
+    // Regression: an unknown option was ignored, so a typo ran with the default.
+    [{ leaseMS: 300_000 }, /createWorker: unknown option "leaseMS" \(known: backend, url, .*leaseMs/],
   ];
   for (const [extra, rule] of cases) {
     expect(() => createWorker({ ...base, ...extra } as never), JSON.stringify(extra)).toThrow(rule);
