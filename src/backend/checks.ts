@@ -4,7 +4,7 @@
  * misspelt in a filter was refused by one and matched nothing on another).
  */
 import { ValidationError } from '../core/errors.js';
-import { JOB_CLASSES, JOB_STATES } from '../core/model.js';
+import { JOB_CLASSES, JOB_STATES, REASON_MAX_CHARS } from '../core/model.js';
 import type { ClaimRequest, EventQuery, JobFilter } from './contract.js';
 
 /**
@@ -45,6 +45,19 @@ export function checkJobFilter(filter: JobFilter): void {
 export function checkEffectKey(key: string): void {
   if (typeof key !== 'string' || key.length === 0 || key.length > 256) {
     throw new ValidationError(`effect key must be a string of 1-256 characters, got ${typeof key === 'string' ? `${key.length} characters` : JSON.stringify(key) ?? typeof key}`);
+  }
+}
+
+/**
+ * A cancel's reason, as `agentq cancel --reason` takes it: null (or left out), or 1-500 characters.
+ * The library took anything: SQLite stored a number or an object as the job's cancel_reason (Redis
+ * its text, "[object Object]"), and a megabyte of text went into the job record.
+ */
+export function checkCancelReason(reason: string | null | undefined): void {
+  if (reason === null || reason === undefined) return;
+  if (typeof reason !== 'string' || reason.length === 0 || reason.length > REASON_MAX_CHARS) {
+    const got = typeof reason === 'string' ? `${reason.length} characters` : (JSON.stringify(reason) ?? typeof reason).slice(0, 80);
+    throw new ValidationError(`cancel reason must be null or 1-${REASON_MAX_CHARS} characters, got ${got}`);
   }
 }
 

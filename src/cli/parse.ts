@@ -3,7 +3,9 @@
  * ValidationError (exit 2) whose message names the flag and the rule.
  */
 import { ValidationError } from '../core/errors.js';
-import { JOB_STATES, NAME_RE, NAME_RULE, type JobStateName as JobState } from '../core/model.js';
+import { JOB_STATES, NAME_RE, NAME_RULE, REASON_MAX_CHARS, type JobStateName as JobState } from '../core/model.js';
+
+export { REASON_MAX_CHARS };
 import { sanitize } from './output/sanitize.js';
 import { canonicalJobId, isJobId, isRunId, RUN_ID_PREFIX } from '../core/ids.js';
 
@@ -45,8 +47,6 @@ export function checkJobId(given: string): string {
   return id;
 }
 
-/** The longest `--reason`: it is stored with the job or run and shown by inspect and the audit (the rule `dlq` bulk actions apply). */
-export const REASON_MAX_CHARS = 500;
 
 /** `--reason`, when given: 1-500 characters (an empty one is a mistake, a 5 MB one is not a reason). */
 export function checkReason(reason: string | undefined): void {

@@ -50,6 +50,9 @@ export const EVENT_TYPES = [
 ] as const;
 
 /** Queue, tenant and key names: printable, bounded, no separators that break key layouts. */
+/** The longest reason (`--reason`, a library `cancel`): it is stored with the job or run and shown by inspect and the audit (the rule `dlq` bulk actions apply). */
+export const REASON_MAX_CHARS = 500;
+
 export const NAME_RULE = 'must be 1-128 characters of letters, digits and . _ - (starting with a letter or digit)';
 export const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 

@@ -279,6 +279,26 @@ export function jobCases(make: MakeFixture): void {
       expect(await eventTypes(backend, job.job_id)).toEqual(['submitted', 'cancelled']);
     });
 
+    // Regression: a library cancel took any reason: SQLite stored a number or an object as the job's
+    // cancel_reason (Redis its text), kept a megabyte of text, and a left-out reason as no field at all.
+    it('takes a reason of 1-500 characters or none, the same on every backend, and refuses anything else before changing the job', async () => {
+      const { backend } = fx();
+      for (const reason of [42, { why: 'x' }, '', 'r'.repeat(501)] as unknown as string[]) {
+        const { job } = await backend.submit(req());
+        const err = await backend.cancel(job.job_id, reason).catch((e: unknown) => e);
+        expect(err, JSON.stringify(reason)).toBeInstanceOf(ValidationError);
+        expect((err as Error).message).toMatch(/cancel reason must be null or 1-500 characters/);
+        expect((await backend.get(job.job_id))!.state).toBe('queued');
+      }
+      const { job } = await backend.submit(req());
+      const left = await backend.cancel(job.job_id, undefined as unknown as null);
+      expect(left.status).toBe('cancelled');
+      expect((await backend.get(job.job_id))!.cancel_reason).toBeNull();
+      const { job: other } = await backend.submit(req());
+      await backend.cancel(other.job_id, 'r'.repeat(500));
+      expect((await backend.get(other.job_id))!.cancel_reason).toBe('r'.repeat(500));
+    });
+
     it('throws NotFoundError (exit 5) for an unknown job', async () => {
       const err = await fx().backend.cancel('job_01JZZZZZZZZZZZZZZZZZZZZZZZ', null).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(NotFoundError);

@@ -13,7 +13,7 @@ import { Cluster, type Redis } from 'ioredis';
 import { encodeTime } from 'ulid';
 import { IdempotencyConflictError, JobStoppingError, LeaseLostError, MalformedJobError, NotFoundError, PermissionError, RetryLaterError, ValidationError } from '../../core/errors.js';
 import { storedJson } from '../../core/stored-json.js';
-import { checkClaim, checkEffectKey, checkEventQuery, checkJobFilter, checkLeaseMs } from '../checks.js';
+import { checkCancelReason, checkClaim, checkEffectKey, checkEventQuery, checkJobFilter, checkLeaseMs } from '../checks.js';
 import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
 import { classWeight, type FairnessOptions } from '../../core/fairness.js';
 import { createIdFactory, JOB_ID_PREFIX } from '../../core/ids.js';
@@ -645,6 +645,7 @@ export class RedisBackend implements Backend {
   }
 
   async cancel(jobId: string, reason: string | null): Promise<CancelResult> {
+    checkCancelReason(reason);
     const loc = await this.locate(jobId);
     if (!loc) throw new NotFoundError(`job ${jobId} not found`, 'JOB_NOT_FOUND');
     const p = this.sp(loc);

@@ -43,7 +43,7 @@ import type {
   RunRecord,
   SubmitResult,
 } from '../contract.js';
-import { checkEventQuery, checkJobFilter } from '../checks.js';
+import { checkCancelReason, checkEventQuery, checkJobFilter } from '../checks.js';
 import { rowToEvent, rowToJob, type EventRow, type JobRow } from './codec.js';
 import { dlqGet, dlqList, dlqRaw } from './dlq.js';
 import { dlqRows } from './dlq-rows.js';
@@ -272,6 +272,8 @@ export class SqliteBackend implements Backend {
   }
 
   async cancel(jobId: string, reason: string | null): Promise<CancelResult> {
+    checkCancelReason(reason);
+    reason ??= null; // left out (a JavaScript caller): none, as on every backend
     return this.store.grouped(() => {
       const now = this.store.clock.now();
       const found = this.store.load(jobId);
