@@ -227,7 +227,17 @@ class WorkerRuntime implements Worker {
     this.state = 'running';
     if (!this.backend) {
       const { openBackend } = await import('../backend/open.js');
-      const opened = await openBackend(this.o.url!, { clock: this.clock, ...this.policy });
+      let opened: Backend;
+      try {
+        opened = await openBackend(this.o.url!, { clock: this.clock, ...this.policy });
+      } catch (error) {
+        // Not started: a later start() tries again (it returned at once, as if running, with nothing claimed).
+        if (this.state === 'running') {
+          this.state = 'idle';
+          this.started = false;
+        }
+        throw error;
+      }
       if (this.state !== 'running') {
         // stop() came while the store was opening: nothing was claimed, just close it again.
         await opened.close();

@@ -2,11 +2,11 @@
  * The package's public entry (src/index.ts): a producer and a worker written
  * the way the README shows, each opening the store from a URL.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ClosedError, createClient, createWorker, HandlerError, ValidationError, VERSION, type Backend, type WorkerEvent } from '../../src/index.js';
+import { ClosedError, ConfigError, createClient, createWorker, HandlerError, ValidationError, VERSION, type Backend, type WorkerEvent } from '../../src/index.js';
 import { pollUntil } from '../support/poll.js';
 
 let dir: string;
@@ -239,5 +239,24 @@ describe('use after close()', () => {
     await expect(early.start()).resolves.toBeUndefined();
     expect(early.inFlight()).toBe(0);
     await early.done;
+  });
+
+  // Regression: a start() whose store failed to open left the worker marked running, so the next
+  // start() resolved at once with nothing claimed (a retry loop around start() "succeeded").
+  it('a start() whose store fails to open can be tried again, and the retry runs the worker', async () => {
+    const path = join(dir, 'later.db');
+    await mkdir(path); // a directory where the database file should be: it cannot open
+    const w = createWorker({ url: `sqlite:${path}`, queue: 'retry-start', handler: () => 'ran', minIdleMs: 1, maxIdleMs: 20 });
+    await expect(w.start()).rejects.toBeInstanceOf(ConfigError);
+    await rmdir(path);
+    await w.start();
+    const other = await createClient({ url: `sqlite:${path}` });
+    try {
+      const { job } = await other.submit({ workflow: 'lib:v1', queue: 'retry-start' });
+      await pollUntil(async () => (await other.get(job.job_id))?.state === 'succeeded', { what: 'the job run by the retried worker' });
+    } finally {
+      await w.stop();
+      await other.close();
+    }
   });
 });
