@@ -82,6 +82,14 @@ function validate(o: WorkerOptions): void {
   // The caps live in the store the worker opens; a given client already has its own.
   if (o.backend && o.fairness !== undefined) throw new ValidationError('fairness applies to a store the worker opens from `url`; with `backend`, give it to createClient({ fairness })');
   if (o.url !== undefined && (typeof o.url !== 'string' || o.url === '')) throw new ValidationError(`url must be a store URL such as sqlite:./agentq.db, got ${show(o.url)}`);
+  // An in-memory database belongs to the connection that opens it: the worker's own would hold
+  // only what it submits itself, so it idled for ever while jobs went into the client's.
+  if (o.url !== undefined && /^sqlite:(\/\/)?:memory:$/i.test(o.url)) {
+    throw new ValidationError(
+      `url ${o.url} would open an in-memory store of the worker's own, which no producer can reach: it would never see a job`,
+      "Open it once with createClient({ url: 'sqlite::memory:' }) and give the worker that client: createWorker({ backend: client, ... }).",
+    );
+  }
   if (o.backend !== undefined && (typeof o.backend !== 'object' || o.backend === null || typeof o.backend.claim !== 'function')) {
     throw new ValidationError('backend must be a store opened with createClient');
   }

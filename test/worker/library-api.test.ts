@@ -48,9 +48,9 @@ it('createClient submits; a createWorker opened from the same URL processes and 
 it('refuses options that cannot work, naming the rule', () => {
   const handler = () => null;
   expect(() => createWorker({ queue: 'q', handler })).toThrow(/either `backend` or `url`/);
-  expect(() => createWorker({ url: 'sqlite::memory:', queue: 'bad queue!', handler })).toThrow(/not a valid queue name/);
-  expect(() => createWorker({ url: 'sqlite::memory:', queue: 'q', handler, concurrency: 0 })).toThrow(/concurrency must be/);
-  expect(() => createWorker({ url: 'sqlite::memory:', queue: 'q', handler, leaseMs: 1000, heartbeatMs: 1000 })).toThrow(
+  expect(() => createWorker({ url: 'sqlite:unopened.db', queue: 'bad queue!', handler })).toThrow(/not a valid queue name/);
+  expect(() => createWorker({ url: 'sqlite:unopened.db', queue: 'q', handler, concurrency: 0 })).toThrow(/concurrency must be/);
+  expect(() => createWorker({ url: 'sqlite:unopened.db', queue: 'q', handler, leaseMs: 1000, heartbeatMs: 1000 })).toThrow(
     /heartbeatMs must be less than leaseMs/,
   );
 });
@@ -135,7 +135,7 @@ describe('scheduling policy in the options', () => {
   it('bad settings are refused before anything opens, naming the rule', async () => {
     await expect(createClient({ url: 'sqlite::memory:', fairness: { tenantConcurrency: 0 } })).rejects.toThrow(/tenantConcurrency must be a whole number of at least 1/);
     await expect(createClient({ url: 'sqlite::memory:', admission: { batchMaxBacklog: 10 } as never })).rejects.toThrow(/unknown key "batchMaxBacklog"/);
-    expect(() => createWorker({ url: 'sqlite::memory:', queue: 'q', handler: () => null, fairness: { classWeights: { urgent: 1 } as never } })).toThrow(/unknown class "urgent"/);
+    expect(() => createWorker({ url: 'sqlite:unopened.db', queue: 'q', handler: () => null, fairness: { classWeights: { urgent: 1 } as never } })).toThrow(/unknown class "urgent"/);
     expect(() => createWorker({ backend: client, queue: 'q', handler: () => null, fairness: { tenantConcurrency: 1 } })).toThrow(/createClient\(\{ fairness \}\)/);
   });
 });
@@ -143,7 +143,7 @@ describe('scheduling policy in the options', () => {
 // Regression: `classes: ['interative']` claimed nothing for ever, and negative or NaN waits were taken.
 it('refuses every option that cannot work: classes, waits, worker id and version, clock, logger', () => {
   const handler = () => null;
-  const base = { url: 'sqlite::memory:', queue: 'q', handler };
+  const base = { url: 'sqlite:unopened.db', queue: 'q', handler };
   const cases: Array<[Record<string, unknown>, RegExp]> = [
     [{ classes: ['interative'] }, /classes: "interative" is not a job class; the classes are interactive, batch, maintenance/],
     [{ classes: [] }, /classes must be a non-empty list/],
@@ -162,6 +162,9 @@ it('refuses every option that cannot work: classes, waits, worker id and version
     [{ url: 42 }, /url must be a store URL/],
     // Regression: an unknown option was ignored, so a typo ran with the default.
     [{ leaseMS: 300_000 }, /createWorker: unknown option "leaseMS" \(known: backend, url, .*leaseMs/],
+    // Regression: the worker opened an in-memory store of its own, and idled for ever while jobs went into the client's.
+    [{ url: 'sqlite::memory:' }, /url sqlite::memory: would open an in-memory store of the worker's own, which no producer can reach/],
+    [{ url: 'sqlite://:memory:' }, /in-memory store of the worker's own/],
   ];
   for (const [extra, rule] of cases) {
     expect(() => createWorker({ ...base, ...extra } as never), JSON.stringify(extra)).toThrow(rule);
