@@ -93,6 +93,7 @@ export type WorkerEvent =
   | { kind: 'stopping'; inFlight: number }
   | { kind: 'stopped' };
 
+/** Called for every event; what it throws, or an async logger rejects with, is ignored (a log shipper that is down does not stop the worker). */
 export type WorkerLogger = (event: WorkerEvent) => void;
 
 export interface WorkerOptions {

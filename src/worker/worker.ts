@@ -821,7 +821,10 @@ class WorkerRuntime implements Worker {
 
   private log(event: WorkerEvent): void {
     try {
-      this.o.logger?.(event);
+      const r: unknown = this.o.logger?.(event);
+      // An async logger (one that ships events somewhere) that rejects was an unhandled rejection,
+      // which ends the process, running jobs and all.
+      if (r instanceof Promise) r.catch(() => {});
     } catch {
       // A faulty logger must not take the worker down.
     }

@@ -179,6 +179,30 @@ it('refuses every option that cannot work: classes, waits, worker id and version
   expect(w.inFlight()).toBe(0);
 });
 
+// Regression: an async logger that rejected was an unhandled rejection, which ended the process mid-job.
+it('a logger that throws or rejects does not stop the worker', async () => {
+  const { job } = await client.submit({ workflow: 'lib:v1', queue: 'logger' });
+  const { job: second } = await client.submit({ workflow: 'lib:v1', queue: 'logger' });
+  let calls = 0;
+  const worker = createWorker({
+    backend: client,
+    queue: 'logger',
+    handler: () => 'ok',
+    logger: async (e) => {
+      calls++;
+      if (e.kind === 'claimed') throw new Error('log shipper down');
+      if (e.kind === 'succeeded') return Promise.reject('a rejection that is not an Error');
+    },
+  });
+  await worker.start();
+  try {
+    for (const id of [job.job_id, second.job_id]) await pollUntil(async () => (await client.get(id))?.state === 'succeeded', { what: `${id} succeeded` });
+  } finally {
+    await worker.stop();
+  }
+  expect(calls).toBeGreaterThan(4);
+});
+
 // Regression: the package's JSDoc example did `if (ctx.signal.aborted) return;`, which completes a
 // cancelled job as succeeded (and a job the worker is stopping for), where the README throws.
 it('the examples stop an aborted handler by throwing its signal reason, never by returning', async () => {
