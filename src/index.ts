@@ -27,7 +27,9 @@ import type { AdmissionLimits } from './core/admission.js';
 import type { Clock, Random } from './core/clock.js';
 import type { FairnessOptions } from './core/fairness.js';
 import { guardClose } from './backend/close-guard.js';
-import { ValidationError } from './core/errors.js';
+import { NotFoundError, ValidationError } from './core/errors.js';
+import { systemClock } from './core/clock.js';
+import type { Job } from './core/schemas.js';
 import { checkedPolicy } from './core/policy.js';
 import { checkOptionKeys } from './core/validate.js';
 
@@ -75,6 +77,38 @@ export interface ClientOptions {
   /** Backlog limits (seconds of work) honoured by this client's `submit`: over one, it throws RetryLaterError (BACKLOG_FULL). */
   admission?: AdmissionLimits | undefined;
 }
+
+export interface WaitOptions {
+  /** Give up after this long (a `WAIT_TIMEOUT` error); the job is left as it is. @default no limit */
+  timeoutMs?: number | undefined;
+  /** Stop waiting when it aborts (an `INTERRUPTED` error); the job is left as it is. */
+  signal?: AbortSignal | undefined;
+  /** How often the job is read. @default 200 */
+  pollMs?: number | undefined;
+}
+
+/**
+ * Waits until a job ends (`succeeded`, `dead`, `cancelled` or `expired`) and returns it as it
+ * ended: read `state`, `result` and `last_error`. What `agentq submit --wait` does. Throws
+ * `NotFoundError` for an unknown job, and an `AgentqError` when the wait stops first:
+ * `WAIT_TIMEOUT`, `INTERRUPTED`, `DEADLINE_MISSED` (still waiting past its deadline: it can no
+ * longer run) or `WAIT_STORE_LOST` (the store failed; the job is unaffected, do not submit it again).
+ */
+export async function waitForJob(client: Backend, jobId: string, opts: WaitOptions = {}): Promise<Job> {
+  checkOptionKeys('waitForJob', opts, WAIT_OPTION_KEYS);
+  if (opts.timeoutMs !== undefined && !(typeof opts.timeoutMs === 'number' && opts.timeoutMs >= 0)) throw new ValidationError(`timeoutMs must be a number of milliseconds, at least 0, got ${String(opts.timeoutMs)}`);
+  if (opts.pollMs !== undefined && !(typeof opts.pollMs === 'number' && opts.pollMs >= 1)) throw new ValidationError(`pollMs must be a number of milliseconds, at least 1, got ${String(opts.pollMs)}`);
+  const job = await client.get(jobId);
+  if (!job) throw new NotFoundError(`job ${jobId} not found`, 'JOB_NOT_FOUND');
+  // (loaded only here: a producer that never waits does not load the CLI's modules)
+  const { waitForEnd } = await import('./cli/commands/submit.js');
+  const signal = opts.signal ?? new AbortController().signal;
+  const { job: final, stopped } = await waitForEnd(client, job, { clock: systemClock, signal }, opts.timeoutMs, opts.pollMs);
+  if (stopped) throw stopped;
+  return final;
+}
+
+const WAIT_OPTION_KEYS = Object.keys({ timeoutMs: 0, signal: 0, pollMs: 0 } satisfies Record<keyof WaitOptions, 0>);
 
 /**
  * Opens a store for producers and operators: the `Backend` contract

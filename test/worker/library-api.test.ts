@@ -6,7 +6,7 @@ import { mkdir, mkdtemp, readFile, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ClosedError, ConfigError, createClient, createWorker, HandlerError, ValidationError, VERSION, type Backend, type WorkerEvent } from '../../src/index.js';
+import { ClosedError, ConfigError, createClient, createWorker, HandlerError, NotFoundError, ValidationError, VERSION, waitForJob, type Backend, type WorkerEvent } from '../../src/index.js';
 import { pollUntil } from '../support/poll.js';
 
 let dir: string;
@@ -177,6 +177,36 @@ it('refuses every option that cannot work: classes, waits, worker id and version
   // every option given as undefined is the same as left out
   const w = createWorker({ ...base, concurrency: undefined, classes: undefined, gracefulMs: undefined, workerVersion: undefined } as never);
   expect(w.inFlight()).toBe(0);
+});
+
+// A producer waits for its job as `submit --wait` does (there was no way but a hand-written poll loop).
+it('waitForJob returns the job as it ended, and says why when the wait stops first', async () => {
+  const ok = (await client.submit({ workflow: 'lib:v1', queue: 'wait', input: 'fine' })).job;
+  const bad = (await client.submit({ workflow: 'lib:v1', queue: 'wait', input: 'bad' })).job;
+  const worker = createWorker({
+    backend: client,
+    queue: 'wait',
+    handler: (job) => {
+      if (job.input === 'bad') throw new HandlerError('VALIDATION', 'bad input');
+      return { echoed: job.input };
+    },
+  });
+  await worker.start();
+  try {
+    const [done, dead] = await Promise.all([waitForJob(client, ok.job_id, { pollMs: 10 }), waitForJob(client, bad.job_id, { pollMs: 10 })]);
+    expect(done).toMatchObject({ state: 'succeeded', result: '{"echoed":"fine"}' });
+    expect(dead).toMatchObject({ state: 'dead', last_error: { code: 'VALIDATION' } });
+  } finally {
+    await worker.stop();
+  }
+  const idle = (await client.submit({ workflow: 'lib:v1', queue: 'nobody-works-here' })).job;
+  await expect(waitForJob(client, idle.job_id, { timeoutMs: 30, pollMs: 5 })).rejects.toMatchObject({ code: 'WAIT_TIMEOUT' });
+  const ac = new AbortController();
+  ac.abort();
+  await expect(waitForJob(client, idle.job_id, { signal: ac.signal })).rejects.toMatchObject({ code: 'INTERRUPTED' });
+  await expect(waitForJob(client, 'job_01AAAAAAAAAAAAAAAAAAAAAAAA')).rejects.toBeInstanceOf(NotFoundError);
+  await expect(waitForJob(client, idle.job_id, { timeout: 5 } as never)).rejects.toThrow(/waitForJob: unknown option "timeout"/);
+  expect((await client.get(idle.job_id))?.state).toBe('queued');
 });
 
 // Regression: an async logger that rejected was an unhandled rejection, which ended the process mid-job.

@@ -215,8 +215,8 @@ export function afterWaiting(state: Job['state']): string {
   return state === 'running' ? 'it keeps running' : `it stays ${state}`;
 }
 
-/** Polls the job until it is terminal, the timeout passes (exit 124), Ctrl-C (exit 130) or the store fails (exit 75 when unreachable). */
-export async function waitForEnd(backend: Backend, job: Job, ctx: CommandContext, timeoutMs: number | undefined, pollMs = 200): Promise<WaitEnd> {
+/** Polls the job until it is terminal, the timeout passes (exit 124), Ctrl-C (exit 130) or the store fails (exit 75 when unreachable). Also the library's `waitForJob`. */
+export async function waitForEnd(backend: Backend, job: Job, ctx: Pick<CommandContext, 'clock' | 'signal'>, timeoutMs: number | undefined, pollMs = 200): Promise<WaitEnd> {
   const until = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
   let current = job;
   const hint = `Check on it with: agentq inspect ${job.job_id}`;
