@@ -354,7 +354,8 @@ export interface Backend {
   submit(req: SubmitRequest): Promise<SubmitResult>;
   get(jobId: string): Promise<Job | null>;
   list(filter: JobFilter, page: PageRequest): Promise<JobPage>;
-  cancel(jobId: string, reason: string | null): Promise<CancelResult>;
+  /** `reason`: 1-500 characters, kept as the job's `cancel_reason`; none when left out or null. */
+  cancel(jobId: string, reason?: string | null): Promise<CancelResult>;
   /** Events in `seq` order. With `follow`, waits for new ones until `signal` aborts. */
   events(query: EventQuery): AsyncIterable<JobEvent>;
   /** Names of queues that have (or had) jobs: for completion and stats. Bounded. */

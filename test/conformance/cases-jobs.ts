@@ -291,7 +291,7 @@ export function jobCases(make: MakeFixture): void {
         expect((await backend.get(job.job_id))!.state).toBe('queued');
       }
       const { job } = await backend.submit(req());
-      const left = await backend.cancel(job.job_id, undefined as unknown as null);
+      const left = await backend.cancel(job.job_id);
       expect(left.status).toBe('cancelled');
       expect((await backend.get(job.job_id))!.cancel_reason).toBeNull();
       const { job: other } = await backend.submit(req());

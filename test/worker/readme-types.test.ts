@@ -46,7 +46,7 @@ it('the README library example type-checks with strict and exactOptionalProperty
 
 // Regression: DlqFilter's fields and HandlerError's `retryable` took no `undefined`, so a filter or an
 // error built from optional values (a CLI flag, a config field) did not compile under exactOptionalPropertyTypes;
-// and `classes` took no readonly list.
+// `classes` took no readonly list, and `cancel` needed a reason (null for none).
 it('filters and errors built from optional values type-check with exactOptionalPropertyTypes', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'agentq-optional-'));
   try {
@@ -54,10 +54,12 @@ it('filters and errors built from optional values type-check with exactOptionalP
     await writeFile(
       file,
       `import { createClient, createWorker, HandlerError } from ${JSON.stringify(join(ROOT, 'src/index.js'))};\n` +
-        'declare const flags: { queue?: string; codes?: string[]; grep?: string; expired?: boolean; retryable?: boolean };\n' +
+        'declare const flags: { queue?: string; codes?: string[]; grep?: string; expired?: boolean; retryable?: boolean; reason?: string };\n' +
         'const client = await createClient({});\n' +
         'await client.dlqList({ queue: flags.queue, errorCodes: flags.codes, grep: flags.grep, expired: flags.expired }, { limit: 10 });\n' +
         'await client.dlqRows({ queue: flags.queue }, { limit: 10 });\n' +
+        // a cancel with the reason left out, or from an optional flag
+        "await client.cancel('job_x');\nawait client.cancel('job_x', flags.reason);\n" +
         "export const e = new HandlerError('PROVIDER_429', 'rate limited', { retryable: flags.retryable });\n" +
         // classes from a constant list (`as const` makes it readonly)
         "const CLASSES = ['interactive', 'batch'] as const;\n" +

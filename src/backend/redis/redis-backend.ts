@@ -644,7 +644,7 @@ export class RedisBackend implements Backend {
     return (await callScript(this.client, 'aqIds', keys, [min, count])) as string[];
   }
 
-  async cancel(jobId: string, reason: string | null): Promise<CancelResult> {
+  async cancel(jobId: string, reason: string | null = null): Promise<CancelResult> {
     checkCancelReason(reason);
     const loc = await this.locate(jobId);
     if (!loc) throw new NotFoundError(`job ${jobId} not found`, 'JOB_NOT_FOUND');

@@ -271,9 +271,9 @@ export class SqliteBackend implements Backend {
     return page_;
   }
 
-  async cancel(jobId: string, reason: string | null): Promise<CancelResult> {
+  async cancel(jobId: string, reason: string | null = null): Promise<CancelResult> {
     checkCancelReason(reason);
-    reason ??= null; // left out (a JavaScript caller): none, as on every backend
+    reason ??= null; // undefined given explicitly: none, as on every backend
     return this.store.grouped(() => {
       const now = this.store.clock.now();
       const found = this.store.load(jobId);

@@ -263,7 +263,7 @@ export class SqsBackend implements Backend {
     return this.store.list(filter, page);
   }
   /** Store only: a queued job's message is deleted when it is next received; a running job's worker sees the flag. */
-  cancel(jobId: string, reason: string | null): Promise<CancelResult> {
+  cancel(jobId: string, reason: string | null = null): Promise<CancelResult> {
     return this.store.cancel(jobId, reason);
   }
   events(query: EventQuery): AsyncIterable<JobEvent> {
