@@ -142,10 +142,28 @@ export function toFailure(err: unknown, workerVersion: string | null = null): Fa
 function messageOf(err: unknown): string {
   if (err instanceof Error) return err.message || err.name;
   if (typeof err === 'string') return err;
+  if (typeof err === 'object' && err !== null) {
+    // An Error from another realm (a vm context) is no `instanceof Error`, and its fields are not
+    // enumerable: JSON made its message "{}" in the DLQ. A plain object an SDK rejects with
+    // (`{ status: 429, message }`) is told best by its message too.
+    const message = read(err, 'message');
+    if (typeof message === 'string' && message !== '') return message;
+    const name = read(err, 'name');
+    if (typeof name === 'string' && name !== '' && isErrorObject(err)) return name;
+  }
   try {
     return JSON.stringify(err) ?? String(err);
   } catch {
     return String(err);
+  }
+}
+
+/** An Error of any realm (`[object Error]`), without trusting a proxy not to throw. */
+function isErrorObject(e: object): boolean {
+  try {
+    return Object.prototype.toString.call(e) === '[object Error]';
+  } catch {
+    return false;
   }
 }
 

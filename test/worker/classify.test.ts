@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { RetryLaterError, ValidationError } from '../../src/core/errors.js';
 import { toFailure, MAX_ERROR_MESSAGE_CHARS, withValidCode } from '../../src/worker/classify.js';
@@ -85,6 +86,10 @@ describe('toFailure: what a thrown value means for the retry decision', () => {
     });
     expect(toFailure('plain string')).toMatchObject({ code: 'HANDLER_FAILED', message: 'plain string' });
     expect(toFailure({ weird: 1 })).toMatchObject({ code: 'HANDLER_FAILED', message: '{"weird":1}' });
+    // Regression: these were stored as "{}" and as the whole object in JSON.
+    expect(toFailure(runInNewContext('new Error("boom in another realm")'))).toMatchObject({ code: 'HANDLER_FAILED', message: 'boom in another realm' });
+    expect(toFailure(runInNewContext('new RangeError("")'))).toMatchObject({ message: 'RangeError' });
+    expect(toFailure({ status: 429, message: 'Too many requests' })).toMatchObject({ code: 'PROVIDER_429', message: 'Too many requests' });
   });
 
   it('bounds the message so a DLQ entry stays small', () => {
