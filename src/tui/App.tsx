@@ -1,4 +1,4 @@
-import { Box, Text, useApp, useInput } from 'ink';
+import { Box, Text, useApp } from 'ink';
 import { useCallback, useEffect, useReducer } from 'react';
 import type { Clock } from '../core/clock.js';
 import { DetailView } from './DetailView.js';
@@ -18,6 +18,7 @@ import { StatusBar } from './StatusBar.js';
 import { useDetail } from './use-detail.js';
 import { useDlqRows } from './use-dlq-rows.js';
 import { useFullText } from './use-full-text.js';
+import { useKeys } from './use-keys.js';
 import { useRedrive } from './use-redrive.js';
 import { useTerminalSize } from './use-terminal-size.js';
 
@@ -101,7 +102,7 @@ export function App(props: AppProps) {
     },
     [onKey],
   );
-  useInput(onInput);
+  useKeys(onInput);
 
   const height = frameHeight(size);
   return (

@@ -154,6 +154,19 @@ describe('filters and views through the keyboard', () => {
     expect(f).toContain('filter: text="schema" no expired no partial');
   });
 
+  it('a key the app does not bind (Ctrl-F1, Ctrl-F13) or a pasted colour code is ignored, not a crash', async () => {
+    const app = open();
+    await app.waitFor('total 40');
+    // xterm's Ctrl-F1 and Ctrl-F13, a focus report, then in the filter a pasted "ESC[31m".
+    await app.press('\x1b[1;5P', '\x1b[25;5~', '\x1b[I', 'j');
+    await app.waitForState((s) => s.list.cursor === 1, 'the cursor moved by j after the unknown keys');
+    await app.press('/', ...'sche', '\x1b[31m', ...'ma');
+    const f = await app.waitFor('shown 10');
+    expect(f).toContain('filter: text="schema"');
+    await app.press(KEYS.esc, KEYS.down, KEYS.pgdn, KEYS.home, KEYS.end);
+    await app.waitForState((s) => s.list.cursor === 39, 'named keys still work');
+  });
+
   it('g groups by error × workflow and Enter drills into a group', async () => {
     const app = open();
     await app.waitFor('total 40');

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BINDINGS, helpSections, keyLabel, keyName, resolveKey, type Mode } from '../../src/tui/keymap.js';
+import { isUsableInput } from '../../src/tui/use-keys.js';
+import { KEYS } from './support/harness.js';
 
 describe('keyName', () => {
   it('names Ink keys the way the keymap spells them', () => {
@@ -138,6 +140,21 @@ describe('Ctrl-C', () => {
     };
     for (const [mode, command] of Object.entries(expected)) {
       expect(resolveKey(mode as Parameters<typeof resolveKey>[0], 'C-c'), mode).toEqual({ kind: 'command', command });
+    }
+  });
+});
+
+describe('isUsableInput (what reaches Ink\'s key parser)', () => {
+  it('passes text, Esc, Esc-then-a-key and every named key the app binds, with modifiers', () => {
+    for (const k of Object.values(KEYS)) expect(isUsableInput(k)).toBe(true);
+    for (const k of ['q', '/429', '\x1bj', '\x1b\x1b', '\x1b[1;5A', '\x1bOB', '\x1b[Z', '\x1b[5;5~', '\x1b[3~', '\x1b[99;5u', 'café 東京']) {
+      expect(isUsableInput(k), JSON.stringify(k)).toBe(true);
+    }
+  });
+
+  it('drops escape sequences Ink cannot name (they crashed it): Ctrl-F1, Ctrl-F13, a pasted colour code, mouse and focus reports', () => {
+    for (const k of ['\x1b[1;5P', '\x1b[25;5~', '\x1b[31m', '\x1b[<0;1;1M', '\x1b[I', '\x1b\x1b[5u', '\x1b[[200H', '\x1bOP']) {
+      expect(isUsableInput(k), JSON.stringify(k)).toBe(false);
     }
   });
 });

@@ -1,0 +1,50 @@
+/**
+ * Ink's `useInput`, with the terminal's escape sequences screened first.
+ *
+ * Ink names the keys it knows; for an escape sequence it does not know that
+ * carries a Ctrl modifier (xterm's Ctrl-F1 `ESC[1;5P`, Ctrl-F13 `ESC[25;5~`,
+ * or an `ESC[31m` pasted from a coloured log into the filter) it hands
+ * `undefined` on as the key's text and throws inside its own stdin listener:
+ * the process died with a stack trace, mid-redrive too (the run never recorded
+ * `interrupted`). The app binds no such key, so every escape sequence other
+ * than the keys it can use (arrows, Home/End, PgUp/PgDn, Insert/Delete,
+ * Shift-Tab, and kitty's `CSI … u` keys, which Ink reads safely) is dropped
+ * before Ink's listener sees it. Plain text, Esc and Esc-then-a-key pass as before.
+ */
+import { useInput, useStdin } from 'ink';
+import { useLayoutEffect } from 'react';
+import type { InkKey } from './keymap.js';
+
+/** CSI (`ESC [`) or SS3 (`ESC O`), after an optional second ESC (Alt/Option held). */
+// eslint-disable-next-line no-control-regex
+const SEQUENCE = /^(\x1b\x1b?)(\[|O)([\s\S]+)$/;
+
+/** Whether Ink may be handed `seq`, one read of the terminal as Ink split it. */
+export function isUsableInput(seq: string): boolean {
+  const m = SEQUENCE.exec(seq);
+  if (m === null) return true;
+  const [, escapes, introducer, body] = m as unknown as [string, string, string, string];
+  if (introducer === 'O') return /^[ABCDHF]$/.test(body);
+  // Arrows, Home/End and Shift-Tab, with or without modifiers (ESC [ 1 ; 5 A).
+  if (/^(\d+(;\d+)?)?[ABCDHFZ]$/.test(body)) return true;
+  // ESC [ n ~ and ESC [ n ; mod ~: Home, Insert, Delete, End, PgUp, PgDn (1-8).
+  if (/^[1-8](;\d+)?~$/.test(body)) return true;
+  // kitty's keyboard protocol (ESC [ code ; mods u), which Ink parses itself; not after Alt's ESC.
+  return escapes.length === 1 && /^\d+([:;]\d+)*u$/.test(body);
+}
+
+export function useKeys(handler: (input: string, key: InkKey) => void): void {
+  const { internal_eventEmitter: events } = useStdin();
+  useLayoutEffect(() => {
+    // Ink's App emits every read on this emitter; its useInput listener is what throws.
+    const emit = events.emit;
+    events.emit = function screened(this: typeof events, name: string | symbol, ...args: unknown[]): boolean {
+      if (name === 'input' && typeof args[0] === 'string' && !isUsableInput(args[0])) return false;
+      return emit.call(this, name, ...args);
+    };
+    return () => {
+      events.emit = emit;
+    };
+  }, [events]);
+  useInput(handler);
+}
