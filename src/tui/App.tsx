@@ -56,7 +56,7 @@ export function App(props: AppProps) {
   const [state, dispatch] = useReducer(
     reduce,
     undefined,
-    (): TriageState => initialState({ now: clock.now(), pageSize: listRows(size), readOnlyReason: props.readOnlyReason, filter: props.initialFilter }),
+    (): TriageState => initialState({ now: clock.now(), pageSize: listRows(size), columns: size.columns, readOnlyReason: props.readOnlyReason, filter: props.initialFilter }),
   );
 
   useDlqRows(source, state.loadGeneration, dispatch as (a: TriageAction) => void, () => clock.now());
@@ -65,7 +65,7 @@ export function App(props: AppProps) {
   useRedrive(redrive, state.redrive, dispatch);
 
   useEffect(() => {
-    dispatch({ type: 'resize', pageSize: listRows(size) });
+    dispatch({ type: 'resize', pageSize: listRows(size), columns: size.columns });
   }, [size.rows, size.columns]);
 
   const tickMs = props.tickMs ?? 10_000;
@@ -136,7 +136,7 @@ function Body({ state, width }: { state: TriageState; width: number }) {
     case 'confirm':
     case 'progress':
     case 'result':
-      return state.redrive === null ? <Text> </Text> : <RedriveDialog flow={state.redrive} width={width} hiddenSelected={state.selectedHidden} />;
+      return state.redrive === null ? <Text> </Text> : <RedriveDialog flow={state.redrive} width={width} hiddenSelected={state.selectedHidden} bodyRows={state.pageSize + 1} />;
     default:
       return <EntryList state={state} width={width} />;
   }

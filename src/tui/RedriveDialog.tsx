@@ -1,6 +1,8 @@
 import { Box, Text } from 'ink';
+import type { TerminalSize } from './layout.js';
 import type { PlannedRedrive } from './redrive-port.js';
 import { STOPPING_NOTICE, typedCountRequired, type DialogFocus, type RedriveFlow } from './state.js';
+import { confirmFits, confirmRows, confirmTitleLines, DIALOG_MIN_COLUMNS, dialogWidth, extraSplitLines, hiddenNoteLines, reasonLine } from './confirm-layout.js';
 import { clean, count, fitRight } from './text.js';
 
 /**
@@ -8,17 +10,36 @@ import { clean, count, fitRight } from './text.js';
  * Cancel; typing the count for more than 20 jobs), the progress of the run,
  * and its result with the run id. Words, not colours, carry the meaning.
  */
-export function RedriveDialog({ flow, width, hiddenSelected = 0 }: { flow: RedriveFlow; width: number; hiddenSelected?: number }) {
-  const w = Math.max(40, Math.min(90, width - 2));
+export function RedriveDialog({ flow, width, hiddenSelected = 0, bodyRows = Infinity }: { flow: RedriveFlow; width: number; hiddenSelected?: number; bodyRows?: number }) {
+  if (flow.step === 'confirm') {
+    const needsTyping = typedCountRequired(flow.planned) !== null;
+    const o = { hiddenSelected, columns: width, bodyRows, needsTyping };
+    // The body is the terminal less the header (2), the status bar and the line kept free (layout.ts).
+    if (!confirmFits(flow.planned, o)) return <TooSmall need={{ columns: DIALOG_MIN_COLUMNS, rows: confirmRows(flow.planned, o) + 4 }} has={{ columns: width, rows: bodyRows + 4 }} />;
+  }
   return (
-    <Box flexDirection="column" borderStyle="round" width={w} paddingX={1}>
-      <Body flow={flow} />
-      {(flow.step === 'planning' || flow.step === 'confirm') && hiddenSelected > 0 ? (
+    <Box flexDirection="column" borderStyle="round" width={dialogWidth(width)} paddingX={1}>
+      {flow.step === 'confirm' ? (
+        <Confirm planned={flow.planned} focus={flow.focus} typed={flow.typed} reason={flow.reason} width={width} hiddenSelected={hiddenSelected} />
+      ) : (
+        <Body flow={flow} />
+      )}
+      {flow.step === 'planning' && hiddenSelected > 0 ? (
         <Text wrap="wrap">
           {count(hiddenSelected)} of the selected jobs are hidden by the current filter: the redrive includes them (c clears the selection).
         </Text>
       ) : null}
     </Box>
+  );
+}
+
+/** In place of a plan that would not be shown whole: Redrive is refused until it is (state.ts). */
+function TooSmall({ need, has }: { need: TerminalSize; has: TerminalSize }) {
+  return (
+    <Text wrap="wrap">
+      The redrive plan needs a terminal of at least {Math.max(need.columns, has.columns)}×{Math.max(need.rows, has.rows)} (this one is {has.columns}×{has.rows}):
+      enlarge it to confirm, or Esc to cancel. Nothing moves until the plan is on screen.
+    </Text>
   );
 }
 
@@ -33,7 +54,7 @@ function Body({ flow }: { flow: RedriveFlow }) {
         </>
       );
     case 'confirm':
-      return <Confirm planned={flow.planned} focus={flow.focus} typed={flow.typed} reason={flow.reason} />;
+      return null;
     case 'applying': {
       const p = flow.progress;
       const pct = p.total === 0 ? 100 : Math.floor((p.done * 100) / p.total);
@@ -79,42 +100,53 @@ function Body({ flow }: { flow: RedriveFlow }) {
   }
 }
 
-function Confirm({ planned, focus, typed, reason }: { planned: PlannedRedrive; focus: DialogFocus; typed: string; reason: string }) {
+/**
+ * One terminal line per <Text> (wrapped by confirm-layout, cut by Ink, never re-wrapped), so
+ * confirmRows counts exactly what is drawn.
+ */
+function Confirm(p: { planned: PlannedRedrive; focus: DialogFocus; typed: string; reason: string; width: number; hiddenSelected: number }) {
+  const { planned, focus, typed } = p;
   const s = planned.split;
   const need = typedCountRequired(planned);
   const line = (label: string, n: number) => (
-    <Text>
+    <Text key={label} wrap="truncate-end">
       {label.padEnd(26)}
       {fitRight(count(n), 9)}
     </Text>
   );
+  const reason = reasonLine(p.reason, { isFocused: focus === 'reason', columns: p.width });
   return (
     <>
-      <Text bold>
-        Redrive plan for queue {clean(s.queue ?? '(none)')}: {count(s.total)} selected
-      </Text>
+      {confirmTitleLines(planned, p.width).map((t, i) => (
+        <Text key={`t${i}`} bold wrap="truncate-end">
+          {t}
+        </Text>
+      ))}
       {line('redrive', s.redrive)}
       {line('skip: expired', s.skipExpired)}
       {line('skip: partial effects', s.skipPartial)}
       {line('skip: quarantined', s.quarantined)}
-      {s.notInDlq > 0 ? line('skip: no longer in the DLQ', s.notInDlq) : null}
-      {s.skipMalformed > 0 ? line('skip: malformed', s.skipMalformed) : null}
-      {s.skipOther > 0 ? line('skip: other', s.skipOther) : null}
+      {extraSplitLines(planned).map(([label, n]) => line(label, n))}
       {need !== null ? (
-        <Text>
+        <Text wrap="truncate-end">
           Type {need} to confirm: <Text inverse>{typed === '' ? ' ' : typed}</Text>
           {typed === String(need) ? '  ✓' : ''}
         </Text>
       ) : null}
-      <Text wrap="wrap">
-        Reason (optional, recorded in the audit; Tab to it):{' '}
-        {focus === 'reason' ? <Text inverse>{`${clean(reason)} `}</Text> : <Text dimColor>{reason === '' ? '(none)' : clean(reason)}</Text>}
+      <Text wrap="truncate-end">
+        {reason.label}
+        {focus === 'reason' ? <Text inverse>{`${reason.value} `}</Text> : <Text dimColor>{reason.value}</Text>}
       </Text>
-      <Text>
+      <Text wrap="truncate-end">
         {focus === 'cancel' ? <Text inverse>{'> Cancel <'}</Text> : '  Cancel  '}
         {'   '}
         {focus === 'redrive' ? <Text inverse>{`> Redrive ${count(s.redrive)} <`}</Text> : `  Redrive ${count(s.redrive)}  `}
       </Text>
+      {hiddenNoteLines(p.hiddenSelected, p.width).map((t, i) => (
+        <Text key={`h${i}`} wrap="truncate-end">
+          {t}
+        </Text>
+      ))}
     </>
   );
 }

@@ -14,6 +14,7 @@ import type { PlannedRedrive, RedriveProgress, RedriveResult, SelectionContext }
 import { isRowExpired, type TriageRow } from './row.js';
 import { indexOfSorted, moveCursor, placeCursor, type ListWindow, type Motion } from './window.js';
 import { count } from './text.js';
+import { confirmFits } from './confirm-layout.js';
 import { DLQ_ROW_MESSAGE_CHARS } from '../backend/contract.js';
 
 export type PickerKind = 'errorCode' | 'tenant';
@@ -90,8 +91,10 @@ export interface TriageState {
   /** Indices into `rows` matching `filter`, ascending. */
   visible: number[];
   list: ListWindow;
-  /** How many list rows fit on screen. */
+  /** How many list rows fit on screen (the body below the header has one line more). */
   pageSize: number;
+  /** The terminal's width: the redrive confirmation is refused while the plan does not fit. */
+  columns: number;
   expiredCount: number;
   partialCount: number;
   selected: ReadonlySet<string>;
@@ -134,7 +137,7 @@ export type TriageAction =
   | { type: 'rows/failed'; message: string }
   | { type: 'rows/expected'; total: number; generation: number }
   | { type: 'tick'; now: number }
-  | { type: 'resize'; pageSize: number }
+  | { type: 'resize'; pageSize: number; columns?: number }
   /** A key press; resolved through the keymap against the current mode here, so a fast typist never hits a stale mode. */
   | { type: 'key'; name: KeyName }
   | { type: 'detail/loaded'; jobId: string; lines: string[] | null; error?: string }
@@ -147,7 +150,7 @@ export type TriageAction =
   | { type: 'fulltext/found'; text: string; ids: ReadonlySet<string> }
   | { type: 'fulltext/failed'; text: string; message: string };
 
-export function initialState(o: { now: number; pageSize: number; readOnlyReason?: string | null; filter?: Partial<TriageFilter> }): TriageState {
+export function initialState(o: { now: number; pageSize: number; columns?: number; readOnlyReason?: string | null; filter?: Partial<TriageFilter> }): TriageState {
   return {
     rows: [],
     isLoading: true,
@@ -162,6 +165,7 @@ export function initialState(o: { now: number; pageSize: number; readOnlyReason?
     visible: [],
     list: { cursor: 0, top: 0 },
     pageSize: Math.max(1, o.pageSize),
+    columns: o.columns ?? 100,
     expiredCount: 0,
     partialCount: 0,
     selected: new Set(),
@@ -210,7 +214,7 @@ export function reduce(s: TriageState, a: TriageAction): TriageState {
       return refilter({ ...s, now: a.now, expiredCount: countExpired(s.rows, a.now) }, s.filter);
     case 'resize': {
       const pageSize = Math.max(1, a.pageSize);
-      return { ...s, pageSize, list: placeCursor(s.list, s.list.cursor, s.visible.length, pageSize) };
+      return { ...s, pageSize, columns: a.columns ?? s.columns, list: placeCursor(s.list, s.list.cursor, s.visible.length, pageSize) };
     }
     case 'detail/loaded':
       if (s.detail === null || s.detail.jobId !== a.jobId) return s;
@@ -591,6 +595,10 @@ function confirmCommand(s: TriageState, c: Command): TriageState {
       if (r.focus === 'cancel') return { ...s, mode: 'list', redrive: null, notice: 'redrive cancelled: nothing moved' };
       if (r.planned.split.redrive === 0) return { ...s, notice: 'nothing to redrive: every selected job would be skipped' };
       const need = typedCountRequired(r.planned);
+      // The plan must be on screen, whole, when it is confirmed (RedriveDialog shows a note instead).
+      if (!confirmFits(r.planned, { hiddenSelected: s.selectedHidden, columns: s.columns, bodyRows: s.pageSize + 1, needsTyping: need !== null })) {
+        return { ...s, notice: 'the plan does not fit on this terminal: enlarge it to confirm (Esc cancels)' };
+      }
       if (need !== null && r.typed !== String(need)) return { ...s, notice: `type ${need} to confirm` };
       return {
         ...s,

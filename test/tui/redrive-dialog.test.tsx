@@ -1,6 +1,7 @@
 import { render, cleanup } from 'ink-testing-library';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RedriveDialog } from '../../src/tui/RedriveDialog.js';
+import { confirmRows } from '../../src/tui/confirm-layout.js';
 import type { PlannedRedrive } from '../../src/tui/redrive-port.js';
 
 afterEach(() => cleanup());
@@ -30,4 +31,33 @@ describe('the redrive dialog', () => {
     const none = render(<RedriveDialog flow={{ step: 'confirm', planned: planned(), focus: 'cancel', typed: '', reason: '' }} width={100} hiddenSelected={0} />).lastFrame()!;
     expect(none).not.toContain('hidden');
   });
+
+  it('is shown whole or not at all: on a short terminal it says so instead of a squeezed plan', () => {
+    // 60×15 (an 11-line body), 1,885 of 2,571 to redrive, 2,071 selected jobs hidden by the filter:
+    // Ink squeezed this into "redrive 1,885571 selected" without the "Type 1885" prompt.
+    const plan = planned({ total: 2571, redrive: 1885, skipExpired: 300, skipPartial: 386 });
+    const flow = { step: 'confirm', planned: plan, focus: 'cancel', typed: '', reason: '' } as const;
+    const small = render(<RedriveDialog flow={flow} width={60} hiddenSelected={2071} bodyRows={11} />).lastFrame()!;
+    expect(small).toContain('The redrive plan needs a terminal of at least 60×17 (this one is 60×15)');
+    expect(small).not.toContain('1,885');
+    const rows = confirmRows(plan, { hiddenSelected: 2071, columns: 60, needsTyping: true });
+    expect(rows).toBe(13);
+    const whole = render(<RedriveDialog flow={flow} width={60} hiddenSelected={2071} bodyRows={rows} />).lastFrame()!;
+    const lines = whole.split('\n');
+    expect(lines.length).toBe(rows);
+    for (const l of lines) expect([...l].length).toBeLessThanOrEqual(60);
+    expect(whole).toMatch(/│ redrive +1,885 +│/);
+    expect(whole).toMatch(/│ skip: quarantined +0 +│/);
+    expect(whole).toContain('Type 1885 to confirm:');
+    expect(whole.replace(/[│\s]+/g, ' ')).toContain('2,071 of the selected jobs are hidden by the current filter');
+  });
+
+  it('a long reason takes one line: while it is typed, its end is shown', () => {
+    const reason = `INC-1234 ${'x'.repeat(150)} end`;
+    const flow = { step: 'confirm', planned: planned(), focus: 'reason', typed: '', reason } as const;
+    const f = render(<RedriveDialog flow={flow} width={80} />).lastFrame()!;
+    expect(f.split('\n').length).toBe(confirmRows(planned(), { hiddenSelected: 0, columns: 80, needsTyping: true }));
+    expect(f).toMatch(/Reason \(optional, recorded in the audit; Tab to it\): …x+ end/);
+  });
 });
+

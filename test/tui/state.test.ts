@@ -244,6 +244,18 @@ describe('redrive dialog', () => {
     expect(s.mode).toBe('progress');
   });
 
+  it('Redrive is refused while the plan does not fit on the terminal, and works once it is enlarged', () => {
+    // 40×10: the body has 6 lines; the plan with its typed-count prompt needs 11 (the title wraps).
+    let s = reduce(keys(loaded(30, undefined, 5, { columns: 40 }), 'a', 'R'), { type: 'redrive/planned', planned: planned(25, 30) });
+    s = keys(s, '2', '5', 'tab', 'enter');
+    expect(s.mode).toBe('confirm');
+    expect(s.notice).toContain('the plan does not fit on this terminal');
+    s = reduce(s, { type: 'resize', pageSize: 5, columns: 39 });
+    s = reduce(s, { type: 'resize', pageSize: 10, columns: 40 });
+    s = keys(s, 'enter');
+    expect(s.mode).toBe('progress');
+  });
+
   it('a plan with nothing to redrive cannot be applied', () => {
     let s = reduce(keys(loaded(3), 'a', 'R'), { type: 'redrive/planned', planned: planned(0, 3) });
     s = keys(s, 'tab', 'enter');
