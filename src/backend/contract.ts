@@ -228,6 +228,9 @@ export interface DlqRow {
 /** How much of the error message a `DlqRow` carries: enough to find a row by text, never a whole stack trace. */
 export const DLQ_ROW_MESSAGE_CHARS = 160;
 
+/** The longest `grep` (UTF-16 units): `--grep` refuses more, and the TUI's `/` filter stops typing there. */
+export const DLQ_GREP_MAX_CHARS = 200;
+
 export type BulkAction = Action;
 
 /** The attempts policy of a redrive. */

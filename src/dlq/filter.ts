@@ -5,7 +5,7 @@
  * --max-attempts 1` never silently selects nothing — or everything.
  */
 import { ValidationError } from '../core/errors.js';
-import type { DlqFilter } from '../backend/contract.js';
+import { DLQ_GREP_MAX_CHARS, type DlqFilter } from '../backend/contract.js';
 import { parseDuration, parsePastTime, toIso } from '../core/duration.js';
 import { DEAD_REASONS, NAME_RULE, Name, WORKFLOW_RULE, Workflow, type DeadReason } from '../core/schemas.js';
 
@@ -120,7 +120,7 @@ export function parseSelector(input: SelectorInput, now: number, spelling: Selec
   }
   if (input.partial !== undefined) filter.partial = given.partial = input.partial;
   if (input.grep !== undefined) {
-    if (input.grep.length === 0 || input.grep.length > 200) throw new ValidationError('--grep TEXT must be 1-200 characters');
+    if (input.grep.length === 0 || input.grep.length > DLQ_GREP_MAX_CHARS) throw new ValidationError(`--grep TEXT must be 1-${DLQ_GREP_MAX_CHARS} characters`);
     filter.grep = given.grep = input.grep;
   }
   return { filter, given, minRemainingMs };

@@ -20,6 +20,14 @@ const HINTS: Record<TriageState['mode'], string> = {
 };
 
 export function StatusBar({ state }: { state: TriageState }) {
+  // Said in place of the text being typed (the header shows the filter), so the width cannot cut it off.
+  if (state.mode === 'filter' && state.notice !== null) {
+    return (
+      <Text wrap="truncate-end">
+        {clean(state.notice)} · <Text dimColor>{HINTS.filter}</Text>
+      </Text>
+    );
+  }
   if (state.mode === 'filter') {
     return (
       <Text wrap="truncate-end">

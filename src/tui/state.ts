@@ -15,7 +15,7 @@ import { isRowExpired, type TriageRow } from './row.js';
 import { indexOfSorted, moveCursor, placeCursor, type ListWindow, type Motion } from './window.js';
 import { count } from './text.js';
 import { confirmFits } from './confirm-layout.js';
-import { DLQ_ROW_MESSAGE_CHARS } from '../backend/contract.js';
+import { DLQ_GREP_MAX_CHARS, DLQ_ROW_MESSAGE_CHARS } from '../backend/contract.js';
 
 export type PickerKind = 'errorCode' | 'tenant';
 
@@ -363,7 +363,10 @@ function regroup(s: TriageState): GroupsState {
 
 function typeText(s: TriageState, text: string): TriageState {
   if (s.mode === 'filter') {
-    const textDraft = s.textDraft + text;
+    // As long as --grep takes (Enter hands it to the backend's grep): a paste of a whole log
+    // was typed key by key, each one refiltering and redrawing, and froze the app for minutes.
+    const textDraft = upTo(s.textDraft, text, DLQ_GREP_MAX_CHARS);
+    if (textDraft === s.textDraft) return { ...s, notice: `the text filter takes at most ${DLQ_GREP_MAX_CHARS} characters, as --grep` };
     // Live filtering: the list follows each keystroke, Enter keeps it, Esc restores.
     return refilter({ ...s, textDraft }, { ...s.filter, text: textDraft });
   }
@@ -376,6 +379,17 @@ function typeText(s: TriageState, text: string): TriageState {
     return { ...s, redrive: { ...s.redrive, typed: (s.redrive.typed + digits).slice(0, 12) } };
   }
   return s;
+}
+
+/** `text` appended to `base` while the whole stays within `max` UTF-16 units, never splitting a character. */
+function upTo(base: string, text: string, max: number): string {
+  if (base.length + text.length <= max) return base + text;
+  let out = base;
+  for (const ch of text) {
+    if (out.length + ch.length > max) break;
+    out += ch;
+  }
+  return out;
 }
 
 // ------------------------------------------------------------------ commands

@@ -167,6 +167,16 @@ describe('filters and views through the keyboard', () => {
     await app.waitForState((s) => s.list.cursor === 39, 'named keys still work');
   });
 
+  it('a paste of a whole log into / stops at 200 characters, as --grep, and says so', async () => {
+    const app = open();
+    await app.waitFor('total 40');
+    await app.press('/', `schema${'Y'.repeat(5000)}`);
+    await app.waitFor('the text filter takes at most 200 characters, as --grep');
+    await app.waitForState((s) => s.textDraft === `schema${'Y'.repeat(194)}`, 'the first 200 characters typed');
+    await app.press(KEYS.esc);
+    await app.waitForState((s) => s.mode === 'list' && s.filter.text === '', 'Esc restored the empty filter');
+  });
+
   it('g groups by error × workflow and Enter drills into a group', async () => {
     const app = open();
     await app.waitFor('total 40');
