@@ -246,8 +246,10 @@ export interface HelpTextLine {
 }
 
 /** The overlay's scrolling lines (the title is fixed above them): the current mode's keys first. */
-export function helpLines(mode: Mode, keysWidth = 22): HelpTextLine[] {
+export function helpLines(mode: Mode): HelpTextLine[] {
   const sections = helpSections().filter((s) => s.lines.length > 0);
+  // As wide as the longest keys (the help's "PgDn Ctrl-f Ctrl-d Space" ran into its description).
+  const keysWidth = 1 + Math.max(...sections.flatMap((s) => s.lines.map((l) => [...l.keys].length)));
   sections.sort((a, b) => (a.mode === mode ? -1 : b.mode === mode ? 1 : 0));
   const lines: HelpTextLine[] = [];
   for (const s of sections) {

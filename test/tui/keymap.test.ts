@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BINDINGS, helpSections, keyLabel, keyName, resolveKey, type Mode } from '../../src/tui/keymap.js';
+import { BINDINGS, helpLines, helpSections, keyLabel, keyName, resolveKey, type Mode } from '../../src/tui/keymap.js';
 import { isUsableInput } from '../../src/tui/use-keys.js';
 import { KEYS } from './support/harness.js';
 
@@ -155,6 +155,20 @@ describe('isUsableInput (what reaches Ink\'s key parser)', () => {
   it('drops escape sequences Ink cannot name (they crashed it): Ctrl-F1, Ctrl-F13, a pasted colour code, mouse and focus reports', () => {
     for (const k of ['\x1b[1;5P', '\x1b[25;5~', '\x1b[31m', '\x1b[<0;1;1M', '\x1b[I', '\x1b\x1b[5u', '\x1b[[200H', '\x1bOP']) {
       expect(isUsableInput(k), JSON.stringify(k)).toBe(false);
+    }
+  });
+});
+
+describe('helpLines', () => {
+  it('puts every description in one column, after the longest keys (help view: "PgDn Ctrl-f Ctrl-d Space")', () => {
+    const lines = helpLines('list').filter((l) => !l.isTitle);
+    const pageDown = lines.find((l) => l.text.includes('Space') && l.text.includes('page down'))!;
+    const column = pageDown.text.indexOf('page down');
+    expect(pageDown.text.slice(0, column)).toMatch(/Space {2,}$/);
+    for (const l of lines) {
+      const m = /^ {2}(\S+(?: \S+)*?) {2,}(\S.*)$/.exec(l.text);
+      expect(m, l.text).not.toBeNull();
+      expect(l.text.length - m![2]!.length, l.text).toBe(column);
     }
   });
 });
