@@ -8,18 +8,14 @@ const NAME_MIN = 10;
 
 /**
  * Widths of the error code and workflow columns: the error code (what triage reads) gets what its
- * longest value needs when there is room, the workflow the rest; only when both cannot fit are
- * they cut, the code keeping at least half.
+ * longest value needs, the workflow the rest, down to NAME_MIN; only a code longer than that
+ * leaves is cut. Groups are told apart by their code first (PROVIDER_429 / PROVIDER_5XX).
  */
 export function groupColumns(items: ReadonlyArray<{ errorCode: string; workflow: string }>, width: number): { codeW: number; wfW: number } {
   const room = Math.max(2 * NAME_MIN, width - FIXED_WIDTH);
   let codeNeed = 'ERROR'.length;
-  let wfNeed = 'WORKFLOW'.length;
-  for (const i of items) {
-    codeNeed = Math.max(codeNeed, [...clean(i.errorCode)].length);
-    wfNeed = Math.max(wfNeed, [...clean(i.workflow)].length);
-  }
-  const codeW = Math.min(room - NAME_MIN, Math.max(NAME_MIN, Math.min(codeNeed, Math.max(Math.floor(room / 2), room - wfNeed))));
+  for (const i of items) codeNeed = Math.max(codeNeed, [...clean(i.errorCode)].length);
+  const codeW = Math.min(room - NAME_MIN, Math.max(NAME_MIN, codeNeed));
   return { codeW, wfW: room - codeW };
 }
 

@@ -68,6 +68,11 @@ describe('groupColumns (the group view)', () => {
     expect(wfW).toBeGreaterThanOrEqual('research_report:v3'.length);
     expect(codeW + wfW).toBe(100 - 34);
   });
+  it('at 60 columns the code gets its whole width first (BUDGET_EXCEEDED, not BUDGET_EXCE…), the workflow the rest', () => {
+    const { codeW, wfW } = groupColumns([{ errorCode: 'BUDGET_EXCEEDED', workflow: 'research_report:v3' }], 60);
+    expect(codeW).toBe('BUDGET_EXCEEDED'.length);
+    expect(wfW).toBe(60 - 34 - 'BUDGET_EXCEEDED'.length);
+  });
   it('when both cannot fit, the code keeps at least half', () => {
     const { codeW, wfW } = groupColumns(items, 70);
     expect(codeW + wfW).toBe(36);
