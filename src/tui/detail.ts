@@ -32,13 +32,15 @@ export function detailLines(entry: DlqEntry, now: number, width = 100): string[]
   };
   const job = entry.job;
   const deadline = entry.deadline_at === null ? 'none' : `${clean(entry.deadline_at)} (${timeLeft(Date.parse(entry.deadline_at), now)})`;
-  out.push(`Job        ${clean(entry.job_id)}   queue ${clean(entry.queue)}   tenant ${clean(entry.tenant_id)}`);
+  // The summary lines are wrapped too: cut at the edge, a narrow terminal lost `partial YES`.
+  const line = (text: string) => out.push(...wrapLine('', text, width));
+  line(`Job        ${clean(entry.job_id)}   queue ${clean(entry.queue)}   tenant ${clean(entry.tenant_id)}`);
   // Even the enum and number fields are cleaned: a record from a foreign writer may hold any text in them.
-  out.push(`Workflow   ${clean(entry.workflow)}   class ${clean(entry.class)}`);
-  out.push(`Dead       ${clean(entry.dead_at)} (${formatDuration(now - Date.parse(entry.dead_at))} ago)   reason ${clean(entry.reason)}`);
-  out.push(`Deadline   ${deadline}`);
-  out.push(`Attempts   ${clean(entry.attempts)}/${clean(entry.max_attempts)}   redriven ${clean(entry.redrive_count)}×   partial ${entry.partial ? 'YES' : 'no'}`);
-  if (entry.malformed !== null) out.push(`MALFORMED  ${clean(entry.malformed)} (never moved or deleted by bulk actions)`);
+  line(`Workflow   ${clean(entry.workflow)}   class ${clean(entry.class)}`);
+  line(`Dead       ${clean(entry.dead_at)} (${formatDuration(now - Date.parse(entry.dead_at))} ago)   reason ${clean(entry.reason)}`);
+  line(`Deadline   ${deadline}`);
+  line(`Attempts   ${clean(entry.attempts)}/${clean(entry.max_attempts)}   redriven ${clean(entry.redrive_count)}×   partial ${entry.partial ? 'YES' : 'no'}`);
+  if (entry.malformed !== null) line(`MALFORMED  ${clean(entry.malformed)} (never moved or deleted by bulk actions)`);
   out.push('');
   out.push('Error');
   // Only the message keeps its line breaks: a code with a newline would forge a line of its own.
@@ -59,13 +61,13 @@ export function detailLines(entry: DlqEntry, now: number, width = 100): string[]
   out.push('Effect ledger');
   if (job === null || job.effects.length === 0) out.push('  (no effects recorded)');
   for (const e of job?.effects ?? []) {
-    out.push(`  ${clean(e.key)}  ${e.status === 'started' ? 'STARTED (not done)' : 'done'}  attempt ${clean(e.attempt)}  key ${clean(e.idempotency_key)}`);
+    line(`  ${clean(e.key)}  ${e.status === 'started' ? 'STARTED (not done)' : 'done'}  attempt ${clean(e.attempt)}  key ${clean(e.idempotency_key)}`);
   }
   out.push('');
   out.push(`Trace      ${job?.trace_id == null ? 'none' : clean(job.trace_id)}`);
   out.push('');
   out.push('Payload');
-  if (job?.input_ref != null) out.push(`  ref ${clean(job.input_ref)}  sha256 ${clean(job.input_sha256 ?? '-')}`);
+  if (job?.input_ref != null) line(`  ref ${clean(job.input_ref)}  sha256 ${clean(job.input_sha256 ?? '-')}`);
   if (job?.input != null) {
     const lines = job.input.split('\n');
     for (const line of lines.slice(0, PAYLOAD_PREVIEW_LINES)) {

@@ -35,4 +35,13 @@ describe('the detail view text', () => {
     expect(Math.max(...payload.map((l) => [...l].length))).toBeLessThanOrEqual(60);
     expect(payload.join('').replace(/\s+/g, '')).toContain(input);
   });
+
+  it('wraps the summary and effect lines on a narrow terminal: partial YES, the tenant and the effect key stay on screen', () => {
+    const lines = detailLines(makeEntry(0, { isPartial: true, tenant: 'tenant-with-a-long-name' }), T0, 40);
+    expect(Math.max(...lines.map((l) => [...l].length))).toBeLessThanOrEqual(40);
+    const text = lines.join('\n').replace(/\n +/g, '');
+    expect(text).toContain('partial YES');
+    expect(text).toContain('tenant tenant-with-a-long-name');
+    expect(text).toMatch(/send-email {2}STARTED \(not done\) {2}attempt \d+ {2}key job_01J\S+:send-email/);
+  });
 });
