@@ -6,7 +6,8 @@
 import { formatDuration } from '../core/duration.js';
 import type { DlqEntry } from '../core/schemas.js';
 import { sanitize } from '../cli/output/sanitize.js';
-import { clean, wrapText } from './text.js';
+import { displayWidth } from '../cli/output/width.js';
+import { clean, splitAtWidth, wrapText } from './text.js';
 
 /** How much of an inline payload the preview shows (it scrolls, but a 64 KiB blob is not triage). */
 const PAYLOAD_PREVIEW_LINES = 200;
@@ -84,10 +85,13 @@ export function detailLines(entry: DlqEntry, now: number, width = 100): string[]
 /** One sanitised line wrapped to the screen (continuations indented two more), so nothing runs off the right edge. */
 function wrapLine(indent: string, line: string, width: number): string[] {
   const w = Math.max(20, width - indent.length - 3);
-  const chars = [...line];
-  if (chars.length <= w + 2) return [`${indent}${line}`];
-  const out: string[] = [];
-  for (let i = 0; i < chars.length; i += i === 0 ? w + 2 : w) out.push(i === 0 ? `${indent}${chars.slice(0, w + 2).join('')}` : `${indent}  ${chars.slice(i, i + w).join('')}`);
+  if (displayWidth(line) <= w + 2) return [`${indent}${line}`];
+  let [head, rest] = splitAtWidth(line, w + 2);
+  const out = [`${indent}${head}`];
+  while (rest !== '') {
+    [head, rest] = splitAtWidth(rest, w);
+    out.push(`${indent}  ${head}`);
+  }
   return out;
 }
 

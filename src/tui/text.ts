@@ -5,6 +5,7 @@
  * escape sequences is not enough: it passes OSC and C1 controls through.
  */
 import { sanitize } from '../cli/output/sanitize.js';
+import { charWidth, displayWidth } from '../cli/output/width.js';
 
 export function clean(text: unknown): string {
   return sanitize(text);
@@ -47,23 +48,28 @@ export function count(n: number): string {
   return groupFmt.format(n);
 }
 
-/** Word-wraps sanitised text to `width` columns (long words are cut); newlines are kept. */
+/**
+ * Word-wraps sanitised text to `width` terminal cells (long words are cut); newlines are kept.
+ * Measured in cells, not characters: a line of CJK counted by characters was twice the screen's
+ * width, and Ink cut it, losing half of a Japanese error message.
+ */
 export function wrapText(text: string, width: number): string[] {
   const out: string[] = [];
   for (const para of text.split('\n')) {
     let line = '';
     for (const word of para.split(' ')) {
       let rest = word;
-      while ([...rest].length > width) {
+      while (displayWidth(rest) > width) {
         if (line !== '') {
           out.push(line);
           line = '';
         }
-        out.push([...rest].slice(0, width).join(''));
-        rest = [...rest].slice(width).join('');
+        const [head, tail] = splitAtWidth(rest, width);
+        out.push(head);
+        rest = tail;
       }
       if (line === '') line = rest;
-      else if ([...line].length + 1 + [...rest].length <= width) line += ` ${rest}`;
+      else if (displayWidth(line) + 1 + displayWidth(rest) <= width) line += ` ${rest}`;
       else {
         out.push(line);
         line = rest;
@@ -74,3 +80,15 @@ export function wrapText(text: string, width: number): string[] {
   return out;
 }
 
+/** The longest start of `text` that takes at most `width` cells (at least one character), and the rest. */
+export function splitAtWidth(text: string, width: number): [string, string] {
+  let used = 0;
+  let end = 0;
+  for (const ch of text) {
+    const w = charWidth(ch);
+    if (used + w > width && end > 0) break;
+    used += w;
+    end += ch.length;
+  }
+  return [text.slice(0, end), text.slice(end)];
+}

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { displayWidth } from '../../src/cli/output/width.js';
 import { detailLines, ERROR_MESSAGE_LINES } from '../../src/tui/detail.js';
 import { makeEntry, T0 } from './support/entries.js';
 
@@ -43,5 +44,16 @@ describe('the detail view text', () => {
     expect(text).toContain('partial YES');
     expect(text).toContain('tenant tenant-with-a-long-name');
     expect(text).toMatch(/send-email {2}STARTED \(not done\) {2}attempt \d+ {2}key job_01J\S+:send-email/);
+  });
+
+  it('wraps CJK text by the cells it takes on screen, so none of it is cut off (message and payload)', () => {
+    const message = `${'東京の上流APIがタイムアウトしました。'.repeat(12)}END`;
+    const input = JSON.stringify({ prompt: '要約してください'.repeat(20) });
+    const lines = detailLines(makeEntry(0, { errorMessage: message, input }), T0, 80);
+    for (const l of lines) expect(displayWidth(l), l).toBeLessThanOrEqual(80);
+    const at = lines.indexOf('Error');
+    expect(lines.slice(at + 1, lines.indexOf('', at)).join('').replace(/\s+/g, '')).toContain(message);
+    const payload = lines.slice(lines.indexOf('Payload') + 1);
+    expect(payload.join('').replace(/\s+/g, '')).toContain(input);
   });
 });

@@ -9,8 +9,11 @@
  */
 import Table from 'cli-table3';
 import { sanitize } from './sanitize.js';
+import { displayWidth } from './width.js';
 import { cellStyle, cellText, visibleColumns, type Column } from './columns.js';
 import type { Palette } from './colour.js';
+
+export { displayWidth };
 
 const GAP = 2;
 const MIN_COL = 6;
@@ -26,32 +29,6 @@ export interface TableOptions {
   header?: boolean;
   /** Headers of the columns left out (from an earlier page of the same stream, with `colWidths`). */
   dropped?: readonly string[];
-}
-
-/** Display width of a sanitised string: wide (East Asian, emoji) characters take two cells. */
-export function displayWidth(s: string): number {
-  let w = 0;
-  for (const ch of s) {
-    const cp = ch.codePointAt(0)!;
-    // joiners (the sanitiser keeps ZWJ and ZWNJ; other format characters reach here escaped), variation selectors, combining marks
-    if (cp === 0x200d || cp === 0x200c || (cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0x300 && cp <= 0x36f)) continue;
-    w += isWide(cp) ? 2 : 1;
-  }
-  return w;
-}
-
-function isWide(cp: number): boolean {
-  return (
-    (cp >= 0x1100 && cp <= 0x115f) ||
-    (cp >= 0x2e80 && cp <= 0xa4cf) ||
-    (cp >= 0xac00 && cp <= 0xd7a3) ||
-    (cp >= 0xf900 && cp <= 0xfaff) ||
-    (cp >= 0xfe30 && cp <= 0xfe4f) ||
-    (cp >= 0xff00 && cp <= 0xff60) ||
-    (cp >= 0xffe0 && cp <= 0xffe6) ||
-    (cp >= 0x1f300 && cp <= 0x1faff) ||
-    (cp >= 0x20000 && cp <= 0x3fffd)
-  );
 }
 
 export type Shrink = 'first' | 'normal' | 'last' | 'never';
