@@ -8,6 +8,7 @@
  * is exact, and the reducer refuses Redrive when it does not fit.
  */
 import type { PlannedRedrive } from './redrive-port.js';
+import { displayWidth } from '../cli/output/width.js';
 import { clean, count, wrapText } from './text.js';
 
 /** The narrowest dialog: the plan's label and count columns (35) inside border and padding. */
@@ -80,6 +81,9 @@ export function reasonLine(reason: string, o: { isFocused: boolean; columns: num
   const text = clean(reason);
   if (!o.isFocused) return { label, value: text === '' ? '(none)' : text };
   const room = Math.max(2, inner - label.length - 1);
+  if (displayWidth(text) <= room) return { label, value: text };
   const chars = [...text];
-  return { label, value: chars.length <= room ? text : `…${chars.slice(chars.length - (room - 1)).join('')}` };
+  let tail = '';
+  for (let i = chars.length - 1; i >= 0 && displayWidth(chars[i]! + tail) <= room - 1; i--) tail = chars[i]! + tail;
+  return { label, value: `…${tail}` };
 }

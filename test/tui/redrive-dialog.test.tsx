@@ -1,6 +1,7 @@
 import { render, cleanup } from 'ink-testing-library';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RedriveDialog } from '../../src/tui/RedriveDialog.js';
+import { displayWidth } from '../../src/cli/output/width.js';
 import { confirmRows } from '../../src/tui/confirm-layout.js';
 import type { PlannedRedrive } from '../../src/tui/redrive-port.js';
 
@@ -58,6 +59,10 @@ describe('the redrive dialog', () => {
     const f = render(<RedriveDialog flow={flow} width={80} />).lastFrame()!;
     expect(f.split('\n').length).toBe(confirmRows(planned(), { hiddenSelected: 0, columns: 80, needsTyping: true }));
     expect(f).toMatch(/Reason \(optional, recorded in the audit; Tab to it\): …x+ end/);
+    const cjk = render(<RedriveDialog flow={{ ...flow, reason: `障害対応${'東京'.repeat(60)}終` }} width={80} />).lastFrame()!;
+    const line = cjk.split('\n').find((l) => l.includes('Reason'))!;
+    expect(displayWidth(line)).toBe(78);
+    expect(line).toMatch(/…(東京)+終 +│$/);
   });
 });
 
