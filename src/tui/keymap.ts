@@ -39,6 +39,7 @@ export type Command =
   | 'input.cancel'
   | 'input.backspace'
   | 'dialog.focusNext'
+  | 'dialog.focusPrev'
   | 'run.stop'
   | 'run.stopOrQuit';
 
@@ -82,7 +83,9 @@ export const BINDINGS: readonly Binding[] = [
   { modes: ['filter'], keys: ['enter'], command: 'input.submit', help: 'apply the filter' },
   { modes: ['filter'], keys: ['esc'], command: 'input.cancel', help: 'restore the previous filter' },
   { modes: ['filter', 'confirm'], keys: ['backspace'], command: 'input.backspace', help: 'delete a character' },
-  { modes: ['confirm'], keys: ['tab', 'left', 'right'], command: 'dialog.focusNext', help: 'move focus: Cancel → Redrive → reason (optional, typed, for the audit)' },
+  { modes: ['confirm'], keys: ['tab', 'right'], command: 'dialog.focusNext', help: 'move focus: Cancel → Redrive → reason (optional, typed, for the audit)' },
+  // ← goes back, towards Cancel: it used to move forward too, so ← on Cancel focused Redrive.
+  { modes: ['confirm'], keys: ['S-tab', 'left'], command: 'dialog.focusPrev', help: 'move focus back: reason → Redrive → Cancel' },
   { modes: ['confirm'], keys: ['enter'], command: 'input.submit', help: 'press the focused button (in the reason: back to Cancel)' },
   // Ctrl-C in the dialog cancels it, as at the CLI's confirmation prompt (a decline: nothing moves).
   { modes: ['confirm'], keys: ['esc', 'C-c'], command: 'input.cancel', help: 'cancel (nothing moves)' },

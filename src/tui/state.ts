@@ -63,6 +63,7 @@ export const STOPPING_NOTICE = 'stopping after the current batch… (Ctrl-C or q
 /** Where Tab goes round in the confirm dialog: the buttons, then the optional reason. */
 export type DialogFocus = 'cancel' | 'redrive' | 'reason';
 const FOCUS_NEXT: Record<DialogFocus, DialogFocus> = { cancel: 'redrive', redrive: 'reason', reason: 'cancel' };
+const FOCUS_PREV: Record<DialogFocus, DialogFocus> = { cancel: 'reason', redrive: 'cancel', reason: 'redrive' };
 /** The audit reason's longest (a sentence, not a document). */
 export const REASON_MAX_CHARS = 200;
 
@@ -600,6 +601,8 @@ function confirmCommand(s: TriageState, c: Command): TriageState {
   switch (c) {
     case 'dialog.focusNext':
       return { ...s, redrive: { ...r, focus: FOCUS_NEXT[r.focus] } };
+    case 'dialog.focusPrev':
+      return { ...s, redrive: { ...r, focus: FOCUS_PREV[r.focus] } };
     case 'input.backspace':
       if (r.focus === 'reason') return { ...s, redrive: { ...r, reason: [...r.reason].slice(0, -1).join('') } };
       return { ...s, redrive: { ...r, typed: r.typed.slice(0, -1) } };

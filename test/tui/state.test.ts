@@ -256,6 +256,17 @@ describe('redrive dialog', () => {
     expect(s.mode).toBe('progress');
   });
 
+  it('← and Shift-Tab move focus back towards Cancel: ← on Cancel never focuses Redrive', () => {
+    let s = reduce(keys(loaded(3), 'a', 'R'), { type: 'redrive/planned', planned: planned(3) });
+    s = keys(s, 'left');
+    expect(s.redrive).toMatchObject({ step: 'confirm', focus: 'reason' });
+    s = keys(s, 'left', 'left');
+    expect(s.redrive).toMatchObject({ step: 'confirm', focus: 'cancel' });
+    s = keys(s, 'right', 'S-tab', 'enter');
+    expect(s.mode).toBe('list');
+    expect(s.notice).toBe('redrive cancelled: nothing moved');
+  });
+
   it('a plan with nothing to redrive cannot be applied', () => {
     let s = reduce(keys(loaded(3), 'a', 'R'), { type: 'redrive/planned', planned: planned(0, 3) });
     s = keys(s, 'tab', 'enter');
