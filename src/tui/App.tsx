@@ -111,7 +111,7 @@ export function App(props: AppProps) {
     <Box flexDirection="column" height={height} width={size.columns}>
       <Header info={info} state={state} />
       <Box flexDirection="column" flexGrow={1}>
-        <Body state={state} width={size.columns} />
+        <Body state={state} width={size.columns} selection={info.selection ?? null} />
       </Box>
       <StatusBar state={state} />
     </Box>
@@ -124,7 +124,7 @@ function signalName(reason: unknown): string {
   return /^SIG[A-Z]+$/.test(text) ? text : 'interrupted';
 }
 
-function Body({ state, width }: { state: TriageState; width: number }) {
+function Body({ state, width, selection }: { state: TriageState; width: number; selection: string | null }) {
   if (state.isHelpOpen) return <HelpOverlay mode={state.mode} height={state.pageSize + 1} scroll={state.helpScroll} />;
   switch (state.mode) {
     case 'groups':
@@ -138,6 +138,6 @@ function Body({ state, width }: { state: TriageState; width: number }) {
     case 'result':
       return state.redrive === null ? <Text> </Text> : <RedriveDialog flow={state.redrive} width={width} hiddenSelected={state.selectedHidden} bodyRows={state.pageSize + 1} />;
     default:
-      return <EntryList state={state} width={width} />;
+      return <EntryList state={state} width={width} selection={selection} />;
   }
 }

@@ -7,7 +7,7 @@ import { clean, count, wrapText } from './text.js';
  * The windowed list: only the `pageSize` rows in view are built, whatever
  * the DLQ's size, so a frame costs the same for 100 or 100,000 entries.
  */
-export function EntryList({ state, width }: { state: TriageState; width: number }) {
+export function EntryList({ state, width, selection = null }: { state: TriageState; width: number; selection?: string | null }) {
   if (state.loadError !== null) return <LoadFailed state={state} width={width} />;
   const cols = listColumns(width);
   const { top, cursor } = state.list;
@@ -28,12 +28,17 @@ export function EntryList({ state, width }: { state: TriageState; width: number 
         {headerLine(cols)}
       </Text>
       {lines.length === 0 ? (
-        <Text wrap="truncate-end">{state.isLoading ? '  loading the DLQ…' : state.rows.length === 0 ? '  the DLQ is empty' : '  no entry matches the filter (x clears it)'}</Text>
+        <Text wrap="truncate-end">{state.isLoading ? '  loading the DLQ…' : state.rows.length === 0 ? emptyText(selection) : '  no entry matches the filter (x clears it)'}</Text>
       ) : (
         lines
       )}
     </>
   );
+}
+
+/** Nothing loaded: with selector flags that is "none of these", not "nothing failed". */
+function emptyText(selection: string | null): string {
+  return selection ? `  no DLQ entry matches ${clean(selection)} (the command's selector; other entries may be in the DLQ)` : '  the DLQ is empty';
 }
 
 /** Lines of the load error shown at most: a long one (a stack of causes) must not push the hints off screen. */

@@ -10,6 +10,11 @@ export interface HeaderInfo {
   backend: string;
   /** The queue the command was narrowed to, null for all queues. */
   queue: string | null;
+  /**
+   * The command's other selector flags (`error_code=PROVIDER_429 since=…`), raw, or null: the
+   * list holds only what they select, so "total" and an empty list are about that selection.
+   */
+  selection?: string | null;
 }
 
 /** HH:MM:SS in the operator's time zone: when the list was read, next to the wall clock they look at. */
@@ -24,6 +29,7 @@ export function Header({ info, state }: { info: HeaderInfo; state: TriageState }
     `context ${info.context === null ? '(none)' : clean(info.context)}`,
     clean(info.backend),
     `queue ${info.queue === null ? '(all)' : clean(info.queue)}`,
+    ...(info.selection ? [`only ${clean(info.selection)}`] : []),
   ].join(' · ');
   // The error itself is in the body (wrapped): this line is cut at the right edge.
   const loading = state.loadError !== null ? '  LOAD FAILED (r retries)' : state.isLoading ? '  loading…' : '';

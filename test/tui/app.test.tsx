@@ -7,6 +7,7 @@ import { SqliteBackend } from '../../src/backend/sqlite/index.js';
 import { ManualClock, seededRandom } from '../../src/core/clock.js';
 import { createIdFactory, RUN_ID_PREFIX } from '../../src/core/ids.js';
 import { engineRedrive } from '../../src/tui/redrive-gateway.js';
+import { selectionText } from '../../src/cli/commands/dlq-browse.js';
 import { backendSource } from '../../src/tui/source.js';
 import { findUnsafe, HOSTILE_STRINGS } from '../support/hostile.js';
 import { pollUntil } from '../support/poll.js';
@@ -280,6 +281,19 @@ describe('filters and views through the keyboard', () => {
     await app.waitFor('total 40');
     await app.press('q');
     await app.waitForState((s) => s.isQuitting, 'quit');
+  });
+});
+
+describe('the command\'s selector flags', () => {
+  it('an empty list under --error-code says nothing matched the selector, not "the DLQ is empty", and the header names it', async () => {
+    const selection = selectionText({ queue: 'research', error_code: ['PROVIDER_428'], grep: 'no such text' });
+    expect(selection).toBe('error_code=PROVIDER_428 grep="no such text"');
+    const app = renderApp({ ...base, info: { ...info, selection }, source: arraySource([]), clock: new ManualClock(T0), size: { columns: 160, rows: 20 } });
+    const f = await app.waitFor('no DLQ entry matches');
+    expect(f).toContain('no DLQ entry matches error_code=PROVIDER_428 grep="no such text" (the command\'s selector; other entries may be in the DLQ)');
+    expect(f).toContain('queue research · only error_code=PROVIDER_428 grep="no such text"');
+    expect(f).not.toContain('the DLQ is empty');
+    expect(selectionText({ queue: 'research' })).toBeNull();
   });
 });
 

@@ -103,7 +103,7 @@ export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<voi
         { backend, clock: ctx.clock, sleep: io.sleep, newRunId: io.newRunId, identity: io.identity, probe: io.probe },
         { baseFilter: selector.filter, given: selector.given, rate, batchSize, maxRedrives },
       ),
-      info: { context: io.contextName, backend: backend.description, queue: selector.filter.queue ?? null },
+      info: { context: io.contextName, backend: backend.description, queue: selector.filter.queue ?? null, selection: selectionText(selector.given) },
       readOnlyReason,
       clock: ctx.clock,
     },
@@ -155,4 +155,15 @@ function parseMaxRedrives(text: string): number {
   const n = /^\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
   if (!(n >= 1 && n <= 1000)) throw new ValidationError(`--max-redrives ${JSON.stringify(text)} must be a whole number from 1 to 1000`);
   return n;
+}
+
+/** The selector flags beyond the queue, as the header and an empty list name them (`error_code=A,B grep="x y"`), or null. */
+export function selectionText(given: Record<string, unknown>): string | null {
+  const parts = Object.entries(given)
+    .filter(([k]) => k !== 'queue')
+    .map(([k, v]) => {
+      const text = Array.isArray(v) ? v.join(',') : String(v);
+      return `${k}=${/^[\w.:,+-]+$/.test(text) ? text : JSON.stringify(text)}`;
+    });
+  return parts.length === 0 ? null : parts.join(' ');
 }
