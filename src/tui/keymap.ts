@@ -163,8 +163,22 @@ export function inputKeys(input: string, key: InkKey): KeyName[] {
   if (key.meta && !key.ctrl && input.length === 1 && !key.escape) return ['esc', keyName(input, { ...key, meta: false })];
   const isNamed = key.upArrow || key.downArrow || key.leftArrow || key.rightArrow || key.pageUp || key.pageDown || key.home || key.end || key.ctrl || key.meta;
   if (isNamed || [...input].length <= 1) return [keyName(input, key)];
-  return [...input].map((ch) => CONTROL_NAMES[ch] ?? (ch === ' ' ? 'space' : ch));
+  const chars = [...input];
+  // A line break or tab with text after it in the same read is a paste, not Enter or Tab: a
+  // two-line error pasted into `/` submitted the filter and ran its second line as commands
+  // (`a` selected everything, `e` hid expired jobs). Keys sent together stay keys: "26\r",
+  // and Tab then Enter ("\t\r", as tmux send-keys Tab Enter delivers them).
+  let lastText = -1;
+  chars.forEach((ch, i) => {
+    // eslint-disable-next-line no-control-regex
+    if (!/[\u0000-\u001f\u007f]/.test(ch)) lastText = i;
+  });
+  return chars.map((ch, i) => (i < lastText && PASTE_BREAKS.has(ch) ? PASTE_BREAK : (CONTROL_NAMES[ch] ?? (ch === ' ' ? 'space' : ch))));
 }
+
+/** A line break or tab inside a pasted chunk: a space in text modes, nothing elsewhere. */
+export const PASTE_BREAK: KeyName = 'paste-break';
+const PASTE_BREAKS: ReadonlySet<string> = new Set(['\r', '\n', '\t']);
 
 export type Resolved = { kind: 'command'; command: Command } | { kind: 'text'; text: string } | { kind: 'none' };
 
@@ -176,6 +190,7 @@ export function resolveKey(mode: Mode, name: KeyName): Resolved {
   for (const b of BINDINGS) {
     if (b.modes.includes(mode) && b.keys.includes(name)) return { kind: 'command', command: b.command };
   }
+  if (name === PASTE_BREAK) return TEXT_MODES.has(mode) ? { kind: 'text', text: ' ' } : { kind: 'none' };
   if (TEXT_MODES.has(mode)) {
     if (name === 'space') return { kind: 'text', text: ' ' };
     if (isPrintable(name)) return { kind: 'text', text: name };

@@ -178,6 +178,16 @@ describe('filters and views through the keyboard', () => {
     await app.waitForState((s) => s.mode === 'list' && s.filter.text === '', 'Esc restored the empty filter');
   });
 
+  it('a two-line paste into / stays text: its second line is not run as commands (a, e)', async () => {
+    const app = open();
+    await app.waitFor('total 40');
+    await app.press('/', 'schema\nat a e\tx');
+    await app.waitForState((s) => s.textDraft === 'schema at a e x', 'the paste typed with spaces');
+    expect(app.state.mode).toBe('filter');
+    expect(app.state.selected.size).toBe(0);
+    expect(app.state.filter.hideExpired).toBe(false);
+  });
+
   it('g groups by error × workflow and Enter drills into a group', async () => {
     const app = open();
     await app.waitFor('total 40');

@@ -112,6 +112,16 @@ describe('inputKeys (several keys in one read)', () => {
     expect(inputKeys('x\x7f', {})).toEqual(['x', 'backspace']);
   });
 
+  it('a line break or tab inside a pasted chunk is a space in text modes, never Enter or Tab (a last \\r still is Enter)', async () => {
+    const { inputKeys, PASTE_BREAK } = await import('../../src/tui/keymap.js');
+    expect(inputKeys('ab\nc\td\r', {})).toEqual(['a', 'b', PASTE_BREAK, 'c', PASTE_BREAK, 'd', 'enter']);
+    expect(inputKeys('\t\r', {})).toEqual(['tab', 'enter']);
+    expect(inputKeys('26\t\r', {})).toEqual(['2', '6', 'tab', 'enter']);
+    expect(resolveKey('filter', PASTE_BREAK)).toEqual({ kind: 'text', text: ' ' });
+    expect(resolveKey('confirm', PASTE_BREAK)).toEqual({ kind: 'text', text: ' ' });
+    expect(resolveKey('list', PASTE_BREAK)).toEqual({ kind: 'none' });
+  });
+
   it('reads Meta-x (ESC and x in one read) as Esc then x: quick "Esc e" in a terminal', async () => {
     const { inputKeys } = await import('../../src/tui/keymap.js');
     expect(inputKeys('e', { meta: true })).toEqual(['esc', 'e']);
