@@ -372,7 +372,10 @@ function typeText(s: TriageState, text: string): TriageState {
     return refilter({ ...s, textDraft }, { ...s.filter, text: textDraft });
   }
   if (s.mode === 'confirm' && s.redrive?.step === 'confirm' && s.redrive.focus === 'reason') {
-    return { ...s, redrive: { ...s.redrive, reason: [...(s.redrive.reason + text)].slice(0, REASON_MAX_CHARS).join('') } };
+    const typed = [...(s.redrive.reason + text)];
+    // Said, not silently dropped: the rest of a pasted note would otherwise be missing from the audit.
+    const notice = typed.length > REASON_MAX_CHARS ? `the reason takes at most ${REASON_MAX_CHARS} characters: the rest was not typed` : s.notice;
+    return { ...s, notice, redrive: { ...s.redrive, reason: typed.slice(0, REASON_MAX_CHARS).join('') } };
   }
   if (s.mode === 'confirm' && s.redrive?.step === 'confirm') {
     const digits = text.replace(/[^0-9]/g, '');

@@ -267,6 +267,13 @@ describe('redrive dialog', () => {
     expect(s.notice).toBe('redrive cancelled: nothing moved');
   });
 
+  it('a reason past its 200 characters is cut, and the status bar says so', () => {
+    let s = reduce(keys(loaded(3), 'a', 'R'), { type: 'redrive/planned', planned: planned(3) });
+    s = keys(s, 'tab', 'tab', 'x'.repeat(250));
+    expect(s.redrive).toMatchObject({ step: 'confirm', focus: 'reason', reason: 'x'.repeat(200) });
+    expect(s.notice).toBe('the reason takes at most 200 characters: the rest was not typed');
+  });
+
   it('a plan with nothing to redrive cannot be applied', () => {
     let s = reduce(keys(loaded(3), 'a', 'R'), { type: 'redrive/planned', planned: planned(0, 3) });
     s = keys(s, 'tab', 'enter');
