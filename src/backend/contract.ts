@@ -27,6 +27,7 @@ import type {
   SubmitRequest,
 } from '../core/schemas.js';
 import type { QueueStats } from '../core/queue-stats.js';
+import type { Usage, UsageReport } from '../core/usage.js';
 import type { Action, Verdict } from '../core/verdict.js';
 
 export type BackendKind = 'sqlite' | 'redis' | 'sqs';
@@ -313,6 +314,8 @@ export interface ApplyRequest {
 
 // ---------------------------------------------------------------- stats
 
+export type { Usage, UsageReport };
+
 export type { AttemptOutcomes, FailureCount, OutcomeTotals, QueueStats, RecentActivity, StatsBreakdown } from '../core/queue-stats.js';
 export { FAILURE_CODE_OTHER, STATS_MAX_FAILURE_CODES } from '../core/queue-stats.js';
 
@@ -370,6 +373,11 @@ export interface Backend {
   /** Extends leases (never past the deadline) and reports cancel requests. */
   heartbeat(leases: LeaseRef[], leaseMs: number): Promise<HeartbeatResult[]>;
   checkpoint(lease: LeaseRef, data: unknown): Promise<void>;
+  /**
+   * Adds what the attempt spent (checked by `core/usage.checkUsage`: a `ValidationError` for figures that are not non-negative and finite) to its attempt record and to
+   * its queue's usage totals, in one write, fenced like `checkpoint`.
+   */
+  addUsage(lease: LeaseRef, usage: UsageReport): Promise<void>;
   /** Records an effect as started, or returns the existing record (which may be `done`). */
   beginEffect(lease: LeaseRef, key: string): Promise<Effect>;
   finishEffect(lease: LeaseRef, key: string, result: unknown): Promise<Effect>;

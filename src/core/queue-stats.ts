@@ -7,6 +7,7 @@
  * `STATS_RECENT_WINDOW_MS`; `STATS_MAX_FAILURE_CODES` is declared here).
  */
 import type { JobState } from './schemas.js';
+import type { Usage } from './usage.js';
 
 export interface QueueStats {
   queue: string;
@@ -60,6 +61,11 @@ export interface QueueStats {
    * `FAILURE_CODE_OTHER`.
    */
   failures_by_code?: FailureCount[];
+  /**
+   * What the queue's attempts reported spending (`ctx.reportUsage`, `agentq job usage`), cumulative
+   * since the queue was created, counted where the usage is added to the attempt's record.
+   */
+  usage?: Usage;
 }
 
 export interface FailureCount {

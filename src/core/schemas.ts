@@ -75,6 +75,8 @@ export const AttemptRecord = z.object({
   outcome: z.string().nullable(),
   error_code: z.string().nullable(),
   error_message: z.string().nullable(),
+  /** What the attempt spent, as its handler reported it (`ctx.reportUsage`, `agentq job usage`); absent or null: nothing reported (records written before usage existed have no field). */
+  usage: z.object({ tokens: z.number().min(0), cost_usd: z.number().min(0) }).nullable().optional(),
 });
 export type AttemptRecord = z.infer<typeof AttemptRecord>;
 

@@ -17,7 +17,7 @@ function breakdown(s: QueueStats, dim: 'class' | 'tenant', key: string) {
 /** The stats of a queue that has jobs: every optional figure must be there. */
 async function fullStats(backend: Backend, queue: string): Promise<Required<QueueStats>> {
   const s = await backend.stats(queue);
-  for (const k of ['at', 'backlog_seconds', 'by_class', 'by_tenant', 'totals', 'by_attempt', 'time_in_queue_ms', 'execution_ms', 'recent', 'lease_expired', 'tenants_total', 'failures_by_code'] as const) {
+  for (const k of ['at', 'backlog_seconds', 'by_class', 'by_tenant', 'totals', 'by_attempt', 'time_in_queue_ms', 'execution_ms', 'recent', 'lease_expired', 'tenants_total', 'failures_by_code', 'usage'] as const) {
     expect(s[k], `stats.${k}`).toBeDefined();
   }
   return s as Required<QueueStats>;
@@ -198,6 +198,31 @@ export function statsCases(make: MakeFixture): void {
       const kept = s.failures_by_code.slice(2).map((c) => c.code);
       expect(kept).toEqual(Array.from({ length: STATS_MAX_FAILURE_CODES - 1 }, (_v, i) => code(i + 1)));
       expect(s.failures_by_code.reduce((t, c) => t + c.count, 0)).toBe(n + 2);
+    });
+
+    it('sums reported usage per queue (every attempt, released ones too), zero for a queue without reports', async () => {
+      const { backend, clock } = fx();
+      const { job } = await backend.submit(req({ queue: 'q', max_attempts: 3 }));
+      const first = await claimOne(backend, 'q');
+      await backend.addUsage(first, { tokens: 1000, cost_usd: 0.5 });
+      await backend.fail(first, { code: 'PROVIDER_429', message: 'x', retryable: true });
+      clock.set(Date.parse((await backend.get(job.job_id))!.run_at));
+      const second = await claimOne(backend, 'q');
+      await backend.addUsage(second, { tokens: 250, cost_usd: 0.25 });
+      // A stale fence adds nothing to the totals either.
+      await expect(backend.addUsage(first, { tokens: 1e6, cost_usd: 100 })).rejects.toThrow();
+      await backend.complete(second, null);
+      // Spent then given back (graceful shutdown): the money is spent all the same.
+      await backend.submit(req({ queue: 'q' }));
+      const released = await claimOne(backend, 'q');
+      await backend.addUsage(released, { cost_usd: 0.125 });
+      await backend.release(released);
+      await backend.submit(req({ queue: 'calm' }));
+      await backend.complete(await claimOne(backend, 'calm'), null);
+
+      const s = await fullStats(backend, 'q');
+      expect(s.usage).toEqual({ tokens: 1250, cost_usd: 0.875 });
+      expect((await fullStats(backend, 'calm')).usage).toEqual({ tokens: 0, cost_usd: 0 });
     });
 
     it('a DLQ entry expired by a bulk expire is not a second end: the totals and the DLQ rate stay as they were', async () => {

@@ -538,6 +538,78 @@ export function workerCases(make: MakeFixture): void {
     });
   });
 
+  describe('usage (cost per job)', () => {
+    const fx = useFixture(make);
+    const usageOf = (a: { usage?: unknown } | undefined) => a?.usage ?? null;
+
+    it('adds reported usage to the attempt record, per attempt, kept when the attempt ends (retried, then succeeded)', async () => {
+      const { backend, clock } = fx();
+      const { job } = await backend.submit(req({ max_attempts: 3 }));
+      const first = await claimOne(backend);
+      await backend.addUsage(first, { tokens: 1200, cost_usd: 0.25 });
+      await backend.addUsage(first, { tokens: 800, cost_usd: 0.125 });
+      expect(usageOf((await backend.get(job.job_id))!.attempts[0])).toEqual({ tokens: 2000, cost_usd: 0.375 });
+      const retry = await backend.fail(first, { code: 'PROVIDER_429', message: 'slow down', retryable: true });
+      expect(retry.kind).toBe('retry');
+      clock.set(Date.parse((await backend.get(job.job_id))!.run_at));
+      const second = await claimOne(backend);
+      // Either figure alone; tokens only, then dollars only.
+      await backend.addUsage(second, { tokens: 300 });
+      await backend.addUsage(second, { cost_usd: 0.1 });
+      // The stale fence of the first attempt is refused, and adds nothing anywhere.
+      await expect(backend.addUsage(first, { tokens: 5, cost_usd: 5 })).rejects.toBeInstanceOf(LeaseLostError);
+      await backend.complete(second, 'ok');
+      const done = (await backend.get(job.job_id))!;
+      expect(done.attempts.map((a) => [a.outcome, usageOf(a)])).toEqual([
+        ['failed', { tokens: 2000, cost_usd: 0.375 }],
+        ['succeeded', { tokens: 300, cost_usd: 0.1 }],
+      ]);
+      expect(done.attempts[0]).toMatchObject({ error_code: 'PROVIDER_429', ended_at: expect.any(String) });
+      // A finished job refuses usage even under its last fence.
+      await expect(backend.addUsage(second, { tokens: 1 })).rejects.toBeInstanceOf(LeaseLostError);
+    });
+
+    it('keeps usage on an attempt whose lease expired, and an attempt that reported none has none', async () => {
+      const { backend, clock } = fx();
+      const { job } = await backend.submit(req({ max_attempts: 3 }));
+      const first = await claimOne(backend, 'default', { leaseMs: 10_000 });
+      await backend.addUsage(first, { tokens: 7, cost_usd: 0.5 });
+      clock.advance(10_001);
+      await backend.claim({ queue: 'default', workerId: 'w-b', max: 1, leaseMs: 10_000 });
+      const reaped = (await backend.get(job.job_id))!;
+      expect(reaped.attempts[0]).toMatchObject({ outcome: 'lease_lost', error_code: 'LEASE_EXPIRED' });
+      expect(usageOf(reaped.attempts[0])).toEqual({ tokens: 7, cost_usd: 0.5 });
+      clock.set(Date.parse(reaped.run_at));
+      const second = await claimOne(backend);
+      await backend.complete(second, null);
+      const done = (await backend.get(job.job_id))!;
+      expect(usageOf(done.attempts[1])).toBeNull();
+      expect(usageOf(done.attempts[0])).toEqual({ tokens: 7, cost_usd: 0.5 });
+    });
+
+    it('refuses usage that is not non-negative finite figures (tokens whole) with a ValidationError, writing nothing', async () => {
+      const { backend } = fx();
+      await backend.submit(req());
+      const lease = await claimOne(backend);
+      const bad: unknown[] = [
+        {},
+        { tokens: -1 },
+        { cost_usd: -0.01 },
+        { tokens: Number.NaN },
+        { cost_usd: Number.POSITIVE_INFINITY },
+        { tokens: 1.5 },
+        { tokens: '12' },
+        { cost: 1 },
+        null,
+      ];
+      for (const u of bad) await expect(backend.addUsage(lease, u as never), JSON.stringify(u)).rejects.toBeInstanceOf(ValidationError);
+      expect(usageOf((await backend.get(lease.jobId))!.attempts[0])).toBeNull();
+      // Zero is a figure: recorded as such.
+      await backend.addUsage(lease, { tokens: 0 });
+      expect(usageOf((await backend.get(lease.jobId))!.attempts[0])).toEqual({ tokens: 0, cost_usd: 0 });
+    });
+  });
+
   describe('admission control', () => {
     const fx = useFixture(make, { admission: { batchMaxBacklogSeconds: 300, interactiveMaxBacklogSeconds: 600, tenantMaxBacklogSeconds: 800 } });
 

@@ -93,6 +93,7 @@ interface StoredAttempt {
   outcome: string | null;
   error_code: string | null;
   error_message: string | null;
+  usage?: { tokens: number; cost_usd: number } | null;
 }
 
 function attemptFrom(raw: string): AttemptRecord {
@@ -106,6 +107,8 @@ function attemptFrom(raw: string): AttemptRecord {
     outcome: a.outcome ?? null,
     error_code: a.error_code ?? null,
     error_message: a.error_message ?? null,
+    // (records without usage leave the field out, as before it existed)
+    ...(a.usage ? { usage: { tokens: Number(a.usage.tokens), cost_usd: Number(a.usage.cost_usd) } } : {}),
   };
 }
 

@@ -13,6 +13,7 @@ import { Cluster, type Redis } from 'ioredis';
 import { encodeTime } from 'ulid';
 import { IdempotencyConflictError, JobStoppingError, LeaseLostError, MalformedJobError, NotFoundError, PermissionError, RetryLaterError, ValidationError } from '../../core/errors.js';
 import { storedJson } from '../../core/stored-json.js';
+import { checkUsage } from '../../core/usage.js';
 import { checkCancelReason, checkClaim, checkEffectKey, checkEventQuery, checkJobFilter, checkLeaseMs } from '../checks.js';
 import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
 import { classWeight, type FairnessOptions } from '../../core/fairness.js';
@@ -47,6 +48,7 @@ import type {
   PlanVerdict,
   QueueStats,
   RunRecord,
+  UsageReport,
 } from '../contract.js';
 import { MAX_PAGE_LIMIT } from '../contract.js';
 import { compareSeq, dlqEntryFrom, effectFrom, eventFrom, flatToMap, hasAttemptsList, iso, JOB_FIELDS, jobFieldsFrom, jobFrom, ledgerItemFrom, type Snapshot } from './codec.js';
@@ -70,7 +72,7 @@ export interface RedisBackendDeps {
 
 /** The contract's promise-returning methods (events is an iterator, close is best effort). */
 const GUARDED = [
-  'storeIdentity', 'submit', 'get', 'list', 'cancel', 'queues', 'claim', 'heartbeat', 'checkpoint', 'beginEffect', 'finishEffect', 'complete', 'completeAndClaim', 'fail', 'abort', 'release',
+  'storeIdentity', 'submit', 'get', 'list', 'cancel', 'queues', 'claim', 'heartbeat', 'checkpoint', 'addUsage', 'beginEffect', 'finishEffect', 'complete', 'completeAndClaim', 'fail', 'abort', 'release',
   'dlqList', 'dlqGet', 'dlqRaw', 'createRun', 'getRun', 'listRuns', 'updateRun', 'ledger', 'applyRunItems', 'acquireLock', 'releaseLock', 'readLock', 'breakLock', 'stats',
 ] as const;
 
@@ -1084,6 +1086,11 @@ export class RedisBackend implements Backend {
 
   async checkpoint(lease: LeaseRef, data: unknown): Promise<void> {
     await this.leaseCall(lease, 'aqCheckpoint', [], [storedJson(data, 'the checkpoint')]);
+  }
+
+  async addUsage(lease: LeaseRef, usage: UsageReport): Promise<void> {
+    const { tokens, cost_usd } = checkUsage(usage);
+    await this.leaseCall(lease, 'aqUsage', [], [String(tokens), String(cost_usd)]);
   }
 
   async beginEffect(lease: LeaseRef, key: string): Promise<Effect> {

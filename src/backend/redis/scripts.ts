@@ -11,7 +11,7 @@ import { STATS_READ } from './lua/stats.js';
 import { PRELUDE } from './lua/prelude.js';
 import { HISTORY, IDS, READ_JOBS } from './lua/read.js';
 import { SUBMIT } from './lua/submit.js';
-import { ABORT, CHECKPOINT, COMPLETE, completeClaim, EFFECT_BEGIN, EFFECT_FINISH, FAIL, HEARTBEAT, RELEASE } from './lua/worker.js';
+import { ABORT, CHECKPOINT, COMPLETE, completeClaim, EFFECT_BEGIN, EFFECT_FINISH, FAIL, HEARTBEAT, RELEASE, USAGE } from './lua/worker.js';
 
 /** A script whose number of KEYS depends on the call (a batch): at least one. */
 export const VARIABLE_KEYS = -1;
@@ -30,6 +30,7 @@ export const SHARD_SCRIPTS = {
   aqClaim: [CLAIM, 1],
   aqHeartbeat: [HEARTBEAT, 1],
   aqCheckpoint: [CHECKPOINT, 1],
+  aqUsage: [USAGE, 1],
   aqEffectBegin: [EFFECT_BEGIN, 2],
   aqEffectFinish: [EFFECT_FINISH, 2],
   aqComplete: [COMPLETE, 1],

@@ -37,6 +37,7 @@ export type ShardStatsReply = [
   expiredLeases: Array<number | string>,
   tenantCount: number,
   failuresByCode: string[],
+  usage: string[],
 ];
 
 /** Runs the `stats` script on one shard; `tenants` empty = that shard's deepest. */
@@ -110,7 +111,11 @@ export async function readQueueStats(req: StatsRequest): Promise<QueueStats> {
   const expired = new Map<string, ExpiredLeases>();
   let expiredUnread = 0;
   const failures = new Map<string, number>();
-  for (const [n, tot, oldest, blc, t, x, ba, act, , leases, , fc] of parts) {
+  const usage = { tokens: 0, cost_usd: 0 };
+  for (const [n, tot, oldest, blc, t, x, ba, act, , leases, , fc, use] of parts) {
+    const u = flatToMap(use ?? []);
+    usage.tokens += num(u.tokens);
+    usage.cost_usd += num(u.cost_usd);
     // (a shard keeps its own first STATS_MAX_FAILURE_CODES codes; failureCounts caps the sum again)
     for (const [k, v] of Object.entries(flatToMap(fc ?? []))) failures.set(k, (failures.get(k) ?? 0) + Number(v));
     // count first, then (class, lease end) pairs of the longest-expired ones
@@ -190,6 +195,7 @@ export async function readQueueStats(req: StatsRequest): Promise<QueueStats> {
     execution_ms: exec.slice(-STATS_SAMPLE_LIMIT),
     recent: recentActivity(activity, now),
     failures_by_code: failureCounts(failures),
+    usage,
   }, expiredList, now);
 }
 

@@ -16,6 +16,7 @@ import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../core/retry.js';
 import { JOB_STATES, loadSchemas } from '../../core/model.js';
 import type { DlqEntry, Effect, Job, JobEvent, JobState, SubmitRequest } from '../../core/schemas.js';
 import { isPartial, isTerminal, outcomeFor } from '../../core/states.js';
+import { checkUsage, type UsageReport } from '../../core/usage.js';
 import type {
   AbortOutcome,
   ApplyRequest,
@@ -387,6 +388,10 @@ export class SqliteBackend implements Backend {
   }
   async checkpoint(lease: LeaseRef, data: unknown): Promise<void> {
     return this.store.grouped(() => this.worker.checkpoint(lease, data));
+  }
+  async addUsage(lease: LeaseRef, usage: UsageReport): Promise<void> {
+    const checked = checkUsage(usage);
+    return this.store.grouped(() => this.worker.addUsage(lease, checked));
   }
   async beginEffect(lease: LeaseRef, key: string): Promise<Effect> {
     return this.store.grouped(() => this.worker.beginEffect(lease, key));

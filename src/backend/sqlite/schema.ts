@@ -190,6 +190,14 @@ const MIGRATIONS: string[] = [
     PRIMARY KEY (queue, code)
   ) STRICT, WITHOUT ROWID;
   `,
+  // 6: what a queue's attempts reported spending (worker.ts addUsage; cost per job), cumulative.
+  `
+  CREATE TABLE queue_usage (
+    queue TEXT PRIMARY KEY,
+    tokens INTEGER NOT NULL,
+    cost_usd REAL NOT NULL
+  ) STRICT, WITHOUT ROWID;
+  `,
 ];
 
 /** Migration 4: the insert triggers of migrations 1 and 2, for rows without a fingerprint only. */

@@ -18,6 +18,8 @@
  *   `attempt_started` table before), so execution time needs no parse of the job document;
  * - `attempt_failures` (migration 5): failed attempts per error code, the
  *   codes capped per queue (counters.ts `writeFailures`);
+ * - `queue_usage` (migration 6): tokens and dollars the queue's attempts reported, added by
+ *   `addUsage` (worker.ts) in the same transaction as the attempt record;
  * - an index on (queue, class, run_at) of pending jobs, so the oldest job of a
  *   class is one seek.
  * Per-class and per-tenant depth and backlog come from the counters the
@@ -26,6 +28,7 @@
 import type Database from 'better-sqlite3';
 import { JOB_CLASSES } from '../../core/model.js';
 import type { JobState } from '../../core/schemas.js';
+import type { Usage } from '../../core/usage.js';
 import { failureCounts, type ExpiredLeases } from '../../core/queue-stats.js';
 import {
   STATS_MAX_TENANTS,
@@ -246,6 +249,8 @@ export function readExtendedStats(st: Sql, queue: string, now: number): Partial<
   // At most STATS_MAX_FAILURE_CODES + 1 rows per queue (counters.ts writeFailures).
   const failures = st(`SELECT code, n FROM attempt_failures WHERE queue = ?`).all(queue) as Array<{ code: string; n: number }>;
 
+  const usage = st(`SELECT tokens, cost_usd FROM queue_usage WHERE queue = ?`).get(queue) as Usage | undefined;
+
   return {
     at: now,
     backlog_seconds: byClass.reduce((s, b) => s + b.backlog_seconds, 0),
@@ -258,5 +263,6 @@ export function readExtendedStats(st: Sql, queue: string, now: number): Partial<
     execution_ms: samples('exec'),
     recent: { window_ms: now - fromMinute * 60000, ...recent },
     failures_by_code: failureCounts(new Map(failures.map((r) => [r.code, r.n]))),
+    usage: usage ?? { tokens: 0, cost_usd: 0 },
   };
 }

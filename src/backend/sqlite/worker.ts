@@ -6,6 +6,7 @@
  */
 import { JobStoppingError, LeaseLostError, ValidationError } from '../../core/errors.js';
 import { storedJson } from '../../core/stored-json.js';
+import { addUsage, type Usage } from '../../core/usage.js';
 import { checkClaim, checkEffectKey, checkLeaseMs } from '../checks.js';
 import { nextPick, parseFairnessState, tenantCap, type Candidates, type FairnessOptions } from '../../core/fairness.js';
 import { decideFailure, type RetryPolicy } from '../../core/retry.js';
@@ -294,6 +295,21 @@ export class SqliteWorkerOps {
       job.updated_at = isoAt(now);
       this.store.save(job, fence);
       this.store.event(job, 'checkpoint', 'running', 'running', now, null);
+    });
+  }
+
+  /** Adds to the running attempt's record and to the queue's `queue_usage` row, in one transaction. */
+  addUsage(ref: LeaseRef, usage: Usage): void {
+    this.store.inWrite(() => {
+      const now = this.store.clock.now();
+      const { job, fence } = this.leased(ref);
+      const current = job.attempts[job.attempts.length - 1];
+      if (current) current.usage = addUsage(current.usage, usage);
+      job.updated_at = isoAt(now);
+      this.store.save(job, fence);
+      this.store
+        .sql('INSERT INTO queue_usage (queue, tokens, cost_usd) VALUES (?, ?, ?) ON CONFLICT (queue) DO UPDATE SET tokens = tokens + excluded.tokens, cost_usd = cost_usd + excluded.cost_usd')
+        .run(job.queue, usage.tokens, usage.cost_usd);
     });
   }
 

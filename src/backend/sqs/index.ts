@@ -43,6 +43,7 @@ import type {
   RunRecord,
   SubmitResult,
   Unpublished,
+  UsageReport,
 } from '../contract.js';
 import { checkClaim } from '../checks.js';
 import { sendBatch, type OutgoingMessage } from './batch-send.js';
@@ -499,6 +500,9 @@ export class SqsBackend implements Backend {
   }
   checkpoint(lease: LeaseRef, data: unknown): Promise<void> {
     return this.store.checkpoint(lease, data);
+  }
+  addUsage(lease: LeaseRef, usage: UsageReport): Promise<void> {
+    return this.store.addUsage(lease, usage);
   }
   beginEffect(lease: LeaseRef, key: string): Promise<Effect> {
     return this.store.beginEffect(lease, key);

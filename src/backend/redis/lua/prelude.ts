@@ -321,6 +321,8 @@ local function closeAttempt(raw, out, code, msg)
   if cut > 0 and string.sub(raw, cut + 1) == ATTEMPT_OPEN_TAIL then
     local head = string.sub(raw, 1, cut)
     local n, started = string.match(head, '^{"attempt":(%d+),.*,"started_at":(%d+)$')
+    -- (an attempt that reported usage has it after started_at: worker.ts USAGE)
+    if not n then n, started = string.match(head, '^{"attempt":(%d+),.*,"started_at":(%d+),"usage":{[^}]*}$') end
     if n then
       attemptEnded(n, tonumber(started), out, code)
       return head .. ',"ended_at":' .. NOWS .. ',"outcome":"' .. out .. '","error_code":' ..

@@ -27,6 +27,9 @@
  *                        lost leases), at most 100 codes plus OTHER for
  *                        any code first seen after them (closeAttempt →
  *                        statsAttemptFailed; a success writes nothing)
+ *   use            hash  tokens, cost_usd: what the shard's attempts reported
+ *                        spending (the usage script, lua/worker.ts USAGE;
+ *                        written only when a handler reports usage)
  * Cost per job (submit, claim, complete): 4 commands (a ZINCRBY and an
  * HINCRBY at submit and at the end), plus a ZREM / HDEL when a tenant's
  * figure reaches zero (BENCHMARKS.md, "Stats").
@@ -48,7 +51,7 @@ const LUA_CLASSES = `{ ${JOB_CLASSES.map((c) => `'${c}'`).join(', ')} }`;
 
 /** The per-shard keys these hooks write, after the shard prefix: every one has a fixed name. */
 export function statsKeySuffixes(): string[] {
-  return ['n', 'stn', 'sts', 'act', 'fc', ...JOB_CLASSES.map((c) => `qage:${c}`)];
+  return ['n', 'stn', 'sts', 'act', 'fc', 'use', ...JOB_CLASSES.map((c) => `qage:${c}`)];
 }
 
 /** Lua spliced into the prelude, after `meta` and the deferred-write helpers, before `move` (which calls `statsMove`). */
@@ -122,7 +125,7 @@ end
  *
  * Returns { counts (per class for live states), totals, oldest run_at per
  * class (flat class, score), backlog per class, time-in-queue samples,
- * execution samples, attempt outcomes, activity, tenants, expired leases, tenant count, failures by code } where tenants is a flat list
+ * execution samples, attempt outcomes, activity, tenants, expired leases, tenant count, failures by code, usage } where tenants is a flat list
  * of (tenant, rank score, scheduled, running, backlog, oldest claimable
  * run_at or '') and expired leases is { count, then (class, lease end) of the
  * longest-expired, at most 64 }. Every read is bounded: fixed-size hashes, capped lists, at
@@ -181,5 +184,6 @@ return {
   expired,
   redis.call('ZCARD', K_STEN),
   redis.call('HGETALL', P .. 'fc'),
+  redis.call('HGETALL', P .. 'use'),
 }
 `;

@@ -43,6 +43,54 @@ return { 'ok' }
 `;
 
 /**
+ * usage: adds what the attempt spent to its open record and to the shard's usage counters (hash
+ * 'use': tokens, cost_usd), summed over shards by redis/stats.ts. KEYS[1] job hash; ARGV[5] id,
+ * [6] fence, [7] tokens, [8] cost_usd (checked by the client: non-negative, finite).
+ * The record keeps the text openAttempt wrote: the usage goes between started_at and the open tail
+ * (replaced by the next report), which closeAttempt knows, so no cjson round trip reformats it.
+ */
+export const USAGE = String.raw`
+local id, fence = ARGV[5], ARGV[6]
+if not leaseHeld(id, fence) then return { 'lost' } end
+local tokens, cost = tonumber(ARGV[7]), tonumber(ARGV[8])
+-- the shortest text that reads back as the same number (0.1, not 0.10000000000000001)
+local function numText(x)
+  if x == math.floor(x) and math.abs(x) < 2^53 then return string.format('%d', x) end
+  for _, f in ipairs({ '%.15g', '%.16g' }) do
+    local t = string.format(f, x)
+    if tonumber(t) == x then return t end
+  end
+  return string.format('%.17g', x)
+end
+local inList = false
+local raw = redis.call('HGET', KEYS[1], 'ar')
+if not raw then
+  raw = redis.call('LINDEX', ak(id), -1)
+  inList = true
+end
+if raw then
+  local rec
+  local head = string.sub(raw, 1, #raw - #ATTEMPT_OPEN_TAIL)
+  if string.sub(raw, #head + 1) == ATTEMPT_OPEN_TAIL and string.match(head, '^{"attempt":%d+,.*,"started_at":%d+') then
+    local base, t0, c0 = string.match(head, '^(.*),"usage":{"tokens":([^,]+),"cost_usd":([^}]+)}$')
+    if not base then base, t0, c0 = head, '0', '0' end
+    rec = base .. ',"usage":{"tokens":' .. numText(tonumber(t0) + tokens) .. ',"cost_usd":' .. numText(tonumber(c0) + cost) .. '}' .. ATTEMPT_OPEN_TAIL
+  else
+    -- a record written by cjson (before openAttempt existed): decoded and encoded again
+    local a = cjson.decode(raw)
+    local u = (type(a.usage) == 'table' and a.usage) or { tokens = 0, cost_usd = 0 }
+    a.usage = { tokens = (tonumber(u.tokens) or 0) + tokens, cost_usd = (tonumber(u.cost_usd) or 0) + cost }
+    rec = cjson.encode(a)
+  end
+  if inList then redis.call('LSET', ak(id), -1, rec) else redis.call('HSET', KEYS[1], 'ar', rec) end
+end
+redis.call('HSET', KEYS[1], 'upd', NOWS)
+if tokens > 0 then redis.call('HINCRBY', P .. 'use', 'tokens', tokens) end
+if cost > 0 then redis.call('HINCRBYFLOAT', P .. 'use', 'cost_usd', ARGV[8]) end
+return { 'ok' }
+`;
+
+/**
  * effect_begin: records an effect as started, or returns the existing record; {'stopping', why}
  * when the job's cancel was requested or its deadline passed (a done record is still returned).
  * KEYS[1] job hash, KEYS[2] effects hash; ARGV[5] id, [6] fence, [7] key, [8] effects cap.
