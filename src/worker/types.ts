@@ -2,7 +2,7 @@
  * The public shapes of the worker runtime: what a handler receives, what the
  * worker reports while it runs, and the options of `createWorker`.
  */
-import type { Backend, FailureOutcome } from '../backend/contract.js';
+import type { Backend, FailureOutcome, UsageReport } from '../backend/contract.js';
 import type { Clock } from '../core/clock.js';
 import type { FairnessOptions } from '../core/fairness.js';
 import type { Effect, JobClass, JobEnvelope } from '../core/schemas.js';
@@ -37,6 +37,13 @@ export interface JobContext {
   heartbeat(): Promise<void>;
   /** Saves resumable progress, fenced by the lease. */
   checkpoint(data: unknown): Promise<void>;
+  /**
+   * Adds what this attempt spent (tokens, US dollars) to its attempt record and its queue's totals
+   * (cost per job: `agentq inspect`, `agentq stats`, the metrics), fenced by the lease. Call it as
+   * the spending happens (after each model call): an attempt that dies keeps what it reported.
+   * Figures must be non-negative and finite, tokens a whole number (`ValidationError` otherwise).
+   */
+  reportUsage(usage: UsageReport): Promise<void>;
   /**
    * Runs an irreversible action at most once per job as far as the store can
    * tell: recorded `started`, then `done` with its result. An effect already

@@ -12,7 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { MAX_PAGE_LIMIT, type Backend, type FailureOutcome, type HeartbeatResult, type Lease, type LeaseRef } from '../backend/contract.js';
+import { MAX_PAGE_LIMIT, type Backend, type FailureOutcome, type HeartbeatResult, type Lease, type LeaseRef, type UsageReport } from '../backend/contract.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { ClosedError, LeaseLostError, ValidationError } from '../core/errors.js';
 import { JOB_CLASSES } from '../core/model.js';
@@ -20,6 +20,7 @@ import { checkedPolicy, type BackendPolicy } from '../core/policy.js';
 import { Name } from '../core/schemas.js';
 import { storedJson } from '../core/stored-json.js';
 import { checkOptionKeys } from '../core/validate.js';
+import { checkUsage } from '../core/usage.js';
 import { toFailure, withValidCode } from './classify.js';
 import { AttemptEffects } from './effect.js';
 import { HandlerError, JobAbortedError } from './handler-error.js';
@@ -655,6 +656,12 @@ class WorkerRuntime implements Worker {
         await guard(backend.checkpoint(ref, data));
         // As the next attempt will see it: what JSON kept of it.
         lastCheckpoint = JSON.parse(storedJson(data, 'the checkpoint')) as unknown;
+      },
+      reportUsage: async (usage: UsageReport) => {
+        // Checked before the lease, so a bad figure is the handler's bug whatever the lease's state.
+        const checked = checkUsage(usage);
+        assertOpen();
+        await guard(backend.addUsage(ref, checked));
       },
       effect: async <T>(key: string, fn: (idempotencyKey: string) => T | Promise<T>): Promise<T> => {
         assertOpen();

@@ -43,6 +43,7 @@ function ctxWith(signal: AbortSignal = new AbortController().signal, resume: Pic
     leaseExpiresAt: 0,
     heartbeat: async () => {},
     checkpoint: async () => {},
+    reportUsage: async () => {},
     effect: async (_k, fn) => fn('x'),
   };
 }

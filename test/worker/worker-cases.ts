@@ -219,6 +219,27 @@ export function runWorkerSuite(name: string, makeFixture: () => Promise<WorkerFi
       expect(seen).toEqual([null, { step: 1, at }, { step: 1, at }, { step: 2, at }]);
     });
 
+    it('ctx.reportUsage adds to each attempt\'s record and the queue\'s totals; a bad figure fails the attempt with VALIDATION', async () => {
+      const job = await submit({ max_attempts: 2 });
+      await start(async (_job, ctx) => {
+        await ctx.reportUsage({ tokens: 1000, cost_usd: 0.02 });
+        await ctx.reportUsage({ tokens: 500 });
+        if (ctx.attempt === 1) throw new HandlerError('PROVIDER_429', 'rate limited');
+        await ctx.reportUsage({ cost_usd: -1 });
+        return 'never';
+      });
+      await inState(job.job_id, 'scheduled');
+      fx.clock.advance(RETRY_WINDOW_MS);
+      const dead = await inState(job.job_id, 'dead');
+      expect(dead.dead).toMatchObject({ reason: 'permanent', error_code: 'VALIDATION' });
+      expect(dead.dead!.error_message).toMatch(/usage cost_usd must be a non-negative finite number, got -1/);
+      expect(dead.attempts.map((a) => a.usage)).toEqual([
+        { tokens: 1500, cost_usd: 0.02 },
+        { tokens: 1500, cost_usd: 0.02 },
+      ]);
+      expect((await fx.backend.stats(Q)).usage).toEqual({ tokens: 3000, cost_usd: 0.04 });
+    });
+
     it('exhausts attempts into the DLQ with attempt history, last checkpoint and effect ledger', async () => {
       const job = await submit({ max_attempts: 2, trace_id: 'trace-xyz' });
       await start(async (_job, ctx) => {
