@@ -52,6 +52,7 @@ __agentq_sub() {
     'outbox|status') __agentq_r='status' ;;
     'outbox|help') __agentq_r='help' ;;
     'job|checkpoint') __agentq_r='checkpoint' ;;
+    'job|usage') __agentq_r='usage' ;;
     'job|effect') __agentq_r='effect' ;;
     'job|error') __agentq_r='error' ;;
     'job|help') __agentq_r='help' ;;
@@ -242,6 +243,8 @@ __agentq_optval() {
     'worker|--kill-grace') __agentq_r='free' ;;
     'worker|--max-result-bytes') __agentq_r='free' ;;
     'job checkpoint|--file') __agentq_r='file' ;;
+    'job usage|--tokens') __agentq_r='free' ;;
+    'job usage|--cost-usd') __agentq_r='free' ;;
     *'|--url') __agentq_r='free' ;;
     *'|--context') __agentq_r='dyn:contexts' ;;
     *'|-o'|*'|--output') __agentq_r='choices:table wide plain json ndjson' ;;
@@ -271,7 +274,7 @@ __agentq_argval() {
     'job checkpoint') case "$2" in 0) __agentq_r='free' ;; esac ;;
     'job effect') case "$2" in 0) __agentq_r='free' ;; *) __agentq_r='free' ;; esac ;;
     'job error') case "$2" in 0) __agentq_r='free' ;; *) __agentq_r='free' ;; esac ;;
-    'job help') case "$2" in 0) __agentq_r='choices:checkpoint effect error' ;; esac ;;
+    'job help') case "$2" in 0) __agentq_r='choices:checkpoint usage effect error' ;; esac ;;
   esac
 }
 
@@ -285,7 +288,7 @@ __agentq_cmds() {
     'metrics') __agentq_r='serve help' ;;
     'sqs') __agentq_r='setup sweep custody help' ;;
     'outbox') __agentq_r='relay status help' ;;
-    'job') __agentq_r='checkpoint effect error help' ;;
+    'job') __agentq_r='checkpoint usage effect error help' ;;
   esac
 }
 
@@ -337,6 +340,7 @@ __agentq_opts() {
     'worker') __agentq_r='-q --queue -c --concurrency --lease --heartbeat --classes --tenant-concurrency --tenant-cap --worker-version --grace --kill-grace --max-result-bytes --drain --quiet -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'job') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
     'job checkpoint') __agentq_r='--file -h --help --url --context -o --output --json --color --no-input --debug' ;;
+    'job usage') __agentq_r='--tokens --cost-usd -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'job effect') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
     'job error') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
     'job help') __agentq_r='--url --context -o --output --json --color --no-input --debug -h --help' ;;

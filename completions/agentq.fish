@@ -95,6 +95,8 @@ function __agentq_sub --description "canonical subcommand WORD of PATH"
             echo 'help'
         case 'job|checkpoint'
             echo 'checkpoint'
+        case 'job|usage'
+            echo 'usage'
         case 'job|effect'
             echo 'effect'
         case 'job|error'
@@ -510,6 +512,10 @@ function __agentq_takes_value --description "does option OPT of PATH take a valu
             return 0
         case 'job checkpoint|--file'
             return 0
+        case 'job usage|--tokens'
+            return 0
+        case 'job usage|--cost-usd'
+            return 0
         case '*|--url'
             return 0
         case '*|--context'
@@ -612,7 +618,7 @@ complete -c agentq -n '__agentq_at \'\'' -a 'tui' -d 'interactive DLQ triage (fu
 complete -c agentq -n '__agentq_at \'\'' -a 'sqs' -d 'the AWS SQS backend: create its queues, take its DLQ into custody'
 complete -c agentq -n '__agentq_at \'\'' -a 'outbox' -d 'the SQS backend\'s transactional outbox'
 complete -c agentq -n '__agentq_at \'\'' -a 'worker' -d 'run a handler command once per job: claims, heartbeats, graceful stop on SIGTERM/SIGINT/SIGHUP'
-complete -c agentq -n '__agentq_at \'\'' -a 'job' -d 'inside a handler run by agentq worker: checkpoint, record an effect, report an error code'
+complete -c agentq -n '__agentq_at \'\'' -a 'job' -d 'inside a handler run by agentq worker: checkpoint, report usage, record an effect, report an error …'
 complete -c agentq -n '__agentq_within \'submit\'' -s q -l queue -x -a '(__agentq_dyn queues)' -d 'queue name (default: the context\'s queue, else "default")'
 complete -c agentq -n '__agentq_within \'submit\'' -l tenant -x -a '(__agentq_dyn tenants)' -d 'tenant id'
 complete -c agentq -n '__agentq_within \'submit\'' -l class -x -a 'interactive batch maintenance' -d 'service class'
@@ -889,8 +895,11 @@ complete -c agentq -n '__agentq_within \'worker\'' -l max-result-bytes -x -d 'st
 complete -c agentq -n '__agentq_within \'worker\'' -l drain -d 'exit once nothing is claimable and no job is running (CI, batch runs)'
 complete -c agentq -n '__agentq_within \'worker\'' -l quiet -d 'no per-job lines on stderr'
 complete -c agentq -n '__agentq_at \'job\'' -a 'checkpoint' -d 'save resumable progress for the current job (JSON if it parses, else text)'
+complete -c agentq -n '__agentq_at \'job\'' -a 'usage' -d 'add what this attempt spent (tokens, US dollars) to its record and its queue\'s totals: cost per job'
 complete -c agentq -n '__agentq_at \'job\'' -a 'effect' -d 'run CMD as effect KEY unless already done; CMD gets AGENTQ_IDEMPOTENCY_KEY; its stdout is the recor…'
 complete -c agentq -n '__agentq_at \'job\'' -a 'error' -d 'report the error code (and message) recorded when this handler exits non-zero'
 complete -c agentq -n '__agentq_at \'job\'' -a 'help' -d 'display help for command'
 complete -c agentq -n '__agentq_within \'job checkpoint\'' -l file -r -F -d 'read the checkpoint from a file'
-complete -c agentq -n '__agentq_arg \'job help\' 0' -a 'checkpoint effect error'
+complete -c agentq -n '__agentq_within \'job usage\'' -l tokens -x -d 'tokens used since the last report (a whole number)'
+complete -c agentq -n '__agentq_within \'job usage\'' -l cost-usd -x -d 'US dollars spent since the last report (e.g. 0.042)'
+complete -c agentq -n '__agentq_arg \'job help\' 0' -a 'checkpoint usage effect error'

@@ -370,7 +370,7 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
       'after',
       '\nHandler protocol: the job envelope is JSON on stdin; AGENTQ_JOB_ID, AGENTQ_ATTEMPT, AGENTQ_DEADLINE_AT,\n' +
         'AGENTQ_TRACE_ID, AGENTQ_QUEUE, AGENTQ_TENANT are set; stdout is the result. Exit 0 = success,\n' +
-        '75 = retryable failure, anything else = permanent. Inside the handler: agentq job checkpoint|effect|error;\n' +
+        '75 = retryable failure, anything else = permanent. Inside the handler: agentq job checkpoint|usage|effect|error;\n' +
         'to resume: the last checkpoint is in the file $AGENTQ_CHECKPOINT_FILE (no file when there is none),\n' +
         'the effect ledger (JSON) in $AGENTQ_EFFECTS_FILE.\n' +
         'When the handler exits, what it left running in its process group is stopped too.\n' +
@@ -383,13 +383,19 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
     )
     .action(lazy(() => import('./commands/worker.js'), { args: (command) => ({ command }) }));
 
-  const job = program.command('job').description('inside a handler run by agentq worker: checkpoint, record an effect, report an error code');
+  const job = program.command('job').description('inside a handler run by agentq worker: checkpoint, report usage, record an effect, report an error code');
   job
     .command('checkpoint')
     .description('save resumable progress for the current job (JSON if it parses, else text)')
     .argument('[data]', 'the checkpoint')
     .option('--file <path>', 'read the checkpoint from a file')
     .action(lazy(() => import('./commands/job.js'), { fn: 'checkpoint', args: (data) => ({ data }) }));
+  job
+    .command('usage')
+    .description('add what this attempt spent (tokens, US dollars) to its record and its queue\'s totals: cost per job')
+    .option('--tokens <n>', 'tokens used since the last report (a whole number)')
+    .option('--cost-usd <amount>', 'US dollars spent since the last report (e.g. 0.042)')
+    .action(lazy(() => import('./commands/job.js'), { fn: 'usage' }));
   job
     .command('effect')
     .description('run CMD as effect KEY unless already done; CMD gets AGENTQ_IDEMPOTENCY_KEY; its stdout is the recorded result')
@@ -406,6 +412,7 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
     'after',
     examples(
       ['agentq job checkpoint \'{"step":3}\'', 'save progress'],
+      ['agentq job usage --tokens 1830 --cost-usd 0.0274', 'after a model call: what it spent'],
       ['agentq job effect send-invoice -- ./send-invoice.sh', 'an irreversible step, run once per job'],
       ['agentq job error PROVIDER_429 "rate limited"; exit 75', 'a retryable failure with its code'],
     ),

@@ -62,3 +62,13 @@ function describe(v: unknown): string {
   if (typeof v === 'string') return JSON.stringify(v);
   return v === null ? 'null' : typeof v;
 }
+
+/** Dollars for people: up to 6 significant digits, no float noise (0.30000000000000004 → $0.3). */
+export function formatUsd(x: number): string {
+  return `$${Number(x.toPrecision(6))}`;
+}
+
+/** `1500 tokens, $0.02` (for `inspect` and `stats`). */
+export function formatUsage(u: Usage): string {
+  return `${u.tokens} tokens, ${formatUsd(u.cost_usd)}`;
+}

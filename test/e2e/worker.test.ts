@@ -102,6 +102,32 @@ echo -n "$first|$second|$stale"`,
     expect(readFileSync(sideFile, 'utf8')).toBe(`${id}:send-invoice\n`);
   });
 
+  it('job usage adds to the attempt\'s record under the current lease; a stale fence and a bad figure are refused; inspect shows it', async () => {
+    const id = await submit('--input', 'x');
+    const h = handler(
+      'h.sh',
+      `$AQ job usage --tokens 1200 --cost-usd 0.02 || exit 1
+$AQ job usage --tokens 300 || exit 1
+AGENTQ_LEASE_FENCE=999 $AQ job usage --tokens 5 --cost-usd 9 2>/dev/null
+stale=$?
+$AQ job usage --cost-usd=-1 2>/dev/null
+neg=$?
+$AQ job usage 2>/dev/null
+none=$?
+echo -n "$stale|$neg|$none"`,
+    );
+    await runCliOk(home, ['worker', '--queue', 'w', '--drain', '--', h]);
+    const job = await inspect(id);
+    // The stale write exited 1 (LEASE_LOST), the bad ones 2 (usage), and none of them added anything.
+    expect(job).toMatchObject({ state: 'succeeded', result: '1|2|2' });
+    expect(job.attempts[0]!.usage).toEqual({ tokens: 1500, cost_usd: 0.02 });
+    const text = (await runCliOk(home, ['inspect', id, '-o', 'table'])).stdout;
+    expect(text).toMatch(/usage: +1500 tokens, \$0\.02 \(reported by 1 of 1 attempts\)/);
+    expect(text).toContain('(spent 1500 tokens, $0.02)');
+    const plain = (await runCliOk(home, ['inspect', id, '-o', 'plain'])).stdout;
+    expect(plain).toMatch(/^1\t.*\tsucceeded\t\t1500\t0\.02$/m);
+  });
+
   it('job effect: a command that cannot start records nothing (exit 2); a killed one names its signal; multibyte output passes through whole', async () => {
     const id = await submit('--input', 'x');
     const errs = join(home.dir, 'errs');

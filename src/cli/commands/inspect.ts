@@ -6,6 +6,7 @@ import { NotFoundError } from '../../core/errors.js';
 import { formatDuration } from '../../core/duration.js';
 import type { DlqEntry, Job, JobEvent } from '../../core/schemas.js';
 import { leaseExpiredFor } from '../../core/states.js';
+import { formatUsage, jobUsage } from '../../core/usage.js';
 import type { CommandContext } from '../context.js';
 import { isMachineFormat, printObject } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
@@ -90,6 +91,9 @@ export function renderJob(job: Job, dlq: DlqEntry | null, events: JobEvent[], no
   if (job.idempotency_key) row('idempotency', s(job.idempotency_key));
   if (job.trace_id) row('trace', s(job.trace_id));
   if (job.budget) row('budget', [job.budget.tokens !== null ? `${job.budget.tokens} tokens` : null, job.budget.cost_usd !== null ? `$${job.budget.cost_usd}` : null].filter(Boolean).join(', ') || 'none');
+  // What the attempts reported spending (`ctx.reportUsage`, `agentq job usage`), over the attempts kept.
+  const spent = jobUsage(job.attempts);
+  if (spent) row('usage', `${formatUsage(spent)} (reported by ${job.attempts.filter((a) => a.usage).length} of ${job.attempts.length} attempts)`);
   if (job.allowed_tools.length) row('tools', job.allowed_tools.map(s).join(', '));
   if (job.last_error) row('last error', `${s(job.last_error.code)}: ${s(job.last_error.message)} (${job.last_error.retryable ? 'retryable' : 'permanent'})`);
   if (job.result !== null) row('result', preview(job.result, 200));
@@ -106,12 +110,16 @@ export function renderJob(job: Job, dlq: DlqEntry | null, events: JobEvent[], no
 
   if (job.attempts.length) {
     section(`attempts (${job.attempts.length})`);
+    // Plain lines get two more columns (tokens, cost_usd) only for a job whose handler reported usage.
+    const withUsage = spent !== null;
     for (const a of job.attempts) {
       const err = a.error_code ? ` ${s(a.error_code)}${a.error_message ? `: ${preview(a.error_message, 80)}` : ''}` : '';
+      const fields = [a.attempt, s(a.worker_id), s(a.worker_version ?? ''), a.started_at, a.ended_at ?? '', s(a.outcome ?? 'running'), s(a.error_code ?? '')];
+      if (withUsage) fields.push(a.usage?.tokens ?? '', a.usage?.cost_usd ?? '');
       lines.push(
         plain
-          ? [a.attempt, s(a.worker_id), s(a.worker_version ?? ''), a.started_at, a.ended_at ?? '', s(a.outcome ?? 'running'), s(a.error_code ?? '')].join('\t')
-          : `  #${a.attempt} ${s(a.worker_id)}${a.worker_version ? `@${s(a.worker_version)}` : ''} started ${when(a.started_at, now, false)} → ${s(a.outcome ?? 'running')}${err}`,
+          ? fields.join('\t')
+          : `  #${a.attempt} ${s(a.worker_id)}${a.worker_version ? `@${s(a.worker_version)}` : ''} started ${when(a.started_at, now, false)} → ${s(a.outcome ?? 'running')}${err}${a.usage ? ` (spent ${formatUsage(a.usage)})` : ''}`,
       );
     }
   }

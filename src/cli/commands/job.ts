@@ -1,5 +1,5 @@
 /**
- * `agentq job checkpoint|effect|error`: what a handler process started by
+ * `agentq job checkpoint|usage|effect|error`: what a handler process started by
  * `agentq worker` uses to talk to the store about its own job. They act on
  * the current lease named by the environment (`worker/job-env.ts`), so every
  * write is fenced: a handler whose lease was taken over gets exit 1
@@ -10,6 +10,7 @@ import { open, rename, writeFile, type FileHandle } from 'node:fs/promises';
 import { constants as osConstants } from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import { AgentqError, ValidationError } from '../../core/errors.js';
+import { checkUsage } from '../../core/usage.js';
 import { CappedOutput } from '../../worker/capped-output.js';
 import { currentLease, ERROR_CODE_RE, ERROR_CODE_RULE, JOB_ENV, type ErrorReport } from '../../worker/job-env.js';
 import type { CommandContext } from '../context.js';
@@ -48,6 +49,34 @@ export async function checkpoint(o: { data?: string; file?: string }, ctx: Comma
   const { lease, backend } = await backendFor(ctx);
   try {
     await backend.checkpoint(lease, data);
+  } finally {
+    await backend.close();
+  }
+}
+
+/** Plain decimal figures as a user types them (12, 0.25, .5, 1e-3): not hex, not empty, not `1_000`. */
+const DECIMAL_RE = /^(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i;
+
+/**
+ * Adds what this attempt spent to its record and its queue's totals (cost per job). Call it as the
+ * spending happens (after each model call): an attempt that dies keeps what it reported.
+ */
+export async function usage(o: { tokens?: string; costUsd?: string }, ctx: CommandContext): Promise<void> {
+  if (o.tokens === undefined && o.costUsd === undefined) throw new ValidationError('give --tokens N, --cost-usd X or both');
+  const figure = (text: string | undefined, flag: string, re: RegExp, what: string): number | undefined => {
+    if (text === undefined) return undefined;
+    if (!re.test(text.trim())) throw new ValidationError(`${flag} must be ${what}, got ${JSON.stringify(sanitize(text))}`);
+    return Number(text.trim());
+  };
+  const report = {
+    tokens: figure(o.tokens, '--tokens', /^\d+$/, 'a whole number of tokens'),
+    cost_usd: figure(o.costUsd, '--cost-usd', DECIMAL_RE, 'a non-negative amount in US dollars (e.g. 0.042)'),
+  };
+  // Checked (finite, within bounds) before the store is opened: a bad figure never costs a connection.
+  const checked = checkUsage(Object.fromEntries(Object.entries(report).filter(([, v]) => v !== undefined)));
+  const { lease, backend } = await backendFor(ctx);
+  try {
+    await backend.addUsage(lease, checked);
   } finally {
     await backend.close();
   }
