@@ -177,6 +177,15 @@ export const StatsReport = z.object({
    * ones counted as OTHER. Null when the backend does not keep them.
    */
   failures_by_code: z.array(z.object({ code: z.string(), count: z.number().int() })).nullable(),
+  /**
+   * What the queue's attempts reported spending (`ctx.reportUsage`, `agentq job usage`), cumulative
+   * since the queue was created. Null when the backend does not keep it.
+   */
+  usage: z.object({ tokens: z.number(), cost_usd: z.number() }).nullable(),
+  /** usage.cost_usd / jobs that ended (succeeded, dead, expired, cancelled): cost per job. Null with no ended job or no usage figures. */
+  cost_per_job_usd: z.number().nullable(),
+  /** usage.tokens / jobs that ended. */
+  tokens_per_job: z.number().nullable(),
 });
 export type StatsReport = z.infer<typeof StatsReport>;
 
@@ -218,6 +227,9 @@ export function buildStatsReport(s: QueueStats): StatsReport {
     tenants_total: s.tenants_total ?? null,
     by_tenant_truncated: s.by_tenant && s.tenants_total !== undefined ? s.tenants_total > s.by_tenant.length : null,
     failures_by_code: s.failures_by_code ? s.failures_by_code.map((c) => ({ ...c })) : null,
+    usage: s.usage ? { ...s.usage } : null,
+    cost_per_job_usd: s.usage && totals ? ratio(s.usage.cost_usd, ended) : null,
+    tokens_per_job: s.usage && totals ? ratio(s.usage.tokens, ended) : null,
   };
 }
 

@@ -93,6 +93,8 @@ export function renderPrometheus(stats: readonly QueueStats[], extra: { scrapeSe
     'counter',
     'Attempts that ended in failure, by error code (LEASE_EXPIRED: lease lost), retried or not; codes past the first 100 of a queue count as OTHER.',
   );
+  const usageTokens = fam('agentq_usage_tokens_total', 'counter', 'Tokens the handlers reported their attempts spent (ctx.reportUsage, agentq job usage).');
+  const usageCost = fam('agentq_usage_cost_usd_total', 'counter', 'US dollars the handlers reported their attempts spent; per job: divide its rate by that of the ended jobs.');
 
   for (const s of stats) {
     const queue = s.queue;
@@ -134,9 +136,13 @@ export function renderPrometheus(stats: readonly QueueStats[], extra: { scrapeSe
       byAttempt.samples.push({ labels: { queue, attempt: String(a.attempt), outcome: 'failed' }, value: a.failed });
     }
     for (const c of s.failures_by_code ?? []) failures.samples.push({ labels: { queue, code: c.code }, value: c.count });
+    if (s.usage) {
+      usageTokens.samples.push({ labels: { queue }, value: s.usage.tokens });
+      usageCost.samples.push({ labels: { queue }, value: s.usage.cost_usd });
+    }
   }
 
-  const families = [depth, oldest, dlq, stale, backlog, tenantDepth, tiq, exec, jobs, attempts, retries, byAttempt, failures];
+  const families = [depth, oldest, dlq, stale, backlog, tenantDepth, tiq, exec, jobs, attempts, retries, byAttempt, failures, usageTokens, usageCost];
   if (extra.scrapeSeconds !== undefined) {
     const scrape = fam('agentq_stats_collect_seconds', 'gauge', 'Time taken to collect these statistics from the backend.');
     scrape.samples.push({ labels: {}, value: extra.scrapeSeconds });

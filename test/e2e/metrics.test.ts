@@ -18,6 +18,7 @@ beforeAll(async () => {
   // One rate-limited attempt, retried: agentq_attempt_failures_total counts it though no job died.
   await backend.submit({ workflow: 'chat:v1', queue: 'chat', max_attempts: 3 });
   const [lease] = await backend.claim({ queue: 'chat', workerId: 'w', max: 1, leaseMs: 60_000 });
+  await backend.addUsage(lease!, { tokens: 900, cost_usd: 0.012 });
   expect((await backend.fail(lease!, { code: 'PROVIDER_429', message: 'slow down', retryable: true })).kind).toBe('retry');
   await backend.close();
 }, 60_000);
@@ -39,6 +40,8 @@ describe('agentq metrics serve', () => {
     expect(sampleValue(fams, 'agentq_queue_depth', { queue: 'research', class: 'interactive', state: 'queued' })).toBe(3);
     expect(sampleValue(fams, 'agentq_dlq_size', { queue: 'research' })).toBe(0);
     expect(sampleValue(fams, 'agentq_attempt_failures_total', { queue: 'chat', code: 'PROVIDER_429' })).toBe(1);
+    expect(sampleValue(fams, 'agentq_usage_tokens_total', { queue: 'chat' })).toBe(900);
+    expect(sampleValue(fams, 'agentq_usage_cost_usd_total', { queue: 'chat' })).toBe(0.012);
     expect(fams.map((f) => f.name)).toEqual(expect.arrayContaining(['agentq_oldest_age_seconds', 'agentq_backlog_seconds', 'agentq_time_in_queue_recent_seconds']));
 
     // A job submitted after start shows on the next scrape: figures are read per scrape, not cached.

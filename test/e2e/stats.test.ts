@@ -152,6 +152,66 @@ describe('agentq stats: failed attempts by error code', () => {
   });
 });
 
+describe('agentq stats: usage and cost per job', () => {
+  let spend: CliHome;
+  beforeAll(async () => {
+    spend = makeCliHome('agentq-stats-usage-');
+    const clock = new ManualClock(Date.now() - HOUR);
+    const backend = await openBackend(spend.dataUrl, { clock });
+    const claim = async () => (await backend.claim({ queue: 'chat', workerId: 'w', max: 1, leaseMs: 60_000 }))[0]!;
+    // Job 1: a rate-limited attempt that spent, then a second that spent and succeeded.
+    await backend.submit({ workflow: 'chat:v1', queue: 'chat', max_attempts: 3 });
+    const first = await claim();
+    await backend.addUsage(first, { tokens: 2000, cost_usd: 0.03 });
+    const out = await backend.fail(first, { code: 'PROVIDER_429', message: 'slow down', retryable: true });
+    if (out.kind === 'retry') clock.set(out.runAt);
+    const second = await claim();
+    await backend.addUsage(second, { tokens: 1000, cost_usd: 0.015 });
+    await backend.complete(second, null);
+    // Job 2: spent and died.
+    await backend.submit({ workflow: 'chat:v1', queue: 'chat', max_attempts: 1 });
+    const third = await claim();
+    await backend.addUsage(third, { tokens: 1000, cost_usd: 0.015 });
+    await backend.fail(third, { code: 'VALIDATION', message: 'bad', retryable: false });
+    // A queue whose handlers report nothing, and one with nothing ended.
+    await backend.submit({ workflow: 'chat:v1', queue: 'quiet' });
+    await backend.complete((await backend.claim({ queue: 'quiet', workerId: 'w', max: 1, leaseMs: 60_000 }))[0]!, null);
+    await backend.submit({ workflow: 'chat:v1', queue: 'idle' });
+    await backend.close();
+  }, 60_000);
+  afterAll(() => spend?.cleanup());
+
+  it('-o json has the totals and cost per job that ended (both ends count: a retried attempt\'s spend is the job\'s)', async () => {
+    const reports = z.array(StatsReport).parse(JSON.parse((await runCliOk(spend, ['stats', '-o', 'json'])).stdout));
+    const chat = reports.find((r) => r.queue === 'chat')!;
+    expect(chat.usage!.tokens).toBe(4000);
+    expect(chat.usage!.cost_usd).toBeCloseTo(0.06, 12);
+    expect(chat.cost_per_job_usd).toBeCloseTo(0.03, 12);
+    expect(chat.tokens_per_job).toBe(2000);
+    expect(reports.find((r) => r.queue === 'quiet')).toMatchObject({ usage: { tokens: 0, cost_usd: 0 }, cost_per_job_usd: 0, tokens_per_job: 0 });
+    expect(reports.find((r) => r.queue === 'idle')).toMatchObject({ cost_per_job_usd: null });
+  });
+
+  it('the table shows COST/JOB in dollars, plain output as a number', async () => {
+    const table = await runCliOk(spend, ['stats', '-q', 'chat', '-o', 'table']);
+    expect(table.stdout).toContain('COST/JOB');
+    expect(table.stdout).toContain('$0.03');
+    const plain = await runCliOk(spend, ['stats', '-q', 'chat', '-o', 'plain']);
+    const header = (await runCliOk(spend, ['stats', '-q', 'chat', '-o', 'table'])).stdout.split('\n')[0]!.trim().split(/ {2,}/);
+    const col = header.indexOf('COST/JOB');
+    expect(col).toBeGreaterThan(0);
+    expect(Number(plain.stdout.trim().split('\t')[col])).toBeCloseTo(0.03, 12);
+  });
+
+  it('exports agentq_usage_tokens_total and agentq_usage_cost_usd_total per queue, as counters', async () => {
+    const fams = parseAndValidate((await runCliOk(spend, ['stats', '-o', 'prometheus'])).stdout);
+    expect(sampleValue(fams, 'agentq_usage_tokens_total', { queue: 'chat' })).toBe(4000);
+    expect(sampleValue(fams, 'agentq_usage_cost_usd_total', { queue: 'chat' })).toBeCloseTo(0.06, 12);
+    expect(sampleValue(fams, 'agentq_usage_cost_usd_total', { queue: 'quiet' })).toBe(0);
+    for (const name of ['agentq_usage_tokens_total', 'agentq_usage_cost_usd_total']) expect(fams.find((f) => f.name === name)!.type).toBe('COUNTER');
+  });
+});
+
 describe('agentq dlq check', () => {
   it('exits 0 within the limits', async () => {
     const r = await runCliOk(home, ['dlq', 'check', '--queue', 'research', '--max-size', '2', '--max-age', '3h', '--max-rate', '70%']);

@@ -52,7 +52,7 @@ describe('a running job whose lease expired', () => {
     clock.advance(65_000);
     const report = buildStatsReport(await backend.stats('q'));
     expect(report).toMatchObject({ running: 1, lease_expired: 1, oldest_queued_age_ms: 60_000 });
-    const cols = queueColumns({ dur: (ms) => (ms == null ? null : ms / 1000), pct: (r) => r });
+    const cols = queueColumns({ dur: (ms) => (ms == null ? null : ms / 1000), pct: (r) => r, usd: (x) => x });
     const stale = cols.find((c) => c.header === 'STALE')!;
     expect(stale.get(report)).toBe(1);
     await backend.close();

@@ -6,6 +6,7 @@
 import type { Backend, QueueStats, StatsBreakdown } from '../../backend/contract.js';
 import { AgentqError, ExitCode, ValidationError } from '../../core/errors.js';
 import { formatDuration, parseDuration } from '../../core/duration.js';
+import { formatUsd } from '../../core/usage.js';
 import { buildStatsReport, sparkline, StatsHistory, type StatsReport } from '../../core/stats.js';
 import { renderPrometheus } from '../../metrics/prometheus.js';
 import type { CommandContext } from '../context.js';
@@ -34,7 +35,11 @@ export async function collectStats(backend: Backend, queue: string | undefined):
 
 // ---------------------------------------------------------------- columns
 
-type Fmt = { dur: (ms: number | null | undefined) => string | number | null; pct: (r: number | null) => string | number | null };
+type Fmt = {
+  dur: (ms: number | null | undefined) => string | number | null;
+  pct: (r: number | null) => string | number | null;
+  usd: (x: number | null) => string | number | null;
+};
 
 function formatters(plain: boolean): Fmt {
   return plain
@@ -42,10 +47,12 @@ function formatters(plain: boolean): Fmt {
         // Plain output is for scripts: seconds and fractions as numbers.
         dur: (ms) => (ms === null || ms === undefined ? null : Math.round(ms) / 1000),
         pct: (r) => (r === null ? null : Number(r.toFixed(4))),
+        usd: (x) => (x === null ? null : Number(x.toPrecision(6))),
       }
     : {
         dur: (ms) => (ms === null || ms === undefined ? null : formatDuration(ms)),
         pct: (r) => (r === null ? null : `${(r * 100).toFixed(1)}%`),
+        usd: (x) => (x === null ? null : formatUsd(x)),
       };
 }
 
@@ -73,6 +80,8 @@ export function queueColumns(f: Fmt): Column<StatsReport>[] {
     { header: 'DLQ RATE', get: (r) => f.pct(r.dlq_rate), dropWhenNarrow: 2 },
     { header: 'BACKLOG', get: (r) => f.dur(r.backlog_seconds === null ? null : r.backlog_seconds * 1000), dropWhenNarrow: 5 },
     { header: 'JOBS/S', get: (r) => (r.throughput_per_s === null ? null : Number(r.throughput_per_s.toFixed(2))), dropWhenNarrow: 6 },
+    // what the handlers reported spending, per job that ended (ctx.reportUsage, agentq job usage)
+    { header: 'COST/JOB', get: (r) => f.usd(r.cost_per_job_usd), dropWhenNarrow: 9 },
     { header: 'DRAIN', get: (r) => f.dur(r.drain_estimate_seconds === null ? null : r.drain_estimate_seconds * 1000), wide: true },
     {
       header: 'SUCCESS BY ATTEMPT',
