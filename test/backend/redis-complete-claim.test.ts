@@ -208,5 +208,7 @@ describe('Redis completeAndClaim', () => {
     expect(all.kinds).toEqual(one.kinds);
     // a success counts no failure: the failures-by-code hash is never written on this path
     expect(Object.keys(all.kinds)).not.toContain('fc');
+    // nor the usage hash: a handler that reports no usage costs no command for it
+    expect(Object.keys(all.kinds)).not.toContain('use');
   });
 });

@@ -78,6 +78,7 @@ describe('a queue in 3 shards on a 3-master cluster', () => {
       const leases = await backend.claim({ queue: 'research', workerId: `w${round % 3}`, max: 7, leaseMs: 60_000 });
       for (const l of leases) {
         claimed.set(l.jobId, (claimed.get(l.jobId) ?? 0) + 1);
+        await backend.addUsage(l, { tokens: 10, cost_usd: 0.5 });
         if (claimed.size % 2) await backend.complete(l, null);
         else await backend.fail(l, { code: 'VALIDATION', message: 'bad', retryable: false });
       }
@@ -92,6 +93,8 @@ describe('a queue in 3 shards on a 3-master cluster', () => {
     expect(stats.totals?.submitted).toBe(N);
     // Each shard counts the failures of its jobs by code: the queue's figure is their sum.
     expect(stats.failures_by_code).toEqual([{ code: 'VALIDATION', count: stats.counts.dead }]);
+    // Each shard sums the usage of its jobs' attempts (its 'use' hash): the queue's figure is their sum.
+    expect(stats.usage).toEqual({ tokens: 10 * N, cost_usd: 0.5 * N });
     const events = [];
     for await (const e of backend.events({ queue: 'research' })) events.push(e);
     expect(events.filter((e) => e.type === 'submitted')).toHaveLength(N);

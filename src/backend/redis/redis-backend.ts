@@ -1090,7 +1090,8 @@ export class RedisBackend implements Backend {
 
   async addUsage(lease: LeaseRef, usage: UsageReport): Promise<void> {
     const { tokens, cost_usd } = checkUsage(usage);
-    await this.leaseCall(lease, 'aqUsage', [], [String(tokens), String(cost_usd)]);
+    // (a job stored before `ar` existed keeps its open record in the attempts list)
+    await this.leaseCall(lease, 'aqUsage', ['use', `a:${lease.jobId}`], [String(tokens), String(cost_usd)]);
   }
 
   async beginEffect(lease: LeaseRef, key: string): Promise<Effect> {

@@ -30,7 +30,7 @@ export const SHARD_SCRIPTS = {
   aqClaim: [CLAIM, 1],
   aqHeartbeat: [HEARTBEAT, 1],
   aqCheckpoint: [CHECKPOINT, 1],
-  aqUsage: [USAGE, 1],
+  aqUsage: [USAGE, 3],
   aqEffectBegin: [EFFECT_BEGIN, 2],
   aqEffectFinish: [EFFECT_FINISH, 2],
   aqComplete: [COMPLETE, 1],

@@ -44,7 +44,8 @@ return { 'ok' }
 
 /**
  * usage: adds what the attempt spent to its open record and to the shard's usage counters (hash
- * 'use': tokens, cost_usd), summed over shards by redis/stats.ts. KEYS[1] job hash; ARGV[5] id,
+ * 'use': tokens, cost_usd), summed over shards by redis/stats.ts. KEYS[1] job hash, KEYS[2] the
+ * shard's usage hash, KEYS[3] the job's attempts list (all under the shard's hash tag); ARGV[5] id,
  * [6] fence, [7] tokens, [8] cost_usd (checked by the client: non-negative, finite).
  * The record keeps the text openAttempt wrote: the usage goes between started_at and the open tail
  * (replaced by the next report), which closeAttempt knows, so no cjson round trip reformats it.
@@ -65,7 +66,7 @@ end
 local inList = false
 local raw = redis.call('HGET', KEYS[1], 'ar')
 if not raw then
-  raw = redis.call('LINDEX', ak(id), -1)
+  raw = redis.call('LINDEX', KEYS[3], -1)
   inList = true
 end
 if raw then
@@ -82,11 +83,11 @@ if raw then
     a.usage = { tokens = (tonumber(u.tokens) or 0) + tokens, cost_usd = (tonumber(u.cost_usd) or 0) + cost }
     rec = cjson.encode(a)
   end
-  if inList then redis.call('LSET', ak(id), -1, rec) else redis.call('HSET', KEYS[1], 'ar', rec) end
+  if inList then redis.call('LSET', KEYS[3], -1, rec) else redis.call('HSET', KEYS[1], 'ar', rec) end
 end
 redis.call('HSET', KEYS[1], 'upd', NOWS)
-if tokens > 0 then redis.call('HINCRBY', P .. 'use', 'tokens', tokens) end
-if cost > 0 then redis.call('HINCRBYFLOAT', P .. 'use', 'cost_usd', ARGV[8]) end
+if tokens > 0 then redis.call('HINCRBY', KEYS[2], 'tokens', ARGV[7]) end
+if cost > 0 then redis.call('HINCRBYFLOAT', KEYS[2], 'cost_usd', ARGV[8]) end
 return { 'ok' }
 `;
 
