@@ -107,3 +107,43 @@ it('claims a job whose records an older agentq kept all in its list, and shows e
   raw.disconnect();
   await backend.close();
 });
+
+it('adds usage to records an older agentq stored (cjson in the hash, all in the list) and to its own, which still close by text', async () => {
+  const clock = new ManualClock();
+  const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=at5`), { clock });
+  const raw = new Redis(server.url);
+  const started = clock.now();
+  const cjsonRecord = `{"worker_version":"v9","outcome":null,"started_at":${started},"error_message":null,"attempt":1,"ended_at":null,"worker_id":"w","error_code":null}`;
+  const inHash = (await backend.submit({ workflow: 'w:v1', queue: 'old', tenant_id: 'a' })).job;
+  const [l1] = await backend.claim({ queue: 'old', workerId: 'w', max: 1, leaseMs: 60_000 });
+  await raw.hset(`{at5:old:0}:j:${inHash.job_id}`, 'ar', cjsonRecord);
+  const inList = (await backend.submit({ workflow: 'w:v1', queue: 'old', tenant_id: 'b' })).job;
+  const [l2] = await backend.claim({ queue: 'old', workerId: 'w', max: 1, leaseMs: 60_000 });
+  await raw.hdel(`{at5:old:0}:j:${inList.job_id}`, 'ar', 'na');
+  await raw.rpush(`{at5:old:0}:a:${inList.job_id}`, cjsonRecord);
+  // its own record, for a worker whose id looks like the record's own text
+  const own = (await backend.submit({ workflow: 'w:v1', queue: 'old', tenant_id: 'c' })).job;
+  const worker = 'w ,"usage":{"tokens":9,"cost_usd":9} ,"started_at":1';
+  const [l3] = await backend.claim({ queue: 'old', workerId: worker, max: 1, leaseMs: 60_000 });
+  for (const lease of [l1!, l2!, l3!]) {
+    await backend.addUsage(lease, { tokens: 100, cost_usd: 0.1 });
+    await backend.addUsage(lease, { tokens: 23, cost_usd: 0.2 });
+  }
+  clock.advance(1500);
+  for (const lease of [l1!, l2!, l3!]) await backend.complete(lease, 'ok');
+  for (const id of [inHash.job_id, inList.job_id, own.job_id]) {
+    const [a] = (await backend.get(id))!.attempts;
+    expect(a).toMatchObject({ attempt: 1, outcome: 'succeeded', ended_at: new Date(started + 1500).toISOString(), usage: { tokens: 123 } });
+    // (a record cjson writes keeps 14 significant digits: 0.3 where the text path keeps 0.30000000000000004)
+    expect(a!.usage!.cost_usd).toBeCloseTo(0.3, 12);
+  }
+  expect((await backend.get(own.job_id))!.attempts[0]!.worker_id).toBe(worker);
+  // every end counted once, with its execution time; the usage summed on the shard
+  const stats = await backend.stats('old');
+  expect(stats.by_attempt).toEqual([{ attempt: 1, succeeded: 3, failed: 0 }]);
+  expect(stats.execution_ms).toEqual([1500, 1500, 1500]);
+  expect(stats.usage!.tokens).toBe(369);
+  expect(stats.usage!.cost_usd).toBeCloseTo(0.9, 12);
+  raw.disconnect();
+  await backend.close();
+});
