@@ -84,6 +84,17 @@ describe('dlq list / summary / show / export', () => {
     expect(r.stderr).toMatch(rule);
   });
 
+  it('show gives what the dead job\'s attempts reported spending (usage), in total and per attempt', async () => {
+    await backend.submit({ workflow: 'chat:v1', queue: 'spend', max_attempts: 1 });
+    const [lease] = await backend.claim({ queue: 'spend', workerId: 'w', max: 1, leaseMs: 60_000 });
+    await backend.addUsage(lease!, { tokens: 4200, cost_usd: 0.063 });
+    await backend.fail(lease!, { code: 'BUDGET_EXCEEDED', message: 'over budget', retryable: false });
+    const table = await ok(['dlq', 'show', lease!.jobId, '-o', 'table']);
+    expect(table.stdout).toMatch(/^usage +4200 tokens, \$0\.063$/m);
+    expect(table.stdout).toMatch(/#1 .* BUDGET_EXCEEDED: over budget \(worker w .*\) spent 4200 tokens, \$0\.063$/m);
+    expect((await ok(['dlq', 'show', lease!.jobId])).stdout).toContain('usage\t4200 tokens, $0.063\n');
+  });
+
   it('never lets hostile text reach the terminal (list, wide table, show)', async () => {
     for (const args of [['dlq', 'list', '--queue', 'triage'], ['dlq', 'list', '--queue', 'triage', '-o', 'wide'], ['dlq', 'show', hostile]]) {
       const r = await ok(args);

@@ -7,6 +7,7 @@
 import { canonicalJobId, isJobId } from '../../core/ids.js';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import type { DlqEntry } from '../../core/schemas.js';
+import { formatUsage, jobUsage } from '../../core/usage.js';
 import { printObject } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
 import type { DlqIo } from './dlq-io.js';
@@ -81,12 +82,15 @@ export function renderEntry(e: DlqEntry, plain = false): string {
     field('created', job.created_at);
     field('input ref', job.input_ref ? `${job.input_ref} (sha256 ${job.input_sha256})` : null);
     if (job.lineage.redriven_at) field('last redrive', `${job.lineage.redriven_at} by run ${job.lineage.redrive_run}`);
+    // what the attempts reported spending before the job died: what a redrive may spend again
+    const spent = jobUsage(job.attempts);
+    if (spent) field('usage', formatUsage(spent));
     section(plain ? `attempts (${job.attempts.length})` : 'attempts');
     for (const a of job.attempts) {
       lines.push(
         plain
           ? [a.attempt, s(a.started_at), s(a.ended_at ?? ''), s(a.outcome ?? ''), s(a.error_code ?? ''), sanitize(a.error_message ?? ''), s(a.worker_id), sanitize(a.worker_version ?? '')].join('\t')
-          : `  #${a.attempt} ${s(a.started_at)} → ${s(a.ended_at)} ${s(a.outcome)} ${a.error_code ? `${s(a.error_code)}: ${s(a.error_message)}` : ''} (worker ${s(a.worker_id)} ${s(a.worker_version)})`,
+          : `  #${a.attempt} ${s(a.started_at)} → ${s(a.ended_at)} ${s(a.outcome)} ${a.error_code ? `${s(a.error_code)}: ${s(a.error_message)}` : ''} (worker ${s(a.worker_id)} ${s(a.worker_version)})${a.usage ? ` spent ${formatUsage(a.usage)}` : ''}`,
       );
     }
     if (plain) section(`effects (${job.effects.length})`);
