@@ -8,6 +8,7 @@ import type { DlqEntry } from '../core/schemas.js';
 import { sanitize } from '../cli/output/sanitize.js';
 import { displayWidth } from '../cli/output/width.js';
 import { clean, splitAtWidth, wrapText } from './text.js';
+import { formatUsage, jobUsage } from '../core/usage.js';
 
 /** How much of an inline payload the preview shows (it scrolls, but a 64 KiB blob is not triage). */
 const PAYLOAD_PREVIEW_LINES = 200;
@@ -41,6 +42,9 @@ export function detailLines(entry: DlqEntry, now: number, width = 100): string[]
   line(`Dead       ${clean(entry.dead_at)} (${formatDuration(now - Date.parse(entry.dead_at))} ago)   reason ${clean(entry.reason)}`);
   line(`Deadline   ${deadline}`);
   line(`Attempts   ${clean(entry.attempts)}/${clean(entry.max_attempts)}   redriven ${clean(entry.redrive_count)}×   partial ${entry.partial ? 'YES' : 'no'}`);
+  // what the attempts reported spending (ctx.reportUsage, agentq job usage): what a redrive may spend again
+  const spent = job === null ? null : jobUsage(job.attempts);
+  if (spent) line(`Usage      ${formatUsage(spent)}`);
   if (entry.malformed !== null) line(`MALFORMED  ${clean(entry.malformed)} (never moved or deleted by bulk actions)`);
   out.push('');
   out.push('Error');
@@ -53,7 +57,8 @@ export function detailLines(entry: DlqEntry, now: number, width = 100): string[]
   for (const a of job?.attempts ?? []) {
     const took = a.ended_at === null ? 'running' : formatDuration(Date.parse(a.ended_at) - Date.parse(a.started_at));
     const err = a.error_code === null ? '' : `  ${clean(a.error_code)}: ${a.error_message ?? ''}`;
-    wrapped('  ', `#${clean(a.attempt)}  ${clean(a.started_at)}  ${took}  ${clean(a.outcome ?? '-')}  worker ${clean(a.worker_id)}${err}`, ATTEMPT_ERROR_LINES);
+    const usage = a.usage ? `  spent ${formatUsage(a.usage)}` : '';
+    wrapped('  ', `#${clean(a.attempt)}  ${clean(a.started_at)}  ${took}  ${clean(a.outcome ?? '-')}  worker ${clean(a.worker_id)}${usage}${err}`, ATTEMPT_ERROR_LINES);
   }
   out.push('');
   out.push('Checkpoint');

@@ -56,4 +56,14 @@ describe('the detail view text', () => {
     const payload = lines.slice(lines.indexOf('Payload') + 1);
     expect(payload.join('').replace(/\s+/g, '')).toContain(input);
   });
+
+  it('shows what the attempts reported spending, in total and per attempt; nothing for a job without usage', () => {
+    const entry = makeEntry(0);
+    entry.job!.attempts[0]!.usage = { tokens: 1000, cost_usd: 0.02 };
+    entry.job!.attempts[2]!.usage = { tokens: 500, cost_usd: 0.01 };
+    const lines = detailLines(entry, T0, 120);
+    expect(lines).toContain('Usage      1500 tokens, $0.03');
+    expect(lines.filter((l) => l.includes('spent '))).toEqual([expect.stringMatching(/^  #1 .* spent 1000 tokens, \$0\.02  PROVIDER_429/), expect.stringMatching(/^  #3 .* spent 500 tokens, \$0\.01/)]);
+    expect(detailLines(makeEntry(1), T0, 120).some((l) => l.startsWith('Usage'))).toBe(false);
+  });
 });

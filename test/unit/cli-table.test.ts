@@ -10,6 +10,7 @@ import { queueColumns } from '../../src/cli/commands/stats.js';
 import { EVENT_COLUMNS } from '../../src/cli/commands/tail.js';
 import { JOB_COLUMNS } from '../../src/cli/commands/list.js';
 import { formatDuration } from '../../src/core/duration.js';
+import { formatUsd } from '../../src/core/usage.js';
 import type { StatsReport } from '../../src/core/stats.js';
 
 interface Row {
@@ -150,6 +151,7 @@ describe('DLQ tables keep job and run ids whole on 80-120 column terminals', () 
 describe('list, tail and stats tables on 80-120 column terminals', () => {
   const dur = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : formatDuration(ms));
   const pct = (r: number | null) => (r === null ? null : `${(r * 100).toFixed(1)}%`);
+  const usd = (x: number | null) => (x === null ? null : formatUsd(x));
   const report = (queue: string) => ({
     queue, queued: 1200, scheduled: 3, running: 8, lease_expired: 0, dlq_size: 17, oldest_queued_age_ms: 1_003_000,
     time_in_queue: { p50_ms: 5000, p95_ms: 17_000 }, execution: { p50_ms: 295, p95_ms: 42_200 }, retry_rate: 0.123, dlq_rate: 0.957,
@@ -164,7 +166,7 @@ describe('list, tail and stats tables on 80-120 column terminals', () => {
   }) as unknown as Job;
   // What must never be cut: what a reader tells rows apart by, and what goes into the next command.
   const tables: Array<[string, readonly Column<never>[], unknown[], string[]]> = [
-    ['stats', queueColumns({ dur, pct }) as never, [report('research'), report('billing-invoices')], ['research', 'billing-invoices']],
+    ['stats', queueColumns({ dur, pct, usd }) as never, [report('research'), report('billing-invoices')], ['research', 'billing-invoices']],
     ['tail', EVENT_COLUMNS as never, [event('cancel_requested', 'running', 'running'), event('cancelled', 'running', 'cancelled')],
       ['2026-11-30 10:33:25Z', 'cancelled', 'job_01M8P08FZEXT3NZEQF7A10T2TY']],
     ['list', JOB_COLUMNS as never, [job('research_report:v3', 'succeeded'), job('x:v1', 'cancelled')], ['job_01M8P08FZEXT3NZEQF7A10T2TY', 'research', 'succeeded', 'cancelled']],
@@ -182,7 +184,7 @@ describe('list, tail and stats tables on 80-120 column terminals', () => {
   }
 
   it('-o wide and plain keep every stats column', () => {
-    const cols = queueColumns({ dur, pct });
+    const cols = queueColumns({ dur, pct, usd });
     const wide = renderTable(cols, [report('research')], { palette: NO_COLOUR, width: 80, wide: true });
     expect(wide.dropped).toEqual([]);
   });
