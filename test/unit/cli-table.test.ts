@@ -155,7 +155,7 @@ describe('list, tail and stats tables on 80-120 column terminals', () => {
   const report = (queue: string) => ({
     queue, queued: 1200, scheduled: 3, running: 8, lease_expired: 0, dlq_size: 17, oldest_queued_age_ms: 1_003_000,
     time_in_queue: { p50_ms: 5000, p95_ms: 17_000 }, execution: { p50_ms: 295, p95_ms: 42_200 }, retry_rate: 0.123, dlq_rate: 0.957,
-    backlog_seconds: 7200, throughput_per_s: 12.34, drain_estimate_seconds: 29, success_rate_by_attempt: [],
+    backlog_seconds: 7200, throughput_per_s: 12.34, drain_estimate_seconds: 29, success_rate_by_attempt: [], cost_per_job_usd: 0.0123,
   }) as unknown as StatsReport;
   const event = (type: string, from: string, to: string) => ({
     type, seq: '1', at: '2026-11-30T10:33:25.000Z', job_id: 'job_01M8P08FZEXT3NZEQF7A10T2TY', queue: 'research', tenant_id: 'acme', from_state: from, to_state: to, attempt: 1, data: null,
