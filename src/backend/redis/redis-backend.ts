@@ -85,8 +85,6 @@ const SCAN_FACTOR = 10;
 const LEDGER_CHUNK = 500;
 /** Ledger items applied per script call: about a millisecond of Redis time each. */
 const APPLY_SLICE = 50;
-/** Job hashes per read_jobs call (lua/read.ts): about half a millisecond of Redis time. */
-const READ_JOBS_PER_CALL = 50;
 
 const ALL_CLASSES = JOB_CLASSES.join(',');
 /**
@@ -293,17 +291,16 @@ export class RedisBackend implements Backend {
   }
 
   /**
-   * Snapshots of jobs of one shard for reads (get, list, DLQ pages, plans): the
-   * fixed-size job hashes' JOB_FIELDS (all but the history kept in them), 50 jobs
-   * per read_jobs script call (a job or two: one HMGET each); then, for a job that
-   * has them, LRANGE of its trimmed attempts list and HGETALL of its capped effects
-   * hash, auto-pipelined. A page costs one round trip (two when some job has
-   * earlier attempts or effects), and Redis serves other clients between calls of
-   * 50 jobs, so walking a huge DLQ never holds it for long. (The script costs
-   * Redis more per job than plain HMGETs did, ~1.6x, but the client, which is the
-   * slower side of a listing or a plan, about half: BENCHMARKS.md, "Redis, twelfth
-   * session". Page reads through a script that also read effects and attempts
-   * were measured twice before and rejected: 2 to 3 times the Redis CPU.) Each
+   * Snapshots of jobs of one shard for reads (get, list, DLQ pages). Plain
+   * single-key commands (HMGET of the fixed-size job hash's JOB_FIELDS, all but
+   * the history kept in it; then, for a job that has them, LRANGE of its
+   * trimmed attempts list and HGETALL of its capped effects hash), auto-
+   * pipelined: a page costs one round trip (two when some job has earlier
+   * attempts or effects), yet Redis serves other clients between any two of
+   * them, so walking a huge DLQ never holds Redis for more than one small
+   * command. (Reading pages through a Lua
+   * script was measured twice and rejected: 2 to 3 times the Redis CPU per
+   * entry, and calls of a millisecond or more; BENCHMARKS.md, "Redis".) Each
    * key is read atomically; the keys of one job are not (a read racing a
    * transition may see the new state with the old attempts), which a listing
    * tolerates. Transitions never rely on these snapshots alone: their scripts
@@ -317,7 +314,7 @@ export class RedisBackend implements Backend {
   private async readDecoded<T>(loc: Loc, ids: string[], decode: (snap: ReadSnapshot, id: string) => T | null): Promise<T[]> {
     const p = this.sp(loc);
     const c = this.client;
-    const hashes = (await this.readJobFields(p, ids)).map(jobFieldsFrom);
+    const hashes = await Promise.all(ids.map((id) => (c.call('HMGET', `${p}j:${id}`, ...JOB_FIELDS) as Promise<Array<string | null>>).then(jobFieldsFrom)));
     // The second round trip, only for the jobs that need it: 'nef' counts the effects hash's
     // entries exactly (effects are only added, and go with the whole job) and 'na' the attempts
     // list's (codec.ts hasAttemptsList), so a job that has neither needs no read of them.
@@ -340,21 +337,6 @@ export class RedisBackend implements Backend {
       if (v !== null) out.push(v);
     });
     return out;
-  }
-
-  /**
-   * The JOB_FIELDS of each job (null where a field is absent), in order: a job or two with one
-   * HMGET each, more through the read_jobs script, READ_JOBS_PER_CALL a call (lua/read.ts).
-   */
-  private async readJobFields(p: string, ids: string[]): Promise<Array<Array<string | null>>> {
-    const c = this.client;
-    if (ids.length <= 2) return Promise.all(ids.map((id) => c.hmget(`${p}j:${id}`, ...JOB_FIELDS)));
-    const calls: Array<Promise<Array<Array<string | null>>>> = [];
-    for (let i = 0; i < ids.length; i += READ_JOBS_PER_CALL) {
-      const keys = ids.slice(i, i + READ_JOBS_PER_CALL).map((id) => `${p}j:${id}`);
-      calls.push(callScript(c, 'aqReadJobs', keys, []) as Promise<Array<Array<string | null>>>);
-    }
-    return (await Promise.all(calls)).flat();
   }
 
   private async readJob(jobId: string): Promise<{ loc: Loc; job: Job } | null> {
@@ -1371,8 +1353,6 @@ export class RedisBackend implements Backend {
    */
   private async readForApply(p: string, ids: string[]): Promise<Array<{ snap: Snapshot | null; fingerprint: string }>> {
     const c = this.client;
-    // (one HMGET per job, not the read_jobs script: here Redis, which moves the jobs after, is the
-    // busier side, and the script costs it more per job than the commands do)
     const all = await Promise.all(ids.map((id) => c.hmgetBuffer(`${p}j:${id}`, ...JOB_FIELDS)));
     return Promise.all(
       all.map(async (fields, i) => {

@@ -9,7 +9,7 @@ import { CANCEL } from './lua/cancel.js';
 import { APPLY, BACKLOG, LEDGER_ADD, LOCK_ACQUIRE, LOCK_RELEASE, TRAFFIC } from './lua/dlq.js';
 import { STATS_READ } from './lua/stats.js';
 import { PRELUDE } from './lua/prelude.js';
-import { HISTORY, IDS, READ_JOBS } from './lua/read.js';
+import { HISTORY, IDS } from './lua/read.js';
 import { SUBMIT } from './lua/submit.js';
 import { ABORT, CHECKPOINT, COMPLETE, completeClaim, EFFECT_BEGIN, EFFECT_FINISH, FAIL, HEARTBEAT, RELEASE, USAGE } from './lua/worker.js';
 
@@ -49,7 +49,6 @@ export const SHARD_SCRIPTS = {
 export const PLAIN_SCRIPTS = {
   aqHistory: [HISTORY, 2],
   aqIds: [IDS, VARIABLE_KEYS],
-  aqReadJobs: [READ_JOBS, VARIABLE_KEYS],
   aqLockAcquire: [LOCK_ACQUIRE, 1],
   aqLockRelease: [LOCK_RELEASE, 1],
 } as const satisfies Record<string, readonly [string, number]>;

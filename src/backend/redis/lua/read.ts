@@ -1,4 +1,3 @@
-import { JOB_FIELDS } from '../codec.js';
 /** Events kept in a job's history (the list is trimmed to these; the history reads the last these many). */
 export const HISTORY_KEEP = 200;
 /** Inline history slots in the job hash, h0 .. h3 (lua/prelude.ts emitInline; at most 9: the slot count is one digit there). */
@@ -57,17 +56,3 @@ for i = 1, #KEYS do
 end
 return out
 `;
-
-/**
- * jobs: the JOB_FIELDS of each of KEYS (job hashes of one shard), one HMGET each, in one call:
- * a listing or a plan reads a page of jobs with one command per READ_JOBS_PER_CALL jobs instead
- * of one per job (on the client, building and sending a command costs more than its reply).
- * Bounded: the caller sends at most READ_JOBS_PER_CALL keys.
- */
-export const READ_JOBS = String.raw`
-local F = { ${JOB_FIELDS.map((f) => `'${f}'`).join(', ')} }
-local out = {}
-for i = 1, #KEYS do out[i] = redis.call('HMGET', KEYS[i], unpack(F)) end
-return out
-`;
-
