@@ -298,9 +298,11 @@ export class RedisBackend implements Backend {
    * pipelined: a page costs one round trip (two when some job has earlier
    * attempts or effects), yet Redis serves other clients between any two of
    * them, so walking a huge DLQ never holds Redis for more than one small
-   * command. (Reading pages through a Lua
-   * script was measured twice and rejected: 2 to 3 times the Redis CPU per
-   * entry, and calls of a millisecond or more; BENCHMARKS.md, "Redis".) Each
+   * command. (Reading pages through a Lua script was measured three times and
+   * rejected: 2 to 3 times the Redis CPU per entry, and calls of a millisecond
+   * or more; one that only made the HMGETs halved a plan's client CPU but
+   * doubled Redis's and the PING p99 of a 1,000,000-entry walk, which went no
+   * faster; BENCHMARKS.md, "Redis".) Each
    * key is read atomically; the keys of one job are not (a read racing a
    * transition may see the new state with the old attempts), which a listing
    * tolerates. Transitions never rely on these snapshots alone: their scripts
