@@ -6,7 +6,7 @@
  * (LEASE_LOST) instead of overwriting the new holder.
  */
 import { spawn } from 'node:child_process';
-import { open, rename, writeFile, type FileHandle } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 import { constants as osConstants } from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import { AgentqError, ValidationError } from '../../core/errors.js';
@@ -15,6 +15,7 @@ import { CappedOutput } from '../../worker/capped-output.js';
 import { currentLease, ERROR_CODE_RE, ERROR_CODE_RULE, JOB_ENV, type ErrorReport } from '../../worker/job-env.js';
 import type { CommandContext } from '../context.js';
 import { resolveExecutable } from '../executable.js';
+import { openFlagFile, readUpTo } from '../flag-file.js';
 import { sanitize } from '../output/sanitize.js';
 
 /** Checkpoints are stored with the job and shown by `inspect`: keep them small. */
@@ -101,30 +102,13 @@ async function readCheckpointFile(path: string, tooLarge: () => Error): Promise<
     }
     return Buffer.concat(chunks).toString('utf8');
   }
-  let handle: FileHandle;
+  const f = await openFlagFile('--file', path);
   try {
-    handle = await open(path, 'r');
-  } catch (e) {
-    throw new ValidationError(`--file ${path} cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
-  try {
-    if ((await handle.stat()).isDirectory()) throw new ValidationError(`--file ${path} is a directory`);
-    const buf = Buffer.alloc(MAX_CHECKPOINT_BYTES + 1);
-    let n = 0;
-    while (n < buf.length) {
-      let got: number;
-      try {
-        got = (await handle.read(buf, n, buf.length - n, null)).bytesRead;
-      } catch (e) {
-        throw new ValidationError(`--file ${path} cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-      }
-      if (got === 0) break;
-      n += got;
-    }
-    if (n > MAX_CHECKPOINT_BYTES) throw tooLarge();
-    return buf.subarray(0, n).toString('utf8');
+    const { bytes, total } = await readUpTo(f, MAX_CHECKPOINT_BYTES);
+    if (total > MAX_CHECKPOINT_BYTES) throw tooLarge();
+    return bytes.toString('utf8');
   } finally {
-    await handle.close();
+    await f.handle.close();
   }
 }
 

@@ -5,8 +5,8 @@
  * the store became unreachable while waiting, with the job as last seen).
  */
 import { createHash } from 'node:crypto';
-import { open, type FileHandle } from 'node:fs/promises';
 import { AgentqError, InterruptedError, ValidationError, WaitExitCode } from '../../core/errors.js';
+import { openFlagFile, readChunks, readUpTo } from '../flag-file.js';
 import { parseDeadline, parseDuration, parseIsoTime, toIso } from '../../core/duration.js';
 import { INLINE_INPUT_MAX_BYTES } from '../../core/model.js';
 import type { Job, SubmitRequest } from '../../core/schemas.js';
@@ -89,47 +89,17 @@ function parseRunAt(text: string, now: number): number {
  * is wanted, not its bytes), a pipe, or /dev/zero. Inline input stops reading one byte past the
  * limit; a checksum reads to the end, between chunks checking for Ctrl-C.
  */
-const READ_CHUNK_BYTES = 1024 * 1024;
+const NOTHING_SUBMITTED = 'nothing was submitted';
 /** A file too large to inline is hashed for the refusal's hint when it is at most this large (beyond, the refusal would be slow). */
 const HINT_HASH_MAX_BYTES = 64 * 1024 * 1024;
 
-async function openInputFile(path: string): Promise<{ handle: FileHandle; isRegular: boolean; isCharDevice: boolean; size: number }> {
-  let handle: FileHandle;
-  try {
-    handle = await open(path, 'r');
-  } catch (e) {
-    throw new ValidationError(`--input-file ${path} cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
-  const st = await handle.stat();
-  if (st.isDirectory()) {
-    await handle.close();
-    throw new ValidationError(`--input-file ${path} is a directory`);
-  }
-  return { handle, isRegular: st.isFile(), isCharDevice: st.isCharacterDevice(), size: st.size };
-}
-
-/** Reads chunks into `onChunk` until the end, or until it returns false. */
-async function readChunks(handle: FileHandle, path: string, signal: AbortSignal | undefined, onChunk: (chunk: Buffer) => boolean): Promise<void> {
-  const buf = Buffer.alloc(READ_CHUNK_BYTES);
-  for (;;) {
-    if (signal?.aborted) throw new InterruptedError(`stopped reading --input-file ${path}: nothing was submitted`);
-    let n: number;
-    try {
-      n = (await handle.read(buf, 0, buf.length, null)).bytesRead;
-    } catch (e) {
-      throw new ValidationError(`--input-file ${path} cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-    }
-    if (n === 0 || !onChunk(buf.subarray(0, n))) return;
-  }
-}
-
 async function checksumOfInputFile(path: string, signal: AbortSignal | undefined): Promise<string> {
-  const f = await openInputFile(path);
+  const f = await openFlagFile('--input-file', path);
   try {
     // /dev/zero, /dev/urandom: the checksum of something that never ends is never computed.
     if (f.isCharDevice) throw new ValidationError(`--input-file ${path} is a character device, which may never end: the checksum is computed from a file or a pipe`);
     const hash = createHash('sha256');
-    await readChunks(f.handle, path, signal, (chunk) => (hash.update(chunk), true));
+    await readChunks(f, (chunk) => (hash.update(chunk), true), { signal, stopped: NOTHING_SUBMITTED });
     return hash.digest('hex');
   } finally {
     await f.handle.close();
@@ -137,22 +107,16 @@ async function checksumOfInputFile(path: string, signal: AbortSignal | undefined
 }
 
 async function inlineInputFile(path: string, signal: AbortSignal | undefined): Promise<string> {
-  const f = await openInputFile(path);
+  const f = await openFlagFile('--input-file', path);
   try {
-    const parts: Buffer[] = [];
-    let total = 0;
-    await readChunks(f.handle, path, signal, (chunk) => {
-      parts.push(Buffer.from(chunk));
-      total += chunk.length;
-      return total <= INLINE_INPUT_MAX_BYTES;
-    });
-    const bytes = Buffer.concat(parts);
+    const stop = { signal, stopped: NOTHING_SUBMITTED };
+    const { bytes, total } = await readUpTo(f, INLINE_INPUT_MAX_BYTES, stop);
     if (total > INLINE_INPUT_MAX_BYTES) {
       const how = f.isRegular ? `is ${f.size} bytes` : `is over ${INLINE_INPUT_MAX_BYTES} bytes`;
       let sha256: string | null = null;
       if (f.isRegular && f.size <= HINT_HASH_MAX_BYTES) {
         const hash = createHash('sha256').update(bytes);
-        await readChunks(f.handle, path, signal, (chunk) => (hash.update(chunk), true));
+        await readChunks(f, (chunk) => (hash.update(chunk), true), stop);
         sha256 = hash.digest('hex');
       }
       const byHash = sha256 === null ? '' : `--input-ref <url> --input-sha256 ${sha256} (or `;
