@@ -57,6 +57,29 @@ export function jobUsage(attempts: ReadonlyArray<{ usage?: Usage | null }>): Usa
   return total;
 }
 
+/** A job's ceiling (`budget` on the envelope): either figure may be null (no ceiling on it). */
+export interface BudgetCeiling {
+  tokens: number | null;
+  cost_usd: number | null;
+}
+
+/**
+ * What of its budget a job's spend breaks, in words for the failure message ("it spent 210000
+ * tokens of its 200000"), or null while within it. `strict` (while an attempt runs): over means
+ * beyond the ceiling, so an attempt whose last call lands exactly on it still finishes; not strict
+ * (before an attempt starts): a job that spent its whole ceiling has nothing left to run on.
+ */
+export function budgetBreach(spent: Usage | null, budget: BudgetCeiling | null | undefined, strict: boolean): string | null {
+  if (!budget || !spent) return null;
+  // dollars summed from many reports carry float noise (0.1 + 0.2 > 0.3): a nano-dollar is equal
+  const over = (used: number, ceiling: number | null, slack: number): boolean =>
+    ceiling !== null && (strict ? used - ceiling > slack : used - ceiling >= -slack);
+  const parts: string[] = [];
+  if (over(spent.tokens, budget.tokens, 0)) parts.push(`${spent.tokens} tokens of its ${budget.tokens}`);
+  if (over(spent.cost_usd, budget.cost_usd, 1e-9)) parts.push(`${formatUsd(spent.cost_usd)} of its ${formatUsd(budget.cost_usd!)}`);
+  return parts.length === 0 ? null : `it spent ${parts.join(' and ')}`;
+}
+
 function describe(v: unknown): string {
   if (typeof v === 'number') return String(v);
   if (typeof v === 'string') return JSON.stringify(v);

@@ -40,4 +40,5 @@ const ABORT_REASON_TEXT: Record<AbortReason, string> = {
   deadline: 'deadline passed',
   lease_lost: 'lease lost (another worker may own the job)',
   shutdown: 'worker shutting down',
+  budget: 'over its budget (tokens or cost)',
 };

@@ -16,10 +16,12 @@ export type AbortReason =
   /** The fence no longer matches: another worker may own the job now. Stop writing. */
   | 'lease_lost'
   /** The worker is stopping and the grace period ran out; the lease is released, the attempt not counted. */
-  | 'shutdown';
+  | 'shutdown'
+  /** A usage report took the job over its `budget`: the attempt fails with BUDGET_EXCEEDED (not retried). */
+  | 'budget';
 
 export interface JobContext {
-  /** Aborted on cancel, deadline, lost lease or shutdown; `signal.reason` is a `JobAbortedError`. */
+  /** Aborted on cancel, deadline, lost lease, shutdown or a spend over the budget; `signal.reason` is a `JobAbortedError`. */
   readonly signal: AbortSignal;
   readonly jobId: string;
   /** The lease's fence token: every write for this attempt carries it. */
@@ -42,6 +44,9 @@ export interface JobContext {
    * (cost per job: `agentq inspect`, `agentq stats`, the metrics), fenced by the lease. Call it as
    * the spending happens (after each model call): an attempt that dies keeps what it reported.
    * Figures must be non-negative and finite, tokens a whole number (`ValidationError` otherwise).
+   * When the job's spend (every attempt's) goes beyond its `budget`, the spend is still recorded,
+   * then this throws a `HandlerError` `BUDGET_EXCEEDED` and the signal aborts (reason `budget`):
+   * the attempt fails with that code, which is not retried (a result returned anyway is kept).
    */
   reportUsage(usage: UsageReport): Promise<void>;
   /**

@@ -20,7 +20,7 @@ import { checkedPolicy, type BackendPolicy } from '../core/policy.js';
 import { Name } from '../core/schemas.js';
 import { storedJson } from '../core/stored-json.js';
 import { checkOptionKeys } from '../core/validate.js';
-import { checkUsage } from '../core/usage.js';
+import { addUsage, budgetBreach, checkUsage, jobUsage, type Usage } from '../core/usage.js';
 import { toFailure, withValidCode } from './classify.js';
 import { AttemptEffects } from './effect.js';
 import { HandlerError, JobAbortedError } from './handler-error.js';
@@ -59,6 +59,10 @@ interface InFlight {
   graceTimer: NodeJS.Timeout | null;
   /** Aborts the handler at its deadline (see `armDeadline`). */
   deadlineTimer: NodeJS.Timeout | null;
+  /** What the job spent so far: its earlier attempts' records as claimed, plus this attempt's reports. */
+  spent: Usage | null;
+  /** Set when a report took the job over its budget: the failure the attempt ends with. */
+  budgetError: HandlerError | null;
   /** Resolves when the slot is free again (the job ended, or the handler was detached). */
   slotFreed: Promise<void>;
   freeSlot: () => void;
@@ -340,6 +344,8 @@ class WorkerRuntime implements Worker {
       deadlineAt: lease.envelope.deadline_at === null ? null : Date.parse(lease.envelope.deadline_at),
       startedAt: this.clock.now(),
       abortReason: null,
+      spent: jobUsage(lease.job.attempts),
+      budgetError: null,
       settled: false,
       closed: false,
       lost: false,
@@ -384,10 +390,16 @@ class WorkerRuntime implements Worker {
 
   private async execute(entry: InFlight): Promise<void> {
     let outcome: HandlerOutcome;
-    try {
-      outcome = { ok: true, value: await this.o.handler(entry.lease.envelope, this.contextFor(entry)) };
-    } catch (error) {
-      outcome = { ok: false, error };
+    // A job whose earlier attempts spent its whole budget does not start again (a retry, or a
+    // redrive): it fails at once, and BUDGET_EXCEEDED is permanent.
+    const spentBefore = budgetBreach(entry.spent, entry.lease.envelope.budget, false);
+    if (spentBefore) outcome = { ok: false, error: overBudget(entry.ref.jobId, `${spentBefore} before this attempt`) };
+    else {
+      try {
+        outcome = { ok: true, value: await this.o.handler(entry.lease.envelope, this.contextFor(entry)) };
+      } catch (error) {
+        outcome = { ok: false, error };
+      }
     }
     entry.settled = true;
     if (entry.graceTimer) clearTimeout(entry.graceTimer);
@@ -444,6 +456,10 @@ class WorkerRuntime implements Worker {
           this.log({ kind: 'aborted', jobId: ref.jobId, attempt, reason: end });
           return;
         }
+        case 'budget':
+          // whatever the handler threw on its way out (the report's own error, or its signal's)
+          await this.failAttempt(entry, entry.budgetError!);
+          return;
         default:
           await this.failAttempt(entry, outcome.error);
       }
@@ -662,6 +678,16 @@ class WorkerRuntime implements Worker {
         const checked = checkUsage(usage);
         assertOpen();
         await guard(backend.addUsage(ref, checked));
+        // The spend is recorded first (it happened), then held against the job's budget: over it,
+        // the handler is stopped (this call throws, its signal aborts) and the attempt fails with
+        // BUDGET_EXCEEDED, which is not retried.
+        entry.spent = addUsage(entry.spent, checked);
+        const breach = budgetBreach(entry.spent, lease.envelope.budget, true);
+        if (breach) {
+          entry.budgetError ??= overBudget(ref.jobId, breach);
+          this.abortJob(entry, 'budget');
+          throw entry.budgetError;
+        }
       },
       effect: async <T>(key: string, fn: (idempotencyKey: string) => T | Promise<T>): Promise<T> => {
         assertOpen();
@@ -763,6 +789,8 @@ class WorkerRuntime implements Worker {
           const end = reason === 'cancelled' ? 'cancelled' : 'expired';
           await this.withRetries(() => backend.abort(f.ref, end));
           this.log({ kind: 'aborted', jobId: f.ref.jobId, attempt, reason: end });
+        } else if (reason === 'budget') {
+          await this.failAttempt(f, f.budgetError!);
         }
       }
     } catch (error) {
@@ -836,6 +864,11 @@ class WorkerRuntime implements Worker {
       // A faulty logger must not take the worker down.
     }
   }
+}
+
+/** The failure of a job over its budget (a permanent code: a retry would spend again). */
+function overBudget(jobId: string, breach: string): HandlerError {
+  return new HandlerError('BUDGET_EXCEEDED', `job ${jobId} is over its budget: ${breach}`, { retryable: false });
 }
 
 /** A handler's return value as stored: strings as is, other values as JSON, nothing as null. */

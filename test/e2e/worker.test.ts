@@ -128,6 +128,30 @@ echo -n "$stale|$neg|$none"`,
     expect(plain).toMatch(/^1\t.*\tsucceeded\t\t1500\t0\.02$/m);
   });
 
+  it('job usage over the job\'s budget records the spend, exits 1 naming it, and the attempt fails BUDGET_EXCEEDED (not retried)', async () => {
+    const id = await submit('--input', 'x', '--budget-tokens', '1000', '--max-attempts', '3');
+    const errs = join(home.dir, 'errs');
+    const h = handler(
+      'h.sh',
+      `$AQ job usage --tokens 1000 || exit 9
+$AQ job usage --tokens 1 2>> ${errs}
+echo "usage exit $?" >> ${errs}
+exit 75`,
+    );
+    await runCliOk(home, ['worker', '--queue', 'w', '--drain', '--', h]);
+    const job = await inspect(id);
+    // exactly the ceiling is within it; one token more is over
+    expect(job).toMatchObject({ state: 'dead', dead: { reason: 'permanent', error_code: 'BUDGET_EXCEEDED' } });
+    expect(job.dead!.error_message).toBe(`job ${id} is over its budget: it spent 1001 tokens of its 1000`);
+    expect(job.attempts.map((a) => a.usage)).toEqual([{ tokens: 1001, cost_usd: 0 }]);
+    const said = readFileSync(errs, 'utf8');
+    expect(said).toContain(`job ${id} is over its budget: it spent 1001 tokens of its 1000`);
+    expect(said).toContain('usage exit 1');
+    // the operator is told a redrive would not help
+    const text = (await runCliOk(home, ['inspect', id, '-o', 'table'])).stdout;
+    expect(text).toMatch(/redrive: +would fail again at once: it spent 1001 tokens of its 1000 \(BUDGET_EXCEEDED\)/);
+  });
+
   it('job effect: a command that cannot start records nothing (exit 2); a killed one names its signal; multibyte output passes through whole', async () => {
     const id = await submit('--input', 'x');
     const errs = join(home.dir, 'errs');

@@ -240,6 +240,61 @@ export function runWorkerSuite(name: string, makeFixture: () => Promise<WorkerFi
       expect((await fx.backend.stats(Q)).usage).toEqual({ tokens: 3000, cost_usd: 0.04 });
     });
 
+    it('a report over the job\'s budget is recorded, then throws BUDGET_EXCEEDED and aborts the signal; the job goes to the DLQ, not retried', async () => {
+      const job = await submit({ max_attempts: 3, budget: { tokens: 1000, cost_usd: null } });
+      let thrown: unknown;
+      let reason: unknown;
+      await start(async (_job, ctx) => {
+        await ctx.reportUsage({ tokens: 600, cost_usd: 0.01 });
+        try {
+          await ctx.reportUsage({ tokens: 600, cost_usd: 0.01 });
+        } catch (e) {
+          thrown = e;
+          reason = ctx.signal.reason;
+          throw e;
+        }
+        return 'never';
+      });
+      const dead = await inState(job.job_id, 'dead');
+      expect(thrown).toBeInstanceOf(HandlerError);
+      expect(thrown).toMatchObject({ code: 'BUDGET_EXCEEDED', retryable: false });
+      expect(reason).toBeInstanceOf(JobAbortedError);
+      expect((reason as JobAbortedError).reason).toBe('budget');
+      expect(dead.dead).toMatchObject({ reason: 'permanent', error_code: 'BUDGET_EXCEEDED' });
+      expect(dead.dead!.error_message).toBe(`job ${job.job_id} is over its budget: it spent 1200 tokens of its 1000`);
+      expect(dead.attempts.map((a) => a.usage)).toEqual([{ tokens: 1200, cost_usd: 0.02 }]);
+    });
+
+    it('a handler that ignores the budget abort is detached after the grace and its attempt fails BUDGET_EXCEEDED', async () => {
+      const job = await submit({ max_attempts: 3, budget: { tokens: null, cost_usd: 0.05 } });
+      const never = gate();
+      await start(async (_job, ctx) => {
+        await ctx.reportUsage({ cost_usd: 0.06 }).catch(() => {});
+        await never.wait;
+      }, { abortGraceMs: 30 });
+      const dead = await inState(job.job_id, 'dead');
+      expect(dead.dead).toMatchObject({ error_code: 'BUDGET_EXCEEDED', error_message: `job ${job.job_id} is over its budget: it spent $0.06 of its $0.05` });
+      expect(events).toContainEqual({ kind: 'handler_detached', jobId: job.job_id, reason: 'budget' });
+      never.open();
+    });
+
+    it('a spend landing exactly on the budget finishes its attempt; the next attempt, with nothing left, fails at once without running', async () => {
+      const job = await submit({ max_attempts: 3, budget: { tokens: 1000, cost_usd: 0.05 } });
+      const runs: number[] = [];
+      await start(async (_job, ctx) => {
+        runs.push(ctx.attempt);
+        await ctx.reportUsage({ tokens: 1000, cost_usd: 0.01 });
+        throw new HandlerError('PROVIDER_429', 'rate limited');
+      });
+      await inState(job.job_id, 'scheduled');
+      fx.clock.advance(RETRY_WINDOW_MS);
+      const dead = await inState(job.job_id, 'dead');
+      expect(runs).toEqual([1]);
+      expect(dead.attempts.map((a) => a.error_code)).toEqual(['PROVIDER_429', 'BUDGET_EXCEEDED']);
+      expect(dead.dead).toMatchObject({ reason: 'permanent', error_code: 'BUDGET_EXCEEDED' });
+      expect(dead.dead!.error_message).toBe(`job ${job.job_id} is over its budget: it spent 1000 tokens of its 1000 before this attempt`);
+    });
+
     it('exhausts attempts into the DLQ with attempt history, last checkpoint and effect ledger', async () => {
       const job = await submit({ max_attempts: 2, trace_id: 'trace-xyz' });
       await start(async (_job, ctx) => {

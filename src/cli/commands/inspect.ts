@@ -6,7 +6,7 @@ import { NotFoundError } from '../../core/errors.js';
 import { formatDuration } from '../../core/duration.js';
 import type { DlqEntry, Job, JobEvent } from '../../core/schemas.js';
 import { leaseExpiredFor } from '../../core/states.js';
-import { formatUsage, jobUsage } from '../../core/usage.js';
+import { budgetBreach, formatUsage, jobUsage } from '../../core/usage.js';
 import type { CommandContext } from '../context.js';
 import { isMachineFormat, printObject } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
@@ -101,7 +101,9 @@ export function renderJob(job: Job, dlq: DlqEntry | null, events: JobEvent[], no
   if (dead) {
     row('dlq', `${s(dead.reason)} since ${when(dead.dead_at, now, plain)}: ${s(dead.error_code)}: ${s(dead.error_message)}`);
     if (dead.worker_version) row('worker ver.', s(dead.worker_version));
-    if (dlq) row('redrive', dlq.partial ? 'skipped by default: partial (effects started)' : dlq.malformed ? `never: malformed (${s(dlq.malformed)})` : 'eligible if not expired');
+    // a redriven job keeps what it spent: one with its budget used up would fail again at once
+    const usedUp = budgetBreach(spent, job.budget, false);
+    if (dlq) row('redrive', dlq.partial ? 'skipped by default: partial (effects started)' : dlq.malformed ? `never: malformed (${s(dlq.malformed)})` : usedUp ? `would fail again at once: ${usedUp} (BUDGET_EXCEEDED)` : 'eligible if not expired');
   }
   if (job.lineage.redrive_count > 0) {
     row('lineage', `redriven ${job.lineage.redrive_count}x, last ${when(job.lineage.redriven_at, now, plain)}${job.lineage.redrive_run ? ` in ${s(job.lineage.redrive_run)}` : ''}`);

@@ -10,7 +10,7 @@ import { rename, writeFile } from 'node:fs/promises';
 import { constants as osConstants } from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import { AgentqError, ValidationError } from '../../core/errors.js';
-import { checkUsage } from '../../core/usage.js';
+import { budgetBreach, checkUsage, jobUsage } from '../../core/usage.js';
 import { CappedOutput } from '../../worker/capped-output.js';
 import { currentLease, ERROR_CODE_RE, ERROR_CODE_RULE, JOB_ENV, type ErrorReport } from '../../worker/job-env.js';
 import type { CommandContext } from '../context.js';
@@ -75,11 +75,22 @@ export async function usage(o: { tokens?: string; costUsd?: string }, ctx: Comma
   };
   // Checked (finite, within bounds) before the store is opened: a bad figure never costs a connection.
   const checked = checkUsage(Object.fromEntries(Object.entries(report).filter(([, v]) => v !== undefined)));
-  const { lease, backend } = await backendFor(ctx);
+  const { lease, backend, reportFile } = await backendFor(ctx);
+  let breach: string | null = null;
   try {
     await backend.addUsage(lease, checked);
+    // Recorded first (it was spent), then held against the job's budget over all its attempts.
+    const job = await backend.get(lease.jobId);
+    if (job) breach = budgetBreach(jobUsage(job.attempts), job.budget, true);
   } finally {
     await backend.close();
+  }
+  if (breach) {
+    // The worker records this code when the handler exits non-zero (as `agentq job error` leaves it);
+    // exit 1 stops a `set -e` handler at once.
+    const message = `job ${lease.jobId} is over its budget: ${breach}`;
+    if (reportFile) await writeReport(reportFile, { code: 'BUDGET_EXCEEDED', message });
+    throw new AgentqError('BUDGET_EXCEEDED', message, 1, 'stop and exit non-zero: the attempt fails with BUDGET_EXCEEDED, which is not retried');
   }
 }
 
@@ -194,8 +205,11 @@ export async function error(o: { code: string; message?: string[] }, ctx: Comman
   const { reportFile } = currentLease(ctx.env);
   if (!reportFile) throw new ValidationError(`${JOB_ENV.reportFile} is not set: agentq job error runs inside a handler started by agentq worker`);
   const message = o.message && o.message.length > 0 ? o.message.join(' ') : null;
-  const report: ErrorReport = { code: o.code, message };
-  // Write then rename: the worker never reads a half-written report.
+  await writeReport(reportFile, { code: o.code, message });
+}
+
+/** Write then rename: the worker never reads a half-written report. */
+async function writeReport(reportFile: string, report: ErrorReport): Promise<void> {
   const tmp = `${reportFile}.${process.pid}.tmp`;
   await writeFile(tmp, JSON.stringify(report));
   await rename(tmp, reportFile);
