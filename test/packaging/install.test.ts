@@ -111,6 +111,18 @@ describe('installed from the tarball into a temporary prefix', () => {
     expect(existsSync(join(dir, 'data', 'agentq', 'agentq.db'))).toBe(true);
   });
 
+  it('loads as a library with import, and with require where Node requires ES modules (the README says which)', async () => {
+    const installed = join(prefix, 'lib', 'node_modules');
+    const node = (args: string[]) => run(process.execPath, args, { cwd: dir, env: { ...env, NODE_PATH: installed }, timeout: 60_000 });
+    const imported = await node(['--input-type=module', '-e', `const m = await import(${JSON.stringify(join(installed, pkg.name, 'dist', 'index.js'))}); console.log(typeof m.createClient)`]);
+    expect(imported.stdout.trim()).toBe('function');
+    const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
+    const requireEsm = major > 22 || (major === 22 && minor >= 12) || (major === 20 && minor >= 19);
+    const required = await node(['-e', `try { console.log(typeof require('${pkg.name}').createClient) } catch (e) { console.log(e.code) }`]);
+    expect(required.stdout.trim()).toBe(requireEsm ? 'function' : 'ERR_REQUIRE_ESM');
+    expect(required.stderr).toBe('');
+  });
+
   it('ships the same completion scripts as `agentq completion` prints', async () => {
     const installed = join(prefix, 'lib', 'node_modules', pkg.name, 'completions', 'agentq.bash');
     const { stdout } = await agentq(['completion', 'bash']);
