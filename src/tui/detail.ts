@@ -8,7 +8,7 @@ import type { DlqEntry } from '../core/schemas.js';
 import { sanitize } from '../cli/output/sanitize.js';
 import { displayWidth } from '../cli/output/width.js';
 import { clean, splitAtWidth, wrapText } from './text.js';
-import { formatUsage, jobUsage } from '../core/usage.js';
+import { budgetBreach, formatUsage, jobUsage } from '../core/usage.js';
 
 /** How much of an inline payload the preview shows (it scrolls, but a 64 KiB blob is not triage). */
 const PAYLOAD_PREVIEW_LINES = 200;
@@ -44,7 +44,11 @@ export function detailLines(entry: DlqEntry, now: number, width = 100): string[]
   line(`Attempts   ${clean(entry.attempts)}/${clean(entry.max_attempts)}   redriven ${clean(entry.redrive_count)}×   partial ${entry.partial ? 'YES' : 'no'}`);
   // what the attempts reported spending (ctx.reportUsage, agentq job usage): what a redrive may spend again
   const spent = job === null ? null : jobUsage(job.attempts);
-  if (spent) line(`Usage      ${formatUsage(spent)}`);
+  if (spent) {
+    // a redriven job keeps what it spent: with its budget used up it would fail again at once
+    const usedUp = budgetBreach(spent, job!.budget, false);
+    line(`Usage      ${formatUsage(spent)}${usedUp ? `   budget used up (${usedUp}): a redrive would fail again at once` : ''}`);
+  }
   if (entry.malformed !== null) line(`MALFORMED  ${clean(entry.malformed)} (never moved or deleted by bulk actions)`);
   out.push('');
   out.push('Error');
