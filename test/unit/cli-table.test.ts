@@ -137,6 +137,24 @@ describe('DLQ tables keep job and run ids whole on 80-120 column terminals', () 
     }
   });
 
+  it('at 80 columns the times show as ages so the error code stays whole; with room, or -o wide, the timestamps; later pages keep the choice', () => {
+    const now = Date.parse('2026-03-01T00:05:00.000Z'); // 5 minutes after entry.dead_at, a day before its deadline
+    const rows = [entry(1), { ...entry(2), error_code: 'PERMISSION' }];
+    const narrow = renderTable(DLQ_ENTRY_COLUMNS, rows, { palette: NO_COLOUR, width: 80, now });
+    const lines = narrow.text.trimEnd().split('\n');
+    for (const l of lines) expect(displayWidth(l), l).toBeLessThanOrEqual(80);
+    expect(narrow.ages).toBe(true);
+    expect(lines[1]).toMatch(/  PROVIDER_429  5m ago  +\S/);
+    expect(lines[2]).toMatch(/  PERMISSION    5m ago  +\S/);
+    const next = renderTable(DLQ_ENTRY_COLUMNS, [{ ...entry(3), dead_at: '2026-02-27T22:05:00.000Z' }], { palette: NO_COLOUR, width: 80, now, colWidths: narrow.colWidths, dropped: narrow.dropped, ages: narrow.ages, header: false });
+    expect(next.text).toMatch(/  PROVIDER_429  1d2h ago  +\S/);
+    const roomy = renderTable(DLQ_ENTRY_COLUMNS, rows, { palette: NO_COLOUR, width: 240, now });
+    expect(roomy.ages).toBe(false);
+    expect(roomy.text).toContain('2026-03-01 00:00:00Z');
+    expect(roomy.text).toContain('2026-03-02 00:00:00Z');
+    expect(renderTable(DLQ_ENTRY_COLUMNS, rows, { palette: NO_COLOUR, width: 80, now, wide: true }).text).toContain('2026-03-01 00:00:00Z');
+  });
+
   it('-o wide keeps every column; the next page of a stream leaves out the same ones', () => {
     const wide = renderTable(DLQ_ENTRY_COLUMNS, [entry(1)], { palette: NO_COLOUR, width: 80, wide: true });
     expect(wide.dropped).toEqual([]);

@@ -3,6 +3,8 @@
  * plain). A cell is a value, not a formatted string: times stay times so the
  * table can show them compactly and plain output can show ISO-8601.
  */
+import { formatDuration } from '../../core/duration.js';
+
 export type Cell = string | number | boolean | null | undefined | { time: string | number | null } | { text: string; style?: string };
 
 export interface Column<T> {
@@ -26,6 +28,13 @@ export interface Column<T> {
    */
   dropWhenNarrow?: number;
   /**
+   * `-o table` only, for a time column: shown as an age (`5m ago`, `in 2h`) rather than a whole
+   * timestamp when the terminal is too narrow for every column (before any is left out): how long
+   * an entry has been dead reads at a glance, and the error code next to it keeps its room. Not for
+   * a log (`tail`), whose times are the point.
+   */
+  ageWhenNarrow?: boolean;
+  /**
    * At least this wide when the terminal has room: a streamed table (`tail`, `--all`) takes its
    * widths from its first rows, and a later `cancel_requested` or `succeeded` must not be cut to
    * fit a first row's `-`.
@@ -35,18 +44,30 @@ export interface Column<T> {
 
 export type TextMode = 'table' | 'plain';
 
-/** A cell as text (not yet sanitised). */
-export function cellText(cell: Cell, mode: TextMode): string {
+/**
+ * A cell as text (not yet sanitised). `ageFrom` (epoch ms, table only): a time is shown as its age
+ * from then, `5m ago`, or `in 2h` for a time still ahead.
+ */
+export function cellText(cell: Cell, mode: TextMode, ageFrom?: number): string {
   if (cell === null || cell === undefined) return mode === 'table' ? '-' : '';
   if (typeof cell === 'string') return cell;
   if (typeof cell === 'number' || typeof cell === 'boolean') return String(cell);
   if ('time' in cell) {
     if (cell.time === null) return mode === 'table' ? '-' : '';
     const iso = typeof cell.time === 'number' ? new Date(cell.time).toISOString() : cell.time;
+    if (ageFrom !== undefined && mode === 'table') {
+      const ms = ageFrom - Date.parse(iso);
+      if (Number.isFinite(ms)) return ms >= 0 ? `${ageText(ms)} ago` : `in ${ageText(-ms)}`;
+    }
     // The table drops milliseconds and the T/Z clutter; plain keeps the exact ISO-8601 value.
     return mode === 'table' ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : iso;
   }
   return cell.text;
+}
+
+/** kubectl-style: whole seconds at least (`0s`, `45s`, `5m`, `1h30m`, `3d`). */
+function ageText(ms: number): string {
+  return ms < 1000 ? '0s' : formatDuration(ms);
 }
 
 export function cellStyle(cell: Cell): string | undefined {

@@ -52,6 +52,7 @@ export interface RecordSpec<T> {
 export class RecordStream<T> {
   private colWidths: number[] | undefined;
   private dropped: string[] | undefined;
+  private ages: boolean | undefined;
   private jsonArray: JsonArrayWriter | undefined;
   private pages = 0;
   constructor(
@@ -85,10 +86,12 @@ export class RecordStream<T> {
           wide: this.out.format === 'wide',
           colWidths: this.colWidths,
           dropped: this.dropped,
+          ages: this.ages,
           header: this.pages === 0,
         });
         this.colWidths = t.colWidths;
         this.dropped = t.dropped;
+        this.ages = t.ages;
         this.out.write(t.text);
         break;
       }

@@ -16,6 +16,8 @@ import type { Palette } from './colour.js';
 export { displayWidth };
 
 const GAP = 2;
+/** Room for an age on every page of a stream (`23h59m ago`, `in 10d23h`). */
+const AGE_WIDTH = 10;
 const MIN_COL = 6;
 
 export interface TableOptions {
@@ -29,6 +31,10 @@ export interface TableOptions {
   header?: boolean;
   /** Headers of the columns left out (from an earlier page of the same stream, with `colWidths`). */
   dropped?: readonly string[];
+  /** Show `ageWhenNarrow` columns as ages (from an earlier page of the same stream, with `colWidths`). */
+  ages?: boolean;
+  /** Epoch ms the ages count from (default: now). */
+  now?: number;
 }
 
 export type Shrink = 'first' | 'normal' | 'last' | 'never';
@@ -64,6 +70,8 @@ export interface RenderedTable {
   colWidths: number[];
   /** Headers of the columns left out to fit the terminal (pass back with `colWidths` for the next page). */
   dropped: string[];
+  /** Whether times were shown as ages to fit the terminal (pass back with `colWidths` for the next page). */
+  ages: boolean;
 }
 
 /** The narrowest a column can be with its header whole (a kept-whole column: all of it). */
@@ -75,17 +83,25 @@ const span = (widths: readonly number[]) => widths.reduce((a, b) => a + b, 0) + 
 
 export function renderTable<T>(allColumns: readonly Column<T>[], rows: readonly T[], opts: TableOptions): RenderedTable {
   let columns = visibleColumns(allColumns, opts.wide ?? false);
-  const naturalOf = (c: Column<T>, cells: string[]) => Math.max(displayWidth(c.header), c.minWidth ?? 0, ...cells.map(displayWidth));
-  const textOf = (c: Column<T>) => rows.map((row) => sanitize(cellText(c.get(row), 'table')));
+  const now = opts.now ?? Date.now();
+  let ages = opts.ages ?? false;
+  const minOf = (c: Column<T>) => Math.max(c.minWidth ?? 0, ages && c.ageWhenNarrow ? AGE_WIDTH : 0);
+  const naturalOf = (c: Column<T>, cells: string[]) => Math.max(displayWidth(c.header), minOf(c), ...cells.map(displayWidth));
+  const cellOf = (c: Column<T>, row: T) => sanitize(cellText(c.get(row), 'table', ages && c.ageWhenNarrow && !opts.wide ? now : undefined));
+  const textOf = (c: Column<T>) => rows.map((row) => cellOf(c, row));
   let dropped: string[] = [];
   if (opts.dropped !== undefined) {
     dropped = [...opts.dropped];
     columns = columns.filter((c) => !dropped.includes(c.header));
   } else if (opts.width !== undefined && !opts.wide) {
+    // Too narrow for every column whole: times that read as well as ages go first (`5m ago`, not
+    // `2026-03-01 00:00:00Z`), then columns are left out.
+    if (columns.some((c) => c.ageWhenNarrow) && span(columns.map((c) => naturalOf(c, textOf(c)))) > opts.width) ages = true;
+    const floorOf = (c: Column<T>) => (c.shrinkLast ? naturalOf(c, textOf(c)) : headerFloor(c, naturalOf(c, textOf(c))));
     // Narrow terminal: leave out the least useful columns until the rest fit with whole headers and
     // whole ids, rather than cut every header to "WORKF…" (`-o wide` shows them all, shortened).
     // (a column that shrinks last counts whole here: the droppable columns go before an error code is cut)
-    const floors = new Map(columns.map((c) => [c, c.shrinkLast ? naturalOf(c, textOf(c)) : headerFloor(c, naturalOf(c, textOf(c)))]));
+    const floors = new Map(columns.map((c) => [c, floorOf(c)]));
     for (;;) {
       if (span(columns.map((c) => floors.get(c)!)) <= opts.width) break;
       const candidates = columns.filter((c) => c.dropWhenNarrow !== undefined);
@@ -96,7 +112,7 @@ export function renderTable<T>(allColumns: readonly Column<T>[], rows: readonly 
     }
   }
   const head = columns.map((c) => c.header.toUpperCase());
-  const cells = rows.map((row) => columns.map((c) => sanitize(cellText(c.get(row), 'table'))));
+  const cells = rows.map((row) => columns.map((c) => cellOf(c, row)));
   const natural = columns.map((c, i) => naturalOf(c, cells.map((r) => r[i]!)));
   // Headers stay whole when the terminal has room for all of them; otherwise the old floor (MIN_COL).
   const floors = columns.map((c, i) => headerFloor(c, natural[i]!));
@@ -128,5 +144,5 @@ export function renderTable<T>(allColumns: readonly Column<T>[], rows: readonly 
   });
   // cli-table3 pads the last column; trailing spaces only make copy-paste worse.
   const text = table.length === 0 && opts.header === false ? '' : table.toString().split('\n').map((l) => l.trimEnd()).join('\n') + '\n';
-  return { text, colWidths, dropped };
+  return { text, colWidths, dropped, ages };
 }
