@@ -21,6 +21,7 @@ export const VERDICTS = [
   'skip:expired',
   'skip:partial',
   'skip:quarantined',
+  'skip:over_budget',
   'skip:malformed',
   'skip:not_in_dlq',
   'skip:not_expired',

@@ -5,6 +5,7 @@
  */
 import type { DlqEntry } from './schemas.js';
 import { formatDuration } from './duration.js';
+import { budgetBreach, jobUsage } from './usage.js';
 
 export type Action = 'redrive' | 'purge' | 'expire';
 
@@ -15,6 +16,7 @@ export type Verdict =
   | 'skip:expired'
   | 'skip:partial'
   | 'skip:quarantined'
+  | 'skip:over_budget'
   | 'skip:malformed'
   | 'skip:not_in_dlq'
   | 'skip:not_expired'
@@ -70,6 +72,10 @@ export function verdictFor(entry: DlqEntry | null, o: VerdictOptions): { verdict
       if (entry.partial && !o.includePartial) {
         return { verdict: 'skip:partial', detail: 'the effect ledger shows an external effect started; reconcile by hand or use --include-partial --force' };
       }
+      // A redriven job keeps what it spent: with its budget used up, its next attempt would fail
+      // BUDGET_EXCEEDED at once (the worker checks before it runs a job).
+      const usedUp = entry.job === null ? null : budgetBreach(jobUsage(entry.job.attempts), entry.job.budget, false);
+      if (usedUp) return { verdict: 'skip:over_budget', detail: `its budget is used up (${usedUp}): it would fail again at once` };
       if (entry.redrive_count >= o.maxRedrives) {
         return { verdict: 'skip:quarantined', detail: `redriven ${entry.redrive_count === 1 ? 'once' : `${entry.redrive_count} times`} already (limit ${o.maxRedrives})` };
       }

@@ -47,7 +47,7 @@ export function detailLines(entry: DlqEntry, now: number, width = 100): string[]
   if (spent) {
     // a redriven job keeps what it spent: with its budget used up it would fail again at once
     const usedUp = budgetBreach(spent, job!.budget, false);
-    line(`Usage      ${formatUsage(spent)}${usedUp ? `   budget used up (${usedUp}): a redrive would fail again at once` : ''}`);
+    line(`Usage      ${formatUsage(spent)}${usedUp ? `   budget used up (${usedUp}): a redrive skips it` : ''}`);
   }
   if (entry.malformed !== null) line(`MALFORMED  ${clean(entry.malformed)} (never moved or deleted by bulk actions)`);
   out.push('');

@@ -201,6 +201,20 @@ export function runCases(make: MakeFixture): void {
       expect((await f.backend.dlqGet(dead.job_id))!.redrive_count).toBe(1);
     });
 
+    it('skips a job whose budget is used up (a redrive would fail it again at once); one with budget left is redriven', async () => {
+      const f = fx();
+      const spent = await makeDead(f, { budget: { tokens: 1000, cost_usd: null }, spend: { tokens: 1000, cost_usd: 0.5 } });
+      const left = await makeDead(f, { budget: { tokens: 1000, cost_usd: 1 }, spend: { tokens: 999, cost_usd: 0.5 } });
+      const items = [spent, left].map((j) => ({ job_id: j.job_id, verdict: 'redrive' as const, detail: null }));
+      await f.backend.createRun(runRecord({ run_id: RUN_A, queue: 'default', action: 'redrive' }, f.clock.now()), items);
+      const out = await f.backend.applyRunItems({ runId: RUN_A, jobIds: items.map((i) => i.job_id), now: f.clock.now() });
+      const byId = new Map(out.map((i) => [i.job_id, i]));
+      expect(byId.get(spent.job_id)).toMatchObject({ status: 'skipped', verdict: 'skip:over_budget', detail: 'its budget is used up (it spent 1000 tokens of its 1000): it would fail again at once' });
+      expect(byId.get(left.job_id)).toMatchObject({ status: 'moved', verdict: 'redrive' });
+      expect((await f.backend.get(spent.job_id))!.state).toBe('dead');
+      expect((await f.backend.get(left.job_id))!.state).toBe('queued');
+    });
+
     it('purges: the job is gone, with a purged event; expire: dead becomes expired, out of the DLQ', async () => {
       const f = fx();
       // three attempts: claims and retries interleaved in the history

@@ -75,6 +75,9 @@ export interface DeadSpec {
   withEffect?: boolean;
   /** Fail retryably until attempts run out (reason exhausted) instead of permanently. */
   attempts?: number;
+  /** The job's budget, and what its first attempt reports spending (`addUsage`). */
+  budget?: { tokens: number | null; cost_usd: number | null };
+  spend?: { tokens: number; cost_usd: number };
 }
 
 /** Puts one job into the DLQ through the worker contract: submit, claim, (effect), fail. */
@@ -87,6 +90,7 @@ export async function makeDead(f: ConformanceFixture, spec: DeadSpec = {}): Prom
       workflow: spec.workflow ?? WORKFLOW,
       max_attempts: spec.attempts ?? 1,
       deadline_at: spec.deadlineInMs === undefined ? null : iso(f.clock.now() + spec.deadlineInMs),
+      ...(spec.budget ? { budget: spec.budget } : {}),
     }),
   );
   const attempts = spec.attempts ?? 1;
@@ -94,6 +98,7 @@ export async function makeDead(f: ConformanceFixture, spec: DeadSpec = {}): Prom
     const lease = await claimOne(f.backend, queue);
     expect(lease.jobId).toBe(job.job_id);
     if (spec.withEffect && i === 1) await f.backend.beginEffect(lease, 'send-email');
+    if (spec.spend && i === 1) await f.backend.addUsage(lease, spec.spend);
     const out = await f.backend.fail(lease, {
       code: spec.code ?? 'VALIDATION',
       message: spec.message ?? 'input rejected',

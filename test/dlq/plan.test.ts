@@ -34,7 +34,7 @@ describe('plan building', () => {
   it('collects the effects of partial jobs it will redrive under --include-partial', () => {
     const b = new PlanBuilder({ ...redrive, includePartial: true });
     const effect = { key: 'send-email', status: 'started' as const, idempotency_key: 'x:send-email', attempt: 1, started_at: '2026-01-01T00:00:00.000Z', done_at: null, result: null };
-    b.add(entry({ partial: true, job: { effects: [effect] } as never }));
+    b.add(entry({ partial: true, job: { effects: [effect], attempts: [], budget: null } as never }));
     b.add(entry());
     expect(b.partialNotices).toHaveLength(1);
     expect(b.partialNotices[0]!.effects[0]!.key).toBe('send-email');

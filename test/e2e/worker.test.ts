@@ -149,7 +149,10 @@ exit 75`,
     expect(said).toContain('usage exit 1');
     // the operator is told a redrive would not help
     const text = (await runCliOk(home, ['inspect', id, '-o', 'table'])).stdout;
-    expect(text).toMatch(/redrive: +would fail again at once: it spent 1001 tokens of its 1000 \(BUDGET_EXCEEDED\)/);
+    expect(text).toMatch(/redrive: +skipped: its budget is used up \(it spent 1001 tokens of its 1000\)/);
+    // and the redrive plan skips it, saying why
+    const plan = JSON.parse((await runCliOk(home, ['dlq', 'redrive', '--queue', 'w', '--dry-run', '-o', 'json'])).stdout) as { items: Array<{ job_id: string; verdict: string; detail: string }> };
+    expect(plan.items).toEqual([expect.objectContaining({ job_id: id, verdict: 'skip:over_budget', detail: 'its budget is used up (it spent 1001 tokens of its 1000): it would fail again at once' })]);
   });
 
   it('job effect: a command that cannot start records nothing (exit 2); a killed one names its signal; multibyte output passes through whole', async () => {

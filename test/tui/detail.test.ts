@@ -67,11 +67,11 @@ describe('the detail view text', () => {
     expect(detailLines(makeEntry(1), T0, 120).some((l) => l.startsWith('Usage'))).toBe(false);
   });
 
-  it('says when the job has used up its budget: a redrive would fail again at once', () => {
+  it('says when the job has used up its budget: a redrive skips it', () => {
     const entry = makeEntry(0);
     entry.job!.attempts[0]!.usage = { tokens: 1000, cost_usd: 0.02 };
     entry.job!.budget = { tokens: 2000, cost_usd: 0.02 };
-    expect(detailLines(entry, T0, 160)).toContain('Usage      1000 tokens, $0.02   budget used up (it spent $0.02 of its $0.02): a redrive would fail again at once');
+    expect(detailLines(entry, T0, 160)).toContain('Usage      1000 tokens, $0.02   budget used up (it spent $0.02 of its $0.02): a redrive skips it');
     entry.job!.budget = { tokens: 2000, cost_usd: null };
     expect(detailLines(entry, T0, 160)).toContain('Usage      1000 tokens, $0.02');
   });

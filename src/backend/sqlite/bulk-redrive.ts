@@ -146,6 +146,7 @@ export class BulkRedrive {
       deadline_at: job.deadline_at,
       partial: isPartial(job),
       redrive_count: job.lineage.redrive_count,
+      job, // its attempts and budget: a job whose budget is used up is not redriven
     } as DlqEntry;
     const { verdict, detail } = verdictFor(entry, runVerdictOptions(this.run, checkAt));
     if (verdict !== 'redrive') return { verdict, status: 'skipped', detail };

@@ -101,9 +101,9 @@ export function renderJob(job: Job, dlq: DlqEntry | null, events: JobEvent[], no
   if (dead) {
     row('dlq', `${s(dead.reason)} since ${when(dead.dead_at, now, plain)}: ${s(dead.error_code)}: ${s(dead.error_message)}`);
     if (dead.worker_version) row('worker ver.', s(dead.worker_version));
-    // a redriven job keeps what it spent: one with its budget used up would fail again at once
+    // a redriven job keeps what it spent: one with its budget used up would fail again at once (skip:over_budget)
     const usedUp = budgetBreach(spent, job.budget, false);
-    if (dlq) row('redrive', dlq.partial ? 'skipped by default: partial (effects started)' : dlq.malformed ? `never: malformed (${s(dlq.malformed)})` : usedUp ? `would fail again at once: ${usedUp} (BUDGET_EXCEEDED)` : 'eligible if not expired');
+    if (dlq) row('redrive', dlq.partial ? 'skipped by default: partial (effects started)' : dlq.malformed ? `never: malformed (${s(dlq.malformed)})` : usedUp ? `skipped: its budget is used up (${usedUp})` : 'eligible if not expired');
   }
   if (job.lineage.redrive_count > 0) {
     row('lineage', `redriven ${job.lineage.redrive_count}x, last ${when(job.lineage.redriven_at, now, plain)}${job.lineage.redrive_run ? ` in ${s(job.lineage.redrive_run)}` : ''}`);
