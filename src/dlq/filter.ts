@@ -76,7 +76,9 @@ export function parseSelector(input: SelectorInput, now: number, spelling: Selec
         throw new ValidationError(`--error-code ${JSON.stringify(code)}: an error code is 1-128 letters, digits and _ . : - (e.g. PROVIDER_429)`);
       }
     }
-    filter.errorCodes = [...new Set(input.errorCode)];
+    // Every stored code is upper case (1-64 of A-Z, 0-9, _: the worker holds handlers to it), so a
+    // code typed in lower case means that one, not none: `--error-code permission` is PERMISSION.
+    filter.errorCodes = [...new Set(input.errorCode.map((code) => code.toUpperCase()))];
     given.error_code = filter.errorCodes;
   }
   if (input.reason !== undefined) {

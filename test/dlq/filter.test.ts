@@ -44,6 +44,12 @@ describe('DLQ selector', () => {
     expect(s.given.since).toBe('2026-01-01T18:00:00.000Z');
   });
 
+  it('matches error codes in any case: a typed code is upper-cased, as every stored code is', () => {
+    const s = parseSelector({ errorCode: ['permission', 'Provider_429', 'PERMISSION'] }, NOW);
+    expect(s.filter.errorCodes).toEqual(['PERMISSION', 'PROVIDER_429']);
+    expect(s.given.error_code).toEqual(['PERMISSION', 'PROVIDER_429']);
+  });
+
   it.each([
     [{ queue: 'bad queue' }, /--queue "bad queue": a queue name must be/],
     [{ tenant: '' }, /--tenant "": a tenant id must be/],

@@ -50,6 +50,9 @@ describe('dlq list / summary / show / export', () => {
     const r = await ok(['dlq', 'list', '--queue', 'triage', '--error-code', 'PROVIDER_429', '--error-code', 'VALIDATION']);
     const ids = r.stdout.trim().split('\n').map((l) => l.split('\t')[0]);
     expect(ids.sort()).toEqual([...q429, ...qVal].sort());
+    // error codes are upper case: one typed in lower case selects the same entries, not silently none
+    const lower = await ok(['dlq', 'list', '--queue', 'triage', '--error-code', 'provider_429', '--error-code', 'Validation']);
+    expect(lower.stdout.trim().split('\n').map((l) => l.split('\t')[0]).sort()).toEqual([...q429, ...qVal].sort());
     const globex = await ok(['dlq', 'list', '--queue', 'triage', '--tenant', 'globex', '-o', 'ndjson']);
     expect(parseNdjson(globex.stdout).map((e) => (e as { job_id: string }).job_id).sort()).toEqual([...qVal].sort());
   });
