@@ -99,6 +99,7 @@ export function workerCases(make: MakeFixture): void {
       expect(reaped.state).toBe('scheduled');
       expect(reaped.attempts[0]).toMatchObject({ outcome: 'lease_lost', error_code: 'LEASE_EXPIRED' });
       expect(reaped.last_error).toMatchObject({ code: 'LEASE_EXPIRED', retryable: true });
+      expect(reaped.attempts[0]!.error_message).toMatch(/lease of w-a expired .*without a heartbeat/);
       const types = await eventTypes(backend, job.job_id);
       expect(types).toEqual(['submitted', 'claimed', 'lease_expired', 'retry_scheduled']);
       clock.set(Date.parse(reaped.run_at));
@@ -131,6 +132,26 @@ export function workerCases(make: MakeFixture): void {
       expect(dead.state).toBe('dead');
       expect(dead.dead).toMatchObject({ reason: 'lease_lost', error_code: 'LEASE_EXPIRED' });
       expect((await backend.dlqGet(job.job_id))!.reason).toBe('lease_lost');
+    });
+
+    // Regression: a lease capped at the deadline ran out there while its worker was alive and
+    // heartbeating, and the attempt said the lease "expired without a heartbeat" (a crash).
+    it('a lease that ran out at the deadline says the deadline passed while the job was running, not that the worker stopped heartbeating', async () => {
+      const { backend, clock } = fx();
+      const deadline = clock.now() + 30_000;
+      const { job } = await backend.submit(req({ max_attempts: 3, deadline_at: iso(deadline) }));
+      const lease = await claimOne(backend, 'default', { leaseMs: 60_000, workerId: 'w-a' });
+      clock.advance(20_000);
+      expect((await backend.heartbeat([lease], 60_000))[0]).toMatchObject({ status: 'ok', expiresAt: deadline });
+      clock.set(deadline + 1);
+      await backend.claim({ queue: 'default', workerId: 'w-b', max: 1, leaseMs: 1000 });
+      const ended = (await backend.get(job.job_id))!;
+      expect(ended).toMatchObject({ state: 'expired', outcome: 'expired' });
+      expect(ended.attempts[0]).toMatchObject({ outcome: 'lease_lost', error_code: 'LEASE_EXPIRED' });
+      for (const message of [ended.attempts[0]!.error_message, ended.last_error!.message]) {
+        expect(message).toMatch(/the job's deadline passed while it was running \(the lease of w-a ended at the deadline\)/);
+        expect(message).not.toMatch(/without a heartbeat/);
+      }
     });
 
     it('checks the fence on complete, fail, checkpoint, effects, abort and release', async () => {

@@ -29,7 +29,7 @@ import type { Job, JobState } from '../../core/schemas.js';
 import { assertTransition, isPartial, isTerminal, outcomeFor } from '../../core/states.js';
 import type { ClaimRequest, Lease } from '../contract.js';
 import { rowToJob } from './codec.js';
-import { endAttempt, moveTo, SqliteStore } from './store.js';
+import { endAttempt, leaseExpiredError, moveTo, SqliteStore } from './store.js';
 import { startAttempt } from './worker.js';
 import type { OutboxCounts, SqsStore, StoreState } from '../sqs/store.js';
 
@@ -358,7 +358,7 @@ export class SqliteSqsStore implements SqsStore {
    * with reason `lease_lost` when it has no attempts left.
    */
   private reapLease(job: Job, fence: number, now: number): void {
-    const lost = { code: 'LEASE_EXPIRED', message: `lease of ${job.lease?.worker_id ?? 'a worker'} expired at ${job.lease?.expires_at ?? '?'} without a heartbeat` };
+    const lost = leaseExpiredError(job);
     endAttempt(job, now, 'lease_lost', lost);
     job.last_error = { ...lost, retryable: true };
     this.store.event(job, 'lease_expired', 'running', null, now, { worker_id: job.lease?.worker_id ?? null, fence });

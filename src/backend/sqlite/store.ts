@@ -513,6 +513,22 @@ export function isoAt(ms: number): string {
 }
 
 /** Closes the running attempt record with how it ended. */
+/**
+ * What a reaped lease's attempt records. A lease never extends past the deadline, so one that
+ * ran out there ended because the deadline came (its worker may well have been heartbeating),
+ * not because the worker crashed or stalled; the Redis Lua (lua/lease.ts) says the same.
+ */
+export function leaseExpiredError(job: Job): { code: string; message: string } {
+  const who = job.lease?.worker_id ?? 'a worker';
+  const atDeadline = job.lease !== null && job.deadline_at !== null && Date.parse(job.lease.expires_at) >= Date.parse(job.deadline_at);
+  return {
+    code: 'LEASE_EXPIRED',
+    message: atDeadline
+      ? `the job's deadline passed while it was running (the lease of ${who} ended at the deadline)`
+      : `lease of ${who} expired at ${job.lease?.expires_at ?? '?'} without a heartbeat`,
+  };
+}
+
 export function endAttempt(job: Job, now: number, outcome: string, error: { code: string; message: string } | null = null): void {
   const rec: AttemptRecord | undefined = job.attempts[job.attempts.length - 1];
   if (!rec || rec.ended_at !== null) return;

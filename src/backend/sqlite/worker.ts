@@ -15,7 +15,7 @@ import type { Effect, Job, JobClass } from '../../core/schemas.js';
 import { assertTransition, isPartial, outcomeFor } from '../../core/states.js';
 import type { AbortOutcome, ClaimRequest, Failure, FailureOutcome, HeartbeatResult, Lease, LeaseRef } from '../contract.js';
 import { rowToJob, type JobRow } from './codec.js';
-import { endAttempt, isoAt, moveTo, toEnvelope, type SqliteStore } from './store.js';
+import { endAttempt, isoAt, leaseExpiredError, moveTo, toEnvelope, type SqliteStore } from './store.js';
 
 /**
  * The columns of a claimable row the claim reads: id and document, the fence, and the stored
@@ -202,14 +202,15 @@ export class SqliteWorkerOps {
    * A lease that ran out without a heartbeat means the worker crashed or
    * stalled. The attempt counts; the job is retried like any transient
    * failure (LEASE_EXPIRED), or goes dead with reason `lease_lost` when it
-   * has no attempts left.
+   * has no attempts left. One that ran out at the deadline (a lease never
+   * extends past it) ends the job expired, and its message says so.
    */
   private reapExpiredLeases(queue: string, now: number): void {
     const rows = this.store.sql(`SELECT * FROM jobs WHERE queue = ? AND state = 'running' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ${REAP_BATCH}`)
       .all(queue, now) as JobRow[];
     for (const row of rows) {
       const job = rowToJob(row);
-      const lost = { code: 'LEASE_EXPIRED', message: `lease of ${job.lease?.worker_id ?? 'a worker'} expired at ${job.lease?.expires_at ?? '?'} without a heartbeat` };
+      const lost = leaseExpiredError(job);
       endAttempt(job, now, 'lease_lost', lost);
       job.last_error = { ...lost, retryable: true };
       this.store.event(job, 'lease_expired', 'running', null, now, { worker_id: job.lease?.worker_id ?? null, fence: row.fence });

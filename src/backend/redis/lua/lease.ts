@@ -104,8 +104,15 @@ end
 -- policy: the retry policy text; r: a uniform random number in [0, 1) for the backoff's jitter.
 local function reapLease(id, policy, r)
   local att, ten, fence, lw = tonumber(hget(id, 'att')), hget(id, 'ten'), tonumber(hget(id, 'fen')), hget(id, 'lw')
-  local dl = deadlineOf(id)
-  local msg = 'lease of ' .. (lw or 'a worker') .. ' expired without a heartbeat'
+  local dl, le = deadlineOf(id), tonumber(hget(id, 'le'))
+  -- a lease capped at the deadline ran out because the deadline came, not because its worker
+  -- stopped heartbeating (sqlite/store.ts leaseExpiredError says the same)
+  local msg
+  if dl and le and le >= dl then
+    msg = "the job's deadline passed while it was running (the lease of " .. (lw or 'a worker') .. ' ended at the deadline)'
+  else
+    msg = 'lease of ' .. (lw or 'a worker') .. ' expired without a heartbeat'
+  end
   endAttempt(id, 'lease_lost', 'LEASE_EXPIRED', msg)
   redis.call('HSET', jk(id), 'err', cjson.encode({ code = 'LEASE_EXPIRED', message = msg, retryable = true }))
   emit(id, 'lease_expired', 'running', nil, att, ten, { worker_id = lw or cjson.null, fence = fence })
