@@ -6,13 +6,21 @@
 import { ClosedError } from '../core/errors.js';
 import type { Backend } from './contract.js';
 
+/** The guarded clients whose close() was called. */
+const closedClients = new WeakSet<object>();
+
+/** Whether `backend` is a client whose close() was called (so every call of it is refused). */
+export function isClosedClient(backend: Backend): boolean {
+  return closedClients.has(backend);
+}
+
 export function guardClose(backend: Backend): Backend {
   let closed = false;
   const refused = (op: string): ClosedError =>
     new ClosedError(`${op}() on a client that was closed (${backend.description})`, 'Call close() only when done with the client, or open another with createClient.');
   const methods = new Map<PropertyKey, unknown>();
   return new Proxy(backend, {
-    get: (target, prop) => {
+    get: (target, prop, proxy: object) => {
       const v = Reflect.get(target, prop, target) as unknown;
       if (typeof v !== 'function' || prop === 'constructor') return v;
       let w = methods.get(prop);
@@ -23,6 +31,7 @@ export function guardClose(backend: Backend): Backend {
           w = async (): Promise<void> => {
             if (closed) return;
             closed = true;
+            closedClients.add(proxy);
             await fn.apply(target);
           };
         } else if (prop === 'events') {

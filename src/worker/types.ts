@@ -143,7 +143,7 @@ export interface WorkerOptions {
 
 export interface Worker {
   readonly workerId: string;
-  /** Starts the claim and heartbeat loops. Idempotent while running; once a started worker was stopped it throws a `ClosedError` (a `stop()` before any `start()` makes it do nothing). */
+  /** Starts the claim and heartbeat loops. Idempotent while running; once a started worker was stopped it throws a `ClosedError` (a `stop()` before any `start()` makes it do nothing), as it does when its `backend` is a client already closed. */
   start(): Promise<void>;
   /** Graceful stop: no new claims; running handlers get `gracefulMs`, then are aborted and their leases released. Resolves when stopped. */
   stop(): Promise<void>;

@@ -13,6 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { MAX_PAGE_LIMIT, type Backend, type FailureOutcome, type HeartbeatResult, type Lease, type LeaseRef, type UsageReport } from '../backend/contract.js';
+import { isClosedClient } from '../backend/close-guard.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { ClosedError, LeaseLostError, ValidationError } from '../core/errors.js';
 import { JOB_CLASSES } from '../core/model.js';
@@ -236,6 +237,14 @@ class WorkerRuntime implements Worker {
     // running. A stop() before any start() (a signal during set-up) still just wins: nothing runs.
     if (this.stopping && this.started) throw new ClosedError(`worker ${this.workerId} was stopped; a stopped worker does not start again`, 'Create another with createWorker.');
     if (this.state !== 'idle') return;
+    // A client closed before start() refuses every call: started, the worker would log a refused
+    // claim and heartbeat for ever and run nothing.
+    if (this.o.backend && isClosedClient(this.o.backend)) {
+      throw new ClosedError(
+        `worker ${this.workerId}: its client was closed (${this.o.backend.description}); a worker needs an open one`,
+        'Give createWorker a client that is open (close it only after the worker stopped), or a url to open its own.',
+      );
+    }
     this.started = true;
     this.state = 'running';
     if (!this.backend) {

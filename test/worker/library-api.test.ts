@@ -298,6 +298,24 @@ describe('use after close()', () => {
     await early.done;
   });
 
+  // Regression: a worker given a client that was already closed started, then logged a refused
+  // claim and heartbeat for ever, with nothing run.
+  it('a worker given a client that was already closed refuses start() with a ClosedError instead of running', async () => {
+    const c = await createClient({ url: `sqlite:${join(dir, 'store.db')}` });
+    await c.close();
+    const events: WorkerEvent[] = [];
+    const w = createWorker({ backend: c, queue: 'closed-client', handler: () => null, minIdleMs: 1, logger: (e) => events.push(e) });
+    try {
+      const err = await w.start().then(() => null, (e: unknown) => e);
+      expect(err).toBeInstanceOf(ClosedError);
+      expect(err).toMatchObject({ code: 'CLOSED', message: expect.stringMatching(/^worker .*: its client was closed \(sqlite:.*store\.db\)/) });
+      expect(events.map((e) => e.kind)).not.toContain('started');
+      expect(w.inFlight()).toBe(0);
+    } finally {
+      await w.stop();
+    }
+  });
+
   // Regression: a start() whose store failed to open left the worker marked running, so the next
   // start() resolved at once with nothing claimed (a retry loop around start() "succeeded").
   it('a start() whose store fails to open can be tried again, and the retry runs the worker', async () => {
