@@ -41,6 +41,14 @@ const STDERR_TAIL_BYTES = 2048;
 export const REPORT_MAX_BYTES = 4 * 1024 * 1024;
 /** Spawn errors that say the command itself cannot run here (not a passing shortage such as EAGAIN). */
 const CANNOT_RUN = new Set(['ENOENT', 'EACCES', 'ENOEXEC']);
+/**
+ * Exit statuses with which a shell (or `env`, on a `#!/usr/bin/env …` line) says a command could
+ * not be run: the handler's set-up is broken, as with a spawn error, unless it reported a failure.
+ */
+const SHELL_CANNOT_RUN: Record<number, string> = {
+  126: 'a command it runs was found but is not executable',
+  127: 'command not found: the interpreter its #! line names, or a command it runs, is missing',
+};
 
 export interface ExecHandlerOptions {
   command: string;
@@ -57,7 +65,8 @@ export interface ExecHandlerOptions {
   onStderrLine?: (jobId: string, line: string) => void;
   /**
    * Called when the command cannot be started at all (it, or the interpreter its `#!` line names,
-   * is missing or not executable: ENOENT, EACCES, ENOEXEC): every job would fail alike, so the
+   * is missing or not executable: ENOENT, EACCES, ENOEXEC), or it exited 127 or 126 without a
+   * report (a shell's "command not found" / "not executable"): every job would fail alike, so the
    * caller can stop claiming. The job still fails as a retryable SPAWN_FAILED.
    */
   onCannotRun?: (message: string) => void;
@@ -258,6 +267,16 @@ function runChildProcess(
       if (ctx.signal.aborted) {
         // Stopped on purpose; the worker ends the job as cancelled/expired/released.
         reject(ctx.signal.reason);
+        return;
+      }
+      if (signal === null && code !== null && SHELL_CANNOT_RUN[code] !== undefined && report === null && problem === null) {
+        // The shell's own "cannot run" statuses (a `#!/usr/bin/env python3` without python3, a
+        // command the script runs that is missing or not executable): every job would fail alike,
+        // as when the spawn itself fails, so the same is done — not a permanent HANDLER_FAILED.
+        const tail = stderrTail.text().trim();
+        const message = `cannot run ${o.command}: it exited with ${code} (${SHELL_CANNOT_RUN[code]})${tail ? `; stderr: ${tail}` : ''}`;
+        o.onCannotRun?.(message);
+        reject(new HandlerError('SPAWN_FAILED', message, { retryable: true }));
         return;
       }
       reject(failureFor(o.command, code, signal, report, stderrTail.text(), problem));

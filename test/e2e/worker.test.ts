@@ -367,6 +367,24 @@ describe('agentq worker / job: usage errors', () => {
     expect(states).toEqual(['dead', 'queued', 'queued', 'queued']);
   });
 
+  // Regression: exit 127 from `env` (a `#!/usr/bin/env` interpreter that is not installed) was a
+  // permanent HANDLER_FAILED, and the worker drained the queue into the DLQ.
+  it('a handler whose #!/usr/bin/env interpreter is not installed (exit 127) stops the worker (exit 2) instead of failing every job', async () => {
+    const ids = [];
+    for (let i = 0; i < 4; i++) ids.push((await runCliOk(home, ['submit', 'task:v1', '--queue', 'w127', '--input', `x${i}`, '--max-attempts', '3'])).stdout.trim());
+    const h = join(home.dir, 'env-missing.sh');
+    writeFileSync(h, '#!/usr/bin/env agentq-no-such-interpreter\n');
+    chmodSync(h, 0o755);
+    const r = await runCli(home, ['worker', '--queue', 'w127', '--', h]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('worker: stopping — the handler command cannot run; no more jobs are claimed');
+    expect(r.stderr).toMatch(/error: cannot run .*env-missing\.sh: it exited with 127 \(command not found.*\); stderr: .*agentq-no-such-interpreter/);
+    const jobs = await Promise.all(ids.map((id) => inspect(id)));
+    // The first job was given to it and is retried later (not in the DLQ); the rest were never claimed.
+    expect(jobs.map((j) => j.state)).toEqual(['scheduled', 'queued', 'queued', 'queued']);
+    expect(jobs[0]!.last_error).toMatchObject({ code: 'SPAWN_FAILED', retryable: true });
+  });
+
   it('refuses a heartbeat that is not shorter than the lease (exit 2)', async () => {
     const r = await runCli(home, ['worker', '--queue', 'w', '--lease', '10s', '--heartbeat', '10s', '--', 'true']);
     expect(r.code).toBe(2);

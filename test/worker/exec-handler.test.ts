@@ -303,6 +303,41 @@ describe('exec handler: one child process per job', () => {
     }
   });
 
+  // Regression: `#!/usr/bin/env python3` without python3 exits 127, which counted as a permanent
+  // HANDLER_FAILED: every job the worker claimed went to the DLQ, one after another.
+  it.each([127, 126])('a handler exiting %i without a report (the shell could not run a command) is a retryable SPAWN_FAILED and says the command cannot run', async (code) => {
+    const said: string[] = [];
+    const h = await createExecHandler({
+      command: process.execPath,
+      args: ['-e', `process.stderr.write('/usr/bin/env: python3: No such file or directory\\n'); process.exit(${code})`],
+      url: 'sqlite::memory:',
+      onCannotRun: (m) => said.push(m),
+    });
+    try {
+      const err = await Promise.resolve(h.handler(envelope, ctxWith())).then(() => null, (e: unknown) => e);
+      expect(err).toMatchObject({ code: 'SPAWN_FAILED', retryable: true });
+      expect((err as Error).message).toContain(`cannot run ${process.execPath}: it exited with ${code} (`);
+      expect((err as Error).message).toContain('stderr: /usr/bin/env: python3: No such file or directory');
+      expect(said).toEqual([(err as Error).message]);
+      // A handler that reported what failed is believed: its report decides, and nothing stops.
+      said.length = 0;
+      const reported = await createExecHandler({
+        command: process.execPath,
+        args: ['-e', `require('fs').writeFileSync(process.env.AGENTQ_REPORT_FILE, JSON.stringify({code:'VALIDATION',message:'bad input'})); process.exit(${code})`],
+        url: 'sqlite::memory:',
+        onCannotRun: (m) => said.push(m),
+      });
+      try {
+        await expect(reported.handler(envelope, ctxWith())).rejects.toMatchObject({ code: 'VALIDATION', message: 'bad input' });
+        expect(said).toEqual([]);
+      } finally {
+        await reported.close();
+      }
+    } finally {
+      await h.close();
+    }
+  });
+
   it('a command that cannot start is a retryable SPAWN_FAILED (the worker, not the job, is broken)', async () => {
     const h = await createExecHandler({ command: '/nonexistent/agentq-handler', args: [], url: 'sqlite::memory:' });
     await expect(h.handler(envelope, ctxWith())).rejects.toMatchObject({ code: 'SPAWN_FAILED', retryable: true });
