@@ -11,7 +11,7 @@
 import { render } from 'ink';
 import { App, type AppProps } from './App.js';
 import type { RedriveResult } from './redrive-port.js';
-import type { CutRun, TriageState } from './state.js';
+import type { ApplyFailure, CutRun, TriageState } from './state.js';
 import type { FrameTrace } from './trace.js';
 
 /** DEC private modes: 1049 = alternate screen (with the main screen saved), 25 = cursor visible. */
@@ -42,6 +42,8 @@ export interface TuiOutcome {
   failure: string | null;
   /** The run that failure cut short, when it was recorded, else null. */
   cutRun: CutRun | null;
+  /** Every redrive an error cut short while it applied, oldest first (also those whose screen was left). */
+  cutShort: ApplyFailure[];
 }
 
 export function outcomeOf(s: TriageState | null): TuiOutcome {
@@ -53,6 +55,7 @@ export function outcomeOf(s: TriageState | null): TuiOutcome {
     result: r?.step === 'done' ? r.result : null,
     failure: r?.step === 'failed' ? r.message : null,
     cutRun: r?.step === 'failed' ? r.run : null,
+    cutShort: s?.cutShort ?? [],
   };
 }
 

@@ -58,6 +58,16 @@ export interface CutRun {
   resumeCommand: string | null;
 }
 
+/** A redrive an error cut short while it applied: what quitting says, and the exit code it ends with. */
+export interface ApplyFailure {
+  message: string;
+  /** The error's code and exit code (75 for a passing backend failure), as `dlq redrive` exits. */
+  code: string;
+  exitCode: number;
+  /** The run, once recorded. */
+  run: CutRun | null;
+}
+
 export const STOPPING_NOTICE = 'stopping after the current batch… (Ctrl-C or q again quits at once)';
 
 /** Where Tab goes round in the confirm dialog: the buttons, then the optional reason. */
@@ -130,6 +140,11 @@ export interface TriageState {
   interruptedBy: string | null;
   /** Quit without waiting for the running batch (a second Ctrl-C / q while stopping). */
   isForceQuit: boolean;
+  /**
+   * The redrives an error cut short while they applied, oldest first. Kept after the result
+   * screen is left: quitting then still exits with the error's code and says how to resume.
+   */
+  cutShort: ApplyFailure[];
 }
 
 export type TriageAction =
@@ -145,7 +160,8 @@ export type TriageAction =
   | { type: 'redrive/planned'; planned: PlannedRedrive }
   | { type: 'redrive/progress'; progress: RedriveProgress }
   | { type: 'redrive/finished'; result: RedriveResult }
-  | { type: 'redrive/failed'; message: string }
+  /** `code`/`exitCode`: the error's (default `REDRIVE_FAILED`, 1). */
+  | { type: 'redrive/failed'; message: string; code?: string; exitCode?: number }
   /** The process was told to stop (`reason`: the signal's name). */
   | { type: 'interrupt'; reason: string }
   | { type: 'fulltext/found'; text: string; ids: ReadonlySet<string> }
@@ -186,6 +202,7 @@ export function initialState(o: { now: number; pageSize: number; columns?: numbe
     isQuitting: false,
     interruptedBy: null,
     isForceQuit: false,
+    cutShort: [],
   };
 }
 
@@ -230,14 +247,19 @@ export function reduce(s: TriageState, a: TriageAction): TriageState {
     // After a signal, the app quits once the run has recorded its outcome.
     case 'redrive/finished':
       return { ...s, mode: 'result', redrive: { step: 'done', result: a.result }, notice: null, isQuitting: s.isQuitting || s.interruptedBy !== null };
-    case 'redrive/failed':
+    case 'redrive/failed': {
+      const hasApplied = s.redrive?.step === 'applying';
+      const run = cutRun(s.redrive);
+      const failure: ApplyFailure = { message: a.message, code: a.code ?? 'REDRIVE_FAILED', exitCode: a.exitCode ?? 1, run };
       return {
         ...s,
         mode: 'result',
-        redrive: { step: 'failed', message: a.message, hasApplied: s.redrive?.step === 'applying', run: cutRun(s.redrive) },
+        redrive: { step: 'failed', message: a.message, hasApplied, run },
         notice: null,
         isQuitting: s.isQuitting || s.interruptedBy !== null,
+        cutShort: hasApplied ? [...s.cutShort, failure] : s.cutShort,
       };
+    }
     case 'fulltext/found':
       if (s.fullText?.text !== a.text) return s;
       return refilter({ ...s, fullText: { text: a.text, ids: a.ids } }, s.filter);

@@ -44,7 +44,12 @@ export function useRedrive(port: RedrivePort | null, flow: RedriveFlow | null, d
       .apply(applying, (progress) => dispatch({ type: 'redrive/progress', progress }), abort.signal, reason === '' ? null : reason)
       .then(
         (result) => dispatch({ type: 'redrive/finished', result }),
-        (e: unknown) => dispatch({ type: 'redrive/failed', message: e instanceof Error ? e.message : String(e) }),
+        (e: unknown) =>
+          dispatch({
+            type: 'redrive/failed',
+            message: e instanceof Error ? e.message : String(e),
+            ...exitOf(e),
+          }),
       )
       .finally(() => {
         applyAbort.current = null;
@@ -57,4 +62,14 @@ export function useRedrive(port: RedrivePort | null, flow: RedriveFlow | null, d
   useEffect(() => {
     if (isStopRequested) applyAbort.current?.abort();
   }, [isStopRequested]);
+}
+
+/**
+ * The code and exit code of an AgentqError. Read from its fields, not by `instanceof`: the app is
+ * bundled apart from the CLI (scripts/build-tui-bundle.mjs), so the engine's errors are instances
+ * of the CLI's class, not of this bundle's copy.
+ */
+function exitOf(e: unknown): { code?: string; exitCode?: number } {
+  const x = (typeof e === 'object' && e !== null ? e : {}) as { code?: unknown; exitCode?: unknown };
+  return typeof x.code === 'string' && typeof x.exitCode === 'number' ? { code: x.code, exitCode: x.exitCode } : {};
 }

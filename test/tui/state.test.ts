@@ -305,14 +305,21 @@ describe('redrive dialog', () => {
     let s = reduce(keys(loaded(3), 'a', 'R'), { type: 'redrive/planned', planned: planned(3) });
     s = keys(s, 'tab', 'enter');
     s = reduce(s, { type: 'redrive/progress', progress: { runId: 'run_X', resumeCommand: 'agentq dlq redrive --resume run_X', done: 2, total: 3, moved: 2, skipped: 0, failed: 0 } });
-    s = reduce(s, { type: 'redrive/failed', message: 'Redis is unavailable' });
+    s = reduce(s, { type: 'redrive/failed', message: 'Redis is unavailable', code: 'BACKEND_UNAVAILABLE', exitCode: 75 });
     expect(s.redrive).toEqual({ step: 'failed', message: 'Redis is unavailable', hasApplied: true, run: { runId: 'run_X', moved: 2, resumeCommand: 'agentq dlq redrive --resume run_X' } });
+    // Kept after the result screen is left, for the exit code and last words of the command.
+    s = keys(s, 'enter');
+    expect(s.mode).toBe('list');
+    expect(s.cutShort).toEqual([
+      { message: 'Redis is unavailable', code: 'BACKEND_UNAVAILABLE', exitCode: 75, run: { runId: 'run_X', moved: 2, resumeCommand: 'agentq dlq redrive --resume run_X' } },
+    ]);
   });
 
   it('a planning failure (e.g. a selection over two queues) returns to the list without reloading', () => {
     let s = keys(loaded(3), 'a', 'R');
     s = reduce(s, { type: 'redrive/failed', message: 'the selection spans 2 queues' });
     expect(s.mode).toBe('result');
+    expect(s.cutShort).toEqual([]); // nothing was applied: quitting is not a failure
     s = keys(s, 'enter');
     expect(s.mode).toBe('list');
     expect(s.rows.length).toBe(3);

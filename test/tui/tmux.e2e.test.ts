@@ -328,3 +328,58 @@ describe('agentq dlq browse with a hung Redis during a redrive', () => {
   }, 120_000);
 });
 
+
+// Regression: quitting after a redrive a backend error cut short exited 0, as if all went well;
+// `dlq redrive` exits with the error's code (75 for a passing one) and says how to resume.
+describe('agentq dlq browse after a redrive cut short by a backend error', () => {
+  let home: CliHome;
+  let redis: RedisServer;
+
+  beforeAll(async () => {
+    home = makeCliHome('agentq-tui-cut-');
+    redis = await startRedisServer();
+    const backend = await openBackend(redis.url);
+    try {
+      // A cut run may leave its queue locked by a process that is gone: each case has its own queue.
+      for (const queue of ['research', 'second']) await seedDlq(backend, new ManualClock(Date.now()), queue, Array.from({ length: 10 }, () => ({ errorCode: 'PROVIDER_429' })));
+    } finally {
+      await backend.close();
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    await redis?.stop();
+    home?.cleanup();
+  });
+
+  it('q on the error, or after going back to the list, exits with the error\'s code (75) and prints the resume command', async () => {
+    const env = { ...home.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' };
+    for (const [queue, back] of [['research', false], ['second', true]] as const) {
+      const pane = TmuxPane.start(['node', AGENTQ_BIN, '--url', redis.url, 'tui', '--queue', queue, '--rate', '2', '--batch-size', '1'], env, { columns: 160, rows: 30 });
+      try {
+        await pane.waitFor(/total \d+ · shown \d+/);
+        await pane.waitFor((sc) => !sc.includes('loading…'));
+        pane.keys('a', 'R');
+        await pane.waitFor('> Cancel <');
+        pane.keys('Tab', 'Enter');
+        await pane.waitFor(/moved [1-9]/);
+        // A full Redis (noeviction) refuses writes: the run's next batch fails.
+        redis.cli('config', 'set', 'maxmemory', '1');
+        await pane.waitFor('Redrive stopped by an error: run run_');
+        if (back) {
+          redis.cli('config', 'set', 'maxmemory', '0');
+          pane.keys('Enter');
+          await pane.waitFor((sc) => !sc.includes('Redrive stopped by an error') && !sc.includes('loading…'));
+        }
+        pane.keys('q');
+        expect(await pane.exitStatus(), pane.stderr()).toBe(75);
+        expect(pane.info('#{alternate_on}')).toBe('0');
+        expect(pane.stderr()).toMatch(/run run_[0-9A-Z]{26} was stopped by an error \(.*\) after moving \d+/);
+        expect(pane.stderr()).toMatch(/hint: Resume it with: agentq .*dlq redrive --resume run_[0-9A-Z]{26}/);
+      } finally {
+        pane.kill();
+        redis.cli('config', 'set', 'maxmemory', '0');
+      }
+    }
+  }, 180_000);
+});

@@ -6,13 +6,14 @@
  * so `--help` and the "not a terminal" error stay fast.
  */
 import { setFlagsFromString } from 'node:v8';
-import { InterruptedError, PermissionError, ValidationError } from '../../core/errors.js';
+import { AgentqError, InterruptedError, PermissionError, ValidationError } from '../../core/errors.js';
 import { resumeCommand } from '../../dlq/engine.js';
 import { parseSelector, type SelectorInput } from '../../dlq/filter.js';
 import { DEFAULT_RATE_PER_SEC, parseBatchSize, parseRate } from '../../dlq/rate.js';
 import type { CommandContext } from '../context.js';
 import { isCi } from '../context.js';
 import { dlqIoFrom } from './dlq-context.js';
+import type { ApplyFailure } from '../../tui/state.js';
 
 export interface BrowseOptions extends Pick<SelectorInput, 'queue' | 'tenant' | 'workflow' | 'errorCode' | 'since' | 'until' | 'grep'> {
   /** Redrive pacing, as `dlq redrive --rate`. */
@@ -144,8 +145,17 @@ export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<voi
   }
   // Quit with q: the run left to resume is said on the normal screen too (the alternate screen is gone).
   if (result?.resumeCommand) ctx.note(`run ${result.runId} stopped after its current batch (moved ${result.moved}, skipped ${result.skipped}, failed ${result.failed}); resume it with: ${result.resumeCommand}`);
-  const cut = outcome.cutRun;
-  if (cut?.resumeCommand) ctx.note(`run ${cut.runId} was stopped by an error (${outcome.failure}) after moving ${cut.moved}; resume it with: ${cut.resumeCommand}`);
+  // A redrive an error cut short ends the command with that error's exit code (75 for a passing
+  // backend failure), as `dlq redrive` does, also when its screen was left; each says how to resume.
+  const cuts = outcome.cutShort;
+  if (cuts.length === 0) return;
+  for (const c of cuts.slice(0, -1)) ctx.note(`${cutShortText(c)}${c.run?.resumeCommand ? `; resume it with: ${c.run.resumeCommand}` : ''}`);
+  const last = cuts[cuts.length - 1]!;
+  throw new AgentqError(last.code, cutShortText(last), last.exitCode, last.run?.resumeCommand ? `Resume it with: ${last.run.resumeCommand}` : 'See the runs with: agentq dlq runs');
+}
+
+function cutShortText(c: ApplyFailure): string {
+  return c.run === null ? `a redrive failed before its run was recorded (${c.message})` : `run ${c.run.runId} was stopped by an error (${c.message}) after moving ${c.run.moved}`;
 }
 
 /** The TUI process's old-generation growing step, in percent (V8's default is dynamic, up to 300 %). */
