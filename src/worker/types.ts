@@ -91,7 +91,7 @@ export type WorkerEvent =
   | { kind: 'orphan_released'; jobId: string; attempt: number }
   /** A handler ignored its aborted signal past the abort grace; its job was ended without it. */
   | { kind: 'handler_detached'; jobId: string; reason: AbortReason }
-  /** A backend call failed; the worker keeps going (a lease left behind expires and is reclaimed). */
+  /** A backend call failed; the worker keeps going (a lease left behind expires and is reclaimed), unless a claim was refused because its client was closed (`ClosedError`): then it stops. */
   | { kind: 'backend_error'; op: string; jobId: string | null; error: unknown }
   /**
    * The store stopped answering: a call failed for want of it (`error`), or `waiting` calls went

@@ -307,6 +307,12 @@ class WorkerRuntime implements Worker {
       } catch (error) {
         this.endLeasingCall(seq);
         this.log({ kind: 'backend_error', op: 'claim', jobId: null, error });
+        if (error instanceof ClosedError) {
+          // Its client was closed under it: every later call is refused too, so the worker stops
+          // (its `done` resolves) instead of logging a refused claim for ever.
+          void this.stop();
+          break;
+        }
         // The claim may have run with its answer lost: jobs leased to no one here.
         if (isUnavailable(error)) this.suspectOrphans();
         await this.waker.sleep(idleMs);

@@ -316,6 +316,22 @@ describe('use after close()', () => {
     }
   });
 
+  it('a worker whose client is closed while it runs stops (done resolves) instead of logging refused claims for ever', async () => {
+    const c = await createClient({ url: `sqlite:${join(dir, 'store.db')}` });
+    const events: WorkerEvent[] = [];
+    const w = createWorker({ backend: c, queue: 'closed-later', handler: () => null, minIdleMs: 1, maxIdleMs: 5, logger: (e) => events.push(e) });
+    await w.start();
+    await pollUntil(() => events.some((e) => e.kind === 'idle'), { what: 'the worker to have claimed once' });
+    await c.close();
+    let stopped = false;
+    void w.done.then(() => (stopped = true));
+    await pollUntil(() => stopped, { what: 'the worker to stop once its client was closed' });
+    const refused = events.filter((e) => e.kind === 'backend_error');
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.every((e) => e.kind === 'backend_error' && e.error instanceof ClosedError)).toBe(true);
+    expect(events.at(-1)?.kind).toBe('stopped');
+  });
+
   // Regression: a start() whose store failed to open left the worker marked running, so the next
   // start() resolved at once with nothing claimed (a retry loop around start() "succeeded").
   it('a start() whose store fails to open can be tried again, and the retry runs the worker', async () => {
