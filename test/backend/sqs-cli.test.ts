@@ -6,6 +6,7 @@
  * in agentq's output.
  */
 import { CreateQueueCommand, GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -127,9 +128,13 @@ describe('agentq sqs / outbox commands', () => {
     expect(relayed.stderr).toContain('agentq sqs setup --queue late');
     const status = JSON.parse((await lcli(['outbox', 'status', '-o', 'json'])).stdout) as { pending: number; next_try_at: string | null; last_error: string | null };
     expect(status).toMatchObject({ pending: 1, next_try_at: expect.stringMatching(/^\d{4}-/), last_error: expect.stringContaining('does not exist') });
-    // Once more: the row now backs off for 4 s, longer than the worker below takes to start.
-    await lcli(['outbox', 'relay'], 78);
     await lcli(['sqs', 'setup', '--queue', 'late']);
+    // The row's next try 10 s from now, set in the store itself: the worker below must start while it
+    // still waits (its relay backoff after two tries, 2 s, was sometimes over before a loaded machine
+    // had run `sqs setup` and started the worker: it then found the job published, and said nothing).
+    const db = new Database(join(home.dir, 'late.db'));
+    db.prepare('UPDATE sqs_outbox SET next_try_at = ? WHERE published_at IS NULL').run(Date.now() + 10_000);
+    db.close();
     const worker = await lcli(['worker', '--queue', 'late', '--drain', '--', process.execPath, '-e', '']);
     expect(worker.stderr).toMatch(/--drain: queue late has 1 job\(s\) not yet published to SQS; the next try is at \S+; the last try failed: the SQS queue/);
     expect(worker.stderr).toContain('1 succeeded');
