@@ -512,7 +512,6 @@ export function isoAt(ms: number): string {
   return lastIso;
 }
 
-/** Closes the running attempt record with how it ended. */
 /**
  * What a reaped lease's attempt records. A lease never extends past the deadline, so one that
  * ran out there ended because the deadline came (its worker may well have been heartbeating),
@@ -529,6 +528,7 @@ export function leaseExpiredError(job: Job): { code: string; message: string } {
   };
 }
 
+/** Closes the running attempt record with how it ended. */
 export function endAttempt(job: Job, now: number, outcome: string, error: { code: string; message: string } | null = null): void {
   const rec: AttemptRecord | undefined = job.attempts[job.attempts.length - 1];
   if (!rec || rec.ended_at !== null) return;
