@@ -10,11 +10,12 @@
  * how many either way. `--job J --follow` ends (exit 0) once J reaches a
  * terminal state, as `gh run watch` does.
  */
-import { parsePastTime } from '../../core/duration.js';
+import { formatDuration, parsePastTime } from '../../core/duration.js';
 import { EVENT_TYPES, JOB_STATES } from '../../core/model.js';
 import type { JobEvent } from '../../core/schemas.js';
 import type { Backend, EventQuery } from '../../backend/contract.js';
-import { NotFoundError, ValidationError } from '../../core/errors.js';
+import { AgentqError, ExitCode, NotFoundError, ValidationError } from '../../core/errors.js';
+import { abortableSleep } from '../../util/sleep.js';
 import { isTerminal } from '../../core/states.js';
 import type { CommandContext } from '../context.js';
 import type { Column } from '../output/columns.js';
@@ -31,6 +32,9 @@ export interface TailOptions {
 
 /** Events shown from the history of a queue (or the store) when no `--since` says where to start. */
 export const DEFAULT_EVENTS = 20;
+
+/** While following, how long to wait before reading again from a store that failed with a transient error. */
+export const FOLLOW_RETRY_MS = 1000;
 
 /** How many of the past events to show: a number, everything (null), by `--events` or the defaults above. */
 export function historyLimit(o: Pick<TailOptions, 'events' | 'since' | 'job'>): number | null {
@@ -92,9 +96,35 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
       if (!query.follow || (newest !== undefined && jobEnded(newest))) return stream.end();
       from = newest !== undefined ? { ...query, since: undefined, afterSeq: newest.seq } : limit === 0 ? { ...query, last: 0 } : query;
     }
-    for await (const event of backend.events(from)) {
-      await stream.page([event]);
-      if (ctx.signal.aborted || (query.follow && jobEnded(event))) break;
+    if (!query.follow) {
+      for await (const event of backend.events(from)) await stream.page([event]);
+      return stream.end();
+    }
+    // Following rides out a transient outage (exit 75: Redis restarting or failing over, a held
+    // SQLite lock), as `stats --watch` does: one warning, then the events are read again from
+    // after the last one shown, every FOLLOW_RETRY_MS, until the store answers or Ctrl-C.
+    let lost = false;
+    for (;;) {
+      try {
+        for await (const event of backend.events(from)) {
+          if (lost) {
+            ctx.note('tail: the store answers again; following on from the last event shown');
+            lost = false;
+          }
+          await stream.page([event]);
+          from = { ...query, since: undefined, last: undefined, afterSeq: event.seq };
+          if (ctx.signal.aborted || jobEnded(event)) return stream.end();
+        }
+        break;
+      } catch (e) {
+        if (ctx.signal.aborted || !(e instanceof AgentqError) || e.exitCode !== ExitCode.retryLater) throw e;
+        if (!lost) {
+          lost = true;
+          ctx.warn(`tail: lost the store, retrying every ${formatDuration(FOLLOW_RETRY_MS)} until it answers (Ctrl-C to stop): ${e.message}`);
+        }
+        await abortableSleep(FOLLOW_RETRY_MS, ctx.signal);
+        if (ctx.signal.aborted) break;
+      }
     }
   } catch (e) {
     // Ctrl-C while following: the backend may end the iteration with an AbortError; that is the normal end.
