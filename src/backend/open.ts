@@ -92,6 +92,11 @@ function makeDirs(dir: string): void {
 
 export async function openBackend(url: string, opts: OpenOptions = {}): Promise<Backend> {
   const shown = redactUrl(url);
+  // `AGENTQ_URL="sqlite:./x.db "`, a line read from a file with its newline: taken as it is, a
+  // submit would create a store named `x.db ` (or `x.db\n`) that no worker ever reads.
+  if (/^\s|\s$/.test(url)) {
+    throw new ConfigError(`the backend URL ${JSON.stringify(shown)} begins or ends with a space or line break`, 'Remove it (check --url, AGENTQ_URL or the context\'s url; a value read from a file may keep its newline).');
+  }
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
   if (scheme === 'sqlite') {
     const path = sqlitePath(url.slice('sqlite:'.length));

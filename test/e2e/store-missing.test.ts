@@ -70,6 +70,23 @@ describe('a missing SQLite store', () => {
     }
   });
 
+  it('regression: a URL with a space or line break at an end (AGENTQ_URL="sqlite:./x.db ") is refused, exit 78: submit created a store named "x.db " that no worker reads', async () => {
+    const dir = join(home.dir, 'spaces');
+    const path = join(dir, 'x.db');
+    for (const url of [`sqlite:${path} `, `sqlite:${path}\n`, ` sqlite:${path}`]) {
+      const r = await runCli(home, ['submit', 'w:v1'], { env: { AGENTQ_URL: url } });
+      expect(r.code, r.stderr).toBe(78);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toContain('error: the backend URL ');
+      expect(r.stderr).toContain('begins or ends with a space or line break');
+      expect(existsSync(dir)).toBe(false);
+    }
+    const r = await runCli(home, ['--url', 'redis://u:s3cret@127.0.0.1:9\n', 'list']);
+    expect(r.code, r.stderr).toBe(78);
+    expect(r.stderr).toContain('"redis://u:***@127.0.0.1:9\\n"');
+    expect(r.stderr).not.toContain('s3cret');
+  });
+
   it('the embedded default store: a reading command on a fresh machine works (empty list, exit 0)', async () => {
     const fresh = makeCliHome();
     try {
