@@ -32,13 +32,14 @@ function pipes() {
 }
 
 /** The real store, with its next `failures` follow reads failing with `error`. */
-function flaky(real: SqliteBackend, failures: { n: number; error: Error }) {
+function flaky(real: SqliteBackend, failures: { n: number; error: Error; seen?: number }) {
   return new Proxy(real, {
     get(target, prop, receiver) {
       if (prop === 'events') {
         return (q: EventQuery) => {
           if (q.follow && failures.n > 0) {
             failures.n--;
+            failures.seen = (failures.seen ?? 0) + 1;
             return (async function* () {
               throw failures.error;
             })();
@@ -73,6 +74,27 @@ describe('tail --follow when the store goes away', () => {
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/^warning: tail: lost the store, retrying every 1s until it answers \(Ctrl-C to stop\): Redis at 127\.0\.0\.1:1 is unavailable/);
     expect(err.join('')).toMatch(/tail: the store answers again; following on from the last event shown/);
+    await real.close();
+  });
+
+  it('--events 0: an event written while the store was away is shown once it answers (following started from the end as it was, not from the reconnect)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-tail-'));
+    dirs.push(dir);
+    const real = new SqliteBackend({ path: join(dir, 'q.db') });
+    const before = await real.submit({ workflow: 'w:v1', queue: 'research' });
+    const failures: { n: number; error: Error; seen?: number } = { n: 1_000_000, error: new RetryLaterError('Redis at 127.0.0.1:1 is unavailable: connect ECONNREFUSED', 'BACKEND_UNAVAILABLE') };
+    const { io, out } = pipes();
+    const ctl = new AbortController();
+    const run = main(['tail', '--queue', 'research', '--events', '0', '--follow', '-o', 'ndjson'], { io, env: {}, cwd: dir, signal: ctl.signal, openBackend: async () => flaky(real, failures) });
+    await pollUntil(() => (failures.seen ?? 0) >= 1 || undefined, { what: 'a follow read to fail' });
+    const during = await real.submit({ workflow: 'w:v1', queue: 'research' });
+    failures.n = 0; // the store answers again
+    await pollUntil(() => out.join('').includes(during.job.job_id) || undefined, { what: 'the event of the job submitted during the outage' });
+    ctl.abort();
+    expect(await run).toBe(0);
+    const ids = out.join('').trim().split('\n').map((l) => (JSON.parse(l) as { job_id: string }).job_id);
+    expect(ids).toEqual([during.job.job_id]); // not the one from before --follow started
+    expect(ids).not.toContain(before.job.job_id);
     await real.close();
   });
 

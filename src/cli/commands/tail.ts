@@ -87,14 +87,16 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
     let from = query;
     if (limit !== null) {
       // The last `limit` events of the history (the backend reads them from its newest end), then
-      // new ones after them: after the newest shown, or, when none was, from now on (`--events 0`)
-      // or from the start (nothing matched yet).
+      // new ones after the newest there is: with `--events 0 --follow` that one is read only to
+      // mark where following starts (not shown), so a reconnect after an outage reads on from it
+      // rather than from the end as it is then. Nothing matched yet: from the start.
+      const marker = limit === 0 && query.follow;
       const last: JobEvent[] = [];
-      for await (const e of backend.events({ ...query, follow: false, last: limit })) last.push(e);
-      await stream.page(last);
+      for await (const e of backend.events({ ...query, follow: false, last: marker ? 1 : limit })) last.push(e);
+      if (!marker) await stream.page(last);
       const newest = last.at(-1);
-      if (!query.follow || (newest !== undefined && jobEnded(newest))) return stream.end();
-      from = newest !== undefined ? { ...query, since: undefined, afterSeq: newest.seq } : limit === 0 ? { ...query, last: 0 } : query;
+      if (!query.follow || (!marker && newest !== undefined && jobEnded(newest))) return stream.end();
+      from = newest !== undefined ? { ...query, since: undefined, afterSeq: newest.seq } : query;
     }
     if (!query.follow) {
       for await (const event of backend.events(from)) await stream.page([event]);
