@@ -355,6 +355,12 @@ export interface Backend {
    */
   storeIdentity?(): Promise<string | null>;
 
+  /**
+   * Optional: how long a claim may wait for work by design before it answers (SQS: the long poll of
+   * `wait=`). A worker does not count that wait as a store that does not answer. Absent: none.
+   */
+  readonly claimWaitMs?: number;
+
   // ---- producers and operators
   /** Idempotent on `idempotency_key`: same key and body → same job, `created: false`; same key, other body → `IdempotencyConflictError`. */
   submit(req: SubmitRequest): Promise<SubmitResult>;

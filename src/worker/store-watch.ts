@@ -4,7 +4,8 @@
  * STALL_MS make it unavailable; any answer (a lost lease is an answer) makes it available again.
  * Each change is one event, so a worker whose every slot waits on a store that went away says so
  * within seconds, instead of nothing until the calls give up (25-40 s on a Redis restart), and says
- * once when it is back. A few counters per call, no timer per call: one interval checks.
+ * once when it is back. A few counters per call, no timer per call: one interval checks. A claim's
+ * wait for work by design (SQS's long poll, `Backend.claimWaitMs`) is not counted as unanswered.
  */
 import type { Backend } from '../backend/contract.js';
 import type { Clock } from '../core/clock.js';
@@ -30,6 +31,11 @@ export function isUnavailable(error: unknown): boolean {
 
 export class StoreWatch {
   private pending = 0;
+  /**
+   * Claims that may wait for work by design (`Backend.claimWaitMs`: SQS's long poll), by when that
+   * wait is over: counted as pending only from then, so an idle worker's long poll is not a stall.
+   */
+  private readonly waiting = new Set<{ until: number; counted: boolean }>();
   /** When a call last settled, or the first of the calls now pending started. */
   private progressAt: number;
   private downSince: number | null = null;
@@ -47,6 +53,7 @@ export class StoreWatch {
   /** `backend` with each of its promise-returning calls watched. */
   wrap(backend: Backend): Backend {
     const wrapped = new Map<PropertyKey, unknown>();
+    const claimWaitMs = backend.claimWaitMs ?? 0;
     return new Proxy(backend, {
       get: (target, prop) => {
         const v = Reflect.get(target, prop, target) as unknown;
@@ -57,7 +64,8 @@ export class StoreWatch {
             // Before the call: a synchronous store (better-sqlite3) may wait inside it.
             const startedAt = this.clock.now();
             const r = (v as (...a: unknown[]) => unknown).apply(target, args);
-            return r instanceof Promise ? this.watch(r, startedAt) : r;
+            const waitMs = prop === 'claim' || prop === 'completeAndClaim' ? claimWaitMs : 0;
+            return r instanceof Promise ? this.watch(r, startedAt, waitMs) : r;
           };
           wrapped.set(prop, w);
         }
@@ -76,7 +84,17 @@ export class StoreWatch {
     this.timer = null;
   }
 
-  private watch<T>(call: Promise<T>, startedAt: number): Promise<T> {
+  private watch<T>(call: Promise<T>, startedAt: number, waitMs: number): Promise<T> {
+    if (waitMs > 0) {
+      const w = { until: startedAt + waitMs, counted: false };
+      this.waiting.add(w);
+      const done = (error: unknown) => {
+        this.waiting.delete(w);
+        this.settled(error, startedAt, w.counted);
+      };
+      call.then(() => done(null), done);
+      return call;
+    }
     if (this.pending++ === 0) this.progressAt = startedAt;
     call.then(
       () => this.settled(null, startedAt),
@@ -85,8 +103,8 @@ export class StoreWatch {
     return call;
   }
 
-  private settled(error: unknown, startedAt: number): void {
-    this.pending--;
+  private settled(error: unknown, startedAt: number, counted = true): void {
+    if (counted) this.pending--;
     this.progressAt = this.clock.now();
     // From the failed call's start: a store call can block the event loop while it waits (SQLite's
     // busy timeout is a synchronous 10 s wait), so no stall check ran, and timing the outage from
@@ -101,6 +119,12 @@ export class StoreWatch {
   }
 
   private check(): void {
+    const now = this.clock.now();
+    for (const w of this.waiting) {
+      if (w.counted || now < w.until) continue;
+      w.counted = true;
+      if (this.pending++ === 0) this.progressAt = w.until;
+    }
     if (this.pending > 0 && this.clock.now() - this.progressAt >= STALL_MS) this.down(null, this.progressAt);
   }
 

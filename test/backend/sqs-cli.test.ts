@@ -182,6 +182,19 @@ describe('agentq sqs / outbox commands', () => {
     expect(refused.code).toBe(4);
   }, 60_000);
 
+  it('an idle worker waiting in SQS\'s long poll does not say the store is not answering: the wait is by design', async () => {
+    // A scheduled job: the store has it pending, SQS holds its message back, so the claim long-polls
+    // (wait=8 here). That wait (longer than the 5 s after which unanswered store calls are reported)
+    // was said as "the store is not answering" every 20 s by an idle, healthy worker.
+    const own = sqsUrl(server.endpoint, `${prefix}lp`, join(home.dir, 'longpoll.db'), '&wait=8');
+    const lcli = (args: string[]) => runCliOk(home, ['--url', own, ...args], { env: CREDS });
+    await lcli(['sqs', 'setup', '--queue', 'lp']);
+    await lcli(['submit', 'research_report:v3', '--queue', 'lp', '--run-at', '1m']);
+    const worker = await lcli(['worker', '--queue', 'lp', '--drain', '--', process.execPath, '-e', '']);
+    expect(worker.stderr).toContain('nothing claimable; --drain: stopping');
+    expect(worker.stderr).not.toContain('not answering');
+  }, 60_000);
+
   it('dlq purge says the SQS DLQ copies of what it purged are still there, and names the sweep that deletes them', async () => {
     const own = sqsUrl(server.endpoint, `${prefix}pg`, join(home.dir, 'purge.db'), '&wait=0');
     const pcli = (args: string[]) => runCliOk(home, ['--url', own, ...args], { env: CREDS });

@@ -710,6 +710,31 @@ export function runWorkerSuite(name: string, makeFixture: () => Promise<WorkerFi
       expect(events.filter((e) => e.kind === 'store_unavailable')).toHaveLength(1);
     });
 
+    it('a claim that waits for work by design (claimWaitMs, SQS\'s long poll) is unanswered only from the end of that wait', async () => {
+      const job = await submit();
+      const held = gate();
+      const longPoll = new Proxy(fx.backend, {
+        get(target, prop) {
+          if (prop === 'claimWaitMs') return 20_000;
+          const v = Reflect.get(target, prop, target) as unknown;
+          if (typeof v !== 'function') return v;
+          if (prop !== 'claim') return (v as (...a: unknown[]) => unknown).bind(target);
+          return async (...args: unknown[]) => {
+            await held.wait;
+            return (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          };
+        },
+      });
+      await start(async () => 'ok', { backend: longPoll });
+      fx.clock.advance(5_000);
+      fx.clock.advance(20_000);
+      await pollUntil(() => events.some((e) => e.kind === 'store_unavailable'), { what: 'store_unavailable' });
+      held.open();
+      await inState(job.job_id, 'succeeded');
+      // down from the end of the 20 s wait, not from the claim's start
+      expect(events.filter((e) => e.kind === 'store_available')).toEqual([{ kind: 'store_available', downMs: 5_000 }]);
+    });
+
     it('regression: a call that blocked before failing counts from its start: "answers again (after 10s)", not "after 2ms"', async () => {
       // better-sqlite3 waits out a held write lock synchronously (10 s): the stall check cannot run
       // meanwhile, and the outage was timed from the failure, so a worker said "the store answers

@@ -276,6 +276,12 @@ export class SqsBackend implements Backend {
 
   // ------------------------------------------------------------ workers
 
+  /** An idle claim long-polls one SQS queue for `wait=` seconds (claim below). */
+  get claimWaitMs(): number {
+    return this.url.waitSeconds * 1000;
+  }
+
+
   async claim(req: ClaimRequest): Promise<Lease[]> {
     checkClaim(req);
     // Workers run the relay too, so a crash between commit and publish heals without an operator.
