@@ -8,6 +8,8 @@
 import { CreateQueueCommand, GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dlqName } from '../../src/backend/sqs/names.js';
@@ -227,6 +229,31 @@ describe('agentq sqs / outbox commands', () => {
     expect(r.code).toBe(78);
     expect(r.stderr).toContain('no agentq store at');
   });
+
+  it('an endpoint where something other than SQS answers (a wrong port): a config error naming the endpoint (exit 78), not its HTML page with exit 1', async () => {
+    const web = createServer((_req, res) => {
+      res.writeHead(404, { 'content-type': 'text/html' });
+      res.end('<!DOCTYPE HTML>\n<html>\n<head><title>Not Found</title></head>\n<body>' + 'x'.repeat(2000) + '</body></html>\n');
+    });
+    await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
+    const endpoint = `http://127.0.0.1:${(web.address() as AddressInfo).port}`;
+    try {
+      const own = sqsUrl(endpoint, `${prefix}web`, join(home.dir, 'web.db'), '&wait=0');
+      const submitted = await runCliOk(home, ['--url', own, 'submit', 'research_report:v3', '--queue', 'web'], { env: CREDS });
+      expect(submitted.stderr).toContain(`the SQS endpoint did not answer as SQS (GetQueueUrl ${prefix}web-web-batch: HTTP 404 from ${endpoint}; the body starts: <!DOCTYPE HTML> <html>`);
+      for (const args of [['sqs', 'sweep', '--queue', 'web', '--yes'], ['sqs', 'setup', '--queue', 'web'], ['outbox', 'relay'], ['worker', '--queue', 'web', '--', process.execPath, '-e', '']]) {
+        const r = await runCli(home, ['--url', own, ...args], { env: CREDS });
+        expect(r.code, args.join(' ')).toBe(78);
+        expect(r.stderr).toMatch(/error: (1 outbox row\(s\) could not be published: )?the SQS endpoint did not answer as SQS \(/);
+        expect(r.stderr).toContain('hint: Check endpoint= in the URL');
+        expect(r.stderr).not.toContain('xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx');
+        expect(r.stderr).not.toMatch(/Deserialization|\n\s+at /);
+      }
+    } finally {
+      web.closeAllConnections();
+      await new Promise<void>((r) => web.close(() => r()));
+    }
+  }, 60_000);
 
   it('names a bad sqs:// URL as a config error (exit 78)', async () => {
     const r = await runCli(home, ['--url', 'sqs://nowhere/x', 'outbox', 'status'], { env: CREDS });

@@ -73,6 +73,10 @@ export function isQueueMissing(e: unknown): boolean {
   return /QueueDoesNotExist|NonExistentQueue/i.test(name);
 }
 
+/** How an answer from something other than SQS at the endpoint is named (toAgentqError). */
+export const NOT_SQS = 'the SQS endpoint did not answer as SQS';
+export const NOT_SQS_HINT = 'Check endpoint= in the URL (else AWS_ENDPOINT_URL_SQS or AWS_ENDPOINT_URL): it must be an SQS or SQS-compatible server.';
+
 /**
  * Converts an SDK error into an agentq error carrying the right exit code. `queue`: the agentq
  * queue the call was for, so a missing SQS queue's hint is the exact setup command to run.
@@ -83,6 +87,14 @@ export function toAgentqError(e: unknown, what: string, queue?: string): AgentqE
   const name = err?.name ?? 'Error';
   const detail = `${what}: ${name}${err?.message && err.message !== name ? `: ${err.message}` : ''}`;
   if (isConnectionError(e)) return new RetryLaterError(`SQS is unreachable (${detail})`, 'BACKEND_UNAVAILABLE', 'Check the endpoint and network, then try again.');
+  // Something other than SQS answered (a wrong port, another service): the wire client's
+  // NotSqsResponse, or the SDK failing to read the body. A gateway's 5xx page may pass; anything else is the URL.
+  const status = (e as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
+  if (name === 'NotSqsResponse' || /Deserialization error/.test(err?.message ?? '')) {
+    const what2 = name === 'NotSqsResponse' ? `${what}: ${err.message}` : `${what}: HTTP ${status ?? '?'}`;
+    if (status !== undefined && status >= 500 && status !== 501) return new RetryLaterError(`SQS is unreachable (${what2})`, 'BACKEND_UNAVAILABLE', 'Check the endpoint and network, then try again.');
+    return new ConfigError(`${NOT_SQS} (${what2})`, NOT_SQS_HINT);
+  }
   if (/AccessDenied|InvalidClientTokenId|UnrecognizedClient|SignatureDoesNotMatch|ExpiredToken|CredentialsProviderError/i.test(name + (err?.message ?? ''))) {
     return new PermissionError(`SQS refused the request (${detail})`, 'Check the AWS credentials (default chain) and the IAM permissions listed in the README, section "AWS SQS".');
   }

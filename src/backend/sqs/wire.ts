@@ -145,8 +145,12 @@ export class SqsWireError extends Error {
   }
 }
 
-/** Parses an SQS JSON error response (`__type`, `message`, `x-amzn-query-error`). */
-export function parseWireError(status: number, headers: Record<string, string | string[] | undefined>, text: string): SqsWireError {
+/**
+ * Parses an SQS JSON error response (`__type`, `message`, `x-amzn-query-error`). A response that
+ * names no SQS error at all (another server at the endpoint: a web server's HTML page) is a
+ * `NotSqsResponse` naming `from` (the endpoint) and the start of its body on one line.
+ */
+export function parseWireError(status: number, headers: Record<string, string | string[] | undefined>, text: string, from?: string): SqsWireError {
   let type = '';
   let message = '';
   try {
@@ -160,9 +164,14 @@ export function parseWireError(status: number, headers: Record<string, string | 
   const [queryCode, queryFault] = (typeof header === 'string' ? header : '').split(';');
   // As the SDK: `com.amazonaws.sqs#QueueDoesNotExist` or `QueueDoesNotExist:http://…` → QueueDoesNotExist.
   const short = type.split(':')[0]!.slice(type.lastIndexOf('#') + 1);
-  const name = short || queryCode || `Http${status}`;
   const fault = queryFault === 'Sender' ? 'client' : queryFault === 'Receiver' || status >= 500 ? 'server' : 'client';
   const requestId = headers['x-amzn-requestid'];
+  if (!short && !queryCode) {
+    const start = text.replace(/\s+/g, ' ').trim().slice(0, 80);
+    message = `HTTP ${status}${from ? ` from ${from}` : ''}${start ? `; the body starts: ${start}` : ''}`;
+    return new SqsWireError('NotSqsResponse', message, status, 'NotSqsResponse', fault, typeof requestId === 'string' ? requestId : undefined);
+  }
+  const name = short || queryCode!;
   return new SqsWireError(name, message, status, queryCode || name, fault, typeof requestId === 'string' ? requestId : undefined);
 }
 
@@ -330,7 +339,7 @@ export class SqsWireClient implements SqsDataPlane {
         const res = await this.post(target, headers, body, this.socketTimeoutMs + extraTimeoutMs);
         status = res.status;
         if (res.status >= 200 && res.status < 300) return (res.text === '' ? {} : JSON.parse(res.text)) as T;
-        error = parseWireError(res.status, res.headers, res.text);
+        error = parseWireError(res.status, res.headers, res.text, `${target.protocol}//${target.host}`);
       } catch (e) {
         error = e;
       }

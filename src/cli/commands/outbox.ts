@@ -7,6 +7,7 @@
  * Relaying twice is safe: consumers check every message against the store and
  * delete a second copy.
  */
+import { NOT_SQS, NOT_SQS_HINT } from '../../backend/sqs/client.js';
 import { AgentqError, ConfigError, PermissionError, RetryLaterError } from '../../core/errors.js';
 import type { RelayResult } from '../../backend/sqs/relay.js';
 import type { CommandContext } from '../context.js';
@@ -41,6 +42,7 @@ export function relayFailure(failed: RelayResult['failed']): AgentqError {
   const refused = failed.find((f) => f.code === 'PERMISSION');
   if (refused) return new PermissionError(`${n}: ${refused.error}`, `Check the AWS credentials (default chain) and IAM permissions, then run \`agentq outbox relay\` again; ${waits}.`);
   const missing = failed.find((f) => f.code === 'CONFIG');
+  if (missing?.error.startsWith(NOT_SQS)) return new ConfigError(`${n}: ${missing.error}`, `${NOT_SQS_HINT} Then run \`agentq outbox relay\` again; ${waits}.`);
   if (missing) return new ConfigError(`${n}: ${missing.error}`, `Create the queues with \`agentq sqs setup --queue Q\`, then run \`agentq outbox relay\` again; ${waits}.`);
   return new RetryLaterError(`${n}; they are retried with backoff`, 'OUTBOX_PENDING', 'Run `agentq outbox relay` again later, or check SQS and `agentq sqs setup`.');
 }
