@@ -229,6 +229,7 @@ __agentq_optval() {
     'sqs setup|-q'|'sqs setup|--queue') __agentq_r='dyn:queues' ;;
     'sqs sweep|-q'|'sqs sweep|--queue') __agentq_r='dyn:queues' ;;
     'sqs sweep|--max') __agentq_r='free' ;;
+    'sqs custody|-q'|'sqs custody|--queue') __agentq_r='dyn:queues' ;;
     'sqs custody|--limit') __agentq_r='free' ;;
     'sqs custody|--after') __agentq_r='free' ;;
     'worker|-q'|'worker|--queue') __agentq_r='dyn:queues' ;;
@@ -331,7 +332,7 @@ __agentq_opts() {
     'sqs') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
     'sqs setup') __agentq_r='-q --queue -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'sqs sweep') __agentq_r='-q --queue --max --leave-foreign -y --yes -h --help --url --context -o --output --json --color --no-input --debug' ;;
-    'sqs custody') __agentq_r='--limit --after -h --help --url --context -o --output --json --color --no-input --debug' ;;
+    'sqs custody') __agentq_r='-q --queue --limit --after -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'sqs help') __agentq_r='--url --context -o --output --json --color --no-input --debug -h --help' ;;
     'outbox') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
     'outbox relay') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;

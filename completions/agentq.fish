@@ -480,6 +480,10 @@ function __agentq_takes_value --description "does option OPT of PATH take a valu
             return 0
         case 'sqs sweep|--max'
             return 0
+        case 'sqs custody|-q'
+            return 0
+        case 'sqs custody|--queue'
+            return 0
         case 'sqs custody|--limit'
             return 0
         case 'sqs custody|--after'
@@ -874,6 +878,7 @@ complete -c agentq -n '__agentq_within \'sqs sweep\'' -s q -l queue -x -a '(__ag
 complete -c agentq -n '__agentq_within \'sqs sweep\'' -l max -x -d 'receive at most this many messages'
 complete -c agentq -n '__agentq_within \'sqs sweep\'' -l leave-foreign -d 'record foreign and malformed messages but leave them in SQS'
 complete -c agentq -n '__agentq_within \'sqs sweep\'' -s y -l yes -d 'do not ask for confirmation'
+complete -c agentq -n '__agentq_within \'sqs custody\'' -s q -l queue -x -a '(__agentq_dyn queues)' -d 'only what was taken from this agentq queue\'s SQS DLQ (default: every queue)'
 complete -c agentq -n '__agentq_within \'sqs custody\'' -l limit -x -d 'at most this many (1-1000)'
 complete -c agentq -n '__agentq_within \'sqs custody\'' -l after -x -d 'continue after this job id'
 complete -c agentq -n '__agentq_arg \'sqs help\' 0' -a 'setup sweep custody'

@@ -99,6 +99,31 @@ describe('agentq sqs / outbox commands', () => {
     expect(rest.stderr).not.toContain('More custody records');
   }, 60_000);
 
+  it('sqs custody --queue lists only what was taken from that queue\'s SQS DLQ, and pages within it', async () => {
+    const own = sqsUrl(server.endpoint, `${prefix}cq`, join(home.dir, 'custody-q.db'), '&wait=0');
+    const ccli = (args: string[]) => runCliOk(home, ['--url', own, ...args], { env: CREDS });
+    const raw = new SQSClient({ region: 'us-east-1', endpoint: server.endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+    for (const q of ['alpha', 'beta']) {
+      await ccli(['sqs', 'setup', '--queue', q]);
+      const dlq = (await raw.send(new GetQueueUrlCommand({ QueueName: dlqName(`${prefix}cq`, q) }))).QueueUrl!;
+      for (const n of [1, 2]) await raw.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: `foreign ${n} in ${q}` }));
+      await ccli(['sqs', 'sweep', '--queue', q, '--yes']);
+    }
+    raw.destroy();
+    const all = JSON.parse((await ccli(['sqs', 'custody', '-o', 'json'])).stdout) as Array<{ body: string }>;
+    expect(all).toHaveLength(4);
+    const beta = JSON.parse((await ccli(['sqs', 'custody', '--queue', 'beta', '-o', 'json'])).stdout) as Array<{ job_id: string; body: string; source_queue: string }>;
+    expect(beta.map((c) => c.body).sort()).toEqual(['foreign 1 in beta', 'foreign 2 in beta']);
+    expect(new Set(beta.map((c) => c.source_queue))).toEqual(new Set([dlqName(`${prefix}cq`, 'beta')]));
+    const first = await ccli(['sqs', 'custody', '--queue', 'beta', '--limit', '1', '-o', 'json']);
+    const [one] = JSON.parse(first.stdout) as Array<{ job_id: string }>;
+    expect(first.stderr).toContain(`More custody records: add --after ${one!.job_id}`);
+    const rest = await ccli(['sqs', 'custody', '--queue', 'beta', '--limit', '1', '--after', one!.job_id, '-o', 'json']);
+    expect((JSON.parse(rest.stdout) as Array<{ body: string }>).map((c) => c.body)).toHaveLength(1);
+    expect(rest.stderr).not.toContain('More custody records');
+    expect(JSON.parse((await ccli(['sqs', 'custody', '--queue', 'gamma', '-o', 'json'])).stdout)).toEqual([]);
+  }, 60_000);
+
   it('with fifo=1, sets up .fifo queues and says FIFO; submit publishes through them; a bad fifo= value is a config error', async () => {
     const fifoUrl = sqsUrl(server.endpoint, `${prefix}f`, join(home.dir, 'fifo.db'), '&wait=0&fifo=1');
     const fcli = (args: string[]) => runCliOk(home, ['--url', fifoUrl, ...args], { env: CREDS });

@@ -208,6 +208,24 @@ describe('custody on a Redis job store', () => {
     expect(await depth(dlqName(e.prefix, 'q'))).toBe(0);
   });
 
+  it('lists custody records of one SQS DLQ (sqs custody --queue) from the one index of every queue, paging within it', async () => {
+    const e = env();
+    const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0 });
+    await b.setup(['q', 'r']);
+    for (const [q, n] of [['q', 3], ['r', 2]] as const) {
+      const dlq = (await raw.send(new GetQueueUrlCommand({ QueueName: dlqName(e.prefix, q) }))).QueueUrl!;
+      for (let i = 0; i < n; i++) await raw.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: `foreign ${i} of ${q}` }));
+      await b.sweepDlq(q);
+    }
+    const onlyR = await b.ext.listCustody(10, null, dlqName(e.prefix, 'r'));
+    expect(onlyR.map((c) => c.body).sort()).toEqual(['foreign 0 of r', 'foreign 1 of r']);
+    const first = await b.ext.listCustody(1, null, dlqName(e.prefix, 'r'));
+    const next = await b.ext.listCustody(1, first[0]!.job_id, dlqName(e.prefix, 'r'));
+    expect([...first, ...next].map((c) => c.job_id)).toEqual(onlyR.map((c) => c.job_id));
+    expect(await b.ext.listCustody(1, next[0]!.job_id, dlqName(e.prefix, 'r'))).toEqual([]);
+    expect(await b.ext.listCustody(10, null, dlqName(e.prefix, 'nope'))).toEqual([]);
+  });
+
   it('keeps foreign and malformed messages byte-exact with their attributes, lists them as malformed, and never redrives or purges them', async () => {
     const e = env();
     const clock = new ManualClock();

@@ -420,8 +420,12 @@ export class SqliteSqsStore implements SqsStore {
     return r ? fromCustodyRow(r) : null;
   }
 
-  listCustody(limit: number, after: string | null): CustodyRecord[] {
-    const rows = this.q('SELECT * FROM sqs_custody WHERE job_id > ? ORDER BY job_id LIMIT ?').all(after ?? '', limit) as CustodyRow[];
+  listCustody(limit: number, after: string | null, sourceQueue?: string): CustodyRecord[] {
+    const rows = (
+      sourceQueue === undefined
+        ? this.q('SELECT * FROM sqs_custody WHERE job_id > ? ORDER BY job_id LIMIT ?').all(after ?? '', limit)
+        : this.q('SELECT * FROM sqs_custody WHERE source_queue = ? AND job_id > ? ORDER BY job_id LIMIT ?').all(sourceQueue, after ?? '', limit)
+    ) as CustodyRow[];
     return rows.map(fromCustodyRow);
   }
 

@@ -357,10 +357,17 @@ export class RedisSqsStore implements SqsStore {
     return raw === null ? null : (JSON.parse(raw) as CustodyRecord);
   }
 
-  async listCustody(limit: number, after: string | null): Promise<CustodyRecord[]> {
-    const ids = await this.client.zrangebylex(this.custodyIndex(), after ? `(${after}` : '-', '+', 'LIMIT', 0, limit);
-    const recs = await Promise.all(ids.map((id) => this.custody(id)));
-    return recs.filter((r): r is CustodyRecord => r !== null);
+  async listCustody(limit: number, after: string | null, sourceQueue?: string): Promise<CustodyRecord[]> {
+    // One index for every queue: with `sourceQueue`, pages of it are read until `limit` match.
+    const out: CustodyRecord[] = [];
+    let cursor = after;
+    for (;;) {
+      const ids = await this.client.zrangebylex(this.custodyIndex(), cursor ? `(${cursor}` : '-', '+', 'LIMIT', 0, limit);
+      const recs = await Promise.all(ids.map((id) => this.custody(id)));
+      for (const r of recs) if (r !== null && (sourceQueue === undefined || r.source_queue === sourceQueue) && out.length < limit) out.push(r);
+      if (ids.length < limit || out.length >= limit) return out;
+      cursor = ids[ids.length - 1]!;
+    }
   }
 
   /**

@@ -100,7 +100,8 @@ export interface SqsStore {
 
   // custody
   custody(jobId: string): Awaitable<CustodyRecord | null>;
-  listCustody(limit: number, after: string | null): Awaitable<CustodyRecord[]>;
+  /** Custody records in job-id order after `after`; with `sourceQueue`, only those taken from that SQS DLQ. */
+  listCustody(limit: number, after: string | null, sourceQueue?: string): Awaitable<CustodyRecord[]>;
   takeCustody(msg: CustodyInput): Awaitable<CustodyOutcome>;
   /**
    * The states of these jobs, one entry per id, in order; the DLQ sweep checks a received batch at

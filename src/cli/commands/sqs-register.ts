@@ -46,6 +46,7 @@ export function registerSqs(program: Command, lazy: Lazy): void {
   sqs
     .command('custody')
     .description('list the messages taken out of SQS DLQs (kind, source queue, receive count, body)')
+    .option('-q, --queue <queue>', 'only what was taken from this agentq queue\'s SQS DLQ (default: every queue)')
     .option('--limit <n>', 'at most this many (1-1000)', '100')
     .option('--after <job-id>', 'continue after this job id')
     .action(lazy(() => import('./sqs.js'), { fn: 'custody' }));

@@ -100,6 +100,7 @@ export async function sweep(o: SweepOptions, ctx: CommandContext): Promise<void>
 }
 
 export interface CustodyOptions {
+  queue?: string;
   limit?: string;
   after?: string;
 }
@@ -109,7 +110,7 @@ export async function custody(o: CustodyOptions, ctx: CommandContext): Promise<v
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new ValidationError('--limit must be a whole number from 1 to 1000');
   const backend = requireSqs(await ctx.openBackend(), 'sqs custody');
   // One more than asked for: whether another page follows (said on stderr, as `dlq list` does).
-  const got = await backend.ext.listCustody(limit + 1, o.after ?? null);
+  const got = await backend.ext.listCustody(limit + 1, o.after ?? null, o.queue === undefined ? undefined : backend.sqsQueues.dlqName(o.queue));
   const rows = got.slice(0, limit);
   await printRecords(ctx.out, {
     columns: [
