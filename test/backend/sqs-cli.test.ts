@@ -235,6 +235,14 @@ describe('agentq sqs / outbox commands', () => {
     expect(JSON.parse(swept.stdout)).toMatchObject({ received: 1, deleted: 1, custody: [] });
   }, 60_000);
 
+  it('sqs sweep of a queue whose SQS DLQ does not exist (a typo in --queue or the prefix) is a config error (exit 78), not "received 0"', async () => {
+    const r = await runCli(home, ['--url', url, 'sqs', 'sweep', '--queue', 'reserach', '--yes'], { env: CREDS });
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain(`error: the SQS DLQ ${dlqName(prefix, 'reserach')} does not exist`);
+    expect(r.stderr).toContain('agentq sqs setup --queue reserach');
+    expect(r.stdout).toBe('');
+  });
+
   it('refuses SQS commands on another backend with a config error (exit 78)', async () => {
     const r = await runCli(home, ['--url', home.dataUrl, 'sqs', 'setup'], { env: CREDS });
     expect(r.code).toBe(78);

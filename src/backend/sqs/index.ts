@@ -187,11 +187,15 @@ export class SqsBackend implements Backend {
     return this.ext.outboxCounts();
   }
 
-  /** Receives from the SQS DLQ of `queue` and takes what it finds into custody. */
+  /**
+   * Receives from the SQS DLQ of `queue` and takes what it finds into custody. A DLQ that does not
+   * exist is a ConfigError: "received 0" for a misspelt queue read as an empty DLQ.
+   */
   async sweepDlq(queue: string, opts: SweepOptions = {}): Promise<SweepReport> {
     const url = await this.sqsQueues.dlqUrl(queue);
-    if (url === null) return { received: 0, custody: [], deleted: 0, kept_in_sqs: 0, mirror_kept: 0 };
-    return sweepDlq(this.data, this.ext, { url, name: this.sqsQueues.dlqName(queue), queue, maxReceiveCount: this.url.maxReceiveCount }, opts);
+    const name = this.sqsQueues.dlqName(queue);
+    if (url === null) throw new ConfigError(`the SQS DLQ ${name} does not exist, so there is nothing to sweep`, `Check the queue name and the URL's prefix; to create the queues of ${queue}: agentq sqs setup --queue ${queue}`);
+    return sweepDlq(this.data, this.ext, { url, name, queue, maxReceiveCount: this.url.maxReceiveCount }, opts);
   }
 
   /**
