@@ -201,6 +201,12 @@ class WorkerRuntime implements Worker {
   /** A call that may have leased jobs failed without an answer: a sweep is due. */
   private orphansSuspected = false;
   private orphanSweep: Promise<void> | null = null;
+  /**
+   * The claim loop sleeps until the orphan sweep ends (it may give jobs back): only that sleep is
+   * woken by the sweep's end, not the backoff after a failed claim (the sweep's store may answer
+   * while the claim's broker does not: SQS down, its job store up, claimed again at once).
+   */
+  private claimWaitsForSweep = false;
   /** The sweep's wait between tries; woken on stop. */
   private readonly sweepWaker = new Waker();
   /** Lost-lease errors that came after an unanswered try of the same write (which may have been recorded). */
@@ -330,7 +336,9 @@ class WorkerRuntime implements Worker {
         if (this.inflight.size === 0 && this.orphanSweep) {
           // Not idle (nor drained) while a sweep may give jobs back to the queue: claim again once
           // it ends (it wakes this loop) or after the idle wait.
+          this.claimWaitsForSweep = true;
           await this.waker.sleep(idleMs);
+          this.claimWaitsForSweep = false;
           idleMs = Math.min(idleMs * 2, this.maxIdleMs);
           continue;
         }
@@ -592,7 +600,7 @@ class WorkerRuntime implements Worker {
     if (this.state !== 'running') return;
     this.orphanSweep ??= this.sweepOrphans().finally(() => {
       this.orphanSweep = null;
-      this.waker.wake();
+      if (this.claimWaitsForSweep) this.waker.wake();
     });
   }
 

@@ -710,6 +710,40 @@ export function runWorkerSuite(name: string, makeFixture: () => Promise<WorkerFi
       expect(events.filter((e) => e.kind === 'store_unavailable')).toHaveLength(1);
     });
 
+    it('a claim failing for want of the broker waits out its backoff: the orphan sweep it starts (answered by the store) does not wake it at once', async () => {
+      // SQS unreachable, its job store fine: each failed claim started an orphan sweep whose list()
+      // answered at once and woke the claim loop, which claimed again with no backoff (several
+      // "store error during claim" lines a second, for as long as SQS was away).
+      let claims = 0;
+      let lists = 0;
+      const brokerDown = new Proxy(fx.backend, {
+        get(target, prop) {
+          const v = Reflect.get(target, prop, target) as unknown;
+          if (typeof v !== 'function') return v;
+          if (prop === 'claim') {
+            return async () => {
+              claims++;
+              throw new RetryLaterError('SQS is unreachable (connect ECONNREFUSED)', 'BACKEND_UNAVAILABLE');
+            };
+          }
+          if (prop === 'list') {
+            return async (...args: unknown[]) => {
+              const r = await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+              // an answer over the network, as the job store's would be: not in the same microtask run
+              await new Promise((resolve) => setImmediate(resolve));
+              lists++;
+              return r;
+            };
+          }
+          return (v as (...a: unknown[]) => unknown).bind(target);
+        },
+      });
+      await start(async () => 'ok', { backend: brokerDown, minIdleMs: 60_000, maxIdleMs: 60_000 });
+      await pollUntil(() => lists >= 1, { what: 'the orphan sweep' });
+      for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
+      expect(claims).toBe(1);
+    });
+
     it('a claim that waits for work by design (claimWaitMs, SQS\'s long poll) is unanswered only from the end of that wait', async () => {
       const job = await submit();
       const held = gate();
