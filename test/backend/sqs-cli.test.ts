@@ -243,6 +243,23 @@ describe('agentq sqs / outbox commands', () => {
     expect(r.stdout).toBe('');
   });
 
+  it('a redrive whose moved jobs could not be published (SQS unreachable) says they wait in the outbox, as submit does', async () => {
+    const store = join(home.dir, 'redrive-down.db');
+    const own = sqsUrl(server.endpoint, `${prefix}rd`, store, '&wait=0');
+    const down = sqsUrl('http://127.0.0.1:9', `${prefix}rd`, store, '&wait=0');
+    const rcli = (args: string[], u = own) => runCliOk(home, ['--url', u, ...args], { env: CREDS });
+    await rcli(['sqs', 'setup', '--queue', 'rd']);
+    await rcli(['submit', 'research_report:v3', '--queue', 'rd', '--max-attempts', '1']);
+    await rcli(['worker', '--queue', 'rd', '--drain', '--', process.execPath, '-e', 'process.exit(1)']);
+    const redriven = await rcli(['dlq', 'redrive', '--queue', 'rd', '--yes', '--no-sweep', '--rate', '0'], down);
+    expect(redriven.stderr).toContain('finished: moved=1');
+    expect(redriven.stderr).toMatch(/warning: 1 job\(s\) of queue rd are not yet published to SQS \(the last try failed: SQS is unreachable .*\); they are stored and queued: workers or `agentq outbox relay` publish them once that is mended/);
+    expect((await rcli(['outbox', 'relay'])).stdout).toContain('published 1');
+    await rcli(['worker', '--queue', 'rd', '--drain', '--', process.execPath, '-e', 'process.exit(1)']);
+    const again = await rcli(['dlq', 'redrive', '--queue', 'rd', '--yes', '--no-sweep', '--rate', '0']);
+    expect(again.stderr).not.toContain('not yet published');
+  }, 60_000);
+
   it('refuses SQS commands on another backend with a config error (exit 78)', async () => {
     const r = await runCli(home, ['--url', home.dataUrl, 'sqs', 'setup'], { env: CREDS });
     expect(r.code).toBe(78);

@@ -252,8 +252,21 @@ async function resume(action: BulkAction, o: BulkOptions, io: DlqIo, rate: numbe
   return report(result, io, swept);
 }
 
-/** A purge or expire on SQS leaves the SQS DLQ copies of what it removed: said, with the sweep that removes them. */
+/**
+ * A purge or expire on SQS leaves the SQS DLQ copies of what it removed: said, with the sweep that
+ * removes them. A redrive whose moved jobs could not be published (SQS unreachable, a missing queue)
+ * leaves them in the outbox: said as submit says it, or "moved" reads as "on its way".
+ */
 async function sqsCopiesLeft(backend: EngineDeps['backend'], run: RunRecord, io: DlqIo): Promise<void> {
+  if (backend.kind === 'sqs' && run.action === 'redrive' && run.counts.moved > 0 && backend.unpublished) {
+    const u = await backend.unpublished(run.queue).catch(() => null);
+    if (u !== null && u.count > 0) {
+      io.err.write(
+        `warning: ${u.count} job(s) of queue ${sanitize(run.queue)} are not yet published to SQS${u.lastError ? ` (the last try failed: ${sanitize(u.lastError)})` : ''}; ` +
+          'they are stored and queued: workers or `agentq outbox relay` publish them once that is mended\n',
+      );
+    }
+  }
   if (backend.kind !== 'sqs' || run.action === 'redrive') return;
   const { copiesLeftNotice } = await import('../../backend/sqs/redrive-sweep.js');
   const notice = copiesLeftNotice(backend, run);
