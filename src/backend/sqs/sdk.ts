@@ -9,7 +9,15 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { SqsUrl } from './url.js';
 
-export function createSqsClient(url: Pick<SqsUrl, 'region' | 'endpoint'>): SQSClient {
+/**
+ * How long an SDK call waits for a connection, and then on a silent socket, before it fails (and
+ * is retried, `maxAttempts`): without them an endpoint that accepts and never answers held
+ * `sqs setup` for ever. As the wire client's socket timeout (wire.ts).
+ */
+export const SDK_CONNECTION_TIMEOUT_MS = 10_000;
+export const SDK_REQUEST_TIMEOUT_MS = 30_000;
+
+export function createSqsClient(url: Pick<SqsUrl, 'region' | 'endpoint'>, timeouts: { connectionMs?: number; requestMs?: number } = {}): SQSClient {
   // The SDK prints a Node-20 end-of-support warning on the first client; that is
   // noise in an operator's terminal and in `-o json` pipelines, so it is turned off
   // unless the user set the variable themselves.
@@ -19,6 +27,7 @@ export function createSqsClient(url: Pick<SqsUrl, 'region' | 'endpoint'>): SQSCl
     ...(url.endpoint ? { endpoint: url.endpoint } : {}),
     // Our own loops retry with backoff where it is safe; the SDK's retries stay modest.
     maxAttempts: 3,
+    requestHandler: { connectionTimeout: timeouts.connectionMs ?? SDK_CONNECTION_TIMEOUT_MS, socketTimeout: timeouts.requestMs ?? SDK_REQUEST_TIMEOUT_MS },
     // Resolve each command class's middleware stack once per client instead of on every
     // send (the SDK rebuilds and sorts the whole stack per call otherwise): about 15-20%
     // less client CPU per SQS call (bench/sqs-client-cpu.mjs). Safe here because agentq
