@@ -58,6 +58,8 @@ beforeAll(async () => {
   authServer.cli('ACL', 'SETUSER', 'pinger', 'on', '>pingpw', '~*', '+ping'); // agentq's first read is refused
   // a read-only user: agentq's scripts run, but their writes are refused inside them
   authServer.cli('ACL', 'SETUSER', 'reader', 'on', '>readpw', '~*', '+@read', '+@connection', '+evalsha', '+eval', '+script', '+info');
+  // `+@read` alone: plain reads work, agentq's scripts (and INFO) are refused
+  authServer.cli('ACL', 'SETUSER', 'plainreader', 'on', '>plainpw', '~*', '+@read', '+@connection');
   authServer.cli('CONFIG', 'SET', 'requirepass', 's3cret');
   plainServer = await startRedisServer();
   tlsCluster = await startRedisCluster(3, { cert: f('server.pem'), key: f('server.key'), ca: f('ca.pem') });
@@ -166,6 +168,15 @@ describe('credentials and permissions', () => {
     expect(r.stderr).toContain("refused a command agentq needs: ERR The user executing the script can't run this command");
     expect(r.stderr).toContain('The ACL user needs');
     expect(r.stderr).not.toContain('bug in agentq');
+  });
+
+  it('a +@read user (no EVAL): inspect exits 4 naming NOPERM, not an internal error', async () => {
+    const id = (await runCliOk(home, ['--url', `redis://:s3cret@127.0.0.1:${authServer.port}`, 'submit', 'w:v1', '--queue', 'ro-inspect'])).stdout.trim();
+    const r = await runCli(home, ['--url', `redis://plainreader:plainpw@127.0.0.1:${authServer.port}`, 'inspect', id]);
+    expect(r.stderr).not.toContain('bug in agentq');
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain("refused a command agentq needs: NOPERM this user has no permissions to run the 'eval' command");
+    expect(r.stderr).toContain('The ACL user needs');
   });
 
   it('a worker of a read-only ACL user stops by itself with exit 4 instead of retrying for ever', async () => {

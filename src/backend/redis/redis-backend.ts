@@ -645,7 +645,17 @@ export class RedisBackend implements Backend {
     return this.client.zrange(this.keys.queues(), 0, 999);
   }
 
+  /** A generator, so not in GUARDED: its reads' failures are mapped here (a script refused by an ACL, a Redis gone mid-read). */
   async *events(query: EventQuery): AsyncIterable<JobEvent> {
+    try {
+      yield* this.eventsUnguarded(query);
+    } catch (e) {
+      await this.conn.settled(e);
+      throw this.conn.errorOf(e);
+    }
+  }
+
+  private async *eventsUnguarded(query: EventQuery): AsyncIterable<JobEvent> {
     if (query.afterSeq !== undefined && query.afterSeq !== null && !/^\d{1,20}-\d{1,20}$/.test(query.afterSeq)) {
       throw new ValidationError(`event cursor ${JSON.stringify(query.afterSeq)} is not a sequence number of this backend (Redis stream ids look like 1767225600000-0)`);
     }
