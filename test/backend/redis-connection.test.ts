@@ -179,6 +179,13 @@ describe('credentials and permissions', () => {
     expect(r.stderr).toContain('The ACL user needs');
   });
 
+  it("a user without INFO: the read works, with no ioredis line about its ready check on stderr", async () => {
+    await runCliOk(home, ['--url', `redis://:s3cret@127.0.0.1:${authServer.port}`, 'submit', 'w:v1', '--queue', 'ro-noinfo']);
+    const r = await runCliOk(home, ['--url', `redis://plainreader:plainpw@127.0.0.1:${authServer.port}`, 'dlq', 'list', '--queue', 'ro-noinfo']);
+    expect(r.stderr).not.toContain('ready check');
+    expect(r.stderr).toBe('');
+  });
+
   it('a worker of a read-only ACL user stops by itself with exit 4 instead of retrying for ever', async () => {
     await runCliOk(home, ['--url', `redis://:s3cret@127.0.0.1:${authServer.port}`, 'submit', 'w:v1', '--queue', 'ro-worker']);
     const r = await runCli(home, ['--url', `redis://reader:readpw@127.0.0.1:${authServer.port}`, 'worker', '--queue', 'ro-worker', '--', '/bin/true'], { timeoutMs: 60_000 });

@@ -91,7 +91,7 @@ export class RedisConnection {
     private readonly unpipelined: string[] = [],
   ) {
     this.where = o.nodes.map((n) => `${n.host}:${n.port}`).join(',');
-    if (o.password !== undefined) routeIoredisPasswordWarning(this.where);
+    routeIoredisWarnings(this.where);
     this.dbSelected = o.db === 0;
     this.client = this.connect();
     // (with a listener, ioredis does not print each connection error to the console)
@@ -363,20 +363,25 @@ export class RedisConnection {
 }
 
 /**
- * ioredis prints its own line with console.warn when the URL gives a password the server does not
- * need (`[WARN] This Redis server's \`default\` user does not require a password, but a password was
- * supplied`), raw on stderr between agentq's lines. That line is replaced by one in agentq's words
- * and format, once per process; anything else written with console.warn passes through.
+ * ioredis prints its own lines with console.warn, raw on stderr between agentq's lines. When the
+ * URL gives a password the server does not need (`[WARN] This Redis server's \`default\` user does
+ * not require a password, but a password was supplied`), that line is replaced by one in agentq's
+ * words and format, once per process. When the user may not run INFO (an ACL user with `+@read`),
+ * ioredis skips its ready check and says so, with advice about its own options the user cannot
+ * act on: that line is dropped (a command agentq needs and is refused is reported as such, exit 4).
+ * Anything else written with console.warn passes through.
  */
 const IOREDIS_PASSWORD_WARNING = /^\[WARN\] (?:This Redis server's `default` user|Redis server) does not require a password/;
+const IOREDIS_READY_CHECK_SKIPPED = /^Skipping the ready check because INFO command fails/;
 let passwordWarningWhere: string | null = null;
 let passwordWarned = false;
 
-function routeIoredisPasswordWarning(where: string): void {
+function routeIoredisWarnings(where: string): void {
   if (passwordWarningWhere !== null) return;
   passwordWarningWhere = where;
   const original = console.warn.bind(console);
   console.warn = (...args: unknown[]) => {
+    if (typeof args[0] === 'string' && IOREDIS_READY_CHECK_SKIPPED.test(args[0])) return;
     if (typeof args[0] !== 'string' || !IOREDIS_PASSWORD_WARNING.test(args[0])) return original(...args);
     if (passwordWarned) return;
     passwordWarned = true;
