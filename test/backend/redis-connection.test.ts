@@ -273,6 +273,25 @@ describe('nothing listening', () => {
   });
 });
 
+describe('an ACL user on a Cluster', () => {
+  it('without CLUSTER INFO (the client checks the Cluster with it): exit 4 naming NOPERM, not "none of its seed nodes could be reached"', async () => {
+    for (const port of tlsCluster.ports) tlsCluster.cli(port, 'ACL', 'SETUSER', 'noinfo', 'on', '>noinfopw', '~*', '+@read', '+@connection', '+eval', '+evalsha', '+cluster|slots');
+    const url = `redis+cluster://noinfo:noinfopw@${tlsCluster.ports.map((p) => `127.0.0.1:${p}`).join(',')}`;
+    const r = await runCli(home, ['--url', url, 'list', '--queue', 'acl']);
+    expect(r.stderr).not.toContain('none of its seed nodes');
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain("refused a command agentq needs: NOPERM this user has no permissions to run the 'cluster|info' command");
+    expect(r.stderr).toContain('CLUSTER INFO');
+  });
+
+  it('with CLUSTER INFO but not CLUSTER NODES: reads work', async () => {
+    for (const port of tlsCluster.ports) tlsCluster.cli(port, 'ACL', 'SETUSER', 'nonodes', 'on', '>nonodespw', '~*', '+@read', '+@connection', '+eval', '+evalsha', '+cluster|slots', '+cluster|info');
+    const url = `redis+cluster://nonodes:nonodespw@${tlsCluster.ports.map((p) => `127.0.0.1:${p}`).join(',')}`;
+    await runCliOk(home, ['--url', url, 'list', '--queue', 'acl']);
+    await runCliOk(home, ['--url', url, 'stats', '--queue', 'acl']);
+  });
+});
+
 describe('a Cluster and a standalone server mistaken for each other', () => {
   /** The slot ranges the node on `port` serves (its `myself` line of CLUSTER NODES). */
   function ownSlots(port: number): Array<[number, number]> {

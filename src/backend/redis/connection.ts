@@ -165,7 +165,7 @@ export class RedisConnection {
     if (isAgentqError(e)) return e;
     const msg = e instanceof Error ? e.message : String(e);
     if (this.fatal) return this.fatal;
-    const denied = deniedError(msg, this.where);
+    const denied = deniedError(msg, this.where, this.o.cluster);
     if (denied) return denied;
     const refused = refusedWrite(msg, this.where);
     if (refused) return refused;
@@ -276,7 +276,7 @@ export class RedisConnection {
         `Use ${this.o.tls ? 'rediss' : 'redis'}://${this.o.nodes[0]!.host}:${this.o.nodes[0]!.port} for it.`,
       );
     } else {
-      this.fatal = deniedError(cause.message, this.where) ?? this.fatal;
+      this.fatal = deniedError(cause.message, this.where, this.o.cluster) ?? this.fatal;
     }
   }
 
@@ -293,6 +293,13 @@ export class RedisConnection {
     const answers = await Promise.all(seeds.map((n) => this.askNode(n.host, n.port)));
     const seedAnswers = new Map(seeds.map((n, i) => [key(n.host, n.port), answers[i]!]));
     const reached = answers.filter((a) => a.error === null);
+    // A node that refuses the user (no CLUSTER INFO: ioredis's ready check is refused the same way,
+    // and it reconnects without a word until it gives up): retrying cannot mend it.
+    const denied = answers.map((a) => (a.raw === null ? null : deniedError(a.raw, this.where, true))).find((d) => d !== null);
+    if (denied) {
+      this.fatal = denied;
+      return;
+    }
     if (reached.length === 0) {
       this.clusterCause = `none of its seed nodes could be reached (${[...seedAnswers].map(([at, a]) => `${at}: ${a.raw}`).join('; ')})`;
       return;
@@ -328,7 +335,11 @@ export class RedisConnection {
     try {
       await probe.connect();
       const info = String(await probe.call('CLUSTER', 'INFO'));
-      const nodes = String(await probe.call('CLUSTER', 'NODES'));
+      // (CLUSTER NODES only names failing nodes: a user refused it still gets the Cluster's state)
+      const nodes = await probe.call('CLUSTER', 'NODES').then(String, (e: unknown) => {
+        if (e instanceof Error && /^NOPERM\b/.test(e.message)) return '';
+        throw e;
+      });
       const failing = nodes
         .split('\n')
         .map((line) => line.split(' '))
@@ -412,7 +423,7 @@ function refusedWrite(msg: string, where: string): RetryLaterError | null {
 }
 
 /** Refused credentials (exit 4) or a command the ACL user may not run; null for anything else. */
-function deniedError(msg: string, where: string): PermissionError | null {
+function deniedError(msg: string, where: string, cluster = false): PermissionError | null {
   if (/^(NOAUTH|WRONGPASS)\b/.test(msg)) {
     return new PermissionError(
       `Redis at ${where} refused the credentials: ${msg}`,
@@ -423,7 +434,8 @@ function deniedError(msg: string, where: string): PermissionError | null {
   if (/^NOPERM\b|^ERR The user executing the script can't run this command/.test(msg)) {
     return new PermissionError(
       `Redis at ${where} refused a command agentq needs: ${msg}`,
-      "The ACL user needs agentq's keys (~{aq:* and ~aq:*, with the URL's prefix for aq) and the commands on them, scripts (EVALSHA, EVAL) included.",
+      "The ACL user needs agentq's keys (~{aq:* and ~aq:*, with the URL's prefix for aq) and the commands on them, scripts (EVALSHA, EVAL) included" +
+        (cluster ? ', and on a Cluster CLUSTER SLOTS and CLUSTER INFO (how the client finds and checks the nodes).' : '.'),
     );
   }
   return null;
