@@ -13,6 +13,7 @@ import { ManualClock, seededRandom } from '../../src/core/clock.js';
 
 import { runRecord } from '../conformance/fixture.js';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster.js';
+import { pollUntil } from '../support/poll.js';
 import { TestServers } from '../support/servers.js';
 
 let cluster: RedisCluster;
@@ -230,6 +231,36 @@ describe('a queue in 3 shards on a 3-master cluster', () => {
     await expect(backend.claim(req)).rejects.toThrow(/WRONGTYPE/);
     expect(errors).toHaveLength(1);
     await backend.close();
+  });
+});
+
+describe('following a queue that does not exist yet', () => {
+  it('gets the events of every shard once the queue is created with more shards than the follower\'s URL says (tail -q Q -f started first)', async () => {
+    const prefix = `late${++n}`;
+    // the follower's URL has no shards=: a queue it does not know looks like 1 shard to it
+    const follower = new RedisBackend(parseRedisUrl(`${cluster.url}?prefix=${prefix}`));
+    const producer = new RedisBackend(parseRedisUrl(`${cluster.url}?shards=3&prefix=${prefix}`));
+    const ac = new AbortController();
+    const seen = new Set<string>();
+    const following = (async () => {
+      for await (const e of follower.events({ queue: 'late', follow: true, signal: ac.signal })) if (e.type === 'submitted') seen.add(e.job_id);
+    })();
+    try {
+      // the follower is blocked reading (XREAD) before the queue exists
+      await pollUntil(() => cluster.ports.some((p) => cluster.cli(p, 'CLIENT', 'LIST').includes('cmd=xread')), { what: 'the follower to block on XREAD' });
+      const ids = new Set<string>();
+      for (let i = 0; i < 30; i++) ids.add((await producer.submit({ workflow: 'w:v1', queue: 'late', tenant_id: TENANTS[i % TENANTS.length]! })).job.job_id);
+      const shards = new Set<number>();
+      for (const t of TENANTS) shards.add(shardOf(t, 3));
+      expect(shards.size).toBeGreaterThan(1);
+      await pollUntil(() => seen.size === ids.size, { timeoutMs: 15_000, what: 'every submitted event' });
+      expect([...seen].sort()).toEqual([...ids].sort());
+    } finally {
+      ac.abort();
+      await following;
+      await follower.close();
+      await producer.close();
+    }
   });
 });
 

@@ -712,7 +712,10 @@ export class RedisBackend implements Backend {
       if (keep(ev)) yield ev;
     }
     if (!query.follow) return;
-    const discover = query.queue ? undefined : () => this.eventStreams();
+    // Streams that appear meanwhile are picked up: queues created since (following every queue), or
+    // the other shards of a queue that did not exist yet, created with more shards than this
+    // connection's URL says (a known queue's shard count is cached: no call).
+    const discover = () => this.eventStreams(query.queue);
     const from = streams.map((key, i) => ({ key, from: cursors[i] ?? null }));
     for await (const ev of this.follow(from, query.signal, discover)) if (keep(ev)) yield ev;
   }
@@ -810,7 +813,7 @@ export class RedisBackend implements Backend {
       );
     };
     for (const s of streams) tail(s.key, s.from ?? '0-0');
-    // Following every queue: queues created meanwhile are picked up (their streams from the start).
+    // New streams (see `discover`) are followed from their start.
     const discovery = discover
       ? setInterval(() => {
           void discover().then(
