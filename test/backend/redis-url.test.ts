@@ -62,6 +62,9 @@ describe('parseRedisUrl', () => {
       ['redis://u:hunter%zz@host', /bad percent-escape in its user name or password/],
       ['redis://%E0%A4%A@host', /bad percent-escape/],
       ['redis://admin:Xy@9f3kLmQ@127.0.0.1:7501', /unencoded "@" in its user name or password/],
+      // a list of seeds pasted with spaces: " 10.0.0.2" is no host name (it was looked up in DNS, exit 75)
+      ['redis+cluster://10.0.0.1:7000, 10.0.0.2:7000', /bad host:port " 10\.0\.0\.2:7000" in Redis URL/],
+      ['redis://10.0.0.1 :6379', /bad host:port "10\.0\.0\.1 :6379" in Redis URL/],
     ] as const;
     for (const [url, rule] of bad) {
       let err: unknown;

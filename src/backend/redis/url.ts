@@ -62,8 +62,14 @@ export function parseRedisUrl(url: string): RedisUrlOptions {
     }
   }
   const nodes = (hostList ?? '').split(',').filter(Boolean).map((hp) => {
-    const mm = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(hp);
-    if (!mm) throw new ConfigError(`bad host:port ${JSON.stringify(hp)} in Redis URL`);
+    // (no white space: a seed list pasted as "a:1, b:2" would look " b" up in DNS and fail as unreachable)
+    const mm = /^(\[[^\]\s]+\]|[^:\s]+)(?::(\d+))?$/.exec(hp);
+    if (!mm) {
+      throw new ConfigError(
+        `bad host:port ${JSON.stringify(hp)} in Redis URL`,
+        /\s/.test(hp) ? 'A URL holds no spaces: separate seed nodes with a comma alone (redis+cluster://HOST:PORT,HOST:PORT).' : undefined,
+      );
+    }
     const port = mm[2] ? Number(mm[2]) : 6379;
     if (!(port > 0 && port < 65536)) throw new ConfigError(`port must be 1-65535 in Redis URL, got ${mm[2]}`);
     return { host: mm[1]!.replace(/^\[|\]$/g, ''), port };
