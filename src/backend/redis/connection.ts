@@ -79,6 +79,8 @@ export class RedisConnection {
    * call fails for it, at most every CLUSTER_PROBE_FRESH_MS.
    */
   private clusterCause: string | null = null;
+  /** A seed refused the user (`probeCluster`): what a call that failed for being unavailable reports. */
+  private clusterDenied: PermissionError | null = null;
   private clusterProbe: Promise<void> | null = null;
   private clusterProbedAt = 0;
   /** The URL's database was selected once (`dbGate`); always true for database 0. */
@@ -111,6 +113,7 @@ export class RedisConnection {
     this.attemptsSince = Date.now();
     this.fatal = null;
     this.clusterCause = null;
+    this.clusterDenied = null;
     this.clusterProbe = null;
     this.client.connect().catch(() => undefined);
   }
@@ -176,6 +179,7 @@ export class RedisConnection {
         `Use redis+cluster://${this.where}${this.o.tls ? ' (rediss+cluster:// for TLS)' : ''}, with more of its nodes after a comma as seeds.`,
       );
     }
+    if (UNAVAILABLE.test(msg) && this.clusterDenied) return this.clusterDenied;
     if (UNAVAILABLE.test(msg)) {
       let cause =
         this.o.cluster && !this.everReady
@@ -291,13 +295,16 @@ export class RedisConnection {
     const key = (h: string, p: number) => `${h}:${p}`;
     const seeds = [...new Map(this.o.nodes.map((n) => [key(n.host, n.port), n])).values()];
     const answers = await Promise.all(seeds.map((n) => this.askNode(n.host, n.port)));
+    this.clusterDenied = null;
     const seedAnswers = new Map(seeds.map((n, i) => [key(n.host, n.port), answers[i]!]));
     const reached = answers.filter((a) => a.error === null);
     // A node that refuses the user (no CLUSTER INFO: ioredis's ready check is refused the same way,
     // and it reconnects without a word until it gives up): retrying cannot mend it.
+    // (kept apart from `fatal`, which would stop the client's retries: a client ended that way mid
+    // ready check is left closed, and the next call waited on it for ever)
     const denied = answers.map((a) => (a.raw === null ? null : deniedError(a.raw, this.where, true))).find((d) => d !== null);
     if (denied) {
-      this.fatal = denied;
+      this.clusterDenied = denied;
       return;
     }
     if (reached.length === 0) {
