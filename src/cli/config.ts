@@ -32,7 +32,7 @@
  * Only regular files up to 1 MiB are read (a FIFO or /dev/zero in their place
  * must not hang or exhaust agentq).
  */
-import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync, mkdirSync, type Stats } from 'node:fs';
+import { chmodSync, closeSync, constants as fsConstants, fsyncSync, fstatSync, lstatSync, openSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync, mkdirSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigError } from '../core/errors.js';
@@ -475,7 +475,10 @@ export function writeCurrentContext(userFilePath: string, name: string): void {
   }
   let raw: Record<string, unknown> = {};
   let text: string | null = null;
+  // A new file is the owner's alone (contexts may hold credentials); an existing one keeps its mode.
+  let mode = 0o600;
   try {
+    mode = statSync(target).mode & 0o777;
     text = readSmallFile(target, MAX_CONFIG_BYTES);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
@@ -489,7 +492,15 @@ export function writeCurrentContext(userFilePath: string, name: string): void {
   const tmp = `${target}.${process.pid}.tmp`;
   try {
     mkdirSync(dirname(target), { recursive: true });
-    writeFileSync(tmp, JSON.stringify(raw, null, 2) + '\n', { mode: 0o600 });
+    // flushed before the rename: a crash then leaves the old file or the new one, never an empty one
+    const fd = openSync(tmp, 'w', mode);
+    try {
+      writeFileSync(fd, JSON.stringify(raw, null, 2) + '\n');
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    chmodSync(tmp, mode); // the umask may have taken bits off
     renameSync(tmp, target);
   } catch (e) {
     try {

@@ -3,7 +3,7 @@
  * contexts refusing mutations (exit 4), config errors (exit 78), and
  * credentials redacted in everything printed.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeCliHome, runCli, runCliOk, type CliHome } from '../support/cli.js';
@@ -125,6 +125,14 @@ describe('getting out of a bad state through the CLI', () => {
     expect((await runCli(home, ['list'])).stderr).toContain(`no agentq store at ${join(home.dir, 'dev.db')}`);
     await runCliOk(home, ['submit', 'w:v1', '--input', '{}']);
     expect((await runCliOk(home, ['list'])).code).toBe(0);
+  });
+
+  it('context use keeps the config file\'s own mode (a new file is 0600: it may hold credentials)', async () => {
+    writeUser({ contexts: { dev: { url: `sqlite:${join(home.dir, 'dev.db')}` }, prod: { url: `sqlite:${join(home.dir, 'prod.db')}` } } });
+    chmodSync(userFile, 0o640);
+    await runCliOk(home, ['context', 'use', 'dev']);
+    expect(statSync(userFile).mode & 0o777).toBe(0o640);
+    expect(JSON.parse(readFileSync(userFile, 'utf8'))).toMatchObject({ currentContext: 'dev' });
   });
 
   it('context use of a context only a project file defines is refused: the user file could not resolve it', async () => {
