@@ -83,6 +83,20 @@ export function runWorkerSuite(name: string, makeFixture: () => Promise<WorkerFi
         return j && pred(j) ? j : null;
       }, { what });
     const inState = (id: string, state: Job['state']): Promise<Job> => until(id, (j) => j.state === state, `${id} ${state}`);
+    /** The store with its claims held until `wait` resolves (a store that does not answer); `claimWaitMs` as a backend declares it. */
+    const claimsHeld = (wait: Promise<void>, claimWaitMs?: number): Backend =>
+      new Proxy(fx.backend, {
+        get(target, prop) {
+          if (prop === 'claimWaitMs' && claimWaitMs !== undefined) return claimWaitMs;
+          const v = Reflect.get(target, prop, target) as unknown;
+          if (typeof v !== 'function') return v;
+          if (prop !== 'claim') return (v as (...a: unknown[]) => unknown).bind(target);
+          return async (...args: unknown[]) => {
+            await wait;
+            return (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          };
+        },
+      });
 
     it('completes a job with the handler result: strings as is, other values as JSON', async () => {
       const a = await submit({ input: 'text' });
@@ -688,18 +702,7 @@ export function runWorkerSuite(name: string, makeFixture: () => Promise<WorkerFi
     it('says once when the store stops answering, and once when it answers again', async () => {
       const job = await submit();
       const held = gate();
-      const stalled = new Proxy(fx.backend, {
-        get(target, prop) {
-          const v = Reflect.get(target, prop, target) as unknown;
-          if (typeof v !== 'function') return v;
-          if (prop !== 'claim') return (v as (...a: unknown[]) => unknown).bind(target);
-          return async (...args: unknown[]) => {
-            await held.wait;
-            return (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-          };
-        },
-      });
-      await start(async () => 'ok', { backend: stalled });
+      await start(async () => 'ok', { backend: claimsHeld(held.wait) });
       fx.clock.advance(5_000);
       await pollUntil(() => events.some((e) => e.kind === 'store_unavailable'), { what: 'store_unavailable' });
       expect(events.filter((e) => e.kind === 'store_unavailable')).toEqual([{ kind: 'store_unavailable', waiting: 1, error: null }]);
@@ -747,19 +750,7 @@ export function runWorkerSuite(name: string, makeFixture: () => Promise<WorkerFi
     it('a claim that waits for work by design (claimWaitMs, SQS\'s long poll) is unanswered only from the end of that wait', async () => {
       const job = await submit();
       const held = gate();
-      const longPoll = new Proxy(fx.backend, {
-        get(target, prop) {
-          if (prop === 'claimWaitMs') return 20_000;
-          const v = Reflect.get(target, prop, target) as unknown;
-          if (typeof v !== 'function') return v;
-          if (prop !== 'claim') return (v as (...a: unknown[]) => unknown).bind(target);
-          return async (...args: unknown[]) => {
-            await held.wait;
-            return (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-          };
-        },
-      });
-      await start(async () => 'ok', { backend: longPoll });
+      await start(async () => 'ok', { backend: claimsHeld(held.wait, 20_000) });
       fx.clock.advance(5_000);
       fx.clock.advance(20_000);
       await pollUntil(() => events.some((e) => e.kind === 'store_unavailable'), { what: 'store_unavailable' });
