@@ -44,6 +44,7 @@ export type { Job, JobEnvelope, JobEvent, JobState, JobClass, DlqEntry, Effect, 
 export { DEFAULT_RETRY_POLICY, ERROR_CODE_TABLE } from './core/retry.js';
 export {
   AgentqError,
+  BrokerUnavailableError,
   ClosedError,
   ConfigError,
   DeclinedError,

@@ -361,6 +361,15 @@ export interface Backend {
    */
   readonly claimWaitMs?: number;
 
+  /**
+   * Optional: the broker that delivers the jobs, where it is not the store (SQS): its name for
+   * messages ("SQS at ENDPOINT", "SQS in REGION") and how many of its calls it has answered so far
+   * (a refusal is an answer; a call that never reached it is not). A worker tells an outage of the
+   * broker (`BrokerUnavailableError`) from the store's by it, and says the broker is back only once
+   * that count moves, not when the store answers. Absent where the store is the broker.
+   */
+  readonly broker?: { readonly name: string; readonly answered: number };
+
   // ---- producers and operators
   /** Idempotent on `idempotency_key`: same key and body → same job, `created: false`; same key, other body → `IdempotencyConflictError`. */
   submit(req: SubmitRequest): Promise<SubmitResult>;

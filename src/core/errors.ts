@@ -108,6 +108,13 @@ export class RetryLaterError extends AgentqError {
   }
 }
 
+/**
+ * The broker that delivers the jobs, where it is not the store (SQS), could not be reached or is
+ * busy: exit 75 like an outage of the store, told apart so that a worker names the broker, not the
+ * store, and does not take the store's answers for the broker's.
+ */
+export class BrokerUnavailableError extends RetryLaterError {}
+
 /** A state transition the state machine does not allow (e.g. cancel a succeeded job). */
 export class IllegalTransitionError extends AgentqError {
   constructor(message: string) {

@@ -6,10 +6,13 @@
  * within seconds, instead of nothing until the calls give up (25-40 s on a Redis restart), and says
  * once when it is back. A few counters per call, no timer per call: one interval checks. A claim's
  * wait for work by design (SQS's long poll, `Backend.claimWaitMs`) is not counted as unanswered.
+ * Where the broker is not the store (SQS, `Backend.broker`), a call that fails for want of the
+ * broker (`BrokerUnavailableError`) says the broker is unavailable, not the store, and only an
+ * answer of the broker itself says it is back: the store's answers (the orphan sweep's list) do not.
  */
 import type { Backend } from '../backend/contract.js';
 import type { Clock } from '../core/clock.js';
-import { AgentqError, RetryLaterError } from '../core/errors.js';
+import { AgentqError, BrokerUnavailableError, RetryLaterError } from '../core/errors.js';
 
 /** Calls unanswered this long mean the store is not answering. */
 export const STALL_MS = 5_000;
@@ -18,7 +21,11 @@ const CHECK_MS = 1_000;
 /** A second "unavailable" within this long of the first is not said again (a store that flaps). */
 const REPEAT_MS = 10_000;
 
-export type StoreChange = { kind: 'store_unavailable'; waiting: number; error: unknown } | { kind: 'store_available'; downMs: number };
+export type StoreChange =
+  | { kind: 'store_unavailable'; waiting: number; error: unknown }
+  | { kind: 'store_available'; downMs: number }
+  | { kind: 'broker_unavailable'; broker: string; error: unknown }
+  | { kind: 'broker_available'; broker: string; downMs: number };
 
 /**
  * Whether a failed store call may still have been applied, or may work later: a store that could
@@ -42,6 +49,11 @@ export class StoreWatch {
   private lastSaid = -Infinity;
   private saidDown = false;
   private timer: NodeJS.Timeout | null = null;
+  /** The broker where it is not the store (`Backend.broker`), as of the last `wrap`. */
+  private brokerOf: Backend | null = null;
+  /** The broker is down since then (the failed call's start), and had answered this many calls by then. */
+  private brokerDown: { since: number; answered: number; said: boolean } | null = null;
+  private brokerLastSaid = -Infinity;
 
   constructor(
     private readonly clock: Clock,
@@ -54,6 +66,7 @@ export class StoreWatch {
   wrap(backend: Backend): Backend {
     const wrapped = new Map<PropertyKey, unknown>();
     const claimWaitMs = backend.claimWaitMs ?? 0;
+    this.brokerOf = backend.broker ? backend : null;
     return new Proxy(backend, {
       get: (target, prop) => {
         const v = Reflect.get(target, prop, target) as unknown;
@@ -109,7 +122,9 @@ export class StoreWatch {
     // From the failed call's start: a store call can block the event loop while it waits (SQLite's
     // busy timeout is a synchronous 10 s wait), so no stall check ran, and timing the outage from
     // the failure said "answers again (after 2ms)" after a 10 s wait.
-    if (error !== null && isUnavailable(error)) this.down(error, startedAt);
+    this.brokerAnswered();
+    if (error instanceof BrokerUnavailableError && this.brokerOf) this.brokerUnavailable(error, startedAt);
+    else if (error !== null && isUnavailable(error)) this.down(error, startedAt);
     else if (this.downSince !== null) {
       const downMs = this.clock.now() - this.downSince;
       this.downSince = null;
@@ -120,6 +135,7 @@ export class StoreWatch {
 
   private check(): void {
     const now = this.clock.now();
+    this.brokerAnswered();
     for (const w of this.waiting) {
       if (w.counted || now < w.until) continue;
       w.counted = true;
@@ -137,5 +153,26 @@ export class StoreWatch {
     this.lastSaid = now;
     this.saidDown = true;
     this.report({ kind: 'store_unavailable', waiting: this.pending, error });
+  }
+
+  /** The broker is down since `since` (the failed call's start); said once, not again within REPEAT_MS. */
+  private brokerUnavailable(error: BrokerUnavailableError, since: number): void {
+    const broker = this.brokerOf?.broker;
+    if (!broker || this.brokerDown !== null) return;
+    const now = this.clock.now();
+    const say = now - this.brokerLastSaid >= REPEAT_MS;
+    this.brokerDown = { since, answered: broker.answered, said: say };
+    if (!say) return;
+    this.brokerLastSaid = now;
+    this.report({ kind: 'broker_unavailable', broker: broker.name, error });
+  }
+
+  /** Whether the broker, down, has answered a call since: then it is back. */
+  private brokerAnswered(): void {
+    const broker = this.brokerOf?.broker;
+    if (!broker || this.brokerDown === null || broker.answered === this.brokerDown.answered) return;
+    const { since, said } = this.brokerDown;
+    this.brokerDown = null;
+    if (said) this.report({ kind: 'broker_available', broker: broker.name, downMs: this.clock.now() - since });
   }
 }

@@ -100,6 +100,14 @@ export type WorkerEvent =
   | { kind: 'store_unavailable'; waiting: number; error: unknown }
   /** The store answers again, `downMs` after it stopped (only after a `store_unavailable`). */
   | { kind: 'store_available'; downMs: number }
+  /**
+   * Where the broker is not the store (SQS): a call failed for want of the broker (`broker` names it,
+   * e.g. "SQS at http://127.0.0.1:4566"; `error` a `BrokerUnavailableError`) while the store may
+   * answer. Said once until the broker itself answers again (and not again within 10 s).
+   */
+  | { kind: 'broker_unavailable'; broker: string; error: unknown }
+  /** The broker answered a call again, `downMs` after it stopped (only after a `broker_unavailable`). */
+  | { kind: 'broker_available'; broker: string; downMs: number }
   /** A claim found nothing claimable and no job is in flight; the next claim is in `waitMs` (doubling while idle). */
   | { kind: 'idle'; waitMs: number }
   | { kind: 'stopping'; inFlight: number }

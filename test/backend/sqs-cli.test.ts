@@ -13,7 +13,9 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dlqName } from '../../src/backend/sqs/names.js';
-import { makeCliHome, runCli, runCliOk, type CliHome } from '../support/cli.js';
+import { collect, makeCliHome, runCli, runCliOk, spawnCli, type CliHome } from '../support/cli.js';
+import { pollUntil } from '../support/poll.js';
+import { freePort } from '../support/redis-server.js';
 import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
 import { sqsUrl } from '../conformance/sqs-fixture.js';
 
@@ -220,6 +222,28 @@ describe('agentq sqs / outbox commands', () => {
     const worker = await lcli(['worker', '--queue', 'lp', '--drain', '--', process.execPath, '-e', '']);
     expect(worker.stderr).toContain('nothing claimable; --drain: stopping');
     expect(worker.stderr).not.toContain('not answering');
+  }, 60_000);
+
+  it('a worker whose SQS is unreachable (its job store fine) says so once, naming SQS and its endpoint, and not that the store answers again', async () => {
+    // Was: "the store is unavailable (SQS is unreachable …)", then "the store answers again (after
+    // 150ms)" as soon as the job store answered the orphan sweep, and that pair again every 10 s.
+    const port = await freePort();
+    const endpoint = `http://127.0.0.1:${port}`;
+    const own = sqsUrl(endpoint, `${prefix}down`, join(home.dir, 'down.db'), '&wait=0');
+    await runCliOk(home, ['--url', own, 'submit', 'research_report:v3', '--queue', 'down'], { env: CREDS });
+    const worker = spawnCli(home, ['--url', own, 'worker', '--queue', 'down', '--', process.execPath, '-e', ''], { env: CREDS });
+    const done = collect(worker, 60_000);
+    let stderr = '';
+    worker.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    try {
+      await pollUntil(() => stderr.split('store error during claim').length > 3, { timeoutMs: 30_000, what: 'three failed claims' });
+    } finally {
+      worker.kill('SIGTERM');
+      await done;
+    }
+    expect(stderr.split(`worker: SQS at ${endpoint} is unavailable (SQS is unreachable`).length, stderr).toBe(2);
+    expect(stderr).not.toContain('the store is unavailable');
+    expect(stderr).not.toContain('answers again');
   }, 60_000);
 
   it('dlq purge says the SQS DLQ copies of what it purged are still there, and names the sweep that deletes them', async () => {

@@ -33,8 +33,9 @@ export interface SqsServer {
   stop(): Promise<void>;
 }
 
-export async function startSqsServer(): Promise<SqsServer> {
-  const port = await freePort();
+/** `port`: that port (a server stopped and started again on its port, as SQS coming back); a free one otherwise. Queues do not survive a stop. */
+export async function startSqsServer(opts: { port?: number } = {}): Promise<SqsServer> {
+  const port = opts.port ?? (await freePort());
   const child: ChildProcess = spawn(process.execPath, ['--input-type=module', '-e', CHILD], {
     cwd: REPO,
     env: { ...process.env, FAUXQS_TEST_PORT: String(port) },

@@ -5,7 +5,7 @@
  * code, as sqs-consumer does it).
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { AgentqError, ConfigError, PermissionError, RetryLaterError } from '../../core/errors.js';
+import { AgentqError, BrokerUnavailableError, ConfigError, PermissionError, RetryLaterError } from '../../core/errors.js';
 import type { SqsUrl } from './url.js';
 import { SdkDataPlane, type SqsDataPlane } from './data-plane.js';
 import { defaultCredentials } from './credentials.js';
@@ -86,13 +86,13 @@ export function toAgentqError(e: unknown, what: string, queue?: string): AgentqE
   const err = e as { name?: string; message?: string };
   const name = err?.name ?? 'Error';
   const detail = `${what}: ${name}${err?.message && err.message !== name ? `: ${err.message}` : ''}`;
-  if (isConnectionError(e)) return new RetryLaterError(`SQS is unreachable (${detail})`, 'BACKEND_UNAVAILABLE', 'Check the endpoint and network, then try again.');
+  if (isConnectionError(e)) return new BrokerUnavailableError(`SQS is unreachable (${detail})`, 'BACKEND_UNAVAILABLE', 'Check the endpoint and network, then try again.');
   // Something other than SQS answered (a wrong port, another service): the wire client's
   // NotSqsResponse, or the SDK failing to read the body. A gateway's 5xx page may pass; anything else is the URL.
   const status = (e as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
   if (name === 'NotSqsResponse' || /Deserialization error/.test(err?.message ?? '')) {
     const what2 = name === 'NotSqsResponse' ? `${what}: ${err.message}` : `${what}: HTTP ${status ?? '?'}`;
-    if (status !== undefined && status >= 500 && status !== 501) return new RetryLaterError(`SQS is unreachable (${what2})`, 'BACKEND_UNAVAILABLE', 'Check the endpoint and network, then try again.');
+    if (status !== undefined && status >= 500 && status !== 501) return new BrokerUnavailableError(`SQS is unreachable (${what2})`, 'BACKEND_UNAVAILABLE', 'Check the endpoint and network, then try again.');
     return new ConfigError(`${NOT_SQS} (${what2})`, NOT_SQS_HINT);
   }
   if (/AccessDenied|InvalidClientTokenId|UnrecognizedClient|SignatureDoesNotMatch|ExpiredToken|CredentialsProviderError/i.test(name + (err?.message ?? ''))) {
@@ -101,6 +101,35 @@ export function toAgentqError(e: unknown, what: string, queue?: string): AgentqE
   if (isQueueMissing(e)) {
     return new ConfigError(`an SQS queue agentq needs does not exist (${detail})`, queue === undefined ? 'Create the queues with: agentq sqs setup --queue QUEUE' : `Run: agentq sqs setup --queue ${queue}`);
   }
-  if (/Throttl|RequestThrottled|ServiceUnavailable|InternalError|OverLimit/i.test(name)) return new RetryLaterError(`SQS is busy (${detail})`, 'BACKEND_BUSY');
+  if (/Throttl|RequestThrottled|ServiceUnavailable|InternalError|OverLimit/i.test(name)) return new BrokerUnavailableError(`SQS is busy (${detail})`, 'BACKEND_BUSY');
   return new AgentqError('SQS_ERROR', detail, 1);
+}
+
+/**
+ * `data` with every answer SQS gives counted by `answered` (`Backend.broker`): a result or a
+ * refusal (a missing queue, denied credentials) is an answer; a call that did not reach SQS, or
+ * found it busy, is not, nor one that failed before it was sent (an agentq error of its own).
+ */
+export function countingAnswers(data: SqsDataPlane, answered: () => void): SqsDataPlane {
+  const counted = (e: unknown): boolean => !(e instanceof AgentqError) && !(toAgentqError(e, '') instanceof RetryLaterError);
+  return new Proxy(data, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop, target) as unknown;
+      if (typeof v !== 'function') return v;
+      return (...args: unknown[]) => {
+        const r = (v as (...a: unknown[]) => unknown).apply(target, args);
+        if (!(r instanceof Promise)) return r;
+        return r.then(
+          (out: unknown) => {
+            answered();
+            return out;
+          },
+          (e: unknown) => {
+            if (counted(e)) answered();
+            throw e;
+          },
+        );
+      };
+    },
+  });
 }

@@ -47,7 +47,7 @@ import type {
 } from '../contract.js';
 import { checkClaim } from '../checks.js';
 import { sendBatch, type OutgoingMessage } from './batch-send.js';
-import { createDataPlane, LazySqsSdk, toAgentqError } from './client.js';
+import { countingAnswers, createDataPlane, LazySqsSdk, toAgentqError } from './client.js';
 import { SdkDataPlane, type SqsDataPlane } from './data-plane.js';
 import { sweepDlq, type SweepOptions, type SweepReport } from './custody.js';
 import { dlqAttributes, messageBody, parseMessage } from './envelope.js';
@@ -126,6 +126,8 @@ export class SqsBackend implements Backend {
   private fair = initialFairnessState();
   /** Told the jobs of every committed redrive batch: the sweep beside the moves (sweepRedrivenCopies). */
   private readonly movedListeners = new Set<(jobIds: string[]) => void>();
+  /** Calls SQS answered (`broker`). */
+  private answered = 0;
   /** Queues whose missing SQS DLQ (or a failed send of a copy to it) was reported (buryInSqs): once each. */
   private readonly dlqMissingSaid = new Set<string>();
 
@@ -144,7 +146,8 @@ export class SqsBackend implements Backend {
     this.ownsClient = !opts.client;
     this.sdk = new LazySqsSdk(opts.url, opts.client);
     this.ownsData = !opts.dataPlane;
-    this.data = opts.dataPlane ?? (opts.client ? new SdkDataPlane(opts.client) : createDataPlane(this.sdk, opts.url));
+    const data = opts.dataPlane ?? (opts.client ? new SdkDataPlane(opts.client) : createDataPlane(this.sdk, opts.url));
+    this.data = countingAnswers(data, () => this.answered++);
     this.sqsQueues = new SqsQueues(this.data, this.sdk, opts.url.prefix, opts.url.maxReceiveCount, opts.url.autoCreate, opts.url.fifo !== null);
     this.relay = new OutboxRelay(this.ext, this.sqsQueues, this.data, this.maxVisibility, opts.url.fifo);
     this.publisher = new GroupPublisher(this.relay);
@@ -283,6 +286,11 @@ export class SqsBackend implements Backend {
   /** An idle claim long-polls one SQS queue for `wait=` seconds (claim below). */
   get claimWaitMs(): number {
     return this.url.waitSeconds * 1000;
+  }
+
+  /** SQS, the broker (named by its endpoint, else its region), and how many of its calls it answered. */
+  get broker(): { name: string; answered: number } {
+    return { name: this.url.endpoint === null ? `SQS in ${this.url.region}` : `SQS at ${this.url.endpoint}`, answered: this.answered };
   }
 
 

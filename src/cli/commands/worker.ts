@@ -271,6 +271,10 @@ function describe(e: WorkerEvent): string | null {
         : `the store is unavailable (${sanitize(e.error instanceof Error ? e.error.message : String(e.error))}); waiting for it, running jobs go on`;
     case 'store_available':
       return `the store answers again (after ${formatDuration(e.downMs)})`;
+    case 'broker_unavailable':
+      return `${sanitize(e.broker)} is unavailable (${sanitize(e.error instanceof Error ? e.error.message : String(e.error))}); waiting for it (jobs are claimed through it), running jobs go on`;
+    case 'broker_available':
+      return `${sanitize(e.broker)} answers again (after ${formatDuration(e.downMs)})`;
     case 'stopped':
       return 'stopped';
     default:
