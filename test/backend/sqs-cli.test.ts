@@ -236,7 +236,7 @@ describe('agentq sqs / outbox commands', () => {
     let stderr = '';
     worker.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
     try {
-      await pollUntil(() => stderr.split('store error during claim').length > 3, { timeoutMs: 30_000, what: 'three failed claims' });
+      await pollUntil(() => stderr.split('error during claim').length > 3, { timeoutMs: 30_000, what: 'three failed claims' });
     } finally {
       worker.kill('SIGTERM');
       await done;
@@ -244,6 +244,9 @@ describe('agentq sqs / outbox commands', () => {
     expect(stderr.split(`worker: SQS at ${endpoint} is unavailable (SQS is unreachable`).length, stderr).toBe(2);
     expect(stderr).not.toContain('the store is unavailable');
     expect(stderr).not.toContain('answers again');
+    // each failed claim: an error of the broker, not of the store
+    expect(stderr).toContain('worker: broker error during claim: SQS is unreachable');
+    expect(stderr).not.toContain('store error');
   }, 60_000);
 
   it('dlq purge says the SQS DLQ copies of what it purged are still there, and names the sweep that deletes them', async () => {

@@ -8,7 +8,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { formatDuration, parseDuration } from '../../core/duration.js';
-import { AgentqError, ExitCode, ValidationError } from '../../core/errors.js';
+import { AgentqError, BrokerUnavailableError, ExitCode, ValidationError } from '../../core/errors.js';
 import type { Unpublished } from '../../backend/contract.js';
 import type { FairnessOptions } from '../../core/fairness.js';
 import { NAME_RE, NAME_RULE } from '../../core/model.js';
@@ -264,7 +264,8 @@ function describe(e: WorkerEvent): string | null {
     case 'handler_detached':
       return `${e.jobId}: handler did not exit after ${e.reason}; job ended without it`;
     case 'backend_error':
-      return `store error during ${e.op}${e.jobId ? ` of ${e.jobId}` : ''}: ${sanitize(e.error instanceof Error ? e.error.message : String(e.error))}`;
+      // An outage of SQS (the broker) is not the store's: "store error … SQS is unreachable" sent on-call to the wrong system.
+      return `${e.error instanceof BrokerUnavailableError ? 'broker' : 'store'} error during ${e.op}${e.jobId ? ` of ${e.jobId}` : ''}: ${sanitize(e.error instanceof Error ? e.error.message : String(e.error))}`;
     case 'store_unavailable':
       return e.error === null
         ? `the store is not answering (${e.waiting} ${e.waiting === 1 ? 'call' : 'calls'} waiting for ${formatDuration(STALL_MS)}); waiting for it, running jobs go on`
