@@ -27,7 +27,7 @@ export function defaultCredentials(region: string, env: NodeJS.ProcessEnv = proc
     if (fromEnv) return fromEnv;
     chain ??= import('@aws-sdk/credential-provider-node').then(
       // As the SQS client calls it: the client's config as parentClientConfig (only the region matters to the chain).
-      (m) => m.defaultProvider({ parentClientConfig: { region } }) as IdentityProvider,
+      (m) => m.defaultProvider({ parentClientConfig: { region }, logger: SDK_LOGGER }) as IdentityProvider,
       (e: unknown) => {
         chain = null;
         throw e;
@@ -46,4 +46,33 @@ export function envCredentials(env: NodeJS.ProcessEnv): Identity | null {
   const sessionToken = env.AWS_SESSION_TOKEN;
   const expiry = env.AWS_CREDENTIAL_EXPIRATION;
   return { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}), ...(expiry ? { expiration: new Date(expiry) } : {}) };
+}
+
+/**
+ * The AWS SDK's own warnings in agentq's words and format, each once per process: the SDK prints
+ * them with console.warn, raw and over several lines, between agentq's lines (and into a `-o json`
+ * run's stderr). Its debug and info lines are dropped, as with no logger; errors reach agentq as
+ * the errors the calls throw.
+ */
+const saidWarnings = new Set<string>();
+export const SDK_LOGGER = {
+  debug: (): void => {},
+  info: (): void => {},
+  error: (): void => {},
+  warn: (...args: unknown[]): void => {
+    const text = args.map((a) => (typeof a === 'string' ? a : a instanceof Error ? a.message : String(a))).join(' ');
+    const line = /Multiple credential sources detected/.test(text)
+      ? 'both AWS_PROFILE and AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY are set: the AWS SDK uses the profile (set only one of them)'
+      : `AWS SDK: ${oneLine(text)}`;
+    if (saidWarnings.has(line)) return;
+    saidWarnings.add(line);
+    process.stderr.write(`warning: ${line}\n`);
+  },
+};
+
+/** Whitespace runs (line breaks included) as one space, control characters left out, at most 300 characters. */
+function oneLine(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  const flat = text.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, '').replace(/\s+/g, ' ').trim();
+  return flat.length > 300 ? `${flat.slice(0, 299)}…` : flat;
 }

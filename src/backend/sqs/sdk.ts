@@ -8,6 +8,7 @@
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { SqsUrl } from './url.js';
+import { SDK_LOGGER } from './credentials.js';
 
 /**
  * How long an SDK call waits for a connection, and then on a silent socket, before it fails (and
@@ -24,6 +25,8 @@ export function createSqsClient(url: Pick<SqsUrl, 'region' | 'endpoint'>, timeou
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   return new SQSClient({
     region: url.region,
+    // the SDK's warnings (its credential chain's among them) one line each, in agentq's format
+    logger: SDK_LOGGER,
     ...(url.endpoint ? { endpoint: url.endpoint } : {}),
     // Our own loops retry with backoff where it is safe; the SDK's retries stay modest.
     maxAttempts: 3,
