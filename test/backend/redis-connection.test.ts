@@ -284,6 +284,19 @@ describe('an ACL user on a Cluster', () => {
     expect(r.stderr).toContain('CLUSTER INFO');
   });
 
+  it('a worker without CLUSTER INFO stops by itself with exit 4 naming the refused command, instead of waiting on a claim for ever', async () => {
+    // (after its first refused claim ioredis's client ended and then reported itself closed, with no
+    // attempt to come: the next claim waited in its offline queue, where no command timeout applies)
+    for (const port of tlsCluster.ports) tlsCluster.cli(port, 'ACL', 'SETUSER', 'noinfo', 'on', '>noinfopw', '~*', '+@read', '+@connection', '+eval', '+evalsha', '+cluster|slots');
+    const url = `redis+cluster://noinfo:noinfopw@${tlsCluster.ports.map((p) => `127.0.0.1:${p}`).join(',')}`;
+    const r = await runCli(home, ['--url', url, 'worker', '--queue', 'acl-worker', '--', '/bin/true'], { timeoutMs: 60_000 });
+    expect(r.stderr).not.toContain('the store is not answering');
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('worker: stopping — the store has refused this worker for 10s');
+    expect(r.stderr).toContain('error: Redis at 127.0.0.1:');
+    expect(r.stderr).toContain("refused a command agentq needs: NOPERM this user has no permissions to run the 'cluster|info' command");
+  }, 60_000);
+
   it('with CLUSTER INFO but not CLUSTER NODES: reads work', async () => {
     for (const port of tlsCluster.ports) tlsCluster.cli(port, 'ACL', 'SETUSER', 'nonodes', 'on', '>nonodespw', '~*', '+@read', '+@connection', '+eval', '+evalsha', '+cluster|slots', '+cluster|info');
     const url = `redis+cluster://nonodes:nonodespw@${tlsCluster.ports.map((p) => `127.0.0.1:${p}`).join(',')}`;

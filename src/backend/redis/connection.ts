@@ -72,6 +72,8 @@ export class RedisConnection {
   /** A failure retrying cannot mend, seen since the current attempt began. */
   private fatal: ConfigError | PermissionError | null = null;
   private closing = false;
+  /** The client gave up (ioredis's `end`) and has not started connecting since: see `wake`. */
+  private ended = false;
   /**
    * What the Cluster's nodes say for themselves (`probeCluster`): ioredis's Cluster client reports
    * only "Connection is closed." or "Too many Cluster redirections" for a node it could not reach
@@ -102,14 +104,20 @@ export class RedisConnection {
       this.everReady = true;
       this.lastError = null;
     });
+    this.client.on('end', () => (this.ended = true));
+    this.client.on('connecting', () => (this.ended = false));
   }
 
   /**
    * Called before each call: a client that gave up its first connection (status `end`) starts
-   * another attempt, so the call waits for it rather than failing on the old one.
+   * another attempt, so the call waits for it rather than failing on the old one. A Cluster client
+   * that gave up after a refused ready check (an ACL user without CLUSTER INFO) reports `close`,
+   * not `end`, once its nodes' sockets are gone (ioredis sets `close` again for each of them after
+   * `end`): with no attempt left to come, a call would wait in its offline queue for ever, where no
+   * command timeout applies.
    */
   wake(): void {
-    if (this.closing || this.client.status !== 'end') return;
+    if (this.closing || !(this.client.status === 'end' || (this.ended && this.client.status === 'close'))) return;
     this.attemptsSince = Date.now();
     this.fatal = null;
     this.clusterCause = null;
