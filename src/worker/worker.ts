@@ -158,6 +158,8 @@ export const MIN_LEASE_MS = 100;
 
 /** 2^31 - 1 ms: Node runs a longer timeout after 1 ms instead. */
 export const MAX_TIMER_MS = 2_147_483_647;
+/** On stop, a claim in flight is waited for the grace period, and at least this long (past `Backend.claimWaitMs`). */
+const CLAIM_STOP_WAIT_MS = 1_000;
 
 class WorkerRuntime implements Worker {
   readonly workerId: string;
@@ -321,6 +323,7 @@ class WorkerRuntime implements Worker {
         }
         // The claim may have run with its answer lost: jobs leased to no one here.
         if (isUnavailable(error)) this.suspectOrphans();
+        if (this.state !== 'running') break;
         await this.waker.sleep(idleMs);
         idleMs = Math.min(idleMs * 2, this.maxIdleMs);
         continue;
@@ -835,20 +838,34 @@ class WorkerRuntime implements Worker {
     this.state = 'stopping';
     this.log({ kind: 'stopping', inFlight: this.inflight.size });
     this.waker.wake();
-    await this.claimLoopDone;
-
-    // Running handlers get the grace period to finish on their own…
-    const all = (): Promise<void> => Promise.all([...this.inflight.values()].map((f) => f.slotFreed)).then(() => undefined);
+    // The grace period runs from here, for a claim in flight as for running handlers: a claim the
+    // store leaves unanswered (a frozen server, a client that no longer tries to connect) held up
+    // the stop, the first SIGTERM included, until the call gave up, or for ever. (The claim gets at
+    // least its wait for work by design, SQS's long poll, and CLAIM_STOP_WAIT_MS more: with a short
+    // grace, a claim the store answers still hands its jobs back before the store is closed.)
     let graceTimer: NodeJS.Timeout | undefined;
-    await Promise.race([all(), new Promise<void>((r) => (graceTimer = setTimeout(r, this.gracefulMs)))]);
+    let claimTimer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<void>((r) => (graceTimer = setTimeout(r, this.gracefulMs)));
+    let claimLoopEnded = false;
+    await Promise.race([
+      this.claimLoopDone.then(() => (claimLoopEnded = true)),
+      new Promise<void>((r) => (claimTimer = setTimeout(r, Math.max(this.gracefulMs, (this.backend?.claimWaitMs ?? 0) + CLAIM_STOP_WAIT_MS)))),
+    ]);
+    clearTimeout(claimTimer);
+
+    // Running handlers get the rest of the grace period to finish on their own…
+    const all = (): Promise<void> => Promise.all([...this.inflight.values()].map((f) => f.slotFreed)).then(() => undefined);
+    await Promise.race([all(), graceOver]);
     clearTimeout(graceTimer);
     // …then their signals abort and their leases go back without counting the attempt.
     for (const f of this.inflight.values()) this.abortJob(f, 'shutdown');
     await all();
     // A sweep still due: one last try, so a stopping (or --drain) worker leaves no orphan running.
+    // Not while a claim is unanswered: the sweep waits for its answer (jobs it may have leased are
+    // claimed again once their leases expire).
     this.sweepWaker.wake();
-    await this.orphanSweep;
-    if (this.orphansSuspected) {
+    if (claimLoopEnded) await this.orphanSweep;
+    if (claimLoopEnded && this.orphansSuspected) {
       await this.releaseOrphans().catch((error: unknown) => this.log({ kind: 'backend_error', op: 'orphan sweep', jobId: null, error }));
     }
 

@@ -234,6 +234,34 @@ describe('nothing listening', () => {
     );
   });
 
+  it('a worker stopped (SIGTERM) while its claim waits on a server that stopped answering ends after its --grace, not when the call gives up', async () => {
+    const frozen = await startRedisServer();
+    const worker = spawnCli(home, ['--url', frozen.url, 'worker', '--queue', 'frozen-stop', '--grace', '1s', '-o', 'ndjson', '--', '/bin/true']);
+    const done = collect(worker, 60_000);
+    let stdout = '';
+    let stderr = '';
+    worker.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    worker.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    try {
+      // (its claims have started: the calls before them would wait out the freeze)
+      await pollUntil(() => stdout.includes('"type":"idle"'), { timeoutMs: 20_000, what: 'the worker to find the queue empty' });
+      frozen.signal('SIGSTOP');
+      // a claim is in flight and unanswered
+      await pollUntil(() => stderr.includes('the store is not answering (1 call waiting'), { timeoutMs: 20_000, what: 'the worker to see its claim unanswered' });
+      worker.kill('SIGTERM');
+      const r = await done;
+      expect(r.code).toBe(0);
+      expect(r.stderr).toContain('worker: stopped');
+      // it did not wait for the claim to give up (the 15 s command timeout)
+      expect(r.stderr).not.toContain('did not answer within');
+    } finally {
+      worker.kill('SIGKILL');
+      await done.catch(() => undefined);
+      frozen.signal('SIGCONT');
+      await frozen.stop();
+    }
+  }, 60_000);
+
   it('a server that stops answering with its socket open (SIGSTOP): exit 75 saying it did not answer, never a hang', async () => {
     const frozen = await startRedisServer();
     try {
