@@ -293,7 +293,6 @@ export class SqsBackend implements Backend {
     return { name: this.url.endpoint === null ? `SQS in ${this.url.region}` : `SQS at ${this.url.endpoint}`, answered: this.answered };
   }
 
-
   async claim(req: ClaimRequest): Promise<Lease[]> {
     checkClaim(req);
     // Workers run the relay too, so a crash between commit and publish heals without an operator.
