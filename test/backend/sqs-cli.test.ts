@@ -268,6 +268,10 @@ describe('agentq sqs / outbox commands', () => {
     expect(r.stderr).toContain(`error: the SQS DLQ ${dlqName(prefix, 'reserach')} does not exist`);
     expect(r.stderr).toContain('agentq sqs setup --queue reserach');
     expect(r.stdout).toBe('');
+    // said before anything is asked: not a confirmation (here refused: exit 3) for a DLQ that is not there
+    const asked = await runCli(home, ['--url', url, '--no-input', 'sqs', 'sweep', '--queue', 'reserach'], { env: CREDS });
+    expect(asked.code).toBe(78);
+    expect(asked.stderr).not.toContain('This RECEIVES from');
   });
 
   it('a redrive whose moved jobs could not be published (SQS unreachable) says they wait in the outbox, as submit does', async () => {

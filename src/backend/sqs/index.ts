@@ -191,13 +191,19 @@ export class SqsBackend implements Backend {
   }
 
   /**
-   * Receives from the SQS DLQ of `queue` and takes what it finds into custody. A DLQ that does not
-   * exist is a ConfigError: "received 0" for a misspelt queue read as an empty DLQ.
+   * The SQS DLQ of `queue`, to sweep. One that does not exist is a ConfigError: "received 0" for a
+   * misspelt queue read as an empty DLQ.
    */
-  async sweepDlq(queue: string, opts: SweepOptions = {}): Promise<SweepReport> {
+  async dlqToSweep(queue: string): Promise<{ url: string; name: string }> {
     const url = await this.sqsQueues.dlqUrl(queue);
     const name = this.sqsQueues.dlqName(queue);
     if (url === null) throw new ConfigError(`the SQS DLQ ${name} does not exist, so there is nothing to sweep`, `Check the queue name and the URL's prefix; to create the queues of ${queue}: agentq sqs setup --queue ${queue}`);
+    return { url, name };
+  }
+
+  /** Receives from the SQS DLQ of `queue` (`dlqToSweep`) and takes what it finds into custody. */
+  async sweepDlq(queue: string, opts: SweepOptions = {}): Promise<SweepReport> {
+    const { url, name } = await this.dlqToSweep(queue);
     return sweepDlq(this.data, this.ext, { url, name, queue, maxReceiveCount: this.url.maxReceiveCount }, opts);
   }
 

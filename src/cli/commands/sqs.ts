@@ -72,7 +72,9 @@ export async function sweep(o: SweepOptions, ctx: CommandContext): Promise<void>
   if (!Number.isInteger(max) || max < 1) throw new ValidationError(`--max must be a positive whole number of messages, got ${JSON.stringify(o.max)}`);
   const backend = requireSqs(await ctx.openBackend({ create: true }), 'sqs sweep');
   const queue = o.queue ?? ctx.defaultQueue();
-  ctx.note(sanitize(sweepWarning(backend.sqsQueues.dlqName(queue), o.leaveForeign === true)));
+  // a DLQ that is not there is said before anything is asked
+  const dlq = await backend.dlqToSweep(queue);
+  ctx.note(sanitize(sweepWarning(dlq.name, o.leaveForeign === true)));
   await ctx.confirm(`Sweep the SQS DLQ of ${sanitize(queue)}?`, { yes: o.yes });
   const report = await backend.sweepDlq(queue, { max, leaveForeign: o.leaveForeign === true });
   // Said on stderr in every format (-o json also has `max_reached: true`).
