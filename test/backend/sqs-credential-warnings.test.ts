@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { defaultCredentials } from '../../src/backend/sqs/credentials.js';
+import { defaultCredentials, SDK_LOGGER } from '../../src/backend/sqs/credentials.js';
 
 const VARS = ['AWS_PROFILE', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_CONFIG_FILE', 'AWS_SHARED_CREDENTIALS_FILE', 'AWS_EC2_METADATA_DISABLED'] as const;
 let dir: string;
@@ -47,5 +47,15 @@ describe('the credential chain with AWS_PROFILE and an access key pair both set'
     expect(again.accessKeyId).toBe('AKIDPROFILE');
     expect(warned).not.toHaveBeenCalled();
     expect(written).toEqual(['warning: both AWS_PROFILE and AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY are set: the AWS SDK uses the profile (set only one of them)\n']);
+  });
+});
+
+describe('the SDK\'s other warnings', () => {
+  it('come out as one warning line each, once, through the sanitiser', () => {
+    const written: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (written.push(String(chunk)), true));
+    SDK_LOGGER.warn('first line\n    second \x1b]0;title\x07 line');
+    SDK_LOGGER.warn('first line\n    second \x1b]0;title\x07 line');
+    expect(written).toEqual(['warning: AWS SDK: first line second \\x1b]0;title\\x07 line\n']);
   });
 });

@@ -11,6 +11,7 @@
  * and INI parsing included) in a CLI run of ~2 s. Every other case (profiles,
  * SSO, web identity, container and instance metadata) goes to the chain.
  */
+import { sanitize } from '../../cli/output/sanitize.js';
 import type { SigningIdentity } from './sigv4.js';
 
 export interface Identity extends SigningIdentity {
@@ -70,9 +71,8 @@ export const SDK_LOGGER = {
   },
 };
 
-/** Whitespace runs (line breaks included) as one space, control characters left out, at most 300 characters. */
+/** Whitespace runs (line breaks included) as one space, the rest through the sanitiser, at most 300 characters. */
 function oneLine(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  const flat = text.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, '').replace(/\s+/g, ' ').trim();
+  const flat = sanitize(text.replace(/\s+/g, ' ').trim());
   return flat.length > 300 ? `${flat.slice(0, 299)}…` : flat;
 }
