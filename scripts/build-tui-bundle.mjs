@@ -32,6 +32,9 @@ await build({
   logLevel: 'warn',
   // Ink loads its devtools (and this optional peer) only when DEV=true: never in agentq.
   external: ['react-devtools-core'],
+  // cli-cursor's exit backstop, without its show-cursor escape written to a redirected stderr
+  // (see the shim).
+  resolve: { alias: { 'restore-cursor': join(root, 'scripts', 'tui-shims', 'restore-cursor.mjs') } },
   transform: { define: { 'process.env.NODE_ENV': '"production"' } },
   output: {
     dir: nextDir,

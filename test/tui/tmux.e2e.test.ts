@@ -118,6 +118,9 @@ describe('agentq dlq browse in a real terminal', () => {
       pane.keys('q');
       expect(await pane.exitStatus()).toBe(0);
       expect(pane.info('#{alternate_on}')).toBe('0');
+      expect(pane.info('#{cursor_flag}')).toBe('1'); // the cursor is shown again
+      // nothing on the redirected stderr, not even the cursor's show escape (it goes to the terminal)
+      expect(JSON.stringify(pane.stderr())).toBe('""');
 
       const backend = new SqliteBackend({ path: url.slice('sqlite:'.length) });
       try {
