@@ -412,6 +412,8 @@ function __agentq_takes_value --description "does option OPT of PATH take a valu
             return 0
         case 'dlq check|--max-rate'
             return 0
+        case 'dlq check|--window'
+            return 0
         case 'dlq browse|-q'
             return 0
         case 'dlq browse|--queue'
@@ -834,7 +836,8 @@ complete -c agentq -n '__agentq_within \'dlq check\'' -s q -l queue -x -a '(__ag
 complete -c agentq -n '__agentq_within \'dlq check\'' -s A -l all-queues -d 'every queue, even when the context names one'
 complete -c agentq -n '__agentq_within \'dlq check\'' -l max-size -x -d 'at most this many jobs in the DLQ'
 complete -c agentq -n '__agentq_within \'dlq check\'' -l max-age -x -d 'no DLQ entry older than this (e.g. 1h, 2d)'
-complete -c agentq -n '__agentq_within \'dlq check\'' -l max-rate -x -d 'at most this share of ended jobs went to the DLQ (0.05 or 5%), over the queue\'s whole life: clearin…'
+complete -c agentq -n '__agentq_within \'dlq check\'' -l max-rate -x -d 'at most this share of the jobs that ended over --window went to the DLQ (0.05 or 5%): clearing the …'
+complete -c agentq -n '__agentq_within \'dlq check\'' -l window -x -d 'what --max-rate (and dlq_rate in -o json) is over: 1m to 24h, or all for the queue\'s whole life (de…'
 complete -c agentq -n '__agentq_within \'dlq browse\'' -s q -l queue -x -a '(__agentq_dyn queues)' -d 'only this queue (default: the context\'s queue; else, or with --all-queues, every queue); a redrive …'
 complete -c agentq -n '__agentq_within \'dlq browse\'' -s A -l all-queues -d 'every queue, even when the context names one'
 complete -c agentq -n '__agentq_within \'dlq browse\'' -l tenant -x -a '(__agentq_dyn tenants)' -d 'only this tenant'

@@ -26,7 +26,7 @@ import type {
   JobState,
   SubmitRequest,
 } from '../core/schemas.js';
-import type { QueueStats } from '../core/queue-stats.js';
+import type { QueueStats, StatsOptions } from '../core/queue-stats.js';
 import type { Usage, UsageReport } from '../core/usage.js';
 import type { Action, Verdict } from '../core/verdict.js';
 
@@ -316,8 +316,8 @@ export interface ApplyRequest {
 
 export type { Usage, UsageReport };
 
-export type { AttemptOutcomes, FailureCount, OutcomeTotals, QueueStats, RecentActivity, StatsBreakdown } from '../core/queue-stats.js';
-export { FAILURE_CODE_OTHER, STATS_MAX_FAILURE_CODES } from '../core/queue-stats.js';
+export type { AttemptOutcomes, FailureCount, JobEnds, OutcomeTotals, QueueStats, RecentActivity, StatsBreakdown, StatsOptions } from '../core/queue-stats.js';
+export { FAILURE_CODE_OTHER, STATS_ENDS_MAX_WINDOW_MS, STATS_MAX_FAILURE_CODES, endsFromMinute } from '../core/queue-stats.js';
 
 /** How many recent timing samples a backend keeps per queue (a ring, not a scan). */
 export const STATS_SAMPLE_LIMIT = 1000;
@@ -445,7 +445,8 @@ export interface Backend {
   breakLock(queue: string): Promise<LockHolder | null>;
 
   // ---- stats
-  stats(queue: string): Promise<QueueStats>;
+  /** `opts.endsWindowMs`: also the job ends over that window (`QueueStats.ends`). */
+  stats(queue: string, opts?: StatsOptions): Promise<QueueStats>;
 
   /**
    * Settings of the server that put jobs at risk (Redis: a `maxmemory-policy` that evicts keys),

@@ -66,6 +66,42 @@ export interface QueueStats {
    * since the queue was created, counted where the usage is added to the attempt's record.
    */
   usage?: Usage;
+  /**
+   * Jobs that ended (succeeded, dead, expired, cancelled) and, of them, those that went to the DLQ,
+   * over a recent window: only when `StatsOptions.endsWindowMs` asks for it (`dlq check --window`).
+   */
+  ends?: JobEnds;
+}
+
+/** What `Backend.stats` is asked for beyond the figures it always gives. */
+export interface StatsOptions {
+  /**
+   * Count the jobs that ended over this window (ms, at most `STATS_ENDS_MAX_WINDOW_MS`), in whole
+   * minutes: from the start of the minute `endsWindowMs` ago up to now.
+   */
+  endsWindowMs?: number;
+}
+
+/**
+ * Job ends over a recent window, kept per minute as the jobs end (the same moments that count
+ * `OutcomeTotals`): a DLQ entry expired or purged later is not a second end, and a redriven job
+ * that ends again counts again.
+ */
+export interface JobEnds {
+  /** What the whole minutes cover: at least the window asked for, less than a minute more. */
+  window_ms: number;
+  /** Jobs that ended: succeeded, dead, expired, cancelled. */
+  ended: number;
+  /** Of them, jobs that went to the DLQ. */
+  dead: number;
+}
+
+/** The longest window of `StatsOptions.endsWindowMs`: how long the per-minute job ends are kept. */
+export const STATS_ENDS_MAX_WINDOW_MS = 24 * 3_600_000;
+
+/** The first minute (epoch minutes) of an ends window: whole minutes covering at least `windowMs`. */
+export function endsFromMinute(now: number, windowMs: number): number {
+  return Math.floor((now - windowMs) / 60_000);
 }
 
 export interface FailureCount {

@@ -245,6 +245,8 @@ export interface DlqLimits {
   maxAgeMs?: number;
   /** DLQ rate (0..1): jobs that went to the DLQ / jobs that ended. */
   maxRate?: number;
+  /** Over what the DLQ rate is taken (ms, whole minutes covering it); null: the queue's whole life. */
+  windowMs?: number | null;
 }
 
 export interface DlqObservation {
@@ -253,6 +255,8 @@ export interface DlqObservation {
   /** Age (ms) of an entry older than `maxAgeMs` if there is one (the backend is asked for any such entry, not scanned); else null. */
   oldest_dead_age_ms: number | null;
   dlq_rate: number | null;
+  /** What the rate is over, said after it in the reason: `over the last 1h (2 of 3 jobs that ended)`. */
+  rate_basis?: string;
 }
 
 /**
@@ -268,7 +272,7 @@ export function checkDlqLimits(o: DlqObservation, limits: DlqLimits, fmtAge: (ms
     return `queue ${o.queue}: a DLQ entry is ${fmtAge(o.oldest_dead_age_ms)} old, older than --max-age ${fmtAge(limits.maxAgeMs)}`;
   }
   if (limits.maxRate !== undefined && o.dlq_rate !== null && o.dlq_rate > limits.maxRate) {
-    return `queue ${o.queue}: DLQ rate is ${(o.dlq_rate * 100).toFixed(2)}%, above --max-rate ${(limits.maxRate * 100).toFixed(2)}%`;
+    return `queue ${o.queue}: DLQ rate is ${(o.dlq_rate * 100).toFixed(2)}%${o.rate_basis ? ` ${o.rate_basis}` : ''}, above --max-rate ${(limits.maxRate * 100).toFixed(2)}%`;
   }
   return null;
 }

@@ -96,6 +96,8 @@ describe('a queue in 3 shards on a 3-master cluster', () => {
     expect(stats.failures_by_code).toEqual([{ code: 'VALIDATION', count: stats.counts.dead }]);
     // Each shard sums the usage of its jobs' attempts (its 'use' hash): the queue's figure is their sum.
     expect(stats.usage).toEqual({ tokens: 10 * N, cost_usd: 0.5 * N });
+    // Each shard counts its jobs' ends per minute: the window's figures are their sum (dlq check --window).
+    expect((await backend.stats('research', { endsWindowMs: 3_600_000 })).ends).toMatchObject({ ended: N, dead: stats.counts.dead });
     const events = [];
     for await (const e of backend.events({ queue: 'research' })) events.push(e);
     expect(events.filter((e) => e.type === 'submitted')).toHaveLength(N);

@@ -7,7 +7,7 @@
  * the obligation. Only a queue that never had a job may leave them out.
  */
 import { describe, expect, it } from 'vitest';
-import { FAILURE_CODE_OTHER, STATS_MAX_FAILURE_CODES, STATS_MAX_TENANTS, STATS_SAMPLE_LIMIT, type Backend, type QueueStats } from '../../src/backend/contract.js';
+import { FAILURE_CODE_OTHER, STATS_ENDS_MAX_WINDOW_MS, STATS_MAX_FAILURE_CODES, STATS_MAX_TENANTS, STATS_SAMPLE_LIMIT, type Backend, type QueueStats } from '../../src/backend/contract.js';
 import { claimOne, iso, makeDead, req, runRecord, useFixture, type MakeFixture } from './fixture.js';
 
 function breakdown(s: QueueStats, dim: 'class' | 'tenant', key: string) {
@@ -297,6 +297,52 @@ export function statsCases(make: MakeFixture): void {
         // Cumulative totals do not age out.
         expect((await backend.stats('q')).totals).toMatchObject({ submitted: 2, succeeded: 1 });
       }
+    });
+
+    it('counts the jobs that ended, and those that went to the DLQ, over a window that moves with the clock (dlq check --window)', async () => {
+      const f = fx();
+      const { backend, clock } = f;
+      const ends = async (windowMs: number) => {
+        const e = (await backend.stats('q', { endsWindowMs: windowMs })).ends;
+        expect(e, 'stats.ends').toBeDefined();
+        // Whole minutes covering at least the window asked for, and less than a minute more.
+        expect(e!.window_ms).toBeGreaterThanOrEqual(windowMs);
+        expect(e!.window_ms).toBeLessThan(windowMs + 60_000);
+        return { ended: e!.ended, dead: e!.dead };
+      };
+      // Two hours ago: a job died and one succeeded.
+      const old = await makeDead(f, { queue: 'q', deadlineInMs: 60_000 });
+      await backend.submit(req({ queue: 'q' }));
+      await backend.complete(await claimOne(backend, 'q'), null);
+      clock.advance(2 * 3_600_000);
+      // Now: one succeeds, one dies after a retry (the retry is no end), one queued job is
+      // cancelled, one expires past its deadline (at the next claim), one is still queued.
+      await backend.submit(req({ queue: 'q' }));
+      await backend.complete(await claimOne(backend, 'q'), null);
+      await makeDead(f, { queue: 'q', attempts: 2 });
+      const c = (await backend.submit(req({ queue: 'q' }))).job;
+      await backend.cancel(c.job_id, null);
+      await backend.submit(req({ queue: 'q', deadline_at: iso(clock.now() + 1000) }));
+      clock.advance(2000);
+      expect(await backend.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 })).toEqual([]);
+      await backend.submit(req({ queue: 'q' }));
+      expect(await ends(15 * 60_000)).toEqual({ ended: 4, dead: 1 });
+      expect(await ends(3 * 3_600_000)).toEqual({ ended: 6, dead: 2 });
+      // Cleaning the DLQ up is no end: the old entry expired by a bulk run changes nothing.
+      const runId = 'run_01JENDSAAAAAAAAAAAAAAAAAAA';
+      await backend.createRun(runRecord({ run_id: runId, queue: 'q', action: 'expire' }, clock.now()), [{ job_id: old.job_id, verdict: 'expire', detail: null }]);
+      expect((await backend.applyRunItems({ runId, jobIds: [old.job_id], now: clock.now() }))[0]).toMatchObject({ status: 'moved' });
+      expect(await ends(3 * 3_600_000)).toEqual({ ended: 6, dead: 2 });
+      // An hour later the recent ones are out of a 15-minute window, still in a 24-hour one.
+      clock.advance(3_600_000);
+      expect(await ends(15 * 60_000)).toEqual({ ended: 0, dead: 0 });
+      expect(await ends(STATS_ENDS_MAX_WINDOW_MS)).toEqual({ ended: 6, dead: 2 });
+      // Past the longest window, nothing is left; the cumulative totals are untouched.
+      clock.advance(STATS_ENDS_MAX_WINDOW_MS);
+      await backend.submit(req({ queue: 'q' }));
+      await backend.complete(await claimOne(backend, 'q'), null);
+      expect(await ends(STATS_ENDS_MAX_WINDOW_MS)).toEqual({ ended: 1, dead: 0 });
+      expect((await fullStats(backend, 'q')).totals).toMatchObject({ succeeded: 3, dead: 2, cancelled: 1, expired: 1 });
     });
 
     it('has nothing but zeros for a queue that never had a job', async () => {

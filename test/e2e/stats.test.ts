@@ -231,10 +231,35 @@ describe('agentq dlq check', () => {
     expect(r.stderr).toMatch(/^error: queue research: a DLQ entry is (1h59m|2h(\d+[ms])?) old, older than --max-age 1h\n$/);
   });
 
-  it('exits 1 when the DLQ rate is over --max-rate', async () => {
-    const r = await runCli(home, ['dlq', 'check', '--max-rate', '0.5']);
+  it('exits 1 when the DLQ rate over --window is over --max-rate', async () => {
+    const r = await runCli(home, ['dlq', 'check', '--max-rate', '0.5', '--window', '3h']);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('queue research: DLQ rate is 66.67%, above --max-rate 50.00%');
+    expect(r.stderr).toContain('queue research: DLQ rate is 66.67% over the last 3h (2 of 3 jobs that ended), above --max-rate 50.00%');
+  });
+
+  it('--max-rate is over the last hour by default: work that ended two hours ago is out of it', async () => {
+    const r = await runCliOk(home, ['dlq', 'check', '--queue', 'research', '--max-rate', '0.5', '-o', 'json']);
+    const doc = JSON.parse(r.stdout) as { limits: Record<string, unknown>; queues: Array<Record<string, unknown>> };
+    expect(doc.limits).toMatchObject({ max_rate: 0.5, window_ms: HOUR });
+    expect(doc.queues[0]).toMatchObject({ queue: 'research', ok: true, dlq_rate: null, ended: 0, dead: 0 });
+  });
+
+  it("--window all: over the queue's whole life, as the cumulative totals count", async () => {
+    const r = await runCli(home, ['dlq', 'check', '--queue', 'research', '--max-rate', '0.5', '--window', 'all', '-o', 'json']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe("error: queue research: DLQ rate is 66.67% over the queue's whole life (2 of 3 jobs that ended), above --max-rate 50.00%\n");
+    const doc = JSON.parse(r.stdout) as { limits: Record<string, unknown>; queues: Array<Record<string, unknown>> };
+    expect(doc.limits).toMatchObject({ window_ms: null });
+    expect(doc.queues[0]).toMatchObject({ dlq_rate: 2 / 3, ended: 3, dead: 2 });
+  });
+
+  it('rejects a --window it cannot count as a usage error: past the 24h kept, under a minute, not a duration', async () => {
+    for (const w of ['2d', '25h', '30s', '0m', 'soon']) {
+      const r = await runCli(home, ['dlq', 'check', '--max-rate', '5%', '--window', w]);
+      expect(r.code, w).toBe(2);
+      expect(r.stderr, w).toContain('--window');
+    }
+    expect((await runCli(home, ['dlq', 'check', '--max-rate', '70%', '--window', '24h'])).code).toBe(0);
   });
 
   it('-o json prints the result on stdout with the same exit code: ok, the limits, per-queue figures, the reasons', async () => {
@@ -243,10 +268,10 @@ describe('agentq dlq check', () => {
     expect(fail.stderr).toBe('error: queue research: DLQ holds 2 jobs, more than --max-size 1\n');
     const doc = JSON.parse(fail.stdout) as { ok: boolean; limits: unknown; queues: Array<Record<string, unknown>>; reasons: string[] };
     expect(doc.ok).toBe(false);
-    expect(doc.limits).toEqual({ max_size: 1, max_age_ms: null, max_rate: 0.9 });
+    expect(doc.limits).toEqual({ max_size: 1, max_age_ms: null, max_rate: 0.9, window_ms: HOUR });
     expect(doc.reasons).toEqual(['queue research: DLQ holds 2 jobs, more than --max-size 1']);
     expect(doc.queues.find((q) => q.queue === 'research')).toMatchObject({ ok: false, dlq_size: 2, aged_entry_age_ms: null, reason: doc.reasons[0] });
-    expect(doc.queues.find((q) => q.queue === 'mail')).toEqual({ queue: 'mail', ok: true, dlq_size: 0, dlq_rate: null, aged_entry_age_ms: null, reason: null });
+    expect(doc.queues.find((q) => q.queue === 'mail')).toEqual({ queue: 'mail', ok: true, dlq_size: 0, dlq_rate: null, ended: 0, dead: 0, aged_entry_age_ms: null, reason: null });
     const pass = await runCliOk(home, ['dlq', 'check', '--queue', 'research', '--max-size', '2', '--max-age', '3h', '--json']);
     expect(JSON.parse(pass.stdout)).toMatchObject({ ok: true, limits: { max_size: 2, max_age_ms: 3 * HOUR, max_rate: null }, reasons: [] });
   });

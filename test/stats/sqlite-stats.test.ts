@@ -55,13 +55,13 @@ describe('SQLite stats', () => {
     await again.close();
   });
 
-  it('a file made before failures were counted by code and usage summed (schema 4) gains the tables on open, and counts from then on', async () => {
+  it('a file made before failures were counted by code, usage summed and job ends counted per minute (schema 4) gains the tables on open, and counts from then on', async () => {
     const first = open();
     await first.backend.submit({ workflow: 'w:v1', queue: 'q', max_attempts: 1 });
     await first.backend.close();
-    // As an agentq of schema 4 left it: no attempt_failures table (migration 5), no queue_usage (6).
+    // As an agentq of schema 4 left it: no attempt_failures table (migration 5), no queue_usage (6), no job_ends (7).
     const db = new Database(first.path);
-    db.exec('DROP TABLE attempt_failures; DROP TABLE queue_usage');
+    db.exec('DROP TABLE attempt_failures; DROP TABLE queue_usage; DROP TABLE job_ends');
     db.pragma('user_version = 4');
     db.close();
     const again = new SqliteBackend({ path: first.path, clock: first.clock });
@@ -72,6 +72,7 @@ describe('SQLite stats', () => {
     expect((await again.stats('q')).usage).toEqual({ tokens: 10, cost_usd: 0.5 });
     await again.fail(lease!, { code: 'PROVIDER_429', message: 'slow down', retryable: false });
     expect((await again.stats('q')).failures_by_code).toEqual([{ code: 'PROVIDER_429', count: 1 }]);
+    expect((await again.stats('q', { endsWindowMs: 3_600_000 })).ends).toMatchObject({ ended: 1, dead: 1 });
     await again.close();
   });
 });

@@ -47,6 +47,7 @@ import type {
   PageRequest,
   PlanVerdict,
   QueueStats,
+  StatsOptions,
   RunRecord,
   UsageReport,
 } from '../contract.js';
@@ -1417,7 +1418,7 @@ export class RedisBackend implements Backend {
 
   // ------------------------------------------------------------ stats
 
-  async stats(queue: string): Promise<QueueStats> {
+  async stats(queue: string, opts: StatsOptions = {}): Promise<QueueStats> {
     // [stats] the figures and how shards add up: ./stats.ts
     return readQueueStats({
       queue,
@@ -1428,6 +1429,9 @@ export class RedisBackend implements Backend {
         const p = this.keys.shard(queue, s);
         return this.call<ShardStatsReply>('aqStats', p, [p + 'n'], queue, tenants);
       },
+      endsWindowMs: opts.endsWindowMs,
+      // (only when asked: a day of minutes is too much to read on every scrape)
+      readEnds: (s) => this.client.hgetall(this.keys.shard(queue, s) + 'jend'),
     });
   }
 

@@ -14,7 +14,9 @@ import {
   STATS_MAX_TENANTS,
   STATS_RECENT_WINDOW_MS,
   STATS_SAMPLE_LIMIT,
+  endsFromMinute,
   type AttemptOutcomes,
+  type JobEnds,
   type OutcomeTotals,
   type QueueStats,
   type StatsBreakdown,
@@ -50,6 +52,10 @@ export interface StatsRequest {
   known: boolean;
   shards: number;
   readShard: ReadShard;
+  /** Job ends over this window too (`QueueStats.ends`), read with `readEnds`. */
+  endsWindowMs?: number;
+  /** One shard's per-minute job ends (the `jend` hash: '<minute>:je|jd' → count). */
+  readEnds?: (shard: number) => Promise<Record<string, string>>;
 }
 
 interface TenantFigures {
@@ -185,6 +191,7 @@ export async function readQueueStats(req: StatsRequest): Promise<QueueStats> {
 
   return foldExpiredLeases({
     ...base,
+    ...(await jobEnds(req)),
     at: now,
     backlog_seconds: Math.max(0, Math.round(classes.reduce((s, b) => s + b.backlog_seconds, 0))),
     by_class: classes,
@@ -228,6 +235,24 @@ async function tenantBreakdown(req: StatsRequest, parts: ShardStatsReply[]): Pro
     by_tenant: withJobs.sort((a, b) => depth(b) - depth(a) || b.dlq_size - a.dlq_size || a.key.localeCompare(b.key)).slice(0, STATS_MAX_TENANTS),
     tenants_total: total,
   };
+}
+
+/** Job ends over the window asked for, summed over the shards (whole minutes, as SQLite counts them). */
+async function jobEnds(req: StatsRequest): Promise<{ ends?: JobEnds }> {
+  if (req.endsWindowMs === undefined || !req.readEnds) return {};
+  const from = endsFromMinute(req.now, req.endsWindowMs);
+  const ends: JobEnds = { window_ms: req.now - from * 60000, ended: 0, dead: 0 };
+  const hashes = await Promise.all(Array.from({ length: req.shards }, (_v, s) => req.readEnds!(s)));
+  for (const h of hashes) {
+    for (const [k, v] of Object.entries(h)) {
+      const [m, kind] = k.split(':');
+      // (fields older than the longest window wait for the next prune; they are not counted)
+      if (Number(m) < from) continue;
+      if (kind === 'je') ends.ended += Number(v);
+      else if (kind === 'jd') ends.dead += Number(v);
+    }
+  }
+  return { ends };
 }
 
 /** Whole minutes covering the window, as SQLite does; window_ms says exactly what was covered. */

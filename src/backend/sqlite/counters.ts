@@ -24,7 +24,7 @@
  */
 import type Database from 'better-sqlite3';
 import { DEFAULT_ESTIMATED_SECONDS } from '../../core/admission.js';
-import { FAILURE_CODE_OTHER, STATS_MAX_FAILURE_CODES, STATS_SAMPLE_LIMIT } from '../contract.js';
+import { FAILURE_CODE_OTHER, STATS_ENDS_MAX_WINDOW_MS, STATS_MAX_FAILURE_CODES, STATS_SAMPLE_LIMIT } from '../contract.js';
 
 /** One change of `jobs.state`, with what the counters need from the row before and after it. */
 export interface StateChange {
@@ -56,11 +56,13 @@ export interface Mark {
 }
 
 /** Statements that read a counter kept here: before one runs, the pending deltas are written. */
-export const COUNTER_TABLES = /\b(queue_counts|tenant_counts|backlog|queue_totals|attempt_outcomes|activity|stat_samples|attempt_failures)\b/;
+export const COUNTER_TABLES = /\b(queue_counts|tenant_counts|backlog|queue_totals|attempt_outcomes|activity|stat_samples|attempt_failures|job_ends)\b/;
 
 const isPending = (s: string) => s === 'queued' || s === 'scheduled';
 /** Per-minute activity kept (the recent window is shorter; the rest is slack). */
 const ACTIVITY_KEEP_MINUTES = 15;
+/** Per-minute job ends kept: the longest `dlq check --window`, and a minute of slack. */
+const ENDS_KEEP_MINUTES = STATS_ENDS_MAX_WINDOW_MS / 60_000 + 1;
 
 type Prepare = (text: string) => Database.Statement;
 
@@ -126,6 +128,18 @@ export class CounterLog {
     const activity = new Map<string, [string, number, number, number, number]>();
     const samples = new Map<string, [string, string, number, number, number]>();
     const failures = new Map<string, [string, string, number]>();
+    const ends = new Map<string, [string, number, number, number]>();
+    // A job ended (succeeded, dead, expired, cancelled) this minute: the windowed DLQ rate.
+    const jobEnded = (c: StateChange) => {
+      const minute = Math.floor(c.at / 60000);
+      const k = `${c.queue}\u0000${minute}`;
+      const dead = c.to === 'dead' ? 1 : 0;
+      const e = ends.get(k);
+      if (e) {
+        e[2] += 1;
+        e[3] += dead;
+      } else ends.set(k, [c.queue, minute, 1, dead]);
+    };
     const prune = new Map<string, number>();
     const add3 = (m: Map<string, [string, string, number]>, a: string, b: string, d: number) => {
       const k = `${a}\u0000${b}`;
@@ -181,6 +195,7 @@ export class CounterLog {
       } else if (c.from === 'running' && c.to !== 'queued') {
         // An attempt ended (a release back to queued does not count the attempt).
         add3(totals, c.queue, c.to === 'scheduled' ? 'retried' : c.to, 1);
+        if (c.to !== 'scheduled') jobEnded(c);
         const ok = c.to === 'succeeded' ? 1 : 0;
         const ko = `${c.queue}\u0000${c.attempt}`;
         const o = outcomes.get(ko);
@@ -202,6 +217,7 @@ export class CounterLog {
         // `dlq expire` is not a second end: it ended when it died, and counting it again would
         // lower the DLQ rate (dead / ended) each time the DLQ is cleaned up.
         add3(totals, c.queue, c.to, 1);
+        jobEnded(c);
       }
       // Per-minute activity rows are tiny, so pruning now and then is enough: on changes in the
       // first half second of a minute (a busy queue has some; an idle one adds no rows to prune).
@@ -237,6 +253,13 @@ export class CounterLog {
        ON CONFLICT (queue, minute) DO UPDATE SET submitted = submitted + excluded.submitted, succeeded = succeeded + excluded.succeeded, failed = failed + excluded.failed`,
     );
     for (const a of activity.values()) upActivity.run(...a);
+    if (ends.size > 0) {
+      const upEnds = this.sql(
+        `INSERT INTO job_ends (queue, minute, ended, dead) VALUES (?, ?, ?, ?)
+         ON CONFLICT (queue, minute) DO UPDATE SET ended = ended + excluded.ended, dead = dead + excluded.dead`,
+      );
+      for (const e of ends.values()) upEnds.run(...e);
+    }
     // Two samples per job (its wait and its execution): written many rows per statement.
     insertRows(
       this.sql,
@@ -247,7 +270,11 @@ export class CounterLog {
     );
     if (failures.size > 0) this.writeFailures(failures.values());
     const pruneActivity = this.sql(`DELETE FROM activity WHERE queue = ? AND minute < ?`);
-    for (const [q, minute] of prune) pruneActivity.run(q, minute - ACTIVITY_KEEP_MINUTES);
+    const pruneEnds = this.sql(`DELETE FROM job_ends WHERE queue = ? AND minute < ?`);
+    for (const [q, minute] of prune) {
+      pruneActivity.run(q, minute - ACTIVITY_KEEP_MINUTES);
+      pruneEnds.run(q, minute - ENDS_KEEP_MINUTES);
+    }
   }
 
   /**

@@ -41,6 +41,7 @@ import type {
   PageRequest,
   PlanVerdict,
   QueueStats,
+  StatsOptions,
   RunRecord,
   SubmitResult,
 } from '../contract.js';
@@ -474,7 +475,7 @@ export class SqliteBackend implements Backend {
 
   // ------------------------------------------------------------ stats
 
-  async stats(queue: string): Promise<QueueStats> {
+  async stats(queue: string, opts: StatsOptions = {}): Promise<QueueStats> {
     const now = this.store.clock.now();
     const counts = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
     const rows = this.store.sql('SELECT state, n FROM queue_counts WHERE queue = ?').all(queue) as Array<{ state: JobState; n: number }>;
@@ -489,7 +490,7 @@ export class SqliteBackend implements Backend {
         dlq_size: counts.dead,
         oldest_queued_age_ms: oldest.t === null ? null : now - oldest.t,
         running: counts.running,
-        ...readExtendedStats((text) => this.store.sql(text), queue, now),
+        ...readExtendedStats((text) => this.store.sql(text), queue, now, opts),
       },
       expired,
       now,

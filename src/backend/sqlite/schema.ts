@@ -198,6 +198,18 @@ const MIGRATIONS: string[] = [
     cost_usd REAL NOT NULL
   ) STRICT, WITHOUT ROWID;
   `,
+  // 7: jobs that ended, and of them went to the DLQ, per queue and minute (counters.ts; kept for
+  // STATS_ENDS_MAX_WINDOW_MS): the DLQ rate over a window (`dlq check --window`). Counted from this
+  // migration on.
+  `
+  CREATE TABLE job_ends (
+    queue TEXT NOT NULL,
+    minute INTEGER NOT NULL,
+    ended INTEGER NOT NULL,
+    dead INTEGER NOT NULL,
+    PRIMARY KEY (queue, minute)
+  ) STRICT, WITHOUT ROWID;
+  `,
 ];
 
 /** Migration 4: the insert triggers of migrations 1 and 2, for rows without a fingerprint only. */

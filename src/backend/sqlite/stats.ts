@@ -18,6 +18,8 @@
  *   `attempt_started` table before), so execution time needs no parse of the job document;
  * - `attempt_failures` (migration 5): failed attempts per error code, the
  *   codes capped per queue (counters.ts `writeFailures`);
+ * - `job_ends` (migration 7): jobs that ended, and went to the DLQ, per minute, kept for
+ *   STATS_ENDS_MAX_WINDOW_MS (the DLQ rate over `dlq check --window`);
  * - `queue_usage` (migration 6): tokens and dollars the queue's attempts reported, added by
  *   `addUsage` (worker.ts) in the same transaction as the attempt record;
  * - an index on (queue, class, run_at) of pending jobs, so the oldest job of a
@@ -29,7 +31,7 @@ import type Database from 'better-sqlite3';
 import { JOB_CLASSES } from '../../core/model.js';
 import type { JobState } from '../../core/schemas.js';
 import type { Usage } from '../../core/usage.js';
-import { failureCounts, type ExpiredLeases } from '../../core/queue-stats.js';
+import { endsFromMinute, failureCounts, type ExpiredLeases, type JobEnds, type StatsOptions } from '../../core/queue-stats.js';
 import {
   STATS_MAX_TENANTS,
   STATS_RECENT_WINDOW_MS,
@@ -184,7 +186,7 @@ export function expiredLeases(st: Sql, queue: string, now: number): ExpiredLease
   return rows.map((r) => ({ class: r.class, count: r.n, oldest_expires_at: r.t }));
 }
 
-export function readExtendedStats(st: Sql, queue: string, now: number): Partial<QueueStats> {
+export function readExtendedStats(st: Sql, queue: string, now: number, opts: StatsOptions = {}): Partial<QueueStats> {
   // A queue that never had a job has nothing to report beyond zeros.
   const known = st(`SELECT 1 FROM queue_totals WHERE queue = ? UNION ALL SELECT 1 FROM queue_counts WHERE queue = ? LIMIT 1`).get(queue, queue);
   if (!known) return {};
@@ -251,7 +253,19 @@ export function readExtendedStats(st: Sql, queue: string, now: number): Partial<
 
   const usage = st(`SELECT tokens, cost_usd FROM queue_usage WHERE queue = ?`).get(queue) as Usage | undefined;
 
+  // Job ends over a window (dlq check --window): at most STATS_ENDS_MAX_WINDOW_MS / 1 min rows, on the primary key.
+  let ends: JobEnds | undefined;
+  if (opts.endsWindowMs !== undefined) {
+    const from = endsFromMinute(now, opts.endsWindowMs);
+    const r = st(`SELECT coalesce(sum(ended), 0) AS ended, coalesce(sum(dead), 0) AS dead FROM job_ends WHERE queue = ? AND minute >= ?`).get(queue, from) as {
+      ended: number;
+      dead: number;
+    };
+    ends = { window_ms: now - from * 60000, ended: r.ended, dead: r.dead };
+  }
+
   return {
+    ...(ends ? { ends } : {}),
     at: now,
     backlog_seconds: byClass.reduce((s, b) => s + b.backlog_seconds, 0),
     by_class: byClass,

@@ -40,6 +40,7 @@ import type {
   PageRequest,
   PlanVerdict,
   QueueStats,
+  StatsOptions,
   RunRecord,
   SubmitResult,
   Unpublished,
@@ -646,8 +647,8 @@ export class SqsBackend implements Backend {
 
   // ------------------------------------------------------------ stats
 
-  stats(queue: string): Promise<QueueStats> {
-    return this.store.stats(queue);
+  stats(queue: string, opts?: StatsOptions): Promise<QueueStats> {
+    return this.store.stats(queue, opts);
   }
 
   async close(): Promise<void> {

@@ -14,7 +14,9 @@
 import type { Backend } from '../../backend/contract.js';
 import { AgentqError, ExitCode, NotFoundError, ValidationError } from '../../core/errors.js';
 import { formatDuration, parseDuration } from '../../core/duration.js';
-import { buildStatsReport, checkDlqLimits, parseRate, type DlqLimits } from '../../core/stats.js';
+import { STATS_ENDS_MAX_WINDOW_MS } from '../../core/queue-stats.js';
+import { count } from '../../core/plural.js';
+import { buildStatsReport, checkDlqLimits, parseRate, ratio, type DlqLimits } from '../../core/stats.js';
 import type { CommandContext } from '../context.js';
 import { isMachineFormat, printObject } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
@@ -27,6 +29,28 @@ export interface DlqCheckOptions {
   maxSize?: string;
   maxAge?: string;
   maxRate?: string;
+  /** The window of the DLQ rate: a duration up to 24h, or `all` (the queue's whole life). */
+  window?: string;
+}
+
+/** `--window` when none is given: the last hour, as an alert looks at what is happening now. */
+export const DEFAULT_RATE_WINDOW_MS = 3_600_000;
+
+/**
+ * `--window`: a duration from 1m to STATS_ENDS_MAX_WINDOW_MS (the per-minute job ends a store
+ * keeps; whole minutes, so under a minute cannot be counted), or `all`: null, the cumulative totals.
+ */
+export function parseWindow(text: string | undefined): number | null {
+  if (text === undefined) return DEFAULT_RATE_WINDOW_MS;
+  if (text.trim().toLowerCase() === 'all') return null;
+  const ms = parseDuration(text, '--window');
+  const max = `${STATS_ENDS_MAX_WINDOW_MS / 3_600_000}h`;
+  if (ms < 60_000 || ms > STATS_ENDS_MAX_WINDOW_MS) {
+    throw new ValidationError(
+      `--window ${JSON.stringify(text)} must be from 1m to ${max} (job ends are counted per minute and kept for ${max}), or all for the queue's whole life`,
+    );
+  }
+  return ms;
 }
 
 /** Exit 1 with the reason; `main` prints `error: <reason>` on stderr. */
@@ -50,6 +74,7 @@ export function parseLimits(opts: DlqCheckOptions): DlqLimits {
   }
   // No limit at all: the strictest useful check, "the DLQ is empty".
   if (limits.maxSize === undefined && limits.maxAgeMs === undefined && limits.maxRate === undefined) limits.maxSize = 0;
+  limits.windowMs = parseWindow(opts.window);
   return limits;
 }
 
@@ -58,8 +83,12 @@ export interface CheckedQueue {
   queue: string;
   ok: boolean;
   dlq_size: number;
-  /** Jobs that went to the DLQ / jobs that ended (0..1); null before any job ended. */
+  /** Jobs that went to the DLQ / jobs that ended (0..1) over the window (`limits.window_ms`); null when none ended in it. */
   dlq_rate: number | null;
+  /** Jobs that ended (succeeded, dead, expired, cancelled) over the window. */
+  ended: number;
+  /** Of them, jobs that went to the DLQ. */
+  dead: number;
   /** With --max-age: the age of one entry older than it (null when none is, or without --max-age). */
   aged_entry_age_ms: number | null;
   /** Why the queue is out of limits; null when it is within them. */
@@ -69,7 +98,8 @@ export interface CheckedQueue {
 /** The `-o json` document of `dlq check`. */
 export interface CheckResult {
   ok: boolean;
-  limits: { max_size: number | null; max_age_ms: number | null; max_rate: number | null };
+  /** window_ms: what the DLQ rate is over (null: the queue's whole life). */
+  limits: { max_size: number | null; max_age_ms: number | null; max_rate: number | null; window_ms: number | null };
   queues: CheckedQueue[];
   reasons: string[];
 }
@@ -77,7 +107,7 @@ export interface CheckResult {
 export function checkResult(limits: DlqLimits, queues: CheckedQueue[], reasons: string[]): CheckResult {
   return {
     ok: reasons.length === 0,
-    limits: { max_size: limits.maxSize ?? null, max_age_ms: limits.maxAgeMs ?? null, max_rate: limits.maxRate ?? null },
+    limits: { max_size: limits.maxSize ?? null, max_age_ms: limits.maxAgeMs ?? null, max_rate: limits.maxRate ?? null, window_ms: limits.windowMs ?? null },
     queues,
     reasons,
   };
@@ -106,16 +136,26 @@ export async function run(opts: DlqCheckOptions, ctx: CommandContext): Promise<v
   const now = ctx.clock.now();
   const reasons: string[] = [];
   const checked: CheckedQueue[] = [];
+  const windowMs = limits.windowMs ?? null;
   for (const queue of queues) {
-    const report = buildStatsReport(await backend.stats(queue));
+    const stats = await backend.stats(queue, windowMs === null ? {} : { endsWindowMs: windowMs });
+    const report = buildStatsReport(stats);
+    // The rate over the window from the per-minute job ends; over the whole life from the totals.
+    const t = report.totals;
+    const { ended, dead } =
+      windowMs !== null
+        ? (stats.ends ?? { ended: 0, dead: 0 })
+        : { ended: t ? t.succeeded + t.dead + t.expired + t.cancelled : 0, dead: t?.dead ?? 0 };
+    const dlqRate = ratio(dead, ended);
+    const over = windowMs === null ? "over the queue's whole life" : `over the last ${formatDuration(windowMs)}`;
     const agedMs = limits.maxAgeMs !== undefined && report.dlq_size > 0 ? await agedEntry(backend, queue, now, limits.maxAgeMs) : null;
     const reason = checkDlqLimits(
-      { queue: sanitize(queue), dlq_size: report.dlq_size, dlq_rate: report.dlq_rate, oldest_dead_age_ms: agedMs },
+      { queue: sanitize(queue), dlq_size: report.dlq_size, dlq_rate: dlqRate, oldest_dead_age_ms: agedMs, rate_basis: `${over} (${dead} of ${count(ended, 'job')} that ended)` },
       limits,
       formatDuration,
     );
     if (reason) reasons.push(reason);
-    checked.push({ queue, ok: reason === null, dlq_size: report.dlq_size, dlq_rate: report.dlq_rate, aged_entry_age_ms: agedMs, reason });
+    checked.push({ queue, ok: reason === null, dlq_size: report.dlq_size, dlq_rate: dlqRate, ended, dead, aged_entry_age_ms: agedMs, reason });
   }
   // -o json/ndjson: the whole result on stdout for a script, with the same exit code (the reason line
   // still goes to stderr, for cron mail).

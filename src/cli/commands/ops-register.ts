@@ -77,13 +77,15 @@ export function registerOps(program: Command, lazy: Lazy): void {
     .option(ALL_QUEUES_FLAG, ALL_QUEUES_HELP)
     .option('--max-size <n>', 'at most this many jobs in the DLQ')
     .option('--max-age <duration>', 'no DLQ entry older than this (e.g. 1h, 2d)')
-    .option('--max-rate <rate>', 'at most this share of ended jobs went to the DLQ (0.05 or 5%), over the queue\'s whole life: clearing the DLQ does not lower it')
+    .option('--max-rate <rate>', 'at most this share of the jobs that ended over --window went to the DLQ (0.05 or 5%): clearing the DLQ does not lower it')
+    .option('--window <duration>', "what --max-rate (and dlq_rate in -o json) is over: 1m to 24h, or all for the queue's whole life (default: 1h)")
     .addHelpText(
       'after',
       '\nA DLQ needs an owner and an alert on growth. With no limit given, any entry fails the check (--max-size 0).\n' +
         ex(
           ['agentq dlq check --queue research --max-size 100 --max-age 6h', 'in cron: mail the reason when it fails'],
-          ['agentq dlq check --max-rate 2%', 'fail CI when more than 2% of jobs end in the DLQ'],
+          ['agentq dlq check --max-rate 2% --window 15m', 'page when more than 2% of the jobs that ended in the last 15 minutes died'],
+          ['agentq dlq check --max-rate 2% --window all', 'fail CI when more than 2% of all jobs ever ended in the DLQ'],
         ),
     )
     .action(lazy(() => import('./dlq-check.js'), { queueScope: 'read' }));

@@ -235,7 +235,11 @@ local function move(id, from, to, stateWritten)
   statsMove(id, from, to) -- [stats]
 end
 
-local function total(field, n) countD('i', K_TOTAL, field, n or 1) end
+local JOB_ENDS = { succeeded = true, dead = true, expired = true, cancelled = true }
+local function total(field, n)
+  countD('i', K_TOTAL, field, n or 1)
+  if JOB_ENDS[field] then statsJobEnded(field == 'dead', n or 1) end -- [stats] per-minute job ends
+end
 
 -- Makes a waiting job (queued, or scheduled for later) a claim candidate: its (class, tenant) set scored by
 -- run_at, the tenant in the class's tenant index, the age index.

@@ -21,6 +21,10 @@
  *   act            hash  '<minute>:s|ok|f' → submissions, succeeded and other
  *                        ended attempts per minute; pruned to the last 16
  *                        minutes when a new minute's field is created
+ *   jend           hash  '<minute>:je|jd' → jobs that ended (succeeded, dead,
+ *                        expired, cancelled) and of them went to the DLQ, per
+ *                        minute (prelude's total → statsJobEnded); pruned to
+ *                        the last ${ENDS_MINUTES} minutes (dlq check --window)
  *   qage:<class>   zset  waiting jobs of the class by run_at (oldest claimable
  *                        job per class; the queue's is the least of these)
  *   fc             hash  error code → attempts that ended with it (failures and
@@ -30,8 +34,8 @@
  *   use            hash  tokens, cost_usd: what the shard's attempts reported
  *                        spending (the usage script, lua/worker.ts USAGE;
  *                        written only when a handler reports usage)
- * Cost per job (submit, claim, complete): 4 commands (a ZINCRBY and an
- * HINCRBY at submit and at the end), plus a ZREM / HDEL when a tenant's
+ * Cost per job (submit, claim, complete): 5 commands (a ZINCRBY and an
+ * HINCRBY at submit and at the end, an HINCRBY of jend at the end), plus a ZREM / HDEL when a tenant's
  * figure reaches zero (BENCHMARKS.md, "Stats").
  *
  * The counters start with the scripts that keep them, and no migration is
@@ -40,18 +44,20 @@
  * are off by those jobs, and their ages are not in the per-class age index.
  */
 import { JOB_CLASSES } from '../../../core/schemas.js';
-import { FAILURE_CODE_OTHER, STATS_MAX_FAILURE_CODES, STATS_MAX_TENANTS, STATS_SAMPLE_LIMIT } from '../../contract.js';
+import { FAILURE_CODE_OTHER, STATS_ENDS_MAX_WINDOW_MS, STATS_MAX_FAILURE_CODES, STATS_MAX_TENANTS, STATS_SAMPLE_LIMIT } from '../../contract.js';
 
 /** 2^24: a tenant's depth and DLQ size share one sorted-set score (exact while the DLQ part stays under 2^24 and the depth under 2^29). */
 export const TENANT_DEPTH_UNIT = 16777216;
 /** Minutes of per-minute activity kept (the recent window is 5 minutes; the rest is slack for pruning). */
 const ACTIVITY_MINUTES = 16;
+/** Minutes of per-minute job ends kept: the longest `dlq check --window`, and a minute of slack. */
+const ENDS_MINUTES = STATS_ENDS_MAX_WINDOW_MS / 60_000 + 1;
 
 const LUA_CLASSES = `{ ${JOB_CLASSES.map((c) => `'${c}'`).join(', ')} }`;
 
 /** The per-shard keys these hooks write, after the shard prefix: every one has a fixed name. */
 export function statsKeySuffixes(): string[] {
-  return ['n', 'stn', 'sts', 'act', 'fc', 'use', ...JOB_CLASSES.map((c) => `qage:${c}`)];
+  return ['n', 'stn', 'sts', 'act', 'jend', 'fc', 'use', ...JOB_CLASSES.map((c) => `qage:${c}`)];
 }
 
 /** Lua spliced into the prelude, after `meta` and the deferred-write helpers, before `move` (which calls `statsMove`). */
@@ -60,14 +66,17 @@ export const STATS_HOOKS = String.raw`
 local K_STEN = P .. 'stn'
 local K_SSCH = P .. 'sts'
 local K_SACT = P .. 'act'
+local K_SJEND = P .. 'jend'
+-- activity kinds kept in jend (job ends, for a day) rather than act (attempts, for minutes)
+local STATS_ENDS = { je = true, jd = true }
 local function qagek(cls) return P .. 'qage:' .. cls end
 local STATS_BY_CLASS = { queued = true, scheduled = true, running = true, dead = true }
 -- what a job in a state adds to its tenant's rank score
 local STATS_RANK = { queued = ${TENANT_DEPTH_UNIT}, scheduled = ${TENANT_DEPTH_UNIT}, running = ${TENANT_DEPTH_UNIT}, dead = 1 }
 
--- n (default 1) more events of this kind ('s' submitted, 'ok' succeeded, 'f' other attempt end)
--- this minute. A field is created once per kind and minute (HINCRBY returns n): only then is the
--- hash pruned.
+-- n (default 1) more events of this kind ('s' submitted, 'ok' succeeded, 'f' other attempt end in
+-- act; 'je' job ended, 'jd' job went to the DLQ in jend) this minute. A field is created once per
+-- kind and minute (HINCRBY returns n): only then is the hash pruned.
 local function statsActivity(kind, n)
   n = n or 1
   if DEFER then
@@ -75,13 +84,23 @@ local function statsActivity(kind, n)
     return
   end
   local minute = math.floor(NOW / 60000)
-  if redis.call('HINCRBY', K_SACT, minute .. ':' .. kind, n) == n and redis.call('HLEN', K_SACT) > ${3 * ACTIVITY_MINUTES} then
+  local key, keep, kinds = K_SACT, ${ACTIVITY_MINUTES}, 3
+  if STATS_ENDS[kind] then key, keep, kinds = K_SJEND, ${ENDS_MINUTES}, 2 end
+  if redis.call('HINCRBY', key, minute .. ':' .. kind, n) == n and redis.call('HLEN', key) > kinds * keep then
     local stale = {}
-    for _, f in ipairs(redis.call('HKEYS', K_SACT)) do
-      if tonumber(string.match(f, '^(%d+):') or '0') <= minute - ${ACTIVITY_MINUTES} then stale[#stale + 1] = f end
+    for _, f in ipairs(redis.call('HKEYS', key)) do
+      if tonumber(string.match(f, '^(%d+):') or '0') <= minute - keep then stale[#stale + 1] = f end
     end
-    if #stale > 0 then redis.call('HDEL', K_SACT, unpack(stale)) end
+    if #stale > 0 then redis.call('HDEL', key, unpack(stale)) end
   end
+end
+
+-- n jobs ended (succeeded, dead, expired, cancelled) this minute; dead: they went to the DLQ.
+-- Called where the outcome totals count them (prelude's total), so a DLQ entry expired or purged
+-- later is no second end.
+local function statsJobEnded(dead, n)
+  statsActivity('je', n)
+  if dead then statsActivity('jd', n) end
 end
 
 -- The field of the per-state counts hash (K_COUNT) that counts a job in this state.
