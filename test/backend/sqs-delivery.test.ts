@@ -509,6 +509,21 @@ describe('the DLQ on SQS', () => {
     expect(await depth(sourceQueueName(e.prefix, 'q', 'batch'))).toBe(0);
   });
 
+  it('a foreign or malformed message taken into custody is a DLQ entry, not a submitted job: the stats count it in the DLQ only (as on a Redis store)', async () => {
+    const e = env();
+    const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0 });
+    await b.setup(['q']);
+    const dlq = await queueUrl(dlqName(e.prefix, 'q'));
+    await raw.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: 'not ours' }));
+    await raw.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: '{"job_id":"job_01JXXXXXXXXXXXXXXXXXXXXXXX","workflow":5}' }));
+    expect((await b.sweepDlq('q')).custody).toHaveLength(2);
+    const s = await b.stats('q', { endsWindowMs: 3_600_000 });
+    expect(s.dlq_size).toBe(2);
+    expect(s.totals).toMatchObject({ submitted: 0, dead: 0 });
+    expect(s.recent).toMatchObject({ submitted: 0 });
+    expect(s.ends).toMatchObject({ ended: 0, dead: 0 });
+  });
+
   it('with leaveForeign, records foreign messages but leaves them in SQS, and does not record them twice', async () => {
     const e = env();
     const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0 });

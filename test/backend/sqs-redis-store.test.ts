@@ -180,6 +180,21 @@ describe('custody on a Redis job store', () => {
     expect(await b.sweepDlq('q')).toMatchObject({ received: 0, custody: [] });
   });
 
+  it('a foreign or malformed message taken into custody is a DLQ entry, not a submitted job: the stats count it in the DLQ only (as on a SQLite store)', async () => {
+    const e = env();
+    const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0 });
+    await b.setup(['q']);
+    const dlq = (await raw.send(new GetQueueUrlCommand({ QueueName: dlqName(e.prefix, 'q') }))).QueueUrl!;
+    await raw.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: 'not ours' }));
+    await raw.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: '{"job_id":"job_01JXXXXXXXXXXXXXXXXXXXXXXX","workflow":5}' }));
+    expect((await b.sweepDlq('q')).custody).toHaveLength(2);
+    const s = await b.stats('q', { endsWindowMs: 3_600_000 });
+    expect(s.dlq_size).toBe(2);
+    expect(s.totals).toMatchObject({ submitted: 0, dead: 0 });
+    expect(s.recent).toMatchObject({ submitted: 0 });
+    expect(s.ends).toMatchObject({ ended: 0, dead: 0 });
+  });
+
   it('deletes the SQS DLQ copy of a purged job, and keeps byte-exact the copy of a job the store never had', async () => {
     const e = env();
     const clock = new ManualClock();

@@ -210,6 +210,18 @@ const MIGRATIONS: string[] = [
     PRIMARY KEY (queue, minute)
   ) STRICT, WITHOUT ROWID;
   `,
+  // 8: a row inserted already dead (an SQS message taken into custody: foreign, malformed, an
+  // orphan) is a DLQ entry, not a submission: it counted as submitted (totals, recent activity),
+  // which a Redis store never did. It still counts in the DLQ (the count triggers).
+  `
+  DROP TRIGGER jobs_stats_insert;
+  CREATE TRIGGER jobs_stats_insert AFTER INSERT ON jobs WHEN NEW.fingerprint IS NULL AND NEW.state <> 'dead' BEGIN
+    INSERT INTO queue_totals(queue, name, n) VALUES (NEW.queue, 'submitted', 1)
+      ON CONFLICT(queue, name) DO UPDATE SET n = n + 1;
+    INSERT INTO activity(queue, minute, submitted, succeeded, failed) VALUES (NEW.queue, NEW.created_at / 60000, 1, 0, 0)
+      ON CONFLICT(queue, minute) DO UPDATE SET submitted = submitted + 1;
+  END;
+  `,
 ];
 
 /** Migration 4: the insert triggers of migrations 1 and 2, for rows without a fingerprint only. */
