@@ -69,6 +69,12 @@ describe('agentq stats', () => {
     expect(r.stderr).not.toContain('does not keep figures');
   });
 
+  it('-o prometheus of a queue the store never saw says so on stderr too (stdout stays the exposition)', async () => {
+    const r = await runCliOk(home, ['stats', '--queue', 'reserch', '-o', 'prometheus']);
+    expect(sampleValue(parseAndValidate(r.stdout), 'agentq_dlq_size', { queue: 'reserch' })).toBe(0);
+    expect(r.stderr).toContain('queue reserch has never had a job in this store, so its figures are all zero (queues here: ');
+  });
+
   it('draws a table without escape bytes when stdout is not a terminal', async () => {
     const r = await runCliOk(home, ['stats', '-o', 'table']);
     expect(r.stdout).toContain('WAIT P95');

@@ -251,6 +251,18 @@ const WRAP = '\x1b[?7h';
 
 // ---------------------------------------------------------------- the command
 
+/**
+ * A queue the store never saw (most likely a typo) has nothing but zeros: say so, as kubectl says
+ * "No resources found", rather than let the zeros pass for a healthy queue. True when it said so.
+ */
+async function noteUnknownQueue(opts: StatsOptions, ctx: CommandContext, backend: Backend): Promise<boolean> {
+  if (opts.queue === undefined) return false;
+  const known = await backend.queues();
+  if (known.includes(opts.queue)) return false;
+  ctx.note(`queue ${sanitize(opts.queue)} has never had a job in this store, so its figures are all zero${queuesHere(known)}`);
+  return true;
+}
+
 export async function run(opts: StatsOptions, ctx: CommandContext): Promise<void> {
   if (opts.queue !== undefined) checkQueueName(opts.queue);
   const backend = await ctx.openBackend();
@@ -259,17 +271,16 @@ export async function run(opts: StatsOptions, ctx: CommandContext): Promise<void
     const t0 = ctx.clock.now();
     const stats = await collectStats(backend, opts.queue);
     ctx.io.stdout.write(renderPrometheus(stats, { scrapeSeconds: (ctx.clock.now() - t0) / 1000 }));
+    // (a typo in a textfile-collector job writes zeros for a queue nobody uses: said as below)
+    await noteUnknownQueue(opts, ctx, backend);
     return;
   }
   if (opts.watch) return watch(opts, ctx, backend);
   const reports = (await collectStats(backend, opts.queue)).map(buildStatsReport);
   await printReports(ctx.out, reports, opts.by);
-  // A queue the store never saw (most likely a typo) has nothing but zeros: say so, as kubectl says
-  // "No resources found", rather than let the zeros pass for a healthy queue.
-  const known = opts.queue !== undefined ? await backend.queues() : [];
-  if (opts.queue !== undefined && !known.includes(opts.queue)) {
-    const here = queuesHere(known);
-    ctx.note(`queue ${sanitize(opts.queue)} has never had a job in this store, so its figures are all zero${here}`);
+  const unknown = await noteUnknownQueue(opts, ctx, backend);
+  if (unknown) {
+    // (said: nothing more to say about a queue that has no figures)
   } else if (opts.by && reports.some((r) => (opts.by === 'class' ? r.by_class : opts.by === 'tenant' ? r.by_tenant : r.failures_by_code) === null)) {
     ctx.note(`This backend does not keep figures by ${opts.by} yet: queues without them are left out.`);
   } else if (opts.by === 'code' && reports.length > 0 && reports.every((r) => (r.failures_by_code ?? []).length === 0) && !isMachineFormat(ctx.out.format)) {
