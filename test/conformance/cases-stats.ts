@@ -71,6 +71,22 @@ export function statsCases(make: MakeFixture): void {
       expect(breakdown(s, 'class', 'batch')!.oldest_queued_age_ms).toBeNull();
     });
 
+    it("a lost lease's attempt ends when its lease ran out, not at the claim that reaps it: its execution sample and record say so", async () => {
+      const { backend, clock } = fx();
+      const { job } = await backend.submit(req({ queue: 'orphan', max_attempts: 2 }));
+      const started = clock.now();
+      const lease = await claimOne(backend, 'orphan', { leaseMs: 5_000 });
+      clock.advance(2_000);
+      await backend.heartbeat([lease], 5_000);
+      // The worker is gone for an hour before the next claim on the queue reaps its lease.
+      clock.advance(3_600_000);
+      expect(await backend.claim({ queue: 'orphan', workerId: 'w2', max: 1, leaseMs: 5_000 })).toEqual([]);
+      const s = await fullStats(backend, 'orphan');
+      expect(s.counts).toMatchObject({ running: 0, scheduled: 1 });
+      expect(s.execution_ms).toEqual([7_000]);
+      expect((await backend.get(job.job_id))!.attempts[0]).toMatchObject({ outcome: 'lease_lost', error_code: 'LEASE_EXPIRED', started_at: iso(started), ended_at: iso(started + 7_000) });
+    });
+
     it('breaks depth, DLQ, oldest age and backlog down by class and tenant', async () => {
       const f = fx();
       const { backend, clock } = f;

@@ -126,8 +126,9 @@ const EXPECTED = {
   usage: { tokens: 100, cost_usd: 0.25 },
   cost_per_job_usd: 0.25 / 8,
   tokens_per_job: 100 / 8,
-  // a, b, e, f: 5 s each; h's lost lease: from its claim to the claim that reaped it; b 3 s, h 4 s, e 2 s
-  execution: { count: 8, sum_ms: 4 * 5000 + (30 * 60_000 - 1000) + 3000 + 4000 + 2000, p50_ms: 5000, max_ms: 30 * 60_000 - 1000 },
+  // a, b, e, f: 5 s each; h's lost lease: its 60 s lease (not the half hour to the claim that reaped
+  // it); b 3 s, h 4 s, e 2 s
+  execution: { count: 8, sum_ms: 4 * 5000 + 60_000 + 3000 + 4000 + 2000, p50_ms: 5000, max_ms: 60_000 },
   time_in_queue: { count: 8 },
   // the last 5 minutes (and the minute they start in): h's death and e's success
   recent_window_ms: 5 * 60_000 + 7000,

@@ -46,6 +46,8 @@ export interface StateChange {
   seq: number | null;
   /** When the attempt that ends started. */
   startedAt: number | null;
+  /** When the attempt that ends ended, as its record says (a lost lease: when it ran out); absent or null: `at`. */
+  endedAt?: number | null;
   /** The error code the ending attempt's record got (a failure, or LEASE_EXPIRED); absent or null: no failure to count. */
   failCode?: string | null;
 }
@@ -210,7 +212,7 @@ export class CounterLog {
           a[3] += ok;
           a[4] += 1 - ok;
         } else activity.set(ka, [c.queue, minute, 0, ok, 1 - ok]);
-        if (c.seq !== null && c.startedAt !== null) sample(c.queue, 'exec', c.seq, c.at - c.startedAt);
+        if (c.seq !== null && c.startedAt !== null) sample(c.queue, 'exec', c.seq, (c.endedAt ?? c.at) - c.startedAt);
         if (c.failCode) add3(failures, c.queue, c.failCode, 1);
       } else if (c.from !== 'running' && c.from !== 'dead' && (c.to === 'succeeded' || c.to === 'dead' || c.to === 'expired' || c.to === 'cancelled')) {
         // Ends that are not attempts: a queued job cancelled or expired. A DLQ entry expired by

@@ -29,7 +29,7 @@ import type { Job, JobState } from '../../core/schemas.js';
 import { assertTransition, isPartial, isTerminal, outcomeFor } from '../../core/states.js';
 import type { ClaimRequest, Lease } from '../contract.js';
 import { rowToJob } from './codec.js';
-import { endAttempt, leaseExpiredError, moveTo, SqliteStore } from './store.js';
+import { endAttempt, leaseEndedAt, leaseExpiredError, moveTo, SqliteStore } from './store.js';
 import { startAttempt } from './worker.js';
 import type { OutboxCounts, SqsStore, StoreState } from '../sqs/store.js';
 
@@ -359,7 +359,7 @@ export class SqliteSqsStore implements SqsStore {
    */
   private reapLease(job: Job, fence: number, now: number): void {
     const lost = leaseExpiredError(job);
-    endAttempt(job, now, 'lease_lost', lost);
+    endAttempt(job, leaseEndedAt(job, now), 'lease_lost', lost);
     job.last_error = { ...lost, retryable: true };
     this.store.event(job, 'lease_expired', 'running', null, now, { worker_id: job.lease?.worker_id ?? null, fence });
     job.lease = null;

@@ -363,6 +363,7 @@ export class SqliteStore {
     } else if (before.state !== cols.state) {
       const seq = cols.attempt_seq;
       const startedAt = cols.attempt_started_at;
+      const ending = before.state === 'running' ? job.attempts[job.attempts.length - 1] : undefined;
       if (cols.state === 'running') {
         cols.attempt_seq = this.counters.nextAttemptSeq(carried.queue);
         cols.attempt_started_at = cols.updated_at;
@@ -381,8 +382,10 @@ export class SqliteStore {
         // A claim's sample goes to its own slot; an attempt's end to the slot of its claim.
         seq: cols.state === 'running' ? cols.attempt_seq : seq,
         startedAt,
-        // An attempt that ends here ended as its record says: a failure counts under its code.
-        failCode: before.state === 'running' ? (job.attempts[job.attempts.length - 1]?.error_code ?? null) : null,
+        // An attempt that ends here ended as its record says: a failure counts under its code, and
+        // its execution time runs to the record's end (a lost lease's: when the lease ran out).
+        failCode: ending?.error_code ?? null,
+        endedAt: ending?.ended_at ? Date.parse(ending.ended_at) : null,
       });
     } else {
       this.updateJob.run(cols);
@@ -526,6 +529,16 @@ export function leaseExpiredError(job: Job): { code: string; message: string } {
       ? `the job's deadline passed while it was running (the lease of ${who} ended at the deadline)`
       : `lease of ${who} expired at ${job.lease?.expires_at ?? '?'} without a heartbeat`,
   };
+}
+
+/**
+ * When the attempt of a reaped lease ended: when its lease ran out (past that its worker may not
+ * work on the job: its writes are refused), not when a claim came to notice it, maybe an hour later.
+ * Its record and its execution-time sample say so; the Redis Lua (lua/lease.ts) does the same.
+ */
+export function leaseEndedAt(job: Job, now: number): number {
+  const expires = job.lease === null ? NaN : Date.parse(job.lease.expires_at);
+  return Number.isFinite(expires) ? Math.min(now, expires) : now;
 }
 
 /** Closes the running attempt record with how it ended. */

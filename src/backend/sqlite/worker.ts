@@ -15,7 +15,7 @@ import type { Effect, Job, JobClass } from '../../core/schemas.js';
 import { assertTransition, isPartial, outcomeFor } from '../../core/states.js';
 import type { AbortOutcome, ClaimRequest, Failure, FailureOutcome, HeartbeatResult, Lease, LeaseRef } from '../contract.js';
 import { rowToJob, type JobRow } from './codec.js';
-import { endAttempt, isoAt, leaseExpiredError, moveTo, toEnvelope, type SqliteStore } from './store.js';
+import { endAttempt, isoAt, leaseEndedAt, leaseExpiredError, moveTo, toEnvelope, type SqliteStore } from './store.js';
 
 /**
  * The columns of a claimable row the claim reads: id and document, the fence, and the stored
@@ -211,7 +211,7 @@ export class SqliteWorkerOps {
     for (const row of rows) {
       const job = rowToJob(row);
       const lost = leaseExpiredError(job);
-      endAttempt(job, now, 'lease_lost', lost);
+      endAttempt(job, leaseEndedAt(job, now), 'lease_lost', lost);
       job.last_error = { ...lost, retryable: true };
       this.store.event(job, 'lease_expired', 'running', null, now, { worker_id: job.lease?.worker_id ?? null, fence: row.fence });
       job.lease = null;

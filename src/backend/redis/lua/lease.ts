@@ -113,7 +113,8 @@ local function reapLease(id, policy, r)
   else
     msg = 'lease of ' .. (lw or 'a worker') .. ' expired without a heartbeat'
   end
-  endAttempt(id, 'lease_lost', 'LEASE_EXPIRED', msg)
+  -- the attempt ended when its lease ran out, not now (sqlite/store.ts leaseEndedAt says the same)
+  endAttempt(id, 'lease_lost', 'LEASE_EXPIRED', msg, le and math.min(le, NOW) or nil)
   redis.call('HSET', jk(id), 'err', cjson.encode({ code = 'LEASE_EXPIRED', message = msg, retryable = true }))
   emit(id, 'lease_expired', 'running', nil, att, ten, { worker_id = lw or cjson.null, fence = fence })
   redis.call('HDEL', jk(id), 'lw', 'le')

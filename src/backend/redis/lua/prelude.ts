@@ -305,11 +305,12 @@ end
 
 -- Counts an attempt's end: the execution-time sample, the outcome per attempt number, the stats,
 -- and, for an attempt that ended with an error code (a failure, LEASE_EXPIRED), that code.
-local function attemptEnded(n, started, out, code)
+-- (endAt: when the attempt ended, NOW unless given: a lost lease ended when it ran out)
+local function attemptEnded(n, started, out, code, endAt)
   if started then
     -- samples are trimmed back to SAMPLES_KEEP once they reach twice that (one LTRIM per
     -- SAMPLES_KEEP attempts, not one per attempt); readers take the last SAMPLES_KEEP
-    pushD(P .. 'exec', NOW - started, 2 * SAMPLES_KEEP, SAMPLES_KEEP)
+    pushD(P .. 'exec', (endAt or NOW) - started, 2 * SAMPLES_KEEP, SAMPLES_KEEP)
   end
   if out == 'succeeded' then countD('i', P .. 'byatt', n .. ':ok', 1)
   elseif out ~= 'released' then countD('i', P .. 'byatt', n .. ':fail', 1) end
@@ -320,7 +321,8 @@ end
 -- Closes an attempt record (JSON) with an outcome and counts the attempt's end; returns the closed
 -- record's JSON, or nil when it was closed already. A record openAttempt wrote has its open tail
 -- replaced; any other (written by cjson before openAttempt existed) is decoded and encoded again.
-local function closeAttempt(raw, out, code, msg)
+-- (endAt: when it ended, NOW unless given)
+local function closeAttempt(raw, out, code, msg, endAt)
   local cut = #raw - #ATTEMPT_OPEN_TAIL
   if cut > 0 and string.sub(raw, cut + 1) == ATTEMPT_OPEN_TAIL then
     local head = string.sub(raw, 1, cut)
@@ -328,18 +330,18 @@ local function closeAttempt(raw, out, code, msg)
     -- (an attempt that reported usage has it after started_at: worker.ts USAGE)
     if not n then n, started = string.match(head, '^{"attempt":(%d+),.*,"started_at":(%d+),"usage":{[^}]*}$') end
     if n then
-      attemptEnded(n, tonumber(started), out, code)
-      return head .. ',"ended_at":' .. NOWS .. ',"outcome":"' .. out .. '","error_code":' ..
+      attemptEnded(n, tonumber(started), out, code, endAt)
+      return head .. ',"ended_at":' .. ((endAt and string.format('%d', endAt)) or NOWS) .. ',"outcome":"' .. out .. '","error_code":' ..
         ((code and cjson.encode(code)) or 'null') .. ',"error_message":' .. ((msg and cjson.encode(msg)) or 'null') .. '}'
     end
   end
   local a = cjson.decode(raw)
   if a.ended_at ~= cjson.null and a.ended_at ~= nil then return nil end
-  a.ended_at = NOW
+  a.ended_at = endAt or NOW
   a.outcome = out
   a.error_code = code or cjson.null
   a.error_message = msg or cjson.null
-  attemptEnded(tostring(a.attempt), tonumber(a.started_at), out, code)
+  attemptEnded(tostring(a.attempt), tonumber(a.started_at), out, code, endAt)
   return cjson.encode(a)
 end
 
@@ -349,16 +351,16 @@ local function lastAttempt(id)
 end
 
 -- Closes the job's open attempt record (the last one) with an outcome.
-local function endAttempt(id, out, code, msg)
+local function endAttempt(id, out, code, msg, endAt)
   local raw = redis.call('HGET', jk(id), 'ar')
   if raw then
-    local closed = closeAttempt(raw, out, code, msg)
+    local closed = closeAttempt(raw, out, code, msg, endAt)
     if closed then redis.call('HSET', jk(id), 'ar', closed) end
     return
   end
   raw = redis.call('LINDEX', ak(id), -1)
   if not raw then return end
-  local closed = closeAttempt(raw, out, code, msg)
+  local closed = closeAttempt(raw, out, code, msg, endAt)
   if closed then redis.call('LSET', ak(id), -1, closed) end
 end
 
