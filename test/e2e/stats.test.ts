@@ -293,6 +293,17 @@ describe('agentq dlq check', () => {
     expect(r.stderr).toMatch(/^error: queue reseach is not known to this store: nothing was ever submitted to it \(queues here: .*research/);
   });
 
+  it('a store with no queue at all passes, saying it checked nothing and which store it read (a wrong --url or Redis prefix is not "0 queues within limits")', async () => {
+    const empty = makeCliHome('agentq-stats-empty-');
+    try {
+      const r = await runCliOk(empty, ['dlq', 'check', '--max-size', '0']);
+      expect(r.stderr).not.toContain('0 queues within limits');
+      expect(r.stderr).toMatch(/^ok: no queue here has had a job yet, so there was nothing to check \(sqlite:.*agentq\.db\): is --url \/ the context the store you meant\?\n$/);
+    } finally {
+      empty.cleanup();
+    }
+  });
+
   it('rejects a malformed limit as a usage error', async () => {
     const r = await runCli(home, ['dlq', 'check', '--max-rate', 'lots']);
     expect(r.code).toBe(2);

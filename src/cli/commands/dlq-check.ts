@@ -160,6 +160,12 @@ export async function run(opts: DlqCheckOptions, ctx: CommandContext): Promise<v
   // -o json/ndjson: the whole result on stdout for a script, with the same exit code (the reason line
   // still goes to stderr, for cron mail).
   if (isMachineFormat(ctx.format)) printObject(ctx.out, checkResult(limits, checked, reasons));
+  if (queues.length === 0) {
+    // Nothing checked: on a Redis with another db or prefix, or the wrong context, every check would
+    // pass for ever. It still passes (a new store is not an alert), but says which store was read.
+    ctx.note(`ok: no queue here has had a job yet, so there was nothing to check (${sanitize(backend.description)}): is --url / the context the store you meant?`);
+    return;
+  }
   if (reasons.length === 0) {
     // Named when it is one: a context's queue narrows the check, and the line says which was checked.
     ctx.note(queues.length === 1 ? `ok: queue ${sanitize(queues[0]!)} within limits${opts.queueFromContext ? " (the context's queue)" : ''}` : `ok: ${queues.length} queues within limits`);
