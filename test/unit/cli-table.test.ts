@@ -201,6 +201,17 @@ describe('list, tail and stats tables on 80-120 column terminals', () => {
     }
   }
 
+  it('JOBS/S of a queue of long jobs is not rounded to 0: two significant digits under 1/s, two decimals above', () => {
+    const jobsPerS = queueColumns({ dur, pct, usd }).find((c) => c.header === 'JOBS/S')!;
+    const at = (throughput_per_s: number | null) => jobsPerS.get({ ...report('q'), throughput_per_s } as StatsReport);
+    // one 5-minute agent job ending per minute, over the window
+    expect(at(1 / 60)).toBe(0.017);
+    expect(at(1 / 300)).toBe(0.0033);
+    expect(at(12.3456)).toBe(12.35);
+    expect(at(0)).toBe(0);
+    expect(at(null)).toBeNull();
+  });
+
   it('-o wide and plain keep every stats column', () => {
     const cols = queueColumns({ dur, pct, usd });
     const wide = renderTable(cols, [report('research')], { palette: NO_COLOUR, width: 80, wide: true });

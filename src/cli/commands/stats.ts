@@ -79,7 +79,8 @@ export function queueColumns(f: Fmt): Column<StatsReport>[] {
     { header: 'RETRY', get: (r) => f.pct(r.retry_rate), dropWhenNarrow: 4 },
     { header: 'DLQ RATE', get: (r) => f.pct(r.dlq_rate), dropWhenNarrow: 2 },
     { header: 'BACKLOG', get: (r) => f.dur(r.backlog_seconds === null ? null : r.backlog_seconds * 1000), dropWhenNarrow: 5 },
-    { header: 'JOBS/S', get: (r) => (r.throughput_per_s === null ? null : Number(r.throughput_per_s.toFixed(2))), dropWhenNarrow: 6 },
+    // (agent jobs take minutes: 0.0033/s is a queue at work, which two decimals showed as 0)
+    { header: 'JOBS/S', get: (r) => jobsPerSecond(r.throughput_per_s), dropWhenNarrow: 6 },
     // what the handlers reported spending, per job that ended (ctx.reportUsage, agentq job usage)
     { header: 'COST/JOB', get: (r) => f.usd(r.cost_per_job_usd), dropWhenNarrow: 9 },
     { header: 'DRAIN', get: (r) => f.dur(r.drain_estimate_seconds === null ? null : r.drain_estimate_seconds * 1000), wide: true },
@@ -89,6 +90,12 @@ export function queueColumns(f: Fmt): Column<StatsReport>[] {
       get: (r) => r.success_rate_by_attempt.map((a) => `#${a.attempt} ${f.pct(a.rate) ?? '-'}`).join(' ') || null,
     },
   ];
+}
+
+/** Two decimals from 1/s up, two significant digits under it (never a working queue shown as 0). */
+function jobsPerSecond(x: number | null): number | null {
+  if (x === null) return null;
+  return Number(x >= 1 ? x.toFixed(2) : x.toPrecision(2));
 }
 
 interface BreakdownRow extends StatsBreakdown {
