@@ -87,6 +87,16 @@ export function statsCases(make: MakeFixture): void {
       expect((await backend.get(job.job_id))!.attempts[0]).toMatchObject({ outcome: 'lease_lost', error_code: 'LEASE_EXPIRED', started_at: iso(started), ended_at: iso(started + 7_000) });
     });
 
+    it("a queue's backlog is the sum of its classes', fractions of a second included", async () => {
+      const { backend } = fx();
+      for (let i = 0; i < 3; i++) await backend.submit(req({ queue: 'q', class: 'batch', estimated_seconds: 0.5 }));
+      await backend.submit(req({ queue: 'q', class: 'interactive', estimated_seconds: 0.25 }));
+      const s = await fullStats(backend, 'q');
+      expect(s.backlog_seconds).toBeCloseTo(1.75, 6);
+      expect(s.backlog_seconds).toBeCloseTo(s.by_class.reduce((n, b) => n + b.backlog_seconds, 0), 6);
+      expect(breakdown(s, 'class', 'batch')!.backlog_seconds).toBeCloseTo(1.5, 6);
+    });
+
     it('breaks depth, DLQ, oldest age and backlog down by class and tenant', async () => {
       const f = fx();
       const { backend, clock } = f;

@@ -193,7 +193,9 @@ export async function readQueueStats(req: StatsRequest): Promise<QueueStats> {
     ...base,
     ...(await jobEnds(req)),
     at: now,
-    backlog_seconds: Math.max(0, Math.round(classes.reduce((s, b) => s + b.backlog_seconds, 0))),
+    // (to the millisecond, not the second: the sum of the float counters loses its noise, not a
+    // queue's fractional estimates; SQLite keeps them the same)
+    backlog_seconds: Math.max(0, Math.round(classes.reduce((s, b) => s + b.backlog_seconds, 0) * 1000) / 1000),
     by_class: classes,
     ...(await tenantBreakdown(req, parts)),
     totals,
