@@ -44,6 +44,8 @@ export interface TuiOutcome {
   cutRun: CutRun | null;
   /** Every redrive an error cut short while it applied, oldest first (also those whose screen was left). */
   cutShort: ApplyFailure[];
+  /** Every run stopped early with work left (its resume command), oldest first (also those whose screen was left). */
+  stopped: RedriveResult[];
 }
 
 export function outcomeOf(s: TriageState | null): TuiOutcome {
@@ -56,6 +58,7 @@ export function outcomeOf(s: TriageState | null): TuiOutcome {
     failure: r?.step === 'failed' ? r.message : null,
     cutRun: r?.step === 'failed' ? r.run : null,
     cutShort: s?.cutShort ?? [],
+    stopped: s?.stoppedRuns ?? [],
   };
 }
 

@@ -145,6 +145,12 @@ export interface TriageState {
    * screen is left: quitting then still exits with the error's code and says how to resume.
    */
   cutShort: ApplyFailure[];
+  /**
+   * The runs stopped early (Esc, Ctrl-C, q) with work left, oldest first. Kept after the result
+   * screen is left, as `cutShort`: the alternate screen that showed their resume command is gone
+   * once the app quits, so quitting says it again on the normal screen.
+   */
+  stoppedRuns: RedriveResult[];
 }
 
 export type TriageAction =
@@ -203,6 +209,7 @@ export function initialState(o: { now: number; pageSize: number; columns?: numbe
     interruptedBy: null,
     isForceQuit: false,
     cutShort: [],
+    stoppedRuns: [],
   };
 }
 
@@ -246,7 +253,14 @@ export function reduce(s: TriageState, a: TriageAction): TriageState {
     // The notice ("stopping after the current batch…") belonged to the run that just ended.
     // After a signal, the app quits once the run has recorded its outcome.
     case 'redrive/finished':
-      return { ...s, mode: 'result', redrive: { step: 'done', result: a.result }, notice: null, isQuitting: s.isQuitting || s.interruptedBy !== null };
+      return {
+        ...s,
+        mode: 'result',
+        redrive: { step: 'done', result: a.result },
+        notice: null,
+        isQuitting: s.isQuitting || s.interruptedBy !== null,
+        stoppedRuns: a.result.resumeCommand ? [...s.stoppedRuns, a.result] : s.stoppedRuns,
+      };
     case 'redrive/failed': {
       const hasApplied = s.redrive?.step === 'applying';
       const run = cutRun(s.redrive);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { StringPool, toTriageRow } from '../../src/tui/row.js';
 import type { PlannedRedrive } from '../../src/tui/redrive-port.js';
 import { currentRow, initialState, reduce, type TriageAction, type TriageState } from '../../src/tui/state.js';
+import { outcomeOf } from '../../src/tui/run.js';
 import { makeEntry, T0, toDlqRow, type EntryOptions } from './support/entries.js';
 
 function rowsOf(n: number, opts: (i: number) => EntryOptions = () => ({})) {
@@ -313,6 +314,21 @@ describe('redrive dialog', () => {
     expect(s.cutShort).toEqual([
       { message: 'Redis is unavailable', code: 'BACKEND_UNAVAILABLE', exitCode: 75, run: { runId: 'run_X', moved: 2, resumeCommand: 'agentq dlq redrive --resume run_X' } },
     ]);
+  });
+
+  it('a run stopped with Esc is kept after the result screen is left: quitting still says how to resume it', () => {
+    let s = reduce(keys(loaded(3), 'a', 'R'), { type: 'redrive/planned', planned: planned(3) });
+    s = keys(s, 'tab', 'enter', 'escape');
+    const stopped = { runId: 'run_X', status: 'interrupted', moved: 1, skipped: 0, failed: 0, resumeCommand: 'agentq dlq redrive --resume run_X' };
+    s = reduce(s, { type: 'redrive/finished', result: stopped });
+    s = keys(s, 'enter');
+    expect(s.mode).toBe('list');
+    // A later run that completes does not make the stopped one's resume command go away either.
+    s = reduce(s, { type: 'rows/append', rows: rowsOf(2), isDone: true });
+    s = reduce(keys(s, 'a', 'R'), { type: 'redrive/planned', planned: planned(2) });
+    s = keys(s, 'tab', 'enter');
+    s = reduce(s, { type: 'redrive/finished', result: { runId: 'run_Y', status: 'completed', moved: 2, skipped: 0, failed: 0, resumeCommand: null } });
+    expect(outcomeOf(keys(s, 'q')).stopped).toEqual([stopped]);
   });
 
   it('a planning failure (e.g. a selection over two queues) returns to the list without reloading', () => {

@@ -245,6 +245,31 @@ describe('agentq dlq browse told to stop (SIGTERM, SIGHUP)', () => {
     }
   }, 120_000);
 
+  it('a redrive stopped with Esc, then the list (Enter), then q: the resume command is still on the normal screen', async () => {
+    const pane = TmuxPane.start(['node', AGENTQ_BIN, '--url', url, 'dlq', 'browse', '--queue', 'research', '--rate', '2', '--batch-size', '1'], env(), { columns: 160, rows: 30 });
+    try {
+      await pane.waitFor((sc) => /total \d+ · shown/.test(sc) && !sc.includes('loading…') && sc.includes('job_'));
+      pane.keys('a', 'R');
+      await pane.waitFor('> Cancel <');
+      pane.keys('Tab', 'Enter');
+      await pane.waitFor(/moved [1-9]/);
+      pane.keys('Escape');
+      const screen = await pane.waitFor('Redrive stopped: run run_');
+      const runId = /(run_[0-9A-Z]{26})/.exec(screen)![1]!;
+      // Back to the list (reloaded), as one does to look at what is left before quitting.
+      pane.keys('Enter');
+      await pane.waitFor((sc) => sc.includes('selected 0') && !sc.includes('loading…'));
+      pane.keys('q');
+      expect(await pane.exitStatus()).toBe(0);
+      expect(pane.info('#{alternate_on}')).toBe('0');
+      const stderr = pane.stderr();
+      expect(stderr).toMatch(new RegExp(`run ${runId} stopped after its current batch \\(moved [1-9]\\d*, skipped \\d+, failed 0\\)`));
+      expect(stderr).toContain(`resume it with: agentq --url ${url} dlq redrive --resume ${runId}`);
+    } finally {
+      pane.kill();
+    }
+  }, 120_000);
+
   it.each(['SIGTERM', 'SIGHUP'] as const)('%s while idle: the terminal is restored and the exit is 130, not 0', async (sig) => {
     const pane = TmuxPane.start(['node', AGENTQ_BIN, '--url', url, 'tui', '--queue', 'research'], env(), { columns: 160, rows: 30 });
     try {

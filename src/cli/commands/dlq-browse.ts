@@ -14,6 +14,7 @@ import type { CommandContext } from '../context.js';
 import { isCi } from '../context.js';
 import { dlqIoFrom } from './dlq-context.js';
 import type { ApplyFailure } from '../../tui/state.js';
+import type { RedriveResult } from '../../tui/redrive-port.js';
 
 export interface BrowseOptions extends Pick<SelectorInput, 'queue' | 'tenant' | 'workflow' | 'errorCode' | 'since' | 'until' | 'grep'> {
   /** Redrive pacing, as `dlq redrive --rate`. */
@@ -118,6 +119,8 @@ export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<voi
   );
   // The terminal is restored by now: what follows is read on the normal screen, as after a CLI redrive.
   const result = outcome.result;
+  // Runs stopped earlier in the session, whose screen was left: said on the normal screen, however the app ends.
+  for (const r of outcome.stopped) if (r.runId !== result?.runId) ctx.note(stoppedText(r));
   if (outcome.isAbandoned) {
     // The batch in flight may never end (a hung node): do not wait for the backend to close either.
     ctx.abandonBackend?.();
@@ -144,7 +147,7 @@ export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<voi
     throw new InterruptedError(`${outcome.interruptedBy}: agentq dlq browse ended; no redrive was running`);
   }
   // Quit with q: the run left to resume is said on the normal screen too (the alternate screen is gone).
-  if (result?.resumeCommand) ctx.note(`run ${result.runId} stopped after its current batch (moved ${result.moved}, skipped ${result.skipped}, failed ${result.failed}); resume it with: ${result.resumeCommand}`);
+  if (result?.resumeCommand) ctx.note(stoppedText(result));
   // A redrive an error cut short ends the command with that error's exit code (75 for a passing
   // backend failure), as `dlq redrive` does, also when its screen was left; each says how to resume.
   const cuts = outcome.cutShort;
@@ -152,6 +155,10 @@ export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<voi
   for (const c of cuts.slice(0, -1)) ctx.note(`${cutShortText(c)}${c.run?.resumeCommand ? `; resume it with: ${c.run.resumeCommand}` : ''}`);
   const last = cuts[cuts.length - 1]!;
   throw new AgentqError(last.code, cutShortText(last), last.exitCode, last.run?.resumeCommand ? `Resume it with: ${last.run.resumeCommand}` : 'See the runs with: agentq dlq runs');
+}
+
+function stoppedText(r: RedriveResult): string {
+  return `run ${r.runId} stopped after its current batch (moved ${r.moved}, skipped ${r.skipped}, failed ${r.failed}); resume it with: ${r.resumeCommand}`;
 }
 
 function cutShortText(c: ApplyFailure): string {
