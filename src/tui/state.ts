@@ -243,7 +243,8 @@ export function reduce(s: TriageState, a: TriageAction): TriageState {
     }
     case 'detail/loaded':
       if (s.detail === null || s.detail.jobId !== a.jobId) return s;
-      return { ...s, detail: { ...s.detail, lines: a.lines, error: a.error ?? null } };
+      // Wrapped again after a resize, the entry may have fewer lines: the last page stays full.
+      return { ...s, detail: { ...s.detail, lines: a.lines, error: a.error ?? null, scroll: a.lines === null ? 0 : Math.min(s.detail.scroll, Math.max(0, a.lines.length - s.pageSize)) } };
     case 'redrive/planned':
       if (s.redrive?.step !== 'planning') return s;
       return { ...s, redrive: { step: 'confirm', planned: a.planned, focus: 'cancel', typed: '', reason: '' } };

@@ -1,18 +1,28 @@
-import { useEffect, type Dispatch } from 'react';
+import { useEffect, useRef, type Dispatch } from 'react';
 import type { Clock } from '../core/clock.js';
+import type { DlqEntry } from '../core/schemas.js';
 import { detailLines } from './detail.js';
 import type { TriageSource } from './source.js';
 import type { DetailState, TriageAction } from './state.js';
 
-/** Fetches the full entry when the detail view opens on a job. */
+/** Fetches the full entry when the detail view opens on a job, and wraps it again when the terminal's width changes. */
 export function useDetail(source: TriageSource, detail: DetailState | null, clock: Clock, dispatch: Dispatch<TriageAction>, width: number): void {
   const jobId = detail?.lines === undefined ? detail?.jobId : undefined;
+  // The entry on screen, kept to wrap it again on a resize: lines wrapped for a wider terminal were
+  // cut at the new edge, and the end of a long error message could no longer be read.
+  const shown = useRef<{ jobId: string; entry: DlqEntry; width: number } | null>(null);
+  const widthRef = useRef(width);
+  widthRef.current = width;
   useEffect(() => {
     if (jobId === undefined) return;
     let isLive = true;
+    shown.current = null;
     source.get(jobId).then(
       (entry) => {
-        if (isLive) dispatch({ type: 'detail/loaded', jobId, lines: entry === null ? null : detailLines(entry, clock.now(), width) });
+        if (!isLive) return;
+        const at = widthRef.current;
+        if (entry !== null) shown.current = { jobId, entry, width: at };
+        dispatch({ type: 'detail/loaded', jobId, lines: entry === null ? null : detailLines(entry, clock.now(), at) });
       },
       (e: unknown) => {
         if (isLive) dispatch({ type: 'detail/loaded', jobId, lines: null, error: e instanceof Error ? e.message : String(e) });
@@ -21,7 +31,13 @@ export function useDetail(source: TriageSource, detail: DetailState | null, cloc
     return () => {
       isLive = false;
     };
-    // The lines are wrapped to the width when the entry is fetched; a resize while it is open keeps them.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [source, jobId, clock, dispatch]);
+
+  const openJobId = Array.isArray(detail?.lines) ? detail.jobId : undefined;
+  useEffect(() => {
+    const s = shown.current;
+    if (openJobId === undefined || s === null || s.jobId !== openJobId || s.width === width) return;
+    shown.current = { ...s, width };
+    dispatch({ type: 'detail/loaded', jobId: openJobId, lines: detailLines(s.entry, clock.now(), width) });
+  }, [openJobId, width, clock, dispatch]);
 }

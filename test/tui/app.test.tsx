@@ -348,6 +348,23 @@ describe('hostile data', () => {
   });
 });
 
+describe('detail view and resizing', () => {
+  it('a terminal narrowed while an entry is open wraps its error message again: the end of it is not cut off', async () => {
+    const message = `${'rate limited by the model provider '.repeat(3)}RETRY_AFTER_SECONDS=30`;
+    const props = { ...base, source: arraySource([makeEntry(0, { errorMessage: message })]), clock: new ManualClock(T0) };
+    const app = renderApp({ ...props, size: { columns: 160, rows: 30 } });
+    await app.waitFor('total 1');
+    await app.press(KEYS.enter);
+    await app.waitFor((f) => f.includes('Attempts timeline') && f.includes('RETRY_AFTER_SECONDS=30'));
+    // The same component (not a wrapper), so React keeps its state: the entry stays open.
+    app.instance.rerender(<App {...props} size={{ columns: 60, rows: 30 }} />);
+    // The first frame at 60 columns has the old lines cut by Ink; the entry wrapped again follows.
+    const errorLines = (f: string) => lines(f).slice(lines(f).indexOf('Error'), lines(f).indexOf('Attempts timeline'));
+    const narrow = await app.waitFor((f) => lines(f).every((l) => [...l].length <= 60) && errorLines(f).join('\n').includes('RETRY_AFTER_SECONDS=30'), 'the error message wrapped to 60 columns, its end on screen');
+    expect(errorLines(narrow).filter((l) => l.endsWith('…'))).toEqual([]);
+  });
+});
+
 describe('hostile data in the detail view', () => {
   it('regression: the dead reason, class, attempt fields and codes are escaped too, and only the message keeps its line breaks', async () => {
     const title = '\x1b]0;PWNED\x07';
