@@ -532,6 +532,11 @@ function listCommand(s: TriageState, c: Command): TriageState {
         return { ...s, notice: `still loading (${count(s.rows.length)}${of}): a selects all matching once every entry is loaded; Space selects one now` };
       }
       if (s.loadError !== null) return { ...s, notice: 'the DLQ is not loaded (see the error): nothing to select' };
+      // Nor while the backend still searches whole messages for the text filter: the rows hold only
+      // their start, and the matches further in would be left out of "all matching" without a word.
+      if (s.fullText !== null && s.fullText.ids === null && s.fullText.text === s.filter.text) {
+        return { ...s, notice: 'still searching whole error messages: a selects all matching once the search is done; Space selects one now' };
+      }
       const selected = new Set(s.selected);
       for (const i of s.visible) selected.add(s.rows[i]!.jobId);
       const label = `all ${count(s.visible.length)} matching ${describeFilter(s.filter)}`;

@@ -343,6 +343,22 @@ describe('redrive dialog', () => {
   });
 });
 
+describe('select all while the whole messages are searched', () => {
+  // Two entries whose messages match "needle" only past the characters a row holds.
+  const deep = (i: number): EntryOptions => (i < 2 ? { errorMessage: `${'x'.repeat(300)} needle` } : {});
+
+  it('a is refused until the backend has searched whole messages: "all matching" would leave out the deep matches', () => {
+    let s = keys(loaded(5, deep), '/', 'n', 'e', 'e', 'd', 'l', 'e', 'enter');
+    expect(s.fullText).toEqual({ text: 'needle', ids: null });
+    s = keys(s, 'a');
+    expect(s.selected.size).toBe(0);
+    expect(s.notice).toContain('searching whole error messages');
+    s = reduce(s, { type: 'fulltext/found', text: 'needle', ids: new Set([s.rows[0]!.jobId, s.rows[1]!.jobId]) });
+    s = keys(s, 'a');
+    expect([...s.selected].sort()).toEqual([s.rows[0]!.jobId, s.rows[1]!.jobId].sort());
+  });
+});
+
 describe('detail, help and quit', () => {
   it('Enter opens the entry under the cursor and Esc goes back', () => {
     let s = keys(loaded(3), 'j', 'enter');
