@@ -23,13 +23,15 @@ export function clockTime(ms: number): string {
   return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
 }
 
-/** Two lines: where we are (context, backend, queue) and the counts. */
+/** Two lines: where we are (queue, selection, context, backend) and the counts. */
 export function Header({ info, state }: { info: HeaderInfo; state: TriageState }) {
+  // The queue and what the command's flags narrowed the list to come before the backend: the line is
+  // cut at the right edge, and an SQS URL or a Cluster seed list alone is wider than most terminals.
   const where = [
-    `context ${info.context === null ? '(none)' : clean(info.context)}`,
-    clean(info.backend),
     `queue ${info.queue === null ? '(all)' : clean(info.queue)}`,
     ...(info.selection ? [`only ${clean(info.selection)}`] : []),
+    `context ${info.context === null ? '(none)' : clean(info.context)}`,
+    clean(info.backend),
   ].join(' · ');
   // The error itself is in the body (wrapped): this line is cut at the right edge.
   const loading = state.loadError !== null ? '  LOAD FAILED (r retries)' : state.isLoading ? '  loading…' : '';

@@ -305,6 +305,17 @@ describe('the command\'s selector flags', () => {
     expect(f).not.toContain('the DLQ is empty');
     expect(selectionText({ queue: 'research' })).toBeNull();
   });
+
+  it('the queue and the selector stay on screen next to a long backend URL (SQS, a Redis Cluster seed list)', async () => {
+    // How an SQS backend describes itself: the whole URL, its parameters included.
+    const backend = 'sqs://us-east-1/agentq-prod?endpoint=https%3A%2F%2Fsqs.us-east-1.amazonaws.com&store=redis%3A%2F%2Fredis.internal%3A6379%2F0%3Fprefix%3Daq';
+    const entries = [makeEntry(0, { errorCode: 'PROVIDER_429' })];
+    const app = renderApp({ ...base, info: { context: 'prod', backend, queue: 'research', selection: 'error_code=PROVIDER_429' }, source: arraySource(entries), clock: new ManualClock(T0), size: { columns: 120, rows: 20 } });
+    const f = await app.waitFor('total 1');
+    const first = lines(f)[0]!;
+    expect([...first].length).toBeLessThanOrEqual(120);
+    expect(first).toContain('queue research · only error_code=PROVIDER_429');
+  });
 });
 
 describe('read-only context', () => {
