@@ -1,6 +1,7 @@
 import { Text } from 'ink';
 import type { TriageState } from './state.js';
 import { clean, count, fit, fitRight } from './text.js';
+import { displayWidth } from '../cli/output/width.js';
 
 /** The three counts (9 each), the cursor and the separators. */
 const FIXED_WIDTH = 34;
@@ -14,7 +15,7 @@ const NAME_MIN = 10;
 export function groupColumns(items: ReadonlyArray<{ errorCode: string; workflow: string }>, width: number): { codeW: number; wfW: number } {
   const room = Math.max(2 * NAME_MIN, width - FIXED_WIDTH);
   let codeNeed = 'ERROR'.length;
-  for (const i of items) codeNeed = Math.max(codeNeed, [...clean(i.errorCode)].length);
+  for (const i of items) codeNeed = Math.max(codeNeed, displayWidth(clean(i.errorCode)));
   const codeW = Math.min(room - NAME_MIN, Math.max(NAME_MIN, codeNeed));
   return { codeW, wfW: room - codeW };
 }

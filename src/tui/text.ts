@@ -11,12 +11,22 @@ export function clean(text: unknown): string {
   return sanitize(text);
 }
 
-/** Cuts to `width` columns with an ellipsis; pads to `width` when `pad` (table cells). Works on sanitised text. */
+/**
+ * Cuts to `width` terminal cells with an ellipsis; pads to `width` cells when `pad` (table cells).
+ * Works on sanitised text. Cells, not characters: an error code in CJK or emoji counted by
+ * characters took twice its column and pushed the deadline, partial and redrive columns off the row.
+ */
 export function fit(text: string, width: number, pad = true): string {
   if (width <= 0) return '';
-  const chars = [...text];
-  if (chars.length > width) return width === 1 ? '…' : chars.slice(0, width - 1).join('') + '…';
-  return pad ? text + ' '.repeat(width - chars.length) : text;
+  const w = displayWidth(text);
+  if (w > width) {
+    if (width === 1) return '…';
+    const [head] = splitAtWidth(text, width - 1);
+    // A wide character that would straddle the cut is left out: the head may be one cell short.
+    const cut = displayWidth(head) > width - 1 ? '' : head;
+    return pad ? cut + '…' + ' '.repeat(width - 1 - displayWidth(cut)) : cut + '…';
+  }
+  return pad ? text + ' '.repeat(width - w) : text;
 }
 
 /**
@@ -36,9 +46,9 @@ export function fitId(text: string, width: number): string {
 
 /** Right-aligns within `width` (numbers). */
 export function fitRight(text: string, width: number): string {
-  const chars = [...text];
-  if (chars.length >= width) return fit(text, width);
-  return ' '.repeat(width - chars.length) + text;
+  const w = displayWidth(text);
+  if (w >= width) return fit(text, width);
+  return ' '.repeat(width - w) + text;
 }
 
 const groupFmt = new Intl.NumberFormat('en-US');

@@ -1,7 +1,10 @@
 /** The DLQ list's columns at the widths people have: nothing runs off the edge, the error code stays readable. */
 import { describe, expect, it } from 'vitest';
-import { listColumns } from '../../src/tui/layout.js';
-import { fitId } from '../../src/tui/text.js';
+import { listColumns, rowLine } from '../../src/tui/layout.js';
+import { fit, fitId, fitRight } from '../../src/tui/text.js';
+import { StringPool, toTriageRow } from '../../src/tui/row.js';
+import { displayWidth } from '../../src/cli/output/width.js';
+import { makeEntry, T0, toDlqRow } from './support/entries.js';
 import { groupColumns } from '../../src/tui/GroupView.js';
 
 const lineWidth = (w: number) => {
@@ -77,5 +80,33 @@ describe('groupColumns (the group view)', () => {
     const { codeW, wfW } = groupColumns(items, 70);
     expect(codeW + wfW).toBe(36);
     expect(codeW).toBeGreaterThanOrEqual(18);
+  });
+});
+
+describe('wide and combining characters in cells (an error code a foreign writer stored)', () => {
+  const row = (errorCode: string) => toTriageRow(toDlqRow(makeEntry(0, { errorCode, redriveCount: 7 })), new StringPool());
+  const line = (code: string, width: number) => rowLine(row(code), listColumns(width), { now: T0, isCursor: false, isSelected: false });
+
+  it('a list row takes the terminal cells of an ASCII row: CJK and emoji count two, combining marks none', () => {
+    for (const code of ['東京_タイムアウト_エラー', '🚀🚀🚀_FAILED', 'e\u0301\u0301\u0301_COMBINING', '東'.repeat(40)]) {
+      for (const width of [80, 100, 160]) {
+        const l = line(code, width);
+        expect(displayWidth(l), `${code} at ${width}`).toBe(displayWidth(line('PROVIDER_429', width)));
+        // the columns after the error code stay in place, the redrive count last
+        if (width >= 100) expect(l.endsWith('    7'), `${code} at ${width}`).toBe(true);
+      }
+    }
+  });
+
+  it('fit and fitRight pad and cut by cells', () => {
+    expect(fit('東京', 6)).toBe('東京  ');
+    expect(displayWidth(fit('東京東京', 6))).toBe(6);
+    expect(fit('東京東京', 6)).toBe('東京… '); // a wide character does not fit in the one cell left
+    expect(fitRight('東京', 6)).toBe('  東京');
+  });
+
+  it('the group view gives a wide error code the cells it needs', () => {
+    const { codeW } = groupColumns([{ errorCode: '東京_タイムアウト', workflow: 'research_report:v3' }], 100);
+    expect(codeW).toBe(displayWidth('東京_タイムアウト'));
   });
 });
