@@ -91,6 +91,7 @@ function Body({ flow }: { flow: RedriveFlow }) {
         <>
           <Text bold>{run === null ? 'Redrive not done' : `Redrive stopped by an error: run ${clean(run.runId)}`}</Text>
           <Text wrap="wrap">{clean(flow.message)}</Text>
+          {flow.hint ? <Text wrap="wrap">{clean(flow.hint)}</Text> : null}
           {run !== null ? <Text>moved {count(run.moved)} before the error (the run's ledger records what moved; the rest stays planned)</Text> : null}
           {run?.resumeCommand ? <Text wrap="wrap">resume with: {clean(run.resumeCommand)}</Text> : null}
           <Text dimColor>{run !== null ? `audit: agentq dlq runs show ${clean(run.runId)} · ` : ''}Enter back to the list</Text>

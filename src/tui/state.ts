@@ -48,8 +48,9 @@ export type RedriveFlow =
   /**
    * `hasApplied`: the failure came during apply, so the DLQ may have changed and is reloaded.
    * `run`: the run it cut short, once recorded (its id, what it moved, the command that resumes it).
+   * `hint`: the error's advice (a lock left by a dead process: resume its run, or --break-lock), as the CLI prints it.
    */
-  | { step: 'failed'; message: string; hasApplied: boolean; run: CutRun | null };
+  | { step: 'failed'; message: string; hasApplied: boolean; run: CutRun | null; hint?: string | null };
 
 /** A run a failure cut short: what the operator needs to check and resume it. */
 export interface CutRun {
@@ -66,6 +67,8 @@ export interface ApplyFailure {
   exitCode: number;
   /** The run, once recorded. */
   run: CutRun | null;
+  /** The error's advice, when it has one. */
+  hint?: string | null;
 }
 
 export const STOPPING_NOTICE = 'stopping after the current batch… (Ctrl-C or q again quits at once)';
@@ -167,7 +170,7 @@ export type TriageAction =
   | { type: 'redrive/progress'; progress: RedriveProgress }
   | { type: 'redrive/finished'; result: RedriveResult }
   /** `code`/`exitCode`: the error's (default `REDRIVE_FAILED`, 1). */
-  | { type: 'redrive/failed'; message: string; code?: string; exitCode?: number }
+  | { type: 'redrive/failed'; message: string; code?: string; exitCode?: number; hint?: string }
   /** The process was told to stop (`reason`: the signal's name). */
   | { type: 'interrupt'; reason: string }
   | { type: 'fulltext/found'; text: string; ids: ReadonlySet<string> }
@@ -265,11 +268,12 @@ export function reduce(s: TriageState, a: TriageAction): TriageState {
     case 'redrive/failed': {
       const hasApplied = s.redrive?.step === 'applying';
       const run = cutRun(s.redrive);
-      const failure: ApplyFailure = { message: a.message, code: a.code ?? 'REDRIVE_FAILED', exitCode: a.exitCode ?? 1, run };
+      const hint = a.hint ?? null;
+      const failure: ApplyFailure = { message: a.message, code: a.code ?? 'REDRIVE_FAILED', exitCode: a.exitCode ?? 1, run, hint };
       return {
         ...s,
         mode: 'result',
-        redrive: { step: 'failed', message: a.message, hasApplied, run },
+        redrive: { step: 'failed', message: a.message, hasApplied, run, hint },
         notice: null,
         isQuitting: s.isQuitting || s.interruptedBy !== null,
         cutShort: hasApplied ? [...s.cutShort, failure] : s.cutShort,

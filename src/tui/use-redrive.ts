@@ -27,7 +27,7 @@ export function useRedrive(port: RedrivePort | null, flow: RedriveFlow | null, d
         if (!abort.signal.aborted) dispatch({ type: 'redrive/planned', planned });
       },
       (e: unknown) => {
-        if (!abort.signal.aborted) dispatch({ type: 'redrive/failed', message: e instanceof Error ? e.message : String(e) });
+        if (!abort.signal.aborted) dispatch({ type: 'redrive/failed', message: e instanceof Error ? e.message : String(e), ...hintOf(e) });
       },
     );
     // Esc while planning: stop the walk; the reducer already left the dialog.
@@ -49,6 +49,7 @@ export function useRedrive(port: RedrivePort | null, flow: RedriveFlow | null, d
             type: 'redrive/failed',
             message: e instanceof Error ? e.message : String(e),
             ...exitOf(e),
+            ...hintOf(e),
           }),
       )
       .finally(() => {
@@ -69,6 +70,12 @@ export function useRedrive(port: RedrivePort | null, flow: RedriveFlow | null, d
  * bundled apart from the CLI (scripts/build-tui-bundle.mjs), so the engine's errors are instances
  * of the CLI's class, not of this bundle's copy.
  */
+/** An AgentqError's advice (what to do instead), read from its field for the same reason. */
+function hintOf(e: unknown): { hint?: string } {
+  const h = typeof e === 'object' && e !== null ? (e as { hint?: unknown }).hint : undefined;
+  return typeof h === 'string' && h !== '' ? { hint: h } : {};
+}
+
 function exitOf(e: unknown): { code?: string; exitCode?: number } {
   const x = (typeof e === 'object' && e !== null ? e : {}) as { code?: unknown; exitCode?: unknown };
   return typeof x.code === 'string' && typeof x.exitCode === 'number' ? { code: x.code, exitCode: x.exitCode } : {};

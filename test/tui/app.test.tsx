@@ -514,6 +514,36 @@ describe('redrive through the DLQ engine (real SQLite store)', () => {
     }
   });
 
+  it('a redrive refused by a lock a dead process left says what the CLI says to do about it (resume that run, or --break-lock)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));
+    const clock = new ManualClock(T0);
+    const backend = new SqliteBackend({ path: join(dir, 'agentq.db'), clock, random: seededRandom(7) });
+    try {
+      const ids = await seedDlq(backend, clock, 'research', Array.from({ length: 3 }, () => ({ errorCode: 'PROVIDER_429' })));
+      const newId = createIdFactory(clock, seededRandom(9));
+      const deps = { backend, clock, sleep: async () => undefined, newRunId: () => newId(RUN_ID_PREFIX), identity: { user: 'ops', host: 'test', pid: 1, context: 'prod' }, probe: () => false };
+      const settings = { baseFilter: { queue: 'research' }, given: { queue: 'research' }, rate: null };
+      // A `dlq redrive` killed with SIGKILL on this host: its run is recorded, its lock stays, its pid is gone.
+      const other = engineRedrive(deps, settings);
+      const stopped = new AbortController();
+      stopped.abort();
+      const killed = await other.apply(await other.plan([ids[2]!], new AbortController().signal), () => undefined, stopped.signal);
+      await backend.acquireLock('research', { owner: 'ops@test pid 4242', host: 'test', pid: 4242, run_id: killed.runId, acquired_at: new Date(T0).toISOString() });
+      const app = renderApp({ ...base, redrive: engineRedrive(deps, settings), source: backendSource(backend, { queue: 'research' }), clock, size: { columns: 160, rows: 30 } });
+      await app.waitForState((st) => !st.isLoading && st.rows.length > 0, 'the load to complete');
+      await app.press('a', 'R');
+      await app.waitFor('Redrive plan for queue research: 3 selected');
+      await app.press(KEYS.tab, KEYS.enter);
+      const f = (await app.waitFor('holds the research DLQ lock')).replace(/[│\s]+/g, ' ');
+      expect(f).toContain(`is no longer running on this host: resume its run with --resume ${killed.runId}, or break the lock with --break-lock`);
+      // Kept for the exit's hint (the state follows the frame: waited for, not read at once).
+      await app.waitForState((st) => st.cutShort.length === 1 && (st.cutShort[0]!.hint ?? '').includes('break the lock with --break-lock'), 'the hint kept for the exit');
+    } finally {
+      await backend.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('jobs redriven from another shell after they were selected show as "no longer in the DLQ", not malformed', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));
     const clock = new ManualClock(T0);

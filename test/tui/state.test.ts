@@ -307,12 +307,12 @@ describe('redrive dialog', () => {
     s = keys(s, 'tab', 'enter');
     s = reduce(s, { type: 'redrive/progress', progress: { runId: 'run_X', resumeCommand: 'agentq dlq redrive --resume run_X', done: 2, total: 3, moved: 2, skipped: 0, failed: 0 } });
     s = reduce(s, { type: 'redrive/failed', message: 'Redis is unavailable', code: 'BACKEND_UNAVAILABLE', exitCode: 75 });
-    expect(s.redrive).toEqual({ step: 'failed', message: 'Redis is unavailable', hasApplied: true, run: { runId: 'run_X', moved: 2, resumeCommand: 'agentq dlq redrive --resume run_X' } });
+    expect(s.redrive).toEqual({ step: 'failed', message: 'Redis is unavailable', hasApplied: true, run: { runId: 'run_X', moved: 2, resumeCommand: 'agentq dlq redrive --resume run_X' }, hint: null });
     // Kept after the result screen is left, for the exit code and last words of the command.
     s = keys(s, 'enter');
     expect(s.mode).toBe('list');
     expect(s.cutShort).toEqual([
-      { message: 'Redis is unavailable', code: 'BACKEND_UNAVAILABLE', exitCode: 75, run: { runId: 'run_X', moved: 2, resumeCommand: 'agentq dlq redrive --resume run_X' } },
+      { message: 'Redis is unavailable', code: 'BACKEND_UNAVAILABLE', exitCode: 75, run: { runId: 'run_X', moved: 2, resumeCommand: 'agentq dlq redrive --resume run_X' }, hint: null },
     ]);
   });
 

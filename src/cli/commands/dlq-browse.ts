@@ -152,9 +152,10 @@ export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<voi
   // backend failure), as `dlq redrive` does, also when its screen was left; each says how to resume.
   const cuts = outcome.cutShort;
   if (cuts.length === 0) return;
-  for (const c of cuts.slice(0, -1)) ctx.note(`${cutShortText(c)}${c.run?.resumeCommand ? `; resume it with: ${c.run.resumeCommand}` : ''}`);
+  for (const c of cuts.slice(0, -1)) ctx.note(`${cutShortText(c)}${c.run?.resumeCommand ? `; resume it with: ${c.run.resumeCommand}` : c.hint ? `; ${c.hint}` : ''}`);
   const last = cuts[cuts.length - 1]!;
-  throw new AgentqError(last.code, cutShortText(last), last.exitCode, last.run?.resumeCommand ? `Resume it with: ${last.run.resumeCommand}` : 'See the runs with: agentq dlq runs');
+  // The error's own advice when no run was recorded (a lock a dead process left: resume its run, or --break-lock).
+  throw new AgentqError(last.code, cutShortText(last), last.exitCode, last.run?.resumeCommand ? `Resume it with: ${last.run.resumeCommand}` : (last.hint ?? 'See the runs with: agentq dlq runs'));
 }
 
 function stoppedText(r: RedriveResult): string {
