@@ -18,7 +18,9 @@ export function RedriveDialog({ flow, width, hiddenSelected = 0, bodyRows = Infi
     if (!confirmFits(flow.planned, o)) return <TooSmall need={{ columns: DIALOG_MIN_COLUMNS, rows: confirmRows(flow.planned, o) + 4 }} has={{ columns: width, rows: bodyRows + 4 }} />;
   }
   return (
-    <Box flexDirection="column" borderStyle="round" width={dialogWidth(width)} paddingX={1}>
+    // The confirmation is refused below its 40 columns (TooSmall above); the other steps must still be
+    // read there, so they take at most the terminal's width: a wider box wrapped at the edge into garbage.
+    <Box flexDirection="column" borderStyle="round" width={flow.step === 'confirm' ? dialogWidth(width) : Math.min(dialogWidth(width), Math.max(10, width))} paddingX={1}>
       {flow.step === 'confirm' ? (
         <Confirm planned={flow.planned} focus={flow.focus} typed={flow.typed} reason={flow.reason} width={width} hiddenSelected={hiddenSelected} />
       ) : (

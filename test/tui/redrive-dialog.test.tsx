@@ -64,5 +64,18 @@ describe('the redrive dialog', () => {
     expect(displayWidth(line)).toBe(78);
     expect(line).toMatch(/…(東京)+終 +│$/);
   });
-});
 
+  it('on a terminal narrower than the confirmation (40 columns) the progress and the result still fit: nothing wraps at the edge', () => {
+    const progress = { done: 2, total: 3, moved: 2, skipped: 0, failed: 0, runId: 'run_01J', resumeCommand: 'agentq dlq redrive --resume run_01J' };
+    const flows = [
+      { step: 'applying', planned: planned(), progress, isStopRequested: false, reason: '' },
+      { step: 'done', result: { runId: 'run_01M8PN38DQSDD1F0V66VSMW00Z', status: 'interrupted', moved: 2, skipped: 0, failed: 0, resumeCommand: 'agentq dlq redrive --resume run_01M8PN38DQSDD1F0V66VSMW00Z' } },
+      { step: 'failed', message: 'Redis at h:1 is unavailable', hasApplied: true, run: { runId: 'run_01J', moved: 7, resumeCommand: 'agentq dlq redrive --resume run_01J' } },
+    ] as const;
+    for (const flow of flows) {
+      const f = render(<RedriveDialog flow={flow} width={34} />).lastFrame()!;
+      for (const l of f.split('\n')) expect(displayWidth(l), `${flow.step}: ${l}`).toBeLessThanOrEqual(34);
+      expect(f.split('\n')[0], flow.step).toMatch(/^╭─+╮$/);
+    }
+  });
+});
