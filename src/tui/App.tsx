@@ -8,7 +8,7 @@ import { GroupView } from './GroupView.js';
 import { Header, type HeaderInfo } from './Header.js';
 import { HelpOverlay } from './HelpOverlay.js';
 import { inputKeys, type InkKey } from './keymap.js';
-import { frameHeight, listRows, type TerminalSize } from './layout.js';
+import { frameHeight, listRows, MIN_ROWS, type TerminalSize } from './layout.js';
 import { PickerView } from './PickerView.js';
 import { RedriveDialog } from './RedriveDialog.js';
 import type { RedrivePort } from './redrive-port.js';
@@ -104,6 +104,15 @@ export function App(props: AppProps) {
   );
   useKeys(onInput);
 
+  if (size.rows < MIN_ROWS) {
+    // A frame taller than the screen scrolled and was drawn over itself (lines of the list over the
+    // column header, the title gone): one line says why instead. Keys keep working; enlarged, it is back.
+    return (
+      <Box height={1} width={size.columns}>
+        <Text wrap="truncate-end">{`this terminal (${size.columns}×${size.rows}) is too small: the app needs at least ${MIN_ROWS} rows · q quits`}</Text>
+      </Box>
+    );
+  }
   const height = frameHeight(size);
   return (
     // No overflow="hidden": every view renders at most the rows that fit (pageSize), and

@@ -11,6 +11,9 @@ import { clean, fit, fitRight, fitId } from './text.js';
 /** Header (2 lines), column header (1), status bar (1). */
 export const CHROME_LINES = 4;
 
+/** The fewest terminal rows the app is drawn in: the chrome, one list row, and the line kept free. */
+export const MIN_ROWS = CHROME_LINES + 2;
+
 export interface TerminalSize {
   columns: number;
   rows: number;

@@ -62,6 +62,21 @@ describe('list', () => {
     expect(Math.max(...lines(small).map((l) => [...l].length))).toBeLessThanOrEqual(100);
   });
 
+  it('a terminal too short for the header, one row and the status bar says so in one line instead of a frame taller than the screen', async () => {
+    const entries = Array.from({ length: 10 }, (_, i) => makeEntry(i));
+    const props = { ...base, source: arraySource(entries), clock: new ManualClock(T0) };
+    for (const rows of [3, 4, 5]) {
+      const app = renderApp({ ...props, size: { columns: 80, rows } });
+      const f = await app.waitFor('too small', `the ${rows}-row note`);
+      expect(lines(f).length, String(rows)).toBeLessThanOrEqual(rows - 1);
+      expect(f).toContain(`this terminal (80×${rows}) is too small: the app needs at least 6 rows · q quits`);
+      // Keys still work: enlarged, the list is there.
+      app.instance.rerender(<App {...props} size={{ columns: 80, rows: 12 }} />);
+      await app.waitFor(entries[0]!.job_id.slice(-7));
+      app.unmount();
+    }
+  });
+
   it('below 80 columns DEADLINE and PARTIAL stay on screen: the id is shortened to its end, then workflow and tenant go', async () => {
     const entries = Array.from({ length: 5 }, (_, i) => makeEntry(i, { deadlineIn: -5000, isPartial: i === 0 }));
     for (const columns of [79, 70, 60, 50]) {
