@@ -3,7 +3,7 @@ import type { TerminalSize } from './layout.js';
 import type { PlannedRedrive } from './redrive-port.js';
 import { STOPPING_NOTICE, typedCountRequired, type DialogFocus, type RedriveFlow } from './state.js';
 import { confirmFits, confirmRows, confirmTitleLines, DIALOG_MIN_COLUMNS, dialogWidth, extraSplitLines, hiddenNoteLines, reasonLine } from './confirm-layout.js';
-import { clean, count, fitRight } from './text.js';
+import { clean, count, fitRight, wrapText } from './text.js';
 
 /**
  * The redrive flow on screen: the plan split, the confirmation (focused on
@@ -15,7 +15,7 @@ export function RedriveDialog({ flow, width, hiddenSelected = 0, bodyRows = Infi
     const needsTyping = typedCountRequired(flow.planned) !== null;
     const o = { hiddenSelected, columns: width, bodyRows, needsTyping };
     // The body is the terminal less the header (2), the status bar and the line kept free (layout.ts).
-    if (!confirmFits(flow.planned, o)) return <TooSmall need={{ columns: DIALOG_MIN_COLUMNS, rows: confirmRows(flow.planned, o) + 4 }} has={{ columns: width, rows: bodyRows + 4 }} />;
+    if (!confirmFits(flow.planned, o)) return <TooSmall need={{ columns: DIALOG_MIN_COLUMNS, rows: confirmRows(flow.planned, o) + 4 }} has={{ columns: width, rows: bodyRows + 4 }} bodyRows={bodyRows} />;
   }
   return (
     // The confirmation is refused below its 40 columns (TooSmall above); the other steps must still be
@@ -35,13 +35,22 @@ export function RedriveDialog({ flow, width, hiddenSelected = 0, bodyRows = Infi
   );
 }
 
-/** In place of a plan that would not be shown whole: Redrive is refused until it is (state.ts). */
-function TooSmall({ need, has }: { need: TerminalSize; has: TerminalSize }) {
+/**
+ * In place of a plan that would not be shown whole: Redrive is refused until it is (state.ts).
+ * Wrapped here and cut to the body's rows: taller than the body, the note itself overflowed the
+ * screen and drew over the header on a 6-row terminal.
+ */
+function TooSmall({ need, has, bodyRows }: { need: TerminalSize; has: TerminalSize; bodyRows: number }) {
+  const text = `The redrive plan needs a terminal of at least ${Math.max(need.columns, has.columns)}×${Math.max(need.rows, has.rows)} (this one is ${has.columns}×${has.rows}): enlarge it to confirm, or Esc to cancel. Nothing moves until the plan is on screen.`;
+  const lines = wrapText(text, Math.max(10, has.columns)).slice(0, Math.max(1, Number.isFinite(bodyRows) ? bodyRows : Infinity));
   return (
-    <Text wrap="wrap">
-      The redrive plan needs a terminal of at least {Math.max(need.columns, has.columns)}×{Math.max(need.rows, has.rows)} (this one is {has.columns}×{has.rows}):
-      enlarge it to confirm, or Esc to cancel. Nothing moves until the plan is on screen.
-    </Text>
+    <>
+      {lines.map((l, i) => (
+        <Text key={`${i}`} wrap="truncate-end">
+          {l}
+        </Text>
+      ))}
+    </>
   );
 }
 

@@ -39,7 +39,7 @@ describe('the redrive dialog', () => {
     const plan = planned({ total: 2571, redrive: 1885, skipExpired: 300, skipPartial: 386 });
     const flow = { step: 'confirm', planned: plan, focus: 'cancel', typed: '', reason: '' } as const;
     const small = render(<RedriveDialog flow={flow} width={60} hiddenSelected={2071} bodyRows={11} />).lastFrame()!;
-    expect(small).toContain('The redrive plan needs a terminal of at least 60×17 (this one is 60×15)');
+    expect(small.replace(/\s+/g, ' ')).toContain('The redrive plan needs a terminal of at least 60×17 (this one is 60×15)');
     expect(small).not.toContain('1,885');
     const rows = confirmRows(plan, { hiddenSelected: 2071, columns: 60, needsTyping: true });
     expect(rows).toBe(13);
@@ -76,6 +76,16 @@ describe('the redrive dialog', () => {
       const f = render(<RedriveDialog flow={flow} width={34} />).lastFrame()!;
       for (const l of f.split('\n')) expect(displayWidth(l), `${flow.step}: ${l}`).toBeLessThanOrEqual(34);
       expect(f.split('\n')[0], flow.step).toMatch(/^╭─+╮$/);
+    }
+  });
+
+  it('the note that the terminal is too small for the plan is itself no taller than the body', () => {
+    const flow = { step: 'confirm', planned: planned(), focus: 'cancel', typed: '', reason: '' } as const;
+    for (const [width, bodyRows] of [[40, 2], [60, 2], [80, 3], [34, 1]] as const) {
+      const f = render(<RedriveDialog flow={flow} width={width} bodyRows={bodyRows} />).lastFrame()!;
+      expect(f.split('\n').length, `${width}×${bodyRows}`).toBeLessThanOrEqual(bodyRows);
+      expect(f.replace(/\s+/g, ' '), `${width}×${bodyRows}`).toMatch(/^The redrive plan needs a terminal/);
+      for (const l of f.split('\n')) expect(displayWidth(l)).toBeLessThanOrEqual(width);
     }
   });
 });
