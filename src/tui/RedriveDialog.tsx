@@ -92,6 +92,11 @@ function Body({ flow }: { flow: RedriveFlow }) {
             moved {count(r.moved)} · skipped {count(r.skipped)} · failed {count(r.failed)} · status {clean(r.status)}
           </Text>
           {r.resumeCommand !== null ? <Text>resume with: {clean(r.resumeCommand)}</Text> : null}
+          {(r.notes ?? []).map((n, i) => (
+            <Text key={`n${i}`} wrap="wrap">
+              {clean(n)}
+            </Text>
+          ))}
           <Text dimColor>audit: agentq dlq runs show {clean(r.runId)} · Enter back to the list</Text>
         </>
       );

@@ -5,7 +5,8 @@
  * paced apply are the engine's. The TUI adds nothing but the confirmation
  * dialog in front of it.
  */
-import type { Backend, DlqFilter } from '../backend/contract.js';
+import type { Backend, DlqFilter, RunRecord } from '../backend/contract.js';
+import type { SqsBackend } from '../backend/sqs/index.js';
 import { toIso } from '../core/duration.js';
 import { DEFAULT_ATTEMPTS_POLICY, PlanBuilder, planTotals, type AttemptsPolicy, type Plan } from '../core/plan.js';
 import type { DlqEntry } from '../core/schemas.js';
@@ -89,10 +90,37 @@ export function engineRedrive(deps: EngineDeps, s: GatewaySettings): RedrivePort
         skipped: counts.skipped,
         failed: counts.failed,
         resumeCommand: result.interrupted ? resumeCommand(result.run) : null,
+        notes: await sqsNotes(deps.backend, result.run),
       };
       return out;
     },
   };
+}
+
+/**
+ * On SQS, `agentq dlq redrive` sweeps the SQS DLQ beside its moves (deleting the copies of the jobs it
+ * moved) and warns about moved jobs still waiting in the outbox. The app does neither by itself (the
+ * sweep receives the whole DLQ, raising receive counts: the CLI says so before it asks), so the
+ * result says both, with the command that sweeps: `--resume` of the run (also a completed one)
+ * sweeps after its moves. Without this the SQS DLQ depth, and the alarm on it, kept counting the
+ * redriven jobs with nothing on screen saying why.
+ */
+async function sqsNotes(backend: Backend, run: RunRecord): Promise<string[]> {
+  if (backend.kind !== 'sqs' || run.counts.moved === 0) return [];
+  const notes: string[] = [];
+  const dlq = (backend as SqsBackend).sqsQueues.dlqName(run.queue);
+  notes.push(
+    `copies of the ${run.counts.moved} jobs it moved stay in the SQS DLQ ${dlq} (alarms on its depth still count them; the app does not sweep it): ` +
+      `${resumeCommand(run)} deletes them${run.status === 'completed' ? '' : ' once its moves are over'}, as does agentq sqs sweep --queue ${run.queue}`,
+  );
+  const u = backend.unpublished ? await backend.unpublished(run.queue).catch(() => null) : null;
+  if (u !== null && u.count > 0) {
+    notes.push(
+      `${u.count} job(s) of queue ${run.queue} are not yet published to SQS${u.lastError ? ` (the last try failed: ${u.lastError})` : ''}: ` +
+        'they are stored and queued; workers or agentq outbox relay publish them once that is mended',
+    );
+  }
+  return notes;
 }
 
 /** The audit reason of a TUI run when the operator gave none. */

@@ -47,6 +47,11 @@ export interface RedriveResult {
   failed: number;
   /** Set when the run stopped early (Esc / Ctrl-C): the command that resumes it. */
   resumeCommand: string | null;
+  /**
+   * What the run left for later that `agentq dlq redrive` would have said (raw text): on SQS, the
+   * SQS DLQ copies of the jobs it moved, and jobs not yet published. Shown, and said again on quit.
+   */
+  notes?: string[];
 }
 
 /** How the selection was made in the app, recorded in the run's `filters` next to the command's flags. */

@@ -46,6 +46,8 @@ export interface TuiOutcome {
   cutShort: ApplyFailure[];
   /** Every run stopped early with work left (its resume command), oldest first (also those whose screen was left). */
   stopped: RedriveResult[];
+  /** What finished runs left for later (SQS DLQ copies, jobs not yet published), oldest first. */
+  notes: string[];
 }
 
 export function outcomeOf(s: TriageState | null): TuiOutcome {
@@ -59,6 +61,7 @@ export function outcomeOf(s: TriageState | null): TuiOutcome {
     cutRun: r?.step === 'failed' ? r.run : null,
     cutShort: s?.cutShort ?? [],
     stopped: s?.stoppedRuns ?? [],
+    notes: s?.runNotes ?? [],
   };
 }
 

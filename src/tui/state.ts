@@ -154,6 +154,8 @@ export interface TriageState {
    * once the app quits, so quitting says it again on the normal screen.
    */
   stoppedRuns: RedriveResult[];
+  /** What finished runs left for later (`RedriveResult.notes`), oldest first: said again on the normal screen on quit. */
+  runNotes: string[];
 }
 
 export type TriageAction =
@@ -213,6 +215,7 @@ export function initialState(o: { now: number; pageSize: number; columns?: numbe
     isForceQuit: false,
     cutShort: [],
     stoppedRuns: [],
+    runNotes: [],
   };
 }
 
@@ -264,6 +267,7 @@ export function reduce(s: TriageState, a: TriageAction): TriageState {
         notice: null,
         isQuitting: s.isQuitting || s.interruptedBy !== null,
         stoppedRuns: a.result.resumeCommand ? [...s.stoppedRuns, a.result] : s.stoppedRuns,
+        runNotes: a.result.notes?.length ? [...s.runNotes, ...a.result.notes] : s.runNotes,
       };
     case 'redrive/failed': {
       const hasApplied = s.redrive?.step === 'applying';

@@ -121,6 +121,7 @@ export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<voi
   const result = outcome.result;
   // Runs stopped earlier in the session, whose screen was left: said on the normal screen, however the app ends.
   for (const r of outcome.stopped) if (r.runId !== result?.runId) ctx.note(stoppedText(r));
+  for (const n of outcome.notes) ctx.note(n);
   if (outcome.isAbandoned) {
     // The batch in flight may never end (a hung node): do not wait for the backend to close either.
     ctx.abandonBackend?.();
