@@ -484,7 +484,9 @@ function command(s: TriageState, c: Command): TriageState {
       if (c === 'run.stop' || c === 'run.stopOrQuit') return { ...s, redrive: { ...s.redrive, isStopRequested: true }, notice: STOPPING_NOTICE };
       return s;
     case 'result':
-      if (c === 'back' && s.redrive?.step === 'failed' && !s.redrive.hasApplied) return { ...s, mode: 'list', redrive: null };
+      // Nothing moved (the plan failed, or the run was refused before it was recorded, e.g. the queue
+      // locked by another): the list is still right and the selection is kept, to try again.
+      if (c === 'back' && s.redrive?.step === 'failed' && (!s.redrive.hasApplied || s.redrive.run === null)) return { ...s, mode: 'list', redrive: null };
       // The DLQ changed: drop the rows and the selection (it was redriven), and load it again.
       if (c === 'back') return startReload({ ...s, mode: 'list', redrive: null, selected: new Set(), selectionLabel: null, reloadAnchor: null });
       return s;

@@ -331,6 +331,18 @@ describe('redrive dialog', () => {
     expect(outcomeOf(keys(s, 'q')).stopped).toEqual([stopped]);
   });
 
+  it('a redrive refused before its run was recorded (the queue locked by another) keeps the selection: nothing moved', () => {
+    let s = reduce(keys(loaded(3), 'a', 'R'), { type: 'redrive/planned', planned: planned(3) });
+    s = keys(s, 'tab', 'enter');
+    s = reduce(s, { type: 'redrive/failed', message: 'another bulk action holds the research DLQ lock', code: 'LOCK_HELD', exitCode: 75 });
+    const gen = s.loadGeneration;
+    s = keys(s, 'enter');
+    expect(s.mode).toBe('list');
+    expect(s.selected.size).toBe(3);
+    expect(s.selectionLabel).toBe('all 3 matching no filter');
+    expect(s.loadGeneration).toBe(gen);
+  });
+
   it('a planning failure (e.g. a selection over two queues) returns to the list without reloading', () => {
     let s = keys(loaded(3), 'a', 'R');
     s = reduce(s, { type: 'redrive/failed', message: 'the selection spans 2 queues' });
