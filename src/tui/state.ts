@@ -362,6 +362,8 @@ function startReload(s: TriageState): TriageState {
     groups: s.mode === 'groups' ? { items: [], cursor: 0, top: 0 } : s.groups,
     fullText: s.filter.text === '' ? null : { text: s.filter.text, ids: null },
     loadGeneration: s.loadGeneration + 1,
+    // Nothing is loaded yet: no selected job is hidden by the filter (withSelection recounts as rows come).
+    selectedHidden: 0,
   };
 }
 
@@ -376,12 +378,20 @@ function loadCompleted(s: TriageState): TriageState {
   return kept.groups === null ? kept : { ...kept, groups: regroup(kept) };
 }
 
-/** Sets the selection and recounts how much of it the filter hides (one pass over what is shown). */
+/**
+ * Sets the selection and recounts how much of it the filter hides: selected rows loaded but not
+ * shown. Counted over the loaded rows, not as "selected minus shown": during a reload the selected
+ * jobs not loaded again yet are not hidden by any filter, and counting them made the header, the
+ * redrive dialog and the run's audit (`selected_hidden_by_filter`) name a filter that hid nothing.
+ */
 function withSelection(s: TriageState, selected: ReadonlySet<string>): TriageState {
   if (selected.size === 0) return { ...s, selected, selectedHidden: 0 };
   let shown = 0;
   for (const i of s.visible) if (selected.has(s.rows[i]!.jobId)) shown++;
-  return { ...s, selected, selectedHidden: selected.size - shown };
+  if (!s.isLoading) return { ...s, selected, selectedHidden: selected.size - shown };
+  let loaded = 0;
+  for (const r of s.rows) if (selected.has(r.jobId)) loaded++;
+  return { ...s, selected, selectedHidden: loaded - shown };
 }
 
 function countExpired(rows: readonly TriageRow[], now: number): number {

@@ -355,6 +355,31 @@ describe('redrive dialog', () => {
   });
 });
 
+describe('the selection during a reload', () => {
+  it('selected jobs not loaded again yet are not counted as hidden by the filter (the header, the dialog and the audit say so)', () => {
+    const rows = rowsOf(5);
+    let s = reduce(initialState({ now: T0, pageSize: 10 }), { type: 'rows/append', rows: rows.slice(), isDone: true });
+    s = keys(s, 'a', 'r');
+    expect(s.isLoading).toBe(true);
+    s = reduce(s, { type: 'rows/append', rows: rows.slice(0, 2), isDone: false });
+    expect(s.selected.size).toBe(5);
+    expect(s.selectedHidden).toBe(0);
+    // R now: the run's audit must not record 3 jobs as hidden by a filter there is not.
+    s = keys(s, 'R');
+    expect(s.redrive).toMatchObject({ step: 'planning', context: { hiddenByFilter: 0 } });
+  });
+
+  it('still counts what the filter hides among the rows loaded so far', () => {
+    const rows = rowsOf(4, (i) => ({ errorCode: i < 2 ? 'PROVIDER_429' : 'TOOL_TIMEOUT' }));
+    let s = reduce(initialState({ now: T0, pageSize: 10 }), { type: 'rows/append', rows: rows.slice(), isDone: true });
+    s = keys(s, 'a', 'E', 'down', 'enter');
+    expect(s.selectedHidden).toBe(2);
+    s = keys(s, 'r');
+    s = reduce(s, { type: 'rows/append', rows: rows.slice(0, 3), isDone: false });
+    expect(s.selectedHidden).toBe(1);
+  });
+});
+
 describe('select all while the whole messages are searched', () => {
   // Two entries whose messages match "needle" only past the characters a row holds.
   const deep = (i: number): EntryOptions => (i < 2 ? { errorMessage: `${'x'.repeat(300)} needle` } : {});
