@@ -60,7 +60,7 @@ export function App(props: AppProps) {
   );
 
   useDlqRows(source, state.loadGeneration, dispatch as (a: TriageAction) => void, () => clock.now());
-  useDetail(source, state.detail, clock, dispatch, size.columns);
+  useDetail(source, state.detail, clock, dispatch, size.columns, state.now);
   useFullText(source, state.fullText, dispatch);
   useRedrive(redrive, state.redrive, dispatch);
 

@@ -391,6 +391,21 @@ describe('detail view and resizing', () => {
   });
 });
 
+describe('detail view and the clock', () => {
+  it('an open entry follows the clock as the list does: a deadline that passes while it is open says expired', async () => {
+    const clock = new ManualClock(T0);
+    const app = renderApp({ ...base, tickMs: 20, source: arraySource([makeEntry(0, { deadlineIn: 5 * 60_000 })]), clock, size: { columns: 160, rows: 30 } });
+    await app.waitFor('total 1');
+    await app.press(KEYS.enter);
+    await app.waitFor('(5m left)');
+    clock.advance(10 * 60_000);
+    // The header's count follows at the next tick; the entry must not still say "5m left".
+    const f = await app.waitFor((fr) => fr.includes('expired 1') && fr.includes('Deadline'), 'the tick to count the entry expired');
+    await app.waitFor('(expired 5m ago)', 'the open entry to say its deadline passed');
+    expect(f).toContain('Deadline');
+  });
+});
+
 describe('hostile data in the detail view', () => {
   it('regression: the dead reason, class, attempt fields and codes are escaped too, and only the message keeps its line breaks', async () => {
     const title = '\x1b]0;PWNED\x07';
