@@ -3,6 +3,7 @@
  * three — select → frozen plan → show (dry run) → confirm → lock → ledger →
  * paced apply → audit — so each safety rule is written once.
  */
+import { noteUnknownQueue } from './dlq-list.js';
 import { AgentqError, DeclinedError, ExitCode, InterruptedError, ValidationError } from '../../core/errors.js';
 import { count } from '../../core/plural.js';
 import { parsePlan, serializePlan, type AttemptsPolicy, type PartialNotice, type Plan } from '../../core/plan.js';
@@ -132,6 +133,8 @@ export async function dlqBulk(action: BulkAction, o: BulkOptions, io: DlqIo): Pr
   }
   const built = await planFor(action, o, io);
   const { plan } = built;
+  // (a plan file names its jobs, not a queue: only a selection typed here can name a wrong one)
+  if (plan.totals.total === 0 && o.plan === undefined) await noteUnknownQueue(await io.backend(), o.queue, io);
   if (planToStdout) {
     io.out.write(serializePlan(plan));
     io.err.write(`${totalsLine(plan)}\nthe plan is on stdout: save it and apply exactly it with: agentq dlq ${action} --plan FILE\n`);

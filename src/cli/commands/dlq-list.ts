@@ -6,7 +6,7 @@
  * waits for stdout to drain after each page, so memory stays bounded however
  * large the DLQ and however slow the reader.
  */
-import { MAX_PAGE_LIMIT } from '../../backend/contract.js';
+import { MAX_PAGE_LIMIT, type Backend } from '../../backend/contract.js';
 import { ValidationError } from '../../core/errors.js';
 import { isJobId } from '../../core/ids.js';
 import { parseSelector, type SelectorInput } from '../../dlq/filter.js';
@@ -14,6 +14,7 @@ import { walkDlq } from '../../dlq/select.js';
 import { printObject, RecordStream } from '../output/format.js';
 import { ndjsonLine } from '../output/ndjson.js';
 import { sanitize } from '../output/sanitize.js';
+import { unknownQueueNote } from '../unknown-queue.js';
 import { DLQ_ENTRY_COLUMNS } from './dlq-columns.js';
 import type { DlqIo } from './dlq-io.js';
 
@@ -53,22 +54,27 @@ export async function dlqList(opts: DlqListOptions, io: DlqIo): Promise<void> {
     // `--all` streams NDJSON unless the operator chose a format (json streams as one array, plain/table page by page).
     const format = io.formatChosen ? io.out.format : 'ndjson';
     const stream = new RecordStream({ ...io.out, format }, { columns: DLQ_ENTRY_COLUMNS });
+    let n = 0;
     for await (const page of walkDlq(backend, selector.filter, { pageSize: STREAM_PAGE, signal: io.signal })) {
       await stream.page(page);
+      n += page.length;
       await io.out.drain?.();
     }
     stream.end();
+    if (n === 0) await noteUnknownQueue(backend, selector.filter.queue, io);
     return;
   }
   const page = await backend.dlqList(selector.filter, { limit, cursor: opts.cursor ?? null });
   if (io.out.format === 'json') {
     printObject(io.out, page);
+    if (page.items.length === 0 && opts.cursor === undefined) await noteUnknownQueue(backend, selector.filter.queue, io);
     return;
   }
   const stream = new RecordStream(io.out, { columns: DLQ_ENTRY_COLUMNS });
   await stream.page(page.items);
   stream.end();
-  if (page.items.length === 0 && io.out.format !== 'ndjson' && io.out.format !== 'plain') io.err.write('The DLQ has no entries matching this selection.\n');
+  const unknown = page.items.length === 0 && opts.cursor === undefined && (await noteUnknownQueue(backend, selector.filter.queue, io));
+  if (!unknown && page.items.length === 0 && io.out.format !== 'ndjson' && io.out.format !== 'plain') io.err.write('The DLQ has no entries matching this selection.\n');
   if (page.next_cursor !== null) io.err.write(`More entries: add --cursor ${page.next_cursor} (or --all to stream them all).\n`);
 }
 
@@ -91,5 +97,13 @@ export async function dlqExport(opts: SelectorInput, io: DlqIo): Promise<number>
   }
   stream?.end();
   io.err.write(`exported ${n} DLQ entr${n === 1 ? 'y' : 'ies'}\n`);
+  if (n === 0) await noteUnknownQueue(backend, selector.filter.queue, io);
   return n;
+}
+
+/** After finding nothing: says on stderr that the queue named is one the store never saw (unknown-queue.ts). True when it did. */
+export async function noteUnknownQueue(backend: Pick<Backend, 'queues'>, queue: string | undefined, io: Pick<DlqIo, 'err'>): Promise<boolean> {
+  const note = await unknownQueueNote(backend, queue);
+  if (note) io.err.write(`${note}\n`);
+  return note !== null;
 }

@@ -4,6 +4,7 @@ import { parseSummaryKeys, summarizeDlq, type SummaryGroup } from '../../dlq/sum
 import type { Column } from '../output/columns.js';
 import { printObject, printRecords } from '../output/format.js';
 import type { DlqIo } from './dlq-io.js';
+import { noteUnknownQueue } from './dlq-list.js';
 import { count } from '../../core/plural.js';
 
 export interface DlqSummaryOptions extends SelectorInput {
@@ -16,6 +17,8 @@ export async function dlqSummary(opts: DlqSummaryOptions, io: DlqIo): Promise<vo
   const by = parseSummaryKeys(opts.by ?? 'error_code');
   const backend = await io.backend();
   const summary = await summarizeDlq(backend, selector.filter, by, { now, minRemainingMs: selector.minRemainingMs, signal: io.signal });
+  // (stderr, whatever the format: a script reading the JSON sees the empty summary it asked for)
+  if (summary.total === 0) await noteUnknownQueue(backend, selector.filter.queue, io);
   if (io.out.format === 'json' || io.out.format === 'ndjson') {
     printObject(io.out, summary);
     return;

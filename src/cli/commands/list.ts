@@ -3,6 +3,7 @@
  * printed on stderr, so stdout stays pure data); `--all` walks every page in
  * bounded memory, writing each page before fetching the next.
  */
+import { unknownQueueNote } from '../unknown-queue.js';
 import { parsePastTime, toIso } from '../../core/duration.js';
 import { NAME_RE, NAME_RULE, WORKFLOW_RE, WORKFLOW_RULE } from '../../core/model.js';
 import type { Job, JobClass } from '../../core/schemas.js';
@@ -86,6 +87,8 @@ export async function run(o: ListOptions, ctx: CommandContext): Promise<void> {
     cursor = page.next_cursor;
   } while (o.all && cursor !== null && !ctx.signal.aborted);
   stream.end();
-  if (shown === 0 && (ctx.format === 'table' || ctx.format === 'wide')) ctx.note('no jobs match');
+  const unknown = shown === 0 && o.cursor === undefined ? await unknownQueueNote(backend, filter.queue) : null;
+  if (unknown) ctx.note(unknown);
+  else if (shown === 0 && (ctx.format === 'table' || ctx.format === 'wide')) ctx.note('no jobs match');
   if (!o.all && cursor !== null) ctx.note(`more jobs: continue with --cursor ${sanitize(cursor)} (or use --all)`);
 }

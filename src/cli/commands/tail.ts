@@ -10,6 +10,7 @@
  * how many either way. `--job J --follow` ends (exit 0) once J reaches a
  * terminal state, as `gh run watch` does.
  */
+import { unknownQueueNote } from '../unknown-queue.js';
 import { formatDuration, parsePastTime } from '../../core/duration.js';
 import { EVENT_TYPES, JOB_STATES } from '../../core/model.js';
 import type { JobEvent } from '../../core/schemas.js';
@@ -83,6 +84,12 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
   }
   const stream = new RecordStream(ctx.out, { columns: EVENT_COLUMNS });
   const jobEnded = (e: JobEvent) => query.jobId !== undefined && e.job_id === query.jobId && e.to_state !== null && isTerminal(e.to_state);
+  // Nothing shown of a queue the store never saw (a typo): said once, before following it.
+  const noteIfUnknown = async (following: boolean) => {
+    if (query.jobId !== undefined) return;
+    const note = await unknownQueueNote(backend, query.queue);
+    if (note) ctx.note(following ? `${note}; waiting for its events (Ctrl-C to stop)` : note);
+  };
   try {
     let from = query;
     if (limit !== null) {
@@ -95,11 +102,17 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
       for await (const e of backend.events({ ...query, follow: false, last: marker ? 1 : limit })) last.push(e);
       if (!marker) await stream.page(last);
       const newest = last.at(-1);
+      if (newest === undefined) await noteIfUnknown(query.follow === true);
       if (!query.follow || (!marker && newest !== undefined && jobEnded(newest))) return stream.end();
       from = newest !== undefined ? { ...query, since: undefined, afterSeq: newest.seq } : query;
     }
     if (!query.follow) {
-      for await (const event of backend.events(from)) await stream.page([event]);
+      let shown = 0;
+      for await (const event of backend.events(from)) {
+        await stream.page([event]);
+        shown++;
+      }
+      if (shown === 0) await noteIfUnknown(false);
       return stream.end();
     }
     // Following rides out a transient outage (exit 75: Redis restarting or failing over, a held
