@@ -104,13 +104,10 @@ function truncate(s: string): string {
  */
 export function toFailure(err: unknown, workerVersion: string | null = null): Failure {
   const message = truncate(messageOf(err));
-  const e = (typeof err === 'object' && err !== null ? err : {}) as {
-    code?: unknown;
-    retryable?: unknown;
-    status?: unknown;
-    statusCode?: unknown;
-    name?: unknown;
-  };
+  // Read once, each through read(): a proxy or a throwing getter must not throw out of the
+  // worker's ending write (the job was left running, unwritten, until its lease ran out).
+  const obj = typeof err === 'object' && err !== null ? err : {};
+  const e = { code: read(obj, 'code'), retryable: read(obj, 'retryable'), status: read(obj, 'status'), statusCode: read(obj, 'statusCode'), name: read(obj, 'name') };
   const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
   const hint = typeof e.retryable === 'boolean' ? e.retryable : undefined;
 
@@ -140,7 +137,6 @@ export function toFailure(err: unknown, workerVersion: string | null = null): Fa
 }
 
 function messageOf(err: unknown): string {
-  if (err instanceof Error) return err.message || err.name;
   if (typeof err === 'string') return err;
   if (typeof err === 'object' && err !== null) {
     // An Error from another realm (a vm context) is no `instanceof Error`, and its fields are not
@@ -149,12 +145,16 @@ function messageOf(err: unknown): string {
     const message = read(err, 'message');
     if (typeof message === 'string' && message !== '') return message;
     const name = read(err, 'name');
-    if (typeof name === 'string' && name !== '' && isErrorObject(err)) return name;
+    if (typeof name === 'string' && name !== '' && (err instanceof Error || isErrorObject(err))) return name;
   }
   try {
     return JSON.stringify(err) ?? String(err);
   } catch {
-    return String(err);
+    try {
+      return String(err);
+    } catch {
+      return 'a value that cannot be shown (reading it threw)';
+    }
   }
 }
 
@@ -177,7 +177,8 @@ function isErrorObject(e: object): boolean {
  */
 export function withValidCode(failure: Failure, err: unknown): Failure {
   if (ERROR_CODE_RE.test(failure.code)) return failure;
-  const e = (typeof err === 'object' && err !== null ? err : {}) as { status?: unknown; statusCode?: unknown };
+  const obj = typeof err === 'object' && err !== null ? err : {};
+  const e = { status: read(obj, 'status'), statusCode: read(obj, 'statusCode') };
   const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
   const byStatus = status === undefined ? null : codeForStatus(status);
   const code = byStatus !== null && ERROR_CODE_RE.test(byStatus) ? byStatus : 'HANDLER_FAILED';

@@ -149,6 +149,22 @@ export function runWorkerSuite(name: string, makeFixture: () => Promise<WorkerFi
       expect((await inState(net.job_id, 'scheduled')).last_error).toMatchObject({ code: 'NETWORK', retryable: true });
     });
 
+    // Regression: classifying what was thrown read its fields directly, so a throwing getter or a
+    // proxy threw out of the ending write: the job stayed running, unwritten, until its lease ran out.
+    it('regression: a thrown value whose properties throw when read (a proxy, a getter) fails the attempt like any other throw', async () => {
+      const proxy = await submit({ input: 'proxy' });
+      const getter = await submit({ input: 'getter' });
+      await start(async (job) => {
+        if (job.input === 'proxy') throw new Proxy({}, { get() { throw new Error('trap'); } });
+        const e = new Error('unused');
+        Object.defineProperty(e, 'message', { get() { throw new Error('getter'); } });
+        throw e;
+      });
+      expect((await inState(proxy.job_id, 'dead')).dead).toMatchObject({ error_code: 'HANDLER_FAILED' });
+      expect((await inState(getter.job_id, 'dead')).dead).toMatchObject({ error_code: 'HANDLER_FAILED', error_message: 'Error' });
+      expect(events.filter((e) => e.kind === 'backend_error')).toEqual([]);
+    });
+
     it('regression: a thrown code that breaks the error-code rule is not stored as the code (as the shell worker does); the message quotes it', async () => {
       const zw = await submit({ input: 'zero-width' });
       const http = await submit({ input: 'http', max_attempts: 3 });
