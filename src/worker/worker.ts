@@ -925,7 +925,13 @@ export function serializeResult(value: unknown): string | null {
  */
 export function storableResult(value: unknown): { ok: true; value: string | null } | { ok: false; error: HandlerError } {
   try {
-    return { ok: true, value: serializeResult(value) };
+    const text = serializeResult(value);
+    // A function, a Symbol or a toJSON giving undefined has no JSON text: storing "no result" for
+    // it lost the output of a handler that returned `res.json` for `res.json()` without a word.
+    if (text === null && value !== undefined && value !== null) {
+      throw new Error(`JSON has no text for ${typeof value === 'object' ? 'an object whose toJSON returns undefined' : `a ${typeof value}`}`);
+    }
+    return { ok: true, value: text };
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
     return {

@@ -200,6 +200,19 @@ export function runWorkerSuite(name: string, makeFixture: () => Promise<WorkerFi
       expect(events.filter((e) => e.kind === 'backend_error')).toEqual([]);
     });
 
+    // Regression: JSON.stringify gives no text for these, and the job succeeded with no result: a
+    // handler returning `res.json` instead of `res.json()` lost its output without a word.
+    it('regression: a returned function, Symbol or toJSON giving undefined fails the attempt (HANDLER_FAILED) rather than succeeding with no result', async () => {
+      const jobs = await Promise.all(['fn', 'symbol', 'tojson'].map((input) => submit({ input, max_attempts: 3 })));
+      await start(async (job) => (job.input === 'fn' ? () => 1 : job.input === 'symbol' ? Symbol('s') : { toJSON: () => undefined }));
+      for (const job of jobs) {
+        const dead = await inState(job.job_id, 'dead');
+        expect(dead.attempts).toHaveLength(1);
+        expect(dead.dead).toMatchObject({ reason: 'permanent', error_code: 'HANDLER_FAILED' });
+        expect(dead.dead!.error_message).toContain('result cannot be stored');
+      }
+    });
+
     // Regression: finishEffect threw a raw TypeError and the effect stayed `started`, so a retry or
     // redrive would have run the action again.
     it('an effect whose result JSON cannot hold is recorded done (result null) and fails the attempt permanently', async () => {
