@@ -9,6 +9,17 @@ import type { Backend } from './contract.js';
 /** The guarded clients whose close() was called. */
 const closedClients = new WeakSet<object>();
 
+/** Told when a client's close() is called: a worker running on it stops at once. */
+const closeListeners = new WeakMap<object, Set<() => void>>();
+
+/** Calls `listener` once `backend`'s close() is called (a client from createClient; others never call it). Returns the unsubscribe. */
+export function onClientClose(backend: Backend, listener: () => void): () => void {
+  let set = closeListeners.get(backend);
+  if (!set) closeListeners.set(backend, (set = new Set()));
+  set.add(listener);
+  return () => set.delete(listener);
+}
+
 /** Whether `backend` is a client whose close() was called (so every call of it is refused). */
 export function isClosedClient(backend: Backend): boolean {
   return closedClients.has(backend);
@@ -32,6 +43,8 @@ export function guardClose(backend: Backend): Backend {
             if (closed) return;
             closed = true;
             closedClients.add(proxy);
+            for (const listener of closeListeners.get(proxy) ?? []) listener();
+            closeListeners.delete(proxy);
             await fn.apply(target);
           };
         } else if (prop === 'events') {

@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { MAX_PAGE_LIMIT, type Backend, type FailureOutcome, type HeartbeatResult, type Lease, type LeaseRef, type UsageReport } from '../backend/contract.js';
-import { isClosedClient } from '../backend/close-guard.js';
+import { isClosedClient, onClientClose } from '../backend/close-guard.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { ClosedError, LeaseLostError, ValidationError } from '../core/errors.js';
 import { JOB_CLASSES } from '../core/model.js';
@@ -183,6 +183,9 @@ class WorkerRuntime implements Worker {
   private readonly storeWatch: StoreWatch;
   private readonly ownsBackend: boolean;
   private state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
+  /** Stopping because the client given as `backend` was closed (stopForClosedClient). */
+  private clientClosed = false;
+  private unsubscribeClose: (() => void) | null = null;
   /** start() ran (and was not beaten by a stop()). */
   private started = false;
   private readonly inflight = new Map<string, InFlight>();
@@ -255,6 +258,9 @@ class WorkerRuntime implements Worker {
     }
     this.started = true;
     this.state = 'running';
+    // A client closed while the worker runs: with every slot busy no claim would see it, and its
+    // handlers would run on, unable to write, until their leases ran out.
+    if (this.o.backend) this.unsubscribeClose = onClientClose(this.o.backend, () => this.stopForClosedClient());
     if (!this.backend) {
       const { openBackend } = await import('../backend/open.js');
       let opened: Backend;
@@ -318,7 +324,7 @@ class WorkerRuntime implements Worker {
         if (error instanceof ClosedError) {
           // Its client was closed under it: every later call is refused too, so the worker stops
           // (its `done` resolves) instead of logging a refused claim for ever.
-          void this.stop();
+          this.stopForClosedClient();
           break;
         }
         // The claim may have run with its answer lost: jobs leased to no one here.
@@ -567,7 +573,8 @@ class WorkerRuntime implements Worker {
       } catch (error) {
         // (lost after an unanswered try: that try may have been the write that ended the lease)
         if (error instanceof LeaseLostError && i > 1) this.unsureLosses.add(error);
-        if (error instanceof LeaseLostError || i >= FINISH_TRIES) throw error;
+        // (a closed client refuses every retry too)
+        if (error instanceof LeaseLostError || error instanceof ClosedError || i >= FINISH_TRIES) throw error;
         await new Promise((r) => setTimeout(r, 20 * 4 ** i));
       }
     }
@@ -761,6 +768,9 @@ class WorkerRuntime implements Worker {
       );
     } catch (error) {
       this.log({ kind: 'backend_error', op: 'heartbeat', jobId: null, error });
+      // The client was closed while every slot was busy (the claim loop asleep, so no claim saw it):
+      // stop now rather than heartbeat in vain until the leases run out.
+      if (error instanceof ClosedError) this.stopForClosedClient();
       // Unable to extend: once a lease has run out, someone else may own the job. Stop the handler.
       for (const f of open) if (this.clock.now() >= f.expiresAt) this.abortJob(f, 'lease_lost');
       return;
@@ -829,6 +839,16 @@ class WorkerRuntime implements Worker {
 
   // ------------------------------------------------------------ shutdown
 
+  /**
+   * The worker's client was closed under it: nothing can be written any more (a result, a
+   * release), so running handlers get no grace to finish: their signals abort at once (reason
+   * `shutdown`) and their leases are left to expire, as after a crash.
+   */
+  private stopForClosedClient(): void {
+    this.clientClosed = true;
+    void this.stop();
+  }
+
   private async shutdown(): Promise<void> {
     if (this.state === 'idle') {
       this.state = 'stopped';
@@ -845,7 +865,7 @@ class WorkerRuntime implements Worker {
     // grace, a claim the store answers still hands its jobs back before the store is closed.)
     let graceTimer: NodeJS.Timeout | undefined;
     let claimTimer: NodeJS.Timeout | undefined;
-    const graceOver = new Promise<void>((r) => (graceTimer = setTimeout(r, this.gracefulMs)));
+    const graceOver = new Promise<void>((r) => (graceTimer = setTimeout(r, this.clientClosed ? 0 : this.gracefulMs)));
     let claimLoopEnded = false;
     await Promise.race([
       this.claimLoopDone.then(() => (claimLoopEnded = true)),
@@ -870,6 +890,7 @@ class WorkerRuntime implements Worker {
     }
 
     this.state = 'stopped';
+    this.unsubscribeClose?.();
     if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
     await this.heartbeatRunning;
     this.storeWatch.stop();

@@ -326,10 +326,43 @@ describe('use after close()', () => {
     let stopped = false;
     void w.done.then(() => (stopped = true));
     await pollUntil(() => stopped, { what: 'the worker to stop once its client was closed' });
+    // (told by close() itself now, the worker usually stops before a claim is refused)
     const refused = events.filter((e) => e.kind === 'backend_error');
-    expect(refused.length).toBeGreaterThan(0);
     expect(refused.every((e) => e.kind === 'backend_error' && e.error instanceof ClosedError)).toBe(true);
     expect(events.at(-1)?.kind).toBe('stopped');
+  });
+
+  // Regression: with every slot busy the claim loop sleeps, and only a claim saw the ClosedError:
+  // heartbeats were refused for a whole lease (logged every heartbeatMs), the handler ran on
+  // unaborted, and done did not resolve (the process did not end) until the lease ran out. Then
+  // the grace period was waited out for handlers that could no longer write anything.
+  it('a worker whose client is closed while its slots are all busy stops: the handlers\' signals abort and done resolves', async () => {
+    const c = await createClient({ url: `sqlite:${join(dir, 'store.db')}` });
+    const { job } = await c.submit({ workflow: 'lib:v1', queue: 'closed-busy' });
+    const events: WorkerEvent[] = [];
+    let reason: unknown = null;
+    const w = createWorker({
+      backend: c,
+      queue: 'closed-busy',
+      leaseMs: 600_000, // (heartbeats every 150 s: the stop must not wait for one)
+      handler: (_job, ctx) => new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject((reason = ctx.signal.reason)))),
+      logger: (e) => events.push(e),
+    });
+    await w.start();
+    await pollUntil(() => w.inFlight() === 1, { what: 'the job to be running' });
+    await c.close();
+    let stopped = false;
+    void w.done.then(() => (stopped = true));
+    await pollUntil(() => stopped, { what: 'the worker to stop once its client was closed' });
+    expect(reason).toMatchObject({ reason: 'shutdown' });
+    expect(events.at(-1)?.kind).toBe('stopped');
+    // nothing could be written: the job is left to its lease, as after a crash
+    const other = await createClient({ url: `sqlite:${join(dir, 'store.db')}` });
+    try {
+      expect(await other.get(job.job_id)).toMatchObject({ state: 'running' });
+    } finally {
+      await other.close();
+    }
   });
 
   // Regression: a start() whose store failed to open left the worker marked running, so the next
