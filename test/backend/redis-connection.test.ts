@@ -224,6 +224,24 @@ describe('nothing listening', () => {
     expect(r.stderr).not.toContain('maxRetriesPerRequest');
   });
 
+  // Regression: ioredis's disconnect() of a socket that had already closed (refused) left a 2 s
+  // timer behind, so a script that closed its client went on running for 2 s more.
+  it('a library script whose client failed to reach Redis ends as soon as it closes the client', async () => {
+    const port = await freePort();
+    const script = `
+      import { createClient } from ${JSON.stringify(join(process.cwd(), 'dist', 'index.js'))};
+      const c = await createClient({ url: 'redis://127.0.0.1:${port}' });
+      await c.submit({ workflow: 'a:v1' }).catch((e) => process.stdout.write(e.code + '\\n'));
+      await c.close();
+      process.stdout.write('closed ' + Date.now() + '\\n');
+      process.on('exit', () => process.stdout.write('exit ' + Date.now() + '\\n'));
+    `;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+    expect(out).toMatch(/^BACKEND_UNAVAILABLE\nclosed \d+\nexit \d+\n$/);
+    const [closed, exited] = [...out.matchAll(/(?:closed|exit) (\d+)/g)].map((m) => Number(m[1]));
+    expect(exited! - closed!).toBeLessThan(1_000);
+  });
+
   it('Cluster seed nodes: exit 75 saying none of them could be reached, and why for each', async () => {
     const [a, b] = [await freePort(), await freePort()];
     const r = await runCli(home, ['--url', `redis+cluster://127.0.0.1:${a},127.0.0.1:${b}`, 'list', '--queue', 'q']);

@@ -41,6 +41,13 @@ const CONNECT_TIMEOUT_MS = 5_000;
 export const COMMAND_TIMEOUT_MS = 15_000;
 /** `close()` waits this long for QUIT's answer (calls in flight answer first), then drops the socket. */
 const QUIT_WAIT_MS = 2_000;
+/**
+ * ioredis's `disconnectTimeout`: after `disconnect()` ends a socket, how long before it is
+ * destroyed. ioredis's 2 s default timer is never cleared for a socket that had already closed
+ * (a refused connection), so a script that closed a client which never reached Redis stayed
+ * alive 2 s more. Nothing is waited for at that point (QUIT was answered, or gave up).
+ */
+const DISCONNECT_WAIT_MS = 100;
 
 /**
  * Node's codes for a certificate the TLS client refused (tls.TLSSocket#authorizationError, and
@@ -238,7 +245,7 @@ export class RedisConnection {
         // node going down, often with "Too many Cluster redirections … MOVED".
         maxRedirections: 120,
         retryDelayOnMoved: 50,
-        redisOptions: { username: o.username, password: o.password, tls, connectTimeout: CONNECT_TIMEOUT_MS, commandTimeout: COMMAND_TIMEOUT_MS },
+        redisOptions: { username: o.username, password: o.password, tls, connectTimeout: CONNECT_TIMEOUT_MS, commandTimeout: COMMAND_TIMEOUT_MS, disconnectTimeout: DISCONNECT_WAIT_MS },
         clusterRetryStrategy: (times) => this.retryDelay(Math.min(100 + times * 100, 2000)),
       });
     }
@@ -252,6 +259,7 @@ export class RedisConnection {
       db: o.db,
       connectTimeout: CONNECT_TIMEOUT_MS,
       commandTimeout: COMMAND_TIMEOUT_MS,
+      disconnectTimeout: DISCONNECT_WAIT_MS,
       // Commands issued in the same tick go out as one pipeline: bulk submits and claims cost
       // one round trip, not one each.
       enableAutoPipelining: true,
@@ -342,7 +350,7 @@ export class RedisConnection {
     const o = this.o;
     const probe = new Redis({
       host, port, username: o.username, password: o.password, tls: o.tls ? {} : undefined,
-      connectTimeout: SEED_PROBE_MS, commandTimeout: SEED_PROBE_MS, lazyConnect: true, enableReadyCheck: false,
+      connectTimeout: SEED_PROBE_MS, commandTimeout: SEED_PROBE_MS, disconnectTimeout: DISCONNECT_WAIT_MS, lazyConnect: true, enableReadyCheck: false,
       maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: true,
     });
     let lastError: Error | null = null;
