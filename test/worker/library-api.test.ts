@@ -209,6 +209,18 @@ it('waitForJob returns the job as it ended, and says why when the wait stops fir
   expect((await client.get(idle.job_id))?.state).toBe('queued');
 });
 
+// Regression: a signal that is not an AbortSignal (the AbortController itself, from JavaScript)
+// threw a TypeError, and the wait's poll timer then threw another one outside any promise,
+// which ended the process. It is refused before anything is read or scheduled.
+it('waitForJob refuses a signal that is not an AbortSignal with a ValidationError', async () => {
+  const idle = (await client.submit({ workflow: 'lib:v1', queue: 'nobody-works-here' })).job;
+  for (const signal of [new AbortController(), {}, 'abort']) {
+    const err = await waitForJob(client, idle.job_id, { signal: signal as never, timeoutMs: 20, pollMs: 5 }).then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect(err).toMatchObject({ code: 'VALIDATION', message: expect.stringMatching(/^signal must be an AbortSignal/) });
+  }
+});
+
 // Regression: an async logger that rejected was an unhandled rejection, which ended the process mid-job.
 it('a logger that throws or rejects does not stop the worker', async () => {
   const { job } = await client.submit({ workflow: 'lib:v1', queue: 'logger' });
