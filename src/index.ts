@@ -26,6 +26,7 @@ import type { Backend } from './backend/contract.js';
 import type { AdmissionLimits } from './core/admission.js';
 import type { Clock, Random } from './core/clock.js';
 import type { FairnessOptions } from './core/fairness.js';
+import { checkSignal } from './backend/checks.js';
 import { guardClose } from './backend/close-guard.js';
 import { NotFoundError, ValidationError } from './core/errors.js';
 import { systemClock } from './core/clock.js';
@@ -99,10 +100,7 @@ export async function waitForJob(client: Backend, jobId: string, opts: WaitOptio
   checkOptionKeys('waitForJob', opts, WAIT_OPTION_KEYS);
   if (opts.timeoutMs !== undefined && !(typeof opts.timeoutMs === 'number' && opts.timeoutMs >= 0)) throw new ValidationError(`timeoutMs must be a number of milliseconds, at least 0, got ${String(opts.timeoutMs)}`);
   if (opts.pollMs !== undefined && !(typeof opts.pollMs === 'number' && opts.pollMs >= 1)) throw new ValidationError(`pollMs must be a number of milliseconds, at least 1, got ${String(opts.pollMs)}`);
-  // (the AbortController in its place threw a TypeError, then again from a timer, ending the process)
-  if (opts.signal !== undefined && !isAbortSignalLike(opts.signal)) {
-    throw new ValidationError(`signal must be an AbortSignal (a controller's .signal), got ${opts.signal === null ? 'null' : opts.signal instanceof AbortController ? 'an AbortController' : typeof opts.signal}`);
-  }
+  checkSignal(opts.signal);
   const job = await client.get(jobId);
   if (!job) throw new NotFoundError(`job ${jobId} not found`, 'JOB_NOT_FOUND');
   // (loaded only here: a producer that never waits does not load the CLI's modules)
@@ -111,13 +109,6 @@ export async function waitForJob(client: Backend, jobId: string, opts: WaitOptio
   const { job: final, stopped } = await waitForEnd(client, job, { clock: systemClock, signal }, opts.timeoutMs, opts.pollMs);
   if (stopped) throw stopped;
   return final;
-}
-
-/** An AbortSignal, or one of another realm or a polyfill: what the wait calls on it. */
-function isAbortSignalLike(s: unknown): boolean {
-  if (typeof s !== 'object' || s === null) return false;
-  const o = s as Record<string, unknown>;
-  return typeof o.aborted === 'boolean' && typeof o.addEventListener === 'function' && typeof o.removeEventListener === 'function';
 }
 
 const WAIT_OPTION_KEYS = Object.keys({ timeoutMs: 0, signal: 0, pollMs: 0 } satisfies Record<keyof WaitOptions, 0>);

@@ -27,10 +27,24 @@ export function checkClaim(req: ClaimRequest): void {
   }
 }
 
-/** An event query's `last`: a whole number of events, 0 or more. */
+/** An event query's `last`: a whole number of events, 0 or more; its `signal`, an AbortSignal. */
 export function checkEventQuery(query: EventQuery): void {
   const n = query.last;
   if (n !== undefined && (!Number.isSafeInteger(n) || n < 0)) throw new ValidationError(`events last must be a whole number of events (0 or more), got ${n}`);
+  checkSignal(query.signal);
+}
+
+/**
+ * A caller's `signal` is an AbortSignal (of any realm, or a polyfill: what is called on it). The
+ * AbortController itself in its place (from JavaScript) threw a TypeError, then another from a
+ * timer, outside any promise, which ended the process.
+ */
+export function checkSignal(signal: unknown): void {
+  if (signal === undefined) return;
+  const o = (typeof signal === 'object' && signal !== null ? signal : {}) as Record<string, unknown>;
+  if (typeof o.aborted === 'boolean' && typeof o.addEventListener === 'function' && typeof o.removeEventListener === 'function') return;
+  const got = signal === null ? 'null' : signal instanceof AbortController ? 'an AbortController' : typeof signal;
+  throw new ValidationError(`signal must be an AbortSignal (a controller's .signal), got ${got}`);
 }
 
 export function checkJobFilter(filter: JobFilter): void {

@@ -458,6 +458,18 @@ export function jobCases(make: MakeFixture): void {
       await done;
     });
 
+    // Regression: the AbortController itself (from JavaScript) threw a TypeError, then another
+    // from a timer of the follow loop, outside any promise, which ended the process.
+    it('refuses a signal that is not an AbortSignal with a ValidationError', async () => {
+      const { backend } = fx();
+      for (const signal of [new AbortController(), {}]) {
+        const reading = (async () => {
+          for await (const _ of backend.events({ follow: true, last: 0, signal: signal as never })) break;
+        })();
+        await expect(reading).rejects.toMatchObject({ code: 'VALIDATION', message: expect.stringMatching(/^signal must be an AbortSignal/) });
+      }
+    });
+
     it('lists the queues that have jobs', async () => {
       const { backend } = fx();
       expect(await backend.queues()).toEqual([]);
