@@ -160,6 +160,12 @@ export function jobCases(make: MakeFixture): void {
       await expect(backend.submit(req({ workflow: 'no-version' }))).rejects.toBeInstanceOf(ValidationError);
     });
 
+    // Regression: SQS read the request's fields before checking it, and threw a bare TypeError.
+    it('refuses a request that is not an object (null, a string) with a ValidationError', async () => {
+      const { backend } = fx();
+      for (const bad of [null, undefined, 'send_invoice:v2']) await expect(backend.submit(bad as never)).rejects.toBeInstanceOf(ValidationError);
+    });
+
     it('refuses page limits outside 1..MAX_PAGE_LIMIT', async () => {
       const { backend } = fx();
       await expect(backend.list({}, { limit: 0 })).rejects.toBeInstanceOf(ValidationError);

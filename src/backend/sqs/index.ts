@@ -258,7 +258,9 @@ export class SqsBackend implements Backend {
   // ------------------------------------------------------------ producers and operators
 
   async submit(req: SubmitRequest): Promise<SubmitResult> {
-    if (req.run_at !== null && req.run_at !== undefined && Date.parse(req.run_at) - this.clock.now() > MAX_SCHEDULE_AHEAD_MS) {
+    // (`?.`: a request that is not an object is the store's to refuse, with a ValidationError)
+    const runAt = (req as SubmitRequest | null | undefined)?.run_at;
+    if (typeof runAt === 'string' && Date.parse(runAt) - this.clock.now() > MAX_SCHEDULE_AHEAD_MS) {
       throw new ValidationError(
         'run_at must be at most 13 days ahead on the SQS backend (SQS keeps a message at most 14 days, and the message waits in SQS until it is due)',
         'Submit it later, or schedule it outside agentq.',
