@@ -141,9 +141,11 @@ function checkClientOptions(opts: unknown): asserts opts is ClientOptions {
     throw new ValidationError(`createClient takes an options object, such as { url: 'sqlite:./agentq.db' }, got ${typeof opts === 'string' ? JSON.stringify(opts) : opts === null ? 'null' : typeof opts}`);
   }
   checkOptionKeys('createClient', opts, CLIENT_OPTION_KEYS);
-  const { url, clock } = opts as ClientOptions;
+  const { url, clock, random } = opts as ClientOptions;
   if (url !== undefined && (typeof url !== 'string' || url === '')) throw new ValidationError(`url must be a store URL such as sqlite:./agentq.db, got ${JSON.stringify(url) ?? typeof url}`);
   if (clock !== undefined && (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function')) {
     throw new ValidationError('clock must be a Clock, an object with now(): epoch ms');
   }
+  // (a number was taken, then every submit threw a bare TypeError when it made a job id)
+  if (random !== undefined && typeof random !== 'function') throw new ValidationError('random must be a function returning a number in [0, 1), as Math.random does');
 }

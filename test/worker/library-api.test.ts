@@ -115,6 +115,8 @@ describe('scheduling policy in the options', () => {
       [{ url: 42 }, /url must be a store URL such as sqlite:.\/agentq.db, got 42/],
       [{ url: '' }, /url must be a store URL/],
       [{ url: `sqlite:${join(dir, 'other.db')}`, clock: Date.now }, /clock must be a Clock/],
+      // (was taken, then every submit threw a bare TypeError "prng is not a function")
+      [{ url: `sqlite:${join(dir, 'other.db')}`, random: 0.5 }, /random must be a function returning a number in \[0, 1\)/],
     ];
     // (where the options left out would send it: never the default store of whoever runs the tests)
     const saved = process.env.AGENTQ_URL;
