@@ -106,7 +106,10 @@ export async function waitForJob(client: Backend, jobId: string, opts: WaitOptio
   // (loaded only here: a producer that never waits does not load the CLI's modules)
   const { waitForEnd } = await import('./cli/commands/submit.js');
   const signal = opts.signal ?? new AbortController().signal;
-  const { job: final, stopped } = await waitForEnd(client, job, { clock: systemClock, signal }, opts.timeoutMs, opts.pollMs);
+  // The job's deadline is the store's time: judged by the clock the client was created with (a
+  // ManualClock in a test), not the system's, or a job an hour from its deadline "missed" it.
+  const clock = clientClocks.get(client) ?? systemClock;
+  const { job: final, stopped } = await waitForEnd(client, job, { clock, signal }, opts.timeoutMs, opts.pollMs);
   if (stopped) throw stopped;
   return final;
 }
@@ -127,8 +130,13 @@ export async function createClient(opts: ClientOptions = {}): Promise<Backend> {
     ...(opts.random ? { random: opts.random } : {}),
     ...checkedPolicy(opts),
   });
-  return guardClose(backend);
+  const client = guardClose(backend);
+  if (opts.clock) clientClocks.set(client, opts.clock);
+  return client;
 }
+
+/** The clock each client was created with (`createClient({ clock })`), for waitForJob. */
+const clientClocks = new WeakMap<Backend, Clock>();
 
 const CLIENT_OPTION_KEYS = Object.keys({ url: 0, clock: 0, random: 0, fairness: 0, admission: 0 } satisfies Record<keyof ClientOptions, 0>);
 

@@ -6,7 +6,7 @@ import { mkdir, mkdtemp, readFile, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ClosedError, ConfigError, createClient, createWorker, HandlerError, NotFoundError, ValidationError, VERSION, waitForJob, type Backend, type WorkerEvent } from '../../src/index.js';
+import { ClosedError, ConfigError, createClient, createWorker, HandlerError, ManualClock, NotFoundError, ValidationError, VERSION, waitForJob, type Backend, type WorkerEvent } from '../../src/index.js';
 import { pollUntil } from '../support/poll.js';
 
 let dir: string;
@@ -209,6 +209,22 @@ it('waitForJob returns the job as it ended, and says why when the wait stops fir
   await expect(waitForJob(client, 'job_01AAAAAAAAAAAAAAAAAAAAAAAA')).rejects.toBeInstanceOf(NotFoundError);
   await expect(waitForJob(client, idle.job_id, { timeout: 5 } as never)).rejects.toThrow(/waitForJob: unknown option "timeout"/);
   expect((await client.get(idle.job_id))?.state).toBe('queued');
+});
+
+// Regression: waitForJob judged a job's deadline by the system clock, not the client's: with a
+// ManualClock (a test of one's own code) a job due in an hour of the store's time was reported
+// DEADLINE_MISSED at once, or never, as the two clocks happened to stand.
+it('waitForJob judges the deadline by the clock the client was created with', async () => {
+  const clock = new ManualClock(Date.now() - 86_400_000); // a day behind the system clock
+  const c = await createClient({ url: `sqlite:${join(dir, 'store.db')}`, clock });
+  try {
+    const { job } = await c.submit({ workflow: 'lib:v1', queue: 'nobody-works-here', deadline_at: new Date(clock.now() + 3_600_000).toISOString() });
+    await expect(waitForJob(c, job.job_id, { timeoutMs: 30, pollMs: 5 })).rejects.toMatchObject({ code: 'WAIT_TIMEOUT' });
+    clock.advance(3_600_000);
+    await expect(waitForJob(c, job.job_id, { timeoutMs: 30, pollMs: 5 })).rejects.toMatchObject({ code: 'DEADLINE_MISSED' });
+  } finally {
+    await c.close();
+  }
 });
 
 // Regression: a signal that is not an AbortSignal (the AbortController itself, from JavaScript)
