@@ -27,7 +27,7 @@ import type { AdmissionLimits } from './core/admission.js';
 import type { Clock, Random } from './core/clock.js';
 import type { FairnessOptions } from './core/fairness.js';
 import { checkSignal } from './backend/checks.js';
-import { guardClose } from './backend/close-guard.js';
+import { clientClock, guardClose, setClientClock } from './backend/close-guard.js';
 import { NotFoundError, ValidationError } from './core/errors.js';
 import { systemClock } from './core/clock.js';
 import type { Job } from './core/schemas.js';
@@ -108,7 +108,7 @@ export async function waitForJob(client: Backend, jobId: string, opts: WaitOptio
   const signal = opts.signal ?? new AbortController().signal;
   // The job's deadline is the store's time: judged by the clock the client was created with (a
   // ManualClock in a test), not the system's, or a job an hour from its deadline "missed" it.
-  const clock = clientClocks.get(client) ?? systemClock;
+  const clock = clientClock(client) ?? systemClock;
   const { job: final, stopped } = await waitForEnd(client, job, { clock, signal }, opts.timeoutMs, opts.pollMs);
   if (stopped) throw stopped;
   return final;
@@ -131,12 +131,10 @@ export async function createClient(opts: ClientOptions = {}): Promise<Backend> {
     ...checkedPolicy(opts),
   });
   const client = guardClose(backend);
-  if (opts.clock) clientClocks.set(client, opts.clock);
+  if (opts.clock) setClientClock(client, opts.clock);
   return client;
 }
 
-/** The clock each client was created with (`createClient({ clock })`), for waitForJob. */
-const clientClocks = new WeakMap<Backend, Clock>();
 
 const CLIENT_OPTION_KEYS = Object.keys({ url: 0, clock: 0, random: 0, fairness: 0, admission: 0 } satisfies Record<keyof ClientOptions, 0>);
 

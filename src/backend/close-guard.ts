@@ -4,6 +4,7 @@
  * BACKEND_UNAVAILABLE: "retry later", for ever). A second `close()` does nothing.
  */
 import { ClosedError } from '../core/errors.js';
+import type { Clock } from '../core/clock.js';
 import type { Backend } from './contract.js';
 
 /** The guarded clients whose close() was called. */
@@ -18,6 +19,18 @@ export function onClientClose(backend: Backend, listener: () => void): () => voi
   if (!set) closeListeners.set(backend, (set = new Set()));
   set.add(listener);
   return () => set.delete(listener);
+}
+
+/** The clock each client was created with (`createClient({ clock })`): its store's time. */
+const clientClocks = new WeakMap<object, Clock>();
+
+export function setClientClock(client: Backend, clock: Clock): void {
+  clientClocks.set(client, clock);
+}
+
+/** The clock `backend` was created with, if it is a client given one (waitForJob and a worker judge deadlines by it). */
+export function clientClock(backend: Backend): Clock | undefined {
+  return clientClocks.get(backend);
 }
 
 /** Whether `backend` is a client whose close() was called (so every call of it is refused). */

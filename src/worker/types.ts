@@ -136,7 +136,7 @@ export interface WorkerOptions {
   workerId?: string | undefined;
   /** Recorded on every attempt and in DLQ entries. */
   workerVersion?: string | null | undefined;
-  /** Used for local deadline checks; pass the backend's clock in tests. @default systemClock */
+  /** Used for local deadline checks. @default the clock of `backend` when it is a client created with one (`createClient({ clock })`), else systemClock */
   clock?: Clock | undefined;
   /** On `stop()`, how long running handlers may finish before their signals abort and their leases are released. @default 30_000 */
   gracefulMs?: number | undefined;

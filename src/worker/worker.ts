@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { MAX_PAGE_LIMIT, type Backend, type FailureOutcome, type HeartbeatResult, type Lease, type LeaseRef, type UsageReport } from '../backend/contract.js';
-import { isClosedClient, onClientClose } from '../backend/close-guard.js';
+import { clientClock, isClosedClient, onClientClose } from '../backend/close-guard.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { ClosedError, LeaseLostError, ValidationError } from '../core/errors.js';
 import { JOB_CLASSES } from '../core/model.js';
@@ -222,7 +222,8 @@ class WorkerRuntime implements Worker {
     this.o = o;
     // Checked now, so a bad cap fails createWorker, not start().
     this.policy = checkedPolicy({ ...(o.fairness !== undefined ? { fairness: o.fairness } : {}) });
-    this.clock = o.clock ?? systemClock;
+    // (a client made with a clock keeps its store's time: deadlines are judged by it)
+    this.clock = o.clock ?? (o.backend ? clientClock(o.backend) : undefined) ?? systemClock;
     this.concurrency = o.concurrency ?? WORKER_DEFAULTS.concurrency;
     this.leaseMs = o.leaseMs ?? WORKER_DEFAULTS.leaseMs;
     this.heartbeatMs = o.heartbeatMs ?? Math.floor(this.leaseMs / 4);

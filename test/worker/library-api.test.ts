@@ -227,6 +227,28 @@ it('waitForJob judges the deadline by the clock the client was created with', as
   }
 });
 
+// Regression: a worker given a client made with a clock checked deadlines by the system clock, so
+// with a ManualClock behind it a job an hour from its deadline was aborted at once as expired.
+it('a worker given a client made with a clock checks deadlines by that clock unless given its own', async () => {
+  const clock = new ManualClock(Date.now() - 86_400_000);
+  const c = await createClient({ url: `sqlite:${join(dir, 'store.db')}`, clock });
+  // (a handler that takes a moment, so the worker's deadline timer has its turn)
+  const handler = (_job: unknown, ctx: { signal: AbortSignal }) =>
+    new Promise((resolve, reject) => {
+      const t = setTimeout(() => resolve('ran'), 50);
+      ctx.signal.addEventListener('abort', () => (clearTimeout(t), reject(ctx.signal.reason)));
+    });
+  const w = createWorker({ backend: c, queue: 'client-clock', handler, minIdleMs: 1, maxIdleMs: 5 });
+  try {
+    const { job } = await c.submit({ workflow: 'lib:v1', queue: 'client-clock', deadline_at: new Date(clock.now() + 3_600_000).toISOString() });
+    await w.start();
+    expect(await waitForJob(c, job.job_id, { timeoutMs: 10_000, pollMs: 5 })).toMatchObject({ state: 'succeeded', result: 'ran' });
+  } finally {
+    await w.stop();
+    await c.close();
+  }
+});
+
 // Regression: a signal that is not an AbortSignal (the AbortController itself, from JavaScript)
 // threw a TypeError, and the wait's poll timer then threw another one outside any promise,
 // which ended the process. It is refused before anything is read or scheduled.
