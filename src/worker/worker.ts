@@ -116,6 +116,11 @@ function validate(o: WorkerOptions): void {
       throw new ValidationError(`${name} must be a number of milliseconds, at least ${min}, got ${show(ms)}`);
     }
   }
+  // The idle wait doubles from min up to max: a min above the max waited min once, then polled
+  // the store every max (a worker given { minIdleMs: 5000, maxIdleMs: 10 } claimed 100 times a second).
+  const minIdle = o.minIdleMs ?? WORKER_DEFAULTS.minIdleMs;
+  const maxIdle = o.maxIdleMs ?? WORKER_DEFAULTS.maxIdleMs;
+  if (minIdle > maxIdle) throw new ValidationError(`minIdleMs must not be more than maxIdleMs (${minIdle} > ${maxIdle}): the idle wait doubles from the one up to the other`);
   // Each of these becomes a timer; a longer one fires after 1 ms (Node's TimeoutOverflowWarning),
   // which made a worker with --lease 10000h heartbeat a thousand times a second.
   const times = { leaseMs: lease, heartbeatMs: hb, gracefulMs: o.gracefulMs, abortGraceMs: o.abortGraceMs, minIdleMs: o.minIdleMs, maxIdleMs: o.maxIdleMs };

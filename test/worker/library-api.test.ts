@@ -156,6 +156,9 @@ it('refuses every option that cannot work: classes, waits, worker id and version
     [{ abortGraceMs: '10' }, /abortGraceMs must be .* got "10"/],
     [{ minIdleMs: 0 }, /minIdleMs must be .* at least 1/],
     [{ maxIdleMs: Number.POSITIVE_INFINITY }, /maxIdleMs must be at most/],
+    // Regression: taken, so after one wait of minIdleMs an idle worker polled every maxIdleMs (10 ms here).
+    [{ minIdleMs: 5_000, maxIdleMs: 10 }, /minIdleMs must not be more than maxIdleMs \(5000 > 10\)/],
+    [{ minIdleMs: 2_000 }, /minIdleMs must not be more than maxIdleMs \(2000 > 1000\)/],
     [{ leaseMs: Number.NaN }, /leaseMs must be at least/],
     [{ workerId: '' }, /workerId must be a string of 1-256 characters/],
     [{ workerVersion: 3 }, /workerVersion must be a string/],
