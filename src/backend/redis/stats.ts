@@ -54,7 +54,7 @@ export interface StatsRequest {
   readShard: ReadShard;
   /** Job ends over this window too (`QueueStats.ends`), read with `readEnds`. */
   endsWindowMs?: number;
-  /** One shard's per-minute job ends (the `jend` hash: '<minute>:je|jd' → count). */
+  /** One shard's per-minute job ends (the `jend` hash: '<minute>:ok|jx|jd' → count). */
   readEnds?: (shard: number) => Promise<Record<string, string>>;
 }
 
@@ -250,8 +250,9 @@ async function jobEnds(req: StatsRequest): Promise<{ ends?: JobEnds }> {
       const [m, kind] = k.split(':');
       // (fields older than the longest window wait for the next prune; they are not counted)
       if (Number(m) < from) continue;
-      if (kind === 'je') ends.ended += Number(v);
-      else if (kind === 'jd') ends.dead += Number(v);
+      // ok: succeeded, jx: ended otherwise (dead, expired, cancelled), jd: of those, dead
+      if (kind === 'ok' || kind === 'jx') ends.ended += Number(v);
+      if (kind === 'jd') ends.dead += Number(v);
     }
   }
   return { ends };

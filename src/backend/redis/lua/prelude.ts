@@ -238,7 +238,7 @@ end
 local JOB_ENDS = { succeeded = true, dead = true, expired = true, cancelled = true }
 local function total(field, n)
   countD('i', K_TOTAL, field, n or 1)
-  if JOB_ENDS[field] then statsJobEnded(field == 'dead', n or 1) end -- [stats] per-minute job ends
+  if JOB_ENDS[field] then statsJobEnded(field, n or 1) end -- [stats] per-minute job ends
 end
 
 -- Makes a waiting job (queued, or scheduled for later) a claim candidate: its (class, tenant) set scored by

@@ -18,13 +18,16 @@
  *                        concurrency cap's `rt` hash, scheduled is `sts`, so
  *                        queued = depth - running - scheduled.
  *   sts            hash  tenant → scheduled jobs (field removed at 0)
- *   act            hash  '<minute>:s|ok|f' → submissions, succeeded and other
- *                        ended attempts per minute; pruned to the last 16
+ *   act            hash  '<minute>:s|f' → submissions and ended attempts other
+ *                        than successes per minute; pruned to the last 16
  *                        minutes when a new minute's field is created
- *   jend           hash  '<minute>:je|jd' → jobs that ended (succeeded, dead,
- *                        expired, cancelled) and of them went to the DLQ, per
- *                        minute (prelude's total → statsJobEnded); pruned to
- *                        the last ${ENDS_MINUTES} minutes (dlq check --window)
+ *   jend           hash  '<minute>:ok|jx|jd' → jobs that succeeded, jobs that
+ *                        ended otherwise (dead, expired, cancelled) and those
+ *                        that went to the DLQ, per minute (prelude's total →
+ *                        statsJobEnded); pruned to the last ${ENDS_MINUTES}
+ *                        minutes (dlq check --window). A success ends its
+ *                        attempt and its job, so 'ok' is also the recent
+ *                        activity's successes: one count per job for both.
  *   qage:<class>   zset  waiting jobs of the class by run_at (oldest claimable
  *                        job per class; the queue's is the least of these)
  *   fc             hash  error code → attempts that ended with it (failures and
@@ -34,8 +37,8 @@
  *   use            hash  tokens, cost_usd: what the shard's attempts reported
  *                        spending (the usage script, lua/worker.ts USAGE;
  *                        written only when a handler reports usage)
- * Cost per job (submit, claim, complete): 5 commands (a ZINCRBY and an
- * HINCRBY at submit and at the end, an HINCRBY of jend at the end), plus a ZREM / HDEL when a tenant's
+ * Cost per job (submit, claim, complete): 4 commands (a ZINCRBY and an
+ * HINCRBY at submit and at the end), plus a ZREM / HDEL when a tenant's
  * figure reaches zero (BENCHMARKS.md, "Stats").
  *
  * The counters start with the scripts that keep them, and no migration is
@@ -68,14 +71,14 @@ local K_SSCH = P .. 'sts'
 local K_SACT = P .. 'act'
 local K_SJEND = P .. 'jend'
 -- activity kinds kept in jend (job ends, for a day) rather than act (attempts, for minutes)
-local STATS_ENDS = { je = true, jd = true }
+local STATS_ENDS = { ok = true, jx = true, jd = true }
 local function qagek(cls) return P .. 'qage:' .. cls end
 local STATS_BY_CLASS = { queued = true, scheduled = true, running = true, dead = true }
 -- what a job in a state adds to its tenant's rank score
 local STATS_RANK = { queued = ${TENANT_DEPTH_UNIT}, scheduled = ${TENANT_DEPTH_UNIT}, running = ${TENANT_DEPTH_UNIT}, dead = 1 }
 
--- n (default 1) more events of this kind ('s' submitted, 'ok' succeeded, 'f' other attempt end in
--- act; 'je' job ended, 'jd' job went to the DLQ in jend) this minute. A field is created once per
+-- n (default 1) more events of this kind ('s' submitted, 'f' attempt ended other than succeeded in
+-- act; 'ok' job succeeded, 'jx' job ended otherwise, 'jd' job went to the DLQ in jend) this minute. A field is created once per
 -- kind and minute (HINCRBY returns n): only then is the hash pruned.
 local function statsActivity(kind, n)
   n = n or 1
@@ -84,8 +87,8 @@ local function statsActivity(kind, n)
     return
   end
   local minute = math.floor(NOW / 60000)
-  local key, keep, kinds = K_SACT, ${ACTIVITY_MINUTES}, 3
-  if STATS_ENDS[kind] then key, keep, kinds = K_SJEND, ${ENDS_MINUTES}, 2 end
+  local key, keep, kinds = K_SACT, ${ACTIVITY_MINUTES}, 2
+  if STATS_ENDS[kind] then key, keep, kinds = K_SJEND, ${ENDS_MINUTES}, 3 end
   if redis.call('HINCRBY', key, minute .. ':' .. kind, n) == n and redis.call('HLEN', key) > kinds * keep then
     local stale = {}
     for _, f in ipairs(redis.call('HKEYS', key)) do
@@ -95,12 +98,17 @@ local function statsActivity(kind, n)
   end
 end
 
--- n jobs ended (succeeded, dead, expired, cancelled) this minute; dead: they went to the DLQ.
--- Called where the outcome totals count them (prelude's total), so a DLQ entry expired or purged
--- later is no second end.
-local function statsJobEnded(dead, n)
-  statsActivity('je', n)
-  if dead then statsActivity('jd', n) end
+-- n jobs ended with this outcome (succeeded, dead, expired, cancelled) this minute. Called where
+-- the outcome totals count them (prelude's total), so a DLQ entry expired or purged later is no
+-- second end. A success is one count (a job's success is its attempt's: the recent activity reads
+-- it too), so the hot path's success costs one command here, as before job ends were counted.
+local function statsJobEnded(out, n)
+  if out == 'succeeded' then
+    statsActivity('ok', n)
+  else
+    statsActivity('jx', n)
+    if out == 'dead' then statsActivity('jd', n) end
+  end
 end
 
 -- The field of the per-state counts hash (K_COUNT) that counts a job in this state.
@@ -119,9 +127,10 @@ local function statsMove(id, from, to)
   if from == nil then statsActivity('s') end
 end
 
--- An attempt ended with this outcome (a release gives the job back without ending an attempt that counts).
+-- An attempt ended with this outcome (a release gives the job back without ending an attempt that
+-- counts). A success is counted as its job's end (statsJobEnded), not here.
 local function statsAttemptEnded(out)
-  if out == 'succeeded' then statsActivity('ok') elseif out ~= 'released' then statsActivity('f') end
+  if out ~= 'succeeded' and out ~= 'released' then statsActivity('f') end
 end
 
 -- An attempt ended with this error code. Codes are the callers' strings, so the shard keeps its
@@ -165,6 +174,20 @@ if #ARGV >= 5 then
 else
   tenants = redis.call('ZREVRANGE', K_STEN, 0, ${STATS_MAX_TENANTS - 1})
 end
+-- The recent activity: act's fields, and the successes of its minutes, which jend keeps (a success
+-- is counted once, as its job's end: statsJobEnded), as fields of the same form.
+local activity = redis.call('HGETALL', K_SACT)
+do
+  local minute, fields = math.floor(NOW / 60000), {}
+  for i = ${ACTIVITY_MINUTES} - 1, 0, -1 do fields[#fields + 1] = (minute - i) .. ':ok' end
+  local oks = redis.call('HMGET', K_SJEND, unpack(fields))
+  for i = 1, #fields do
+    if oks[i] then
+      activity[#activity + 1] = fields[i]
+      activity[#activity + 1] = oks[i]
+    end
+  end
+end
 local rows = {}
 for _, t in ipairs(tenants) do
   local first = ''
@@ -198,7 +221,7 @@ return {
   redis.call('LRANGE', P .. 'tiq', -${STATS_SAMPLE_LIMIT}, -1),
   redis.call('LRANGE', P .. 'exec', -${STATS_SAMPLE_LIMIT}, -1),
   redis.call('HGETALL', P .. 'byatt'),
-  redis.call('HGETALL', K_SACT),
+  activity,
   rows,
   expired,
   redis.call('ZCARD', K_STEN),
