@@ -26,6 +26,7 @@ import { ERROR_CODE_TABLE } from '../core/retry.js';
 import type { JobEnvelope } from '../core/schemas.js';
 import { CappedOutput, DEFAULT_RESULT_CAP_BYTES, LineSplitter, utf8BoundaryAfter } from './capped-output.js';
 import { HandlerError } from './handler-error.js';
+import { launchProblem } from './launch-check.js';
 import { ProcessGroup } from './process-group.js';
 import { ERROR_CODE_RE, ERROR_CODE_RULE, jobEnv, shownCode, type ErrorReport } from './job-env.js';
 import type { Handler, JobContext } from './types.js';
@@ -43,12 +44,11 @@ export const REPORT_MAX_BYTES = 4 * 1024 * 1024;
 const CANNOT_RUN = new Set(['ENOENT', 'EACCES', 'ENOEXEC']);
 /**
  * Exit statuses with which a shell (or `env`, on a `#!/usr/bin/env …` line) says a command could
- * not be run: the handler's set-up is broken, as with a spawn error, unless it reported a failure.
+ * not be run. They say the handler's set-up is broken only when its launch chain is (the command,
+ * the interpreter its `#!` line names, the program `env` looks up: see `launchProblem`); a command
+ * missing in the middle of a script exits 127 as well, and is that job's ordinary failure.
  */
-const SHELL_CANNOT_RUN: Record<number, string> = {
-  126: 'a command it runs was found but is not executable',
-  127: 'command not found: the interpreter its #! line names, or a command it runs, is missing',
-};
+const SHELL_CANNOT_RUN = new Set([126, 127]);
 
 export interface ExecHandlerOptions {
   command: string;
@@ -66,8 +66,9 @@ export interface ExecHandlerOptions {
   /**
    * Called when the command cannot be started at all (it, or the interpreter its `#!` line names,
    * is missing or not executable: ENOENT, EACCES, ENOEXEC), or it exited 127 or 126 without a
-   * report (a shell's "command not found" / "not executable"): every job would fail alike, so the
-   * caller can stop claiming. The job still fails as a retryable SPAWN_FAILED.
+   * report while its launch chain is broken (`#!/usr/bin/env python3` without python3 on PATH):
+   * every job would fail alike, so the caller can stop claiming. The job still fails as a
+   * retryable SPAWN_FAILED.
    */
   onCannotRun?: (message: string) => void;
 }
@@ -207,8 +208,9 @@ function runChildProcess(
       reject(ctx.signal.reason);
       return;
     }
+    const childEnv = { ...(o.env ?? process.env), ...jobEnv({ envelope: job, fence: ctx.fence, url: o.url, reportFile, ...resume }) };
     const child = spawn(o.command, [...o.args], {
-      env: { ...(o.env ?? process.env), ...jobEnv({ envelope: job, fence: ctx.fence, url: o.url, reportFile, ...resume }) },
+      env: childEnv,
       stdio: ['pipe', 'pipe', 'pipe'],
       // Its own process group, so a SIGTERM reaches what a shell script started too.
       detached: true,
@@ -269,12 +271,14 @@ function runChildProcess(
         reject(ctx.signal.reason);
         return;
       }
-      if (signal === null && code !== null && SHELL_CANNOT_RUN[code] !== undefined && report === null && problem === null) {
-        // The shell's own "cannot run" statuses (a `#!/usr/bin/env python3` without python3, a
-        // command the script runs that is missing or not executable): every job would fail alike,
-        // as when the spawn itself fails, so the same is done — not a permanent HANDLER_FAILED.
+      const broken = signal === null && code !== null && SHELL_CANNOT_RUN.has(code) && report === null && problem === null ? launchProblem(o.command, childEnv) : null;
+      if (broken !== null) {
+        // `env` could not find the interpreter a `#!` line names (or it went since start-up): every
+        // job would fail alike, as when the spawn itself fails, so the same is done — not a
+        // permanent HANDLER_FAILED. Exit 127 with the chain intact is a command missing inside
+        // the handler: that job's own failure, below.
         const tail = stderrTail.text().trim();
-        const message = `cannot run ${o.command}: it exited with ${code} (${SHELL_CANNOT_RUN[code]})${tail ? `; stderr: ${tail}` : ''}`;
+        const message = `cannot run ${o.command}: it exited with ${code} (${broken})${tail ? `; stderr: ${tail}` : ''}`;
         o.onCannotRun?.(message);
         reject(new HandlerError('SPAWN_FAILED', message, { retryable: true }));
         return;

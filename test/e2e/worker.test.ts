@@ -352,37 +352,78 @@ describe('agentq worker / job: usage errors', () => {
     expect((await inspect(id)).state).toBe('queued');
   });
 
-  it('a handler that passes the start-up check but cannot be started (a missing #! interpreter) stops the worker (exit 2) instead of failing every job', async () => {
+  it('refuses a handler whose #! interpreter is missing, or whose #!/usr/bin/env program is not on PATH, before claiming anything (exit 2)', async () => {
+    const id = await submit('--input', 'x');
+    for (const [line, says] of [
+      ['#!/nonexistent/interpreter', 'the interpreter its #! line names (/nonexistent/interpreter) cannot run: /nonexistent/interpreter is not an executable file'],
+      ['#!/usr/bin/env agentq-no-such-interpreter', 'its #! line runs agentq-no-such-interpreter through /usr/bin/env, and agentq-no-such-interpreter is not on PATH'],
+      ['#!/usr/bin/env -S agentq-no-such-interpreter -u', 'its #! line runs agentq-no-such-interpreter through /usr/bin/env'],
+    ] as const) {
+      const h = join(home.dir, 'bad-interpreter.sh');
+      writeFileSync(h, `${line}\n`);
+      chmodSync(h, 0o755);
+      const r = await runCli(home, ['worker', '--queue', 'w', '--', h]);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain(`error: handler command ${JSON.stringify(h)} cannot run: ${says}`);
+    }
+    expect((await inspect(id)).state).toBe('queued');
+  });
+
+  it('a handler that passes the start-up check but then cannot be started (its #! interpreter removed since) stops the worker (exit 2) instead of failing every job', async () => {
     const ids = [];
     for (let i = 0; i < 4; i++) ids.push(await submit('--input', `x${i}`, '--max-attempts', '1'));
+    // The interpreter runs the first job (successfully) and removes itself: the next spawn fails.
+    const interp = join(home.dir, 'vanishing-interpreter');
+    writeFileSync(interp, `#!/bin/sh\nrm -f "${interp}"\n`);
+    chmodSync(interp, 0o755);
     const h = join(home.dir, 'bad-interpreter.sh');
-    writeFileSync(h, '#!/nonexistent/interpreter\n');
+    writeFileSync(h, `#!${interp}\n`);
     chmodSync(h, 0o755);
     const r = await runCli(home, ['worker', '--queue', 'w', '--', h]);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain('worker: stopping — the handler command cannot run; no more jobs are claimed');
     expect(r.stderr).toMatch(/error: cannot run .*bad-interpreter\.sh: spawn .* ENOENT/);
     const states = await Promise.all(ids.map(async (id) => (await inspect(id)).state));
-    // The first job was given to it (and, on its last attempt, is dead); the rest were never claimed.
-    expect(states).toEqual(['dead', 'queued', 'queued', 'queued']);
+    // The second job was given to it (and, on its last attempt, is dead); the rest were never claimed.
+    expect(states).toEqual(['succeeded', 'dead', 'queued', 'queued']);
   });
 
   // Regression: exit 127 from `env` (a `#!/usr/bin/env` interpreter that is not installed) was a
   // permanent HANDLER_FAILED, and the worker drained the queue into the DLQ.
-  it('a handler whose #!/usr/bin/env interpreter is not installed (exit 127) stops the worker (exit 2) instead of failing every job', async () => {
+  it('a handler whose #!/usr/bin/env interpreter is uninstalled while the worker runs (exit 127) stops the worker (exit 2) instead of failing every job', async () => {
     const ids = [];
     for (let i = 0; i < 4; i++) ids.push((await runCliOk(home, ['submit', 'task:v1', '--queue', 'w127', '--input', `x${i}`, '--max-attempts', '3'])).stdout.trim());
+    // On PATH at start-up; the first run removes it, as an uninstall would, and fails as env does.
+    const bin = join(home.dir, 'bin');
+    mkdirSync(bin);
+    const interp = join(bin, 'agentq-test-interpreter');
+    writeFileSync(interp, `#!/bin/sh\nrm -f "${interp}"\necho "/usr/bin/env: 'agentq-test-interpreter': No such file or directory" >&2\nexit 127\n`);
+    chmodSync(interp, 0o755);
     const h = join(home.dir, 'env-missing.sh');
-    writeFileSync(h, '#!/usr/bin/env agentq-no-such-interpreter\n');
+    writeFileSync(h, '#!/usr/bin/env agentq-test-interpreter\n');
     chmodSync(h, 0o755);
-    const r = await runCli(home, ['worker', '--queue', 'w127', '--', h]);
+    const r = await runCli(home, ['worker', '--queue', 'w127', '--', h], { env: { PATH: `${bin}:${home.env.PATH}` } });
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain('worker: stopping — the handler command cannot run; no more jobs are claimed');
-    expect(r.stderr).toMatch(/error: cannot run .*env-missing\.sh: it exited with 127 \(command not found.*\); stderr: .*agentq-no-such-interpreter/);
+    expect(r.stderr).toMatch(/error: cannot run .*env-missing\.sh: it exited with 127 \(its #! line runs agentq-test-interpreter through \/usr\/bin\/env, and agentq-test-interpreter is not on PATH\); stderr: /);
     const jobs = await Promise.all(ids.map((id) => inspect(id)));
     // The first job was given to it and is retried later (not in the DLQ); the rest were never claimed.
     expect(jobs.map((j) => j.state)).toEqual(['scheduled', 'queued', 'queued', 'queued']);
     expect(jobs[0]!.last_error).toMatchObject({ code: 'SPAWN_FAILED', retryable: true });
+  });
+
+  // Regression: any exit 127 was read as "the handler cannot run": a script with one missing
+  // command in the middle stopped the whole worker (exit 2) after failing one job.
+  it('a handler script in which one command is missing (exit 127) fails that job; the worker goes on', async () => {
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push(await submit('--input', `x${i}`, '--max-attempts', '1'));
+    const r = await runCli(home, ['worker', '--queue', 'w', '--drain', '--', 'bash', '-c', 'echo hi; agentq-no-such-command-here']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain('cannot run');
+    const jobs = await Promise.all(ids.map((id) => inspect(id)));
+    expect(jobs.map((j) => j.state)).toEqual(['dead', 'dead', 'dead']);
+    expect(jobs[0]!.last_error).toMatchObject({ code: 'HANDLER_FAILED', retryable: false });
+    expect(jobs[0]!.last_error!.message).toMatch(/^bash exited with 127: .*agentq-no-such-command-here: command not found/);
   });
 
   it('refuses a heartbeat that is not shorter than the lease (exit 2)', async () => {

@@ -3,7 +3,9 @@
  * the handler command). No store is involved: the handler is called with a
  * job envelope and a context, as the worker calls it.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { JobEnvelope } from '../../src/core/schemas.js';
 import { createExecHandler, REPORT_MAX_BYTES, type ExecHandler } from '../../src/worker/exec-handler.js';
@@ -305,25 +307,24 @@ describe('exec handler: one child process per job', () => {
 
   // Regression: `#!/usr/bin/env python3` without python3 exits 127, which counted as a permanent
   // HANDLER_FAILED: every job the worker claimed went to the DLQ, one after another.
-  it.each([127, 126])('a handler exiting %i without a report (the shell could not run a command) is a retryable SPAWN_FAILED and says the command cannot run', async (code) => {
+  it('a handler whose #!/usr/bin/env interpreter is missing (exit 127) is a retryable SPAWN_FAILED and says the interpreter cannot run', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-launch-'));
+    const script = join(dir, 'env-missing.sh');
+    writeFileSync(script, '#!/usr/bin/env agentq-no-such-interpreter\n');
+    chmodSync(script, 0o755);
     const said: string[] = [];
-    const h = await createExecHandler({
-      command: process.execPath,
-      args: ['-e', `process.stderr.write('/usr/bin/env: python3: No such file or directory\\n'); process.exit(${code})`],
-      url: 'sqlite::memory:',
-      onCannotRun: (m) => said.push(m),
-    });
+    const h = await createExecHandler({ command: script, args: [], url: 'sqlite::memory:', onCannotRun: (m) => said.push(m) });
     try {
       const err = await Promise.resolve(h.handler(envelope, ctxWith())).then(() => null, (e: unknown) => e);
       expect(err).toMatchObject({ code: 'SPAWN_FAILED', retryable: true });
-      expect((err as Error).message).toContain(`cannot run ${process.execPath}: it exited with ${code} (`);
-      expect((err as Error).message).toContain('stderr: /usr/bin/env: python3: No such file or directory');
+      expect((err as Error).message).toContain(`cannot run ${script}: it exited with 127 (`);
+      expect((err as Error).message).toContain('agentq-no-such-interpreter is not on PATH');
       expect(said).toEqual([(err as Error).message]);
       // A handler that reported what failed is believed: its report decides, and nothing stops.
       said.length = 0;
       const reported = await createExecHandler({
         command: process.execPath,
-        args: ['-e', `require('fs').writeFileSync(process.env.AGENTQ_REPORT_FILE, JSON.stringify({code:'VALIDATION',message:'bad input'})); process.exit(${code})`],
+        args: ['-e', `require('fs').writeFileSync(process.env.AGENTQ_REPORT_FILE, JSON.stringify({code:'VALIDATION',message:'bad input'})); process.exit(127)`],
         url: 'sqlite::memory:',
         onCannotRun: (m) => said.push(m),
       });
@@ -333,6 +334,25 @@ describe('exec handler: one child process per job', () => {
       } finally {
         await reported.close();
       }
+    } finally {
+      await h.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  // Regression: any exit 127 counted as "the handler cannot run", so a script with one missing
+  // command in the middle (`echo hi; nosuchcmd`) stopped the whole worker (exit 2).
+  it.each([
+    [127, 'echo started >&2; agentq-no-such-command-here'],
+    [126, `echo started >&2; f=$(mktemp); "$f"; s=$?; rm -f "$f"; exit $s`],
+  ])('a handler whose own command runs but exits %i (a command inside it missing or not executable) is an ordinary failure of that job', async (code, body) => {
+    const said: string[] = [];
+    const h = await createExecHandler({ command: 'bash', args: ['-c', body], url: 'sqlite::memory:', onCannotRun: (m) => said.push(m) });
+    try {
+      const err = await Promise.resolve(h.handler(envelope, ctxWith())).then(() => null, (e: unknown) => e);
+      expect(err).toMatchObject({ code: 'HANDLER_FAILED', retryable: false });
+      expect((err as Error).message).toContain(`bash exited with ${code}: started`);
+      expect(said).toEqual([]);
     } finally {
       await h.close();
     }

@@ -14,6 +14,7 @@ import type { FairnessOptions } from '../../core/fairness.js';
 import { NAME_RE, NAME_RULE } from '../../core/model.js';
 import { JOB_CLASSES, type JobClass } from '../../core/schemas.js';
 import { createExecHandler } from '../../worker/exec-handler.js';
+import { launchProblem } from '../../worker/launch-check.js';
 import type { WorkerEvent } from '../../worker/types.js';
 import { createWorker, MAX_TIMER_MS, MIN_LEASE_MS } from '../../worker/worker.js';
 import type { CommandContext } from '../context.js';
@@ -45,6 +46,12 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
   const [command, ...args] = o.command ?? [];
   if (!command) throw new ValidationError('give the handler command after --, e.g. agentq worker --queue research -- ./run-agent.sh');
   const executable = resolveExecutable(command, ctx.env, ctx.cwd);
+  // A script whose `#!` interpreter is missing would fail every job it was given: refused now,
+  // before anything is claimed (and it lets exit 127 later mean a command missing in the script).
+  const cannotLaunch = launchProblem(executable, ctx.env, ctx.cwd);
+  if (cannotLaunch !== null) {
+    throw new ValidationError(`handler command ${JSON.stringify(command)} cannot run: ${cannotLaunch}`, 'Install the interpreter its #! line names, or fix the line.');
+  }
   const queue = o.queue ?? ctx.defaultQueue();
   const concurrency = parseIntOption(o.concurrency ?? '1', '--concurrency', 1, 1000)!;
   const leaseMs = parseDuration(o.lease ?? '60s', '--lease');

@@ -1,0 +1,108 @@
+/**
+ * Whether a handler command can be launched at all: the file itself and, when it is a script, the
+ * interpreter its `#!` line names (for `#!/usr/bin/env python3`, `python3` on the handler's PATH).
+ *
+ * Exit 127 means "command not found" both when `env` cannot find a script's interpreter (every job
+ * would fail alike: the worker must stop before it drains the queue into the DLQ) and when a
+ * command in the middle of a script is missing (one job's ordinary failure). The exit status
+ * cannot tell them apart, but the launch chain can: it is checked at start-up (a worker whose
+ * handler cannot run does not start), and again when a handler exits 127 or 126, to decide which
+ * of the two it was.
+ */
+import { accessSync, closeSync, constants, openSync, readSync, statSync } from 'node:fs';
+import { basename, delimiter, isAbsolute, join, resolve } from 'node:path';
+
+/** The kernel reads at most this much of a `#!` line (BINPRM_BUF_SIZE on Linux 5.1+). */
+const SHEBANG_MAX = 256;
+/** Interpreters that are scripts themselves (Linux allows a few levels); more is a loop. */
+const MAX_DEPTH = 4;
+
+/**
+ * What stops `command` from being launched, in words, or null when the file and the interpreters
+ * its `#!` lines name are there and executable. `command` is a path (with a `/`, relative to
+ * `cwd`) or a name looked up on `env.PATH`, as spawn does.
+ */
+export function launchProblem(command: string, env: Readonly<Record<string, string | undefined>>, cwd: string = process.cwd()): string | null {
+  return check(command, env, cwd, 0);
+}
+
+function check(command: string, env: Readonly<Record<string, string | undefined>>, cwd: string, depth: number): string | null {
+  const path = locate(command, env, cwd);
+  if (path === null) return command.includes('/') ? `${command} is not an executable file` : `${command} is not on PATH`;
+  if (depth >= MAX_DEPTH) return null; // deeper than the kernel follows: let the spawn say
+  const line = shebang(path);
+  if (line === null) return null;
+  const [interpreter, ...rest] = line.split(/[ \t]+/).filter((w) => w !== '');
+  if (interpreter === undefined) return `${path} has an empty #! line`;
+  const inner = check(interpreter, env, cwd, depth + 1);
+  if (inner !== null) return `the interpreter its #! line names (${interpreter}) cannot run: ${inner}`;
+  if (basename(interpreter) !== 'env') return null;
+  const program = envProgram(rest);
+  if (program === null) return null;
+  const missing = check(program, env, cwd, depth + 1);
+  return missing === null ? null : `its #! line runs ${program} through ${interpreter}, and ${missing}`;
+}
+
+/** The executable file a command names, or null when there is none (missing, not a file, not executable). */
+function locate(command: string, env: Readonly<Record<string, string | undefined>>, cwd: string): string | null {
+  if (command.includes('/')) {
+    const p = isAbsolute(command) ? command : resolve(cwd, command);
+    return runnable(p) ? p : null;
+  }
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (dir && runnable(join(dir, command))) return join(dir, command);
+  }
+  return null;
+}
+
+function runnable(p: string): boolean {
+  try {
+    accessSync(p, constants.X_OK);
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The rest of the file's `#!` line, or null when it has none (a binary, or unreadable: the spawn decides). */
+function shebang(path: string): string | null {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const buf = Buffer.alloc(SHEBANG_MAX);
+    const n = readSync(fd, buf, 0, SHEBANG_MAX, 0);
+    if (n < 2 || buf[0] !== 0x23 || buf[1] !== 0x21) return null;
+    const end = buf.subarray(0, n).indexOf(0x0a);
+    return buf.subarray(2, end < 0 ? n : end).toString('utf8').replace(/\r$/, '').trim();
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The program `env ARGS` runs: the first word that is neither an option nor a NAME=VALUE
+ * assignment. `-S` splits its argument into words (`#!/usr/bin/env -S python3 -u`); options that
+ * take a value (`-u NAME`, `-C DIR`) skip it. Null when there is none (env then prints its
+ * environment) or the options are beyond this reading (then the spawn decides).
+ */
+function envProgram(words: string[]): string | null {
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!;
+    if (w === '--') return words[i + 1] ?? null;
+    if (w === '-u' || w === '-C' || w === '--unset' || w === '--chdir') {
+      i++;
+      continue;
+    }
+    if (w.startsWith('-S') && w.length > 2) return envProgram([w.slice(2), ...words.slice(i + 1)]);
+    if (w.startsWith('-')) continue;
+    if (/^[^=]+=/.test(w)) continue;
+    return w;
+  }
+  return null;
+}
