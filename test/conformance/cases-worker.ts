@@ -152,6 +152,24 @@ export function workerCases(make: MakeFixture): void {
         expect(message).toMatch(/the job's deadline passed while it was running \(the lease of w-a ended at the deadline\)/);
         expect(message).not.toMatch(/without a heartbeat/);
       }
+      // Regression: the `expired` event said only "lease expired and the deadline leaves no room
+      // for a retry", less than the job's own error says.
+      const expired = (await allEvents(backend, { jobId: job.job_id })).find((e) => e.type === 'expired');
+      expect(expired?.data).toMatchObject({ why: "the job's deadline passed while it was running (the lease of w-a ended at the deadline)" });
+    });
+
+    it('a lease that ran out without a heartbeat too near the deadline for a retry: the expired event says both, naming the worker', async () => {
+      const { backend, clock } = fx();
+      const deadline = clock.now() + 30_000;
+      const { job } = await backend.submit(req({ max_attempts: 3, deadline_at: iso(deadline) }));
+      await claimOne(backend, 'default', { leaseMs: 5_000, workerId: 'w-a' });
+      clock.set(deadline - 10);
+      await backend.claim({ queue: 'default', workerId: 'w-b', max: 1, leaseMs: 1000 });
+      const ended = (await backend.get(job.job_id))!;
+      expect(ended).toMatchObject({ state: 'expired', outcome: 'expired' });
+      expect(ended.last_error!.message).toMatch(/^lease of w-a expired .*without a heartbeat$/);
+      const expired = (await allEvents(backend, { jobId: job.job_id })).find((e) => e.type === 'expired');
+      expect(expired?.data).toMatchObject({ why: `${ended.last_error!.message}, and the deadline leaves no room for a retry` });
     });
 
     it('checks the fence on complete, fail, checkpoint, effects, abort and release', async () => {

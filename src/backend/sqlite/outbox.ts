@@ -29,7 +29,7 @@ import type { Job, JobState } from '../../core/schemas.js';
 import { assertTransition, isPartial, isTerminal, outcomeFor } from '../../core/states.js';
 import type { ClaimRequest, Lease } from '../contract.js';
 import { rowToJob } from './codec.js';
-import { endAttempt, leaseEndedAt, leaseExpiredError, moveTo, SqliteStore } from './store.js';
+import { endAttempt, leaseEndedAt, leaseExpiredError, leaseExpiredWhy, moveTo, SqliteStore } from './store.js';
 import { startAttempt } from './worker.js';
 import type { OutboxCounts, SqsStore, StoreState } from '../sqs/store.js';
 
@@ -359,6 +359,7 @@ export class SqliteSqsStore implements SqsStore {
    */
   private reapLease(job: Job, fence: number, now: number): void {
     const lost = leaseExpiredError(job);
+    const expiredWhy = leaseExpiredWhy(job);
     endAttempt(job, leaseEndedAt(job, now), 'lease_lost', lost);
     job.last_error = { ...lost, retryable: true };
     this.store.event(job, 'lease_expired', 'running', null, now, { worker_id: job.lease?.worker_id ?? null, fence });
@@ -379,7 +380,7 @@ export class SqliteSqsStore implements SqsStore {
       this.store.event(job, 'retry_scheduled', 'running', 'scheduled', now, { run_at: job.run_at, error_code: lost.code, over_budget: decision.overBudget });
       this.store.countTraffic(job.queue, now, 0, 1);
     } else if (decision.kind === 'expired') {
-      this.endRunning(job, fence, 'expired', now, { why: 'lease expired and the deadline leaves no room for a retry' });
+      this.endRunning(job, fence, 'expired', now, { why: expiredWhy });
     } else {
       this.bury(job, fence, 'lease_lost', lost.code, lost.message, now);
     }

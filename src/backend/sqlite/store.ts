@@ -522,7 +522,7 @@ export function isoAt(ms: number): string {
  */
 export function leaseExpiredError(job: Job): { code: string; message: string } {
   const who = job.lease?.worker_id ?? 'a worker';
-  const atDeadline = job.lease !== null && job.deadline_at !== null && Date.parse(job.lease.expires_at) >= Date.parse(job.deadline_at);
+  const atDeadline = leaseEndedAtDeadline(job);
   return {
     code: 'LEASE_EXPIRED',
     message: atDeadline
@@ -539,6 +539,19 @@ export function leaseExpiredError(job: Job): { code: string; message: string } {
 export function leaseEndedAt(job: Job, now: number): number {
   const expires = job.lease === null ? NaN : Date.parse(job.lease.expires_at);
   return Number.isFinite(expires) ? Math.min(now, expires) : now;
+}
+
+function leaseEndedAtDeadline(job: Job): boolean {
+  return job.lease !== null && job.deadline_at !== null && Date.parse(job.lease.expires_at) >= Date.parse(job.deadline_at);
+}
+
+/**
+ * The `why` of the `expired` event for a job whose lease was reaped (call before the lease is
+ * cleared): as specific as the attempt's error, which it repeats (the Redis Lua says the same).
+ */
+export function leaseExpiredWhy(job: Job): string {
+  const { message } = leaseExpiredError(job);
+  return leaseEndedAtDeadline(job) ? message : `${message}, and the deadline leaves no room for a retry`;
 }
 
 /** Closes the running attempt record with how it ended. */

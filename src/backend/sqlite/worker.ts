@@ -15,7 +15,7 @@ import type { Effect, Job, JobClass } from '../../core/schemas.js';
 import { assertTransition, isPartial, outcomeFor } from '../../core/states.js';
 import type { AbortOutcome, ClaimRequest, Failure, FailureOutcome, HeartbeatResult, Lease, LeaseRef } from '../contract.js';
 import { rowToJob, type JobRow } from './codec.js';
-import { endAttempt, isoAt, leaseEndedAt, leaseExpiredError, moveTo, toEnvelope, type SqliteStore } from './store.js';
+import { endAttempt, isoAt, leaseEndedAt, leaseExpiredError, leaseExpiredWhy, moveTo, toEnvelope, type SqliteStore } from './store.js';
 
 /**
  * The columns of a claimable row the claim reads: id and document, the fence, and the stored
@@ -211,6 +211,7 @@ export class SqliteWorkerOps {
     for (const row of rows) {
       const job = rowToJob(row);
       const lost = leaseExpiredError(job);
+      const expiredWhy = leaseExpiredWhy(job);
       endAttempt(job, leaseEndedAt(job, now), 'lease_lost', lost);
       job.last_error = { ...lost, retryable: true };
       this.store.event(job, 'lease_expired', 'running', null, now, { worker_id: job.lease?.worker_id ?? null, fence: row.fence });
@@ -227,7 +228,7 @@ export class SqliteWorkerOps {
         this.config.retryPolicy,
       );
       if (decision.kind === 'retry') this.scheduleRetry(job, row.fence, decision.runAt, decision.overBudget, lost.code, now);
-      else if (decision.kind === 'expired') this.endRunning(job, row.fence, 'expired', now, { why: 'lease expired and the deadline leaves no room for a retry' });
+      else if (decision.kind === 'expired') this.endRunning(job, row.fence, 'expired', now, { why: expiredWhy });
       else this.bury(job, row.fence, 'lease_lost', lost.code, lost.message, null, now);
     }
   }

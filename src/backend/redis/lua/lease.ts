@@ -141,7 +141,10 @@ local function reapLease(id, policy, r)
     move(id, 'running', 'expired')
     finish(id, 'expired')
     total('expired')
-    emit(id, 'expired', 'running', 'expired', att, ten, { why = 'lease expired and the deadline leaves no room for a retry' })
+    -- as specific as the attempt's error (sqlite/store.ts leaseExpiredWhy says the same)
+    local why = msg
+    if not (dl and le and le >= dl) then why = msg .. ', and the deadline leaves no room for a retry' end
+    emit(id, 'expired', 'running', 'expired', att, ten, { why = why })
   elseif kind == 'dead' then
     local lastAtt = cjson.decode(lastAttempt(id) or '{}')
     redis.call('HSET', jk(id), 'dr', 'lease_lost', 'dat', NOWS, 'dec', 'LEASE_EXPIRED', 'dem', msg)
