@@ -82,7 +82,18 @@ export async function startMetricsServer(opts: { listen: ListenAddress; collect:
     return inflight;
   };
 
+  /** Requests not yet answered: close() waits for them (each is answered within its budget). */
+  let unanswered = 0;
+  let closing = false;
   const server: Server = createServer((req, res) => {
+    unanswered++;
+    res.once('close', () => {
+      unanswered--;
+      // The last answer is out: what is left open are idle keep-alive connections.
+      if (closing && unanswered === 0) server.closeAllConnections();
+    });
+    // While closing, answers say so, so the scraper does not reuse a connection about to go.
+    if (closing) res.setHeader('connection', 'close');
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n');
@@ -130,10 +141,14 @@ export async function startMetricsServer(opts: { listen: ListenAddress; collect:
   return {
     url: `http://${host}:${addr.port}`,
     address: { host: addr.address, port: addr.port },
+    // No new connections; a scrape in flight is answered first (within its budget: a collection
+    // that hangs gets its 503), then the connections left, idle keep-alive ones, are closed.
     close: () =>
       new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
+        closing = true;
         server.close((err) => (err ? reject(err) : resolve()));
+        server.closeIdleConnections();
+        if (unanswered === 0) server.closeAllConnections();
       }),
   };
 }

@@ -148,4 +148,27 @@ describe('metrics server', () => {
     expect(res.status).toBe(503);
     expect(await res.text()).toContain('backend gone');
   });
+
+  // Regression: close() (SIGTERM/Ctrl-C of `agentq metrics serve`) cut the connection of a scrape
+  // still collecting, so the scraper recorded a connection reset instead of the figures.
+  it('answers a scrape in flight before it closes; idle keep-alive connections do not hold it open', async () => {
+    let answer: ((body: string) => void) | null = null;
+    const s = await startMetricsServer({ listen: { host: '127.0.0.1', port: 0 }, collect: () => new Promise<string>((resolve) => (answer = resolve)) });
+    // An idle keep-alive connection (a scraper between scrapes) next to the one in flight.
+    const idle = await fetch(`${s.url}/`);
+    await idle.text();
+    const scrape = fetch(`${s.url}/metrics`);
+    await pollUntil(() => answer !== null, { what: 'the collection to start' });
+    let closed = false;
+    const closing = s.close().then(() => (closed = true));
+    // New connections are refused at once.
+    await pollUntil(async () => fetch(`${s.url}/`).then(() => false, () => true), { what: 'new connections refused' });
+    expect(closed).toBe(false);
+    answer!(renderPrometheus([rich]));
+    const res = await scrape;
+    expect(res.status).toBe(200);
+    expect(sampleValue(parseAndValidate(await res.text()), 'agentq_dlq_size', { queue: 'research' })).toBe(1);
+    await closing;
+    expect(closed).toBe(true);
+  });
 });
