@@ -4,11 +4,12 @@
  * inserted (or found by its idempotency key) exactly as a lone submit would
  * be, in call order, so a key repeated within one batch finds the first job.
  */
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisBackend } from '../../src/backend/redis/index.js';
 import { parseRedisUrl } from '../../src/backend/redis/url.js';
 import { ManualClock, seededRandom } from '../../src/core/clock.js';
-import { IdempotencyConflictError } from '../../src/core/errors.js';
+import { AgentqError, IdempotencyConflictError } from '../../src/core/errors.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 
 let server: RedisServer;
@@ -91,6 +92,49 @@ describe('Redis batched submit', () => {
       for (const r of created) expect(await again.get(r.job.job_id)).not.toBeNull();
     } finally {
       await again.close();
+    }
+  });
+
+  // Regression: a counter hash edited by hand (`HSET … tot submitted abc`) made submit an
+  // "internal error" (ERR hash value is not an integer) after the script had written the job: a
+  // job that no counter knew about. The script now checks the counters it will write first.
+  it.each([
+    ['tot', ['HSET', 'submitted', 'abc'], 'submitted'],
+    ['n', ['HSET', 'batch:queued', '1.5'], 'batch:queued'],
+    ['blt', ['HSET', 'acme', 'lots'], 'acme'],
+    ['stn', ['SET', 'x'], null],
+  ] as const)('refuses a submit whose counter %s is damaged, naming the key, before writing anything', async (counter, [cmd, ...cmdArgs], field) => {
+    const { backend } = open();
+    const raw = new Redis(server.url);
+    try {
+      await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme' });
+      const key = `{sb${n}:q:0}:${counter}`;
+      if (cmd === 'SET') await raw.del(key);
+      await raw.call(cmd, key, ...cmdArgs);
+      const before = await raw.dbsize();
+      const err = await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme' }).then(() => null, (e: unknown) => e);
+      expect(err).toBeInstanceOf(AgentqError);
+      expect(err).toMatchObject({ code: 'STORE_DAMAGED', exitCode: 78 });
+      const message = (err as Error).message;
+      expect(message).toContain(`the counter ${key}`);
+      if (field) expect(message).toContain(`field ${JSON.stringify(field)}`);
+      expect(message).toContain('nothing was written');
+      expect(await raw.dbsize()).toBe(before);
+      expect(await raw.zcard(`{sb${n}:q:0}:s:queued`)).toBe(1);
+      // Batches are checked the same way.
+      const batch = await Promise.allSettled([1, 2, 3].map(() => backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme' })));
+      expect(batch.every((r) => r.status === 'rejected' && (r.reason as AgentqError).code === 'STORE_DAMAGED')).toBe(true);
+      expect(await raw.dbsize()).toBe(before);
+      // A script without the check first (claim) still says what is wrong, not "internal error".
+      if (counter === 'n') {
+        await expect(backend.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 10_000 })).rejects.toMatchObject({
+          code: 'STORE_DAMAGED',
+          message: expect.stringContaining('hash value is not an integer'),
+        });
+      }
+    } finally {
+      raw.disconnect();
+      await backend.close();
     }
   });
 });

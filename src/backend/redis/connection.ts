@@ -20,7 +20,7 @@
  * `rediss://`.
  */
 import { Cluster, Redis } from 'ioredis';
-import { ConfigError, PermissionError, RetryLaterError, isAgentqError } from '../../core/errors.js';
+import { AgentqError, ConfigError, ExitCode, PermissionError, RetryLaterError, isAgentqError } from '../../core/errors.js';
 import type { RedisUrlOptions } from './url.js';
 
 export type Client = Redis | Cluster;
@@ -187,6 +187,26 @@ export class RedisConnection {
     if (denied) return denied;
     const refused = refusedWrite(msg, this.where);
     if (refused) return refused;
+    const damaged = /^AQDAMAGED (.*?)(?: script: \S+, on @user_script:\d+\.)?$/s.exec(msg);
+    if (damaged) {
+      // A script's own check (lua/prelude.ts checkCounters), made before it wrote anything.
+      return new AgentqError(
+        'STORE_DAMAGED',
+        `Redis at ${this.where}: ${damaged[1]} (changed outside agentq?); nothing was written`,
+        ExitCode.config,
+        'Set the field back to a number (HSET), or delete it (HDEL: it is counted from 0 again, and the figure it fed is off until the jobs it counted end).',
+      );
+    }
+    if (/^(ERR hash value is not an? (integer|float)|ERR value is not a valid float|WRONGTYPE)\b/.test(msg) && / script: \S+, on @user_script:\d+\.$/.test(msg)) {
+      // The same damage met by a script that does not check first: Redis names no key, and what
+      // the script wrote before the refused command stays.
+      return new AgentqError(
+        'STORE_DAMAGED',
+        `Redis at ${this.where}: one of agentq's keys holds what agentq never writes there (changed outside agentq?): ${msg}; part of the call may have been written`,
+        ExitCode.config,
+        "Find the damaged counter: `agentq submit` to the same queue names it, or HGETALL the queue's counter hashes ({aq:QUEUE:SHARD}:n, :tot, :blc, :blt, :rt, :sts, :act) and look for a field that is not a number.",
+      );
+    }
     if (!this.o.cluster && /^(MOVED|ASK|CROSSSLOT)\b/.test(msg)) {
       // A redis:// URL naming a node of a Cluster: the node serves only its own slots.
       return new ConfigError(

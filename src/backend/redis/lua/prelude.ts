@@ -178,6 +178,37 @@ end
 
 ${STATS_HOOKS}
 
+-- Stops the script, before it writes anything, when a counter it is about to increment was damaged
+-- (edited by hand: a field that is not a number, a key of another type). Redis would refuse the
+-- increment itself only half way through the script, with the writes before it kept and no key
+-- named. want: key -> { kind = 'i' (integer fields) | 'f' (number fields) | 'z' (a sorted set), fields = { name = true } }.
+-- The error starts with AQDAMAGED (connection.ts turns it into a STORE_DAMAGED error).
+local function checkCounters(want)
+  for key, w in pairs(want) do
+    local damaged = nil
+    if w.kind == 'z' then
+      local t = redis.call('TYPE', key).ok
+      if t ~= 'zset' and t ~= 'none' then damaged = 'is a ' .. t .. ', not a sorted set' end
+    else
+      local names = {}
+      for f in pairs(w.fields) do names[#names + 1] = f end
+      local v = redis.pcall('HMGET', key, unpack(names))
+      if v.err then
+        damaged = 'is a ' .. redis.call('TYPE', key).ok .. ', not a hash'
+      else
+        for i, f in ipairs(names) do
+          local x = v[i]
+          if x and not ((w.kind == 'i' and string.match(x, '^-?%d+$')) or (w.kind == 'f' and tonumber(x))) then
+            damaged = 'has field ' .. cjson.encode(f) .. ' = ' .. cjson.encode(string.sub(x, 1, 40)) .. ', not ' .. (w.kind == 'i' and 'an integer' or 'a number')
+            break
+          end
+        end
+      end
+    end
+    if damaged then error({ err = 'AQDAMAGED the counter ' .. key .. ' ' .. damaged }) end
+  end
+end
+
 -- Sends the deferred writes and turns DEFER off.
 local function flushDeferred()
   DEFER = false

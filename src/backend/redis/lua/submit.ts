@@ -31,6 +31,30 @@ export const SUBMIT_FIELDS = 13;
 export const SUBMIT = String.raw`
 local n, writeLoc = tonumber(ARGV[5]), ARGV[6] == '1'
 local out, locs, created = {}, {}, 0
+-- The counters move, enqueue and total write for these jobs, checked before anything is written.
+do
+  local want = {}
+  local function need(kind, key, field)
+    local w = want[key]
+    if not w then
+      w = { kind = kind, fields = {} }
+      want[key] = w
+    end
+    if field then w.fields[field] = true end
+  end
+  for i = 0, n - 1 do
+    local b = 7 + i * ${SUBMIT_FIELDS}
+    local st, cls, ten = ARGV[b + 4], ARGV[b + 7], ARGV[b + 8]
+    need('i', K_COUNT, cls .. ':' .. st)
+    need('f', P .. 'blc', cls)
+    need('f', P .. 'blt', ten)
+    need('z', K_STEN)
+    if st == 'scheduled' then need('i', K_SSCH, ten) end
+  end
+  need('i', K_TOTAL, 'submitted')
+  need('i', K_SACT, math.floor(NOW / 60000) .. ':s')
+  checkCounters(want)
+end
 DEFER = n > 1
 for i = 0, n - 1 do
   local b = 7 + i * ${SUBMIT_FIELDS}
