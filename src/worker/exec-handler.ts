@@ -271,7 +271,7 @@ function runChildProcess(
         reject(ctx.signal.reason);
         return;
       }
-      const broken = signal === null && code !== null && SHELL_CANNOT_RUN.has(code) && report === null && problem === null ? launchProblem(o.command, childEnv) : null;
+      const broken = signal === null && code !== null && SHELL_CANNOT_RUN.has(code) && report === null && problem === null ? launchProblem(o.command, childEnv, process.cwd(), o.args) : null;
       if (broken !== null) {
         // `env` could not find the interpreter a `#!` line names (or it went since start-up): every
         // job would fail alike, as when the spawn itself fails, so the same is done — not a

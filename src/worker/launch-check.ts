@@ -22,8 +22,19 @@ const MAX_DEPTH = 4;
  * its `#!` lines name are there and executable. `command` is a path (with a `/`, relative to
  * `cwd`) or a name looked up on `env.PATH`, as spawn does.
  */
-export function launchProblem(command: string, env: Readonly<Record<string, string | undefined>>, cwd: string = process.cwd()): string | null {
-  return check(command, env, cwd, 0);
+export function launchProblem(
+  command: string,
+  env: Readonly<Record<string, string | undefined>>,
+  cwd: string = process.cwd(),
+  args: readonly string[] = [],
+): string | null {
+  const problem = check(command, env, cwd, 0);
+  if (problem !== null || basename(command) !== 'env') return problem;
+  // `agentq worker -- env FOO=1 python3 handler.py`: env exits 127 when python3 is missing, as on a `#!` line.
+  const program = envProgram([...args]);
+  if (program === null) return null;
+  const missing = check(program, env, cwd, 1);
+  return missing === null ? null : `it runs ${program} through ${command}, and ${missing}`;
 }
 
 function check(command: string, env: Readonly<Record<string, string | undefined>>, cwd: string, depth: number): string | null {
@@ -87,20 +98,23 @@ function shebang(path: string): string | null {
 
 /**
  * The program `env ARGS` runs: the first word that is neither an option nor a NAME=VALUE
- * assignment. `-S` splits its argument into words (`#!/usr/bin/env -S python3 -u`); options that
- * take a value (`-u NAME`, `-C DIR`) skip it. Null when there is none (env then prints its
- * environment) or the options are beyond this reading (then the spawn decides).
+ * assignment. `-S` splits its argument into words (`#!/usr/bin/env -S python3 -u`); `-u NAME`
+ * skips its value. Null when there is none (env then prints its environment), and when env looks
+ * the program up elsewhere than on the PATH checked here (`-i`, `PATH=…`, `-P`, `-C DIR`) or
+ * takes options beyond this reading: then the exit status alone decides nothing, and a worker is
+ * never refused for a program that would in fact be found.
  */
 function envProgram(words: string[]): string | null {
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
     if (w === '--') return words[i + 1] ?? null;
-    if (w === '-u' || w === '-C' || w === '--unset' || w === '--chdir') {
+    if (w === '-u' || w === '--unset') {
       i++;
       continue;
     }
     if (w.startsWith('-S') && w.length > 2) return envProgram([w.slice(2), ...words.slice(i + 1)]);
-    if (w.startsWith('-')) continue;
+    if (w === '-S' || w === '--split-string' || w === '-v' || w === '--debug' || w === '-0' || w === '--null') continue;
+    if (w.startsWith('-') || w.startsWith('PATH=')) return null;
     if (/^[^=]+=/.test(w)) continue;
     return w;
   }

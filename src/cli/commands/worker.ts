@@ -48,7 +48,7 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
   const executable = resolveExecutable(command, ctx.env, ctx.cwd);
   // A script whose `#!` interpreter is missing would fail every job it was given: refused now,
   // before anything is claimed (and it lets exit 127 later mean a command missing in the script).
-  const cannotLaunch = launchProblem(executable, ctx.env, ctx.cwd);
+  const cannotLaunch = launchProblem(executable, ctx.env, ctx.cwd, args);
   if (cannotLaunch !== null) {
     throw new ValidationError(`handler command ${JSON.stringify(command)} cannot run: ${cannotLaunch}`, 'Install the interpreter its #! line names, or fix the line.');
   }
