@@ -81,7 +81,9 @@ export class LineSplitter {
 
   push(chunk: Buffer): void {
     const text = this.rest + this.decoder.write(chunk);
-    const lines = text.split('\n');
+    // CRLF ends a line too (a CR left on it showed as a visible "\r" on every line); a lone CR
+    // (a progress bar redrawing itself) stays in the line.
+    const lines = text.split('\n').map((l, i, all) => (i < all.length - 1 && l.endsWith('\r') ? l.slice(0, -1) : l));
     this.rest = lines.pop() ?? '';
     // A runaway line without newlines must not grow without bound.
     if (this.rest.length > 16_384) {

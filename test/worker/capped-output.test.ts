@@ -62,4 +62,15 @@ describe('LineSplitter: stderr lines', () => {
     expect(lines.join('')).toBe('😀'.repeat(10_000));
     for (const l of lines) expect(l).not.toContain('\uFFFD');
   });
+
+  // Regression: a handler writing CRLF lines (a tool made for Windows, Python with newline='\r\n')
+  // had every line of the worker's stderr end in a visible "\r".
+  it('takes CRLF as a line end, also split across chunks; a lone CR stays in the line', () => {
+    const lines: string[] = [];
+    const s = new LineSplitter((l) => lines.push(l));
+    s.push(Buffer.from('error: boom\r\nnext\r'));
+    s.push(Buffer.from('\n10%\r50%\r\nlast\r'));
+    s.flush();
+    expect(lines).toEqual(['error: boom', 'next', '10%\r50%', 'last\r']);
+  });
 });
