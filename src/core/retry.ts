@@ -50,6 +50,7 @@ export const ERROR_CODE_TABLE: Readonly<Record<string, { retryable: boolean; mea
   PERMISSION: { retryable: false, meaning: 'not allowed (401/403)' },
   BUDGET_EXCEEDED: { retryable: false, meaning: 'token or cost ceiling reached' },
   HANDLER_FAILED: { retryable: false, meaning: 'handler exited non-zero (not 75) without a code' },
+  HANDLER_KILLED: { retryable: true, meaning: 'the handler process was killed by a signal the worker did not send (OOM killer, supervisor, operator)' },
 };
 
 const RETRYABLE_HTTP = new Set([408, 429, 500, 502, 503, 504]);

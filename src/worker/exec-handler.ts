@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { ERROR_CODE_TABLE } from '../core/retry.js';
 import type { JobEnvelope } from '../core/schemas.js';
 import { CappedOutput, DEFAULT_RESULT_CAP_BYTES, LineSplitter, utf8BoundaryAfter } from './capped-output.js';
-import { HandlerError } from './handler-error.js';
+import { HANDLER_KILLED, HandlerError } from './handler-error.js';
 import { launchProblem } from './launch-check.js';
 import { ProcessGroup } from './process-group.js';
 import { ERROR_CODE_RE, ERROR_CODE_RULE, jobEnv, shownCode, type ErrorReport } from './job-env.js';
@@ -49,6 +49,8 @@ const CANNOT_RUN = new Set(['ENOENT', 'EACCES', 'ENOEXEC']);
  * missing in the middle of a script exits 127 as well, and is that job's ordinary failure.
  */
 const SHELL_CANNOT_RUN = new Set([126, 127]);
+/** Signals that end a process from outside (a crash's own signal, SIGSEGV or SIGABRT, is the handler's failure). */
+const KILLED_FROM_OUTSIDE = new Set<NodeJS.Signals>(['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGKILL', 'SIGQUIT']);
 
 export interface ExecHandlerOptions {
   command: string;
@@ -305,6 +307,13 @@ export function failureFor(
   }
   const unreported = code === EXIT_RETRYABLE ? 'TRANSIENT' : 'HANDLER_FAILED';
   const tail = stderrTail.trim();
+  if (signal !== null && KILLED_FROM_OUTSIDE.has(signal) && report === null) {
+    // The worker's own signals come with an aborted ctx.signal and never get here: something else
+    // killed it (the OOM killer, an operator, a supervisor stopping the whole service). The job
+    // did not fail by itself, so it is retried (and released when the worker is stopping too).
+    const said = `${command} ${how}, not by the worker (the OOM killer, a supervisor or an operator?)`;
+    return new HandlerError(HANDLER_KILLED, tail ? `${said}: ${tail}` : said, { retryable: true });
+  }
   if (report && !ERROR_CODE_RE.test(report.code)) {
     // The report file is the handler's to write, with or without `agentq job error`: a code that
     // breaks the rule would become a DLQ error code (escape sequences in `dlq summary`, a group

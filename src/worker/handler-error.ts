@@ -23,6 +23,12 @@ export class HandlerError extends Error {
   }
 }
 
+/**
+ * The code of a handler process killed by a signal the worker did not send (exec handler). The
+ * worker releases such a job when it is stopping itself: a supervisor signalled the whole service.
+ */
+export const HANDLER_KILLED = 'HANDLER_KILLED';
+
 /** The `reason` of an aborted handler signal. */
 export class JobAbortedError extends Error {
   readonly reason: AbortReason;

@@ -24,7 +24,7 @@ import { checkOptionKeys } from '../core/validate.js';
 import { addUsage, budgetBreach, checkUsage, jobUsage, type Usage } from '../core/usage.js';
 import { toFailure, withValidCode } from './classify.js';
 import { AttemptEffects } from './effect.js';
-import { HandlerError, JobAbortedError } from './handler-error.js';
+import { HANDLER_KILLED, HandlerError, JobAbortedError } from './handler-error.js';
 import type { AbortReason, JobContext, Worker, WorkerEvent, WorkerOptions } from './types.js';
 import { isUnavailable, StoreWatch } from './store-watch.js';
 import { Waker } from './waker.js';
@@ -499,6 +499,15 @@ class WorkerRuntime implements Worker {
           await this.failAttempt(entry, entry.budgetError!);
           return;
         default:
+          if (this.state === 'stopping' && outcome.error instanceof HandlerError && outcome.error.code === HANDLER_KILLED) {
+            // Killed by the same stop that stops this worker (systemd's KillMode=control-group, a
+            // `kill -TERM -- -PGID`: every process of the service at once), not failed: given back
+            // as a shutdown gives it back, without counting the attempt. (Should the handler's
+            // death be seen before the worker's own signal, it is a retryable failure instead.)
+            await this.withRetries(() => backend.release(ref));
+            this.log({ kind: 'released', jobId: ref.jobId, attempt });
+            return;
+          }
           await this.failAttempt(entry, outcome.error);
       }
     } catch (error) {

@@ -306,6 +306,39 @@ echo -n fine`,
     expect(left.filter(running)).toEqual([]);
   });
 
+  // Regression: a supervisor that stops the service signals every process of it at once
+  // (systemd's KillMode=control-group, which the README recommends; `kill -TERM -- -PGID`). The
+  // handler died of that SIGTERM before its grace began and the attempt failed as a permanent
+  // HANDLER_FAILED: every deploy sent the jobs in flight to the DLQ.
+  it('a handler killed by the same SIGTERM that stops the worker (a supervisor signalling the whole service) is released, not failed', async () => {
+    const id = await submit('--input', 'a', '--max-attempts', '1');
+    const pidFile = join(home.dir, 'handler.pid');
+    const h = handler('h.sh', `echo $$ > ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}\nsleep 60 & wait`);
+    const worker = spawnCli(home, ['worker', '--queue', 'w', '--', h]);
+    const done = collect(worker, 60_000);
+    await pollUntil(() => existsSync(pidFile), { what: 'handler started' });
+    const handlerPid = Number(readFileSync(pidFile, 'utf8'));
+    process.kill(-handlerPid, 'SIGTERM');
+    worker.kill('SIGTERM');
+    const r = await done;
+    expect(r.code, r.stderr).toBe(0);
+    const job = await inspect(id);
+    expect(job.state, r.stderr).toBe('queued');
+    expect(job.attempts.at(-1)?.outcome).toBe('released');
+  });
+
+  // A handler killed from outside (the OOM killer, an operator) did not fail by itself: retried.
+  it('a handler killed by a signal the worker did not send fails as a retryable HANDLER_KILLED', async () => {
+    const id = await submit('--input', 'a', '--max-attempts', '3');
+    const h = handler('h.sh', 'echo "about to be killed" >&2\nkill -KILL $$');
+    const r = await runCli(home, ['worker', '--queue', 'w', '--drain', '--', h]);
+    expect(r.code, r.stderr).toBe(0);
+    const job = await inspect(id);
+    expect(job.state).toBe('scheduled');
+    expect(job.last_error).toMatchObject({ code: 'HANDLER_KILLED', retryable: true });
+    expect(job.last_error!.message).toMatch(/h\.sh was killed by SIGKILL, not by the worker .*: about to be killed$/);
+  });
+
   it('a second SIGTERM exits at once (143) and takes the running handlers with it (no job left running twice)', async () => {
     await submit('--input', 'a');
     await submit('--input', 'b');
