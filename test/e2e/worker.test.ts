@@ -78,6 +78,10 @@ esac`,
     expect(r.stderr).toMatch(new RegExp(`${perm} attempt 1: failed HANDLER_FAILED: .* → moved to the DLQ`));
     // The closing tally.
     expect(r.stderr).toContain('worker: 1 succeeded, 1 failed and scheduled for a retry, 2 moved to the DLQ');
+    // Regression: --drain stopped with exit 0 and no word about the retry left waiting its backoff.
+    expect(r.stderr).toContain(
+      'worker: queue w has nothing claimable; --drain: stopping (1 job of it is scheduled for later, a retry waiting out its backoff or a --run-at, and is not waited for: agentq list --queue w --state scheduled)',
+    );
   });
 
   it('checkpoint and effect act on the current lease; a done effect is not run again; a stale fence is refused', async () => {

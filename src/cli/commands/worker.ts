@@ -127,8 +127,19 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
       return;
     }
     drained = true;
-    ctx.note(`worker: queue ${sanitize(queue)} has nothing claimable; --drain: stopping`);
+    // Jobs scheduled for later (a retry's backoff, --run-at) are not claimable yet, and not waited
+    // for: said, so a CI run does not read exit 0 as "all of it is done".
+    const later = await scheduledLater();
+    const left = later > 0 ? ` (${later} job${later === 1 ? '' : 's'} of it ${later === 1 ? 'is' : 'are'} scheduled for later, a retry waiting out its backoff or a --run-at, and ${later === 1 ? 'is' : 'are'} not waited for: agentq list --queue ${sanitize(queue)} --state scheduled)` : '';
+    ctx.note(`worker: queue ${sanitize(queue)} has nothing claimable; --drain: stopping${left}`);
     void worker.stop();
+  };
+  /** Jobs of the queue (of --classes) scheduled for later; 0 when the store does not say. */
+  const scheduledLater = async (): Promise<number> => {
+    const s = await backend.stats(queue).catch(() => null);
+    if (!s) return 0;
+    if (!classes || !s.by_class) return s.counts.scheduled;
+    return s.by_class.filter((b) => (classes as readonly string[]).includes(b.key)).reduce((n, b) => n + b.scheduled, 0);
   };
   /** When claims began to be refused so (null while they are not). */
   let refusedSince: number | null = null;
