@@ -20,7 +20,7 @@
 import { spawn } from 'node:child_process';
 import { constants, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { constants as osConstants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ERROR_CODE_TABLE } from '../core/retry.js';
 import type { JobEnvelope } from '../core/schemas.js';
@@ -51,6 +51,7 @@ const CANNOT_RUN = new Set(['ENOENT', 'EACCES', 'ENOEXEC']);
 const SHELL_CANNOT_RUN = new Set([126, 127]);
 /** Signals that end a process from outside (a crash's own signal, SIGSEGV or SIGABRT, is the handler's failure). */
 const KILLED_FROM_OUTSIDE = new Set<NodeJS.Signals>(['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGKILL', 'SIGQUIT']);
+const KILLED_FROM_OUTSIDE_STATUS = new Map([...KILLED_FROM_OUTSIDE].map((sig) => [128 + osConstants.signals[sig], sig] as const));
 
 export interface ExecHandlerOptions {
   command: string;
@@ -307,11 +308,13 @@ export function failureFor(
   }
   const unreported = code === EXIT_RETRYABLE ? 'TRANSIENT' : 'HANDLER_FAILED';
   const tail = stderrTail.trim();
-  if (signal !== null && KILLED_FROM_OUTSIDE.has(signal) && report === null) {
+  // 128 + N is how a shell (and many programs that clean up first) says "ended by signal N".
+  const viaStatus = signal === null && code !== null ? KILLED_FROM_OUTSIDE_STATUS.get(code) : undefined;
+  if (((signal !== null && KILLED_FROM_OUTSIDE.has(signal)) || viaStatus !== undefined) && report === null) {
     // The worker's own signals come with an aborted ctx.signal and never get here: something else
     // killed it (the OOM killer, an operator, a supervisor stopping the whole service). The job
     // did not fail by itself, so it is retried (and released when the worker is stopping too).
-    const said = `${command} ${how}, not by the worker (the OOM killer, a supervisor or an operator?)`;
+    const said = `${command} ${viaStatus ? `${how} (128 + ${viaStatus}: ended by that signal)` : how}, not by the worker (the OOM killer, a supervisor or an operator?)`;
     return new HandlerError(HANDLER_KILLED, tail ? `${said}: ${tail}` : said, { retryable: true });
   }
   if (report && !ERROR_CODE_RE.test(report.code)) {

@@ -314,10 +314,13 @@ echo -n fine`,
   // (systemd's KillMode=control-group, which the README recommends; `kill -TERM -- -PGID`). The
   // handler died of that SIGTERM before its grace began and the attempt failed as a permanent
   // HANDLER_FAILED: every deploy sent the jobs in flight to the DLQ.
-  it('a handler killed by the same SIGTERM that stops the worker (a supervisor signalling the whole service) is released, not failed', async () => {
+  it.each([
+    ['dies of it', ''],
+    ['exits 143 (128 + SIGTERM) on it', "trap 'exit 143' TERM\n"],
+  ])('a handler that %s, the same SIGTERM that stops the worker (a supervisor signalling the whole service), is released, not failed', async (_how, trap) => {
     const id = await submit('--input', 'a', '--max-attempts', '1');
     const pidFile = join(home.dir, 'handler.pid');
-    const h = handler('h.sh', `echo $$ > ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}\nsleep 60 & wait`);
+    const h = handler('h.sh', `${trap}echo $$ > ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}\nsleep 60 & wait`);
     const worker = spawnCli(home, ['worker', '--queue', 'w', '--', h]);
     const done = collect(worker, 60_000);
     await pollUntil(() => existsSync(pidFile), { what: 'handler started' });
