@@ -370,8 +370,10 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
       'after',
       '\nHandler protocol: the job envelope is JSON on stdin; AGENTQ_JOB_ID, AGENTQ_ATTEMPT, AGENTQ_DEADLINE_AT,\n' +
         'AGENTQ_TRACE_ID, AGENTQ_QUEUE, AGENTQ_TENANT are set; stdout is the result. Exit 0 = success,\n' +
-        '75 = retryable failure, anything else = permanent (a #! interpreter that is missing stops the\n' +
-        'worker with exit 2 instead: checked at start-up, and again when the handler exits 127/126). Inside the handler: agentq job checkpoint|usage|effect|error;\n' +
+        '75 = retryable failure, killed by a signal the worker did not send (or exit 128+N) = retried,\n' +
+        'anything else = permanent (a #! interpreter that is missing stops the worker with exit 2\n' +
+        'instead: checked at start-up, and again when the handler exits 127/126).\n' +
+        'Inside the handler: agentq job checkpoint|usage|effect|error;\n' +
         'to resume: the last checkpoint is in the file $AGENTQ_CHECKPOINT_FILE (no file when there is none),\n' +
         'the effect ledger (JSON) in $AGENTQ_EFFECTS_FILE.\n' +
         'When the handler exits, what it left running in its process group is stopped too.\n' +
