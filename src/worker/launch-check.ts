@@ -45,7 +45,9 @@ function check(command: string, env: Readonly<Record<string, string | undefined>
   if (line === null) return null;
   const [interpreter, ...rest] = line.split(/[ \t]+/).filter((w) => w !== '');
   if (interpreter === undefined) return `${path} has an empty #! line`;
-  const inner = check(interpreter, env, cwd, depth + 1);
+  // The kernel takes a #! interpreter as a path (relative to the working directory), never
+  // looking it up on PATH.
+  const inner = check(interpreter.includes('/') ? interpreter : `./${interpreter}`, env, cwd, depth + 1);
   if (inner !== null) return `the interpreter its #! line names (${interpreter}) cannot run: ${inner}`;
   if (basename(interpreter) !== 'env') return null;
   const program = envProgram(rest);

@@ -35,6 +35,8 @@ describe('launchProblem', () => {
     );
     expect(launchProblem(script('env.sh', '#!/usr/bin/env agentq-nope'), env)).toBe('its #! line runs agentq-nope through /usr/bin/env, and agentq-nope is not on PATH');
     expect(launchProblem(script('env-s.sh', '#!/usr/bin/env -S A=1 agentq-nope -u'), env)).toContain('agentq-nope is not on PATH');
+    // not looked up on PATH: the kernel takes it as a path
+    expect(launchProblem(script('bare.sh', '#!bash'), env, dir)).toBe('the interpreter its #! line names (bash) cannot run: ./bash is not an executable file');
   });
 
   // `agentq worker -- env FOO=1 python3 handler.py` without python3 exits 127 every time, as a
