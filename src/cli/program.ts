@@ -41,6 +41,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Help, Option, type OutputConfiguration } from 'commander';
 import { OUTPUT_CHOICES, OUTPUT_HELP } from './output-formats.js';
+import { optionsAfterCommand, WORKER_DASH_DASH_HINT } from './worker-hint.js';
 import type { CommandContext } from './context.js';
 import { ALL_QUEUES_FLAG, ALL_QUEUES_HELP, scopedQueueHelp, scopeToContextQueue, type QueueScope } from './queue-scope.js';
 import { registerDlq } from './commands/dlq-register.js';
@@ -384,6 +385,16 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
           ['agentq worker --queue research --concurrency 8 --tenant-concurrency 2 --tenant-cap acme=4 -- ./run-agent.sh', 'no tenant takes more than 2 slots (acme 4)'],
         ),
     )
+    // Without `--`, the handler's own options are read as the worker's (`bash -c …` sets --concurrency).
+    .showHelpAfterError(`hint: ${WORKER_DASH_DASH_HINT}`)
+    .hook('preAction', (_worker, action) => {
+      const raw = (program as unknown as { rawArgs: string[] }).rawArgs;
+      action.setOptionValue('dashDash', raw.includes('--'));
+      const options = [...program.options, ...action.options];
+      const takesValue = (t: string) => options.some((opt) => (opt.long === t || opt.short === t) && (opt.required || opt.optional));
+      const after = optionsAfterCommand(raw, takesValue);
+      if (after.length > 0) action.error(`error: ${after.join(' ')} after the handler command would be read as agentq worker's own (a handler's options go after --)`, { code: 'commander.workerOptionsAfterCommand' });
+    })
     .action(lazy(() => import('./commands/worker.js'), { args: (command) => ({ command }) }));
 
   const job = program.command('job').description('inside a handler run by agentq worker: checkpoint, report usage, record an effect, report an error code');

@@ -466,6 +466,31 @@ describe('agentq worker / job: usage errors', () => {
     expect(jobs[0]!.last_error!.message).toMatch(/^bash exited with 127: .*agentq-no-such-command-here: command not found/);
   });
 
+  // Regression: without `--`, the handler's own options were read as the worker's, and the error
+  // named an agentq flag the user never meant (`--concurrency "echo hi" must be a whole number`).
+  it('a handler command given without -- whose options agentq takes for its own: exit 2 with a hint to put it after --', async () => {
+    for (const [argv, says] of [
+      [['worker', '--queue', 'w', '--drain', 'bash', '-c', 'echo hi'], "error: -c after the handler command would be read as agentq worker's own"],
+      [['worker', '--queue', 'w', './h.sh', '--verbose'], "error: unknown option '--verbose'"],
+      // Taken silently before: -q switched the queue the worker worked on, --quiet its output.
+      [['worker', '--queue', 'w', 'grep', '-q', 'x', '--quiet'], "error: -q --quiet after the handler command would be read as agentq worker's own"],
+    ] as const) {
+      const r = await runCli(home, [...argv]);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain(says);
+      expect(r.stderr.match(/hint:/g)).toHaveLength(1);
+      expect(r.stderr).toContain("hint: give the handler command after --, e.g. agentq worker --queue Q -- bash -c '…': before it, every option is read as agentq worker's own");
+    }
+    // With --, the same options go to the handler.
+    await submit('--input', 'x');
+    const r = await runCliOk(home, ['worker', '--queue', 'w', '--drain', '--', 'bash', '-c', 'echo hi']);
+    expect(r.stderr).toContain('1 succeeded');
+    // A command without options needs no --; global options before the subcommand are fine.
+    await submit('--input', 'y');
+    const plain = await runCliOk(home, ['--no-input', 'worker', '--queue', 'w', '--drain', 'true']);
+    expect(plain.stderr).toContain('1 succeeded');
+  });
+
   it('refuses a heartbeat that is not shorter than the lease (exit 2)', async () => {
     const r = await runCli(home, ['worker', '--queue', 'w', '--lease', '10s', '--heartbeat', '10s', '--', 'true']);
     expect(r.code).toBe(2);

@@ -24,6 +24,7 @@ import { describeTenantCaps, mergeFairness } from '../../core/policy.js';
 import { ndjsonLine } from '../output/ndjson.js';
 import { sanitize } from '../output/sanitize.js';
 import { STALL_MS } from '../../worker/store-watch.js';
+import { WORKER_DASH_DASH_HINT } from '../worker-hint.js';
 
 export interface WorkerCommandOptions {
   command?: string[];
@@ -40,9 +41,22 @@ export interface WorkerCommandOptions {
   maxResultBytes?: string;
   drain?: boolean;
   quiet?: boolean;
+  /** Whether the command line had `--` (set by the command's preAction hook). */
+  dashDash?: boolean;
 }
 
 export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise<void> {
+  try {
+    return await runWorker(o, ctx);
+  } catch (e) {
+    // Given without `--`, the handler's options may have been taken for the worker's: a flag's
+    // value it refuses ("--concurrency "echo hi"") is most likely that, and the hint says so.
+    if (o.dashDash === false && e instanceof ValidationError && e.hint === undefined) throw new ValidationError(e.message, WORKER_DASH_DASH_HINT);
+    throw e;
+  }
+}
+
+async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<void> {
   const [command, ...args] = o.command ?? [];
   if (!command) throw new ValidationError('give the handler command after --, e.g. agentq worker --queue research -- ./run-agent.sh');
   const executable = resolveExecutable(command, ctx.env, ctx.cwd);
