@@ -158,6 +158,18 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
     };
 
   const program = new Command('agentq');
+  const rawArgs = (): string[] => (program as unknown as { rawArgs: string[] }).rawArgs;
+  /**
+   * A command run from an argv (worker's handler, job effect's command) given without `--`: the
+   * options after it would be taken as agentq's, silently (`-q` switching the worker's queue,
+   * `-o json` or `--url` meant for the command): refused, naming them (exit 2).
+   */
+  const refuseOptionsAfterCommand = (action: Command, operandsBefore: number, what: string, readAs: string): void => {
+    const options = [...program.options, ...action.options];
+    const takesValue = (t: string) => options.some((opt) => (opt.long === t || opt.short === t) && (opt.required || opt.optional));
+    const after = optionsAfterCommand(rawArgs(), takesValue, operandsBefore);
+    if (after.length > 0) action.error(`error: ${after.join(' ')} after ${what} would be read as ${readAs}`, { code: 'commander.optionsAfterCommand' });
+  };
   // Settings subcommands inherit must be set before the first `.command()`.
   if (host.output) program.configureOutput(host.output);
   program
@@ -388,12 +400,8 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
     // Without `--`, the handler's own options are read as the worker's (`bash -c …` sets --concurrency).
     .showHelpAfterError(`hint: ${WORKER_DASH_DASH_HINT}`)
     .hook('preAction', (_worker, action) => {
-      const raw = (program as unknown as { rawArgs: string[] }).rawArgs;
-      action.setOptionValue('dashDash', raw.includes('--'));
-      const options = [...program.options, ...action.options];
-      const takesValue = (t: string) => options.some((opt) => (opt.long === t || opt.short === t) && (opt.required || opt.optional));
-      const after = optionsAfterCommand(raw, takesValue);
-      if (after.length > 0) action.error(`error: ${after.join(' ')} after the handler command would be read as agentq worker's own (a handler's options go after --)`, { code: 'commander.workerOptionsAfterCommand' });
+      action.setOptionValue('dashDash', rawArgs().includes('--'));
+      refuseOptionsAfterCommand(action, 1, 'the handler command', "agentq worker's own (a handler's options go after --)");
     })
     .action(lazy(() => import('./commands/worker.js'), { args: (command) => ({ command }) }));
 
@@ -415,6 +423,7 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
     .description('run CMD as effect KEY unless already done; CMD gets AGENTQ_IDEMPOTENCY_KEY; its stdout is the recorded result')
     .argument('<key>', 'effect key, unique within the job (e.g. send-invoice)')
     .argument('<command...>', 'the command, after --')
+    .hook('preAction', (_effect, action) => refuseOptionsAfterCommand(action, 3, 'the effect command', "agentq's own (the command's options go after --, e.g. agentq job effect KEY -- curl -X POST …)"))
     .action(lazy(() => import('./commands/job.js'), { fn: 'effect', args: (key, command) => ({ key, command }) }));
   job
     .command('error')

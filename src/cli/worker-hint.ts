@@ -11,9 +11,10 @@ export const WORKER_DASH_DASH_HINT =
  * (`agentq worker --queue research ./agent.sh --quiet` → `--quiet`). Read as the worker's own,
  * they change what it does without a word (`-q other` switches the queue it works on), though
  * they were most likely meant for the handler. `raw`: the arguments after the program name;
- * `takesValue(token)`: whether that option (global or the worker's) takes a separate value.
+ * `takesValue(token)`: whether that option (global or the command's) takes a separate value;
+ * `operandsBefore`: the words before the command (1 for `worker`, 3 for `job effect KEY`).
  */
-export function optionsAfterCommand(raw: readonly string[], takesValue: (token: string) => boolean): string[] {
+export function optionsAfterCommand(raw: readonly string[], takesValue: (token: string) => boolean, operandsBefore = 1): string[] {
   let i = 0;
   let operands = 0;
   const after: string[] = [];
@@ -21,11 +22,11 @@ export function optionsAfterCommand(raw: readonly string[], takesValue: (token: 
     const t = raw[i]!;
     if (t === '--') return [];
     if (t.startsWith('-') && t.length > 1) {
-      if (operands >= 2) after.push(t);
+      if (operands > operandsBefore) after.push(t);
       if (!t.includes('=') && takesValue(t)) i++;
       continue;
     }
-    // the first operand is the subcommand (worker), the second the handler command
+    // operandsBefore: the words before the command (worker; job effect KEY)
     operands++;
   }
   return after;

@@ -534,6 +534,18 @@ describe('agentq worker / job: usage errors', () => {
     expect(e.code).toBe(2);
   });
 
+  // Regression: `agentq job effect KEY cmd -o json` (no --) took -o json as agentq's own and ran
+  // the command without it; --url would have pointed agentq at another store.
+  it('job effect refuses options after its command without -- (they would be agentq\'s), naming them (exit 2)', async () => {
+    const r = await runCli(home, ['job', 'effect', 'notify', 'curl', '-o', 'json', '--url', 'https://example.com']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain("error: -o --url after the effect command would be read as agentq's own (the command's options go after --");
+    const ok = await runCli(home, ['job', 'effect', 'notify', '--', 'curl', '-o', 'out.json']);
+    expect(ok.code).toBe(2);
+    expect(ok.stderr).not.toContain('after the effect command');
+    expect(ok.stderr).toContain('agentq worker');
+  });
+
   it('regression: job checkpoint --file refuses a missing file, a directory and an endless device by name (they were internal errors), reading no more than the limit', async () => {
     const cases: Array<[string, string]> = [
       ['/nonexistent/agentq-checkpoint.json', 'error: --file /nonexistent/agentq-checkpoint.json cannot be read: ENOENT'],
