@@ -426,11 +426,14 @@ export function workerCases(make: MakeFixture): void {
       expect(await backend.abort(lease, 'expired')).toMatchObject({ state: 'expired', outcome: 'partially_completed' });
     });
 
-    it('ends an aborted job without effects as expired', async () => {
+    it('ends an aborted job without effects as expired; its expired event says why', async () => {
       const { backend } = fx();
-      await backend.submit(req());
-      const lease = await claimOne(backend);
+      const { job } = await backend.submit(req());
+      const lease = await claimOne(backend, 'default', { workerId: 'w-a' });
       expect(await backend.abort(lease, 'expired')).toMatchObject({ state: 'expired', outcome: 'expired' });
+      // Regression: the event had no data at all, where every other expired event says why.
+      const expired = (await allEvents(backend, { jobId: job.job_id })).find((e) => e.type === 'expired');
+      expect(expired?.data).toMatchObject({ why: "the job's deadline passed while it was running; worker w-a stopped its handler" });
     });
 
     it('a job whose cancel was requested starts no effect, new or retried; a done effect still answers', async () => {

@@ -491,8 +491,10 @@ export class SqliteWorkerOps {
       if (done && done.state === outcome) return done;
       const now = this.store.clock.now();
       const { job, fence } = this.leased(ref);
+      // (the Redis Lua, lua/worker.ts ABORT, says the same)
+      const data = outcome === 'expired' ? { why: `the job's deadline passed while it was running; worker ${job.lease?.worker_id ?? '?'} stopped its handler` } : job.cancel_reason !== null ? { reason: job.cancel_reason } : null;
       endAttempt(job, now, outcome);
-      this.endRunning(job, fence, outcome, now, job.cancel_reason !== null && outcome === 'cancelled' ? { reason: job.cancel_reason } : null);
+      this.endRunning(job, fence, outcome, now, data);
       return job;
     });
   }

@@ -309,12 +309,14 @@ if not leaseHeld(id, fence) then
   if st == to and endedBy(id, fence, to) then return { 'ok', snapshot(id) } end
   return { 'lost', st or '' }
 end
+local lw = hget(id, 'lw')
 endAttempt(id, to, nil, nil)
 if to == 'expired' then
   move(id, 'running', 'expired')
   finish(id, 'expired')
   total('expired')
-  emit(id, 'expired', 'running', 'expired', hget(id, 'att'), hget(id, 'ten'), nil)
+  -- (sqlite/worker.ts abort says the same)
+  emit(id, 'expired', 'running', 'expired', hget(id, 'att'), hget(id, 'ten'), { why = "the job's deadline passed while it was running; worker " .. (lw or '?') .. ' stopped its handler' })
 else
   move(id, 'running', 'cancelled')
   finish(id, 'cancelled')
