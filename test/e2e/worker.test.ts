@@ -197,6 +197,16 @@ echo -n "$missing|$killed|$split"`,
     expect(readFileSync(errs, 'utf8')).toContain('effect big: its output was cut to the first 65536 bytes in the recorded result (134464 more bytes were printed but not recorded)');
   });
 
+  // Regression: a tab in a handler's log line (Go and Python log formats, tables) was shown as a
+  // literal "\t"; the pass-through is log lines, not columns agentq prints, so tabs stay tabs.
+  it('stderr pass-through keeps tabs; control characters are still made visible', async () => {
+    await submit('--input', 'x');
+    const h = handler('h.sh', `printf 'level=info\\tmsg=started\\n' >&2\nprintf 'bell\\a and \\033[31mred\\n' >&2`);
+    const r = await runCliOk(home, ['worker', '--queue', 'w', '--drain', '--', h]);
+    expect(r.stderr).toMatch(/\] level=info\tmsg=started\n/);
+    expect(r.stderr).toMatch(/\] bell\\x07 and \\x1b\[31mred\n/);
+  });
+
   it('-o ndjson streams every worker event as a JSON line on stdout', async () => {
     const id = await submit('--input', 'x');
     const h = handler('h.sh', `echo -n fine`);

@@ -98,7 +98,8 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
     env: ctx.env as NodeJS.ProcessEnv,
     resultCapBytes,
     killGraceMs,
-    onStderrLine: (jobId, line) => void ctx.io.stderr.write(`[${jobId}] ${sanitize(line)}\n`),
+    // Log lines, not columns agentq prints: a tab stays a tab (other control characters are made visible).
+    onStderrLine: (jobId, line) => void ctx.io.stderr.write(`[${jobId}] ${sanitize(line, { allowTabs: true })}\n`),
     // Passed the start-up check, yet cannot start (a `#!` interpreter that is missing, the file
     // removed since): each claim would fail a job, and the queue would drain into the DLQ.
     onCannotRun: (message) => {
