@@ -8,8 +8,9 @@
  *   last checkpoint and the effect ledger in files it names (for resuming).
  * - stdout: the job result, capped (`CappedOutput`).
  * - stderr: passed through line by line, prefixed with the job id.
- * - exit 0 = success; 75 (EX_TEMPFAIL) = retryable failure; anything else =
- *   permanent failure. A code reported with `agentq job error CODE` names the
+ * - exit 0 = success; 75 (EX_TEMPFAIL) = retryable failure; killed by a signal
+ *   the worker did not send (or exit 128 + it) = retryable HANDLER_KILLED;
+ *   anything else = permanent failure. A code reported with `agentq job error CODE` names the
  *   failure; when that code is in the error-code table, the table decides
  *   whether it is retried (so `PROVIDER_429` is retried even after exit 1).
  * - cancel, deadline, lost lease or shutdown: SIGTERM to the child's process
