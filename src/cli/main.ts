@@ -316,6 +316,11 @@ export async function runCli(argv: readonly string[] = process.argv.slice(2), st
     controller.abort(new Error(sig));
   };
   for (const sig of Object.keys(STOP_SIGNALS) as StopSignal[]) process.on(sig, onSignal);
+  // SIGQUIT (Ctrl-\) means "quit now". Left to Node's default it killed the process outright, so
+  // nothing ran at exit: a worker's handlers, in process groups of their own, ran on as orphans
+  // with their leases (the job ran twice). Now it exits at once as a second stop signal does,
+  // which kills them on the way out (131: 128 + SIGQUIT).
+  process.on('SIGQUIT', () => process.exit(131));
   // Help on stdout whose reader went away: exit quietly, as the entry does for a reading command.
   // A message on stderr nobody reads: dropped, so a usage error still exits 2.
   const onClosed = () => process.exit(ExitCode.ok);

@@ -356,6 +356,22 @@ echo -n fine`,
     expect(job.last_error!.message).toMatch(/h\.sh was killed by SIGKILL, not by the worker .*: about to be killed$/);
   });
 
+  // Regression: SIGQUIT (Ctrl-\ in a terminal) killed the worker outright (Node's default) and
+  // its handlers, in process groups of their own, ran on as orphans with their leases: the job
+  // ran twice once the lease expired.
+  it('SIGQUIT (Ctrl-\\) exits at once (131) and takes the running handlers with it', async () => {
+    await submit('--input', 'a');
+    const pidFile = join(home.dir, 'handler.pid');
+    const h = handler('h.sh', `echo $$ > ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}\nsleep 60 & wait`);
+    const worker = spawnCli(home, ['worker', '--queue', 'w', '--', h]);
+    const done = collect(worker, 60_000);
+    await pollUntil(() => existsSync(pidFile), { what: 'handler started' });
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    worker.kill('SIGQUIT');
+    expect((await done).code).toBe(131);
+    await pollUntil(() => !running(pid), { timeoutMs: 10_000, what: 'the handler to be gone' });
+  });
+
   it('a second SIGTERM exits at once (143) and takes the running handlers with it (no job left running twice)', async () => {
     await submit('--input', 'a');
     await submit('--input', 'b');
