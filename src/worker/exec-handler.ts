@@ -147,6 +147,21 @@ function trackGroup(pid: number | undefined): void {
 }
 
 /**
+ * Sends a signal to the process group of every handler running (or being ended). The worker CLI
+ * suspends them with itself on SIGTSTP (SIGSTOP) and resumes them on SIGCONT: in groups of their
+ * own, a Ctrl-Z on the worker does not reach them.
+ */
+export function signalHandlerGroups(sig: NodeJS.Signals): void {
+  for (const group of liveGroups) {
+    try {
+      process.kill(-group, sig);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/**
  * What an earlier attempt left, for the handler to resume from (the library handler's
  * `ctx.lastCheckpoint` and `ctx.effects`): files next to the report file, named in the
  * environment, removed when the handler has exited.

@@ -372,6 +372,26 @@ echo -n fine`,
     await pollUntil(() => !running(pid), { timeoutMs: 10_000, what: 'the handler to be gone' });
   });
 
+  // Regression: Ctrl-Z (SIGTSTP) suspended the worker, not its handlers (process groups of their
+  // own): they ran on while no heartbeat kept their leases, so another worker took the jobs and
+  // they ran twice. Suspending the worker now suspends its handlers; SIGCONT resumes both.
+  it('SIGTSTP (Ctrl-Z) suspends the handlers with the worker; SIGCONT resumes them', async () => {
+    await submit('--input', 'a');
+    const pidFile = join(home.dir, 'handler.pid');
+    const h = handler('h.sh', `echo $$ > ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}\nwhile true; do sleep 0.05; done`);
+    const worker = spawnCli(home, ['worker', '--queue', 'w', '--grace', '200ms', '--kill-grace', '1s', '--', h]);
+    const done = collect(worker, 60_000);
+    await pollUntil(() => existsSync(pidFile), { what: 'handler started' });
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    const state = (p: number) => /^\d+ \(.*\) (\S)/s.exec(readFileSync(`/proc/${p}/stat`, 'utf8'))?.[1];
+    worker.kill('SIGTSTP');
+    await pollUntil(() => state(worker.pid!) === 'T' && state(pid) === 'T', { what: 'the worker and its handler to be stopped' });
+    worker.kill('SIGCONT');
+    await pollUntil(() => state(worker.pid!) !== 'T' && state(pid) !== 'T', { what: 'both to run again' });
+    worker.kill('SIGTERM');
+    expect((await done).code).toBe(0);
+  });
+
   it('a second SIGTERM exits at once (143) and takes the running handlers with it (no job left running twice)', async () => {
     await submit('--input', 'a');
     await submit('--input', 'b');

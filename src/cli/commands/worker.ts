@@ -13,7 +13,7 @@ import type { Unpublished } from '../../backend/contract.js';
 import type { FairnessOptions } from '../../core/fairness.js';
 import { NAME_RE, NAME_RULE } from '../../core/model.js';
 import { JOB_CLASSES, type JobClass } from '../../core/schemas.js';
-import { createExecHandler } from '../../worker/exec-handler.js';
+import { createExecHandler, signalHandlerGroups } from '../../worker/exec-handler.js';
 import { launchProblem } from '../../worker/launch-check.js';
 import type { WorkerEvent } from '../../worker/types.js';
 import { createWorker, MAX_TIMER_MS, MIN_LEASE_MS } from '../../worker/worker.js';
@@ -209,8 +209,19 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
     );
     void worker.stop();
   };
+  // Ctrl-Z (SIGTSTP) suspends the worker's process group, not its handlers' (groups of their own):
+  // they ran on with no heartbeat to keep their leases, and another worker took their jobs while
+  // they still ran. So the handlers are stopped first, then the worker itself, as the default
+  // action would; SIGCONT (fg, bg) resumes them.
+  const onSuspend = (): void => {
+    signalHandlerGroups('SIGSTOP');
+    process.kill(process.pid, 'SIGSTOP');
+  };
+  const onResume = (): void => signalHandlerGroups('SIGCONT');
   if (ctx.signal.aborted) return;
   ctx.signal.addEventListener('abort', onInterrupt, { once: true });
+  process.on('SIGTSTP', onSuspend);
+  process.on('SIGCONT', onResume);
   try {
     ctx.note(
       `worker ${sanitize(worker.workerId)}: queue ${sanitize(queue)}, concurrency ${concurrency}, lease ${formatDuration(leaseMs)}, ` +
@@ -238,6 +249,8 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
     if (fatal) throw fatal;
   } finally {
     ctx.signal.removeEventListener('abort', onInterrupt);
+    process.off('SIGTSTP', onSuspend);
+    process.off('SIGCONT', onResume);
     await exec.close();
   }
 }
