@@ -90,7 +90,9 @@ function shebang(path: string): string | null {
     const n = readSync(fd, buf, 0, SHEBANG_MAX, 0);
     if (n < 2 || buf[0] !== 0x23 || buf[1] !== 0x21) return null;
     const end = buf.subarray(0, n).indexOf(0x0a);
-    return buf.subarray(2, end < 0 ? n : end).toString('utf8').replace(/\r$/, '').trim();
+    // A CR is kept: the kernel takes it as part of the interpreter's name (`/bin/bash\r`, a script
+    // saved with Windows line ends), so the spawn would fail, and the message shows it.
+    return buf.subarray(2, end < 0 ? n : end).toString('utf8').replace(/^[ \t]+|[ \t]+$/g, '');
   } catch {
     return null;
   } finally {

@@ -444,6 +444,8 @@ describe('agentq worker / job: usage errors', () => {
       ['#!/nonexistent/interpreter', 'the interpreter its #! line names (/nonexistent/interpreter) cannot run: /nonexistent/interpreter is not an executable file'],
       ['#!/usr/bin/env agentq-no-such-interpreter', 'its #! line runs agentq-no-such-interpreter through /usr/bin/env, and agentq-no-such-interpreter is not on PATH'],
       ['#!/usr/bin/env -S agentq-no-such-interpreter -u', 'its #! line runs agentq-no-such-interpreter through /usr/bin/env'],
+      // Windows line ends: the kernel and env look for "bash\r" (this passed the check, then every spawn failed)
+      ['#!/usr/bin/env bash\r', 'its #! line runs bash\\r through /usr/bin/env, and bash\\r is not on PATH'],
     ] as const) {
       const h = join(home.dir, 'bad-interpreter.sh');
       writeFileSync(h, `${line}\n`);

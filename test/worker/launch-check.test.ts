@@ -35,6 +35,8 @@ describe('launchProblem', () => {
     );
     expect(launchProblem(script('env.sh', '#!/usr/bin/env agentq-nope'), env)).toBe('its #! line runs agentq-nope through /usr/bin/env, and agentq-nope is not on PATH');
     expect(launchProblem(script('env-s.sh', '#!/usr/bin/env -S A=1 agentq-nope -u'), env)).toContain('agentq-nope is not on PATH');
+    // A script saved with Windows line ends: the kernel looks for "/bin/sh\r", which is not there.
+    expect(launchProblem(script('crlf.sh', '#!/bin/sh\r'), env)).toBe('the interpreter its #! line names (/bin/sh\r) cannot run: /bin/sh\r is not an executable file');
     // not looked up on PATH: the kernel takes it as a path
     expect(launchProblem(script('bare.sh', '#!bash'), env, dir)).toBe('the interpreter its #! line names (bash) cannot run: ./bash is not an executable file');
   });

@@ -64,7 +64,8 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
   // before anything is claimed (and it lets exit 127 later mean a command missing in the script).
   const cannotLaunch = launchProblem(executable, ctx.env, ctx.cwd, args);
   if (cannotLaunch !== null) {
-    throw new ValidationError(`handler command ${JSON.stringify(command)} cannot run: ${cannotLaunch}`, 'Install the interpreter its #! line names, or fix the line.');
+    const hint = cannotLaunch.includes('\r') ? 'Its #! line ends in a CR: the file has Windows line ends; convert them (dos2unix).' : 'Install the interpreter its #! line names, or fix the line.';
+    throw new ValidationError(`handler command ${JSON.stringify(command)} cannot run: ${cannotLaunch}`, hint);
   }
   const queue = o.queue ?? ctx.defaultQueue();
   const concurrency = parseIntOption(o.concurrency ?? '1', '--concurrency', 1, 1000)!;
