@@ -29,7 +29,14 @@ export function launchProblem(
   args: readonly string[] = [],
 ): string | null {
   const problem = check(command, env, cwd, 0);
-  if (problem !== null || basename(command) !== 'env') return problem;
+  if (problem !== null) return problem;
+  // `agentq worker -- bash ./run.sh` with the script misspelt: bash exits 127 for every job.
+  if (SHELLS.has(basename(command))) {
+    const file = shellScript(args);
+    if (file !== null && !scriptFound(file, env, cwd)) return `the script it runs, ${file}, is not there`;
+    return null;
+  }
+  if (basename(command) !== 'env') return null;
   // `agentq worker -- env FOO=1 python3 handler.py`: env exits 127 when python3 is missing, as on a `#!` line.
   const program = envProgram([...args]);
   if (program === null) return null;
@@ -54,6 +61,43 @@ function check(command: string, env: Readonly<Record<string, string | undefined>
   if (program === null) return null;
   const missing = check(program, env, cwd, depth + 1);
   return missing === null ? null : `its #! line runs ${program} through ${interpreter}, and ${missing}`;
+}
+
+/** Shells that run a script file named by their first operand. */
+const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash']);
+
+/**
+ * The script a shell's arguments name: the first operand, unless -c or -s says the commands come
+ * from elsewhere. The options that take a value (-o/+o NAME, -O/+O NAME, --rcfile/--init-file
+ * FILE) skip it. Null when there is no script file (a shell reading stdin, -c).
+ */
+function shellScript(args: readonly string[]): string | null {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--' || a === '-') return a === '--' ? (args[i + 1] ?? null) : null;
+    if (/^[-+][a-zA-Z]*[cs]/.test(a) && !a.startsWith('--')) return null;
+    if (['-o', '+o', '-O', '+O', '--rcfile', '--init-file'].includes(a)) {
+      i++;
+      continue;
+    }
+    if (a.startsWith('-') || a.startsWith('+')) continue;
+    return a;
+  }
+  return null;
+}
+
+/** Whether a shell finds the script: in the working directory, else (bash does) on PATH. */
+function scriptFound(file: string, env: Readonly<Record<string, string | undefined>>, cwd: string): boolean {
+  const isFile = (p: string): boolean => {
+    try {
+      return statSync(p).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (isFile(isAbsolute(file) ? file : resolve(cwd, file))) return true;
+  if (file.includes('/')) return false;
+  return (env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && isFile(join(dir, file)));
 }
 
 /** The executable file a command names, or null when there is none (missing, not a file, not executable). */

@@ -435,6 +435,10 @@ describe('agentq worker / job: usage errors', () => {
     const r = await runCli(home, ['worker', '--queue', 'w', '--', './no-such-handler.sh']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('no-such-handler.sh');
+    // a shell given a script that is not there (it exits 127 for every job)
+    const viaShell = await runCli(home, ['worker', '--queue', 'w', '--', 'bash', './no-such-handler.sh']);
+    expect(viaShell.code).toBe(2);
+    expect(viaShell.stderr).toContain('error: handler command "bash" cannot run: the script it runs, ./no-such-handler.sh, is not there');
     expect((await inspect(id)).state).toBe('queued');
   });
 

@@ -340,6 +340,19 @@ describe('exec handler: one child process per job', () => {
     }
   });
 
+  it('a shell whose script went since start-up (exit 127) is a retryable SPAWN_FAILED that stops the worker', async () => {
+    const said: string[] = [];
+    const h = await createExecHandler({ command: 'bash', args: ['/nonexistent/agentq-run.sh'], url: 'sqlite::memory:', onCannotRun: (m) => said.push(m) });
+    try {
+      const err = await Promise.resolve(h.handler(envelope, ctxWith())).then(() => null, (e: unknown) => e);
+      expect(err).toMatchObject({ code: 'SPAWN_FAILED', retryable: true });
+      expect((err as Error).message).toContain('cannot run bash: it exited with 127 (the script it runs, /nonexistent/agentq-run.sh, is not there)');
+      expect(said).toHaveLength(1);
+    } finally {
+      await h.close();
+    }
+  });
+
   // Regression: any exit 127 counted as "the handler cannot run", so a script with one missing
   // command in the middle (`echo hi; nosuchcmd`) stopped the whole worker (exit 2).
   it.each([

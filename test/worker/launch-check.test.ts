@@ -49,6 +49,23 @@ describe('launchProblem', () => {
     expect(launchProblem('env', env, dir, ['FOO=1', 'bash', '-c', 'nosuchcmd'])).toBeNull();
   });
 
+  // `agentq worker -- bash ./run.sh` with the name misspelt: bash exits 127 for every job, which
+  // (the shell itself being there) read as a command missing inside the script, failing them all.
+  it('names the script a shell given as the command is told to run, when it is not there', () => {
+    const ok = script('run.sh', '#!/bin/sh');
+    expect(launchProblem('bash', env, dir, [ok])).toBeNull();
+    expect(launchProblem('bash', env, dir, ['-eu', '-o', 'pipefail', 'run.sh', 'arg'])).toBeNull();
+    expect(launchProblem('/bin/sh', env, dir, ['./nope.sh'])).toBe('the script it runs, ./nope.sh, is not there');
+    expect(launchProblem('bash', env, dir, ['-x', '--', 'nope.sh'])).toBe('the script it runs, nope.sh, is not there');
+    // no script file: commands from -c or stdin
+    expect(launchProblem('bash', env, dir, ['-c', 'nope.sh'])).toBeNull();
+    expect(launchProblem('bash', env, dir, ['-euc', 'x', 'nope.sh'])).toBeNull();
+    expect(launchProblem('sh', env, dir, ['-s', 'nope.sh'])).toBeNull();
+    expect(launchProblem('bash', env, dir, [])).toBeNull();
+    // bash also finds a script on PATH
+    expect(launchProblem('bash', { PATH: `${dir}:${env.PATH}` }, '/', ['run.sh'])).toBeNull();
+  });
+
   it('does not judge where env looks the program up elsewhere (-i, PATH=…, -C): a worker is never refused for a program that would be found', () => {
     expect(launchProblem('env', env, dir, ['-i', 'agentq-nope'])).toBeNull();
     expect(launchProblem('env', env, dir, [`PATH=${dir}`, 'agentq-nope'])).toBeNull();
