@@ -13,6 +13,8 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { redactCredentials } from '../cli/output/redact.js';
+import { sanitize } from '../cli/output/sanitize.js';
 import { ValidationError } from '../core/errors.js';
 import { PROMETHEUS_CONTENT_TYPE } from './prometheus.js';
 
@@ -124,7 +126,8 @@ export async function startMetricsServer(opts: { listen: ListenAddress; collect:
           // A failed collection is a 503 so Prometheus marks the target down (`up == 0`) instead of reading stale data.
           const why = err instanceof Error ? err.message : String(err);
           failed(why);
-          res.writeHead(503, { 'content-type': 'text/plain' }).end(`collecting stats failed: ${why}\n`);
+          // (the reason can carry stored text, such as a damaged record's; the body is read with curl)
+          res.writeHead(503, { 'content-type': 'text/plain' }).end(`collecting stats failed: ${sanitize(redactCredentials(why))}\n`);
         },
       );
   });

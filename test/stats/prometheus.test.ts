@@ -149,6 +149,14 @@ describe('metrics server', () => {
     expect(await res.text()).toContain('backend gone');
   });
 
+  it('writes the reason of a 503 with its control characters as visible escapes (curl prints the body to a terminal)', async () => {
+    server = await startMetricsServer({ listen: { host: '127.0.0.1', port: 0 }, collect: async () => Promise.reject(new Error('job \x1b]0;owned\x07 said \x1b[2Jno')) });
+    const res = await fetch(`${server.url}/metrics`);
+    expect(res.status).toBe(503);
+    const body = await res.text();
+    expect(body).toBe('collecting stats failed: job \\x1b]0;owned\\x07 said \\x1b[2Jno\n');
+  });
+
   // Regression: close() (SIGTERM/Ctrl-C of `agentq metrics serve`) cut the connection of a scrape
   // still collecting, so the scraper recorded a connection reset instead of the figures.
   it('answers a scrape in flight before it closes; idle keep-alive connections do not hold it open', async () => {
