@@ -159,6 +159,8 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
   };
   /** When claims began to be refused so (null while they are not). */
   let refusedSince: number | null = null;
+  /** --drain: when claims began to fail for want of the store (null while they do not). */
+  let unansweredSince: number | null = null;
   const tally = { succeeded: 0, retried: 0, dead: 0, expired: 0, aborted: 0, released: 0, lost: 0 };
   // -o json|ndjson: every worker event as one JSON line on stdout (`type` = the event kind), for log shippers.
   const machine = ctx.format === 'json' || ctx.format === 'ndjson';
@@ -184,7 +186,22 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
       }
       // (also with --quiet: it says the outcome line is not the whole truth)
       if (e.kind === 'failed' && e.warning !== undefined) ctx.warn(`${e.jobId}: ${sanitize(e.warning)}`);
-      if (e.kind === 'claimed' || e.kind === 'idle') refusedSince = null;
+      if (e.kind === 'claimed' || e.kind === 'idle') refusedSince = unansweredSince = null;
+      if (o.drain && e.kind === 'backend_error' && e.op === 'claim' && fatal === null && e.error instanceof AgentqError && e.error.exitCode === ExitCode.retryLater) {
+        // A worker waits for a store that is not there yet, or gone for a while; a --drain run (a
+        // CI job, a wrong URL) must end instead, and not with 0: nothing was drained.
+        unansweredSince ??= ctx.clock.now();
+        if (ctx.clock.now() - unansweredSince >= DRAIN_OUTAGE_MS) {
+          fatal = new AgentqError(
+            'NOT_DRAINED',
+            `--drain: queue ${sanitize(queue)} was not drained: its claims have failed for ${formatDuration(DRAIN_OUTAGE_MS)} (${e.error.message})`,
+            ExitCode.retryLater,
+            'Check that the store is up and that --url / the context points at it, then run again.',
+          );
+          ctx.note(`worker: stopping — --drain, and the store has not answered a claim for ${formatDuration(DRAIN_OUTAGE_MS)}; running jobs may finish first`);
+          void worker.stop();
+        }
+      }
       if (e.kind === 'backend_error' && e.op === 'claim' && fatal === null && isUnmendable(e.error)) {
         // Credentials or configuration the store refuses (exit 4 or 78): polling on would only
         // repeat the error while looking alive to a supervisor. Jobs in flight still finish. Only
@@ -265,6 +282,9 @@ function againToExit(reason: unknown): string {
 
 /** How long claims may be refused for credentials or configuration before the worker gives up. */
 const REFUSAL_GRACE_MS = 10_000;
+
+/** How long a --drain worker waits for a store that does not answer its claims (a slow start, a blip) before it gives up, exit 75. */
+const DRAIN_OUTAGE_MS = 30_000;
 
 /** Refused credentials or permissions (exit 4) and bad configuration (exit 78): no retry mends them. */
 function isUnmendable(error: unknown): error is AgentqError {
