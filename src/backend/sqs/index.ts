@@ -74,6 +74,13 @@ const APPLY_PARTS = 8;
 const APPLY_PART_MIN = 100;
 /** Receive rounds per class queue in one claim call: bounded work per call. */
 const MAX_ROUNDS = 8;
+/**
+ * How long a submit waits for SQS to publish its job (publisher.ts): the job is stored with its
+ * outbox row by then, so a silent SQS must not hold the caller for the transport's time-outs.
+ */
+export const SUBMIT_PUBLISH_WAIT_MS = 5000;
+/** How long close() still waits for a publish round it gave up on, once it closed the SQS clients under it. */
+const ABANDONED_ROUND_WAIT_MS = 1000;
 
 export interface SqsBackendOptions {
   url: SqsUrl;
@@ -101,6 +108,8 @@ export interface SqsBackendOptions {
    * exactly as correct.
    */
   maxVisibilitySeconds?: number;
+  /** How long a submit waits for its job to be published (default SUBMIT_PUBLISH_WAIT_MS). */
+  publishWaitMs?: number;
 }
 
 export class SqsBackend implements Backend {
@@ -124,6 +133,7 @@ export class SqsBackend implements Backend {
   private readonly clock: Clock;
   private readonly fairness: FairnessOptions;
   private readonly maxVisibility: number;
+  private readonly publishWaitMs: number;
   private fair = initialFairnessState();
   /** Told the jobs of every committed redrive batch: the sweep beside the moves (sweepRedrivenCopies). */
   private readonly movedListeners = new Set<(jobIds: string[]) => void>();
@@ -139,6 +149,7 @@ export class SqsBackend implements Backend {
     this.description = redactStoreCredentials(opts.shown);
     this.fairness = opts.fairness ?? {};
     this.maxVisibility = Math.max(0, Math.min(SQS_MAX_VISIBILITY_SECONDS, opts.maxVisibilitySeconds ?? SQS_MAX_VISIBILITY_SECONDS));
+    this.publishWaitMs = opts.publishWaitMs ?? SUBMIT_PUBLISH_WAIT_MS;
     const opened = openSqsStore(opts.url, { clock: this.clock, random, admission: opts.admission, fairness: opts.fairness, retryPolicy: opts.retryPolicy });
     this.store = opened.backend;
     // The jobs, plans and ledgers live in the job store; the SQS queues only deliver.
@@ -267,10 +278,11 @@ export class SqsBackend implements Backend {
       );
     }
     const res = await this.store.submit(req);
-    // Published at once when SQS answers (together with concurrent submits); otherwise the
-    // outbox row waits for the relay (workers, `agentq outbox relay`).
+    // Published at once when SQS answers (together with concurrent submits); otherwise, or when
+    // it does not answer within publishWaitMs, the outbox row waits for the relay (workers,
+    // `agentq outbox relay`).
     if (!res.created) return res;
-    const unpublished = await this.publisher.publish(res.job.job_id);
+    const unpublished = await this.publisher.publish(res.job.job_id, this.publishWaitMs);
     return unpublished === null ? res : { ...res, unpublished };
   }
   get(jobId: string): Promise<Job | null> {
@@ -654,7 +666,16 @@ export class SqsBackend implements Backend {
   }
 
   async close(): Promise<void> {
-    await this.publisher.flush();
+    if (!(await this.publisher.settle())) {
+      // A publish round its submits gave up on (SQS silent): closing the SQS clients fails its
+      // calls, which ends it; it is waited for a moment only, then the store closes under it
+      // (its outbox rows stay pending, for the relay). Waiting for it held close() for 90 s.
+      if (this.ownsData) this.data.destroy();
+      if (this.ownsClient) this.sdk.destroy();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.publisher.flush(), new Promise<void>((r) => (timer = setTimeout(r, ABANDONED_ROUND_WAIT_MS)))]);
+      clearTimeout(timer);
+    }
     await this.store.close();
     await this.ext.close();
     if (this.ownsData) this.data.destroy();

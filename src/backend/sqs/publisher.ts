@@ -4,22 +4,42 @@
  * while a publish is in flight are sent together in the next round, as
  * SendMessageBatch of 10. Sequential submits pay one round trip each;
  * concurrent ones share them.
+ *
+ * A submit waits for its publish only so long (`waitMs`): an SQS endpoint that
+ * accepts connections and never answers held a submit for the transport's
+ * time-outs and retries (3 × 30 s) although its job was already stored, and
+ * the outbox relay publishes it later anyway.
  */
 import type { OutboxRelay } from './relay.js';
 
 export class GroupPublisher {
   private waiting: Array<{ jobId: string; done: (error: string | null) => void }> = [];
   private inFlight: Promise<void> | null = null;
+  /** Submits not yet answered (published, failed, or given up on), and who waits for none to be left. */
+  private unanswered = 0;
+  private allAnswered: Array<() => void> = [];
 
   constructor(private readonly relay: OutboxRelay) {}
 
   /**
-   * Resolves once a publish round that included `jobId` ended: null when it was published (or had
-   * nothing to publish), else why not. Never rejects (the outbox keeps failures).
+   * Resolves once a publish round that included `jobId` ended, or after `waitMs` (the round goes
+   * on): null when it was published (or had nothing to publish), else why not. Never rejects (the
+   * outbox keeps failures).
    */
-  publish(jobId: string): Promise<string | null> {
+  publish(jobId: string, waitMs?: number): Promise<string | null> {
     return new Promise((resolve) => {
-      this.waiting.push({ jobId, done: resolve });
+      let timer: NodeJS.Timeout | undefined;
+      let answered = false;
+      const done = (error: string | null) => {
+        if (answered) return;
+        answered = true;
+        clearTimeout(timer);
+        resolve(error);
+        if (--this.unanswered === 0) for (const wake of this.allAnswered.splice(0)) wake();
+      };
+      if (waitMs !== undefined) timer = setTimeout(() => done(`SQS did not answer within ${waitMs / 1000} s`), waitMs);
+      this.unanswered++;
+      this.waiting.push({ jobId, done });
       if (!this.inFlight) this.inFlight = this.drain();
     });
   }
@@ -27,6 +47,15 @@ export class GroupPublisher {
   /** Waits for every publish round started so far (before closing the client). */
   async flush(): Promise<void> {
     while (this.inFlight) await this.inFlight;
+  }
+
+  /**
+   * Waits until every submit has had its answer; then true when no round is still running, false
+   * when one is that its submits gave up on (SQS silent), which close() does not wait for.
+   */
+  async settle(): Promise<boolean> {
+    if (this.unanswered > 0) await new Promise<void>((r) => this.allAnswered.push(r));
+    return this.inFlight === null;
   }
 
   private async drain(): Promise<void> {
