@@ -366,9 +366,12 @@ export interface Backend {
    * messages ("SQS at ENDPOINT", "SQS in REGION") and how many of its calls it has answered so far
    * (a refusal is an answer; a call that never reached it is not). A worker tells an outage of the
    * broker (`BrokerUnavailableError`) from the store's by it, and says the broker is back only once
-   * that count moves, not when the store answers. Absent where the store is the broker.
+   * that count moves, not when the store answers. `silentMs`: how long the broker's most overdue
+   * call in flight has gone unanswered past when its answer was due (0: none), so a worker whose
+   * calls stall on a silent broker does not say its store is not answering. Absent where the
+   * store is the broker.
    */
-  readonly broker?: { readonly name: string; readonly answered: number };
+  readonly broker?: { readonly name: string; readonly answered: number; readonly silentMs?: number };
 
   // ---- producers and operators
   /** Idempotent on `idempotency_key`: same key and body → same job, `created: false`; same key, other body → `IdempotencyConflictError`. */

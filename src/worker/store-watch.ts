@@ -9,6 +9,8 @@
  * Where the broker is not the store (SQS, `Backend.broker`), a call that fails for want of the
  * broker (`BrokerUnavailableError`) says the broker is unavailable, not the store, and only an
  * answer of the broker itself says it is back: the store's answers (the orphan sweep's list) do not.
+ * Calls left unanswered while the broker is silent on one of its own (`broker.silentMs`: an SQS
+ * endpoint that accepts and never answers) are the broker's stall too, not the store's.
  */
 import type { Backend } from '../backend/contract.js';
 import type { Clock } from '../core/clock.js';
@@ -141,7 +143,14 @@ export class StoreWatch {
       w.counted = true;
       if (this.pending++ === 0) this.progressAt = w.until;
     }
-    if (this.pending > 0 && this.clock.now() - this.progressAt >= STALL_MS) this.down(null, this.progressAt);
+    if (this.pending > 0 && this.clock.now() - this.progressAt >= STALL_MS) {
+      // Calls stalled on a broker that accepts and never answers (SQS) are the broker's, not the store's.
+      const broker = this.brokerOf?.broker;
+      if (broker && (broker.silentMs ?? 0) >= STALL_MS) {
+        const error = new BrokerUnavailableError(`a call unanswered for ${Math.round(broker.silentMs! / 1000)} s`, 'BACKEND_UNAVAILABLE', 'Check the endpoint and network, then try again.');
+        this.brokerUnavailable(error, this.progressAt);
+      } else this.down(null, this.progressAt);
+    }
   }
 
   /** The store is down since `since` (the failed call's start, or the start of the wait that stalled). */

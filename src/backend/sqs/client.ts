@@ -106,11 +106,38 @@ export function toAgentqError(e: unknown, what: string, queue?: string): AgentqE
 }
 
 /**
+ * The calls of a data plane that SQS has not answered yet, each with when its answer is due
+ * (now, or after a receive's long-poll wait), on the real clock: they are network calls. A call
+ * unanswered long past that is one SQS is silent on (an endpoint that accepts and never answers),
+ * which `Backend.broker` reports so a worker does not take it for its store not answering.
+ */
+export class UnansweredCalls {
+  private readonly calls = new Set<{ due: number }>();
+  constructor(private readonly now: () => number = Date.now) {}
+  start(waitMs: number): { due: number } {
+    const c = { due: this.now() + waitMs };
+    this.calls.add(c);
+    return c;
+  }
+  end(c: { due: number }): void {
+    this.calls.delete(c);
+  }
+  /** How long the most overdue unanswered call is past its due time (0: none). */
+  silentMs(): number {
+    const now = this.now();
+    let most = 0;
+    for (const c of this.calls) most = Math.max(most, now - c.due);
+    return most;
+  }
+}
+
+/**
  * `data` with every answer SQS gives counted by `answered` (`Backend.broker`): a result or a
  * refusal (a missing queue, denied credentials) is an answer; a call that did not reach SQS, or
  * found it busy, is not, nor one that failed before it was sent (an agentq error of its own).
+ * `unanswered`: the calls in flight (see UnansweredCalls).
  */
-export function countingAnswers(data: SqsDataPlane, answered: () => void): SqsDataPlane {
+export function countingAnswers(data: SqsDataPlane, answered: () => void, unanswered?: UnansweredCalls): SqsDataPlane {
   const counted = (e: unknown): boolean => !(e instanceof AgentqError) && !(toAgentqError(e, '') instanceof RetryLaterError);
   return new Proxy(data, {
     get(target, prop) {
@@ -119,12 +146,16 @@ export function countingAnswers(data: SqsDataPlane, answered: () => void): SqsDa
       return (...args: unknown[]) => {
         const r = (v as (...a: unknown[]) => unknown).apply(target, args);
         if (!(r instanceof Promise)) return r;
+        const waitSeconds = prop === 'receiveMessage' ? ((args[0] as { WaitTimeSeconds?: number } | undefined)?.WaitTimeSeconds ?? 0) : 0;
+        const call = unanswered?.start(waitSeconds * 1000);
         return r.then(
           (out: unknown) => {
+            if (call) unanswered!.end(call);
             answered();
             return out;
           },
           (e: unknown) => {
+            if (call) unanswered!.end(call);
             if (counted(e)) answered();
             throw e;
           },

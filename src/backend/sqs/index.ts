@@ -48,7 +48,7 @@ import type {
 } from '../contract.js';
 import { checkClaim } from '../checks.js';
 import { sendBatch, type OutgoingMessage } from './batch-send.js';
-import { countingAnswers, createDataPlane, LazySqsSdk, toAgentqError } from './client.js';
+import { countingAnswers, createDataPlane, LazySqsSdk, toAgentqError, UnansweredCalls } from './client.js';
 import { SdkDataPlane, type SqsDataPlane } from './data-plane.js';
 import { sweepDlq, type SweepOptions, type SweepReport } from './custody.js';
 import { dlqAttributes, messageBody, parseMessage } from './envelope.js';
@@ -139,6 +139,8 @@ export class SqsBackend implements Backend {
   private readonly movedListeners = new Set<(jobIds: string[]) => void>();
   /** Calls SQS answered (`broker`). */
   private answered = 0;
+  /** Calls SQS has not answered yet (`broker.silentMs`). */
+  private readonly unanswered = new UnansweredCalls();
   /** Queues whose missing SQS DLQ (or a failed send of a copy to it) was reported (buryInSqs): once each. */
   private readonly dlqMissingSaid = new Set<string>();
 
@@ -159,7 +161,7 @@ export class SqsBackend implements Backend {
     this.sdk = new LazySqsSdk(opts.url, opts.client);
     this.ownsData = !opts.dataPlane;
     const data = opts.dataPlane ?? (opts.client ? new SdkDataPlane(opts.client) : createDataPlane(this.sdk, opts.url));
-    this.data = countingAnswers(data, () => this.answered++);
+    this.data = countingAnswers(data, () => this.answered++, this.unanswered);
     this.sqsQueues = new SqsQueues(this.data, this.sdk, opts.url.prefix, opts.url.maxReceiveCount, opts.url.autoCreate, opts.url.fifo !== null);
     this.relay = new OutboxRelay(this.ext, this.sqsQueues, this.data, this.maxVisibility, opts.url.fifo);
     this.publisher = new GroupPublisher(this.relay);
@@ -309,9 +311,9 @@ export class SqsBackend implements Backend {
     return this.url.waitSeconds * 1000;
   }
 
-  /** SQS, the broker (named by its endpoint, else its region), and how many of its calls it answered. */
-  get broker(): { name: string; answered: number } {
-    return { name: this.url.endpoint === null ? `SQS in ${this.url.region}` : `SQS at ${this.url.endpoint}`, answered: this.answered };
+  /** SQS, the broker (named by its endpoint, else its region), how many of its calls it answered, and how long it has been silent on one. */
+  get broker(): { name: string; answered: number; silentMs: number } {
+    return { name: this.url.endpoint === null ? `SQS in ${this.url.region}` : `SQS at ${this.url.endpoint}`, answered: this.answered, silentMs: this.unanswered.silentMs() };
   }
 
   async claim(req: ClaimRequest): Promise<Lease[]> {
