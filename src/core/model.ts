@@ -29,6 +29,19 @@ export function isDeadReason(value: unknown): value is (typeof DEAD_REASONS)[num
   return typeof value === 'string' && (DEAD_REASONS as readonly string[]).includes(value);
 }
 
+/** Error codes of the DLQ entries SQS custody keeps byte-exact (a message body, not a job record). */
+export const CUSTODY_KEPT_CODES = ['SQS_FOREIGN', 'SQS_MALFORMED', 'SQS_ORPHAN'] as const;
+
+/**
+ * Why a DLQ entry kept by SQS custody is listed as malformed: the custody's own finding (which
+ * rule the message broke, or that it is foreign), not the job-record schema check of a body that
+ * was never a job record (which listed every job field it lacks). Null for any other entry.
+ */
+export function custodyMalformed(deadReason: unknown, errorCode: unknown, errorMessage: unknown): string | null {
+  if (deadReason !== 'custody' || !(CUSTODY_KEPT_CODES as readonly unknown[]).includes(errorCode)) return null;
+  return `a message taken into custody from SQS, kept byte-exact: ${typeof errorMessage === 'string' && errorMessage !== '' ? errorMessage : String(errorCode)}`;
+}
+
 export const EFFECT_STATUSES = ['started', 'done'] as const;
 
 export const EVENT_TYPES = [

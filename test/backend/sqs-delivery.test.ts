@@ -524,6 +524,26 @@ describe('the DLQ on SQS', () => {
     expect(s.ends).toMatchObject({ ended: 0, dead: 0 });
   });
 
+  it("a malformed message in custody is listed with the rule it broke, not every field of a stored job", async () => {
+    const e = env();
+    const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0 });
+    await b.setup(['q']);
+    const dlq = (await raw.send(new GetQueueUrlCommand({ QueueName: dlqName(e.prefix, 'q') }))).QueueUrl!;
+    // a whole envelope, but for one rule: attempt must be at least 0
+    const envelope = {
+      job_id: 'job_01JXXXXXXXXXXXXXXXXXXXXXXX', tenant_id: 't', queue: 'q', workflow: 'w:v1', operation: null, class: 'batch', input: null, input_ref: null, input_sha256: null,
+      deadline_at: null, idempotency_key: null, attempt: -1, max_attempts: 3, trace_id: null, budget: null, allowed_tools: [], estimated_seconds: null, created_at: '2026-01-01T00:00:00.000Z',
+    };
+    await raw.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: JSON.stringify(envelope), MessageAttributes: { 'agentq-format': { DataType: 'String', StringValue: 'agentq.envelope.v1' } } }));
+    const report = await b.sweepDlq('q');
+    expect(report.custody.map((c) => [c.kind, c.recorded])).toEqual([['malformed', 'kept']]);
+    const entry = (await b.dlqGet(report.custody[0]!.job_id))!;
+    expect(entry.malformed).toMatch(/attempt: Too small/);
+    // (the body is an envelope, not a stored job: the job-only fields it lacks are no fault of it)
+    expect(entry.malformed).not.toMatch(/state:|lineage:|updated_at:/);
+    expect((await b.dlqList({ queue: 'q' }, { limit: 10 })).items[0]!.malformed).toBe(entry.malformed);
+  });
+
   it('with leaveForeign, records foreign messages but leaves them in SQS, and does not record them twice', async () => {
     const e = env();
     const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0 });

@@ -4,7 +4,7 @@
  */
 import type { AttemptRecord, DlqEntry, Effect, Job, JobEvent } from '../../core/schemas.js';
 import type { LedgerItem } from '../contract.js';
-import { DEAD_REASONS, isDeadReason } from '../../core/model.js';
+import { custodyMalformed, DEAD_REASONS, isDeadReason } from '../../core/model.js';
 
 /**
  * A job's stored parts: its hash (flat, as HGETALL and `snapshot()` in the Lua prelude return it,
@@ -221,7 +221,8 @@ export function dlqEntryFrom(jobId: string, queue: string, snap: Snapshot): DlqE
       deadline_at: null,
       partial: Number(h.nef ?? 0) > 0,
       redrive_count: Number(h.rc ?? 0) || 0,
-      malformed: `unreadable job record: ${(e as Error).message}`,
+      // An SQS custody entry (its envelope is the message body, marked): custody's finding, not the parse error of the mark.
+      malformed: (h.env?.startsWith('sqs-custody:') ? custodyMalformed(h.dr, h.dec, h.dem) : null) ?? `unreadable job record: ${(e as Error).message}`,
       job: null,
     };
   }

@@ -5,7 +5,7 @@
  */
 import { toIso } from '../../core/duration.js';
 import { MalformedJobError } from '../../core/errors.js';
-import { isDeadReason, loadedSchemas } from '../../core/model.js';
+import { custodyMalformed, isDeadReason, loadedSchemas } from '../../core/model.js';
 import type { DlqEntry, Job, JobClass, JobEvent } from '../../core/schemas.js';
 import { isPartial } from '../../core/states.js';
 
@@ -182,7 +182,9 @@ export function checkDlqDoc(doc: string | Buffer): { job: Job | null; raw: Job |
  * when `entry.malformed` is set.
  */
 export function checkDlqRow(row: JobRow): { entry: DlqEntry; job: Job | null } {
-  const { job, malformed } = checkDlqDoc(row.doc);
+  // An SQS custody entry's document is the message body: never a job, and why is custody's finding.
+  const custody = custodyMalformed(row.dead_reason, row.error_code, row.error_message);
+  const { job, malformed } = custody === null ? checkDlqDoc(row.doc) : { job: null, malformed: custody };
   const dead = job?.dead ?? null;
   const entry: DlqEntry = {
     job_id: row.id,
