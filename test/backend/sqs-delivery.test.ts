@@ -552,8 +552,12 @@ describe('the DLQ on SQS', () => {
     const r1 = await b.sweepDlq('q', { leaveForeign: true });
     expect(r1).toMatchObject({ received: 1, kept_in_sqs: 1, deleted: 0 });
     expect(await depth(dlqName(e.prefix, 'q'))).toBe(1);
+    expect(r1.custody.map((c) => c.recorded)).toEqual(['kept']);
     const r2 = await b.sweepDlq('q', { leaveForeign: true });
     expect(r2.custody[0]!.job_id).toBe(r1.custody[0]!.job_id);
+    // found again, not taken into custody again: the report says so (a repeated sweep counted it every time)
+    expect(r2.custody.map((c) => c.recorded)).toEqual(['already_kept']);
+    expect(r2).toMatchObject({ received: 1, already_in_custody: 1, kept_in_sqs: 1, deleted: 0 });
     expect((await b.dlqList({ queue: 'q' }, { limit: 10 })).items).toHaveLength(1);
   });
 

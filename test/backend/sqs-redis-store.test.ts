@@ -283,6 +283,8 @@ describe('custody on a Redis job store', () => {
     const r1 = await b.sweepDlq('q', { leaveForeign: true });
     const r2 = await b.sweepDlq('q', { leaveForeign: true });
     expect(r2.custody[0]!.job_id).toBe(r1.custody[0]!.job_id);
+    expect([r1.custody[0]!.recorded, r2.custody[0]!.recorded]).toEqual(['kept', 'already_kept']);
+    expect(r2).toMatchObject({ received: 1, already_in_custody: 1, kept_in_sqs: 1 });
     expect((await b.dlqList({ queue: 'q' }, { limit: 10 })).items).toHaveLength(3);
   });
 

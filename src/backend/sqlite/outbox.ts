@@ -453,11 +453,11 @@ export class SqliteSqsStore implements SqsStore {
     attributes: Record<string, unknown>;
     receiveCount: number | null;
     why: string;
-  }): { recorded: 'job_dead' | 'already_ended' | 'kept'; jobId: string } {
+  }): { recorded: 'job_dead' | 'already_ended' | 'kept' | 'already_kept'; jobId: string } {
     return this.store.write(() => {
       const now = this.now;
       const existing = this.custodyByMessage(msg.messageId);
-      if (existing) return { recorded: 'kept', jobId: existing.job_id };
+      if (existing) return { recorded: 'already_kept', jobId: existing.job_id };
       if (msg.kind === 'agentq' && msg.jobId !== null) {
         const found = this.store.load(msg.jobId);
         if (found && !isTerminal(found.job.state)) {

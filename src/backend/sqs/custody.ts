@@ -65,6 +65,12 @@ export interface SweepOptions {
 export interface SweepReport {
   received: number;
   custody: Array<{ job_id: string; kind: string; message_id: string; recorded: string; why: string }>;
+  /**
+   * Of `custody`, the messages found in custody already (`recorded: already_kept`): a foreign or
+   * malformed message an earlier sweep left in SQS (`leaveForeign`), or one whose delete a killed
+   * sweep never made. Not taken into custody again; a repeated sweep counted them every time.
+   */
+  already_in_custody: number;
   deleted: number;
   /**
    * Foreign/malformed messages left in SQS (with `leaveForeign`); with `copiesOnly`, every
@@ -85,7 +91,7 @@ export async function sweepDlq(
   dlq: { url: string; name: string; queue: string; maxReceiveCount: number },
   opts: SweepOptions = {},
 ): Promise<SweepReport> {
-  const report: SweepReport = { received: 0, custody: [], deleted: 0, kept_in_sqs: 0, mirror_kept: 0 };
+  const report: SweepReport = { received: 0, custody: [], already_in_custody: 0, deleted: 0, kept_in_sqs: 0, mirror_kept: 0 };
   const max = opts.max ?? 1000;
   const seen = new Set<string>();
   const putBack: Array<{ Id: string; ReceiptHandle: string; VisibilityTimeout: number }> = [];
@@ -160,6 +166,7 @@ export async function sweepDlq(
       why,
     });
     report.custody.push({ job_id: r.jobId, kind: parsed.kind, message_id: m.MessageId!, recorded: r.recorded, why });
+    if (r.recorded === 'already_kept') report.already_in_custody++;
     if (parsed.kind !== 'agentq' && opts.leaveForeign) {
       report.kept_in_sqs++;
       return keepInPlace();

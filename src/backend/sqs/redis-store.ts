@@ -390,7 +390,7 @@ export class RedisSqsStore implements SqsStore {
           if (r === 'already_ended') await this.client.zrem(this.custodyIndex(), msg.jobId);
           return { recorded: r, jobId: msg.jobId };
         }
-        if (r === 'kept') return { recorded: 'kept', jobId: (await this.client.hget(`${this.sp(loc)}sqs:cmi`, msg.messageId)) ?? msg.jobId };
+        if (r === 'kept') return { recorded: 'already_kept', jobId: (await this.client.hget(`${this.sp(loc)}sqs:cmi`, msg.messageId)) ?? msg.jobId };
       }
     }
     const kind: CustodyKind = msg.kind === 'agentq' ? 'orphan' : msg.kind;
@@ -401,8 +401,10 @@ export class RedisSqsStore implements SqsStore {
     await this.client.set(this.keys.loc(id), `${loc.queue}\t${loc.shard}`);
     await this.client.zadd(this.custodyIndex(), 0, id);
     const [, kept] = await this.run<[string, string]>('aqSqsCustodyKeep', loc, `${this.sp(loc)}j:${id}`, [id, code, msg.why, msg.messageId, record(id, kind), msg.body]);
-    if (kept !== id) await Promise.all([this.client.del(this.keys.loc(id)), this.client.zrem(this.custodyIndex(), id)]);
-    return { recorded: 'kept', jobId: kept };
+    if (kept === id) return { recorded: 'kept', jobId: kept };
+    // The message was in custody already (the script returned its entry): the new id is not used.
+    await Promise.all([this.client.del(this.keys.loc(id)), this.client.zrem(this.custodyIndex(), id)]);
+    return { recorded: 'already_kept', jobId: kept };
   }
 
   /** A job whose location outlives its hash was removed by a purge (the location key is kept): `purged`. */

@@ -52,7 +52,8 @@ export interface CustodyInput {
 export type StoreState = JobState | 'purged';
 
 export interface CustodyOutcome {
-  recorded: 'job_dead' | 'already_ended' | 'kept';
+  /** `already_kept`: this SQS message was taken into custody before (a repeated sweep; a sweep killed before its delete). */
+  recorded: 'job_dead' | 'already_ended' | 'kept' | 'already_kept';
   jobId: string;
 }
 

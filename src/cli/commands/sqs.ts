@@ -95,7 +95,8 @@ export async function sweep(o: SweepOptions, ctx: CommandContext): Promise<void>
     ],
   }, report.custody);
   ctx.note(
-    `received ${report.received}: ${report.custody.length} taken into custody, ${report.deleted} deleted from SQS, ` +
+    `received ${report.received}: ${report.custody.length - report.already_in_custody} taken into custody` +
+      `${report.already_in_custody > 0 ? ` (${report.already_in_custody} already in custody)` : ''}, ${report.deleted} deleted from SQS, ` +
       `${report.mirror_kept} agentq copies of dead entries left in place, ${report.kept_in_sqs} foreign/malformed left in SQS`,
   );
   atMax();
