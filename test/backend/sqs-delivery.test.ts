@@ -22,7 +22,7 @@ import { SqsBackend, type SqsBackendOptions } from '../../src/backend/sqs/index.
 import { dlqName, sourceQueueName } from '../../src/backend/sqs/names.js';
 import { parseSqsUrl } from '../../src/backend/sqs/url.js';
 import { ManualClock, seededRandom, type Clock } from '../../src/core/clock.js';
-import { ConfigError, ValidationError } from '../../src/core/errors.js';
+import { ConfigError, MalformedJobError, ValidationError } from '../../src/core/errors.js';
 import { DEFAULT_RETRY_POLICY } from '../../src/core/retry.js';
 import { sqsUrl, useEmulatorCredentials } from '../conformance/sqs-fixture.js';
 import { pollUntil } from '../support/poll.js';
@@ -542,6 +542,23 @@ describe('the DLQ on SQS', () => {
     // (the body is an envelope, not a stored job: the job-only fields it lacks are no fault of it)
     expect(entry.malformed).not.toMatch(/state:|lineage:|updated_at:/);
     expect((await b.dlqList({ queue: 'q' }, { limit: 10 })).items[0]!.malformed).toBe(entry.malformed);
+  });
+
+  it('list and get do not show a custody entry\'s message body as a job (it names another job id, or none)', async () => {
+    const e = env();
+    const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0 });
+    await b.setup(['q']);
+    const dlq = (await raw.send(new GetQueueUrlCommand({ QueueName: dlqName(e.prefix, 'q') }))).QueueUrl!;
+    // valid JSON that claims another job id, and a state of its own
+    const body = JSON.stringify({ job_id: 'job_01JXXXXXXXXXXXXXXXXXXXXXXX', workflow: 'w:v1', state: 'succeeded', attempt: -1 });
+    await raw.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: body, MessageAttributes: { 'agentq-format': { DataType: 'String', StringValue: 'agentq.envelope.v1' } } }));
+    const report = await b.sweepDlq('q');
+    const id = report.custody[0]!.job_id;
+    const page = await b.list({ queue: 'q' }, { limit: 10 });
+    expect(page.items.map((j) => j.job_id)).toEqual([]);
+    expect(page.unreadable).toEqual([{ job_id: id, why: expect.stringContaining(id) }]);
+    await expect(b.get(id)).rejects.toThrow(MalformedJobError);
+    await expect(b.cancel(id)).rejects.toThrow(MalformedJobError);
   });
 
   it('with leaveForeign, records foreign messages but leaves them in SQS, and does not record them twice', async () => {

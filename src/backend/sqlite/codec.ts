@@ -103,6 +103,12 @@ export function rowToJob(row: Pick<JobRow, 'id' | 'doc'>): Job {
   } catch (e) {
     throw new MalformedJobError(row.id, (e as Error).message);
   }
+  // One check that costs nothing: a document that is not this job's record. An entry SQS custody
+  // kept holds the message body (any JSON, naming any job id and state): `list` showed it as that
+  // job, and `inspect`, `cancel` died on it with an internal error.
+  if (typeof job !== 'object' || job === null || (job as { job_id?: unknown }).job_id !== row.id) {
+    throw new MalformedJobError(row.id, 'its document is not the record of this job (an entry taken into custody from SQS holds the message body)');
+  }
   origins.set(job, row);
   return job;
 }
