@@ -115,6 +115,23 @@ export class RetryLaterError extends AgentqError {
  */
 export class BrokerUnavailableError extends RetryLaterError {}
 
+/** Errors the broker (SQS) gave that are not outages: a missing queue, refused credentials (fromBroker). */
+const brokerErrors = new WeakSet<object>();
+
+/**
+ * Marks `e` as the broker's (SQS), where the broker is not the store: a worker then names the
+ * broker, not the store, for a refusal (a missing SQS queue is not a fault of the job store).
+ */
+export function fromBroker<E extends AgentqError>(e: E): E {
+  brokerErrors.add(e);
+  return e;
+}
+
+/** Whether `e` came from the broker: an outage of it (BrokerUnavailableError) or an error marked by fromBroker. */
+export function cameFromBroker(e: unknown): boolean {
+  return e instanceof BrokerUnavailableError || (typeof e === 'object' && e !== null && brokerErrors.has(e));
+}
+
 /** A state transition the state machine does not allow (e.g. cancel a succeeded job). */
 export class IllegalTransitionError extends AgentqError {
   constructor(message: string) {

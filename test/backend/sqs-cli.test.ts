@@ -5,7 +5,7 @@
  * first), custody listed by `dlq list`, and no AWS SDK Node-version warning
  * in agentq's output.
  */
-import { CreateQueueCommand, GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, DeleteQueueCommand, GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -125,6 +125,28 @@ describe('agentq sqs / outbox commands', () => {
     expect((JSON.parse(rest.stdout) as Array<{ body: string }>).map((c) => c.body)).toHaveLength(1);
     expect(rest.stderr).not.toContain('More custody records');
     expect(JSON.parse((await ccli(['sqs', 'custody', '--queue', 'gamma', '-o', 'json'])).stdout)).toEqual([]);
+  }, 60_000);
+
+  it('a worker whose SQS queue went away (SQS restarted empty) names SQS, not the store, for the refused claims and its exit 78', async () => {
+    const own = sqsUrl(server.endpoint, `${prefix}gone`, join(home.dir, 'gone.db'), '&wait=0');
+    const gcli = (args: string[]) => runCliOk(home, ['--url', own, ...args], { env: CREDS });
+    await gcli(['sqs', 'setup', '--queue', 'gone']);
+    const worker = spawnCli(home, ['--url', own, '-o', 'ndjson', 'worker', '--queue', 'gone', '--', 'true'], { env: CREDS });
+    const done = collect(worker, 60_000);
+    let stdout = '';
+    worker.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    // (an idle claim: past its start's look-up of the queues)
+    await pollUntil(() => stdout.includes('"type":"idle"'), { what: 'the worker to claim' });
+    const raw = new SQSClient({ region: 'us-east-1', endpoint: server.endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+    const { QueueUrl } = await raw.send(new GetQueueUrlCommand({ QueueName: `${prefix}gone-gone-batch` }));
+    await raw.send(new DeleteQueueCommand({ QueueUrl }));
+    raw.destroy();
+    await gcli(['submit', 'noop:v1', '--queue', 'gone']); // stored; its queue is missing
+    const r = await done;
+    expect(r.code, r.stderr).toBe(78);
+    expect(r.stderr).toContain(`worker: broker error during claim: an SQS queue agentq needs does not exist (ReceiveMessage ${prefix}gone-gone-batch`);
+    expect(r.stderr).toContain(`worker: stopping — SQS at ${server.endpoint} has refused this worker for 10s`);
+    expect(r.stderr).not.toMatch(/store error|the store has refused/);
   }, 60_000);
 
   it('with fifo=1, sets up .fifo queues and says FIFO; submit publishes through them; a bad fifo= value is a config error', async () => {

@@ -5,7 +5,7 @@
  * code, as sqs-consumer does it).
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { AgentqError, BrokerUnavailableError, ConfigError, PermissionError, RetryLaterError } from '../../core/errors.js';
+import { AgentqError, BrokerUnavailableError, ConfigError, fromBroker, PermissionError, RetryLaterError } from '../../core/errors.js';
 import type { SqsUrl } from './url.js';
 import { SdkDataPlane, type SqsDataPlane } from './data-plane.js';
 import { defaultCredentials } from './credentials.js';
@@ -83,6 +83,11 @@ export const NOT_SQS_HINT = 'Check endpoint= in the URL (else AWS_ENDPOINT_URL_S
  */
 export function toAgentqError(e: unknown, what: string, queue?: string): AgentqError {
   if (e instanceof AgentqError) return e;
+  // Every error made here is SQS's (the broker's), refusals too: a worker names SQS for them, not its store.
+  return fromBroker(sqsError(e, what, queue));
+}
+
+function sqsError(e: unknown, what: string, queue?: string): AgentqError {
   const err = e as { name?: string; message?: string };
   const name = err?.name ?? 'Error';
   const detail = `${what}: ${name}${err?.message && err.message !== name ? `: ${err.message}` : ''}`;

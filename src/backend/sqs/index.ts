@@ -13,7 +13,7 @@ import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import type { AdmissionLimits } from '../../core/admission.js';
 import { systemClock, systemRandom, type Clock, type Random } from '../../core/clock.js';
 import { initialFairnessState, nextPick, type Candidates, type FairnessOptions } from '../../core/fairness.js';
-import { ConfigError, ValidationError } from '../../core/errors.js';
+import { ConfigError, fromBroker, ValidationError } from '../../core/errors.js';
 import type { RetryPolicy } from '../../core/retry.js';
 import { JOB_CLASSES, type DlqEntry, type Effect, type Job, type JobClass, type JobEvent, type SubmitRequest } from '../../core/schemas.js';
 import type {
@@ -354,7 +354,7 @@ export class SqsBackend implements Backend {
     const url = await this.sqsQueues.url(name);
     // Asked only for a class the store holds pending jobs of: without its queue they can never be
     // delivered, and a worker that reported "nothing claimable" looked idle and healthy (exit 0 with --drain).
-    if (url === null) throw new ConfigError(`the SQS queue ${name} does not exist, so the ${cls} jobs of queue ${req.queue} cannot be delivered`, `Run: agentq sqs setup --queue ${req.queue}`);
+    if (url === null) throw fromBroker(new ConfigError(`the SQS queue ${name} does not exist, so the ${cls} jobs of queue ${req.queue} cannot be delivered`, `Run: agentq sqs setup --queue ${req.queue}`));
     const leases: Lease[] = [];
     const seen = new Set<string>();
     for (let round = 0; round < MAX_ROUNDS && leases.length < max; round++) {

@@ -8,7 +8,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { formatDuration, parseDuration } from '../../core/duration.js';
-import { AgentqError, BrokerUnavailableError, ExitCode, ValidationError } from '../../core/errors.js';
+import { AgentqError, cameFromBroker, ExitCode, ValidationError } from '../../core/errors.js';
 import type { Unpublished } from '../../backend/contract.js';
 import type { FairnessOptions } from '../../core/fairness.js';
 import { NAME_RE, NAME_RULE } from '../../core/model.js';
@@ -210,7 +210,9 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
         refusedSince ??= ctx.clock.now();
         if (ctx.clock.now() - refusedSince >= REFUSAL_GRACE_MS) {
           fatal = e.error;
-          ctx.note(`worker: stopping — the store has refused this worker for ${formatDuration(REFUSAL_GRACE_MS)}; running jobs may finish first`);
+          // (SQS refusing, a missing queue of it, is not the job store's doing)
+          const who = cameFromBroker(e.error) && backend.broker ? sanitize(backend.broker.name) : 'the store';
+          ctx.note(`worker: stopping — ${who} has refused this worker for ${formatDuration(REFUSAL_GRACE_MS)}; running jobs may finish first`);
           void worker.stop();
         }
       }
@@ -332,7 +334,7 @@ function describe(e: WorkerEvent): string | null {
       return `${e.jobId}: handler did not exit after ${e.reason}; job ended without it`;
     case 'backend_error':
       // An outage of SQS (the broker) is not the store's: "store error … SQS is unreachable" sent on-call to the wrong system.
-      return `${e.error instanceof BrokerUnavailableError ? 'broker' : 'store'} error during ${e.op}${e.jobId ? ` of ${e.jobId}` : ''}: ${sanitize(e.error instanceof Error ? e.error.message : String(e.error))}`;
+      return `${cameFromBroker(e.error) ? 'broker' : 'store'} error during ${e.op}${e.jobId ? ` of ${e.jobId}` : ''}: ${sanitize(e.error instanceof Error ? e.error.message : String(e.error))}`;
     case 'store_unavailable':
       return e.error === null
         ? `the store is not answering (${e.waiting} ${e.waiting === 1 ? 'call' : 'calls'} waiting for ${formatDuration(STALL_MS)}); waiting for it, running jobs go on`
