@@ -561,6 +561,18 @@ describe('the DLQ on SQS', () => {
     await expect(b.cancel(id)).rejects.toThrow(MalformedJobError);
   });
 
+  it('keeps a binary message attribute of a message in custody as its bytes in base64, not as an object of numbered bytes', async () => {
+    const e = env();
+    const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0 });
+    await b.setup(['q']);
+    const dlq = (await raw.send(new GetQueueUrlCommand({ QueueName: dlqName(e.prefix, 'q') }))).QueueUrl!;
+    const blob = Buffer.from([0, 1, 2, 255]);
+    await raw.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: 'with a binary attribute', MessageAttributes: { blob: { DataType: 'Binary', BinaryValue: blob } } }));
+    const report = await b.sweepDlq('q');
+    const kept = (await b.ext.custody(report.custody[0]!.job_id))!;
+    expect((kept.attributes.message_attributes as Record<string, unknown>).blob).toEqual({ DataType: 'Binary', BinaryValue: blob.toString('base64') });
+  });
+
   it('with leaveForeign, records foreign messages but leaves them in SQS, and does not record them twice', async () => {
     const e = env();
     const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0 });

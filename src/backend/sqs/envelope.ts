@@ -101,7 +101,22 @@ export function parseMessage(m: Message): ParsedMessage {
   return { kind: 'malformed', jobId: attr(m, ATTR.jobId) ?? null, why: `the envelope does not validate: ${why}` };
 }
 
-/** Every attribute of a message (system and message attributes), as JSON for custody. */
+/**
+ * Every attribute of a message (system and message attributes), as JSON for custody. Binary
+ * values (bytes, as both clients return them) are kept as base64, as SQS's JSON carries them:
+ * JSON.stringify of the bytes wrote an object of numbered bytes ({"0":0,"1":1,…}).
+ */
 export function allAttributes(m: Message): Record<string, unknown> {
-  return { attributes: m.Attributes ?? {}, message_attributes: m.MessageAttributes ?? {}, md5_of_body: m.MD5OfBody ?? null };
+  const b64 = (v: Uint8Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
+  let messageAttributes: Record<string, unknown> = m.MessageAttributes ?? {};
+  for (const [k, v] of Object.entries(m.MessageAttributes ?? {})) {
+    if (v.BinaryValue === undefined && v.BinaryListValues === undefined) continue;
+    if (messageAttributes === m.MessageAttributes) messageAttributes = { ...m.MessageAttributes };
+    messageAttributes[k] = {
+      ...v,
+      ...(v.BinaryValue !== undefined ? { BinaryValue: b64(v.BinaryValue) } : {}),
+      ...(v.BinaryListValues !== undefined ? { BinaryListValues: v.BinaryListValues.map(b64) } : {}),
+    };
+  }
+  return { attributes: m.Attributes ?? {}, message_attributes: messageAttributes, md5_of_body: m.MD5OfBody ?? null };
 }
