@@ -143,14 +143,18 @@ export class StoreWatch {
       w.counted = true;
       if (this.pending++ === 0) this.progressAt = w.until;
     }
-    if (this.pending > 0 && this.clock.now() - this.progressAt >= STALL_MS) {
-      // Calls stalled on a broker that accepts and never answers (SQS) are the broker's, not the store's.
-      const broker = this.brokerOf?.broker;
-      if (broker && (broker.silentMs ?? 0) >= STALL_MS) {
-        const error = new BrokerUnavailableError(`a call unanswered for ${Math.round(broker.silentMs! / 1000)} s`, 'BACKEND_UNAVAILABLE', 'Check the endpoint and network, then try again.');
-        this.brokerUnavailable(error, this.progressAt);
-      } else this.down(null, this.progressAt);
-    }
+    // A broker that accepts and never answers (SQS) is silent on a call of its own, past when its
+    // answer was due (a long poll's wait allowed for): said as such, whether or not this worker's
+    // calls have stalled yet (a claim that may long-poll counts only after its wait), and calls
+    // stalled meanwhile are the broker's, not the store's. (At the stall the broker's call may have
+    // begun a moment after the stalled call, a check later at most: it counts from CHECK_MS less.)
+    const broker = this.brokerOf?.broker;
+    const silentMs = broker?.silentMs ?? 0;
+    const stalled = this.pending > 0 && this.clock.now() - this.progressAt >= STALL_MS;
+    if (silentMs >= STALL_MS || (stalled && silentMs >= STALL_MS - CHECK_MS)) {
+      const error = new BrokerUnavailableError(`a call unanswered for ${Math.round(silentMs / 1000)} s`, 'BACKEND_UNAVAILABLE', 'Check the endpoint and network, then try again.');
+      this.brokerUnavailable(error, this.clock.now() - silentMs);
+    } else if (stalled) this.down(null, this.progressAt);
   }
 
   /** The store is down since `since` (the failed call's start, or the start of the wait that stalled). */

@@ -13,7 +13,8 @@ import { openBackend } from '../../src/backend/open.js';
 import { parseSqsUrl } from '../../src/backend/sqs/url.js';
 import { SqsBackend } from '../../src/backend/sqs/index.js';
 import { sqsUrl, useEmulatorCredentials } from '../conformance/sqs-fixture.js';
-import { makeCliHome, runCli, type CliHome } from '../support/cli.js';
+import { collect, makeCliHome, runCli, spawnCli, type CliHome } from '../support/cli.js';
+import { pollUntil } from '../support/poll.js';
 
 useEmulatorCredentials();
 const CREDS = { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' };
@@ -70,3 +71,23 @@ it('close() after a submit that gave up does not wait for the publish round it l
     if (!closed) await backend.close();
   }
 }, 40_000);
+
+it('agentq worker does not sit silent for minutes looking up its queues: it says SQS did not answer, starts, and names SQS as unavailable', async () => {
+  const url = sqsUrl(endpoint, `silentw${process.pid}`, join(home.dir, 'worker.db'));
+  // a job waiting in the outbox: the worker's claims publish and receive through SQS
+  expect((await runCli(home, ['--url', url, 'submit', 'noop:v1', '--queue', 'q'], { env: CREDS })).code).toBe(0);
+  const worker = spawnCli(home, ['--url', url, 'worker', '--queue', 'q', '--', 'true'], { env: CREDS });
+  const done = collect(worker, 60_000);
+  let stderr = '';
+  worker.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  try {
+    // (before: nothing for 90 s, the first look-up's time-outs, and then more look-ups)
+    await pollUntil(() => stderr.includes('is unavailable'), { timeoutMs: 30_000, what: 'the worker to say SQS is unavailable' });
+    expect(stderr).toContain(`warning: could not check that queue q can be delivered (SQS at ${endpoint} did not answer within 5s); starting anyway`);
+    expect(stderr).toContain(`worker: SQS at ${endpoint} is unavailable (a call unanswered for`);
+    expect(stderr).not.toContain('the store is not answering');
+  } finally {
+    worker.kill('SIGKILL');
+    await done;
+  }
+}, 60_000);

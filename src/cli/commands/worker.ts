@@ -45,6 +45,9 @@ export interface WorkerCommandOptions {
   dashDash?: boolean;
 }
 
+/** How long a worker waits for its start's look-up of the queues (workerPreflight) before it starts anyway. */
+const PREFLIGHT_WAIT_MS = 5_000;
+
 export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise<void> {
   try {
     return await runWorker(o, ctx);
@@ -254,7 +257,17 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
     // worker now (exit 78 / 4) rather than leaving it idle; anything else the claim loop rides out.
     if (backend.workerPreflight) {
       try {
-        for (const w of await backend.workerPreflight(queue, classes)) ctx.warn(w);
+        // Waited for only so long: an SQS endpoint that accepts and never answers held the worker
+        // silent for 90 s per look-up. Started without it, the claims' watch names SQS as unavailable.
+        const check = backend.workerPreflight(queue, classes);
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), PREFLIGHT_WAIT_MS)));
+        const warnings = await Promise.race([check, late]).finally(() => clearTimeout(timer));
+        if (warnings === null) {
+          check.catch(() => undefined);
+          const who = backend.broker ? sanitize(backend.broker.name) : 'the backend';
+          ctx.warn(`could not check that queue ${sanitize(queue)} can be delivered (${who} did not answer within ${formatDuration(PREFLIGHT_WAIT_MS)}); starting anyway`);
+        } else for (const w of warnings) ctx.warn(w);
       } catch (e) {
         if (isUnmendable(e)) throw e;
         ctx.warn(`could not check that queue ${sanitize(queue)} can be delivered (${sanitize(e instanceof Error ? e.message : String(e))}); starting anyway`);
