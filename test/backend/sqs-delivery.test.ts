@@ -561,6 +561,19 @@ describe('the DLQ on SQS', () => {
     await expect(b.cancel(id)).rejects.toThrow(MalformedJobError);
   });
 
+  it('a message taken into custody is not counted as a submitted job (stats totals, activity)', async () => {
+    const e = env();
+    const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0 });
+    await b.setup(['q']);
+    const dlq = (await raw.send(new GetQueueUrlCommand({ QueueName: dlqName(e.prefix, 'q') }))).QueueUrl!;
+    await raw.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: 'from another system' }));
+    await b.submit({ workflow: 'noop:v1', queue: 'q' });
+    expect((await b.sweepDlq('q')).custody).toHaveLength(1);
+    const stats = await b.stats('q');
+    expect(stats.dlq_size).toBe(1);
+    expect(stats.totals?.submitted).toBe(1);
+  });
+
   it('keeps a binary message attribute of a message in custody as its bytes in base64, not as an object of numbered bytes', async () => {
     const e = env();
     const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0 });
