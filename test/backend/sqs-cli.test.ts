@@ -149,6 +149,18 @@ describe('agentq sqs / outbox commands', () => {
     expect(r.stderr).not.toMatch(/store error|the store has refused/);
   }, 60_000);
 
+  it('sqs setup, sweep and custody refuse a queue name agentq refuses everywhere else (exit 2), before creating or receiving anything', async () => {
+    for (const args of [['sqs', 'setup', '--queue', 'bad name'], ['sqs', 'setup', '--queue', 'ok', '--queue', 'x/y'], ['sqs', 'sweep', '--queue', 'bad name', '--yes'], ['sqs', 'custody', '--queue', 'bad name']]) {
+      const r = await runCli(home, ['--url', url, ...args], { env: CREDS });
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(/--queue "(bad name|x\/y)": a queue name must be 1-128 characters/);
+    }
+    const raw = new SQSClient({ region: 'us-east-1', endpoint: server.endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+    const err = await raw.send(new GetQueueUrlCommand({ QueueName: `${prefix}-ok-dlq` })).catch((e: Error) => e);
+    raw.destroy();
+    expect((err as Error).name).toMatch(/QueueDoesNotExist|NonExistentQueue/);
+  });
+
   it('with fifo=1, sets up .fifo queues and says FIFO; submit publishes through them; a bad fifo= value is a config error', async () => {
     const fifoUrl = sqsUrl(server.endpoint, `${prefix}f`, join(home.dir, 'fifo.db'), '&wait=0&fifo=1');
     const fcli = (args: string[]) => runCliOk(home, ['--url', fifoUrl, ...args], { env: CREDS });

@@ -10,6 +10,7 @@ import { ConfigError, ValidationError } from '../../core/errors.js';
 import type { CommandContext } from '../context.js';
 import { isMachineFormat, printObject, printRecords } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
+import { checkQueueName } from '../parse.js';
 
 export function requireSqs(backend: Backend, command: string): SqsBackend {
   if (backend.kind !== 'sqs') {
@@ -27,8 +28,9 @@ export interface SetupOptions {
 
 export async function setup(o: SetupOptions, ctx: CommandContext): Promise<void> {
   ctx.assertMutable('sqs setup');
+  // A name no job can have (submit refuses it) would get SQS queues no job can ever use.
+  const queues = (o.queue && o.queue.length > 0 ? o.queue : [ctx.defaultQueue()]).map((q) => checkQueueName(q));
   const backend = requireSqs(await ctx.openBackend({ create: true }), 'sqs setup');
-  const queues = o.queue && o.queue.length > 0 ? o.queue : [ctx.defaultQueue()];
   const actions = await backend.setup(queues);
   if (backend.maxReceiveCount <= DEFAULT_MAX_ATTEMPTS) {
     // every attempt is a receive: at or below the attempts, the backstop takes jobs that are still being retried
@@ -70,8 +72,8 @@ export async function sweep(o: SweepOptions, ctx: CommandContext): Promise<void>
   ctx.assertMutable('sqs sweep');
   const max = o.max === undefined ? 1000 : Number(o.max);
   if (!Number.isInteger(max) || max < 1) throw new ValidationError(`--max must be a positive whole number of messages, got ${JSON.stringify(o.max)}`);
+  const queue = checkQueueName(o.queue ?? ctx.defaultQueue());
   const backend = requireSqs(await ctx.openBackend({ create: true }), 'sqs sweep');
-  const queue = o.queue ?? ctx.defaultQueue();
   // a DLQ that is not there is said before anything is asked
   const dlq = await backend.dlqToSweep(queue);
   ctx.note(sanitize(sweepWarning(dlq.name, o.leaveForeign === true)));
@@ -111,6 +113,7 @@ export interface CustodyOptions {
 export async function custody(o: CustodyOptions, ctx: CommandContext): Promise<void> {
   const limit = o.limit === undefined ? 100 : Number(o.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new ValidationError('--limit must be a whole number from 1 to 1000');
+  if (o.queue !== undefined) checkQueueName(o.queue);
   const backend = requireSqs(await ctx.openBackend(), 'sqs custody');
   // One more than asked for: whether another page follows (said on stderr, as `dlq list` does).
   const got = await backend.ext.listCustody(limit + 1, o.after ?? null, o.queue === undefined ? undefined : backend.sqsQueues.dlqName(o.queue));
