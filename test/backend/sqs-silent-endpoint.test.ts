@@ -11,7 +11,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openBackend } from '../../src/backend/open.js';
 import { parseSqsUrl } from '../../src/backend/sqs/url.js';
+import { defaultCredentials } from '../../src/backend/sqs/credentials.js';
 import { SqsBackend } from '../../src/backend/sqs/index.js';
+import { SqsWireClient } from '../../src/backend/sqs/wire.js';
+import { runRecord } from '../conformance/fixture.js';
+import { startSqsServer } from '../support/sqs-server.js';
 import { sqsUrl, useEmulatorCredentials } from '../conformance/sqs-fixture.js';
 import { collect, makeCliHome, runCli, spawnCli, type CliHome } from '../support/cli.js';
 import { pollUntil } from '../support/poll.js';
@@ -22,9 +26,12 @@ let server: Server;
 const sockets = new Set<Socket>();
 let endpoint: string;
 let home: CliHome;
+/** Requests the silent server was sent (it reads them, and never answers). */
+let requests = 0;
 beforeAll(async () => {
   server = createServer((s) => {
     sockets.add(s);
+    s.on('data', (d: Buffer) => (requests += (d.toString('latin1').match(/^POST /gm) ?? []).length));
     s.on('close', () => sockets.delete(s));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -91,3 +98,43 @@ it('agentq worker does not sit silent for minutes looking up its queues: it says
     await done;
   }
 }, 60_000);
+
+it('a redrive in parts against SQS that stopped answering does not wait out every part: the parts after the first wait in the outbox', async () => {
+  const fauxqs = await startSqsServer();
+  const path = join(home.dir, 'redrive.db');
+  const prefix = `silentr${process.pid}`;
+  const ids: string[] = [];
+  const live = (await openBackend(sqsUrl(fauxqs.endpoint, prefix, path, '&wait=0'))) as SqsBackend;
+  try {
+    await live.setup(['q']);
+    for (let i = 0; i < 250; i++) ids.push((await live.submit({ workflow: 'research_report:v3', queue: 'q', max_attempts: 1 })).job.job_id);
+    let dead = 0;
+    for (let round = 0; round < 100 && dead < ids.length; round++) {
+      for (const l of await live.claim({ queue: 'q', workerId: 'seed', max: 10, leaseMs: 60_000 })) {
+        await live.fail(l, { code: 'PROVIDER_429', message: 'rate limited', retryable: false });
+        dead++;
+      }
+    }
+    expect(dead).toBe(250);
+  } finally {
+    await live.close();
+    await fauxqs.stop();
+  }
+  // The same job store; SQS now accepts and never answers (each call given 300 ms here, one attempt).
+  const url = sqsUrl(endpoint, prefix, path, '&wait=0');
+  const requestsBefore = requests;
+  const dataPlane = new SqsWireClient({ credentials: defaultCredentials('us-east-1'), sdk: () => Promise.reject(new Error('not used')) }, { region: 'us-east-1', endpoint, socketTimeoutMs: 300, maxAttempts: 1 });
+  const backend = new SqsBackend({ url: parseSqsUrl(url, url), shown: url, dataPlane });
+  try {
+    const runId = 'run_01JSILENTSILENTSILENTSILEN';
+    await backend.createRun(runRecord({ run_id: runId, queue: 'q', action: 'redrive' }, Date.now()), ids.map((job_id) => ({ job_id, verdict: 'redrive' as const, detail: null })));
+    const items = await backend.applyRunItems({ runId, jobIds: ids, now: Date.now() });
+    expect(items.every((i) => i.status === 'moved')).toBe(true);
+    expect((await backend.outboxStatus()).pending).toBe(250);
+    // one look-up SQS left unanswered, not one per part (three parts of 100, 100 and 50)
+    expect(requests - requestsBefore).toBe(1);
+  } finally {
+    await backend.close();
+    dataPlane.destroy();
+  }
+}, 120_000);

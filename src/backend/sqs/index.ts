@@ -630,6 +630,15 @@ export class SqsBackend implements Backend {
     const step = Math.max(APPLY_PART_MIN, Math.ceil(req.jobIds.length / APPLY_PARTS));
     const items: LedgerItem[] = [];
     let sending: Promise<unknown> = Promise.resolve();
+    // A part whose every job failed to publish (SQS unreachable, or accepting and never answering:
+    // 90 s of time-outs a part) leaves the later parts to the relay: their outbox rows are committed
+    // and published later, as the CLI then says; waiting out each part held a redrive for minutes.
+    let sqsFailing = false;
+    const publish = async (moved: string[]) => {
+      if (sqsFailing) return;
+      const r = await this.relay.publishJobs(moved).catch(() => null);
+      if (r === null || (r.published === 0 && r.failed.length > 0)) sqsFailing = true;
+    };
     try {
       // (an empty batch still goes to the store once: it checks the run exists)
       for (let i = 0; i === 0 || i < req.jobIds.length; i += step) {
@@ -638,14 +647,14 @@ export class SqsBackend implements Backend {
         const moved = part.filter((p) => p.status === 'moved').map((p) => p.job_id);
         if (moved.length === 0) continue;
         for (const listener of this.movedListeners) listener(moved);
-        sending = sending.then(() => this.relay.publishJobs(moved).catch(() => undefined));
+        sending = sending.then(() => publish(moved));
       }
     } finally {
       // Also when a part failed: what earlier parts committed is sent before the error goes up.
       await sending;
     }
-    // A resumed run also delivers what its killed predecessor committed but never sent.
-    await this.relay.catchUp({ limit: 500, maxRounds: 1, background: true }).catch(() => undefined);
+    // A resumed run also delivers what its killed predecessor committed but never sent (not when SQS failed just now).
+    if (!sqsFailing) await this.relay.catchUp({ limit: 500, maxRounds: 1, background: true }).catch(() => undefined);
     return items;
   }
   acquireLock(queue: string, holder: LockHolder): Promise<LockResult> {
