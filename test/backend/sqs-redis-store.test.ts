@@ -322,6 +322,9 @@ describe('custody on a Redis job store', () => {
     const page = await b.list({ queue: 'q' }, { limit: 10 });
     expect(page.items.map((j) => j.job_id)).toEqual([]);
     expect(page.unreadable).toEqual([{ job_id: id, why: expect.stringContaining(id) }]);
+    // (what it is, not the parse error of the mark its record carries: "Unexpected token 's', \"sqs-custod\"...")
+    expect(page.unreadable![0]!.why).toContain('taken into custody from SQS');
+    expect(page.unreadable![0]!.why).not.toContain('Unexpected token');
     await expect(b.get(id)).rejects.toThrow(MalformedJobError);
     await expect(b.cancel(id)).rejects.toThrow(MalformedJobError);
   });

@@ -130,6 +130,8 @@ export function jobFrom(snap: Snapshot): Job {
   const [, effFlat, atts] = snap;
   const h = hashOf(snap);
   if (h.env === undefined) throw new Error('the job record has no envelope');
+  // An entry SQS custody kept holds the message body behind this mark: not a job, and not a parse error to show.
+  if (h.env.startsWith('sqs-custody:')) throw new Error('it is a message taken into custody from SQS, not a job record (agentq dlq show shows it)');
   const env = JSON.parse(h.env) as Record<string, unknown>;
   if (typeof env.job_id !== 'string' || typeof env.workflow !== 'string') throw new Error('the job envelope lacks job_id or workflow');
   const effects: Effect[] = [];
