@@ -14,6 +14,7 @@ import { parseSqsUrl } from '../../src/backend/sqs/url.js';
 import { defaultCredentials } from '../../src/backend/sqs/credentials.js';
 import { SqsBackend } from '../../src/backend/sqs/index.js';
 import { SqsWireClient } from '../../src/backend/sqs/wire.js';
+import { sendBatch } from '../../src/backend/sqs/batch-send.js';
 import { runRecord } from '../conformance/fixture.js';
 import { startSqsServer } from '../support/sqs-server.js';
 import { sqsUrl, useEmulatorCredentials } from '../conformance/sqs-fixture.js';
@@ -138,3 +139,16 @@ it('a redrive in parts against SQS that stopped answering does not wait out ever
     dataPlane.destroy();
   }
 }, 120_000);
+
+it('a SendMessageBatch SQS never answers is not sent again on top of the client\'s own tries (4 x 3 time-outs: 6 minutes)', async () => {
+  const dataPlane = new SqsWireClient({ credentials: defaultCredentials('us-east-1'), sdk: () => Promise.reject(new Error('not used')) }, { region: 'us-east-1', endpoint, socketTimeoutMs: 200, maxAttempts: 1 });
+  const before = requests;
+  try {
+    const out = await sendBatch(dataPlane, `${endpoint}/000000000000/q`, [{ key: 'a', body: 'x', attributes: {} }], { sleep: async () => {} });
+    expect(out.sent).toEqual([]);
+    expect(out.failed).toEqual([{ key: 'a', error: expect.stringMatching(/^SQS is unreachable \(SendMessageBatch: TimeoutError/) }]);
+    expect(requests - before).toBe(1);
+  } finally {
+    dataPlane.destroy();
+  }
+});

@@ -97,6 +97,9 @@ async function sendOneBatch(client: SqsDataPlane, queueUrl: string, batch: Outgo
       const err = toAgentqError(e, 'SendMessageBatch');
       lastErrors = new Map(pending.map((m) => [m.key, err.message]));
       if (!isConnectionError(e) && !/RETRY|BUSY/.test(err.code)) break;
+      // A call SQS never answered was already tried again by the client (3 attempts of 30 s);
+      // trying the batch 4 times over made a silent endpoint hold a send for 6 minutes.
+      if ((e as { name?: string })?.name === 'TimeoutError') break;
     }
   }
   for (const m of pending) out.failed.push({ key: m.key, error: lastErrors.get(m.key) ?? 'not confirmed by SQS' });
