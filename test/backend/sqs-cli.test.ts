@@ -161,6 +161,12 @@ describe('agentq sqs / outbox commands', () => {
     expect((err as Error).name).toMatch(/QueueDoesNotExist|NonExistentQueue/);
   });
 
+  it('sqs custody --after refuses what is not a job id (exit 2) instead of listing from the start as if it were a cursor', async () => {
+    const r = await runCli(home, ['--url', url, 'sqs', 'custody', '--after', 'foo'], { env: CREDS });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('--after must be the job id printed after the previous page (job_...), got "foo"');
+  });
+
   it('with fifo=1, sets up .fifo queues and says FIFO; submit publishes through them; a bad fifo= value is a config error', async () => {
     const fifoUrl = sqsUrl(server.endpoint, `${prefix}f`, join(home.dir, 'fifo.db'), '&wait=0&fifo=1');
     const fcli = (args: string[]) => runCliOk(home, ['--url', fifoUrl, ...args], { env: CREDS });

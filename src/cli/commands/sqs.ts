@@ -11,6 +11,7 @@ import type { CommandContext } from '../context.js';
 import { isMachineFormat, printObject, printRecords } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
 import { checkQueueName } from '../parse.js';
+import { isJobId } from '../../core/ids.js';
 
 export function requireSqs(backend: Backend, command: string): SqsBackend {
   if (backend.kind !== 'sqs') {
@@ -114,6 +115,10 @@ export async function custody(o: CustodyOptions, ctx: CommandContext): Promise<v
   const limit = o.limit === undefined ? 100 : Number(o.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new ValidationError('--limit must be a whole number from 1 to 1000');
   if (o.queue !== undefined) checkQueueName(o.queue);
+  // Custody pages by job id: anything else listed from wherever it sorted, as if it were a cursor.
+  if (o.after !== undefined && !isJobId(o.after)) {
+    throw new ValidationError(`--after must be the job id printed after the previous page (job_...), got ${JSON.stringify(sanitize(o.after))}`);
+  }
   const backend = requireSqs(await ctx.openBackend(), 'sqs custody');
   // One more than asked for: whether another page follows (said on stderr, as `dlq list` does).
   const got = await backend.ext.listCustody(limit + 1, o.after ?? null, o.queue === undefined ? undefined : backend.sqsQueues.dlqName(o.queue));
