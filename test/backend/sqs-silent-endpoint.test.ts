@@ -152,3 +152,22 @@ it('a SendMessageBatch SQS never answers is not sent again on top of the client\
     dataPlane.destroy();
   }
 });
+
+it('the outbox relay does not wait out SQS once per queue: after one look-up SQS leaves unanswered, the other queues\' rows wait for the next try', async () => {
+  const prefix = `silento${process.pid}`;
+  const url = sqsUrl(endpoint, prefix, join(home.dir, 'relay.db'), '&wait=0');
+  const dataPlane = new SqsWireClient({ credentials: defaultCredentials('us-east-1'), sdk: () => Promise.reject(new Error('not used')) }, { region: 'us-east-1', endpoint, socketTimeoutMs: 200, maxAttempts: 1 });
+  const backend = new SqsBackend({ url: parseSqsUrl(url, url), shown: url, dataPlane });
+  try {
+    // three SQS source queues: two agentq queues, and another class
+    for (const [queue, cls] of [['a', 'batch'], ['b', 'batch'], ['a', 'interactive']] as const) await backend.submit({ workflow: 'noop:v1', queue, class: cls });
+    // (each submit's own publish failed at its 200 ms time-out)
+    const before = requests;
+    const r = await backend.relayOutbox({ now: true });
+    expect(r.failed.map((f) => f.code)).toEqual(['BACKEND_UNAVAILABLE', 'BACKEND_UNAVAILABLE', 'BACKEND_UNAVAILABLE']);
+    expect(requests - before).toBe(1);
+  } finally {
+    await backend.close();
+    dataPlane.destroy();
+  }
+});

@@ -5,7 +5,7 @@
  * run twice for the same row: consumers check every message against the
  * store, and a second message for a job is recognised and deleted.
  */
-import { AgentqError } from '../../core/errors.js';
+import { AgentqError, BrokerUnavailableError } from '../../core/errors.js';
 import type { JobClass } from '../../core/schemas.js';
 import { isTerminal } from '../../core/states.js';
 import type { OutboxRow, SqsStore } from './store.js';
@@ -101,11 +101,15 @@ export class OutboxRelay {
       g.items.push({ row, msg });
     }
     if (done.length) await this.store.markPublished(done);
+    /** SQS could not be reached (or did not answer) for one queue: the others' rows wait for their next try, not for time-outs of their own. */
+    let unreachable: BrokerUnavailableError | null = null;
     for (const g of byQueue.values()) {
       let url: string | null;
       try {
+        if (unreachable) throw unreachable;
         url = await this.queues.sourceUrl(g.queue, g.cls);
       } catch (e) {
+        if (e instanceof BrokerUnavailableError) unreachable = e;
         await this.fail(g.items.map((i) => i.row), (e as Error).message, result, e instanceof AgentqError ? e.code : 'SEND_FAILED');
         continue;
       }
