@@ -479,11 +479,7 @@ export class SqliteSqsStore implements SqsStore {
         `INSERT INTO jobs (id, queue, state, tenant, class, workflow, created_at, updated_at, run_at, max_attempts, dead_at, dead_reason, error_code, error_message, doc)
          VALUES (?, ?, 'dead', ?, 'batch', ?, ?, ?, ?, 0, ?, 'custody', ?, ?, ?)`,
       ).run(id, msg.queue, 'unknown', 'unknown:v0', now, now, now, now, code, msg.why, msg.body);
-      // The schema's insert trigger counts a row without a request fingerprint as submitted (a row
-      // another tool wrote); a message kept from the SQS DLQ was never submitted here (nor is it on
-      // a Redis job store): `stats` totals and the submitted metric counted every foreign message.
-      this.q("UPDATE queue_totals SET n = n - 1 WHERE queue = ? AND name = 'submitted' AND n > 0").run(msg.queue);
-      this.q('UPDATE activity SET submitted = submitted - 1 WHERE queue = ? AND minute = ? AND submitted > 0').run(msg.queue, Math.floor(now / 60000));
+      // (not counted as submitted: the insert trigger leaves out a row inserted dead, migration 8)
       this.insertCustody(id, kind, msg, now);
       return { recorded: 'kept', jobId: id };
     });
