@@ -4,7 +4,6 @@
  * misspelt in a filter was refused by one and matched nothing on another).
  */
 import { ValidationError } from '../core/errors.js';
-import { isJobId, isRunId } from '../core/ids.js';
 import { JOB_CLASSES, JOB_STATES, REASON_MAX_CHARS } from '../core/model.js';
 import type { ClaimRequest, EventQuery, JobFilter } from './contract.js';
 
@@ -78,16 +77,4 @@ export function checkCancelReason(reason: string | null | undefined): void {
 
 function checkOneOf(what: string, value: unknown, allowed: readonly string[]): void {
   if (typeof value !== 'string' || !allowed.includes(value)) throw new ValidationError(`${what} must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
-}
-
-/**
- * A page's cursor is the `next_cursor` a previous page returned: a job id (a run id for the list of
- * runs), or null / absent for the first page. Anything else matched nothing, so a caller's mistake
- * (a cursor of another list, a stale format) read as an empty last page instead of an error.
- */
-export function checkCursor(cursor: unknown, kind: 'job' | 'run' = 'job'): void {
-  if (cursor === undefined || cursor === null) return;
-  if (typeof cursor === 'string' && (kind === 'job' ? isJobId(cursor) : isRunId(cursor))) return;
-  const shown = typeof cursor === 'string' ? JSON.stringify(cursor.length > 60 ? `${cursor.slice(0, 60)}…` : cursor) : typeof cursor;
-  throw new ValidationError(`page cursor ${shown} is not one this backend returned: a cursor is the next_cursor of the previous page (a ${kind} id), or null for the first page`);
 }

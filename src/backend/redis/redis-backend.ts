@@ -14,7 +14,7 @@ import { encodeTime } from 'ulid';
 import { IdempotencyConflictError, JobStoppingError, LeaseLostError, MalformedJobError, NotFoundError, PermissionError, RetryLaterError, ValidationError } from '../../core/errors.js';
 import { storedJson } from '../../core/stored-json.js';
 import { checkUsage } from '../../core/usage.js';
-import { checkCancelReason, checkClaim, checkCursor, checkEffectKey, checkEventQuery, checkJobFilter, checkLeaseMs } from '../checks.js';
+import { checkCancelReason, checkClaim, checkEffectKey, checkEventQuery, checkJobFilter, checkLeaseMs } from '../checks.js';
 import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
 import { classWeight, type FairnessOptions } from '../../core/fairness.js';
 import { createIdFactory, JOB_ID_PREFIX } from '../../core/ids.js';
@@ -1180,7 +1180,6 @@ export class RedisBackend implements Backend {
 
   /** Light rows (issue 6): see dlq-rows.ts. Errors are mapped here, not through GUARDED. */
   async dlqRows(filter: DlqFilter, page: PageRequest): Promise<Page<DlqRow>> {
-    checkCursor(page.cursor);
     try {
       await this.conn.dbGate();
       const queues = filter.queue ? [filter.queue] : await this.queues();
@@ -1271,7 +1270,7 @@ export class RedisBackend implements Backend {
   }
 
   async listRuns(filter: { queue?: string }, page: PageRequest): Promise<Page<RunRecord>> {
-    const limit = pageLimit(page, 'run');
+    const limit = pageLimit(page);
     const key = filter.queue ? `${this.keys.shard(filter.queue, 0)}runs` : this.keys.runs();
     // Newest first: run ids are ULIDs, so reverse lex order is reverse creation order.
     const max = page.cursor ? `(${page.cursor}` : '+';
@@ -1534,9 +1533,7 @@ function hashOf(snap: Snapshot): Record<string, string> {
   return Array.isArray(snap[0]) ? flatToMap(snap[0]) : snap[0];
 }
 
-/** The page's limit, its cursor checked (a job id, a run id for the runs). */
-function pageLimit(page: PageRequest, cursorKind: 'job' | 'run' = 'job'): number {
-  checkCursor(page.cursor, cursorKind);
+function pageLimit(page: PageRequest): number {
   const l = page.limit;
   if (!Number.isInteger(l) || l < 1 || l > MAX_PAGE_LIMIT) throw new ValidationError(`page limit must be an integer from 1 to ${MAX_PAGE_LIMIT}, got ${l}`);
   return l;

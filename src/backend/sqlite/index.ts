@@ -45,7 +45,7 @@ import type {
   RunRecord,
   SubmitResult,
 } from '../contract.js';
-import { checkCancelReason, checkCursor, checkEventQuery, checkJobFilter } from '../checks.js';
+import { checkCancelReason, checkEventQuery, checkJobFilter } from '../checks.js';
 import { rowToEvent, rowToJob, type EventRow, type JobRow } from './codec.js';
 import { dlqGet, dlqList, dlqRaw } from './dlq.js';
 import { dlqRows } from './dlq-rows.js';
@@ -210,7 +210,6 @@ export class SqliteBackend implements Backend {
 
   async list(filter: JobFilter, page: PageRequest): Promise<JobPage> {
     checkPage(page.limit);
-    checkCursor(page.cursor);
     checkJobFilter(filter);
     const where: string[] = [];
     const params: Record<string, unknown> = {};
@@ -420,12 +419,10 @@ export class SqliteBackend implements Backend {
   // ------------------------------------------------------------ DLQ
 
   async dlqList(filter: DlqFilter, page: PageRequest): Promise<Page<DlqEntry>> {
-    checkCursor(page.cursor);
     await loadSchemas(); // checkDlqRow validates each stored document
     return dlqList(this.store, filter, page);
   }
   async dlqRows(filter: DlqFilter, page: PageRequest): Promise<Page<DlqRow>> {
-    checkCursor(page.cursor);
     return dlqRows(this.store, filter, page);
   }
   async dlqGet(jobId: string): Promise<DlqEntry | null> {
@@ -445,14 +442,12 @@ export class SqliteBackend implements Backend {
     return this.runs.getRun(runId);
   }
   async listRuns(filter: { queue?: string }, page: PageRequest): Promise<Page<RunRecord>> {
-    checkCursor(page.cursor, 'run');
     return this.runs.listRuns(filter, page);
   }
   async updateRun(runId: string, patch: Partial<Pick<RunRecord, 'status' | 'updated_at'>>): Promise<RunRecord> {
     return this.runs.updateRun(runId, patch);
   }
   async ledger(runId: string, page: PageRequest, status?: LedgerStatus): Promise<Page<LedgerItem>> {
-    checkCursor(page.cursor);
     return this.runs.ledger(runId, page, status);
   }
   async applyRunItems(req: ApplyRequest): Promise<LedgerItem[]> {
