@@ -362,6 +362,13 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
   registerSqs(program, lazy); // sqs setup|sweep|custody, outbox relay|status
 
   // ------------------------------------------------------------ worker and job (issue 3)
+  // Without `--`, the handler's own options are read as the worker's (`bash -c …` sets
+  // --concurrency): a usage error then says to put the command after `--`. Set as the worker's
+  // options are about to be parsed, when the argv is known: with `--` given, a usage error is a
+  // plain mistake (a misspelt option), and the hint would send the reader the wrong way.
+  program.hook('preSubcommand', (_program, sub) => {
+    if (sub.name() === 'worker') sub.showHelpAfterError(rawArgs().includes('--') ? false : `hint: ${WORKER_DASH_DASH_HINT}`);
+  });
   program
     .command('worker')
     .description('run a handler command once per job: claims, heartbeats, graceful stop on SIGTERM/SIGINT/SIGHUP')
@@ -397,8 +404,6 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
           ['agentq worker --queue research --concurrency 8 --tenant-concurrency 2 --tenant-cap acme=4 -- ./run-agent.sh', 'no tenant takes more than 2 slots (acme 4)'],
         ),
     )
-    // Without `--`, the handler's own options are read as the worker's (`bash -c …` sets --concurrency).
-    .showHelpAfterError(`hint: ${WORKER_DASH_DASH_HINT}`)
     .hook('preAction', (_worker, action) => {
       action.setOptionValue('dashDash', rawArgs().includes('--'));
       refuseOptionsAfterCommand(action, 1, 'the handler command', "agentq worker's own (a handler's options go after --)");

@@ -533,6 +533,11 @@ describe('agentq worker / job: usage errors', () => {
       expect(r.stderr.match(/hint:/g)).toHaveLength(1);
       expect(r.stderr).toContain("hint: give the handler command after --, e.g. agentq worker --queue Q -- bash -c '…': before it, every option is read as agentq worker's own");
     }
+    // With -- given, a usage error is only that (a typo): no hint about --.
+    const typo = await runCli(home, ['worker', '--queue', 'w', '--concurency', '3', '--', 'true']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain("error: unknown option '--concurency'");
+    expect(typo.stderr).not.toContain('give the handler command after --');
     // With --, the same options go to the handler.
     await submit('--input', 'x');
     const r = await runCliOk(home, ['worker', '--queue', 'w', '--drain', '--', 'bash', '-c', 'echo hi']);
