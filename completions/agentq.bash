@@ -202,6 +202,7 @@ __agentq_optval() {
     'dlq check|--max-age') __agentq_r='free' ;;
     'dlq check|--max-rate') __agentq_r='free' ;;
     'dlq check|--window') __agentq_r='free' ;;
+    'dlq check|--min-ended') __agentq_r='free' ;;
     'dlq browse|-q'|'dlq browse|--queue') __agentq_r='dyn:queues' ;;
     'dlq browse|--tenant') __agentq_r='dyn:tenants' ;;
     'dlq browse|--workflow') __agentq_r='free' ;;
@@ -321,7 +322,7 @@ __agentq_opts() {
     'dlq runs') __agentq_r='-q --queue -A --all-queues --limit --cursor -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'dlq runs show') __agentq_r='--status --limit --cursor -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'dlq runs help') __agentq_r='--url --context -o --output --json --color --no-input --debug -h --help' ;;
-    'dlq check') __agentq_r='-q --queue -A --all-queues --max-size --max-age --max-rate --window -h --help --url --context -o --output --json --color --no-input --debug' ;;
+    'dlq check') __agentq_r='-q --queue -A --all-queues --max-size --max-age --max-rate --window --min-ended -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'dlq browse') __agentq_r='-q --queue -A --all-queues --tenant --workflow --error-code --since --until --grep --rate --batch-size --max-redrives -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'dlq help') __agentq_r='--url --context -o --output --json --color --no-input --debug -h --help' ;;
     'stats') __agentq_r='-q --queue -A --all-queues --by -w --watch --interval -h --help -o --output --url --context --json --color --no-input --debug' ;;

@@ -414,6 +414,8 @@ function __agentq_takes_value --description "does option OPT of PATH take a valu
             return 0
         case 'dlq check|--window'
             return 0
+        case 'dlq check|--min-ended'
+            return 0
         case 'dlq browse|-q'
             return 0
         case 'dlq browse|--queue'
@@ -838,6 +840,7 @@ complete -c agentq -n '__agentq_within \'dlq check\'' -l max-size -x -d 'at most
 complete -c agentq -n '__agentq_within \'dlq check\'' -l max-age -x -d 'no DLQ entry older than this (e.g. 1h, 2d)'
 complete -c agentq -n '__agentq_within \'dlq check\'' -l max-rate -x -d 'at most this share of the jobs that ended over --window went to the DLQ (0.05 or 5%): clearing the …'
 complete -c agentq -n '__agentq_within \'dlq check\'' -l window -x -d 'what --max-rate (and dlq_rate in -o json) is over: 1m to 24h, or all for the queue\'s whole life (de…'
+complete -c agentq -n '__agentq_within \'dlq check\'' -l min-ended -x -d 'judge --max-rate only when at least this many jobs ended over --window (a quiet queue does not page…'
 complete -c agentq -n '__agentq_within \'dlq browse\'' -s q -l queue -x -a '(__agentq_dyn queues)' -d 'only this queue (default: the context\'s queue; else, or with --all-queues, every queue); a redrive …'
 complete -c agentq -n '__agentq_within \'dlq browse\'' -s A -l all-queues -d 'every queue, even when the context names one'
 complete -c agentq -n '__agentq_within \'dlq browse\'' -l tenant -x -a '(__agentq_dyn tenants)' -d 'only this tenant'

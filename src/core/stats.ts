@@ -247,6 +247,8 @@ export interface DlqLimits {
   maxRate?: number;
   /** Over what the DLQ rate is taken (ms, whole minutes covering it); null: the queue's whole life. */
   windowMs?: number | null;
+  /** The fewest jobs that must have ended for the rate to be judged (1: any). */
+  minEnded?: number;
 }
 
 export interface DlqObservation {

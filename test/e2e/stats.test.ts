@@ -259,6 +259,25 @@ describe('agentq dlq check', () => {
     expect(doc.queues[0]).toMatchObject({ dlq_rate: 2 / 3, ended: 3, dead: 2 });
   });
 
+  it('--min-ended: a window with fewer ended jobs is reported, not judged; too few to judge is no alert', async () => {
+    const few = await runCliOk(home, ['dlq', 'check', '--queue', 'research', '--max-rate', '0.5', '--window', '3h', '--min-ended', '4', '-o', 'json']);
+    const doc = JSON.parse(few.stdout) as { limits: Record<string, unknown>; queues: Array<Record<string, unknown>> };
+    expect(doc.limits).toMatchObject({ max_rate: 0.5, min_ended: 4 });
+    expect(doc.queues[0]).toMatchObject({ ok: true, dlq_rate: 2 / 3, ended: 3, dead: 2, reason: null });
+    const enough = await runCli(home, ['dlq', 'check', '--queue', 'research', '--max-rate', '0.5', '--window', '3h', '--min-ended', '3']);
+    expect(enough.code).toBe(1);
+    expect(enough.stderr).toContain('DLQ rate is 66.67% over the last 3h (2 of 3 jobs that ended)');
+    for (const [args, says] of [
+      [['--max-rate', '5%', '--min-ended', '0'], '--min-ended "0" must be a whole number of jobs, 1 or more'],
+      [['--max-rate', '5%', '--min-ended', 'ten'], '--min-ended "ten" must be a whole number'],
+      [['--max-size', '5', '--min-ended', '10'], '--min-ended applies to --max-rate'],
+    ] as const) {
+      const r = await runCli(home, ['dlq', 'check', ...args]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toContain(says);
+    }
+  });
+
   it('rejects a --window it cannot count as a usage error: past the 24h kept, under a minute, not a duration', async () => {
     for (const w of ['2d', '25h', '30s', '0m', 'soon']) {
       const r = await runCli(home, ['dlq', 'check', '--max-rate', '5%', '--window', w]);
@@ -274,7 +293,7 @@ describe('agentq dlq check', () => {
     expect(fail.stderr).toBe('error: queue research: DLQ holds 2 jobs, more than --max-size 1\n');
     const doc = JSON.parse(fail.stdout) as { ok: boolean; limits: unknown; queues: Array<Record<string, unknown>>; reasons: string[] };
     expect(doc.ok).toBe(false);
-    expect(doc.limits).toEqual({ max_size: 1, max_age_ms: null, max_rate: 0.9, window_ms: HOUR });
+    expect(doc.limits).toEqual({ max_size: 1, max_age_ms: null, max_rate: 0.9, window_ms: HOUR, min_ended: null });
     expect(doc.reasons).toEqual(['queue research: DLQ holds 2 jobs, more than --max-size 1']);
     expect(doc.queues.find((q) => q.queue === 'research')).toMatchObject({ ok: false, dlq_size: 2, aged_entry_age_ms: null, reason: doc.reasons[0] });
     expect(doc.queues.find((q) => q.queue === 'mail')).toEqual({ queue: 'mail', ok: true, dlq_size: 0, dlq_rate: null, ended: 0, dead: 0, aged_entry_age_ms: null, reason: null });

@@ -31,6 +31,8 @@ export interface DlqCheckOptions {
   maxRate?: string;
   /** The window of the DLQ rate: a duration up to 24h, or `all` (the queue's whole life). */
   window?: string;
+  /** The fewest ended jobs the rate is judged on (a whole number, 1 or more). */
+  minEnded?: string;
 }
 
 /** `--window` when none is given: the last hour, as an alert looks at what is happening now. */
@@ -75,6 +77,11 @@ export function parseLimits(opts: DlqCheckOptions): DlqLimits {
   // No limit at all: the strictest useful check, "the DLQ is empty".
   if (limits.maxSize === undefined && limits.maxAgeMs === undefined && limits.maxRate === undefined) limits.maxSize = 0;
   limits.windowMs = parseWindow(opts.window);
+  if (opts.minEnded !== undefined) {
+    if (limits.maxRate === undefined) throw new ValidationError('--min-ended applies to --max-rate: give --max-rate too');
+    if (!/^\d+$/.test(opts.minEnded) || Number(opts.minEnded) < 1) throw new ValidationError(`--min-ended ${JSON.stringify(opts.minEnded)} must be a whole number of jobs, 1 or more`);
+    limits.minEnded = Number(opts.minEnded);
+  }
   return limits;
 }
 
@@ -98,8 +105,8 @@ export interface CheckedQueue {
 /** The `-o json` document of `dlq check`. */
 export interface CheckResult {
   ok: boolean;
-  /** window_ms: what the DLQ rate is over (null: the queue's whole life). */
-  limits: { max_size: number | null; max_age_ms: number | null; max_rate: number | null; window_ms: number | null };
+  /** window_ms: what the DLQ rate is over (null: the queue's whole life); min_ended: the fewest ends it is judged on. */
+  limits: { max_size: number | null; max_age_ms: number | null; max_rate: number | null; window_ms: number | null; min_ended: number | null };
   queues: CheckedQueue[];
   reasons: string[];
 }
@@ -107,7 +114,13 @@ export interface CheckResult {
 export function checkResult(limits: DlqLimits, queues: CheckedQueue[], reasons: string[]): CheckResult {
   return {
     ok: reasons.length === 0,
-    limits: { max_size: limits.maxSize ?? null, max_age_ms: limits.maxAgeMs ?? null, max_rate: limits.maxRate ?? null, window_ms: limits.windowMs ?? null },
+    limits: {
+      max_size: limits.maxSize ?? null,
+      max_age_ms: limits.maxAgeMs ?? null,
+      max_rate: limits.maxRate ?? null,
+      window_ms: limits.windowMs ?? null,
+      min_ended: limits.minEnded ?? null,
+    },
     queues,
     reasons,
   };
@@ -149,8 +162,10 @@ export async function run(opts: DlqCheckOptions, ctx: CommandContext): Promise<v
     const dlqRate = ratio(dead, ended);
     const over = windowMs === null ? "over the queue's whole life" : `over the last ${formatDuration(windowMs)}`;
     const agedMs = limits.maxAgeMs !== undefined && report.dlq_size > 0 ? await agedEntry(backend, queue, now, limits.maxAgeMs) : null;
+    // Too few ends to judge (one death among two jobs is 50%): the rate is reported, not checked.
+    const judged = ended >= (limits.minEnded ?? 1);
     const reason = checkDlqLimits(
-      { queue: sanitize(queue), dlq_size: report.dlq_size, dlq_rate: dlqRate, oldest_dead_age_ms: agedMs, rate_basis: `${over} (${dead} of ${count(ended, 'job')} that ended)` },
+      { queue: sanitize(queue), dlq_size: report.dlq_size, dlq_rate: judged ? dlqRate : null, oldest_dead_age_ms: agedMs, rate_basis: `${over} (${dead} of ${count(ended, 'job')} that ended)` },
       limits,
       formatDuration,
     );

@@ -79,12 +79,14 @@ export function registerOps(program: Command, lazy: Lazy): void {
     .option('--max-age <duration>', 'no DLQ entry older than this (e.g. 1h, 2d)')
     .option('--max-rate <rate>', 'at most this share of the jobs that ended over --window went to the DLQ (0.05 or 5%): clearing the DLQ does not lower it')
     .option('--window <duration>', "what --max-rate (and dlq_rate in -o json) is over: 1m to 24h, or all for the queue's whole life (default: 1h)")
+    .option('--min-ended <n>', 'judge --max-rate only when at least this many jobs ended over --window (a quiet queue does not page on one death)')
     .addHelpText(
       'after',
       '\nA DLQ needs an owner and an alert on growth. With no limit given, any entry fails the check (--max-size 0).\n' +
         ex(
           ['agentq dlq check --queue research --max-size 100 --max-age 6h', 'in cron: mail the reason when it fails'],
           ['agentq dlq check --max-rate 2% --window 15m', 'page when more than 2% of the jobs that ended in the last 15 minutes died'],
+          ['agentq dlq check --max-rate 5% --window 1h --min-ended 50', 'the same, judged only once 50 jobs ended in the hour'],
           ['agentq dlq check --max-rate 2% --window all', 'fail CI when more than 2% of all jobs ever ended in the DLQ'],
         ),
     )
