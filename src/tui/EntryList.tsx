@@ -9,7 +9,7 @@ import { clean, count, wrapText } from './text.js';
  */
 export function EntryList({ state, width, selection = null }: { state: TriageState; width: number; selection?: string | null }) {
   if (state.loadError !== null) return <LoadFailed state={state} width={width} />;
-  const cols = listColumns(width);
+  const cols = listColumns(width, state.queueNames.size > 1);
   const { top, cursor } = state.list;
   const end = Math.min(state.visible.length, top + state.pageSize);
   const lines = [];

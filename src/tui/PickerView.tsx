@@ -2,7 +2,7 @@ import { Text } from 'ink';
 import type { TriageState } from './state.js';
 import { clean, count, fit, fitRight } from './text.js';
 
-const TITLES = { errorCode: 'Pick an error code', tenant: 'Pick a tenant' } as const;
+const TITLES = { errorCode: 'Pick an error code', tenant: 'Pick a tenant', queue: 'Pick a queue' } as const;
 
 export function PickerView({ state, width }: { state: TriageState; width: number }) {
   const p = state.picker;
@@ -22,7 +22,7 @@ export function PickerView({ state, width }: { state: TriageState; width: number
   return (
     <>
       <Text wrap="truncate-end" bold>
-        {TITLES[p.kind]}
+        {p.forRedrive === true ? `Redrive: pick the queue (the selection spans ${p.options.length} queues; a run works on one) · Esc back` : TITLES[p.kind]}
       </Text>
       {lines}
     </>

@@ -8,7 +8,7 @@ import { clean } from './text.js';
  * screen at any width (the rest is in the help, which scrolls).
  */
 const HINTS: Record<TriageState['mode'], string> = {
-  list: '? help · q quit · Enter open · / filter · Space select · a all · R redrive · r reload · g groups · e/p expired/partial · E/T error/tenant · x clear',
+  list: '? help · q quit · Enter open · / filter · Space select · a all · R redrive · r reload · g groups · e/p expired/partial · E/T/Q error/tenant/queue · x clear',
   groups: '? help · q quit · Enter show group · Esc back · r reload · e/p filters',
   detail: '? help · q quit · Esc back · j/k PgUp/PgDn scroll',
   picker: '? help · q quit · Enter choose · Esc back',

@@ -19,6 +19,8 @@ export interface TriageFilter {
   errorCode: string | null;
   tenant: string | null;
   workflow: string | null;
+  /** `Q`: one queue, when the app was started without `--queue` (a redrive works on one queue). */
+  queue: string | null;
 }
 
 export const EMPTY_FILTER: TriageFilter = {
@@ -28,10 +30,11 @@ export const EMPTY_FILTER: TriageFilter = {
   errorCode: null,
   tenant: null,
   workflow: null,
+  queue: null,
 };
 
 export function isFilterEmpty(f: TriageFilter): boolean {
-  return !f.hideExpired && !f.hidePartial && f.text === '' && f.errorCode === null && f.tenant === null && f.workflow === null;
+  return !f.hideExpired && !f.hidePartial && f.text === '' && f.errorCode === null && f.tenant === null && f.workflow === null && f.queue === null;
 }
 
 /**
@@ -54,6 +57,7 @@ export function rowPredicate(f: TriageFilter, now: number, full: FullTextMatches
     (f.errorCode === null || row.errorCode === f.errorCode) &&
     (f.tenant === null || row.tenant === f.tenant) &&
     (f.workflow === null || row.workflow === f.workflow) &&
+    (f.queue === null || row.queue === f.queue) &&
     (needle === '' || textMatches(row));
 }
 
@@ -72,6 +76,7 @@ export function filterRows(rows: readonly TriageRow[], f: TriageFilter, now: num
  */
 export function describeFilter(f: TriageFilter): string {
   const parts: string[] = [];
+  if (f.queue !== null) parts.push(`queue=${f.queue}`);
   if (f.errorCode !== null) parts.push(`error=${f.errorCode}`);
   if (f.workflow !== null) parts.push(`workflow=${f.workflow}`);
   if (f.tenant !== null) parts.push(`tenant=${f.tenant}`);
@@ -84,6 +89,7 @@ export function describeFilter(f: TriageFilter): string {
 /** The filter as recorded in a run's audit (`filters.in_app_filter`): only what is set, raw values. */
 export function filterRecord(f: TriageFilter): Record<string, unknown> {
   const out: Record<string, unknown> = {};
+  if (f.queue !== null) out.queue = f.queue;
   if (f.errorCode !== null) out.error_code = f.errorCode;
   if (f.workflow !== null) out.workflow = f.workflow;
   if (f.tenant !== null) out.tenant = f.tenant;

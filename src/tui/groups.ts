@@ -35,7 +35,7 @@ export function groupByError(rows: readonly TriageRow[], indices: readonly numbe
 }
 
 /** Distinct values of one column with their counts, most frequent first: the picker's options. */
-export function distinctCounts(rows: readonly TriageRow[], column: 'errorCode' | 'tenant'): Array<{ value: string; count: number }> {
+export function distinctCounts(rows: readonly TriageRow[], column: 'errorCode' | 'tenant' | 'queue'): Array<{ value: string; count: number }> {
   const counts = new Map<string, number>();
   for (const row of rows) counts.set(row[column], (counts.get(row[column]) ?? 0) + 1);
   return [...counts.entries()].map(([value, count]) => ({ value, count })).sort((a, b) => b.count - a.count || cmp(a.value, b.value));

@@ -30,6 +30,7 @@ export type Command =
   | 'filter.clear'
   | 'pick.errorCode'
   | 'pick.tenant'
+  | 'pick.queue'
   | 'groups.open'
   | 'reload'
   | 'redrive.open'
@@ -74,6 +75,7 @@ export const BINDINGS: readonly Binding[] = [
   { modes: ['list', 'groups'], keys: ['/'], command: 'filter.text', help: 'text filter, as --grep: live on the start of messages, Enter searches them whole (Esc restores)' },
   { modes: ['list', 'groups'], keys: ['E'], command: 'pick.errorCode', help: 'pick an error code' },
   { modes: ['list', 'groups'], keys: ['T'], command: 'pick.tenant', help: 'pick a tenant' },
+  { modes: ['list', 'groups'], keys: ['Q'], command: 'pick.queue', help: 'pick a queue (browsing all queues: a redrive works on one)' },
   { modes: ['list', 'groups'], keys: ['x'], command: 'filter.clear', help: 'clear every filter' },
   { modes: ['list', 'groups'], keys: ['r', 'C-r'], command: 'reload', help: 'reload the DLQ from the store (new failures; keeps the cursor and the selection)' },
   { modes: ['list'], keys: ['g'], command: 'groups.open', help: 'group by error code × workflow' },

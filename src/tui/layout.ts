@@ -30,7 +30,7 @@ export function listRows(size: TerminalSize): number {
 }
 
 export interface Column {
-  key: 'cursor' | 'sel' | 'id' | 'workflow' | 'tenant' | 'error' | 'attempts' | 'age' | 'deadline' | 'partial' | 'redrives';
+  key: 'cursor' | 'sel' | 'id' | 'queue' | 'workflow' | 'tenant' | 'error' | 'attempts' | 'age' | 'deadline' | 'partial' | 'redrives';
   title: string;
   width: number;
   isRight?: boolean;
@@ -46,6 +46,9 @@ const FIXED: Column[] = [
   { key: 'partial', title: 'PARTIAL', width: 7 },
   { key: 'redrives', title: 'REDRV', width: 5, isRight: true },
 ];
+
+/** Shown only when the list holds several queues; long names are cut (Q lists them whole). */
+const QUEUE_COLUMN: Column = { key: 'queue', title: 'QUEUE', width: 12 };
 
 /** Fixed columns a narrow terminal drops first, in this order (deadline and partial stay: they decide a redrive). */
 const DROPPABLE: ReadonlyArray<Column['key']> = ['redrives', 'age', 'attempts'];
@@ -70,8 +73,9 @@ const ERROR_ALONE_MIN = 8;
  * so workflow and tenant keep 10 each); then workflow and tenant go. Deadline and partial, which decide a redrive, stay down to about 50 columns,
  * and nothing runs off the right edge; everything is cut with an ellipsis.
  */
-export function listColumns(width: number): Column[] {
-  let fixed = [...FIXED];
+export function listColumns(width: number, withQueue = false): Column[] {
+  // Browsing several queues (no --queue), each row says its queue: a redrive works on one.
+  let fixed = withQueue ? [...FIXED.slice(0, 3), QUEUE_COLUMN, ...FIXED.slice(3)] : [...FIXED];
   let idWidth = FIXED.find((c) => c.key === 'id')!.width;
   const fixedWidth = () => fixed.reduce((n, c) => n + (c.key === 'id' ? idWidth : c.width), 0);
   // Separators: one between each pair of the fixed columns plus the flexible ones.
@@ -100,7 +104,7 @@ export function listColumns(width: number): Column[] {
   } else {
     flexCols = [{ key: 'error', title: 'ERROR', width: Math.max(ERROR_ALONE_MIN, room(1)) }];
   }
-  const cols: Array<Column | undefined> = [byKey.cursor, byKey.sel, byKey.id, ...flexCols, byKey.attempts, byKey.age, byKey.deadline, byKey.partial, byKey.redrives];
+  const cols: Array<Column | undefined> = [byKey.cursor, byKey.sel, byKey.id, byKey.queue, ...flexCols, byKey.attempts, byKey.age, byKey.deadline, byKey.partial, byKey.redrives];
   return cols.filter((c): c is Column => c !== undefined);
 }
 
@@ -121,6 +125,7 @@ export function rowLine(row: TriageRow, cols: readonly Column[], o: { now: numbe
     cursor: o.isCursor ? '›' : ' ',
     sel: o.isSelected ? '[x]' : '[ ]',
     id: clean(row.jobId),
+    queue: clean(row.queue),
     workflow: clean(row.workflow),
     tenant: clean(row.tenant),
     error: (row.isMalformed ? 'MALFORMED ' : '') + clean(row.errorCode),

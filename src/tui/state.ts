@@ -17,12 +17,17 @@ import { count } from './text.js';
 import { confirmFits } from './confirm-layout.js';
 import { DLQ_GREP_MAX_CHARS, DLQ_ROW_MESSAGE_CHARS } from '../backend/contract.js';
 
-export type PickerKind = 'errorCode' | 'tenant';
+export type PickerKind = 'errorCode' | 'tenant' | 'queue';
 
 export interface PickerState extends ListWindow {
   kind: PickerKind;
   /** `value: null` is "(any)". */
   options: Array<{ value: string | null; count: number }>;
+  /**
+   * Opened by `R` on a selection spanning several queues (a run locks one queue): the options are
+   * the selection's queues, and choosing one narrows the list and the selection to it.
+   */
+  forRedrive?: boolean;
 }
 
 export interface GroupsState extends ListWindow {
@@ -85,6 +90,8 @@ export const TYPED_CONFIRM_ABOVE = 20;
 
 export interface TriageState {
   rows: TriageRow[];
+  /** The distinct queues of `rows` (owned, grown in place as `rows`): the list shows a QUEUE column when there are several. */
+  queueNames: Set<string>;
   isLoading: boolean;
   /** What the backend's counters say the load will bring (shown while loading), null when unknown. */
   expectedTotal: number | null;
@@ -181,6 +188,7 @@ export type TriageAction =
 export function initialState(o: { now: number; pageSize: number; columns?: number; readOnlyReason?: string | null; filter?: Partial<TriageFilter> }): TriageState {
   return {
     rows: [],
+    queueNames: new Set(),
     isLoading: true,
     expectedTotal: null,
     loadError: null,
@@ -317,6 +325,7 @@ function appendRows(s: TriageState, rows: TriageRow[], isDone: boolean): TriageS
   let expired = s.expiredCount;
   let partial = s.partialCount;
   for (const r of rows) {
+    s.queueNames.add(r.queue);
     if (isRowExpired(r, s.now)) expired++;
     if (r.isPartial) partial++;
   }
@@ -352,6 +361,7 @@ function startReload(s: TriageState): TriageState {
   return {
     ...s,
     rows: [],
+    queueNames: new Set(),
     visible: [],
     list: { cursor: 0, top: 0 },
     expiredCount: 0,
@@ -569,6 +579,19 @@ function listCommand(s: TriageState, c: Command): TriageState {
     case 'redrive.open':
       if (s.readOnlyReason !== null) return { ...s, notice: `redrive disabled: ${s.readOnlyReason}` };
       if (s.selected.size === 0) return { ...s, notice: 'nothing selected: Space selects an entry, a selects all matching the filter' };
+      if (s.queueNames.size > 1) {
+        // A run locks one queue: instead of the plan's refusal ("add --queue", a restart), offer the selection's queues.
+        const options = selectedQueues(s);
+        if (options.length > 1) {
+          return {
+            ...s,
+            mode: 'picker',
+            groups: null,
+            picker: { kind: 'queue', options, forRedrive: true, ...placeCursor({ cursor: 0, top: 0 }, 0, options.length, s.pageSize) },
+            notice: `the selection spans ${options.length} queues and a redrive works on one (a run locks its queue): Enter narrows to the queue, Esc keeps all`,
+          };
+        }
+      }
       return {
         ...s,
         mode: 'confirm',
@@ -593,10 +616,11 @@ function filterCommand(s: TriageState, c: Command): TriageState {
     case 'filter.text':
       return { ...s, mode: 'filter', textDraft: s.filter.text, textBefore: s.filter.text, groups: null };
     case 'pick.errorCode':
-    case 'pick.tenant': {
-      const kind: PickerKind = c === 'pick.errorCode' ? 'errorCode' : 'tenant';
+    case 'pick.tenant':
+    case 'pick.queue': {
+      const kind: PickerKind = c === 'pick.errorCode' ? 'errorCode' : c === 'pick.tenant' ? 'tenant' : 'queue';
       const options = [{ value: null, count: s.rows.length }, ...distinctCounts(s.rows, kind)];
-      const currentValue = kind === 'errorCode' ? s.filter.errorCode : s.filter.tenant;
+      const currentValue = s.filter[kind];
       const at = Math.max(0, options.findIndex((o) => o.value === currentValue));
       return { ...s, mode: 'picker', groups: null, picker: { kind, options, ...placeCursor({ cursor: 0, top: 0 }, at, options.length, s.pageSize) } };
     }
@@ -616,12 +640,30 @@ function groupsCommand(s: TriageState, c: Command): TriageState {
   return filterCommand(s, c);
 }
 
+/** The queues the selected (loaded) jobs are in, with how many each, most first. */
+function selectedQueues(s: TriageState): Array<{ value: string; count: number }> {
+  const counts = new Map<string, number>();
+  for (const r of s.rows) if (s.selected.has(r.jobId)) counts.set(r.queue, (counts.get(r.queue) ?? 0) + 1);
+  return [...counts.entries()].map(([value, n]) => ({ value, count: n })).sort((a, b) => b.count - a.count || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
+}
+
+/** Keeps only the selected jobs of `queue` (the others would make the plan refuse the run), and says what was dropped. */
+function narrowSelectionToQueue(s: TriageState, queue: string): TriageState {
+  const kept = new Set<string>();
+  for (const r of s.rows) if (r.queue === queue && s.selected.has(r.jobId)) kept.add(r.jobId);
+  const dropped = s.selected.size - kept.size;
+  const selectionLabel = s.selectionLabel === null ? null : `${count(kept.size)} in queue ${queue} of ${s.selectionLabel}`;
+  const notice = `${count(kept.size)} selected in queue ${queue} kept; ${count(dropped)} in other queues unselected · R redrives`;
+  return withSelection({ ...s, selectionLabel, notice }, kept);
+}
+
 function pickerCommand(s: TriageState, c: Command): TriageState {
   if (s.picker === null) return s;
   if (c === 'back') return { ...s, mode: 'list', picker: null };
   if (c === 'input.submit') {
     const chosen = s.picker.options[s.picker.cursor]?.value ?? null;
-    const filter = s.picker.kind === 'errorCode' ? { ...s.filter, errorCode: chosen } : { ...s.filter, tenant: chosen };
+    const filter = { ...s.filter, [s.picker.kind]: chosen };
+    if (s.picker.forRedrive === true && chosen !== null) return narrowSelectionToQueue(refilter({ ...s, mode: 'list', picker: null }, filter), chosen);
     return refilter({ ...s, mode: 'list', picker: null }, filter);
   }
   return s;

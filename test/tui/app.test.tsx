@@ -702,3 +702,43 @@ describe('redrive progress and stopping (real engine, paced by an injected sleep
   });
 });
 
+
+describe('browsing every queue (no --queue), real SQLite store', () => {
+  it('shows a QUEUE column, and R on a selection spanning two queues narrows to the chosen one and redrives it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));
+    const clock = new ManualClock(T0);
+    const backend = new SqliteBackend({ path: join(dir, 'agentq.db'), clock, random: seededRandom(7) });
+    try {
+      await seedDlq(backend, clock, 'research', Array.from({ length: 2 }, () => ({ errorCode: 'PROVIDER_429' })));
+      await seedDlq(backend, clock, 'support', Array.from({ length: 3 }, () => ({ errorCode: 'TOOL_TIMEOUT' })));
+      const newId = createIdFactory(clock, seededRandom(9));
+      const redrive = engineRedrive(
+        { backend, clock, sleep: async () => undefined, newRunId: () => newId(RUN_ID_PREFIX), identity: { user: 'ops', host: 'test', pid: 1, context: 'prod' } },
+        { baseFilter: {}, given: {}, rate: null },
+      );
+      const app = renderApp({ ...base, info: { ...info, queue: null }, redrive, source: backendSource(backend, {}), clock, size: { columns: 160, rows: 30 } });
+      const f = await app.waitFor('total 5 · shown 5');
+      expect(lines(f).find((l) => l.includes('JOB'))).toMatch(/JOB\s+QUEUE\s+WORKFLOW/);
+      expect(lines(f).filter((l) => /job_\S+\s+support\s/.test(l)).length).toBe(3);
+      await app.waitForState((st) => !st.isLoading);
+      await app.press('a', 'R');
+      const picker = await app.waitFor('Redrive: pick the queue');
+      expect(picker).toContain('the selection spans 2 queues');
+      expect(picker).toMatch(/support\s+3/);
+      await app.press(KEYS.enter);
+      const narrowed = await app.waitFor('3 selected in queue support kept');
+      expect(narrowed).toContain('shown 3');
+      await app.press('R');
+      await app.waitFor('Redrive plan for queue support: 3 selected');
+      await app.press(KEYS.tab, KEYS.enter);
+      const done = await app.waitFor('Redrive finished: run run_');
+      const runId = /run (run_[0-9A-Z]{26})/.exec(done)![1]!;
+      expect((await backend.getRun(runId))!.filters).toMatchObject({ in_app_filter: { queue: 'support' }, selected: 3 });
+      expect((await backend.dlqRows({ queue: 'research' }, { limit: 10 })).items.length).toBe(2);
+      expect((await backend.dlqRows({ queue: 'support' }, { limit: 10 })).items.length).toBe(0);
+    } finally {
+      await backend.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

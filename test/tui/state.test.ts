@@ -542,3 +542,58 @@ describe('what the run records about the selection', () => {
   });
 });
 
+
+describe('several queues (browse without --queue)', () => {
+  const twoQueues = (i: number): EntryOptions => ({ queue: i % 2 === 0 ? 'research' : 'support' });
+
+  it('Q picks a queue: the list narrows to it, and (any) widens it again', () => {
+    let s = loaded(6, twoQueues);
+    s = keys(s, 'Q');
+    expect(s.mode).toBe('picker');
+    expect(s.picker!.options).toEqual([
+      { value: null, count: 6 },
+      { value: 'research', count: 3 },
+      { value: 'support', count: 3 },
+    ]);
+    s = keys(s, 'down', 'down', 'enter');
+    expect(s.mode).toBe('list');
+    expect(s.filter.queue).toBe('support');
+    expect(s.visible.map((i) => s.rows[i]!.queue)).toEqual(['support', 'support', 'support']);
+    s = keys(s, 'Q', 'home', 'enter');
+    expect(s.visible.length).toBe(6);
+  });
+
+  it('R on a selection spanning two queues offers the queues of the selection; picking one narrows the list and the selection to it', () => {
+    let s = keys(loaded(6, twoQueues), 'a', 'R');
+    expect(s.mode).toBe('picker');
+    expect(s.redrive).toBeNull();
+    expect(s.notice).toMatch(/spans 2 queues/);
+    expect(s.picker!.options).toEqual([
+      { value: 'research', count: 3 },
+      { value: 'support', count: 3 },
+    ]);
+    s = keys(s, 'down', 'enter');
+    expect(s.mode).toBe('list');
+    expect(s.filter.queue).toBe('support');
+    expect([...s.selected].every((id) => s.rows.find((r) => r.jobId === id)!.queue === 'support')).toBe(true);
+    expect(s.selected.size).toBe(3);
+    expect(s.selectedHidden).toBe(0);
+    expect(s.notice).toMatch(/3 selected in queue support kept; 3 in other queues unselected/);
+    s = keys(s, 'R');
+    expect(s.mode).toBe('confirm');
+    expect(s.redrive).toMatchObject({ step: 'planning' });
+    expect(s.redrive!.step === 'planning' && s.redrive!.jobIds.length).toBe(3);
+  });
+
+  it('Esc in that picker keeps the list and the selection as they were', () => {
+    let s = keys(loaded(6, twoQueues), 'a', 'R', 'esc');
+    expect(s.mode).toBe('list');
+    expect(s.selected.size).toBe(6);
+    expect(s.filter.queue).toBeNull();
+  });
+
+  it('R on a one-queue selection opens the dialog as before', () => {
+    const s = keys(loaded(6, twoQueues), 'Q', 'down', 'enter', 'a', 'R');
+    expect(s.mode).toBe('confirm');
+  });
+});
