@@ -23,6 +23,7 @@ export function PickerView({ state, width }: { state: TriageState; width: number
     <>
       <Text wrap="truncate-end" bold>
         {p.forRedrive === true ? `Redrive: pick the queue (the selection spans ${p.options.length} queues; a run works on one) · Esc back` : TITLES[p.kind]}
+        {p.isPartial === true ? ` · still loading: only the ${count(state.rows.length)}${state.expectedTotal === null ? '' : ` of ~${count(state.expectedTotal)}`} entries loaded so far (the list follows as they arrive)` : ''}
       </Text>
       {lines}
     </>

@@ -28,6 +28,11 @@ export interface PickerState extends ListWindow {
    * the selection's queues, and choosing one narrows the list and the selection to it.
    */
   forRedrive?: boolean;
+  /**
+   * The list is still loading: the options are those of the entries loaded so far (the picker
+   * says so, and follows the rows as they arrive), not yet everything the command selected.
+   */
+  isPartial?: boolean;
 }
 
 export interface GroupsState extends ListWindow {
@@ -242,7 +247,7 @@ export function reduce(s: TriageState, a: TriageAction): TriageState {
   switch (a.type) {
     case 'rows/append': {
       const next = appendRows(s, a.rows, a.isDone);
-      return a.isDone ? loadCompleted({ ...next, loadedAt: a.at ?? next.now }) : next;
+      return withPickerOptions(a.isDone ? loadCompleted({ ...next, loadedAt: a.at ?? next.now }) : next);
     }
     case 'rows/failed':
       return { ...s, isLoading: false, loadError: a.message, reloadAnchor: null };
@@ -619,10 +624,10 @@ function filterCommand(s: TriageState, c: Command): TriageState {
     case 'pick.tenant':
     case 'pick.queue': {
       const kind: PickerKind = c === 'pick.errorCode' ? 'errorCode' : c === 'pick.tenant' ? 'tenant' : 'queue';
-      const options = [{ value: null, count: s.rows.length }, ...distinctCounts(s.rows, kind)];
+      const options = pickerOptions(s, kind);
       const currentValue = s.filter[kind];
       const at = Math.max(0, options.findIndex((o) => o.value === currentValue));
-      return { ...s, mode: 'picker', groups: null, picker: { kind, options, ...placeCursor({ cursor: 0, top: 0 }, at, options.length, s.pageSize) } };
+      return { ...s, mode: 'picker', groups: null, picker: { kind, options, isPartial: s.isLoading, ...placeCursor({ cursor: 0, top: 0 }, at, options.length, s.pageSize) } };
     }
     default:
       return s;
@@ -638,6 +643,25 @@ function groupsCommand(s: TriageState, c: Command): TriageState {
     return refilter({ ...s, mode: 'list', groups: null }, { ...s.filter, errorCode: g.errorCode, workflow: g.workflow });
   }
   return filterCommand(s, c);
+}
+
+/** A picker's options: "(any)", then every value of the loaded rows with its count. */
+function pickerOptions(s: TriageState, kind: PickerKind): PickerState['options'] {
+  return [{ value: null, count: s.rows.length }, ...distinctCounts(s.rows, kind)];
+}
+
+/**
+ * An open picker follows the rows that arrive after it was opened: opened early on a big DLQ,
+ * it listed only the codes of the first pages, and a group that came later could not be picked.
+ * The cursor stays on the value it was on.
+ */
+function withPickerOptions(s: TriageState): TriageState {
+  const p = s.picker;
+  if (p === null || p.forRedrive === true) return s;
+  const on = p.options[p.cursor]?.value ?? null;
+  const options = pickerOptions(s, p.kind);
+  const at = Math.max(0, options.findIndex((o) => o.value === on));
+  return { ...s, picker: { ...p, options, isPartial: s.isLoading, ...placeCursor(p, at, options.length, s.pageSize) } };
 }
 
 /** The queues the selected (loaded) jobs are in, with how many each, most first. */

@@ -119,6 +119,34 @@ describe('loading', () => {
     expect(done).not.toContain('of ~');
   });
 
+  it('E opened while loading says the codes are those loaded so far, and lists the codes that arrive later', async () => {
+    const entries = Array.from({ length: 30 }, (_, i) => makeEntry(i, { errorCode: i < 10 ? 'PROVIDER_429' : 'TOOL_TIMEOUT' }));
+    const rows = arraySource(entries, 10);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const source = {
+      ...rows,
+      expectedTotal: async () => 30,
+      async *pages(signal: AbortSignal) {
+        let n = 0;
+        for await (const page of rows.pages(signal)) {
+          if (n++ === 1) await gate;
+          yield page;
+        }
+      },
+    };
+    const app = renderApp({ ...base, source, clock: new ManualClock(T0), size: { columns: 160, rows: 20 } });
+    await app.waitFor('total 10 of ~30 · shown 10');
+    await app.press('E');
+    const partial = await app.waitFor('Pick an error code');
+    expect(partial).toContain('still loading: only the 10 of ~30 entries loaded so far');
+    expect(partial).not.toContain('TOOL_TIMEOUT');
+    release();
+    const whole = await app.waitFor((f) => f.includes('TOOL_TIMEOUT'));
+    expect(whole).not.toContain('still loading');
+    expect(whole).toMatch(/TOOL_TIMEOUT\s+20/);
+  });
+
   it('asks the backend counters only when the selection is a whole queue', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));
     const clock = new ManualClock(T0);

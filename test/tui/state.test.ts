@@ -597,3 +597,22 @@ describe('several queues (browse without --queue)', () => {
     expect(s.mode).toBe('confirm');
   });
 });
+describe('pickers while loading', () => {
+  it('the error-code picker follows the rows that arrive after it was opened, and says it is partial until the load is done', () => {
+    const pool = new StringPool();
+    const page = (from: number, code: string) => Array.from({ length: 3 }, (_, k) => toTriageRow(toDlqRow(makeEntry(from + k, { errorCode: code })), pool));
+    let s = reduce(initialState({ now: T0, pageSize: 10 }), { type: 'rows/append', rows: page(0, 'PROVIDER_429'), isDone: false });
+    s = keys(s, 'E', 'down');
+    expect(s.picker!.options.map((o) => o.value)).toEqual([null, 'PROVIDER_429']);
+    expect(s.picker!.isPartial).toBe(true);
+    s = reduce(s, { type: 'rows/append', rows: [...page(3, 'TOOL_TIMEOUT'), ...page(6, 'TOOL_TIMEOUT')], isDone: true });
+    expect(s.picker!.options).toEqual([
+      { value: null, count: 9 },
+      { value: 'TOOL_TIMEOUT', count: 6 },
+      { value: 'PROVIDER_429', count: 3 },
+    ]);
+    expect(s.picker!.isPartial).toBe(false);
+    // The cursor stays on the value it was on.
+    expect(s.picker!.options[s.picker!.cursor]!.value).toBe('PROVIDER_429');
+  });
+});
