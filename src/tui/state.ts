@@ -258,7 +258,15 @@ export function reduce(s: TriageState, a: TriageAction): TriageState {
       return refilter({ ...s, now: a.now, expiredCount: countExpired(s.rows, a.now) }, s.filter);
     case 'resize': {
       const pageSize = Math.max(1, a.pageSize);
-      return { ...s, pageSize, columns: a.columns ?? s.columns, list: placeCursor(s.list, s.list.cursor, s.visible.length, pageSize) };
+      // A taller screen shows more of the help and of an open entry: scrolled to their end, they
+      // stayed where they were and showed blank lines below it, until a key scrolled them back.
+      const helpScroll = Math.min(s.helpScroll, helpScrollMax(s.mode, pageSize));
+      const d = s.detail;
+      const detail = d !== null && Array.isArray(d.lines) ? { ...d, scroll: Math.min(d.scroll, Math.max(0, d.lines.length - pageSize)) } : d;
+      // The group view and the picker keep their cursor on screen too (a smaller screen hid it).
+      const groups = s.groups === null ? null : { ...s.groups, ...placeCursor(s.groups, s.groups.cursor, s.groups.items.length, pageSize) };
+      const picker = s.picker === null ? null : { ...s.picker, ...placeCursor(s.picker, s.picker.cursor, s.picker.options.length, pageSize) };
+      return { ...s, pageSize, helpScroll, detail, groups, picker, columns: a.columns ?? s.columns, list: placeCursor(s.list, s.list.cursor, s.visible.length, pageSize) };
     }
     case 'detail/loaded':
       if (s.detail === null || s.detail.jobId !== a.jobId) return s;

@@ -616,3 +616,29 @@ describe('pickers while loading', () => {
     expect(s.picker!.options[s.picker!.cursor]!.value).toBe('PROVIDER_429');
   });
 });
+describe('resize', () => {
+  it('a taller terminal pulls the help and an open entry back so their last page is full', () => {
+    let s = loaded(3, undefined, 5);
+    s = keys(s, '?', 'G');
+    const scrolledAt5 = s.helpScroll;
+    expect(scrolledAt5).toBeGreaterThan(0);
+    s = reduce(s, { type: 'resize', pageSize: 15 });
+    expect(s.helpScroll).toBe(scrolledAt5 - 10);
+    s = keys(s, '?', 'enter');
+    s = reduce(s, { type: 'detail/loaded', jobId: s.detail!.jobId, lines: Array.from({ length: 30 }, (_, i) => `line ${i}`) });
+    s = keys(s, 'G');
+    expect(s.detail!.scroll).toBe(15);
+    s = reduce(s, { type: 'resize', pageSize: 25 });
+    expect(s.detail!.scroll).toBe(5);
+  });
+
+  it('the group view and the picker keep their cursor on screen when the terminal shrinks, and fill it when it grows', () => {
+    let s = loaded(30, (i) => ({ tenant: `t${String(i).padStart(2, '0')}` }), 20);
+    s = keys(s, 'T', 'G');
+    expect(s.picker).toMatchObject({ cursor: 30, top: 11 });
+    s = reduce(s, { type: 'resize', pageSize: 5 });
+    expect(s.picker).toMatchObject({ cursor: 30, top: 26 });
+    s = reduce(s, { type: 'resize', pageSize: 20 });
+    expect(s.picker).toMatchObject({ cursor: 30, top: 11 });
+  });
+});
