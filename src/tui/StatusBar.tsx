@@ -19,6 +19,17 @@ const HINTS: Record<TriageState['mode'], string> = {
   help: HELP_KEYS_HINT,
 };
 
+/**
+ * The result screen's hint: the list is reloaded on the way back only when the redrive may have
+ * moved jobs (state.ts `result`); after a refused one (a lock, a failed plan) it is not, and saying
+ * "(reloaded)" there made the operator take the unchanged list for a fresh read of the store.
+ */
+export function resultHint(state: TriageState): string {
+  const r = state.redrive;
+  const isKept = r?.step === 'failed' && (!r.hasApplied || r.run === null);
+  return isKept ? 'Enter back to the list (nothing moved: the list and the selection are kept) · ? help · q quit' : HINTS.result;
+}
+
 export function StatusBar({ state }: { state: TriageState }) {
   // Said in place of the text being typed (the header shows the filter), so the width cannot cut it off.
   if (state.mode === 'filter' && state.notice !== null) {
@@ -42,7 +53,7 @@ export function StatusBar({ state }: { state: TriageState }) {
   if (state.notice !== null) return <Text wrap="truncate-end">{clean(state.notice)}</Text>;
   return (
     <Text wrap="truncate-end" dimColor>
-      {HINTS[state.mode]}
+      {state.mode === 'result' ? resultHint(state) : HINTS[state.mode]}
     </Text>
   );
 }

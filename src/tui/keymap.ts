@@ -93,7 +93,7 @@ export const BINDINGS: readonly Binding[] = [
   { modes: ['confirm'], keys: ['esc', 'C-c'], command: 'input.cancel', help: 'cancel (nothing moves)' },
   { modes: ['progress'], keys: ['esc'], command: 'run.stop', help: 'stop after the current batch (resume later)' },
   { modes: ['progress'], keys: ['C-c', 'q'], command: 'run.stopOrQuit', help: 'stop after the current batch; pressed again, quit at once (the run shows as interrupted)' },
-  { modes: ['result'], keys: ['enter', 'esc'], command: 'back', help: 'back to the list (reloaded)' },
+  { modes: ['result'], keys: ['enter', 'esc'], command: 'back', help: 'back to the list (reloaded when the redrive may have moved jobs)' },
   { modes: ['list', 'groups', 'detail', 'picker', 'result'], keys: ['?'], command: 'help.toggle', help: 'this help' },
   { modes: ['help'], keys: ['?', 'esc', 'q'], command: 'help.toggle', help: 'close the help' },
   { modes: ['help'], keys: ['j', 'down'], command: 'cursor.down', help: 'scroll down' },

@@ -3,6 +3,7 @@ import { StringPool, toTriageRow } from '../../src/tui/row.js';
 import type { PlannedRedrive } from '../../src/tui/redrive-port.js';
 import { currentRow, initialState, reduce, type TriageAction, type TriageState } from '../../src/tui/state.js';
 import { outcomeOf } from '../../src/tui/run.js';
+import { resultHint } from '../../src/tui/StatusBar.js';
 import { makeEntry, T0, toDlqRow, type EntryOptions } from './support/entries.js';
 
 function rowsOf(n: number, opts: (i: number) => EntryOptions = () => ({})) {
@@ -640,5 +641,13 @@ describe('resize', () => {
     expect(s.picker).toMatchObject({ cursor: 30, top: 26 });
     s = reduce(s, { type: 'resize', pageSize: 20 });
     expect(s.picker).toMatchObject({ cursor: 30, top: 11 });
+  });
+});
+describe('a refused redrive', () => {
+  it('the result screen does not promise a reload when nothing moved', () => {
+    let s = keys(loaded(3), 'a', 'R');
+    s = reduce(s, { type: 'redrive/failed', message: 'the queue is locked by another run' });
+    expect(s.mode).toBe('result');
+    expect(resultHint(s)).not.toMatch(/reloaded/);
   });
 });
