@@ -17,19 +17,20 @@ export function RedriveDialog({ flow, width, hiddenSelected = 0, bodyRows = Infi
     // The body is the terminal less the header (2), the status bar and the line kept free (layout.ts).
     if (!confirmFits(flow.planned, o)) return <TooSmall need={{ columns: DIALOG_MIN_COLUMNS, rows: confirmRows(flow.planned, o) + 4 }} has={{ columns: width, rows: bodyRows + 4 }} bodyRows={bodyRows} />;
   }
+  const boxWidth = flow.step === 'confirm' ? dialogWidth(width) : Math.min(dialogWidth(width), Math.max(10, width));
+  // Inside the border and the padding.
+  const inner = Math.max(6, boxWidth - 4);
   return (
     // The confirmation is refused below its 40 columns (TooSmall above); the other steps must still be
     // read there, so they take at most the terminal's width: a wider box wrapped at the edge into garbage.
-    <Box flexDirection="column" borderStyle="round" width={flow.step === 'confirm' ? dialogWidth(width) : Math.min(dialogWidth(width), Math.max(10, width))} paddingX={1}>
+    <Box flexDirection="column" borderStyle="round" width={boxWidth} paddingX={1}>
       {flow.step === 'confirm' ? (
         <Confirm planned={flow.planned} focus={flow.focus} typed={flow.typed} reason={flow.reason} width={width} hiddenSelected={hiddenSelected} />
       ) : (
-        <Body flow={flow} />
+        <Body flow={flow} width={inner} />
       )}
       {flow.step === 'planning' && hiddenSelected > 0 ? (
-        <Text wrap="wrap">
-          {count(hiddenSelected)} of the selected jobs are hidden by the current filter: the redrive includes them (c clears the selection).
-        </Text>
+        <Wrapped text={`${count(hiddenSelected)} of the selected jobs are hidden by the current filter: the redrive includes them (c clears the selection).`} width={inner} />
       ) : null}
     </Box>
   );
@@ -54,7 +55,23 @@ function TooSmall({ need, has, bodyRows }: { need: TerminalSize; has: TerminalSi
   );
 }
 
-function Body({ flow }: { flow: RedriveFlow }) {
+/**
+ * Text wrapped here, at word boundaries, one <Text> per line: Ink's own wrapping keeps the space it
+ * breaks at, so a wrapped error line started with a space (" (pid 4242 on host …").
+ */
+function Wrapped({ text, width, dim = false }: { text: string; width: number; dim?: boolean }) {
+  return (
+    <>
+      {wrapText(text, width).map((l, i) => (
+        <Text key={`${i}`} wrap="truncate-end" dimColor={dim}>
+          {l}
+        </Text>
+      ))}
+    </>
+  );
+}
+
+function Body({ flow, width }: { flow: RedriveFlow; width: number }) {
   switch (flow.step) {
     case 'planning':
       return (
@@ -91,13 +108,11 @@ function Body({ flow }: { flow: RedriveFlow }) {
           <Text>
             moved {count(r.moved)} · skipped {count(r.skipped)} · failed {count(r.failed)} · status {clean(r.status)}
           </Text>
-          {r.resumeCommand !== null ? <Text>resume with: {clean(r.resumeCommand)}</Text> : null}
+          {r.resumeCommand !== null ? <Wrapped text={`resume with: ${clean(r.resumeCommand)}`} width={width} /> : null}
           {(r.notes ?? []).map((n, i) => (
-            <Text key={`n${i}`} wrap="wrap">
-              {clean(n)}
-            </Text>
+            <Wrapped key={`n${i}`} text={clean(n)} width={width} />
           ))}
-          <Text dimColor>audit: agentq dlq runs show {clean(r.runId)} · Enter back to the list</Text>
+          <Wrapped text={`audit: agentq dlq runs show ${clean(r.runId)} · Enter back to the list`} width={width} dim />
         </>
       );
     }
@@ -106,11 +121,11 @@ function Body({ flow }: { flow: RedriveFlow }) {
       return (
         <>
           <Text bold>{run === null ? 'Redrive not done' : `Redrive stopped by an error: run ${clean(run.runId)}`}</Text>
-          <Text wrap="wrap">{clean(flow.message)}</Text>
-          {flow.hint ? <Text wrap="wrap">{clean(flow.hint)}</Text> : null}
-          {run !== null ? <Text>moved {count(run.moved)} before the error (the run's ledger records what moved; the rest stays planned)</Text> : null}
-          {run?.resumeCommand ? <Text wrap="wrap">resume with: {clean(run.resumeCommand)}</Text> : null}
-          <Text dimColor>{run !== null ? `audit: agentq dlq runs show ${clean(run.runId)} · ` : ''}Enter back to the list</Text>
+          <Wrapped text={clean(flow.message)} width={width} />
+          {flow.hint ? <Wrapped text={clean(flow.hint)} width={width} /> : null}
+          {run !== null ? <Wrapped text={`moved ${count(run.moved)} before the error (the run's ledger records what moved; the rest stays planned)`} width={width} /> : null}
+          {run?.resumeCommand ? <Wrapped text={`resume with: ${clean(run.resumeCommand)}`} width={width} /> : null}
+          <Wrapped text={`${run !== null ? `audit: agentq dlq runs show ${clean(run.runId)} · ` : ''}Enter back to the list`} width={width} dim />
         </>
       );
     }

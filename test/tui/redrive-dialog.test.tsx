@@ -26,6 +26,17 @@ describe('the redrive dialog', () => {
     expect(before).not.toContain('resume');
   });
 
+  it('wraps an error at word boundaries: no line inside the box starts with a space', () => {
+    const message = 'the queue research is locked by run run_01KBA3M2Q8Y5V7 (pid 4242 on host ops-1, since 2026-11-30T17:00:00.000Z): another redrive is running';
+    const hint = 'Resume it with: agentq dlq redrive --resume run_01KBA3M2Q8Y5V7, or pass --break-lock if its process is gone.';
+    for (const width of [50, 60, 70, 80]) {
+      const f = render(<RedriveDialog flow={{ step: 'failed', message, hint, hasApplied: false, run: null }} width={width} />).lastFrame()!;
+      const inside = f.split('\n').filter((l) => l.startsWith('│'));
+      expect(inside.filter((l) => l.startsWith('│  ')), `at ${width} columns`).toEqual([]);
+      expect(inside.map((l) => l.slice(2, -1).trimEnd()).join(' ')).toContain('(pid 4242 on host ops-1, since 2026-11-30T17:00:00.000Z): another redrive');
+    }
+  });
+
   it('says how many selected jobs the current filter hides (the redrive includes them)', () => {
     const f = render(<RedriveDialog flow={{ step: 'confirm', planned: planned(), focus: 'cancel', typed: '', reason: '' }} width={100} hiddenSelected={22} />).lastFrame()!;
     expect(f.replace(/[│\s]+/g, ' ')).toContain('22 of the selected jobs are hidden by the current filter: the redrive includes them');
