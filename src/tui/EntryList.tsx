@@ -2,6 +2,7 @@ import { Box, Text } from 'ink';
 import { headerLine, listColumns, rowLine } from './layout.js';
 import type { TriageState } from './state.js';
 import { clean, count, wrapText } from './text.js';
+import { displayWidth } from '../cli/output/width.js';
 
 /**
  * The windowed list: only the `pageSize` rows in view are built, whatever
@@ -9,7 +10,7 @@ import { clean, count, wrapText } from './text.js';
  */
 export function EntryList({ state, width, selection = null }: { state: TriageState; width: number; selection?: string | null }) {
   if (state.loadError !== null) return <LoadFailed state={state} width={width} />;
-  const cols = listColumns(width, state.queueNames.size > 1);
+  const cols = listColumns(width, state.queueNames.size > 1 ? Math.max(...[...state.queueNames].map((q) => displayWidth(clean(q)))) : 0);
   const { top, cursor } = state.list;
   const end = Math.min(state.visible.length, top + state.pageSize);
   const lines = [];

@@ -28,7 +28,8 @@ export function Header({ info, state }: { info: HeaderInfo; state: TriageState }
   // The queue and what the command's flags narrowed the list to come before the backend: the line is
   // cut at the right edge, and an SQS URL or a Cluster seed list alone is wider than most terminals.
   const where = [
-    `queue ${info.queue === null ? '(all)' : clean(info.queue)}`,
+    // Narrowed in the app with Q: said here, where the queue is read (the filter at the end of the next line is often cut).
+    `queue ${info.queue !== null ? clean(info.queue) : state.filter.queue !== null ? `${clean(state.filter.queue)} (Q; of all)` : '(all)'}`,
     ...(info.selection ? [`only ${clean(info.selection)}`] : []),
     `context ${info.context === null ? '(none)' : clean(info.context)}`,
     clean(info.backend),

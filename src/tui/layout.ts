@@ -49,6 +49,8 @@ const FIXED: Column[] = [
 
 /** Shown only when the list holds several queues; long names are cut (Q lists them whole). */
 const QUEUE_COLUMN: Column = { key: 'queue', title: 'QUEUE', width: 12 };
+const QUEUE_MAX = 16;
+const QUEUE_MIN = 5;
 
 /** Fixed columns a narrow terminal drops first, in this order (deadline and partial stay: they decide a redrive). */
 const DROPPABLE: ReadonlyArray<Column['key']> = ['redrives', 'age', 'attempts'];
@@ -73,11 +75,14 @@ const ERROR_ALONE_MIN = 8;
  * so workflow and tenant keep 10 each); then workflow and tenant go. Deadline and partial, which decide a redrive, stay down to about 50 columns,
  * and nothing runs off the right edge; everything is cut with an ellipsis.
  */
-export function listColumns(width: number, withQueue = false): Column[] {
+export function listColumns(width: number, queueWidth = 0): Column[] {
   // Browsing several queues (no --queue), each row says its queue: a redrive works on one.
-  let fixed = withQueue ? [...FIXED.slice(0, 3), QUEUE_COLUMN, ...FIXED.slice(3)] : [...FIXED];
+  // As wide as the longest name (queues are few), within 5..QUEUE_MAX.
+  let queueW = Math.max(QUEUE_MIN, Math.min(QUEUE_MAX, queueWidth));
+  let fixed = queueWidth > 0 ? [...FIXED.slice(0, 3), QUEUE_COLUMN, ...FIXED.slice(3)] : [...FIXED];
   let idWidth = FIXED.find((c) => c.key === 'id')!.width;
-  const fixedWidth = () => fixed.reduce((n, c) => n + (c.key === 'id' ? idWidth : c.width), 0);
+  const widthOf = (c: Column) => (c.key === 'id' ? idWidth : c.key === 'queue' ? queueW : c.width);
+  const fixedWidth = () => fixed.reduce((n, c) => n + widthOf(c), 0);
   // Separators: one between each pair of the fixed columns plus the flexible ones.
   const room = (flexCols: number) => width - fixedWidth() - (fixed.length + flexCols - 1);
   const wanted = ERROR_MIN + 2 * NAME_MIN;
@@ -89,7 +94,9 @@ export function listColumns(width: number, withQueue = false): Column[] {
   const comfortable = ERROR_MIN + 2 * NAME_COMFORT;
   if (room(3) < comfortable) idWidth = Math.max(ID_MIN, idWidth - (comfortable - room(3)));
   const hasNames = room(3) >= wanted;
-  const byKey = Object.fromEntries(fixed.map((c) => [c.key, c.key === 'id' ? { ...c, width: idWidth } : c])) as Partial<Record<Column['key'], Column>>;
+  // Narrower still, a long queue name is cut (to its start and an ellipsis) before the error code is.
+  if (!hasNames && room(1) < ERROR_ALONE_MIN) queueW = Math.max(QUEUE_MIN, queueW - (ERROR_ALONE_MIN - room(1)));
+  const byKey = Object.fromEntries(fixed.map((c) => [c.key, { ...c, width: widthOf(c) }])) as Partial<Record<Column['key'], Column>>;
   let flexCols: Column[];
   if (hasNames) {
     const flex = room(3);

@@ -756,6 +756,8 @@ describe('browsing every queue (no --queue), real SQLite store', () => {
       await app.press(KEYS.enter);
       const narrowed = await app.waitFor('3 selected in queue support kept');
       expect(narrowed).toContain('shown 3');
+      // The queue it narrowed to is in the header's first line, not only at the cut end of the second.
+      expect(lines(narrowed)[0]).toContain('queue support (Q; of all)');
       await app.press('R');
       await app.waitFor('Redrive plan for queue support: 3 selected');
       await app.press(KEYS.tab, KEYS.enter);

@@ -110,3 +110,15 @@ describe('wide and combining characters in cells (an error code a foreign writer
     expect(codeW).toBe(displayWidth('東京_タイムアウト'));
   });
 });
+
+describe('listColumns with a QUEUE column (browsing several queues)', () => {
+  it('is as wide as the longest queue name (5 to 16), and the line still fits from 52 columns up', () => {
+    expect(listColumns(120, 8).find((c) => c.key === 'queue')!.width).toBe(8);
+    expect(listColumns(120, 40).find((c) => c.key === 'queue')!.width).toBe(16);
+    for (let w = 52; w <= 200; w++) {
+      const cols = listColumns(w, 16);
+      expect(cols.reduce((n, c) => n + c.width, 0) + cols.length - 1, String(w)).toBeLessThanOrEqual(w);
+      expect(cols.map((c) => c.key), String(w)).toEqual(expect.arrayContaining(['id', 'queue', 'error', 'deadline', 'partial']));
+    }
+  });
+});
