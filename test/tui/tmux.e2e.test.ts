@@ -421,3 +421,59 @@ describe('agentq dlq browse after a redrive cut short by a backend error', () =>
     }
   }, 180_000);
 });
+
+describe('agentq dlq browse of every queue (no --queue) on Redis', () => {
+  let home: CliHome;
+  let redis: RedisServer;
+
+  beforeAll(async () => {
+    home = makeCliHome('agentq-tui-queues-');
+    redis = await startRedisServer();
+    const backend = await openBackend(redis.url);
+    try {
+      await seedDlq(backend, new ManualClock(Date.now()), 'research', Array.from({ length: 4 }, () => ({ errorCode: 'PROVIDER_429' })));
+      await seedDlq(backend, new ManualClock(Date.now()), 'support', Array.from({ length: 3 }, () => ({ errorCode: 'TOOL_TIMEOUT' })));
+    } finally {
+      await backend.close();
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    await redis?.stop();
+    home?.cleanup();
+  });
+
+  it('shows each row\'s queue; R on everything offers the queues, Enter narrows to one, and R redrives only that queue', async () => {
+    const env = { ...home.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' };
+    const pane = TmuxPane.start(['node', AGENTQ_BIN, '--url', redis.url, 'dlq', 'browse'], env, { columns: 120, rows: 35 });
+    try {
+      const list = await pane.waitFor((sc) => sc.includes('total 7 · shown 7') && !sc.includes('loading…'));
+      expect(list).toMatch(/JOB\s+QUEUE\s+WORKFLOW/);
+      expect(list.split('\n').filter((l) => /job_\S+\s+support\s/.test(l)).length).toBe(3);
+      pane.keys('a', 'R');
+      await pane.waitFor('Redrive: pick the queue (the selection spans 2 queues');
+      pane.keys('j', 'Enter');
+      const narrowed = await pane.waitFor('3 selected in queue support kept; 4 in other queues unselected');
+      expect(narrowed).toContain('queue support (Q; of all)');
+      pane.keys('R');
+      await pane.waitFor('Redrive plan for queue support: 3 selected');
+      pane.keys('Tab', 'Enter');
+      await pane.waitFor(/Redrive finished: run run_[0-9A-Z]{26}/);
+      pane.keys('Enter');
+      await pane.waitFor('total 4 · shown 0');
+      pane.keys('x');
+      await pane.waitFor('total 4 · shown 4');
+      pane.keys('q');
+      expect(await pane.exitStatus()).toBe(0);
+    } finally {
+      pane.kill();
+    }
+    const backend = await openBackend(redis.url);
+    try {
+      expect((await backend.dlqRows({ queue: 'support' }, { limit: 10 })).items.length).toBe(0);
+      expect((await backend.dlqRows({ queue: 'research' }, { limit: 10 })).items.length).toBe(4);
+    } finally {
+      await backend.close();
+    }
+  }, 120_000);
+});
