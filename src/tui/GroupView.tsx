@@ -24,8 +24,12 @@ export function groupColumns(items: ReadonlyArray<{ errorCode: string; workflow:
 export function GroupView({ state, width }: { state: TriageState; width: number }) {
   const g = state.groups;
   if (g === null) return null;
-  const { codeW, wfW } = groupColumns(g.items, width);
-  const head = `  ${fit('ERROR', codeW)} ${fit('WORKFLOW', wfW)} ${fitRight('COUNT', 9)} ${fitRight('EXPIRED', 9)} ${fitRight('PARTIAL', 9)}`;
+  // Split by queue (several in the list): the queue comes first, as wide as its longest name (5..16).
+  const isByQueue = g.items.some((i) => i.queue !== null);
+  const queueW = isByQueue ? Math.max(5, Math.min(16, ...g.items.map((i) => displayWidth(clean(i.queue ?? ''))))) : 0;
+  const queueCell = (q: string) => (isByQueue ? `${fit(q, queueW)} ` : '');
+  const { codeW, wfW } = groupColumns(g.items, width - (isByQueue ? queueW + 1 : 0));
+  const head = `  ${queueCell('QUEUE')}${fit('ERROR', codeW)} ${fit('WORKFLOW', wfW)} ${fitRight('COUNT', 9)} ${fitRight('EXPIRED', 9)} ${fitRight('PARTIAL', 9)}`;
   const end = Math.min(g.items.length, g.top + state.pageSize);
   const lines = [];
   for (let at = g.top; at < end; at++) {
@@ -33,7 +37,7 @@ export function GroupView({ state, width }: { state: TriageState; width: number 
     const isCursor = at === g.cursor;
     lines.push(
       <Text key={`${at}`} wrap="truncate-end" inverse={isCursor}>
-        {`${isCursor ? '›' : ' '} ${fit(clean(item.errorCode), codeW)} ${fit(clean(item.workflow), wfW)} ${fitRight(count(item.count), 9)} ${fitRight(count(item.expired), 9)} ${fitRight(count(item.partial), 9)}`}
+        {`${isCursor ? '›' : ' '} ${queueCell(clean(item.queue ?? ''))}${fit(clean(item.errorCode), codeW)} ${fit(clean(item.workflow), wfW)} ${fitRight(count(item.count), 9)} ${fitRight(count(item.expired), 9)} ${fitRight(count(item.partial), 9)}`}
       </Text>,
     );
   }

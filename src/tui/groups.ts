@@ -6,6 +6,8 @@
 import { isRowExpired, type TriageRow } from './row.js';
 
 export interface ErrorGroup {
+  /** Set when the groups are split by queue (the list holds several: a redrive works on one). */
+  queue: string | null;
   errorCode: string;
   workflow: string;
   count: number;
@@ -14,15 +16,15 @@ export interface ErrorGroup {
 }
 
 /** Groups the given rows (indices into `rows`), largest group first, ties by code then workflow. */
-export function groupByError(rows: readonly TriageRow[], indices: readonly number[], now: number): ErrorGroup[] {
+export function groupByError(rows: readonly TriageRow[], indices: readonly number[], now: number, byQueue = false): ErrorGroup[] {
   const byKey = new Map<string, ErrorGroup>();
   for (const i of indices) {
     const row = rows[i]!;
     // A NUL cannot appear in a stored code or workflow name, so it separates the two safely.
-    const key = `${row.errorCode}\u0000${row.workflow}`;
+    const key = byQueue ? `${row.queue}\u0000${row.errorCode}\u0000${row.workflow}` : `${row.errorCode}\u0000${row.workflow}`;
     let g = byKey.get(key);
     if (g === undefined) {
-      g = { errorCode: row.errorCode, workflow: row.workflow, count: 0, expired: 0, partial: 0 };
+      g = { queue: byQueue ? row.queue : null, errorCode: row.errorCode, workflow: row.workflow, count: 0, expired: 0, partial: 0 };
       byKey.set(key, g);
     }
     g.count++;
@@ -30,7 +32,7 @@ export function groupByError(rows: readonly TriageRow[], indices: readonly numbe
     if (row.isPartial) g.partial++;
   }
   return [...byKey.values()].sort(
-    (a, b) => b.count - a.count || cmp(a.errorCode, b.errorCode) || cmp(a.workflow, b.workflow),
+    (a, b) => b.count - a.count || cmp(a.errorCode, b.errorCode) || cmp(a.workflow, b.workflow) || cmp(a.queue ?? '', b.queue ?? ''),
   );
 }
 

@@ -434,7 +434,7 @@ function refilter(s: TriageState, filter: TriageFilter): TriageState {
 }
 
 function regroup(s: TriageState): GroupsState {
-  const items = groupByError(s.rows, s.visible, s.now);
+  const items = groupByError(s.rows, s.visible, s.now, s.queueNames.size > 1);
   return { items, ...placeCursor(s.groups ?? { cursor: 0, top: 0 }, s.groups?.cursor ?? 0, items.length, s.pageSize) };
 }
 
@@ -648,7 +648,7 @@ function groupsCommand(s: TriageState, c: Command): TriageState {
   if (c === 'open') {
     const g = s.groups.items[s.groups.cursor];
     if (g === undefined) return s;
-    return refilter({ ...s, mode: 'list', groups: null }, { ...s.filter, errorCode: g.errorCode, workflow: g.workflow });
+    return refilter({ ...s, mode: 'list', groups: null }, { ...s.filter, errorCode: g.errorCode, workflow: g.workflow, queue: g.queue ?? s.filter.queue });
   }
   return filterCommand(s, c);
 }

@@ -749,6 +749,11 @@ describe('browsing every queue (no --queue), real SQLite store', () => {
       expect(lines(f).find((l) => l.includes('JOB'))).toMatch(/JOB\s+QUEUE\s+WORKFLOW/);
       expect(lines(f).filter((l) => /job_\S+\s+support\s/.test(l)).length).toBe(3);
       await app.waitForState((st) => !st.isLoading);
+      await app.press('g');
+      const groups = await app.waitFor('QUEUE');
+      expect(groups).toMatch(/support\s+TOOL_TIMEOUT\s+research_report:v3\s+3/);
+      await app.press('g');
+      await app.waitForState((st) => st.mode === 'list');
       await app.press('a', 'R');
       const picker = await app.waitFor('Redrive: pick the queue');
       expect(picker).toContain('the selection spans 2 queues');

@@ -593,6 +593,20 @@ describe('several queues (browse without --queue)', () => {
     expect(s.filter.queue).toBeNull();
   });
 
+  it('g splits groups by queue too, and Enter on one narrows the list to its queue: a then R needs no queue picker', () => {
+    let s = keys(loaded(6, twoQueues), 'g');
+    expect(s.groups!.items.map((g) => [g.queue, g.errorCode, g.count])).toEqual([
+      ['research', 'PROVIDER_429', 3],
+      ['support', 'PROVIDER_429', 3],
+    ]);
+    s = keys(s, 'j', 'enter');
+    expect(s.filter).toMatchObject({ queue: 'support', errorCode: 'PROVIDER_429' });
+    s = keys(s, 'a', 'R');
+    expect(s.mode).toBe('confirm');
+    // One queue: groups are not split (no queue to tell apart).
+    expect(keys(loaded(3), 'g').groups!.items.map((g) => g.queue)).toEqual([null]);
+  });
+
   it('R on a one-queue selection opens the dialog as before', () => {
     const s = keys(loaded(6, twoQueues), 'Q', 'down', 'enter', 'a', 'R');
     expect(s.mode).toBe('confirm');
