@@ -17,6 +17,7 @@ import { effectiveBatchSize } from '../dlq/rate.js';
 import { walkDlq } from '../dlq/select.js';
 import type { PlannedRedrive, PlanSplit, RedrivePort, RedriveProgress, RedriveResult, SelectionContext } from './redrive-port.js';
 import { planStoreId } from '../backend/store-id.js';
+import { ValidationError } from '../core/errors.js';
 
 export interface GatewaySettings {
   /** The command's own selector (`--queue`, `--tenant`…): where a large selection is looked up. */
@@ -51,6 +52,14 @@ export function engineRedrive(deps: EngineDeps, s: GatewaySettings): RedrivePort
         for (const e of entries) {
           if (wanted.has(e.job_id) && builder.add(e) !== null) found++;
         }
+      }
+      // The engine's refusal says "Add --queue NAME" (a restart, here); the app has a way in place.
+      const queues = builder.queues();
+      if (queues.length > 1) {
+        throw new ValidationError(
+          `the selection spans ${queues.length} queues (${queues.slice(0, 5).join(', ')}${queues.length > 5 ? ', …' : ''}): a redrive works on one queue at a time because the lock is per queue`,
+          'Q narrows the list to one queue (c clears the selection); R on a selection of several loaded queues offers to narrow it.',
+        );
       }
       const plan = builder.finish({
         action: 'redrive',

@@ -732,6 +732,31 @@ describe('redrive progress and stopping (real engine, paced by an injected sleep
 
 
 describe('browsing every queue (no --queue), real SQLite store', () => {
+  it('a plan of jobs from two queues (selected jobs not loaded yet, during a reload) is refused with what to do in the app, not "Add --queue"', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));
+    const clock = new ManualClock(T0);
+    const backend = new SqliteBackend({ path: join(dir, 'agentq.db'), clock, random: seededRandom(7) });
+    try {
+      const a = await seedDlq(backend, clock, 'research', [{ errorCode: 'PROVIDER_429' }]);
+      const b = await seedDlq(backend, clock, 'support', [{ errorCode: 'TOOL_TIMEOUT' }]);
+      const newId = createIdFactory(clock, seededRandom(9));
+      const redrive = engineRedrive(
+        { backend, clock, sleep: async () => undefined, newRunId: () => newId(RUN_ID_PREFIX), identity: { user: 'ops', host: 'test', pid: 1, context: 'prod' } },
+        { baseFilter: {}, given: {}, rate: null },
+      );
+      const refused = await redrive.plan([...a, ...b], new AbortController().signal).then(
+        () => null,
+        (e: unknown) => e as { message: string; hint?: string },
+      );
+      expect(refused!.message).toContain('the selection spans 2 queues');
+      expect(refused!.hint).not.toContain('--queue');
+      expect(refused!.hint).toContain('Q narrows');
+    } finally {
+      await backend.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('shows a QUEUE column, and R on a selection spanning two queues narrows to the chosen one and redrives it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));
     const clock = new ManualClock(T0);
