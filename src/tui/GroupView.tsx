@@ -26,7 +26,7 @@ export function GroupView({ state, width }: { state: TriageState; width: number 
   if (g === null) return null;
   // Split by queue (several in the list): the queue comes first, as wide as its longest name (5..16).
   const isByQueue = g.items.some((i) => i.queue !== null);
-  const queueW = isByQueue ? Math.max(5, Math.min(16, ...g.items.map((i) => displayWidth(clean(i.queue ?? ''))))) : 0;
+  const queueW = isByQueue ? Math.max(5, Math.min(16, Math.max(...g.items.map((i) => displayWidth(clean(i.queue ?? '')))))) : 0;
   const queueCell = (q: string) => (isByQueue ? `${fit(q, queueW)} ` : '');
   const { codeW, wfW } = groupColumns(g.items, width - (isByQueue ? queueW + 1 : 0));
   const head = `  ${queueCell('QUEUE')}${fit('ERROR', codeW)} ${fit('WORKFLOW', wfW)} ${fitRight('COUNT', 9)} ${fitRight('EXPIRED', 9)} ${fitRight('PARTIAL', 9)}`;

@@ -51,6 +51,7 @@ const FIXED: Column[] = [
 const QUEUE_COLUMN: Column = { key: 'queue', title: 'QUEUE', width: 12 };
 const QUEUE_MAX = 16;
 const QUEUE_MIN = 5;
+const QUEUE_SHRINK_MIN = 8;
 
 /** Fixed columns a narrow terminal drops first, in this order (deadline and partial stay: they decide a redrive). */
 const DROPPABLE: ReadonlyArray<Column['key']> = ['redrives', 'age', 'attempts'];
@@ -93,6 +94,8 @@ export function listColumns(width: number, queueWidth = 0): Column[] {
   // A workflow or tenant cut to 4 characters says nothing: the id gives up its shared start first.
   const comfortable = ERROR_MIN + 2 * NAME_COMFORT;
   if (room(3) < comfortable) idWidth = Math.max(ID_MIN, idWidth - (comfortable - room(3)));
+  // Then a long queue name (down to 8: "billing…" still tells queues apart; Q lists them whole).
+  if (room(3) < comfortable && queueW > QUEUE_SHRINK_MIN) queueW = Math.max(QUEUE_SHRINK_MIN, queueW - (comfortable - room(3)));
   const hasNames = room(3) >= wanted;
   // Narrower still, a long queue name is cut (to its start and an ellipsis) before the error code is.
   if (!hasNames && room(1) < ERROR_ALONE_MIN) queueW = Math.max(QUEUE_MIN, queueW - (ERROR_ALONE_MIN - room(1)));

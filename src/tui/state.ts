@@ -601,7 +601,7 @@ function listCommand(s: TriageState, c: Command): TriageState {
             mode: 'picker',
             groups: null,
             picker: { kind: 'queue', options, forRedrive: true, ...placeCursor({ cursor: 0, top: 0 }, 0, options.length, s.pageSize) },
-            notice: `the selection spans ${options.length} queues; a redrive works on one: Enter narrows to it, Esc keeps all`,
+            notice: `selection spans ${options.length} queues; a redrive works on one: Enter narrows, Esc keeps all`,
           };
         }
       }

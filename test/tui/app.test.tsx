@@ -777,6 +777,8 @@ describe('browsing every queue (no --queue), real SQLite store', () => {
       await app.press('g');
       const groups = await app.waitFor('QUEUE');
       expect(groups).toMatch(/support\s+TOOL_TIMEOUT\s+research_report:v3\s+3/);
+      // As wide as the longest queue name: not cut to the shortest.
+      expect(groups).toMatch(/research PROVIDER_429\s+research_report:v3\s+2/);
       await app.press('g');
       await app.waitForState((st) => st.mode === 'list');
       await app.press('a', 'R');

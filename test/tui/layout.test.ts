@@ -115,6 +115,10 @@ describe('listColumns with a QUEUE column (browsing several queues)', () => {
   it('is as wide as the longest queue name (5 to 16), and the line still fits from 52 columns up', () => {
     expect(listColumns(120, 8).find((c) => c.key === 'queue')!.width).toBe(8);
     expect(listColumns(120, 40).find((c) => c.key === 'queue')!.width).toBe(16);
+    // At 80 columns a long queue name gives way (to 8) before workflow and tenant are cut to a few letters.
+    const at80 = listColumns(80, 27);
+    expect(at80.find((c) => c.key === 'queue')!.width).toBe(8);
+    expect(at80.find((c) => c.key === 'tenant')!.width).toBeGreaterThanOrEqual(6);
     for (let w = 52; w <= 200; w++) {
       const cols = listColumns(w, 16);
       expect(cols.reduce((n, c) => n + c.width, 0) + cols.length - 1, String(w)).toBeLessThanOrEqual(w);
