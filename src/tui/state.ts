@@ -653,9 +653,17 @@ function groupsCommand(s: TriageState, c: Command): TriageState {
   return filterCommand(s, c);
 }
 
-/** A picker's options: "(any)", then every value of the loaded rows with its count. */
+/**
+ * A picker's options: "(any)", then every value of the loaded rows with how many entries the
+ * other filters let through (narrowed to a queue, T counts that queue's tenants: the whole DLQ's
+ * counts promised entries the list then did not show). Values found only elsewhere count 0.
+ */
 function pickerOptions(s: TriageState, kind: PickerKind): PickerState['options'] {
-  return [{ value: null, count: s.rows.length }, ...distinctCounts(s.rows, kind)];
+  const through = filterRows(s.rows, { ...s.filter, [kind]: null }, s.now, 0, s.fullText).map((i) => s.rows[i]!);
+  const counted = distinctCounts(through, kind);
+  const seen = new Set(counted.map((o) => o.value));
+  const elsewhere = distinctCounts(s.rows, kind).filter((o) => !seen.has(o.value)).map((o) => ({ value: o.value, count: 0 }));
+  return [{ value: null, count: through.length }, ...counted, ...elsewhere];
 }
 
 /**

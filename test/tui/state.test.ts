@@ -607,6 +607,18 @@ describe('several queues (browse without --queue)', () => {
     expect(keys(loaded(3), 'g').groups!.items.map((g) => g.queue)).toEqual([null]);
   });
 
+  it('a picker counts what the other filters let through (narrowed to a queue, T counts that queue\'s tenants); values only elsewhere show 0', () => {
+    let s = loaded(6, (i) => ({ queue: i < 4 ? 'research' : 'support', tenant: i < 3 ? 'acme' : 'globex' }));
+    s = keys(s, 'Q', 'down', 'down', 'enter');
+    expect(s.filter.queue).toBe('support');
+    s = keys(s, 'T');
+    expect(s.picker!.options).toEqual([
+      { value: null, count: 2 },
+      { value: 'globex', count: 2 },
+      { value: 'acme', count: 0 },
+    ]);
+  });
+
   it('R on a one-queue selection opens the dialog as before', () => {
     const s = keys(loaded(6, twoQueues), 'Q', 'down', 'enter', 'a', 'R');
     expect(s.mode).toBe('confirm');
