@@ -30,13 +30,23 @@ export interface TriageSource {
  */
 export const LOAD_PAGE_SIZE = MAX_PAGE_LIMIT;
 
-export function backendSource(backend: Pick<Backend, 'dlqRows' | 'dlqGet' | 'stats'>, filter: DlqFilter, pageSize = LOAD_PAGE_SIZE): TriageSource {
+/** Above this many queues the load's total is not estimated (one counters query per queue). */
+const EXPECTED_TOTAL_MAX_QUEUES = 100;
+
+export function backendSource(backend: Pick<Backend, 'dlqRows' | 'dlqGet' | 'stats' | 'queues'>, filter: DlqFilter, pageSize = LOAD_PAGE_SIZE): TriageSource {
   return {
     async expectedTotal() {
       // The counters are per queue: any narrower selector (tenant, code, time window…) is only known by walking it.
       const { queue, ...rest } = filter;
-      if (queue === undefined || Object.values(rest).some((v) => v !== undefined)) return null;
-      return (await backend.stats(queue)).dlq_size;
+      if (Object.values(rest).some((v) => v !== undefined)) return null;
+      if (queue !== undefined) return (await backend.stats(queue)).dlq_size;
+      // Every queue (no --queue): each queue's counters, summed, so a big DLQ says "of ~N" there too.
+      // Not when the queue list may be cut at its bound (an undercount would mislead) or is long.
+      const queues = await backend.queues();
+      if (queues.length > EXPECTED_TOTAL_MAX_QUEUES) return null;
+      let total = 0;
+      for (const q of queues) total += (await backend.stats(q)).dlq_size;
+      return total;
     },
     async *pages(signal) {
       let cursor: string | null = null;

@@ -155,7 +155,10 @@ describe('loading', () => {
       await seedDlq(backend, clock, 'research', [{ errorCode: 'PROVIDER_429' }, { errorCode: 'SCHEMA_INVALID' }]);
       expect(await backendSource(backend, { queue: 'research' }).expectedTotal!()).toBe(2);
       expect(await backendSource(backend, { queue: 'research', errorCodes: ['PROVIDER_429'] }).expectedTotal!()).toBeNull();
-      expect(await backendSource(backend, {}).expectedTotal!()).toBeNull();
+      // Every queue (no --queue): the counters of each queue, summed.
+      await seedDlq(backend, clock, 'support', [{ errorCode: 'TOOL_TIMEOUT' }]);
+      expect(await backendSource(backend, {}).expectedTotal!()).toBe(3);
+      expect(await backendSource(backend, { errorCodes: ['PROVIDER_429'] }).expectedTotal!()).toBeNull();
     } finally {
       await backend.close();
       rmSync(dir, { recursive: true, force: true });
