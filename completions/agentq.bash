@@ -46,6 +46,7 @@ __agentq_sub() {
     'metrics|help') __agentq_r='help' ;;
     'sqs|setup') __agentq_r='setup' ;;
     'sqs|sweep') __agentq_r='sweep' ;;
+    'sqs|republish') __agentq_r='republish' ;;
     'sqs|custody') __agentq_r='custody' ;;
     'sqs|help') __agentq_r='help' ;;
     'outbox|relay') __agentq_r='relay' ;;
@@ -231,6 +232,9 @@ __agentq_optval() {
     'sqs setup|-q'|'sqs setup|--queue') __agentq_r='dyn:queues' ;;
     'sqs sweep|-q'|'sqs sweep|--queue') __agentq_r='dyn:queues' ;;
     'sqs sweep|--max') __agentq_r='free' ;;
+    'sqs republish|-q'|'sqs republish|--queue') __agentq_r='dyn:queues' ;;
+    'sqs republish|--job') __agentq_r='free' ;;
+    'sqs republish|--older-than') __agentq_r='free' ;;
     'sqs custody|-q'|'sqs custody|--queue') __agentq_r='dyn:queues' ;;
     'sqs custody|--limit') __agentq_r='free' ;;
     'sqs custody|--after') __agentq_r='free' ;;
@@ -271,7 +275,7 @@ __agentq_argval() {
     'dlq help') case "$2" in 0) __agentq_r='choices:list show summary export redrive purge expire runs check browse' ;; esac ;;
     'metrics help') case "$2" in 0) __agentq_r='choices:serve' ;; esac ;;
     'completion') case "$2" in 0) __agentq_r='choices:bash zsh fish' ;; esac ;;
-    'sqs help') case "$2" in 0) __agentq_r='choices:setup sweep custody' ;; esac ;;
+    'sqs help') case "$2" in 0) __agentq_r='choices:setup sweep republish custody' ;; esac ;;
     'outbox help') case "$2" in 0) __agentq_r='choices:relay status' ;; esac ;;
     'worker') case "$2" in *) __agentq_r='free' ;; esac ;;
     'job checkpoint') case "$2" in 0) __agentq_r='free' ;; esac ;;
@@ -289,7 +293,7 @@ __agentq_cmds() {
     'dlq') __agentq_r='list show summary export redrive purge expire runs check browse help' ;;
     'dlq runs') __agentq_r='show help' ;;
     'metrics') __agentq_r='serve help' ;;
-    'sqs') __agentq_r='setup sweep custody help' ;;
+    'sqs') __agentq_r='setup sweep republish custody help' ;;
     'outbox') __agentq_r='relay status help' ;;
     'job') __agentq_r='checkpoint usage effect error help' ;;
   esac
@@ -334,6 +338,7 @@ __agentq_opts() {
     'sqs') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
     'sqs setup') __agentq_r='-q --queue -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'sqs sweep') __agentq_r='-q --queue --max --leave-foreign -y --yes -h --help --url --context -o --output --json --color --no-input --debug' ;;
+    'sqs republish') __agentq_r='-q --queue --job --older-than --dry-run -y --yes -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'sqs custody') __agentq_r='-q --queue --limit --after -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'sqs help') __agentq_r='--url --context -o --output --json --color --no-input --debug -h --help' ;;
     'outbox') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;

@@ -83,6 +83,8 @@ function __agentq_sub --description "canonical subcommand WORD of PATH"
             echo 'setup'
         case 'sqs|sweep'
             echo 'sweep'
+        case 'sqs|republish'
+            echo 'republish'
         case 'sqs|custody'
             echo 'custody'
         case 'sqs|help'
@@ -484,6 +486,14 @@ function __agentq_takes_value --description "does option OPT of PATH take a valu
             return 0
         case 'sqs sweep|--max'
             return 0
+        case 'sqs republish|-q'
+            return 0
+        case 'sqs republish|--queue'
+            return 0
+        case 'sqs republish|--job'
+            return 0
+        case 'sqs republish|--older-than'
+            return 0
         case 'sqs custody|-q'
             return 0
         case 'sqs custody|--queue'
@@ -877,6 +887,7 @@ complete -c agentq -n '__agentq_within \'tui\'' -l batch-size -x -d 'redrive job
 complete -c agentq -n '__agentq_within \'tui\'' -l max-redrives -x -d 'jobs redriven this many times already are quarantined (default: 3)'
 complete -c agentq -n '__agentq_at \'sqs\'' -a 'setup' -d 'create or check the SQS queues agentq needs (one per class, the DLQ, RedrivePolicy) and print what …'
 complete -c agentq -n '__agentq_at \'sqs\'' -a 'sweep' -d 'receive the SQS DLQ and take what is there into custody (persisted byte-exact, then deleted from SQ…'
+complete -c agentq -n '__agentq_at \'sqs\'' -a 'republish' -d 'give waiting jobs a new SQS message when theirs was lost (SQS restarted empty, a queue purged or ma…'
 complete -c agentq -n '__agentq_at \'sqs\'' -a 'custody' -d 'list the messages taken out of SQS DLQs (kind, source queue, receive count, body)'
 complete -c agentq -n '__agentq_at \'sqs\'' -a 'help' -d 'display help for command'
 complete -c agentq -n '__agentq_within \'sqs setup\'' -s q -l queue -x -a '(__agentq_dyn queues)' -d 'agentq queue to set up (repeatable; default: the context\'s queue)'
@@ -884,10 +895,15 @@ complete -c agentq -n '__agentq_within \'sqs sweep\'' -s q -l queue -x -a '(__ag
 complete -c agentq -n '__agentq_within \'sqs sweep\'' -l max -x -d 'receive at most this many messages'
 complete -c agentq -n '__agentq_within \'sqs sweep\'' -l leave-foreign -d 'record foreign and malformed messages but leave them in SQS'
 complete -c agentq -n '__agentq_within \'sqs sweep\'' -s y -l yes -d 'do not ask for confirmation'
+complete -c agentq -n '__agentq_within \'sqs republish\'' -s q -l queue -x -a '(__agentq_dyn queues)' -d 'agentq queue whose waiting jobs to republish (default: the context\'s queue)'
+complete -c agentq -n '__agentq_within \'sqs republish\'' -l job -x -d 'only this job (repeatable)'
+complete -c agentq -n '__agentq_within \'sqs republish\'' -l older-than -x -d 'only jobs last changed longer ago than this (e.g. 15m, 2h)'
+complete -c agentq -n '__agentq_within \'sqs republish\'' -l dry-run -d 'print the plan and change nothing'
+complete -c agentq -n '__agentq_within \'sqs republish\'' -s y -l yes -d 'do not ask for confirmation'
 complete -c agentq -n '__agentq_within \'sqs custody\'' -s q -l queue -x -a '(__agentq_dyn queues)' -d 'only what was taken from this agentq queue\'s SQS DLQ (default: every queue)'
 complete -c agentq -n '__agentq_within \'sqs custody\'' -l limit -x -d 'at most this many (1-1000)'
 complete -c agentq -n '__agentq_within \'sqs custody\'' -l after -x -d 'continue after this job id'
-complete -c agentq -n '__agentq_arg \'sqs help\' 0' -a 'setup sweep custody'
+complete -c agentq -n '__agentq_arg \'sqs help\' 0' -a 'setup sweep republish custody'
 complete -c agentq -n '__agentq_at \'outbox\'' -a 'relay' -d 'publish outbox rows a crash or a failed publish left unpublished, now (workers also do this before …'
 complete -c agentq -n '__agentq_at \'outbox\'' -a 'status' -d 'how many outbox rows are waiting, since when, when the next try is due and why the last one failed'
 complete -c agentq -n '__agentq_at \'outbox\'' -a 'help' -d 'display help for command'

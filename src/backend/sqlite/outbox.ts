@@ -86,7 +86,7 @@ export interface OutboxRow {
   job_id: string;
   queue: string;
   class: string;
-  why: 'submit' | 'redrive';
+  why: 'submit' | 'redrive' | 'republish';
   created_at: number;
   tries: number;
   /**
@@ -124,6 +124,13 @@ export type Decision =
   | { kind: 'bury'; job: Job }
   /** The store has no such job: never dropped; left for the native backstop and custody. */
   | { kind: 'unknown' };
+
+/** What `republish` did with one job: `pending` (its row waits in the outbox already), `not_waiting` (not queued or scheduled). */
+export interface RepublishOutcome {
+  job_id: string;
+  result: 'republished' | 'pending' | 'not_waiting' | 'unknown';
+  state?: JobState;
+}
 
 export type CustodyKind = 'backstop' | 'foreign' | 'malformed' | 'orphan';
 
@@ -256,6 +263,32 @@ export class SqliteSqsStore implements SqsStore {
 
   forgetDelivery(jobId: string): void {
     this.q('DELETE FROM sqs_deliveries WHERE job_id = ?').run(jobId);
+  }
+
+  /**
+   * `agentq sqs republish`: for each job still waiting (queued, scheduled) whose message is
+   * published, forgets the message recorded as its delivery and writes a new outbox row, in one
+   * transaction per call. Forgetting is what lets the new message run the job when the old one was
+   * lost (SQS restarted empty, a purge); when the old one was not lost, whichever of the two is
+   * received first becomes the delivery and the other is deleted as a duplicate (`consider`).
+   * A job whose row is still unpublished is left alone (`pending`): the relay publishes it.
+   */
+  republish(jobIds: string[]): RepublishOutcome[] {
+    const now = this.now;
+    const pending = this.q('SELECT 1 FROM sqs_outbox WHERE job_id = ? AND published_at IS NULL LIMIT 1');
+    const ins = this.q(`INSERT INTO sqs_outbox (job_id, queue, class, why, created_at) VALUES (?, ?, ?, 'republish', ?)`);
+    return this.store.write(() =>
+      jobIds.map((id): RepublishOutcome => {
+        const found = this.store.load(id);
+        if (!found) return { job_id: id, result: 'unknown' };
+        const { job } = found;
+        if (job.state !== 'queued' && job.state !== 'scheduled') return { job_id: id, result: 'not_waiting', state: job.state };
+        if (pending.get(id)) return { job_id: id, result: 'pending', state: job.state };
+        this.forgetDelivery(id);
+        ins.run(id, job.queue, job.class, now);
+        return { job_id: id, result: 'republished', state: job.state };
+      }),
+    );
   }
 
   // ------------------------------------------------------------ claim this job id

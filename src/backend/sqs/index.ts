@@ -57,7 +57,7 @@ import { SqsQueues, type SetupAction } from './queues.js';
 import { GroupPublisher } from './publisher.js';
 import { openSqsStore } from './open-store.js';
 import { MAX_DELAY_SECONDS, OutboxRelay, type RelayResult } from './relay.js';
-import type { Decision, OutboxCounts, SqsStore } from './store.js';
+import type { Decision, OutboxCounts, RepublishOutcome, SqsStore } from './store.js';
 import { redactStoreCredentials, type SqsUrl } from './url.js';
 
 /** SQS caps a message's visibility timeout at 12 hours. */
@@ -193,6 +193,18 @@ export class SqsBackend implements Backend {
     const r = await this.relay.catchUp();
     const after = await this.ext.outboxCounts();
     return { ...r, pending_after: after.pending, next_try_at: after.next_try_at, last_error: after.last_error };
+  }
+
+  /**
+   * `agentq sqs republish`: the store forgets the message of each waiting job and writes it a new
+   * outbox row (SqsStore.republish), then those rows are published now. A publish that fails leaves
+   * the row pending for the relay, as after a submit; a job runs once either way (`consider`).
+   */
+  async republish(jobIds: string[]): Promise<{ outcomes: RepublishOutcome[]; relay: RelayResult }> {
+    const outcomes = await this.ext.republish(jobIds);
+    const ids = outcomes.filter((o) => o.result === 'republished').map((o) => o.job_id);
+    const relay = ids.length > 0 ? await this.relay.publishJobs(ids) : { published: 0, skipped: 0, failed: [] };
+    return { outcomes, relay };
   }
 
   async unpublished(queue: string): Promise<Unpublished> {

@@ -36,8 +36,8 @@ import { KeyLayout, shardOf } from '../redis/keys.js';
 import { PRELUDE } from '../redis/lua/prelude.js';
 import { RedisBackend } from '../redis/redis-backend.js';
 import type { RedisUrlOptions } from '../redis/url.js';
-import { CONSIDER, CUSTODY_BURY, CUSTODY_KEEP, DLQ_SENT } from './redis-lua.js';
-import type { CustodyInput, CustodyKind, CustodyOutcome, CustodyRecord, Decision, Delivery, OutboxCounts, OutboxRow, ReceivedRef, SqsStore, StoreState } from './store.js';
+import { CONSIDER, CUSTODY_BURY, CUSTODY_KEEP, DLQ_SENT, REPUBLISH } from './redis-lua.js';
+import type { CustodyInput, CustodyKind, CustodyOutcome, CustodyRecord, Decision, Delivery, OutboxCounts, OutboxRow, ReceivedRef, RepublishOutcome, SqsStore, StoreState } from './store.js';
 
 type Client = RedisBackend['redis'];
 interface Loc {
@@ -95,6 +95,7 @@ export class RedisSqsStore implements SqsStore {
     this.newId = createIdFactory(deps.clock, deps.random);
     for (const [name, lua] of Object.entries(SCRIPTS)) this.client.defineCommand(name, { lua });
     this.client.defineCommand('aqSqsDlqSent', { lua: DLQ_SENT });
+    this.client.defineCommand('aqSqsRepublish', { lua: REPUBLISH });
   }
 
   get now(): number {
@@ -292,6 +293,22 @@ export class RedisSqsStore implements SqsStore {
     const p = this.sp(loc);
     // (the published mark is what tells the outbox this job has its message)
     await Promise.all([this.client.hdel(`${p}sqs:dlv`, jobId), keepPublished ? 0 : this.client.hdel(`${p}sqs:pub`, jobId)]);
+  }
+
+  /** `agentq sqs republish` (SqsStore.republish): one script per job, each atomic on its shard. */
+  async republish(jobIds: string[]): Promise<RepublishOutcome[]> {
+    const fn = (this.client as unknown as Record<string, (...a: Array<string | number>) => Promise<[string, RepublishOutcome['result']]>>).aqSqsRepublish!;
+    return Promise.all(
+      jobIds.map(async (id): Promise<RepublishOutcome> => {
+        const loc = await this.locate(id);
+        if (!loc) return { job_id: id, result: 'unknown' };
+        const p = this.sp(loc);
+        const [st, result] = await fn.call(this.client, 3, `${p}j:${id}`, `${p}sqs:pub`, `${p}sqs:dlv`, id);
+        // a new try: this process's backoff of an earlier publish of the job no longer applies
+        if (result === 'republished') this.backoff.delete(id);
+        return st === '' ? { job_id: id, result } : { job_id: id, result, state: st as JobState };
+      }),
+    );
   }
 
   // ------------------------------------------------------------ consumers

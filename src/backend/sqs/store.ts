@@ -19,9 +19,9 @@
  */
 import type { Job, JobState } from '../../core/schemas.js';
 import type { ClaimRequest } from '../contract.js';
-import type { CustodyRecord, Decision, Delivery, OutboxRow, ReceivedRef } from '../sqlite/outbox.js';
+import type { CustodyRecord, Decision, Delivery, OutboxRow, ReceivedRef, RepublishOutcome } from '../sqlite/outbox.js';
 
-export type { CustodyKind, CustodyRecord, Decision, Delivery, OutboxRow, ReceivedRef } from '../sqlite/outbox.js';
+export type { CustodyKind, CustodyRecord, Decision, Delivery, OutboxRow, ReceivedRef, RepublishOutcome } from '../sqlite/outbox.js';
 
 export type Awaitable<T> = T | Promise<T>;
 
@@ -92,6 +92,15 @@ export interface SqsStore {
    * SQS (one replacing this one), so the outbox must not take it for unpublished.
    */
   forgetDelivery(jobId: string, keepPublished?: boolean): Awaitable<void>;
+
+  /**
+   * `agentq sqs republish`: each waiting job (queued, scheduled) whose message was published
+   * forgets that message (its delivery) and gets a pending outbox entry, atomically per job, so a
+   * new message can run it when SQS lost the old one, and whichever of the two is received first
+   * carries the job while the other is deleted as a duplicate. Jobs already pending in the outbox,
+   * not waiting, or unknown are reported and left alone.
+   */
+  republish(jobIds: string[]): Awaitable<RepublishOutcome[]>;
 
   // consumers
   /** Judges one received message against the store (state, fence, cancel flag) and claims it when it may run. */

@@ -44,6 +44,27 @@ export function registerSqs(program: Command, lazy: Lazy): void {
     )
     .action(lazy(() => import('./sqs.js'), { fn: 'sweep' }));
   sqs
+    .command('republish')
+    .description('give waiting jobs a new SQS message when theirs was lost (SQS restarted empty, a queue purged or made again)')
+    .option('-q, --queue <queue>', 'agentq queue whose waiting jobs to republish (default: the context\'s queue)')
+    .option('--job <id>', 'only this job (repeatable)', collect)
+    .option('--older-than <duration>', 'only jobs last changed longer ago than this (e.g. 15m, 2h)')
+    .option('--dry-run', 'print the plan and change nothing')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .addHelpText(
+      'after',
+      '\nThe store keeps which SQS message carries each job; when SQS loses it, the job stays queued and a worker finds\n' +
+        'nothing to claim. This forgets each selected job\'s message and publishes a new one through the outbox. If the old\n' +
+        'message was not lost after all, whichever copy is received first runs the job and the other is deleted as a\n' +
+        'duplicate: a job never runs twice. Jobs still waiting in the outbox are left to the relay. Exit 75 (4, 78) when\n' +
+        'some could not be published: they wait in the outbox (`agentq outbox status`, `agentq outbox relay`).\n' +
+        ex(
+          ['agentq sqs republish --queue research --older-than 30m --dry-run', 'after SQS restarted empty: what would be republished'],
+          ['agentq sqs republish --queue research --older-than 30m --yes', 'then do it'],
+        ),
+    )
+    .action(lazy(() => import('./sqs.js'), { fn: 'republish' }));
+  sqs
     .command('custody')
     .description('list the messages taken out of SQS DLQs (kind, source queue, receive count, body)')
     .option('-q, --queue <queue>', 'only what was taken from this agentq queue\'s SQS DLQ (default: every queue)')

@@ -12,6 +12,11 @@ import { isMachineFormat, printObject, printRecords } from '../output/format.js'
 import { sanitize } from '../output/sanitize.js';
 import { checkQueueName } from '../parse.js';
 import { isJobId } from '../../core/ids.js';
+import { MAX_PAGE_LIMIT } from '../../backend/contract.js';
+import type { RelayResult } from '../../backend/sqs/relay.js';
+import { parseDuration } from '../../core/duration.js';
+import type { Job } from '../../core/schemas.js';
+import { relayFailure } from './outbox.js';
 
 export function requireSqs(backend: Backend, command: string): SqsBackend {
   if (backend.kind !== 'sqs') {
@@ -135,4 +140,117 @@ export async function custody(o: CustodyOptions, ctx: CommandContext): Promise<v
     ],
   }, rows);
   if (got.length > limit) ctx.note(`More custody records: add --after ${rows[rows.length - 1]!.job_id}`);
+}
+
+export interface RepublishOptions {
+  queue?: string;
+  job?: string[];
+  olderThan?: string;
+  dryRun?: boolean;
+  yes?: boolean;
+}
+
+interface RepublishRow {
+  job_id: string;
+  state: string;
+  class: string;
+  updated_at: string;
+  result: string;
+}
+
+/**
+ * `agentq sqs republish`: waiting jobs whose SQS message was lost (SQS restarted empty, a queue
+ * purged or deleted and made again) are stuck: the store says they were published, so nothing
+ * publishes them again. This gives each selected job a new message through the outbox; the store
+ * forgets the old one first, so a stale message that does still exist is deleted as a duplicate
+ * when received (the job runs once). Plan first (--dry-run prints it and changes nothing), then
+ * confirm (--yes in scripts).
+ */
+export async function republish(o: RepublishOptions, ctx: CommandContext): Promise<void> {
+  if (!o.dryRun) ctx.assertMutable('sqs republish');
+  const queue = checkQueueName(o.queue ?? ctx.defaultQueue());
+  const ids = o.job ?? [];
+  for (const id of ids) if (!isJobId(id)) throw new ValidationError(`--job must be a job id (job_...), got ${JSON.stringify(sanitize(id))}`);
+  const olderThanMs = o.olderThan === undefined ? undefined : parseDuration(o.olderThan, '--older-than');
+  const backend = requireSqs(await ctx.openBackend(), 'sqs republish');
+  const cutoff = olderThanMs === undefined ? undefined : backend.ext.now - olderThanMs;
+
+  // The plan: the waiting jobs of the queue (or those named), last changed before the cutoff.
+  const plan: RepublishRow[] = [];
+  const skipped: RepublishRow[] = [];
+  const consider = (j: Job) => {
+    const row = { job_id: j.job_id, state: j.state, class: j.class, updated_at: j.updated_at, result: 'republish' };
+    if (j.queue !== queue) skipped.push({ ...row, result: `skip: in queue ${j.queue}` });
+    else if (j.state !== 'queued' && j.state !== 'scheduled') skipped.push({ ...row, result: `skip: ${j.state}, not waiting` });
+    else if (cutoff !== undefined && Date.parse(j.updated_at) > cutoff) skipped.push({ ...row, result: 'skip: newer than --older-than' });
+    else plan.push(row);
+  };
+  if (ids.length > 0) {
+    for (const id of [...new Set(ids)]) {
+      const j = await backend.get(id);
+      if (j) consider(j);
+      else skipped.push({ job_id: id, state: '-', class: '-', updated_at: '-', result: 'skip: no such job' });
+    }
+  } else {
+    let cursor: string | null = null;
+    do {
+      const page = await backend.list({ queue, states: ['queued', 'scheduled'] }, { limit: MAX_PAGE_LIMIT, cursor });
+      for (const j of page.items) consider(j);
+      cursor = page.next_cursor;
+    } while (cursor !== null);
+  }
+
+  const show = async (rows: RepublishRow[]) =>
+    printRecords(ctx.out, {
+      columns: [
+        { header: 'job', get: (r) => r.job_id, keepWhole: true },
+        { header: 'state', get: (r) => r.state },
+        { header: 'class', get: (r) => r.class },
+        { header: 'updated', get: (r) => r.updated_at },
+        { header: 'result', get: (r) => r.result, flexible: true },
+      ],
+    }, rows);
+  const what = `${plan.length} waiting job(s) of ${sanitize(queue)}`;
+  if (o.dryRun) {
+    if (isMachineFormat(ctx.out.format)) printObject(ctx.out, { queue, dry_run: true, jobs: [...plan, ...skipped] });
+    else await show([...plan, ...skipped]);
+    ctx.note(`dry run: would give ${what} a new SQS message; nothing changed`);
+    return;
+  }
+  if (plan.length === 0) {
+    if (isMachineFormat(ctx.out.format)) printObject(ctx.out, { queue, dry_run: false, republished: 0, published: 0, jobs: skipped });
+    else if (skipped.length > 0) await show(skipped);
+    ctx.note(`nothing to republish: no waiting job of ${sanitize(queue)} matched`);
+    return;
+  }
+  ctx.note(
+    `This gives ${what} a new SQS message each. The store forgets each job's current message first: if that message still ` +
+      'exists it is deleted as a duplicate when received, so each job runs once.',
+  );
+  await ctx.confirm(`Republish ${what}?`, { yes: o.yes });
+
+  const rows: RepublishRow[] = [];
+  const failed: RelayResult['failed'] = [];
+  let published = 0;
+  // In parts: a publish round is bounded, and what a part commits is the relay's if a later part fails.
+  for (let i = 0; i < plan.length; i += 500) {
+    const part = plan.slice(i, i + 500);
+    const r = await backend.republish(part.map((p) => p.job_id));
+    const fails = new Map(r.relay.failed.map((f) => [f.job_id, f]));
+    published += r.relay.published;
+    failed.push(...r.relay.failed);
+    r.outcomes.forEach((out, k) => {
+      const f = fails.get(out.job_id);
+      const result =
+        out.result === 'republished' ? (f ? 'in outbox: publish failed' : 'republished') :
+        out.result === 'pending' ? 'skip: waiting in the outbox already' :
+        out.result === 'unknown' ? 'skip: no such job' : `skip: ${out.state ?? '-'}, not waiting`;
+      rows.push({ ...part[k]!, state: out.state ?? part[k]!.state, result });
+    });
+  }
+  const republished = rows.filter((r) => r.result === 'republished' || r.result.startsWith('in outbox')).length;
+  if (isMachineFormat(ctx.out.format)) printObject(ctx.out, { queue, dry_run: false, republished, published, failed: failed.length, jobs: [...rows, ...skipped] });
+  else await show([...rows, ...skipped]);
+  ctx.note(`republished ${republished} of ${plan.length}: ${published} published to SQS, ${failed.length} waiting in the outbox`);
+  if (failed.length > 0) throw relayFailure(failed);
 }
