@@ -171,3 +171,45 @@ it('the outbox relay does not wait out SQS once per queue: after one look-up SQS
     dataPlane.destroy();
   }
 });
+
+it('sqs setup and sqs sweep give up after a few seconds with exit 75, naming SQS that does not answer', async () => {
+  const url = sqsUrl(endpoint, `silentops${process.pid}`, join(home.dir, 'ops.db'));
+  for (const args of [['sqs', 'setup', '--queue', 'q'], ['sqs', 'sweep', '--queue', 'q', '--yes']]) {
+    const started = Date.now();
+    // (the time-out is the safety net: each took about 90 s)
+    const r = await runCli(home, ['--url', url, ...args], { env: CREDS, timeoutMs: 40_000 });
+    expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(75);
+    expect(r.stderr).toContain(`error: SQS at ${endpoint} did not answer within 5 s`);
+    expect(Date.now() - started).toBeLessThan(25_000);
+  }
+}, 90_000);
+
+it('a single-part dlq redrive and its SQS DLQ sweep give up on SQS that stopped answering after a few seconds (exit 75), the moved jobs waiting in the outbox', async () => {
+  const fauxqs = await startSqsServer();
+  const path = join(home.dir, 'redrive1.db');
+  const prefix = `silentr1${process.pid}`;
+  const live = (await openBackend(sqsUrl(fauxqs.endpoint, prefix, path, '&wait=0'))) as SqsBackend;
+  let jobId = '';
+  try {
+    await live.setup(['q']);
+    jobId = (await live.submit({ workflow: 'research_report:v3', queue: 'q', max_attempts: 1 })).job.job_id;
+    const [l] = await live.claim({ queue: 'q', workerId: 'seed', max: 1, leaseMs: 60_000 });
+    await live.fail(l!, { code: 'PROVIDER_429', message: 'rate limited', retryable: false });
+  } finally {
+    await live.close();
+    await fauxqs.stop();
+  }
+  const url = sqsUrl(endpoint, prefix, path, '&wait=0');
+  const started = Date.now();
+  const r = await runCli(home, ['--url', url, 'dlq', 'redrive', '--queue', 'q', '--yes'], { env: CREDS, timeoutMs: 60_000 });
+  expect(r.code, r.stderr).toBe(75);
+  expect(r.stderr).toContain(`SQS at ${endpoint} did not answer within 5 s`);
+  expect(Date.now() - started).toBeLessThan(30_000);
+  const backend = (await openBackend(url)) as SqsBackend;
+  try {
+    expect((await backend.get(jobId))!.state).toBe('queued');
+    expect((await backend.outboxStatus()).pending).toBe(1);
+  } finally {
+    await backend.close();
+  }
+}, 90_000);

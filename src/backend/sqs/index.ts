@@ -13,7 +13,7 @@ import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import type { AdmissionLimits } from '../../core/admission.js';
 import { systemClock, systemRandom, type Clock, type Random } from '../../core/clock.js';
 import { initialFairnessState, nextPick, type Candidates, type FairnessOptions } from '../../core/fairness.js';
-import { ConfigError, fromBroker, ValidationError } from '../../core/errors.js';
+import { BrokerUnavailableError, ConfigError, fromBroker, ValidationError } from '../../core/errors.js';
 import type { RetryPolicy } from '../../core/retry.js';
 import { JOB_CLASSES, type DlqEntry, type Effect, type Job, type JobClass, type JobEvent, type SubmitRequest } from '../../core/schemas.js';
 import type {
@@ -79,6 +79,12 @@ const MAX_ROUNDS = 8;
  * outbox row by then, so a silent SQS must not hold the caller for the transport's time-outs.
  */
 export const SUBMIT_PUBLISH_WAIT_MS = 5000;
+/**
+ * How long an SQS call of an operator's command (setup, sweep, a redrive's publish and DLQ sweep,
+ * republish) may go unanswered before the command gives up on SQS (exit 75): an endpoint that
+ * accepts connections and never answers held each for the transport's time-outs (3 × 30 s).
+ */
+export const BROKER_STALL_MS = 5000;
 /** How long close() still waits for a publish round it gave up on, once it closed the SQS clients under it. */
 const ABANDONED_ROUND_WAIT_MS = 1000;
 
@@ -110,6 +116,8 @@ export interface SqsBackendOptions {
   maxVisibilitySeconds?: number;
   /** How long a submit waits for its job to be published (default SUBMIT_PUBLISH_WAIT_MS). */
   publishWaitMs?: number;
+  /** How long an operator's command waits on an unanswered SQS call (default BROKER_STALL_MS). */
+  stallMs?: number;
 }
 
 export class SqsBackend implements Backend {
@@ -134,6 +142,7 @@ export class SqsBackend implements Backend {
   private readonly fairness: FairnessOptions;
   private readonly maxVisibility: number;
   private readonly publishWaitMs: number;
+  private readonly stallMs: number;
   private fair = initialFairnessState();
   /** Told the jobs of every committed redrive batch: the sweep beside the moves (sweepRedrivenCopies). */
   private readonly movedListeners = new Set<(jobIds: string[]) => void>();
@@ -152,6 +161,7 @@ export class SqsBackend implements Backend {
     this.fairness = opts.fairness ?? {};
     this.maxVisibility = Math.max(0, Math.min(SQS_MAX_VISIBILITY_SECONDS, opts.maxVisibilitySeconds ?? SQS_MAX_VISIBILITY_SECONDS));
     this.publishWaitMs = opts.publishWaitMs ?? SUBMIT_PUBLISH_WAIT_MS;
+    this.stallMs = opts.stallMs ?? BROKER_STALL_MS;
     const opened = openSqsStore(opts.url, { clock: this.clock, random, admission: opts.admission, fairness: opts.fairness, retryPolicy: opts.retryPolicy });
     this.store = opened.backend;
     // The jobs, plans and ledgers live in the job store; the SQS queues only deliver.
@@ -172,6 +182,36 @@ export class SqsBackend implements Backend {
     return Math.max(0, Math.min(this.maxVisibility, Math.ceil((untilMs - this.clock.now()) / 1000)));
   }
 
+  /**
+   * `work`, given up on (BrokerUnavailableError, exit 75) once one of this backend's SQS calls has
+   * gone unanswered for stallMs past when its answer was due: an endpoint that accepts and never
+   * answers. What `work` left running goes on unwatched (its errors are dropped); every step of
+   * these commands is safe to interrupt and to run again.
+   */
+  private async answering<T>(what: string, work: Promise<T>): Promise<T> {
+    work.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<never>((_, reject) => {
+      timer = setInterval(() => {
+        if (this.unanswered.silentMs() < this.stallMs) return;
+        reject(
+          fromBroker(
+            new BrokerUnavailableError(
+              `${this.broker.name} did not answer within ${this.stallMs / 1000} s (${what})`,
+              'BACKEND_UNAVAILABLE',
+              'It accepts connections but does not answer: check the endpoint (endpoint= in the URL), a proxy or firewall between, then try again.',
+            ),
+          ),
+        );
+      }, Math.min(250, this.stallMs));
+    });
+    try {
+      return await Promise.race([work, stalled]);
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
   // ------------------------------------------------------------ SQS-only operations
 
   /** The RedrivePolicy's maxReceiveCount this backend sets up (the URL's `max_receive_count`). */
@@ -181,6 +221,11 @@ export class SqsBackend implements Backend {
 
   /** Creates or checks the SQS queues of these agentq queues. */
   async setup(queues: string[]): Promise<SetupAction[]> {
+    // Setup's own calls go through the SDK client, which answers for a silent endpoint only after
+    // its time-outs: one look-up through the watched data plane first (any answer will do).
+    if (queues.length > 0) await this.answering('looking up its queues', this.data.getQueueUrl({ QueueName: this.sqsQueues.dlqName(queues[0]!) }).catch((e: unknown) => {
+      if (e instanceof BrokerUnavailableError) throw e;
+    }));
     return this.sqsQueues.setup(queues);
   }
 
@@ -203,7 +248,16 @@ export class SqsBackend implements Backend {
   async republish(jobIds: string[]): Promise<{ outcomes: RepublishOutcome[]; relay: RelayResult }> {
     const outcomes = await this.ext.republish(jobIds);
     const ids = outcomes.filter((o) => o.result === 'republished').map((o) => o.job_id);
-    const relay = ids.length > 0 ? await this.relay.publishJobs(ids) : { published: 0, skipped: 0, failed: [] };
+    let relay: RelayResult = { published: 0, skipped: 0, failed: [] };
+    if (ids.length > 0) {
+      try {
+        relay = await this.answering('publishing', this.relay.publishJobs(ids));
+      } catch (e) {
+        // SQS silent: the rows are committed and wait in the outbox, as after a failed publish
+        if (!(e instanceof BrokerUnavailableError)) throw e;
+        relay = { published: 0, skipped: 0, failed: ids.map((job_id) => ({ job_id, error: e.message, code: e.code })) };
+      }
+    }
     return { outcomes, relay };
   }
 
@@ -221,7 +275,7 @@ export class SqsBackend implements Backend {
    * misspelt queue read as an empty DLQ.
    */
   async dlqToSweep(queue: string): Promise<{ url: string; name: string }> {
-    const url = await this.sqsQueues.dlqUrl(queue);
+    const url = await this.answering('looking up the DLQ', this.sqsQueues.dlqUrl(queue));
     const name = this.sqsQueues.dlqName(queue);
     if (url === null) throw new ConfigError(`the SQS DLQ ${name} does not exist, so there is nothing to sweep`, `Check the queue name and the URL's prefix; to create the queues of ${queue}: agentq sqs setup --queue ${queue}`);
     return { url, name };
@@ -230,7 +284,7 @@ export class SqsBackend implements Backend {
   /** Receives from the SQS DLQ of `queue` (`dlqToSweep`) and takes what it finds into custody. */
   async sweepDlq(queue: string, opts: SweepOptions = {}): Promise<SweepReport> {
     const { url, name } = await this.dlqToSweep(queue);
-    return sweepDlq(this.data, this.ext, { url, name, queue, maxReceiveCount: this.url.maxReceiveCount }, opts);
+    return this.answering('sweeping the DLQ', sweepDlq(this.data, this.ext, { url, name, queue, maxReceiveCount: this.url.maxReceiveCount }, opts));
   }
 
   /**
@@ -243,7 +297,11 @@ export class SqsBackend implements Backend {
    * `holdUntil` (the moves still running): copies of jobs still dead are held, and judged
    * again when a redrive batch of this backend moves their jobs, or once it settles (custody.ts).
    */
-  async sweepRedrivenCopies(queue: string, signal?: AbortSignal, holdUntil?: Promise<unknown>): Promise<SweepReport & { dlq: string; in_flight: number }> {
+  sweepRedrivenCopies(queue: string, signal?: AbortSignal, holdUntil?: Promise<unknown>): Promise<SweepReport & { dlq: string; in_flight: number }> {
+    return this.answering('sweeping the DLQ', this.sweepRedrivenCopiesUnwatched(queue, signal, holdUntil));
+  }
+
+  private async sweepRedrivenCopiesUnwatched(queue: string, signal?: AbortSignal, holdUntil?: Promise<unknown>): Promise<SweepReport & { dlq: string; in_flight: number }> {
     const name = this.sqsQueues.dlqName(queue);
     const url = await this.sqsQueues.url(name);
     if (url === null) return { dlq: name, received: 0, custody: [], already_in_custody: 0, deleted: 0, kept_in_sqs: 0, mirror_kept: 0, in_flight: 0 };
@@ -648,7 +706,7 @@ export class SqsBackend implements Backend {
     let sqsFailing = false;
     const publish = async (moved: string[]) => {
       if (sqsFailing) return;
-      const r = await this.relay.publishJobs(moved).catch(() => null);
+      const r = await this.answering('publishing the redriven jobs', this.relay.publishJobs(moved)).catch(() => null);
       if (r === null || (r.published === 0 && r.failed.length > 0)) sqsFailing = true;
     };
     try {
