@@ -151,6 +151,18 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
     const later = await scheduledLater();
     const left = later > 0 ? ` (${later} job${later === 1 ? '' : 's'} of it ${later === 1 ? 'is' : 'are'} scheduled for later, a retry waiting out its backoff or a --run-at, and ${later === 1 ? 'is' : 'are'} not waited for: agentq list --queue ${sanitize(queue)} --state scheduled)` : '';
     ctx.note(`worker: queue ${sanitize(queue)} has nothing claimable; --drain: stopping${left}`);
+    // On SQS a job the store holds queued is claimable only through its message: queued jobs that no
+    // receive delivered are ones whose messages SQS lost (restarted empty, a queue purged or made
+    // again), which nothing would ever publish again. Said, with the command that does.
+    if (backend.kind === 'sqs') {
+      const stuck = await queuedLeft();
+      if (stuck > 0) {
+        ctx.warn(
+          `${stuck} job(s) of queue ${sanitize(queue)} are queued in the store but SQS delivered none of them: if SQS lost their messages ` +
+            `(restarted empty, a queue purged or made again), \`agentq sqs republish --queue ${sanitize(queue)} --dry-run\` shows what a republish would send`,
+        );
+      }
+    }
     void worker.stop();
   };
   /** Jobs of the queue (of --classes) scheduled for later; 0 when the store does not say. */
@@ -159,6 +171,13 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
     if (!s) return 0;
     if (!classes || !s.by_class) return s.counts.scheduled;
     return s.by_class.filter((b) => (classes as readonly string[]).includes(b.key)).reduce((n, b) => n + b.scheduled, 0);
+  };
+  /** Jobs of the queue (of --classes) queued in the store; 0 when the store does not say. */
+  const queuedLeft = async (): Promise<number> => {
+    const s = await backend.stats(queue).catch(() => null);
+    if (!s) return 0;
+    if (!classes || !s.by_class) return s.counts.queued;
+    return s.by_class.filter((b) => (classes as readonly string[]).includes(b.key)).reduce((n, b) => n + b.queued, 0);
   };
   /** When claims began to be refused so (null while they are not). */
   let refusedSince: number | null = null;
