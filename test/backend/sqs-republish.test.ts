@@ -120,6 +120,36 @@ describe.each<StoreKind>(['sqlite', 'redis'])('sqs republish (%s job store)', (k
     expect((await b.get(job.job_id))!.attempts).toHaveLength(2);
   });
 
+  it('runs a job whose worker died and whose message SQS lost (running, its lease expired): the new message reaps the lease', async () => {
+    const e = env(kind);
+    const clock = new ManualClock();
+    const b = e.make({ clock, maxVisibilitySeconds: 0 });
+    const { job } = await b.submit(submitReq());
+    const [lease] = await claim(b);
+    expect(lease?.jobId).toBe(job.job_id);
+    const source = sourceQueueName(e.prefix, 'q', 'batch');
+    await raw.send(new PurgeQueueCommand({ QueueUrl: await queueUrl(source) }));
+    await pollUntil(async () => (await depth(source)) === 0, { what: 'the purge' });
+    // a live lease is left alone
+    expect((await b.republish([job.job_id])).outcomes[0]).toMatchObject({ result: 'not_waiting', state: 'running' });
+    clock.advance(24 * 3600_000);
+    // the defect: running for ever, its lease long expired, nothing to receive
+    expect(await claim(b)).toEqual([]);
+    expect((await b.get(job.job_id))!.state).toBe('running');
+
+    const r = await b.republish([job.job_id]);
+    expect(r.outcomes[0]).toMatchObject({ result: 'republished', state: 'running' });
+    expect(r.relay.published).toBe(1);
+    // received: the lease is reaped (a retry), the message hidden until it is due
+    expect(await claim(b)).toEqual([]);
+    expect((await b.get(job.job_id))!.state).toBe('scheduled');
+    clock.advance(3600_000);
+    const [again] = await claim(b);
+    expect(again?.jobId).toBe(job.job_id);
+    await b.complete(again!, 'ok');
+    expect((await b.get(job.job_id))!.attempts.map((a) => a.outcome)).toEqual(['lease_lost', 'succeeded']);
+  });
+
   it('runs a job once when its message was not lost: the message received second is deleted as a duplicate', async () => {
     const e = env(kind);
     const clock = new ManualClock();

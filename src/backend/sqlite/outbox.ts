@@ -271,7 +271,8 @@ export class SqliteSqsStore implements SqsStore {
    * transaction per call. Forgetting is what lets the new message run the job when the old one was
    * lost (SQS restarted empty, a purge); when the old one was not lost, whichever of the two is
    * received first becomes the delivery and the other is deleted as a duplicate (`consider`).
-   * A job whose row is still unpublished is left alone (`pending`): the relay publishes it.
+   * A job whose row is still unpublished is left alone (`pending`): the relay publishes it. A
+   * running job whose lease has expired counts as waiting (its worker is gone, its message lost).
    */
   republish(jobIds: string[]): RepublishOutcome[] {
     const now = this.now;
@@ -282,7 +283,10 @@ export class SqliteSqsStore implements SqsStore {
         const found = this.store.load(id);
         if (!found) return { job_id: id, result: 'unknown' };
         const { job } = found;
-        if (job.state !== 'queued' && job.state !== 'scheduled') return { job_id: id, result: 'not_waiting', state: job.state };
+        // A running job whose lease ran out is waiting too: its worker is gone, and only its message
+        // coming back would reap the lease (consider); the new message does that when received.
+        const lapsed = job.state === 'running' && (job.lease === null || Date.parse(job.lease.expires_at) <= now);
+        if (job.state !== 'queued' && job.state !== 'scheduled' && !lapsed) return { job_id: id, result: 'not_waiting', state: job.state };
         if (pending.get(id)) return { job_id: id, result: 'pending', state: job.state };
         this.forgetDelivery(id);
         ins.run(id, job.queue, job.class, now);

@@ -186,14 +186,15 @@ return 1
 
 /**
  * `agentq sqs republish` on one job (KEYS: the job hash, the shard's sqs:pub and sqs:dlv; ARGV[1]
- * the job id): a waiting job whose message is published forgets that message (delivery and
+ * the job id, ARGV[2] now): a waiting job (or a running one whose lease has expired) whose message is published forgets that message (delivery and
  * published mark), which makes it pending in the outbox again (the outbox is derived, see
  * redis-store.ts). Returns the state and what was done: republished | pending | not_waiting | unknown.
  */
 export const REPUBLISH = String.raw`
 local st = redis.call('HGET', KEYS[1], 'st')
 if not st then return {'', 'unknown'} end
-if st ~= 'queued' and st ~= 'scheduled' then return {st, 'not_waiting'} end
+local lapsed = st == 'running' and tonumber(redis.call('HGET', KEYS[1], 'le') or '0') <= tonumber(ARGV[2])
+if st ~= 'queued' and st ~= 'scheduled' and not lapsed then return {st, 'not_waiting'} end
 local gen = redis.call('HGET', KEYS[1], 'rc') or '0'
 if redis.call('HGET', KEYS[2], ARGV[1]) ~= gen then return {st, 'pending'} end
 redis.call('HDEL', KEYS[2], ARGV[1])

@@ -150,7 +150,8 @@ export class RedisSqsStore implements SqsStore {
   private async pendingRow(jobId: string, loc: Loc, fields?: Array<string | null>, pub?: string | null): Promise<OutboxRow | null> {
     const p = this.sp(loc);
     const [st, cls, rc] = fields ?? (await this.client.hmget(`${p}j:${jobId}`, 'st', 'cls', 'rc'));
-    if (st !== 'queued' && st !== 'scheduled') return null;
+    // (running: only a republished job with an expired lease has no published mark; the relay checks the lease)
+    if (st !== 'queued' && st !== 'scheduled' && st !== 'running') return null;
     const gen = rc ?? '0';
     const published = pub !== undefined ? pub : await this.client.hget(`${p}sqs:pub`, jobId);
     if (published === gen) return null;
@@ -303,7 +304,7 @@ export class RedisSqsStore implements SqsStore {
         const loc = await this.locate(id);
         if (!loc) return { job_id: id, result: 'unknown' };
         const p = this.sp(loc);
-        const [st, result] = await fn.call(this.client, 3, `${p}j:${id}`, `${p}sqs:pub`, `${p}sqs:dlv`, id);
+        const [st, result] = await fn.call(this.client, 3, `${p}j:${id}`, `${p}sqs:pub`, `${p}sqs:dlv`, id, this.now);
         // a new try: this process's backoff of an earlier publish of the job no longer applies
         if (result === 'republished') this.backoff.delete(id);
         return st === '' ? { job_id: id, result } : { job_id: id, result, state: st as JobState };

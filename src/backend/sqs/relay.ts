@@ -79,7 +79,9 @@ export class OutboxRelay {
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i]!;
       const job = jobs[i];
-      if (!job || isTerminal(job.state) || job.state === 'running') {
+      // A running job has its message, unless its lease ran out and `sqs republish` found it lost.
+      const lapsed = job?.state === 'running' && (job.lease === null || Date.parse(job.lease.expires_at) <= now);
+      if (!job || isTerminal(job.state) || (job.state === 'running' && !lapsed)) {
         // Cancelled (or otherwise ended) before it was published: nothing to deliver.
         done.push({ id: row.id, messageId: null });
         result.skipped++;

@@ -56,7 +56,8 @@ export function registerSqs(program: Command, lazy: Lazy): void {
       '\nThe store keeps which SQS message carries each job; when SQS loses it, the job stays queued and a worker finds\n' +
         'nothing to claim. This forgets each selected job\'s message and publishes a new one through the outbox. If the old\n' +
         'message was not lost after all, whichever copy is received first runs the job and the other is deleted as a\n' +
-        'duplicate: a job never runs twice. Jobs still waiting in the outbox are left to the relay. Exit 75 (4, 78) when\n' +
+        'duplicate: a job never runs twice. Waiting jobs are queued or scheduled, or running with an expired lease (its\n' +
+        'worker gone: the new message reaps the lease). Jobs still waiting in the outbox are left to the relay. Exit 75 (4, 78) when\n' +
         'some could not be published: they wait in the outbox (`agentq outbox status`, `agentq outbox relay`).\n' +
         ex(
           ['agentq sqs republish --queue research --older-than 30m --dry-run', 'after SQS restarted empty: what would be republished'],

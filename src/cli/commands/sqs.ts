@@ -181,7 +181,8 @@ export async function republish(o: RepublishOptions, ctx: CommandContext): Promi
   const consider = (j: Job) => {
     const row = { job_id: j.job_id, state: j.state, class: j.class, updated_at: j.updated_at, result: 'republish' };
     if (j.queue !== queue) skipped.push({ ...row, result: `skip: in queue ${j.queue}` });
-    else if (j.state !== 'queued' && j.state !== 'scheduled') skipped.push({ ...row, result: `skip: ${j.state}, not waiting` });
+    else if (j.state === 'running' && j.lease !== null && Date.parse(j.lease.expires_at) > backend.ext.now) skipped.push({ ...row, result: 'skip: running, its lease is live' });
+    else if (j.state !== 'queued' && j.state !== 'scheduled' && j.state !== 'running') skipped.push({ ...row, result: `skip: ${j.state}, not waiting` });
     else if (cutoff !== undefined && Date.parse(j.updated_at) > cutoff) skipped.push({ ...row, result: 'skip: newer than --older-than' });
     else plan.push(row);
   };
@@ -194,8 +195,9 @@ export async function republish(o: RepublishOptions, ctx: CommandContext): Promi
   } else {
     let cursor: string | null = null;
     do {
-      const page = await backend.list({ queue, states: ['queued', 'scheduled'] }, { limit: MAX_PAGE_LIMIT, cursor });
-      for (const j of page.items) consider(j);
+      // running too: a job whose lease ran out (its worker gone) waits for its message to come back
+      const page = await backend.list({ queue, states: ['queued', 'scheduled', 'running'] }, { limit: MAX_PAGE_LIMIT, cursor });
+      for (const j of page.items) if (j.state !== 'running' || j.lease === null || Date.parse(j.lease.expires_at) <= backend.ext.now) consider(j);
       cursor = page.next_cursor;
     } while (cursor !== null);
   }
