@@ -213,3 +213,33 @@ it('a single-part dlq redrive and its SQS DLQ sweep give up on SQS that stopped 
     await backend.close();
   }
 }, 90_000);
+
+it('sqs republish against SQS that stopped answering gives up after a few seconds (exit 75), the job waiting in the outbox', async () => {
+  const fauxqs = await startSqsServer();
+  const path = join(home.dir, 'republish.db');
+  const prefix = `silentrp${process.pid}`;
+  const live = (await openBackend(sqsUrl(fauxqs.endpoint, prefix, path, '&wait=0'))) as SqsBackend;
+  let jobId = '';
+  try {
+    await live.setup(['q']);
+    jobId = (await live.submit({ workflow: 'research_report:v3', queue: 'q' })).job.job_id;
+    expect((await live.outboxStatus()).pending).toBe(0);
+  } finally {
+    await live.close();
+    await fauxqs.stop();
+  }
+  const url = sqsUrl(endpoint, prefix, path, '&wait=0');
+  const started = Date.now();
+  const r = await runCli(home, ['--url', url, 'sqs', 'republish', '--queue', 'q', '--yes'], { env: CREDS, timeoutMs: 60_000 });
+  expect(r.code, r.stderr).toBe(75);
+  expect(r.stderr).toContain(`failed: ${jobId}: SQS at ${endpoint} did not answer within 5 s (publishing)`);
+  expect(r.stderr).toContain('republished 1 of 1: 0 published to SQS, 1 waiting in the outbox');
+  expect(Date.now() - started).toBeLessThan(30_000);
+  const backend = (await openBackend(url)) as SqsBackend;
+  try {
+    expect((await backend.get(jobId))!.state).toBe('queued');
+    expect((await backend.outboxStatus()).pending).toBe(1);
+  } finally {
+    await backend.close();
+  }
+}, 90_000);

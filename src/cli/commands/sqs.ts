@@ -254,5 +254,7 @@ export async function republish(o: RepublishOptions, ctx: CommandContext): Promi
   if (isMachineFormat(ctx.out.format)) printObject(ctx.out, { queue, dry_run: false, republished, published, failed: failed.length, jobs: [...rows, ...skipped] });
   else await show([...rows, ...skipped]);
   ctx.note(`republished ${republished} of ${plan.length}: ${published} published to SQS, ${failed.length} waiting in the outbox`);
+  // why, as `outbox relay` says it
+  for (const f of failed.slice(0, 10)) ctx.note(`failed: ${f.job_id}: ${sanitize(f.error)}`);
   if (failed.length > 0) throw relayFailure(failed);
 }
