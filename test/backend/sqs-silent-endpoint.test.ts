@@ -243,3 +243,20 @@ it('sqs republish against SQS that stopped answering gives up after a few second
     await backend.close();
   }
 }, 90_000);
+
+it('agentq outbox relay against SQS that never answers gives up after a few seconds (exit 75), the rows still pending', async () => {
+  const url = sqsUrl(endpoint, `silentrelay${process.pid}`, join(home.dir, 'outbox-relay.db'));
+  expect((await runCli(home, ['--url', url, 'submit', 'noop:v1', '--queue', 'q'], { env: CREDS, timeoutMs: 30_000 })).code).toBe(0);
+  const started = Date.now();
+  // (the time-out is the safety net: it took about 90 s)
+  const r = await runCli(home, ['--url', url, 'outbox', 'relay'], { env: CREDS, timeoutMs: 40_000 });
+  expect(r.code, r.stderr).toBe(75);
+  expect(r.stderr).toContain(`error: SQS at ${endpoint} did not answer within 5 s (publishing the outbox)`);
+  expect(Date.now() - started).toBeLessThan(25_000);
+  const backend = (await openBackend(url)) as SqsBackend;
+  try {
+    expect((await backend.outboxStatus()).pending).toBe(1);
+  } finally {
+    await backend.close();
+  }
+}, 90_000);

@@ -235,7 +235,8 @@ export class SqsBackend implements Backend {
    */
   async relayOutbox(opts: { now?: boolean } = {}): Promise<RelayResult & { pending_after: number; next_try_at: number | null; last_error: string | null }> {
     if (opts.now) await this.ext.retryOutboxNow();
-    const r = await this.relay.catchUp();
+    // (a silent SQS: given up on after stallMs, the rows still pending for the next try)
+    const r = await this.answering('publishing the outbox', this.relay.catchUp());
     const after = await this.ext.outboxCounts();
     return { ...r, pending_after: after.pending, next_try_at: after.next_try_at, last_error: after.last_error };
   }
