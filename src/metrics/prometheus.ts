@@ -34,9 +34,24 @@ interface Family {
  * `curl` of the endpoint), and a queue name a foreign writer stored may hold ESC, BEL or bidi
  * controls: those become the sanitiser's visible escapes first (`\x1b`, whose backslash the
  * format then escapes, so a scraper reads the label as the text `\x1b`).
+ *
+ * That rewriting must not make two names one label: a series repeated in an exposition makes
+ * Prometheus reject the whole scrape. So it is reversible: a backslash of the name itself is
+ * doubled in the label (a code `A\B` reads `A\\B`, so the text `\x1b` reads `\\x1b`, not the
+ * label of an ESC), and a carriage return is shown as `\r` even before a line break (`A\r\nB`
+ * and `A\nB` stay two labels). Names without a backslash or a control character are unchanged.
  */
 export function escapeLabelValue(v: string): string {
-  return sanitize(v, { allowNewlines: true }).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+  return labelText(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+/** The label's text as a scraper reads it (before the format's own escaping): see escapeLabelValue. */
+function labelText(v: string): string {
+  // Line by line, so the sanitiser sees no `\r\n` pair to fold into a bare line break.
+  return v
+    .split('\n')
+    .map((line) => sanitize(line.replace(/\\/g, '\\\\')))
+    .join('\n');
 }
 
 function formatValue(v: number): string {

@@ -2,7 +2,8 @@
  * Validates a Prometheus text exposition with a real parser of the format
  * (parse-prometheus-text-format), plus what that parser leaves unchecked:
  * every value is a float the format allows, every family is typed, appears
- * once, and has a valid name.
+ * once, and has a valid name, and no series (name and label set) appears twice (Prometheus
+ * rejects the whole scrape then).
  */
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 
@@ -21,7 +22,11 @@ export function parseAndValidate(text: string): Families {
     seen.add(f.name);
     if (f.type === 'UNTYPED') throw new Error(`family ${f.name} has no TYPE line`);
     if (!f.help) throw new Error(`family ${f.name} has no HELP`);
+    const series = new Set<string>();
     for (const m of f.metrics) {
+      const key = JSON.stringify(Object.entries(m.labels ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)));
+      if (series.has(key)) throw new Error(`family ${f.name}: series ${key} appears twice`);
+      series.add(key);
       const values = [m.value, m.count, m.sum, ...Object.values(m.quantiles ?? {}), ...Object.values(m.buckets ?? {})];
       for (const v of values) {
         if (v !== undefined && !FLOAT.test(v)) throw new Error(`family ${f.name}: value ${JSON.stringify(v)} is not a float`);

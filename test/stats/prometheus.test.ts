@@ -53,14 +53,15 @@ describe('renderPrometheus', () => {
   it('falls back to class="all" and leaves out what a backend does not keep', () => {
     const text = renderPrometheus([bare]);
     const fams = parseAndValidate(text);
-    expect(sampleValue(fams, 'agentq_queue_depth', { queue: 'weird"q\\x', class: 'all', state: 'queued' })).toBe(7);
-    expect(sampleValue(fams, 'agentq_oldest_age_seconds', { queue: 'weird"q\\x' })).toBe(0);
+    expect(sampleValue(fams, 'agentq_queue_depth', { queue: 'weird"q\\\\x', class: 'all', state: 'queued' })).toBe(7);
+    expect(sampleValue(fams, 'agentq_oldest_age_seconds', { queue: 'weird"q\\\\x' })).toBe(0);
     expect(text).not.toContain('agentq_backlog_seconds');
     expect(text).not.toContain('agentq_jobs_total');
   });
 
   it('escapes label values so no sample can break a line', () => {
-    expect(escapeLabelValue('a"b\\c\nd')).toBe('a\\"b\\\\c\\nd');
+    // (the name's own backslash is doubled in the label: see the collision test below)
+    expect(escapeLabelValue('a"b\\c\nd')).toBe('a\\"b\\\\\\\\c\\nd');
     const text = renderPrometheus([{ ...bare, queue: 'evil\n# TYPE agentq_dlq_size counter' }]);
     expect(text.split('\n').filter((l) => l.startsWith('# TYPE agentq_dlq_size'))).toEqual(['# TYPE agentq_dlq_size gauge']);
     parseAndValidate(text);
@@ -72,6 +73,23 @@ describe('renderPrometheus', () => {
     expect(findUnsafe(text)).toEqual([]);
     expect(text).toContain('queue="evil\\\\x1b]0;PROM\\\\x07q"');
     parseAndValidate(text);
+  });
+
+  it('regression: names that made-safe would read the same (ESC and the text \\x1b, CR LF and LF) stay distinct series', () => {
+    const stats = (queue: string, codes: string[]): QueueStats => ({ ...bare, queue, failures_by_code: codes.map((code, i) => ({ code, count: i + 1 })) });
+    const text = renderPrometheus([
+      stats('q', ['E\x1b', 'E\\x1b', 'A\r\nB', 'A\nB', 'A\\rB', 'A\\\\B', 'A\\B']),
+      stats('x\x1by', []),
+      stats('x\\x1by', []),
+    ]);
+    expect(findUnsafe(text)).toEqual([]);
+    const fams = parseAndValidate(text); // throws on a series written twice
+    const failures = fams.find((f) => f.name === 'agentq_attempt_failures_total')!;
+    expect(new Set(failures.metrics.map((m) => m.labels!.code)).size).toBe(7);
+    // a name with neither a backslash nor a control character is its own label
+    expect(sampleValue(fams, 'agentq_dlq_size', { queue: 'q' })).toBe(0);
+    // the text `\x1b` reads as itself, its backslash doubled; ESC as the escape
+    expect(failures.metrics.map((m) => m.labels!.code)).toEqual(expect.arrayContaining(['E\\x1b', 'E\\\\x1b', 'A\\r\nB', 'A\nB']));
   });
 });
 
