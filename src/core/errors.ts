@@ -101,11 +101,22 @@ export class RetryLaterError extends AgentqError {
   readonly retryAfterMs: number | undefined;
   /** When it is worth retrying, if known (epoch ms, on the store's clock). */
   readonly retryAt: number | undefined;
+  /**
+   * The call certainly never reached the store: no connection to it was up from the call's start
+   * to its failure (a refused connection), so nothing it would have written was written. Unset
+   * when it may have run with its answer lost (a timeout, a connection dropped under it).
+   */
+  notSent = false;
   constructor(message: string, code = 'RETRY_LATER', hint?: string, retry?: { afterMs: number; at: number }) {
     super(code, message, ExitCode.retryLater, hint);
     this.retryAfterMs = retry?.afterMs;
     this.retryAt = retry?.at;
   }
+}
+
+/** True for an error that says its call never reached the store (see `RetryLaterError.notSent`). */
+export function wasNotSent(error: unknown): boolean {
+  return error instanceof RetryLaterError && error.notSent;
 }
 
 /**

@@ -15,7 +15,7 @@ import { hostname } from 'node:os';
 import { MAX_PAGE_LIMIT, type Backend, type FailureOutcome, type HeartbeatResult, type Lease, type LeaseRef, type UsageReport } from '../backend/contract.js';
 import { clientClock, isClosedClient, onClientClose } from '../backend/close-guard.js';
 import { systemClock, type Clock } from '../core/clock.js';
-import { ClosedError, LeaseLostError, ValidationError } from '../core/errors.js';
+import { ClosedError, LeaseLostError, ValidationError, wasNotSent } from '../core/errors.js';
 import { JOB_CLASSES } from '../core/model.js';
 import { checkedPolicy, type BackendPolicy } from '../core/policy.js';
 import { Name } from '../core/schemas.js';
@@ -333,8 +333,10 @@ class WorkerRuntime implements Worker {
           this.stopForClosedClient();
           break;
         }
-        // The claim may have run with its answer lost: jobs leased to no one here.
-        if (isUnavailable(error)) this.suspectOrphans();
+        // The claim may have run with its answer lost: jobs leased to no one here. Not when it
+        // certainly never reached the store (a refused connection): a sweep would only fail too
+        // (a second error line per claim) or, after a blip, list the queue's running jobs for nothing.
+        if (isUnavailable(error) && !wasNotSent(error)) this.suspectOrphans();
         if (this.state !== 'running') break;
         await this.waker.sleep(idleMs);
         idleMs = Math.min(idleMs * 2, this.maxIdleMs);
@@ -561,7 +563,7 @@ class WorkerRuntime implements Worker {
       }));
     } catch (error) {
       if (error instanceof LeaseLostError) throw error;
-      if (isUnavailable(error)) this.suspectOrphans();
+      if (isUnavailable(error) && !wasNotSent(error)) this.suspectOrphans();
       try {
         await this.withRetries(() => backend.complete(ref, result));
       } catch (e) {

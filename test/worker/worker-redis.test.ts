@@ -2,11 +2,14 @@
  * The library worker suite against the Redis backend on a real, standalone
  * `redis-server` spawned for this file; each case gets its own key prefix.
  */
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisBackend } from '../../src/backend/redis/index.js';
 import { parseRedisUrl } from '../../src/backend/redis/url.js';
-import { ManualClock, seededRandom } from '../../src/core/clock.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { ManualClock, seededRandom, systemClock } from '../../src/core/clock.js';
+import type { WorkerEvent } from '../../src/worker/types.js';
+import { createWorker } from '../../src/worker/worker.js';
+import { pollUntil } from '../support/poll.js';
+import { freePort, startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { runWorkerSuite } from './worker-cases.js';
 
 let server: RedisServer;
@@ -22,4 +25,42 @@ runWorkerSuite('redis (standalone)', async () => {
   const clock = new ManualClock();
   const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=w${process.pid}x${++seq}`), { clock, random: seededRandom(seq) });
   return { backend, clock, cleanup: () => backend.close() };
+});
+
+describe('a worker whose Redis refuses connections', () => {
+  it('regression: a refused claim (never sent) starts no orphan sweep: no second error line, no listing of the running jobs', async () => {
+    // Every failed claim started a sweep (its list() failed too, a second error line per claim),
+    // and after a blip each worker of a fleet listed the queue's running jobs: a refused connection
+    // means the claim never ran, so it cannot have leased anything.
+    const url = `redis://127.0.0.1:${await freePort()}`;
+    const backend = new RedisBackend(parseRedisUrl(url), { clock: systemClock });
+    const events: WorkerEvent[] = [];
+    let lists = 0;
+    const counting = new Proxy(backend, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop, target) as unknown;
+        if (prop === 'list') lists++;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const worker = createWorker({
+      backend: counting,
+      queue: 'refused',
+      handler: async () => 'ok',
+      minIdleMs: 5,
+      maxIdleMs: 20,
+      logger: (e) => events.push(e),
+    });
+    try {
+      await worker.start();
+      const claimErrors = () => events.filter((e) => e.kind === 'backend_error' && e.op === 'claim');
+      await pollUntil(() => claimErrors().length >= 3, { timeoutMs: 20_000, what: 'three refused claims' });
+      expect(String((claimErrors()[0] as { error: Error }).error.message)).toContain('ECONNREFUSED');
+      expect(events.filter((e) => e.kind === 'backend_error' && e.op !== 'claim')).toEqual([]);
+      expect(lists).toBe(0);
+    } finally {
+      await worker.stop();
+      await backend.close();
+    }
+  }, 30_000);
 });

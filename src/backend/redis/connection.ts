@@ -73,6 +73,8 @@ export class RedisConnection {
   /** Where, for messages: `host:port` of the server or of the Cluster's seed nodes. */
   private readonly where: string;
   private everReady = false;
+  /** How many times the client became ready: a call that saw no change and started unready was never sent (`neverSent`). */
+  private readyCount = 0;
   private attemptsSince = Date.now();
   /** The latest connection-level error: the cause a failed call reports. */
   private lastError: Error | null = null;
@@ -109,6 +111,7 @@ export class RedisConnection {
     this.client.on('error', (e: Error) => this.noteError(e));
     this.client.on('ready', () => {
       this.everReady = true;
+      this.readyCount++;
       this.lastError = null;
     });
     this.client.on('end', () => (this.ended = true));
@@ -176,6 +179,24 @@ export class RedisConnection {
       this.clusterProbe = this.probeCluster();
     }
     await this.clusterProbe;
+  }
+
+  /** Taken when a call starts; `unsent` tells afterwards whether it can have reached the server. */
+  callStart(): { ready: boolean; readyCount: number } {
+    return { ready: this.client.status === 'ready', readyCount: this.readyCount };
+  }
+
+  /**
+   * `error` (from `errorOf`) marked as never sent when the connection was not up when the call
+   * started and did not come up before it failed: ioredis holds a command in its offline queue
+   * until the connection is ready and writes it only then, so such a call never reached the
+   * server (a refused connection). A fresh error, as one instance may be shared by calls.
+   */
+  unsent(error: Error, start: { ready: boolean; readyCount: number }): Error {
+    if (!(error instanceof RetryLaterError) || start.ready || this.readyCount !== start.readyCount) return error;
+    const copy = new RetryLaterError(error.message, error.code, error.hint, error.retryAfterMs === undefined ? undefined : { afterMs: error.retryAfterMs, at: error.retryAt ?? 0 });
+    copy.notSent = true;
+    return copy;
   }
 
   /** A call's failure as agentq's typed error (exit code, message naming the cause, hint). */

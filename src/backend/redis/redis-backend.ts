@@ -189,11 +189,13 @@ export class RedisBackend implements Backend {
     for (const name of GUARDED) {
       const fn = (this as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[name]!;
       (this as unknown as Record<string, unknown>)[name] = (...a: unknown[]) => {
+        const start = this.conn.callStart();
         this.conn.wake();
         const gate = this.conn.dbGate();
         return (gate ? gate.then(() => fn.apply(this, a)) : fn.apply(this, a)).catch(async (e: unknown) => {
           await this.conn.settled(e);
-          throw this.conn.errorOf(e);
+          // (a call that cannot have reached Redis says so: a worker then knows its claim leased nothing)
+          throw this.conn.unsent(this.conn.errorOf(e), start);
         });
       };
     }
