@@ -90,7 +90,10 @@ export interface CommandContext {
   readonly out: OutputTarget;
   readonly palette: Palette;
   readonly debug: boolean;
-  /** Aborted on the first Ctrl-C / SIGTERM / SIGHUP. Long-running commands stop at a safe point. */
+  /**
+   * Aborted on the first Ctrl-C / SIGTERM / SIGHUP, if the command gets to see it: one that
+   * neither holds `handleStops` nor has called `mustFinish` is ended at once instead (runCli).
+   */
   readonly signal: AbortSignal;
   readonly globals: GlobalOptions;
 
@@ -131,6 +134,13 @@ export interface CommandContext {
    */
   mustFinish(): void;
   /**
+   * From now until the returned function is called, the command stops on `signal` at safe points
+   * of its own (a worker, tail --follow, stats --watch, metrics serve, the TUI), and says so itself:
+   * a first Ctrl-C only aborts `signal`. Without it, a command that has changed nothing is ended by
+   * a first Ctrl-C at once (it has nothing to finish).
+   */
+  handleStops(): () => void;
+  /**
    * Asks before a mutation. `--yes` skips it; without a terminal and without
    * `--yes` it throws DeclinedError (exit 3); a "no" throws DeclinedError too.
    */
@@ -160,6 +170,8 @@ export interface ContextDeps {
   readLine: (question: string) => Promise<string>;
   /** From here on a gone stdout reader must not end the command (see `mustFinish` in main.ts). */
   mustFinish: () => void;
+  /** See `CommandContext.handleStops` (main.ts StopGate). */
+  handleStops?: () => () => void;
 }
 
 /** Interactive = both ends are terminals, not CI, and prompting was not switched off. */
@@ -286,6 +298,10 @@ export class CliContext implements CommandContext {
 
   mustFinish(): void {
     this.deps.mustFinish();
+  }
+
+  handleStops(): () => void {
+    return this.deps.handleStops?.() ?? (() => undefined);
   }
 
   async confirm(question: string, opts: ConfirmOptions = {}): Promise<void> {

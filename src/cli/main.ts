@@ -41,6 +41,8 @@ export interface MainEnv {
   openBackend?: (url: string, policy: BackendPolicy) => Promise<Backend>;
   /** Called when a command passes its read-only check (see `StdioProbe.mustFinish`). */
   mustFinish?: () => void;
+  /** What the running command does with a first stop signal (see `StopGate`); runCli reads it. */
+  stops?: StopGate;
   /** Where commander's own text (help, usage errors) goes; by default `io.stdout` / `io.stderr`. */
   messages?: Pick<OutputConfiguration, 'writeOut' | 'writeErr' | 'getOutHelpWidth' | 'getErrHelpWidth'>;
 }
@@ -156,7 +158,11 @@ export async function main(argv: readonly string[], m: MainEnv): Promise<number>
         open: async (url, policy) => (m.openBackend ? m.openBackend(url, policy) : (await import('../backend/open.js')).openBackend(url, policy)),
         defaultUrl: async () => (await import('../backend/open.js')).defaultDataUrl(env),
         readLine: (q) => readLine(io, q),
-        mustFinish: m.mustFinish ?? (() => undefined),
+        mustFinish: () => {
+          m.stops?.changing();
+          m.mustFinish?.();
+        },
+        handleStops: () => m.stops?.hold() ?? (() => undefined),
       });
       // A resume command printed by this invocation names the store it used (--context / --url).
       setResumeTarget(resumeTargetOf(globals));
@@ -266,6 +272,41 @@ export const STOP_SIGNALS = { SIGINT: ExitCode.interrupted, SIGTERM: 143, SIGHUP
 export type StopSignal = keyof typeof STOP_SIGNALS;
 
 /**
+ * Whether the running command has a use for a first stop signal. A command that only reads and
+ * waits on the store (list, inspect, stats, dlq list …) has no safe point to reach: it used to
+ * ignore a first Ctrl-C until its call gave up (15 s on a frozen Redis, then exit 75), where a
+ * person expects it to end, as kubectl's or aws's does. So the first signal ends the invocation at
+ * once unless the command holds the gate (`CommandContext.handleStops`: a worker, tail --follow,
+ * stats --watch, metrics serve, the TUI), or has started changing state (`mustFinish`: a submit, a
+ * cancel, a redrive), which stops at its next safe point and is told so on stderr at once.
+ */
+export class StopGate {
+  private holds = 0;
+  private isChanging = false;
+
+  /** The command stops at safe points of its own from now until the returned function is called. */
+  hold(): () => void {
+    this.holds++;
+    let released = false;
+    return () => {
+      if (!released) this.holds--;
+      released = true;
+    };
+  }
+
+  /** The command started changing state: a first signal asks it to stop at its next safe point. */
+  changing(): void {
+    this.isChanging = true;
+  }
+
+  /** What a first stop signal does now: end at once, ask the command (which says what it does), or ask it and say so here. */
+  onFirstSignal(): 'exit' | 'ask' | 'ask-and-note' {
+    if (this.holds > 0) return 'ask';
+    return this.isChanging ? 'ask-and-note' : 'exit';
+  }
+}
+
+/**
  * At exit, points the stdio fds that were a terminal now gone (a hang-up) at /dev/null just before
  * the process ends. On exit Node restores each terminal's settings and aborts when that fails
  * (Node 20: the check nodejs/node#58200 removed), which a closed terminal always does: a worker
@@ -301,10 +342,12 @@ function detachClosedTerminal(): void {
  * The first Ctrl-C, SIGTERM or SIGHUP aborts `ctx.signal` (its reason an Error
  * whose message is the signal's name) so a command can stop at a safe point
  * (tail --follow ends, a redrive finishes its batch, a worker stops claiming);
- * a second one exits at once (130, 143, 129).
+ * a command with no such point (a read waiting on the store) ends at once
+ * (see `StopGate`); a second one always exits at once (130, 143, 129).
  */
 export async function runCli(argv: readonly string[] = process.argv.slice(2), stdio: StdioProbe = streamsProbe): Promise<void> {
   const controller = new AbortController();
+  const stops = new StopGate();
   let interrupts = 0;
   // At every exit, not only after a SIGHUP: the terminal can go away without one reaching us (the
   // TUI sees its input end first and quits; a prompt's terminal closes), and Node then aborted
@@ -312,7 +355,12 @@ export async function runCli(argv: readonly string[] = process.argv.slice(2), st
   process.once('exit', detachClosedTerminal);
   const onSignal = (sig: StopSignal) => {
     interrupts++;
-    if (interrupts > 1) process.exit(STOP_SIGNALS[sig]);
+    const first = stops.onFirstSignal();
+    if (interrupts > 1 || first === 'exit') process.exit(STOP_SIGNALS[sig]);
+    if (first === 'ask-and-note') {
+      const again = sig === 'SIGINT' ? 'Ctrl-C again' : `${sig} again`;
+      process.stderr.write(`interrupted: waiting for the store to answer the call under way, then stopping (${again} to exit at once; what it was changing may then be half done)\n`);
+    }
     controller.abort(new Error(sig));
   };
   for (const sig of Object.keys(STOP_SIGNALS) as StopSignal[]) process.on(sig, onSignal);
@@ -351,6 +399,7 @@ export async function runCli(argv: readonly string[] = process.argv.slice(2), st
     cwd: process.cwd(),
     signal: controller.signal,
     mustFinish: () => stdio.mustFinish?.(),
+    stops,
   });
   // Exit explicitly: an open handle (a timer, a socket) must not keep a finished command alive.
   process.exitCode = code;

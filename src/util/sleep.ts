@@ -16,3 +16,32 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
     signal?.addEventListener('abort', done, { once: true });
   });
 }
+
+/**
+ * `p`'s value, or `aborted` as soon as `signal` aborts (`p` is left to settle on its own, its
+ * failure ignored): a loop that stops on Ctrl-C (`stats --watch`) does not wait for a call to a
+ * store that stopped answering (15 s on a frozen Redis) before it ends.
+ */
+export function unlessAborted<T, A>(p: Promise<T>, signal: AbortSignal, aborted: A): Promise<T | A> {
+  if (signal.aborted) {
+    p.catch(() => undefined);
+    return Promise.resolve(aborted);
+  }
+  return new Promise<T | A>((resolve, reject) => {
+    const onAbort = () => {
+      p.catch(() => undefined);
+      resolve(aborted);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}

@@ -98,25 +98,32 @@ export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<voi
   const io = dlqIoFrom(ctx);
   const [{ runTui }, { backendSource }, { engineRedrive }, { fileTrace }] = await tui;
   const tracePath = ctx.env.AGENTQ_TUI_TRACE;
-  const outcome = await runTui(
-    {
-      source: backendSource(backend, selector.filter),
-      redrive: engineRedrive(
-        { backend, clock: ctx.clock, sleep: io.sleep, newRunId: io.newRunId, identity: io.identity, probe: io.probe },
-        { baseFilter: selector.filter, given: selector.given, rate, batchSize, maxRedrives },
-      ),
-      info: { context: io.contextName, backend: backend.description, queue: selector.filter.queue ?? null, selection: selectionText(selector.given) },
-      readOnlyReason,
-      clock: ctx.clock,
-    },
-    {
-      stdin: ctx.io.stdin as NodeJS.ReadStream,
-      stdout: ctx.io.stdout as NodeJS.WriteStream,
-      stderr: ctx.io.stderr as NodeJS.WriteStream,
-      signal: ctx.signal,
-      trace: tracePath ? fileTrace(tracePath) : undefined,
-    },
-  );
+  // The app restores the terminal and stops a redrive after its batch on a first SIGTERM or SIGHUP.
+  const releaseStops = ctx.handleStops();
+  let outcome: Awaited<ReturnType<typeof runTui>>;
+  try {
+    outcome = await runTui(
+      {
+        source: backendSource(backend, selector.filter),
+        redrive: engineRedrive(
+          { backend, clock: ctx.clock, sleep: io.sleep, newRunId: io.newRunId, identity: io.identity, probe: io.probe },
+          { baseFilter: selector.filter, given: selector.given, rate, batchSize, maxRedrives },
+        ),
+        info: { context: io.contextName, backend: backend.description, queue: selector.filter.queue ?? null, selection: selectionText(selector.given) },
+        readOnlyReason,
+        clock: ctx.clock,
+      },
+      {
+        stdin: ctx.io.stdin as NodeJS.ReadStream,
+        stdout: ctx.io.stdout as NodeJS.WriteStream,
+        stderr: ctx.io.stderr as NodeJS.WriteStream,
+        signal: ctx.signal,
+        trace: tracePath ? fileTrace(tracePath) : undefined,
+      },
+    );
+  } finally {
+    releaseStops();
+  }
   // The terminal is restored by now: what follows is read on the normal screen, as after a CLI redrive.
   const result = outcome.result;
   // Runs stopped earlier in the session, whose screen was left: said on the normal screen, however the app ends.

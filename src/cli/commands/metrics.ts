@@ -27,11 +27,17 @@ export async function run(opts: { listen?: string }, ctx: CommandContext): Promi
   // The bound address goes to stdout (one line) so a script that asked for port 0 can read it.
   ctx.io.stdout.write(`${server.url}/metrics\n`);
   ctx.note(`agentq metrics: serving ${server.url}/metrics (Ctrl-C to stop)`);
+  // The first Ctrl-C stops it cleanly (the scrapes in flight are answered).
+  const releaseStops = ctx.handleStops();
   await new Promise<void>((resolve) => {
     if (ctx.signal.aborted) return resolve();
     ctx.signal.addEventListener('abort', () => resolve(), { once: true });
   });
-  await server.close();
+  try {
+    await server.close();
+  } finally {
+    releaseStops();
+  }
 }
 
 /** Why the listener could not bind, as the rule the --listen value broke (never an "internal error"). */

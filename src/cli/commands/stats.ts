@@ -13,7 +13,7 @@ import type { CommandContext } from '../context.js';
 import type { Column } from '../output/columns.js';
 import { isMachineFormat, printObject, printRecords, type OutputTarget } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
-import { abortableSleep } from '../../util/sleep.js';
+import { abortableSleep, unlessAborted } from '../../util/sleep.js';
 import { checkQueueName, queuesHere } from '../parse.js';
 
 export interface StatsOptions {
@@ -226,10 +226,19 @@ async function watch(opts: StatsOptions, ctx: CommandContext, backend: Backend):
   let reports: StatsReport[] = [];
   let unreachableSince: number | null = null;
   let why = '';
+  // Ctrl-C ends the watch (exit 0) as soon as it comes, also during a read the store does not answer.
+  const releaseStops = ctx.handleStops();
+  const ABORTED = Symbol('aborted');
   try {
     while (!ctx.signal.aborted) {
       try {
-        reports = (await collectStats(backend, opts.queue)).map(buildStatsReport);
+        const read = await unlessAborted(collectStats(backend, opts.queue), ctx.signal, ABORTED);
+        if (read === ABORTED) {
+          // (its close would wait for the unanswered call too)
+          ctx.abandonBackend?.();
+          break;
+        }
+        reports = read.map(buildStatsReport);
         recordHistory(history, reports);
         unreachableSince = null;
       } catch (e) {
@@ -247,6 +256,7 @@ async function watch(opts: StatsOptions, ctx: CommandContext, backend: Backend):
       await abortableSleep(intervalMs, ctx.signal);
     }
   } finally {
+    releaseStops();
     process.removeListener('exit', rewrap);
     rewrap();
   }

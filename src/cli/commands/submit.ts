@@ -138,7 +138,14 @@ async function inlineInputFile(path: string, signal: AbortSignal | undefined): P
 
 export async function run(o: SubmitOptions, ctx: CommandContext): Promise<void> {
   const waitTimeoutMs = o.timeout !== undefined ? parseDuration(o.timeout, '--timeout') : undefined;
-  const req = await buildSubmitRequest(o, ctx.clock.now(), ctx.defaultQueue(), ctx.signal);
+  // Reading --input-file stops on Ctrl-C and says that nothing was submitted (an endless pipe).
+  const releaseStops = o.inputFile !== undefined ? ctx.handleStops() : () => undefined;
+  let req: SubmitRequest;
+  try {
+    req = await buildSubmitRequest(o, ctx.clock.now(), ctx.defaultQueue(), ctx.signal);
+  } finally {
+    releaseStops();
+  }
   ctx.assertMutable('submit');
   const backend = await ctx.openBackend({ create: true });
   const { job, created, unpublished } = await backend.submit(req);

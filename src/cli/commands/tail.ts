@@ -90,6 +90,7 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
     const note = await unknownQueueNote(backend, query.queue);
     if (note) ctx.note(following ? `${note}; waiting for its events (Ctrl-C to stop)` : note);
   };
+  let releaseStops = (): void => undefined;
   try {
     let from = query;
     if (limit !== null) {
@@ -119,6 +120,8 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
     // SQLite lock), as `stats --watch` does: one warning, then the events are read again from
     // after the last one shown, every FOLLOW_RETRY_MS, until the store answers or Ctrl-C.
     let lost = false;
+    // Following ends on the first Ctrl-C, normally (exit 0); the reads before it end at once.
+    releaseStops = ctx.handleStops();
     for (;;) {
       try {
         for await (const event of backend.events(from)) {
@@ -144,6 +147,8 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
   } catch (e) {
     // Ctrl-C while following: the backend may end the iteration with an AbortError; that is the normal end.
     if (!ctx.signal.aborted) throw e;
+  } finally {
+    releaseStops();
   }
   stream.end();
 }

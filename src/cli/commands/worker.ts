@@ -261,6 +261,8 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
   };
   const onResume = (): void => signalHandlerGroups('SIGCONT');
   if (ctx.signal.aborted) return;
+  // The worker stops cleanly on the first signal (running jobs get --grace) and says so itself.
+  const releaseStops = ctx.handleStops();
   ctx.signal.addEventListener('abort', onInterrupt, { once: true });
   process.on('SIGTSTP', onSuspend);
   process.on('SIGCONT', onResume);
@@ -300,6 +302,7 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
     );
     if (fatal) throw fatal;
   } finally {
+    releaseStops();
     ctx.signal.removeEventListener('abort', onInterrupt);
     process.off('SIGTSTP', onSuspend);
     process.off('SIGCONT', onResume);

@@ -1,0 +1,78 @@
+/**
+ * Ctrl-C against a store that stopped answering (a real redis-server frozen with SIGSTOP, its
+ * sockets open): a command that only reads has no safe point to stop at, so the first Ctrl-C ends
+ * it (130) instead of being held until the call gives up (15 s, then exit 75); a command that has
+ * started changing state says at once what it waits for and that a second Ctrl-C exits.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { collect, makeCliHome, runCliOk, spawnCli, type CliHome } from '../support/cli.js';
+import { pollUntil } from '../support/poll.js';
+import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+
+let home: CliHome;
+let frozen: RedisServer;
+
+beforeAll(async () => {
+  home = makeCliHome('agentq-interrupt-');
+  frozen = await startRedisServer();
+  await runCliOk(home, ['--url', frozen.url, 'submit', 'task:v1', '--queue', 'q']);
+  frozen.signal('SIGSTOP');
+});
+
+afterAll(async () => {
+  frozen?.signal('SIGCONT');
+  await frozen?.stop();
+  home?.cleanup();
+});
+
+/** Whether a connection to the frozen server is open (the kernel accepts it; the server never answers). */
+function connectedToFrozen(): boolean {
+  const port = frozen.port.toString(16).toUpperCase().padStart(4, '0');
+  return readFileSync('/proc/net/tcp', 'utf8')
+    .split('\n')
+    .slice(1)
+    .some((line) => {
+      const f = line.trim().split(/\s+/);
+      return f[2]?.endsWith(`:${port}`) === true && f[3] === '01';
+    });
+}
+
+/** Starts `args` against the frozen store and waits until it is waiting on it. */
+async function waitingOnStore(args: string[]) {
+  const child = spawnCli(home, ['--url', frozen.url, ...args]);
+  const done = collect(child, 60_000);
+  let stderr = '';
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  await pollUntil(connectedToFrozen, { timeoutMs: 20_000, what: 'the command to connect to the frozen store' });
+  return { child, done, stderr: () => stderr };
+}
+
+describe('Ctrl-C while the store does not answer', () => {
+  for (const args of [
+    ['list', '--queue', 'q'],
+    ['dlq', 'list', '--queue', 'q'],
+    ['dlq', 'summary', '--queue', 'q'],
+    ['stats', '--queue', 'q'],
+    ['inspect', 'job_01jaaaaaaaaaaaaaaaaaaaaaaa'],
+  ]) {
+    it(`regression: agentq ${args.join(' ')} ends on the first Ctrl-C (130), not when the call gives up`, async () => {
+      const { child, done } = await waitingOnStore(args);
+      child.kill('SIGINT');
+      const r = await done;
+      expect(r.stderr).not.toContain('did not answer within');
+      expect(r.code).toBe(130);
+    }, 60_000);
+  }
+
+  it('a command that changes state says at once what it waits for, and a second Ctrl-C exits at once', async () => {
+    const { child, done, stderr } = await waitingOnStore(['submit', 'task:v1', '--queue', 'q']);
+    child.kill('SIGINT');
+    await pollUntil(() => /Ctrl-C again to exit at once/.test(stderr()), { timeoutMs: 10_000, what: 'the note on the first Ctrl-C' });
+    expect(stderr()).toContain('waiting for the store to answer');
+    child.kill('SIGINT');
+    const r = await done;
+    expect(r.code).toBe(130);
+    expect(r.stderr).not.toContain('did not answer within');
+  }, 60_000);
+});
