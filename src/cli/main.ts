@@ -157,7 +157,11 @@ export async function main(argv: readonly string[], m: MainEnv): Promise<number>
         loadConfig: () => configModule.resolveConfigLenient({ flags: { url: globals.url, context: globals.context }, env, cwd: m.cwd }),
         open: async (url, policy) => (m.openBackend ? m.openBackend(url, policy) : (await import('../backend/open.js')).openBackend(url, policy)),
         defaultUrl: async () => (await import('../backend/open.js')).defaultDataUrl(env),
-        readLine: (q) => readLine(io, q),
+        // (the prompt ends on a first signal itself, saying nothing was changed)
+        readLine: (q) => {
+          const release = m.stops?.hold();
+          return readLine(io, q, signal).finally(() => release?.());
+        },
         mustFinish: () => {
           m.stops?.changing();
           m.mustFinish?.();
@@ -237,11 +241,23 @@ function shortArg(a: string): string {
  * an import() in cached code fails ("A dynamic import callback was not specified"), which broke
  * every confirmation prompt on a terminal (tested by test/e2e/prompt-tty.test.ts).
  */
-async function readLine(io: CliIo, question: string): Promise<string> {
+async function readLine(io: CliIo, question: string, signal: AbortSignal): Promise<string> {
   const { createInterface } = createRequire(import.meta.url)('node:readline') as typeof import('node:readline');
   const rl = createInterface({ input: io.stdin as NodeJS.ReadableStream, output: io.stderr as NodeJS.WritableStream, terminal: true });
+  let onStop: (() => void) | undefined;
   try {
     return await new Promise<string>((resolve, reject) => {
+      // A SIGTERM or SIGHUP (a supervisor, a closed session) asks the command to stop, and a prompt
+      // is no point it gets past: it waited on for an answer until a second signal. Nothing was
+      // changed yet, so it ends now, with the signal's status.
+      onStop = () => {
+        io.stderr.write('\n');
+        const sig = String((signal.reason as Error | undefined)?.message ?? '');
+        const code = sig in STOP_SIGNALS ? STOP_SIGNALS[sig as StopSignal] : ExitCode.interrupted;
+        reject(new AgentqError('INTERRUPTED', 'interrupted at the prompt: nothing was changed', code));
+      };
+      if (signal.aborted) return onStop();
+      signal.addEventListener('abort', onStop, { once: true });
       rl.once('close', () => reject(new AgentqErrorClosed()));
       // The terminal went away while asking (setRawMode EIO): no answer, nothing changed.
       rl.once('error', () => reject(new InterruptedError('the terminal went away at the prompt: nothing was changed')));
@@ -253,6 +269,7 @@ async function readLine(io: CliIo, question: string): Promise<string> {
       rl.question(question, resolve);
     });
   } finally {
+    if (onStop) signal.removeEventListener('abort', onStop);
     rl.close();
   }
 }

@@ -82,6 +82,22 @@ describe('confirmation prompts on a terminal', () => {
     expect(await dlqCount('SCHEMA_INVALID')).toBe(1);
   });
 
+  it('regression: SIGTERM at the prompt (a supervisor, a closed session) ends it at once: exit 143, nothing changed', async () => {
+    // The first SIGTERM only asked the command to stop at a safe point, which a prompt never
+    // reaches: it waited on for an answer until a second signal.
+    const pane = inPane(['dlq', 'purge', '--queue', 'research', '--error-code', 'SCHEMA_INVALID']);
+    try {
+      await pane.waitFor('purge 1 job? [y/N]');
+      pane.signal('SIGTERM');
+      expect(await pane.exitStatus(20_000)).toBe(143);
+      expect(pane.capture()).toContain('interrupted at the prompt: nothing was changed');
+      expect(pane.capture()).not.toContain('waiting for the store');
+    } finally {
+      pane.kill();
+    }
+    expect(await dlqCount('SCHEMA_INVALID')).toBe(1);
+  });
+
   it('dlq redrive asks [y/N]; "y" runs the redrive to the end', async () => {
     const pane = inPane(['dlq', 'redrive', '--queue', 'research', '--error-code', 'PROVIDER_429', '--reason', 'provider fixed']);
     try {
