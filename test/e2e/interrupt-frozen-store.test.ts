@@ -38,6 +38,18 @@ function connectedToFrozen(): boolean {
     });
 }
 
+/** Whether a request sits unread at a server on `port` (it is frozen, so nothing is read). */
+function requestPendingAt(port: number): boolean {
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  return readFileSync('/proc/net/tcp', 'utf8')
+    .split('\n')
+    .slice(1)
+    .some((line) => {
+      const f = line.trim().split(/\s+/);
+      return f[1]?.endsWith(`:${hex}`) === true && f[3] === '01' && parseInt(f[4]?.split(':')[1] ?? '0', 16) > 0;
+    });
+}
+
 /** Starts `args` against the frozen store and waits until it is waiting on it. */
 async function waitingOnStore(args: string[]) {
   const child = spawnCli(home, ['--url', frozen.url, ...args]);
@@ -74,5 +86,28 @@ describe('Ctrl-C while the store does not answer', () => {
     const r = await done;
     expect(r.code).toBe(130);
     expect(r.stderr).not.toContain('did not answer within');
+  }, 60_000);
+
+  it('regression: submit --wait stops waiting on the first Ctrl-C also while a poll is unanswered (130, the job named)', async () => {
+    // The wait's poll of the job held the first Ctrl-C until it gave up (15 s, then exit 75).
+    const server = await startRedisServer();
+    try {
+      const child = spawnCli(home, ['--url', server.url, 'submit', 'task:v1', '--queue', 'w', '--wait']);
+      const done = collect(child, 60_000);
+      let stdout = '';
+      child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+      const id = await pollUntil(() => /^(job_\w+)\n/.exec(stdout)?.[1], { timeoutMs: 20_000, what: 'the job id' });
+      server.signal('SIGSTOP');
+      await pollUntil(() => requestPendingAt(server.port), { timeoutMs: 20_000, what: 'a poll of the job sent to the frozen server' });
+      child.kill('SIGINT');
+      const r = await done;
+      expect(r.stderr).not.toContain('did not answer within');
+      expect(r.stderr).toContain(`stopped waiting for ${id} (it stays queued)`);
+      expect(r.stderr).not.toContain('waiting for the store to answer');
+      expect(r.code).toBe(130);
+    } finally {
+      server.signal('SIGCONT');
+      await server.stop();
+    }
   }, 60_000);
 });

@@ -16,7 +16,7 @@ import type { CommandContext } from '../context.js';
 import { isMachineFormat, printObject } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
 import { parseIntOption, parsePositiveNumber } from '../parse.js';
-import { abortableSleep } from '../../util/sleep.js';
+import { abortableSleep, unlessAborted } from '../../util/sleep.js';
 
 export interface SubmitOptions {
   workflow: string;
@@ -161,7 +161,17 @@ export async function run(o: SubmitOptions, ctx: CommandContext): Promise<void> 
   }
   // --wait: the id first (so a script that is killed still knows it), unless the output is one JSON document.
   if (!isMachineFormat(ctx.format)) ctx.out.write(`${job.job_id}\n`);
-  const { job: final, stopped } = await waitForEnd(backend, job, ctx, waitTimeoutMs);
+  // The wait stops on the first Ctrl-C, at once (the job is stored: nothing is half done).
+  const releaseWaitStops = ctx.handleStops();
+  let waited: WaitEnd;
+  try {
+    waited = await waitForEnd(backend, job, ctx, waitTimeoutMs);
+  } finally {
+    releaseWaitStops();
+  }
+  const { job: final, stopped } = waited;
+  // (a poll Ctrl-C left unanswered would hold the backend's close too)
+  if (ctx.signal.aborted) ctx.abandonBackend?.();
   // -o json: the job as it is now, also when the wait stopped (124, 130, 75): a script keeps its id and state.
   if (isMachineFormat(ctx.format)) printObject(ctx.out, final);
   if (stopped) throw stopped;
@@ -186,6 +196,8 @@ export function afterWaiting(state: Job['state']): string {
   return state === 'running' ? 'it keeps running' : `it stays ${state}`;
 }
 
+const STOPPED = Symbol('stopped');
+
 /** Polls the job until it is terminal, the timeout passes (exit 124), Ctrl-C (exit 130) or the store fails (exit 75 when unreachable). Also the library's `waitForJob`. */
 export async function waitForEnd(backend: Backend, job: Job, ctx: Pick<CommandContext, 'clock' | 'signal'>, timeoutMs: number | undefined, pollMs = 200): Promise<WaitEnd> {
   const until = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
@@ -203,7 +215,9 @@ export async function waitForEnd(backend: Backend, job: Job, ctx: Pick<CommandCo
     }
     await abortableSleep(Math.min(pollMs, left), ctx.signal);
     try {
-      current = (await backend.get(job.job_id)) ?? current;
+      // Ctrl-C ends the wait also while a poll is unanswered (a frozen store holds it 15 s).
+      const read = await unlessAborted(backend.get(job.job_id), ctx.signal, STOPPED);
+      if (read !== STOPPED) current = read ?? current;
     } catch (e) {
       if (!(e instanceof AgentqError)) throw e;
       return { job: current, stopped: lostWhileWaiting(e, current) };
