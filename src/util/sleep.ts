@@ -22,24 +22,32 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
  * failure ignored): a loop that stops on Ctrl-C (`stats --watch`) does not wait for a call to a
  * store that stopped answering (15 s on a frozen Redis) before it ends.
  */
-export function unlessAborted<T, A>(p: Promise<T>, signal: AbortSignal, aborted: A): Promise<T | A> {
-  if (signal.aborted) {
+export function unlessAborted<T, A>(p: Promise<T>, signal: AbortSignal, aborted: A, timeoutMs = Infinity): Promise<T | A> {
+  if (signal.aborted || timeoutMs <= 0) {
     p.catch(() => undefined);
     return Promise.resolve(aborted);
   }
   return new Promise<T | A>((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
     const onAbort = () => {
+      clearTimeout(timer);
       p.catch(() => undefined);
       resolve(aborted);
     };
+    // (also given up after `timeoutMs`: `submit --wait --timeout` ends on time)
+    if (Number.isFinite(timeoutMs)) timer = setTimeout(onAbort, timeoutMs);
     signal.addEventListener('abort', onAbort, { once: true });
+    const settle = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    };
     p.then(
       (v) => {
-        signal.removeEventListener('abort', onAbort);
+        settle();
         resolve(v);
       },
       (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        settle();
         reject(e);
       },
     );

@@ -110,4 +110,23 @@ describe('Ctrl-C while the store does not answer', () => {
       await server.stop();
     }
   }, 60_000);
+
+  it('regression: submit --wait --timeout ends at its timeout (124) while a poll is unanswered, not when the poll gives up (75)', async () => {
+    const server = await startRedisServer();
+    try {
+      const child = spawnCli(home, ['--url', server.url, 'submit', 'task:v1', '--queue', 'w', '--wait', '--timeout', '3s']);
+      const done = collect(child, 60_000);
+      let stdout = '';
+      child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+      const id = await pollUntil(() => /^(job_\w+)\n/.exec(stdout)?.[1], { timeoutMs: 20_000, what: 'the job id' });
+      server.signal('SIGSTOP');
+      const r = await done;
+      expect(r.stderr).not.toContain('did not answer within');
+      expect(r.stderr).toContain(`${id} is still queued after 3s`);
+      expect(r.code).toBe(124);
+    } finally {
+      server.signal('SIGCONT');
+      await server.stop();
+    }
+  }, 60_000);
 });

@@ -215,8 +215,9 @@ export async function waitForEnd(backend: Backend, job: Job, ctx: Pick<CommandCo
     }
     await abortableSleep(Math.min(pollMs, left), ctx.signal);
     try {
-      // Ctrl-C ends the wait also while a poll is unanswered (a frozen store holds it 15 s).
-      const read = await unlessAborted(backend.get(job.job_id), ctx.signal, STOPPED);
+      // Ctrl-C, or the timeout, ends the wait also while a poll is unanswered (a frozen store holds
+      // it 15 s: --timeout 3s ended after 18 s, with 75 instead of 124).
+      const read = await unlessAborted(backend.get(job.job_id), ctx.signal, STOPPED, Math.max(until - Date.now(), pollMs));
       if (read !== STOPPED) current = read ?? current;
     } catch (e) {
       if (!(e instanceof AgentqError)) throw e;
