@@ -129,4 +129,29 @@ describe('Ctrl-C while the store does not answer', () => {
       await server.stop();
     }
   }, 60_000);
+
+  it('regression: cancel of several jobs stopped by Ctrl-C exits 130 naming those it did not cancel, not 0', async () => {
+    const server = await startRedisServer();
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push((await runCliOk(home, ['--url', server.url, 'submit', 'task:v1', '--queue', 'c'])).stdout.trim());
+      server.signal('SIGSTOP');
+      const child = spawnCli(home, ['--url', server.url, 'cancel', ...ids]);
+      const done = collect(child, 60_000);
+      let stderr = '';
+      child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+      // the first job's calls are sent and unanswered: Ctrl-C, then the store answers them
+      await pollUntil(() => requestPendingAt(server.port), { timeoutMs: 20_000, what: 'the first cancel sent to the frozen server' });
+      child.kill('SIGINT');
+      await pollUntil(() => stderr.includes('Ctrl-C again'), { timeoutMs: 10_000, what: 'the note on the first Ctrl-C' });
+      server.signal('SIGCONT');
+      const r = await done;
+      expect(r.stdout).toContain(ids[0]);
+      expect(r.stderr).toContain(`2 of 3 jobs were not cancelled: ${ids[1]} ${ids[2]}`);
+      expect(r.code).toBe(130);
+    } finally {
+      server.signal('SIGCONT');
+      await server.stop();
+    }
+  }, 60_000);
 });

@@ -8,7 +8,7 @@
  * (partial) when some failed, or the failure's own code when all did.
  */
 import type { CancelResult } from '../../backend/contract.js';
-import { AgentqError, ExitCode, NotFoundError } from '../../core/errors.js';
+import { AgentqError, ExitCode, InterruptedError, NotFoundError } from '../../core/errors.js';
 import type { CommandContext } from '../context.js';
 import { RecordStream } from '../output/format.js';
 import { checkJobId, checkReason } from '../parse.js';
@@ -67,8 +67,10 @@ export async function run(o: CancelOptions, ctx: CommandContext): Promise<void> 
     toJson: (r) => (r.error ? { job_id: r.job_id, status: r.status, error: r.error } : { job_id: r.job_id, status: r.status, job: r.job }),
   });
   const failures: AgentqError[] = [];
+  let done = 0;
   for (const id of ids) {
     if (ctx.signal.aborted) break;
+    done++;
     try {
       const job = await backend.get(id);
       if (!job) throw new NotFoundError(`job ${id} not found`);
@@ -83,6 +85,14 @@ export async function run(o: CancelOptions, ctx: CommandContext): Promise<void> 
     }
   }
   stream.end();
+  if (done < ids.length) {
+    // Stopped by Ctrl-C between two jobs: exit 0 said every job had been cancelled.
+    const left = ids.slice(done);
+    throw new InterruptedError(
+      `interrupted: ${left.length} of ${ids.length} jobs were not cancelled: ${left.join(' ')}`,
+      `Cancel them with: agentq cancel ${left.join(' ')}`,
+    );
+  }
   if (failures.length === 0) return;
   // One id: its own error (message, hint and exit code), after its row.
   if (ids.length === 1) throw failures[0]!;
