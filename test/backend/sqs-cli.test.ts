@@ -5,7 +5,7 @@
  * first), custody listed by `dlq list`, and no AWS SDK Node-version warning
  * in agentq's output.
  */
-import { CreateQueueCommand, DeleteQueueCommand, GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, DeleteQueueCommand, GetQueueUrlCommand, SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -382,4 +382,39 @@ describe('agentq sqs / outbox commands', () => {
     expect(r.code).toBe(78);
     expect(r.stderr).toContain('names no AWS region');
   });
+});
+
+describe('agentq sqs sweep stopped by Ctrl-C', () => {
+  it('regression: it stops after the batch in hand and exits 130 saying the DLQ was not drained (it swept on to the end and exited 0)', async () => {
+    const own = await startSqsServer();
+    try {
+      const p = `${prefix}int`;
+      const u = sqsUrl(own.endpoint, p, join(home.dir, 'sweep-int.db'), '&wait=0');
+      await runCliOk(home, ['--url', u, 'sqs', 'setup', '--queue', 'sw'], { env: CREDS });
+      const raw = new SQSClient({ region: 'us-east-1', endpoint: own.endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+      const dlq = (await raw.send(new GetQueueUrlCommand({ QueueName: dlqName(p, 'sw') }))).QueueUrl!;
+      for (let b = 0; b < 30; b++) {
+        await raw.send(new SendMessageBatchCommand({ QueueUrl: dlq, Entries: Array.from({ length: 10 }, (_, i) => ({ Id: `m${i}`, MessageBody: `foreign ${b}-${i}` })) }));
+      }
+      raw.destroy();
+      const child = spawnCli(home, ['--url', u, 'sqs', 'sweep', '--queue', 'sw', '--yes', '-o', 'json'], { env: CREDS });
+      const done = collect(child, 60_000);
+      let stderr = '';
+      child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+      // the sweep is about to receive: SQS stops answering, Ctrl-C, SQS answers again
+      await pollUntil(() => stderr.includes('This RECEIVES from the SQS DLQ'), { timeoutMs: 30_000, what: 'the sweep to start' });
+      own.signal('SIGSTOP');
+      child.kill('SIGINT');
+      await pollUntil(() => stderr.includes('Ctrl-C again'), { timeoutMs: 10_000, what: 'the note on the first Ctrl-C' });
+      own.signal('SIGCONT');
+      const r = await done;
+      const report = JSON.parse(r.stdout) as { received: number; interrupted?: boolean };
+      expect(report.received).toBeLessThan(300);
+      expect(r.stderr).toContain('interrupted: the sweep stopped before the SQS DLQ was drained');
+      expect(r.code).toBe(130);
+    } finally {
+      own.signal('SIGCONT');
+      await own.stop();
+    }
+  }, 90_000);
 });

@@ -31,6 +31,8 @@ export interface SqsServer {
   endpoint: string;
   /** Kills it. */
   stop(): Promise<void>;
+  /** Sends the server process a signal (SIGSTOP freezes it with its sockets open; SIGCONT resumes it). */
+  signal(sig: NodeJS.Signals): void;
 }
 
 /** `port`: that port (a server stopped and started again on its port, as SQS coming back); a free one otherwise. Queues do not survive a stop. */
@@ -60,6 +62,7 @@ export async function startSqsServer(opts: { port?: number } = {}): Promise<SqsS
   return {
     port,
     endpoint: `http://127.0.0.1:${port}`,
+    signal: (sig) => void child.kill(sig),
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();

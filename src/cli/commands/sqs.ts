@@ -6,7 +6,7 @@
  */
 import type { Backend } from '../../backend/contract.js';
 import type { SqsBackend } from '../../backend/sqs/index.js';
-import { ConfigError, ValidationError } from '../../core/errors.js';
+import { ConfigError, InterruptedError, ValidationError } from '../../core/errors.js';
 import type { CommandContext } from '../context.js';
 import { isMachineFormat, printObject, printRecords } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
@@ -84,10 +84,17 @@ export async function sweep(o: SweepOptions, ctx: CommandContext): Promise<void>
   const dlq = await backend.dlqToSweep(queue);
   ctx.note(sanitize(sweepWarning(dlq.name, o.leaveForeign === true)));
   await ctx.confirm(`Sweep the SQS DLQ of ${sanitize(queue)}?`, { yes: o.yes });
-  const report = await backend.sweepDlq(queue, { max, leaveForeign: o.leaveForeign === true });
+  // Ctrl-C stops it after the batch in hand (each message is kept before it is deleted); it swept on to the end.
+  const report = await backend.sweepDlq(queue, { max, leaveForeign: o.leaveForeign === true, signal: ctx.signal });
   // Said on stderr in every format (-o json also has `max_reached: true`).
   const atMax = () => {
     if (report.max_reached) ctx.warn(`stopped at --max ${max}; more messages may remain in ${sanitize(backend.sqsQueues.dlqName(queue))}: run the sweep again or raise --max`);
+    if (report.interrupted) {
+      throw new InterruptedError(
+        `interrupted: the sweep stopped before the SQS DLQ was drained (${report.received} received); what it received is handled, the rest stays in SQS`,
+        `Sweep the rest with: agentq sqs sweep --queue ${queue}`,
+      );
+    }
   };
   if (isMachineFormat(ctx.out.format)) {
     printObject(ctx.out, { ...report, max_reached: report.max_reached === true });
