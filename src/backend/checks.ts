@@ -4,8 +4,10 @@
  * misspelt in a filter was refused by one and matched nothing on another).
  */
 import { ValidationError } from '../core/errors.js';
-import { JOB_CLASSES, JOB_STATES, REASON_MAX_CHARS } from '../core/model.js';
-import type { ClaimRequest, EventQuery, JobFilter } from './contract.js';
+import { isJobId, isRunId } from '../core/ids.js';
+import { DEAD_REASONS, JOB_CLASSES, JOB_STATES, REASON_MAX_CHARS } from '../core/model.js';
+import type { StatsOptions } from '../core/queue-stats.js';
+import type { ClaimRequest, DlqFilter, EventQuery, JobFilter, PageRequest } from './contract.js';
 
 /**
  * The longest lease a claim or heartbeat may ask for: 2^31 - 1 ms (about 24.8 days), the
@@ -29,6 +31,13 @@ export function checkClaim(req: ClaimRequest): void {
 
 /** An event query's `last`: a whole number of events, 0 or more; its `signal`, an AbortSignal. */
 export function checkEventQuery(query: EventQuery): void {
+  checkObject('events query', query);
+  checkOptional('queue', query.queue, 'string');
+  checkOptional('jobId', query.jobId, 'string');
+  if (query.afterSeq !== null) checkOptional('afterSeq', query.afterSeq, 'string');
+  checkOptional('since', query.since, 'time');
+  // (a truthy non-boolean, such as 'no', followed for ever)
+  checkOptional('follow', query.follow, 'boolean');
   const n = query.last;
   if (n !== undefined && (!Number.isSafeInteger(n) || n < 0)) throw new ValidationError(`events last must be a whole number of events (0 or more), got ${n}`);
   checkSignal(query.signal);
@@ -48,6 +57,11 @@ export function checkSignal(signal: unknown): void {
 }
 
 export function checkJobFilter(filter: JobFilter): void {
+  checkObject('list filter', filter);
+  for (const k of ['queue', 'tenant', 'workflow'] as const) checkOptional(k, filter[k], 'string');
+  checkOptional('since', filter.since, 'time');
+  checkOptional('until', filter.until, 'time');
+  if (filter.states !== undefined && !Array.isArray(filter.states)) throw new ValidationError(`states must be an array of job states, got ${shown(filter.states)}`);
   if (filter.states !== undefined) for (const s of filter.states) checkOneOf('state', s, JOB_STATES);
   if (filter.class !== undefined) checkOneOf('class', filter.class, JOB_CLASSES);
 }
@@ -77,4 +91,106 @@ export function checkCancelReason(reason: string | null | undefined): void {
 
 function checkOneOf(what: string, value: unknown, allowed: readonly string[]): void {
   if (typeof value !== 'string' || !allowed.includes(value)) throw new ValidationError(`${what} must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
+}
+
+/**
+ * A page's cursor is the `next_cursor` a previous page returned: a job id (a run id for the list of
+ * runs), or null / absent for the first page. Anything else matched nothing, so a caller's mistake
+ * (a cursor of another list, a stale format) read as an empty last page instead of an error.
+ */
+export function checkCursor(cursor: unknown, kind: 'job' | 'run' = 'job'): void {
+  if (cursor === undefined || cursor === null) return;
+  if (typeof cursor === 'string' && (kind === 'job' ? isJobId(cursor) : isRunId(cursor))) return;
+  const shown = typeof cursor === 'string' ? JSON.stringify(cursor.length > 60 ? `${cursor.slice(0, 60)}…` : cursor) : typeof cursor;
+  throw new ValidationError(`page cursor ${shown} is not one this backend returned: a cursor is the next_cursor of the previous page (a ${kind} id), or null for the first page`);
+}
+
+/*
+ * Arguments of the wrong type, as a JavaScript caller can pass them: refused the same way on every
+ * backend, before the store is touched. (SQLite threw a RangeError for `stats({ queue })` where
+ * Redis answered, `get(42)` read as "no such job", and `events({ since: NaN })` matched nothing.)
+ */
+
+type Kind = 'string' | 'boolean' | 'time' | 'count' | 'ms';
+
+const KIND_RULE: Record<Kind, string> = {
+  string: 'a string',
+  boolean: 'true or false',
+  time: 'a time in epoch ms (a finite number)',
+  count: 'a whole number, 0 or more',
+  ms: 'a number of milliseconds, 0 or more',
+};
+
+function shown(v: unknown): string {
+  if (typeof v === 'number' || v === null || v === undefined) return String(v);
+  if (typeof v === 'string') return JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…` : v);
+  return Array.isArray(v) ? 'an array' : typeof v;
+}
+
+function fits(v: unknown, kind: Kind): boolean {
+  switch (kind) {
+    case 'string':
+      return typeof v === 'string';
+    case 'boolean':
+      return typeof v === 'boolean';
+    case 'time':
+      return typeof v === 'number' && Number.isFinite(v);
+    case 'count':
+      return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+    case 'ms':
+      return typeof v === 'number' && Number.isFinite(v) && v >= 0;
+  }
+}
+
+function checkOptional(what: string, v: unknown, kind: Kind): void {
+  if (v !== undefined && !fits(v, kind)) throw new ValidationError(`${what} must be ${KIND_RULE[kind]}, got ${shown(v)}`);
+}
+
+function checkObject(what: string, v: unknown): void {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ValidationError(`${what} must be an object, got ${shown(v)}`);
+}
+
+/** A job id argument (get, cancel, dlqGet, dlqRaw): a string (an unknown one is simply not found). */
+export function checkJobIdArg(jobId: unknown): void {
+  if (typeof jobId !== 'string') throw new ValidationError(`job id must be a string, got ${shown(jobId)}`);
+}
+
+export function checkRunIdArg(runId: unknown): void {
+  if (typeof runId !== 'string') throw new ValidationError(`run id must be a string, got ${shown(runId)}`);
+}
+
+/** A queue argument (stats, locks): a string, such as 'default'. */
+export function checkQueueArg(queue: unknown): void {
+  if (typeof queue !== 'string') throw new ValidationError(`queue must be a string (a queue name such as 'default'), got ${shown(queue)}`);
+}
+
+/** A page request: an object with a limit (checked by each backend's page check) and an optional cursor. */
+export function checkPageArg(page: PageRequest): void {
+  checkObject('page', page);
+}
+
+export function checkStatsOptions(opts: StatsOptions | undefined): void {
+  if (opts === undefined) return;
+  checkObject('stats options', opts);
+  if (opts.endsWindowMs !== undefined && !(typeof opts.endsWindowMs === 'number' && Number.isFinite(opts.endsWindowMs) && opts.endsWindowMs >= 0)) {
+    throw new ValidationError(`endsWindowMs must be a number of milliseconds, 0 or more, got ${shown(opts.endsWindowMs)}`);
+  }
+}
+
+export function checkRunFilter(filter: { queue?: string }): void {
+  checkObject('run filter', filter);
+  checkOptional('queue', filter.queue, 'string');
+}
+
+export function checkDlqFilter(filter: DlqFilter): void {
+  checkObject('DLQ filter', filter);
+  for (const k of ['queue', 'tenant', 'workflow', 'grep'] as const) checkOptional(k, filter[k], 'string');
+  for (const k of ['since', 'until', 'now'] as const) checkOptional(k, filter[k], 'time');
+  for (const k of ['minAttempts', 'maxAttempts'] as const) checkOptional(k, filter[k], 'count');
+  checkOptional('minRemainingMs', filter.minRemainingMs, 'ms');
+  for (const k of ['expired', 'partial'] as const) checkOptional(k, filter[k], 'boolean');
+  if (filter.errorCodes !== undefined && !(Array.isArray(filter.errorCodes) && filter.errorCodes.every((c) => typeof c === 'string'))) {
+    throw new ValidationError(`errorCodes must be an array of strings, got ${shown(filter.errorCodes)}`);
+  }
+  if (filter.reason !== undefined) checkOneOf('reason', filter.reason, DEAD_REASONS);
 }

@@ -11,6 +11,7 @@
 import { afterAll, beforeAll, describe } from 'vitest';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
+import { argCases } from './cases-args.js';
 import { dlqCases } from './cases-dlq.js';
 import { dlqRowsCases } from './cases-dlq-rows.js';
 import { jobCases } from './cases-jobs.js';
@@ -34,6 +35,7 @@ for (const [name, extra] of [['standard queues', ''], ['FIFO queues', '&fifo=job
   describe(`sqs backend conformance, Redis job store (${name})`, () => {
     const make = sqsRedisStoreFixtureFactory(() => sqs.endpoint, () => redis.url, extra);
     jobCases(make);
+  argCases(make);
     workerCases(make);
     dlqCases(make);
     dlqRowsCases(make);

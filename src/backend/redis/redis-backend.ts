@@ -14,7 +14,7 @@ import { encodeTime } from 'ulid';
 import { IdempotencyConflictError, JobStoppingError, LeaseLostError, MalformedJobError, NotFoundError, PermissionError, RetryLaterError, ValidationError } from '../../core/errors.js';
 import { storedJson } from '../../core/stored-json.js';
 import { checkUsage } from '../../core/usage.js';
-import { checkCancelReason, checkClaim, checkEffectKey, checkEventQuery, checkJobFilter, checkLeaseMs } from '../checks.js';
+import { checkCancelReason, checkClaim, checkCursor, checkDlqFilter, checkEffectKey, checkEventQuery, checkJobFilter, checkJobIdArg, checkLeaseMs, checkPageArg, checkQueueArg, checkRunFilter, checkRunIdArg, checkStatsOptions } from '../checks.js';
 import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
 import { classWeight, type FairnessOptions } from '../../core/fairness.js';
 import { createIdFactory, JOB_ID_PREFIX } from '../../core/ids.js';
@@ -537,12 +537,14 @@ export class RedisBackend implements Backend {
   }
 
   async get(jobId: string): Promise<Job | null> {
+    checkJobIdArg(jobId);
     return (await this.readJob(jobId))?.job ?? null;
   }
 
   async list(filter: JobFilter, page: PageRequest): Promise<JobPage> {
-    const limit = pageLimit(page);
     checkJobFilter(filter);
+    checkPageArg(page);
+    const limit = pageLimit(page);
     const states = filter.states && filter.states.length > 0 && filter.states.length < JOB_STATES.length ? filter.states : null;
     const queues = filter.queue ? [filter.queue] : await this.queues();
     // A shard's jobs are its state indexes together (there is no index of all ids: one sorted-set
@@ -634,6 +636,7 @@ export class RedisBackend implements Backend {
   }
 
   async cancel(jobId: string, reason: string | null = null): Promise<CancelResult> {
+    checkJobIdArg(jobId);
     checkCancelReason(reason);
     const loc = await this.locate(jobId);
     if (!loc) throw new NotFoundError(`job ${jobId} not found`, 'JOB_NOT_FOUND');
@@ -659,10 +662,10 @@ export class RedisBackend implements Backend {
   }
 
   private async *eventsUnguarded(query: EventQuery): AsyncIterable<JobEvent> {
+    checkEventQuery(query);
     if (query.afterSeq !== undefined && query.afterSeq !== null && !/^\d{1,20}-\d{1,20}$/.test(query.afterSeq)) {
       throw new ValidationError(`event cursor ${JSON.stringify(query.afterSeq)} is not a sequence number of this backend (Redis stream ids look like 1767225600000-0)`);
     }
-    checkEventQuery(query);
     await this.conn.dbGate()?.catch((e: unknown) => Promise.reject(this.conn.errorOf(e)));
     const keep = (e: JobEvent) => query.since === undefined || Date.parse(e.at) >= query.since;
     let last = query.afterSeq ?? null;
@@ -1162,6 +1165,8 @@ export class RedisBackend implements Backend {
   // ------------------------------------------------------------ DLQ
 
   async dlqList(filter: DlqFilter, page: PageRequest): Promise<Page<DlqEntry>> {
+    checkDlqFilter(filter);
+    checkPageArg(page);
     const limit = pageLimit(page);
     const queues = filter.queue ? [filter.queue] : await this.queues();
     const sources: IdSource[] = [];
@@ -1182,6 +1187,9 @@ export class RedisBackend implements Backend {
 
   /** Light rows (issue 6): see dlq-rows.ts. Errors are mapped here, not through GUARDED. */
   async dlqRows(filter: DlqFilter, page: PageRequest): Promise<Page<DlqRow>> {
+    checkDlqFilter(filter);
+    checkPageArg(page);
+    checkCursor(page.cursor);
     try {
       await this.conn.dbGate();
       const queues = filter.queue ? [filter.queue] : await this.queues();
@@ -1198,6 +1206,7 @@ export class RedisBackend implements Backend {
   }
 
   async dlqGet(jobId: string): Promise<DlqEntry | null> {
+    checkJobIdArg(jobId);
     const loc = await this.locate(jobId);
     if (!loc) return null;
     const snap = await this.readSnapshot(loc, jobId);
@@ -1207,6 +1216,7 @@ export class RedisBackend implements Backend {
   }
 
   async dlqRaw(jobId: string): Promise<Uint8Array | null> {
+    checkJobIdArg(jobId);
     const loc = await this.locate(jobId);
     if (!loc) return null;
     // The stored record exactly as kept: the whole job hash (its envelope unparsed), effects and attempts.
@@ -1259,6 +1269,7 @@ export class RedisBackend implements Backend {
   }
 
   async getRun(runId: string): Promise<RunRecord | null> {
+    checkRunIdArg(runId);
     const queue = await this.client.get(this.keys.runLoc(runId));
     if (queue === null) return null;
     const raw = await this.client.get(this.runKey(queue, runId));
@@ -1272,7 +1283,9 @@ export class RedisBackend implements Backend {
   }
 
   async listRuns(filter: { queue?: string }, page: PageRequest): Promise<Page<RunRecord>> {
-    const limit = pageLimit(page);
+    checkRunFilter(filter);
+    checkPageArg(page);
+    const limit = pageLimit(page, 'run');
     const key = filter.queue ? `${this.keys.shard(filter.queue, 0)}runs` : this.keys.runs();
     // Newest first: run ids are ULIDs, so reverse lex order is reverse creation order.
     const max = page.cursor ? `(${page.cursor}` : '+';
@@ -1284,6 +1297,7 @@ export class RedisBackend implements Backend {
   }
 
   async updateRun(runId: string, patch: Partial<Pick<RunRecord, 'status' | 'updated_at'>>): Promise<RunRecord> {
+    checkRunIdArg(runId);
     const queue = await this.client.get(this.keys.runLoc(runId));
     if (queue === null) throw new NotFoundError(`run ${runId} not found`);
     const key = this.runKey(queue, runId);
@@ -1295,6 +1309,8 @@ export class RedisBackend implements Backend {
   }
 
   async ledger(runId: string, page: PageRequest, status?: LedgerStatus): Promise<Page<LedgerItem>> {
+    checkRunIdArg(runId);
+    checkPageArg(page);
     const limit = pageLimit(page);
     const queue = await this.client.get(this.keys.runLoc(runId));
     if (queue === null) throw new NotFoundError(`run ${runId} not found`);
@@ -1399,21 +1415,25 @@ export class RedisBackend implements Backend {
   }
 
   async acquireLock(queue: string, holder: LockHolder): Promise<LockResult> {
+    checkQueueArg(queue);
     const r = (await callScript(this.client, 'aqLockAcquire', [this.lockKey(queue)], [JSON.stringify(holder)])) as [number, string?];
     if (Number(r[0]) === 1) return { acquired: true };
     return { acquired: false, holder: JSON.parse(r[1]!) as LockHolder };
   }
 
   async releaseLock(queue: string, runId: string | null): Promise<void> {
+    checkQueueArg(queue);
     await callScript(this.client, 'aqLockRelease', [this.lockKey(queue)], [runId ?? '']);
   }
 
   async readLock(queue: string): Promise<LockHolder | null> {
+    checkQueueArg(queue);
     const raw = await this.client.get(this.lockKey(queue));
     return raw === null ? null : (JSON.parse(raw) as LockHolder);
   }
 
   async breakLock(queue: string): Promise<LockHolder | null> {
+    checkQueueArg(queue);
     const raw = await this.client.getdel(this.lockKey(queue));
     return raw === null ? null : (JSON.parse(raw) as LockHolder);
   }
@@ -1421,6 +1441,8 @@ export class RedisBackend implements Backend {
   // ------------------------------------------------------------ stats
 
   async stats(queue: string, opts: StatsOptions = {}): Promise<QueueStats> {
+    checkQueueArg(queue);
+    checkStatsOptions(opts);
     // [stats] the figures and how shards add up: ./stats.ts
     return readQueueStats({
       queue,
@@ -1535,7 +1557,9 @@ function hashOf(snap: Snapshot): Record<string, string> {
   return Array.isArray(snap[0]) ? flatToMap(snap[0]) : snap[0];
 }
 
-function pageLimit(page: PageRequest): number {
+/** The page's limit, its cursor checked (a job id, a run id for the runs). */
+function pageLimit(page: PageRequest, cursorKind: 'job' | 'run' = 'job'): number {
+  checkCursor(page.cursor, cursorKind);
   const l = page.limit;
   if (!Number.isInteger(l) || l < 1 || l > MAX_PAGE_LIMIT) throw new ValidationError(`page limit must be an integer from 1 to ${MAX_PAGE_LIMIT}, got ${l}`);
   return l;

@@ -45,7 +45,7 @@ import type {
   RunRecord,
   SubmitResult,
 } from '../contract.js';
-import { checkCancelReason, checkEventQuery, checkJobFilter } from '../checks.js';
+import { checkCancelReason, checkCursor, checkDlqFilter, checkEventQuery, checkJobFilter, checkJobIdArg, checkPageArg, checkQueueArg, checkRunFilter, checkRunIdArg, checkStatsOptions } from '../checks.js';
 import { rowToEvent, rowToJob, type EventRow, type JobRow } from './codec.js';
 import { dlqGet, dlqList, dlqRaw } from './dlq.js';
 import { dlqRows } from './dlq-rows.js';
@@ -204,13 +204,16 @@ export class SqliteBackend implements Backend {
   }
 
   async get(jobId: string): Promise<Job | null> {
+    checkJobIdArg(jobId);
     const row = this.store.row(jobId);
     return row ? rowToJob(row) : null;
   }
 
   async list(filter: JobFilter, page: PageRequest): Promise<JobPage> {
-    checkPage(page.limit);
     checkJobFilter(filter);
+    checkPageArg(page);
+    checkPage(page.limit);
+    checkCursor(page.cursor);
     const where: string[] = [];
     const params: Record<string, unknown> = {};
     if (filter.queue !== undefined) {
@@ -274,6 +277,7 @@ export class SqliteBackend implements Backend {
   }
 
   async cancel(jobId: string, reason: string | null = null): Promise<CancelResult> {
+    checkJobIdArg(jobId);
     checkCancelReason(reason);
     reason ??= null; // undefined given explicitly: none, as on every backend
     return this.store.grouped(() => {
@@ -419,17 +423,25 @@ export class SqliteBackend implements Backend {
   // ------------------------------------------------------------ DLQ
 
   async dlqList(filter: DlqFilter, page: PageRequest): Promise<Page<DlqEntry>> {
+    checkDlqFilter(filter);
+    checkPageArg(page);
+    checkCursor(page.cursor);
     await loadSchemas(); // checkDlqRow validates each stored document
     return dlqList(this.store, filter, page);
   }
   async dlqRows(filter: DlqFilter, page: PageRequest): Promise<Page<DlqRow>> {
+    checkDlqFilter(filter);
+    checkPageArg(page);
+    checkCursor(page.cursor);
     return dlqRows(this.store, filter, page);
   }
   async dlqGet(jobId: string): Promise<DlqEntry | null> {
+    checkJobIdArg(jobId);
     await loadSchemas();
     return dlqGet(this.store, jobId);
   }
   async dlqRaw(jobId: string): Promise<Uint8Array | null> {
+    checkJobIdArg(jobId);
     return dlqRaw(this.store, jobId);
   }
 
@@ -439,15 +451,23 @@ export class SqliteBackend implements Backend {
     this.runs.createRun(run, items);
   }
   async getRun(runId: string): Promise<RunRecord | null> {
+    checkRunIdArg(runId);
     return this.runs.getRun(runId);
   }
   async listRuns(filter: { queue?: string }, page: PageRequest): Promise<Page<RunRecord>> {
+    checkRunFilter(filter);
+    checkPageArg(page);
+    checkCursor(page.cursor, 'run');
     return this.runs.listRuns(filter, page);
   }
   async updateRun(runId: string, patch: Partial<Pick<RunRecord, 'status' | 'updated_at'>>): Promise<RunRecord> {
+    checkRunIdArg(runId);
     return this.runs.updateRun(runId, patch);
   }
   async ledger(runId: string, page: PageRequest, status?: LedgerStatus): Promise<Page<LedgerItem>> {
+    checkRunIdArg(runId);
+    checkPageArg(page);
+    checkCursor(page.cursor);
     return this.runs.ledger(runId, page, status);
   }
   async applyRunItems(req: ApplyRequest): Promise<LedgerItem[]> {
@@ -461,21 +481,27 @@ export class SqliteBackend implements Backend {
     }
   }
   async acquireLock(queue: string, holder: LockHolder): Promise<LockResult> {
+    checkQueueArg(queue);
     return this.runs.acquireLock(queue, holder);
   }
   async releaseLock(queue: string, runId: string | null): Promise<void> {
+    checkQueueArg(queue);
     this.runs.releaseLock(queue, runId);
   }
   async readLock(queue: string): Promise<LockHolder | null> {
+    checkQueueArg(queue);
     return this.runs.readLock(queue);
   }
   async breakLock(queue: string): Promise<LockHolder | null> {
+    checkQueueArg(queue);
     return this.runs.breakLock(queue);
   }
 
   // ------------------------------------------------------------ stats
 
   async stats(queue: string, opts: StatsOptions = {}): Promise<QueueStats> {
+    checkQueueArg(queue);
+    checkStatsOptions(opts);
     const now = this.store.clock.now();
     const counts = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
     const rows = this.store.sql('SELECT state, n FROM queue_counts WHERE queue = ?').all(queue) as Array<{ state: JobState; n: number }>;

@@ -1,0 +1,80 @@
+/**
+ * Arguments of the wrong type, as a JavaScript caller can pass them: every backend refuses them
+ * with the same ValidationError naming the rule, before it touches its store (SQLite threw a
+ * RangeError for `stats({ queue })`, returned null for `get(42)` and took `events({ since: NaN })`).
+ */
+import { describe, expect, it } from 'vitest';
+import type { Backend } from '../../src/backend/contract.js';
+import { ValidationError } from '../../src/core/errors.js';
+import { useFixture, type MakeFixture } from './fixture.js';
+
+type Call = [string, (b: Backend) => Promise<unknown>, RegExp];
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+const any = (v: unknown): any => v;
+
+const page = { limit: 10 };
+const CALLS: Call[] = [
+  ['get(42)', (b) => b.get(any(42)), /job id must be a string/],
+  ['get(null)', (b) => b.get(any(null)), /job id must be a string/],
+  ['cancel(42)', (b) => b.cancel(any(42)), /job id must be a string/],
+  ['dlqGet(42)', (b) => b.dlqGet(any(42)), /job id must be a string/],
+  ['dlqRaw({})', (b) => b.dlqRaw(any({})), /job id must be a string/],
+  ['getRun(42)', (b) => b.getRun(any(42)), /run id must be a string/],
+  ['ledger(42)', (b) => b.ledger(any(42), page), /run id must be a string/],
+  ['stats({ queue })', (b) => b.stats(any({ queue: 'q' })), /queue must be a string/],
+  ['stats(undefined)', (b) => b.stats(any(undefined)), /queue must be a string/],
+  ['stats(q, { endsWindowMs: "1h" })', (b) => b.stats('q', any({ endsWindowMs: '1h' })), /endsWindowMs must be/],
+  ['readLock(42)', (b) => b.readLock(any(42)), /queue must be a string/],
+  ['breakLock(null)', (b) => b.breakLock(any(null)), /queue must be a string/],
+  ['list(null)', (b) => b.list(any(null), page), /filter must be an object/],
+  ['list({ queue: 42 })', (b) => b.list(any({ queue: 42 }), page), /queue must be a string/],
+  ['list({ tenant: {} })', (b) => b.list(any({ tenant: {} }), page), /tenant must be a string/],
+  ['list({ workflow: 1 })', (b) => b.list(any({ workflow: 1 }), page), /workflow must be a string/],
+  ['list({ since: NaN })', (b) => b.list(any({ since: NaN }), page), /since must be a time in epoch ms/],
+  ['list({ until: "2026" })', (b) => b.list(any({ until: '2026' }), page), /until must be a time in epoch ms/],
+  ['list({ states: "queued" })', (b) => b.list(any({ states: 'queued' }), page), /states must be an array/],
+  ['list({}, null)', (b) => b.list({}, any(null)), /page must be an object/],
+  ['list({}, { limit: "10" })', (b) => b.list({}, any({ limit: '10' })), /limit must be an integer/],
+  ['listRuns({ queue: 1 })', (b) => b.listRuns(any({ queue: 1 }), page), /queue must be a string/],
+  ['dlqList({ since: NaN })', (b) => b.dlqList(any({ since: NaN }), page), /since must be a time in epoch ms/],
+  ['dlqList({ queue: 42 })', (b) => b.dlqList(any({ queue: 42 }), page), /queue must be a string/],
+  ['dlqList({ errorCodes: "X" })', (b) => b.dlqList(any({ errorCodes: 'X' }), page), /errorCodes must be an array of strings/],
+  ['dlqList({ minAttempts: "2" })', (b) => b.dlqList(any({ minAttempts: '2' }), page), /minAttempts must be a whole number/],
+  ['dlqList({ expired: "yes" })', (b) => b.dlqList(any({ expired: 'yes' }), page), /expired must be true or false/],
+  ['dlqList({ reason: "bad" })', (b) => b.dlqList(any({ reason: 'bad' }), page), /reason must be one of/],
+  ['dlqRows({ grep: 42 })', (b) => b.dlqRows(any({ grep: 42 }), page), /grep must be a string/],
+  ['dlqRows({ now: "x" })', (b) => b.dlqRows(any({ now: 'x' }), page), /now must be a time in epoch ms/],
+  ['dlqRows(undefined)', (b) => b.dlqRows(any(undefined), page), /filter must be an object/],
+];
+
+async function drain(it: AsyncIterable<unknown>): Promise<void> {
+  for await (const _ of it) break;
+}
+
+const EVENT_CALLS: Array<[string, unknown, RegExp]> = [
+  ['events({ since: NaN })', { since: NaN }, /since must be a time in epoch ms/],
+  ['events({ queue: 42 })', { queue: 42 }, /queue must be a string/],
+  ['events({ jobId: 42 })', { jobId: 42 }, /jobId must be a string/],
+  ['events({ afterSeq: 5 })', { afterSeq: 5 }, /afterSeq must be a string/],
+  ['events({ follow: "yes" })', { follow: 'yes' }, /follow must be true or false/],
+  ['events(null)', null, /query must be an object/],
+];
+
+export function argCases(make: MakeFixture): void {
+  describe('arguments of the wrong type', () => {
+    const fx = useFixture(make);
+
+    it.each(CALLS)('%s is refused with a ValidationError naming the rule', async (_name, call, rule) => {
+      const err = await call(fx().backend).then(() => null, (e: unknown) => e);
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as Error).message).toMatch(rule);
+    });
+
+    it.each(EVENT_CALLS)('%s is refused with a ValidationError naming the rule', async (_name, query, rule) => {
+      const err = await drain(fx().backend.events(any(query))).then(() => null, (e: unknown) => e);
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as Error).message).toMatch(rule);
+    });
+  });
+}
