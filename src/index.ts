@@ -27,8 +27,8 @@ import type { AdmissionLimits } from './core/admission.js';
 import type { Clock, Random } from './core/clock.js';
 import type { FairnessOptions } from './core/fairness.js';
 import { checkSignal } from './backend/checks.js';
-import { clientClock, guardClose, setClientClock } from './backend/close-guard.js';
-import { NotFoundError, ValidationError } from './core/errors.js';
+import { clientClock, guardClose, isClosedClient, onClientClose, setClientClock } from './backend/close-guard.js';
+import { ClosedError, NotFoundError, ValidationError } from './core/errors.js';
 import { systemClock } from './core/clock.js';
 import type { Job } from './core/schemas.js';
 import { checkedPolicy } from './core/policy.js';
@@ -94,7 +94,8 @@ export interface WaitOptions {
  * ended: read `state`, `result` and `last_error`. What `agentq submit --wait` does. Throws
  * `NotFoundError` for an unknown job, and an `AgentqError` when the wait stops first:
  * `WAIT_TIMEOUT`, `INTERRUPTED`, `DEADLINE_MISSED` (still waiting past its deadline: it can no
- * longer run) or `WAIT_STORE_LOST` (the store failed; the job is unaffected, do not submit it again).
+ * longer run) or `WAIT_STORE_LOST` (the store failed; the job is unaffected, do not submit it again);
+ * a `ClosedError` when the client is closed while it waits.
  */
 export async function waitForJob(client: Backend, jobId: string, opts: WaitOptions = {}): Promise<Job> {
   checkOptionKeys('waitForJob', opts, WAIT_OPTION_KEYS);
@@ -105,13 +106,30 @@ export async function waitForJob(client: Backend, jobId: string, opts: WaitOptio
   if (!job) throw new NotFoundError(`job ${jobId} not found`, 'JOB_NOT_FOUND');
   // (loaded only here: a producer that never waits does not load the CLI's modules)
   const { waitForEnd } = await import('./cli/commands/submit.js');
-  const signal = opts.signal ?? new AbortController().signal;
+  // Closing the client ends the wait at once, as a ClosedError: the poll that followed was refused
+  // and read as a failed store (WAIT_STORE_LOST, "the job WAS submitted…"), up to a poll later.
+  const closing = new AbortController();
+  const unsubscribe = onClientClose(client, () => closing.abort());
+  if (isClosedClient(client)) closing.abort(); // closed while the first read was under way
+  const signal = opts.signal ? AbortSignal.any([opts.signal, closing.signal]) : closing.signal;
   // The job's deadline is the store's time: judged by the clock the client was created with (a
   // ManualClock in a test), not the system's, or a job an hour from its deadline "missed" it.
   const clock = clientClock(client) ?? systemClock;
-  const { job: final, stopped } = await waitForEnd(client, job, { clock, signal }, opts.timeoutMs, opts.pollMs);
-  if (stopped) throw stopped;
-  return final;
+  try {
+    const { job: final, stopped } = await waitForEnd(client, job, { clock, signal }, opts.timeoutMs, opts.pollMs);
+    if (stopped && (closing.signal.aborted || isClosedClient(client))) throw closedWhileWaiting(client, stopped.code === 'WAIT_STORE_LOST' ? job : final);
+    if (stopped) throw stopped;
+    return final;
+  } finally {
+    unsubscribe();
+  }
+}
+
+function closedWhileWaiting(client: Backend, last: Job): ClosedError {
+  return new ClosedError(
+    `waitForJob(${last.job_id}) stopped: the client was closed while it waited (${client.description}). The job is unaffected`,
+    `Wait with a client that stays open, or check on it with: agentq inspect ${last.job_id}`,
+  );
 }
 
 const WAIT_OPTION_KEYS = Object.keys({ timeoutMs: 0, signal: 0, pollMs: 0 } satisfies Record<keyof WaitOptions, 0>);

@@ -340,6 +340,20 @@ describe('use after close()', () => {
     expect((await client.get(job.job_id))?.state).toBe('queued');
   });
 
+  // Regression: closing the client while waitForJob polled gave WAIT_STORE_LOST, "The job WAS
+  // submitted…" (advice for a store that failed), after up to a whole poll interval.
+  it('waitForJob stops at once with a ClosedError when its client is closed while it waits', async () => {
+    const c = await createClient({ url: `sqlite:${join(dir, 'store.db')}` });
+    const { job } = await c.submit({ workflow: 'lib:v1', queue: 'closed-wait' });
+    const waiting = waitForJob(c, job.job_id, { pollMs: 60_000 }).then(() => null, (e: unknown) => e);
+    await c.close();
+    const err = await waiting;
+    expect(err).toBeInstanceOf(ClosedError);
+    expect(err).toMatchObject({ code: 'CLOSED', message: expect.stringMatching(new RegExp(`waitForJob\\(${job.job_id}\\).*client was closed`)) });
+    expect((err as Error).message).not.toMatch(/WAS submitted/);
+    expect((await client.get(job.job_id))?.state).toBe('queued');
+  });
+
   it('a started worker, once stopped, refuses start() instead of resolving with nothing running', async () => {
     const w = createWorker({ backend: client, queue: 'restart', handler: () => null, minIdleMs: 1 });
     await w.start();
