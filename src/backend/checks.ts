@@ -4,6 +4,7 @@
  * misspelt in a filter was refused by one and matched nothing on another).
  */
 import { ValidationError } from '../core/errors.js';
+import { RESULT_MAX_BYTES } from '../core/model.js';
 import { isJobId, isRunId } from '../core/ids.js';
 import { DEAD_REASONS, JOB_CLASSES, JOB_STATES, REASON_MAX_CHARS } from '../core/model.js';
 import type { StatsOptions } from '../core/queue-stats.js';
@@ -193,4 +194,19 @@ export function checkDlqFilter(filter: DlqFilter): void {
     throw new ValidationError(`errorCodes must be an array of strings, got ${shown(filter.errorCodes)}`);
   }
   if (filter.reason !== undefined) checkOneOf('reason', filter.reason, DEAD_REASONS);
+}
+
+/**
+ * A job's result: a string or null, of at most `RESULT_MAX_BYTES` (16 MiB, the most `agentq worker
+ * --max-result-bytes` keeps). The library stored any size (a 20 MB result went into the job record).
+ */
+export function checkJobResult(result: unknown): void {
+  if (result !== null && typeof result !== 'string') throw new ValidationError(`job result must be a string or null, got ${shown(result)}`);
+  if (result === null) return;
+  // (a string's UTF-8 bytes are at most 3 per UTF-16 unit: most results need no count)
+  if (result.length * 3 <= RESULT_MAX_BYTES) return;
+  const bytes = Buffer.byteLength(result);
+  if (bytes > RESULT_MAX_BYTES) {
+    throw new ValidationError(`job result is ${bytes} bytes; the limit is ${RESULT_MAX_BYTES} bytes (16 MiB)`, 'Store large output elsewhere (a file, an object store) and return a reference to it.');
+  }
 }

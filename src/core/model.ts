@@ -9,6 +9,8 @@
  * zod off the start path of `agentq inspect` / `list` / `tail`.
  */
 export const INLINE_INPUT_MAX_BYTES = 64 * 1024;
+/** The largest job result a store keeps: what `agentq worker --max-result-bytes` allows at most (16 MiB). */
+export const RESULT_MAX_BYTES = 16 * 1024 * 1024;
 
 export const JOB_CLASSES = ['interactive', 'batch', 'maintenance'] as const;
 export type JobClassName = (typeof JOB_CLASSES)[number];

@@ -8,6 +8,9 @@ import { StringDecoder } from 'node:string_decoder';
 
 export const DEFAULT_RESULT_CAP_BYTES = 64 * 1024;
 
+/** The most the `…[truncated N bytes]` marker takes (N has at most 16 digits). */
+export const RESULT_MARKER_ROOM = 64;
+
 export class CappedOutput {
   private readonly chunks: Buffer[] = [];
   private kept = 0;
@@ -36,9 +39,21 @@ export class CappedOutput {
   /**
    * The kept text, with `…[truncated N bytes]` appended when something was cut. The cut is
    * moved back to a character boundary: a multibyte character cut in half would be stored as
-   * U+FFFD (the bytes of its first half count as truncated).
+   * U+FFFD (the bytes of its first half count as truncated). With `maxTextBytes`, the text is cut
+   * again to fit it: bytes that are not UTF-8 become U+FFFD, 3 bytes each, so the text of 64 KiB of
+   * binary output is up to 192 KiB, over what the store keeps (which refused it: an effect's
+   * command that had run was left started, to run again).
    */
-  text(): string {
+  text(maxTextBytes = Infinity): string {
+    const text = this.decoded();
+    if (text.length <= maxTextBytes / 3) return text;
+    const buf = Buffer.from(text);
+    if (buf.length <= maxTextBytes) return text;
+    const end = utf8BoundaryBefore(buf, maxTextBytes - RESULT_MARKER_ROOM);
+    return `${buf.subarray(0, end).toString('utf8')}…[truncated ${this.dropped + buf.length - end} bytes]`;
+  }
+
+  private decoded(): string {
     let body = Buffer.concat(this.chunks, this.kept);
     if (this.dropped === 0) return body.toString('utf8');
     const whole = utf8BoundaryBefore(body, body.length);

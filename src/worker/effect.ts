@@ -11,7 +11,7 @@
  * `Date` comes back as its ISO string, `undefined` as null).
  */
 import type { Backend, LeaseRef } from '../backend/contract.js';
-import { storedJson } from '../core/stored-json.js';
+import { STORED_JSON_MAX_BYTES, storedJson } from '../core/stored-json.js';
 import { HandlerError } from './handler-error.js';
 
 /**
@@ -60,7 +60,7 @@ export async function runEffect<T>(
   const result = await fn(record.idempotency_key);
   let why: string | null = null;
   try {
-    storedJson(result, 'result');
+    storedJson(result, 'result', STORED_JSON_MAX_BYTES);
   } catch (e) {
     why = (e as Error).message;
   }

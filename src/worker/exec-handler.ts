@@ -25,7 +25,8 @@ import { constants as osConstants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ERROR_CODE_TABLE } from '../core/retry.js';
 import type { JobEnvelope } from '../core/schemas.js';
-import { CappedOutput, DEFAULT_RESULT_CAP_BYTES, LineSplitter, utf8BoundaryAfter } from './capped-output.js';
+import { RESULT_MAX_BYTES } from '../core/model.js';
+import { CappedOutput, DEFAULT_RESULT_CAP_BYTES, LineSplitter, RESULT_MARKER_ROOM, utf8BoundaryAfter } from './capped-output.js';
 import { HANDLER_KILLED, HandlerError } from './handler-error.js';
 import { launchProblem } from './launch-check.js';
 import { ProcessGroup } from './process-group.js';
@@ -218,7 +219,9 @@ function runChildProcess(
   resume: { checkpointFile: string; effectsFile: string },
 ): Promise<string | null> {
   const reportFile = join(reportDir, `${job.job_id}.${ctx.fence}.json`);
-  const stdout = new CappedOutput(o.resultCapBytes ?? DEFAULT_RESULT_CAP_BYTES);
+  // (at the largest cap, room is left for the `…[truncated N bytes]` marker: the text with it must
+  // still fit the store's limit on a result, RESULT_MAX_BYTES)
+  const stdout = new CappedOutput(Math.min(o.resultCapBytes ?? DEFAULT_RESULT_CAP_BYTES, RESULT_MAX_BYTES - RESULT_MARKER_ROOM));
   const stderrTail = new CappedTail(STDERR_TAIL_BYTES);
   const lines = new LineSplitter((line) => o.onStderrLine?.(job.job_id, line));
 
@@ -282,7 +285,7 @@ function runChildProcess(
         return;
       }
       if (code === 0) {
-        resolve(stdout.truncatedBytes === 0 && stdout.text() === '' ? null : stdout.text());
+        resolve(stdout.truncatedBytes === 0 && stdout.text() === '' ? null : stdout.text(RESULT_MAX_BYTES));
         return;
       }
       if (ctx.signal.aborted) {

@@ -16,7 +16,7 @@ import { MAX_PAGE_LIMIT, type Backend, type FailureOutcome, type HeartbeatResult
 import { clientClock, isClosedClient, onClientClose } from '../backend/close-guard.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { ClosedError, LeaseLostError, ValidationError, wasNotSent } from '../core/errors.js';
-import { JOB_CLASSES } from '../core/model.js';
+import { JOB_CLASSES, RESULT_MAX_BYTES } from '../core/model.js';
 import { checkedPolicy, type BackendPolicy } from '../core/policy.js';
 import { Name } from '../core/schemas.js';
 import { storedJson } from '../core/stored-json.js';
@@ -968,6 +968,15 @@ export function storableResult(value: unknown): { ok: true; value: string | null
     // it lost the output of a handler that returned `res.json` for `res.json()` without a word.
     if (text === null && value !== undefined && value !== null) {
       throw new Error(`JSON has no text for ${typeof value === 'object' ? 'an object whose toJSON returns undefined' : `a ${typeof value}`}`);
+    }
+    // Over the store's limit (a handler returning a whole document): refused before anything is
+    // written, and permanent, as the next attempt would return as much.
+    if (text !== null && text.length * 3 > RESULT_MAX_BYTES && Buffer.byteLength(text) > RESULT_MAX_BYTES) {
+      const bytes = Buffer.byteLength(text);
+      return {
+        ok: false,
+        error: new HandlerError('HANDLER_FAILED', `the handler's result cannot be stored: it is ${bytes} bytes${typeof value === 'string' ? '' : ' as JSON'}; the limit is ${RESULT_MAX_BYTES} bytes (16 MiB). Store large output elsewhere and return a reference to it`, { retryable: false }),
+      };
     }
     return { ok: true, value: text };
   } catch (e) {

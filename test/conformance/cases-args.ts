@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Backend } from '../../src/backend/contract.js';
 import { ValidationError } from '../../src/core/errors.js';
-import { useFixture, type MakeFixture } from './fixture.js';
+import { claimOne, req, useFixture, type MakeFixture } from './fixture.js';
 
 type Call = [string, (b: Backend) => Promise<unknown>, RegExp];
 
@@ -75,6 +75,57 @@ export function argCases(make: MakeFixture): void {
       const err = await drain(fx().backend.events(any(query))).then(() => null, (e: unknown) => e);
       expect(err).toBeInstanceOf(ValidationError);
       expect((err as Error).message).toMatch(rule);
+    });
+  });
+}
+
+/**
+ * What a worker stores with the job is capped on every backend, as the CLI caps it: a checkpoint
+ * and an effect's result at 64 KiB, a job's result at 16 MiB (the most `worker --max-result-bytes`
+ * keeps). The library stored a 20 MB result and a 70,000-character checkpoint in the job record,
+ * which every later read of the job (list, inspect, the DLQ) then carried.
+ */
+export function sizeCases(make: MakeFixture): void {
+  describe('sizes of what a worker stores', () => {
+    const fx = useFixture(make);
+
+    it('a checkpoint over 64 KiB is refused with a ValidationError before anything is written', async () => {
+      const { backend } = fx();
+      await backend.submit(req({ queue: 'sizes' }));
+      const lease = await claimOne(backend, 'sizes');
+      await backend.checkpoint(lease, { step: 1 });
+      const err = await backend.checkpoint(lease, { notes: 'x'.repeat(70_000) }).then(() => null, (e: unknown) => e);
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as Error).message).toMatch(/checkpoint is \d+ bytes as JSON; the limit is 65536 bytes \(64 KiB\)/);
+      expect((await backend.get(lease.jobId))?.checkpoint).toEqual({ step: 1 });
+      // exactly at the limit is kept (a string is measured by its UTF-8 bytes)
+      await backend.checkpoint(lease, 'é'.repeat(32 * 1024));
+      expect((await backend.get(lease.jobId))?.checkpoint).toBe('é'.repeat(32 * 1024));
+    });
+
+    it('an effect result over 64 KiB is refused, and the effect stays started', async () => {
+      const { backend } = fx();
+      await backend.submit(req({ queue: 'sizes' }));
+      const lease = await claimOne(backend, 'sizes');
+      await backend.beginEffect(lease, 'k');
+      const err = await backend.finishEffect(lease, 'k', { body: 'y'.repeat(70_000) }).then(() => null, (e: unknown) => e);
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as Error).message).toMatch(/result of effect "k" is \d+ bytes as JSON; the limit is 65536 bytes/);
+      expect((await backend.beginEffect(lease, 'k')).status).toBe('started');
+    });
+
+    it('a job result over 16 MiB, or not a string, is refused and the job stays running', async () => {
+      const { backend } = fx();
+      await backend.submit(req({ queue: 'sizes' }));
+      const lease = await claimOne(backend, 'sizes');
+      const big = await backend.complete(lease, 'r'.repeat(16 * 1024 * 1024 + 1)).then(() => null, (e: unknown) => e);
+      expect(big).toBeInstanceOf(ValidationError);
+      expect((big as Error).message).toMatch(/job result is 16777217 bytes; the limit is 16777216 bytes \(16 MiB\)/);
+      const obj = await backend.complete(lease, any({ ok: true })).then(() => null, (e: unknown) => e);
+      expect(obj).toBeInstanceOf(ValidationError);
+      expect((obj as Error).message).toMatch(/job result must be a string or null/);
+      expect((await backend.get(lease.jobId))?.state).toBe('running');
+      expect((await backend.complete(lease, 'fine')).result).toBe('fine');
     });
   });
 }

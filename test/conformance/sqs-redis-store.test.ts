@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe } from 'vitest';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
-import { argCases } from './cases-args.js';
+import { argCases, sizeCases } from './cases-args.js';
 import { dlqCases } from './cases-dlq.js';
 import { dlqRowsCases } from './cases-dlq-rows.js';
 import { jobCases } from './cases-jobs.js';
@@ -36,6 +36,7 @@ for (const [name, extra] of [['standard queues', ''], ['FIFO queues', '&fifo=job
     const make = sqsRedisStoreFixtureFactory(() => sqs.endpoint, () => redis.url, extra);
     jobCases(make);
   argCases(make);
+  sizeCases(make);
     workerCases(make);
     dlqCases(make);
     dlqRowsCases(make);

@@ -11,7 +11,7 @@
  */
 import { afterAll, beforeAll, describe } from 'vitest';
 import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
-import { argCases } from './cases-args.js';
+import { argCases, sizeCases } from './cases-args.js';
 import { dlqCases } from './cases-dlq.js';
 import { dlqRowsCases } from './cases-dlq-rows.js';
 import { jobCases } from './cases-jobs.js';
@@ -33,6 +33,7 @@ const make = sqsFixtureFactory(() => server.endpoint);
 describe('sqs backend conformance', () => {
   jobCases(make);
   argCases(make);
+  sizeCases(make);
   workerCases(make);
   dlqCases(make);
   dlqRowsCases(make);

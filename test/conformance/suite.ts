@@ -4,7 +4,7 @@
  * the `Backend` contract only (never SQL or Redis commands).
  */
 import { describe } from 'vitest';
-import { argCases } from './cases-args.js';
+import { argCases, sizeCases } from './cases-args.js';
 import { dlqCases } from './cases-dlq.js';
 import { dlqRowsCases } from './cases-dlq-rows.js';
 import { fairnessCases } from './cases-fairness.js';
@@ -28,5 +28,6 @@ export function runConformanceSuite(name: string, makeFixture: MakeFixture): voi
     statsCases(makeFixture);
     modelCases(makeFixture);
     argCases(makeFixture);
+    sizeCases(makeFixture);
   });
 }

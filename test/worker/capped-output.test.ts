@@ -7,6 +7,20 @@ import { describe, expect, it } from 'vitest';
 import { CappedOutput, LineSplitter, utf8BoundaryAfter, utf8BoundaryBefore } from '../../src/worker/capped-output.js';
 
 describe('CappedOutput: the result cap', () => {
+  // Regression: bytes that are not UTF-8 become U+FFFD (3 bytes each), so the text of 64 KiB of
+  // binary output was up to 192 KiB, more than the store keeps of an effect's result.
+  it('text(max) fits the text in max UTF-8 bytes, marker included, when invalid bytes grew it', () => {
+    const out = new CappedOutput(1000);
+    out.push(Buffer.alloc(1500, 0xff));
+    expect(Buffer.byteLength(out.text())).toBeGreaterThan(1000);
+    const fitted = out.text(1000);
+    expect(Buffer.byteLength(fitted)).toBeLessThanOrEqual(1000);
+    expect(fitted).toMatch(/^\uFFFD+…\[truncated \d+ bytes\]$/);
+    const small = new CappedOutput(1000);
+    small.push(Buffer.from('plain'));
+    expect(small.text(1000)).toBe('plain');
+  });
+
   it('cuts before a character the cap would split, counting its bytes as truncated', () => {
     // "ab" + "é" (2 bytes) + "😀" (4 bytes) = 8 bytes
     for (const [cap, text] of [

@@ -45,6 +45,42 @@ it('createClient submits; a createWorker opened from the same URL processes and 
   expect(events.at(-1)).toEqual({ kind: 'stopped' });
 });
 
+// Regression: the library stored any size (a 20 MB result, a 70,000-character checkpoint) where
+// the CLI caps them; the caps are the store's now, and the handler hears of them before a write.
+it('a result over 16 MiB, a checkpoint or an effect result over 64 KiB are refused with a clear error', async () => {
+  const big = (await client.submit({ workflow: 'lib:v1', queue: 'caps', input: 'result' })).job;
+  const cp = (await client.submit({ workflow: 'lib:v1', queue: 'caps', input: 'checkpoint' })).job;
+  const eff = (await client.submit({ workflow: 'lib:v1', queue: 'caps', input: 'effect' })).job;
+  const seen: unknown[] = [];
+  const worker = createWorker({
+    backend: client,
+    queue: 'caps',
+    handler: async (job, ctx) => {
+      if (job.input === 'result') return 'r'.repeat(17 * 1024 * 1024);
+      if (job.input === 'checkpoint') {
+        seen.push(await ctx.checkpoint({ notes: 'x'.repeat(70_000) }).then(() => null, (e: unknown) => e));
+        return 'checkpoint refused';
+      }
+      await ctx.effect('fetch-page', () => 'y'.repeat(70_000));
+      return 'unreachable';
+    },
+  });
+  await worker.start();
+  try {
+    await pollUntil(async () => (await client.get(big.job_id))?.state === 'dead', { what: 'big result dead' });
+    await pollUntil(async () => (await client.get(eff.job_id))?.state === 'dead', { what: 'big effect dead' });
+    await pollUntil(async () => (await client.get(cp.job_id))?.state === 'succeeded', { what: 'checkpoint job done' });
+  } finally {
+    await worker.stop();
+  }
+  expect((await client.get(big.job_id))?.last_error).toMatchObject({ code: 'HANDLER_FAILED', message: expect.stringMatching(/17825792 bytes; the limit is 16777216 bytes \(16 MiB\)/) });
+  expect((await client.get(big.job_id))?.result).toBeNull();
+  expect(seen[0]).toBeInstanceOf(ValidationError);
+  expect((seen[0] as Error).message).toMatch(/checkpoint is \d+ bytes as JSON; the limit is 65536 bytes \(64 KiB\)/);
+  expect((await client.get(cp.job_id))?.checkpoint).toBeNull();
+  expect((await client.get(eff.job_id))?.last_error).toMatchObject({ code: 'HANDLER_FAILED', message: expect.stringMatching(/effect "fetch-page" ran, but its result is 70000 bytes; the limit is 65536/) });
+});
+
 it('refuses options that cannot work, naming the rule', () => {
   const handler = () => null;
   expect(() => createWorker({ queue: 'q', handler })).toThrow(/either `backend` or `url`/);

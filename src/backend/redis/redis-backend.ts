@@ -12,9 +12,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Cluster, type Redis } from 'ioredis';
 import { encodeTime } from 'ulid';
 import { IdempotencyConflictError, JobStoppingError, LeaseLostError, MalformedJobError, NotFoundError, PermissionError, RetryLaterError, ValidationError } from '../../core/errors.js';
-import { storedJson } from '../../core/stored-json.js';
+import { STORED_JSON_MAX_BYTES, storedJson } from '../../core/stored-json.js';
 import { checkUsage } from '../../core/usage.js';
-import { checkCancelReason, checkClaim, checkCursor, checkDlqFilter, checkEffectKey, checkEventQuery, checkJobFilter, checkJobIdArg, checkLeaseMs, checkPageArg, checkQueueArg, checkRunFilter, checkRunIdArg, checkStatsOptions } from '../checks.js';
+import { checkCancelReason, checkClaim, checkCursor, checkDlqFilter, checkEffectKey, checkEventQuery, checkJobFilter, checkJobIdArg, checkLeaseMs, checkJobResult, checkPageArg, checkQueueArg, checkRunFilter, checkRunIdArg, checkStatsOptions } from '../checks.js';
 import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
 import { classWeight, type FairnessOptions } from '../../core/fairness.js';
 import { createIdFactory, JOB_ID_PREFIX } from '../../core/ids.js';
@@ -1088,7 +1088,7 @@ export class RedisBackend implements Backend {
   }
 
   async checkpoint(lease: LeaseRef, data: unknown): Promise<void> {
-    await this.leaseCall(lease, 'aqCheckpoint', [], [storedJson(data, 'the checkpoint')]);
+    await this.leaseCall(lease, 'aqCheckpoint', [], [storedJson(data, 'the checkpoint', STORED_JSON_MAX_BYTES)]);
   }
 
   async addUsage(lease: LeaseRef, usage: UsageReport): Promise<void> {
@@ -1107,12 +1107,13 @@ export class RedisBackend implements Backend {
 
   async finishEffect(lease: LeaseRef, key: string, result: unknown): Promise<Effect> {
     checkEffectKey(key);
-    const text = storedJson(result, `the result of effect ${JSON.stringify(key)}`);
+    const text = storedJson(result, `the result of effect ${JSON.stringify(key)}`, STORED_JSON_MAX_BYTES);
     const { res } = await this.leaseCall<[string, string?]>(lease, 'aqEffectFinish', [`e:${lease.jobId}`], [key, text]);
     return effectFrom(res[1]!);
   }
 
   async complete(lease: LeaseRef, result: string | null): Promise<Job> {
+    checkJobResult(result);
     const { res } = await this.leaseCall<[string, Snapshot]>(lease, 'aqComplete', [], [JSON.stringify(result)]);
     return jobFrom(res[1]);
   }

@@ -45,7 +45,7 @@ import type {
   RunRecord,
   SubmitResult,
 } from '../contract.js';
-import { checkCancelReason, checkCursor, checkDlqFilter, checkEventQuery, checkJobFilter, checkJobIdArg, checkPageArg, checkQueueArg, checkRunFilter, checkRunIdArg, checkStatsOptions } from '../checks.js';
+import { checkCancelReason, checkCursor, checkDlqFilter, checkEventQuery, checkJobFilter, checkJobIdArg, checkJobResult, checkPageArg, checkQueueArg, checkRunFilter, checkRunIdArg, checkStatsOptions } from '../checks.js';
 import { rowToEvent, rowToJob, type EventRow, type JobRow } from './codec.js';
 import { dlqGet, dlqList, dlqRaw } from './dlq.js';
 import { dlqRows } from './dlq-rows.js';
@@ -405,9 +405,11 @@ export class SqliteBackend implements Backend {
     return this.store.grouped(() => this.worker.finishEffect(lease, key, result));
   }
   async complete(lease: LeaseRef, result: string | null): Promise<Job> {
+    checkJobResult(result);
     return this.store.grouped(() => this.worker.complete(lease, result));
   }
   async completeAndClaim(lease: LeaseRef, result: string | null, next: ClaimRequest): Promise<{ next: Lease[] }> {
+    checkJobResult(result);
     return this.store.grouped(() => this.worker.completeAndClaim(lease, result, next));
   }
   async fail(lease: LeaseRef, failure: Failure): Promise<FailureOutcome> {

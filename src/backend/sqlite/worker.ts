@@ -5,9 +5,9 @@
  * worker whose lease was taken over can never overwrite the new holder.
  */
 import { JobStoppingError, LeaseLostError, ValidationError } from '../../core/errors.js';
-import { storedJson } from '../../core/stored-json.js';
+import { STORED_JSON_MAX_BYTES, storedJson } from '../../core/stored-json.js';
 import { addUsage, type Usage } from '../../core/usage.js';
-import { checkClaim, checkEffectKey, checkLeaseMs } from '../checks.js';
+import { checkClaim, checkEffectKey, checkJobResult, checkLeaseMs } from '../checks.js';
 import { nextPick, parseFairnessState, tenantCap, type Candidates, type FairnessOptions } from '../../core/fairness.js';
 import { decideFailure, type RetryPolicy } from '../../core/retry.js';
 import { JOB_CLASSES } from '../../core/model.js';
@@ -289,7 +289,7 @@ export class SqliteWorkerOps {
   }
 
   checkpoint(ref: LeaseRef, data: unknown): void {
-    const text = storedJson(data, 'the checkpoint');
+    const text = storedJson(data, 'the checkpoint', STORED_JSON_MAX_BYTES);
     this.store.inWrite(() => {
       const now = this.store.clock.now();
       const { job, fence } = this.leased(ref);
@@ -339,7 +339,7 @@ export class SqliteWorkerOps {
 
   finishEffect(ref: LeaseRef, key: string, result: unknown): Effect {
     checkEffectKey(key);
-    const text = result === undefined ? null : storedJson(result, `the result of effect ${JSON.stringify(key)}`);
+    const text = result === undefined ? null : storedJson(result, `the result of effect ${JSON.stringify(key)}`, STORED_JSON_MAX_BYTES);
     return this.store.inWrite(() => {
       const now = this.store.clock.now();
       const { job, fence } = this.leased(ref);

@@ -11,7 +11,8 @@ import { constants as osConstants } from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import { AgentqError, ValidationError } from '../../core/errors.js';
 import { budgetBreach, checkUsage, jobUsage } from '../../core/usage.js';
-import { CappedOutput } from '../../worker/capped-output.js';
+import { CappedOutput, RESULT_MARKER_ROOM } from '../../worker/capped-output.js';
+import { STORED_JSON_MAX_BYTES } from '../../core/stored-json.js';
 import { currentLease, ERROR_CODE_RE, ERROR_CODE_RULE, JOB_ENV, type ErrorReport } from '../../worker/job-env.js';
 import type { CommandContext } from '../context.js';
 import { resolveExecutable } from '../executable.js';
@@ -19,13 +20,15 @@ import { openFlagFile, readUpTo } from '../flag-file.js';
 import { sanitize } from '../output/sanitize.js';
 
 /** Checkpoints are stored with the job and shown by `inspect`: keep them small. */
-const MAX_CHECKPOINT_BYTES = 64 * 1024;
+const MAX_CHECKPOINT_BYTES = STORED_JSON_MAX_BYTES;
 /**
  * An effect's result is stored in the ledger, with the job (and read back by every later attempt
  * and by `inspect`): the command's stdout is passed through whole, but only this much is recorded,
  * cut as a job result is (`…[truncated N bytes]`).
  */
-export const MAX_EFFECT_RESULT_BYTES = 64 * 1024;
+export const MAX_EFFECT_RESULT_BYTES = STORED_JSON_MAX_BYTES;
+/** How much of the output is kept: the rest of the limit is room for the `…[truncated N bytes]` marker. */
+const EFFECT_OUTPUT_KEPT_BYTES = MAX_EFFECT_RESULT_BYTES - RESULT_MARKER_ROOM;
 
 async function backendFor(ctx: CommandContext) {
   const lease = currentLease(ctx.env);
@@ -160,9 +163,9 @@ export async function effect(o: { key: string; command: string[] }, ctx: Command
       throw new AgentqError('EFFECT_FAILED', `effect ${o.key}: ${cmd} ${how}; recorded as started, not done`, ended.code);
     }
     const { stdout } = ended;
-    await backend.finishEffect(lease, o.key, stdout.text());
+    await backend.finishEffect(lease, o.key, stdout.text(MAX_EFFECT_RESULT_BYTES));
     if (stdout.truncatedBytes > 0) {
-      ctx.note(`effect ${sanitize(o.key)}: its output was cut to the first ${MAX_EFFECT_RESULT_BYTES} bytes in the recorded result (${stdout.truncatedBytes} more bytes were printed but not recorded)`);
+      ctx.note(`effect ${sanitize(o.key)}: its output was cut to the first ${EFFECT_OUTPUT_KEPT_BYTES} bytes in the recorded result (${stdout.truncatedBytes} more bytes were printed but not recorded)`);
     }
   } finally {
     await backend.close();
@@ -176,7 +179,7 @@ type EffectRun =
 function runEffectCommand(cmd: string, args: string[], env: Record<string, string | undefined>, ctx: CommandContext): Promise<EffectRun> {
   return new Promise((resolveRun) => {
     const child = spawn(cmd, args, { env: env as NodeJS.ProcessEnv, stdio: ['inherit', 'pipe', 'inherit'] });
-    const recorded = new CappedOutput(MAX_EFFECT_RESULT_BYTES);
+    const recorded = new CappedOutput(EFFECT_OUTPUT_KEPT_BYTES);
     // A chunk can end inside a multibyte character: the decoder holds its first bytes for the next chunk.
     const passthrough = new StringDecoder('utf8');
     child.stdout.on('data', (c: Buffer) => {
