@@ -23,6 +23,10 @@ export function checkLeaseMs(leaseMs: number): void {
 }
 
 export function checkClaim(req: ClaimRequest): void {
+  checkObject('claim request', req);
+  checkQueueArg(req.queue);
+  if (typeof req.workerId !== 'string' || req.workerId === '') throw new ValidationError(`workerId must be a non-empty string, got ${shown(req.workerId)}`);
+  if (req.workerVersion !== null) checkOptional('workerVersion', req.workerVersion, 'string');
   if (!Number.isInteger(req.max) || req.max < 1) throw new ValidationError(`claim max must be a positive integer, got ${req.max}`);
   checkLeaseMs(req.leaseMs);
   if (req.classes !== undefined && req.classes !== null) {
@@ -209,4 +213,17 @@ export function checkJobResult(result: unknown): void {
   if (bytes > RESULT_MAX_BYTES) {
     throw new ValidationError(`job result is ${bytes} bytes; the limit is ${RESULT_MAX_BYTES} bytes (16 MiB)`, 'Store large output elsewhere (a file, an object store) and return a reference to it.');
   }
+}
+
+/** A lease as `claim` returned it (or its `{ jobId, fence }`): a wrong shape threw TypeErrors, or read as a lost lease. */
+export function checkLeaseRef(lease: unknown): void {
+  const o = (typeof lease === 'object' && lease !== null ? lease : {}) as Record<string, unknown>;
+  if (typeof o.jobId !== 'string' || !Number.isSafeInteger(o.fence)) {
+    throw new ValidationError(`lease must be an object with a string jobId and a whole-number fence (a Lease from claim), got ${lease === null || typeof lease !== 'object' ? shown(lease) : `{ jobId: ${shown(o.jobId)}, fence: ${shown(o.fence)} }`}`);
+  }
+}
+
+export function checkLeaseRefs(leases: unknown): void {
+  if (!Array.isArray(leases)) throw new ValidationError(`leases must be an array of leases, got ${shown(leases)}`);
+  for (const l of leases) checkLeaseRef(l);
 }

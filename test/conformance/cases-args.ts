@@ -46,6 +46,16 @@ const CALLS: Call[] = [
   ['dlqRows({ grep: 42 })', (b) => b.dlqRows(any({ grep: 42 }), page), /grep must be a string/],
   ['dlqRows({ now: "x" })', (b) => b.dlqRows(any({ now: 'x' }), page), /now must be a time in epoch ms/],
   ['dlqRows(undefined)', (b) => b.dlqRows(any(undefined), page), /filter must be an object/],
+  // the workers' side: claim took a numeric queue or no workerId (and claimed nothing, or leased to
+  // "undefined"); heartbeat(null) and a lease of the wrong shape threw TypeErrors
+  ['claim(null)', (b) => b.claim(any(null)), /claim request must be an object/],
+  ['claim({ queue: 42 })', (b) => b.claim(any({ queue: 42, workerId: 'w', max: 1, leaseMs: 1000 })), /queue must be a string/],
+  ['claim() without workerId', (b) => b.claim(any({ queue: 'q', max: 1, leaseMs: 1000 })), /workerId must be a non-empty string/],
+  ['heartbeat(null)', (b) => b.heartbeat(any(null), 1000), /leases must be an array/],
+  ['heartbeat([{ jobId: 42 }])', (b) => b.heartbeat(any([{ jobId: 42, fence: 1 }]), 1000), /lease must be an object with a string jobId and a whole-number fence/],
+  ['checkpoint(null)', (b) => b.checkpoint(any(null), {}), /lease must be an object with a string jobId/],
+  ['complete({ fence: "1" })', (b) => b.complete(any({ jobId: 'job_01JAAAAAAAAAAAAAAAAAAAAAAA', fence: '1' }), null), /lease must be an object/],
+  ['release(undefined)', (b) => b.release(any(undefined)), /lease must be an object/],
 ];
 
 async function drain(it: AsyncIterable<unknown>): Promise<void> {

@@ -14,7 +14,7 @@ import { encodeTime } from 'ulid';
 import { IdempotencyConflictError, JobStoppingError, LeaseLostError, MalformedJobError, NotFoundError, PermissionError, RetryLaterError, ValidationError } from '../../core/errors.js';
 import { STORED_JSON_MAX_BYTES, storedJson } from '../../core/stored-json.js';
 import { checkUsage } from '../../core/usage.js';
-import { checkCancelReason, checkClaim, checkCursor, checkDlqFilter, checkEffectKey, checkEventQuery, checkJobFilter, checkJobIdArg, checkLeaseMs, checkJobResult, checkPageArg, checkQueueArg, checkRunFilter, checkRunIdArg, checkStatsOptions } from '../checks.js';
+import { checkCancelReason, checkClaim, checkCursor, checkDlqFilter, checkEffectKey, checkEventQuery, checkJobFilter, checkJobIdArg, checkLeaseMs, checkJobResult, checkLeaseRef, checkLeaseRefs, checkPageArg, checkQueueArg, checkRunFilter, checkRunIdArg, checkStatsOptions } from '../checks.js';
 import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
 import { classWeight, type FairnessOptions } from '../../core/fairness.js';
 import { createIdFactory, JOB_ID_PREFIX } from '../../core/ids.js';
@@ -918,6 +918,7 @@ export class RedisBackend implements Backend {
    * any shard, so it is complete, then claim's rotation.
    */
   async completeAndClaim(lease: LeaseRef, result: string | null, next: ClaimRequest): Promise<{ next: Lease[] }> {
+    checkLeaseRef(lease);
     checkClaim(next);
     const loc = this.locCache.get(lease.jobId) ?? (await this.locate(lease.jobId));
     if (!loc) throw new LeaseLostError(lease.jobId, 'the job does not exist');
@@ -1047,6 +1048,7 @@ export class RedisBackend implements Backend {
   }
 
   async heartbeat(leases: LeaseRef[], leaseMs: number): Promise<HeartbeatResult[]> {
+    checkLeaseRefs(leases);
     checkLeaseMs(leaseMs);
     const byShard = new Map<string, { loc: Loc; refs: Array<{ ref: LeaseRef; index: number }> }>();
     const out: HeartbeatResult[] = leases.map((l) => ({ jobId: l.jobId, status: 'lost' as const }));
@@ -1088,16 +1090,19 @@ export class RedisBackend implements Backend {
   }
 
   async checkpoint(lease: LeaseRef, data: unknown): Promise<void> {
+    checkLeaseRef(lease);
     await this.leaseCall(lease, 'aqCheckpoint', [], [storedJson(data, 'the checkpoint', STORED_JSON_MAX_BYTES)]);
   }
 
   async addUsage(lease: LeaseRef, usage: UsageReport): Promise<void> {
+    checkLeaseRef(lease);
     const { tokens, cost_usd } = checkUsage(usage);
     // (a job stored before `ar` existed keeps its open record in the attempts list)
     await this.leaseCall(lease, 'aqUsage', ['use', `a:${lease.jobId}`], [String(tokens), String(cost_usd)]);
   }
 
   async beginEffect(lease: LeaseRef, key: string): Promise<Effect> {
+    checkLeaseRef(lease);
     checkEffectKey(key);
     const { res } = await this.leaseCall<[string, string?]>(lease, 'aqEffectBegin', [`e:${lease.jobId}`], [key, MAX_EFFECTS_PER_JOB]);
     if (res[0] === 'too_many') throw new ValidationError(`a job may record at most ${MAX_EFFECTS_PER_JOB} effects`);
@@ -1106,6 +1111,7 @@ export class RedisBackend implements Backend {
   }
 
   async finishEffect(lease: LeaseRef, key: string, result: unknown): Promise<Effect> {
+    checkLeaseRef(lease);
     checkEffectKey(key);
     const text = storedJson(result, `the result of effect ${JSON.stringify(key)}`, STORED_JSON_MAX_BYTES);
     const { res } = await this.leaseCall<[string, string?]>(lease, 'aqEffectFinish', [`e:${lease.jobId}`], [key, text]);
@@ -1113,12 +1119,14 @@ export class RedisBackend implements Backend {
   }
 
   async complete(lease: LeaseRef, result: string | null): Promise<Job> {
+    checkLeaseRef(lease);
     checkJobResult(result);
     const { res } = await this.leaseCall<[string, Snapshot]>(lease, 'aqComplete', [], [JSON.stringify(result)]);
     return jobFrom(res[1]);
   }
 
   async fail(lease: LeaseRef, failure: Failure): Promise<FailureOutcome> {
+    checkLeaseRef(lease);
     const found = await this.readJob(lease.jobId);
     if (!found || found.job.state !== 'running' || found.job.lease?.fence !== lease.fence) {
       // Maybe a re-sent call whose first try applied: the script answers that.
@@ -1154,12 +1162,14 @@ export class RedisBackend implements Backend {
   }
 
   async abort(lease: LeaseRef, outcome: AbortOutcome): Promise<Job> {
+    checkLeaseRef(lease);
     if (outcome !== 'cancelled' && outcome !== 'expired') throw new ValidationError(`abort outcome must be cancelled or expired, got ${String(outcome)}`);
     const { res } = await this.leaseCall<[string, Snapshot]>(lease, 'aqAbort', [], [outcome]);
     return jobFrom(res[1]);
   }
 
   async release(lease: LeaseRef): Promise<void> {
+    checkLeaseRef(lease);
     await this.leaseCall(lease, 'aqRelease', [], []);
   }
 

@@ -45,7 +45,7 @@ import type {
   RunRecord,
   SubmitResult,
 } from '../contract.js';
-import { checkCancelReason, checkCursor, checkDlqFilter, checkEventQuery, checkJobFilter, checkJobIdArg, checkJobResult, checkPageArg, checkQueueArg, checkRunFilter, checkRunIdArg, checkStatsOptions } from '../checks.js';
+import { checkCancelReason, checkCursor, checkDlqFilter, checkEventQuery, checkJobFilter, checkJobIdArg, checkJobResult, checkLeaseRef, checkLeaseRefs, checkPageArg, checkQueueArg, checkRunFilter, checkRunIdArg, checkStatsOptions } from '../checks.js';
 import { rowToEvent, rowToJob, type EventRow, type JobRow } from './codec.js';
 import { dlqGet, dlqList, dlqRaw } from './dlq.js';
 import { dlqRows } from './dlq-rows.js';
@@ -389,36 +389,46 @@ export class SqliteBackend implements Backend {
     return this.store.grouped(() => this.worker.claim(req));
   }
   async heartbeat(leases: LeaseRef[], leaseMs: number): Promise<HeartbeatResult[]> {
+    checkLeaseRefs(leases);
     return this.store.grouped(() => this.worker.heartbeat(leases, leaseMs));
   }
   async checkpoint(lease: LeaseRef, data: unknown): Promise<void> {
+    checkLeaseRef(lease);
     return this.store.grouped(() => this.worker.checkpoint(lease, data));
   }
   async addUsage(lease: LeaseRef, usage: UsageReport): Promise<void> {
+    checkLeaseRef(lease);
     const checked = checkUsage(usage);
     return this.store.grouped(() => this.worker.addUsage(lease, checked));
   }
   async beginEffect(lease: LeaseRef, key: string): Promise<Effect> {
+    checkLeaseRef(lease);
     return this.store.grouped(() => this.worker.beginEffect(lease, key));
   }
   async finishEffect(lease: LeaseRef, key: string, result: unknown): Promise<Effect> {
+    checkLeaseRef(lease);
     return this.store.grouped(() => this.worker.finishEffect(lease, key, result));
   }
   async complete(lease: LeaseRef, result: string | null): Promise<Job> {
+    checkLeaseRef(lease);
     checkJobResult(result);
     return this.store.grouped(() => this.worker.complete(lease, result));
   }
   async completeAndClaim(lease: LeaseRef, result: string | null, next: ClaimRequest): Promise<{ next: Lease[] }> {
+    checkLeaseRef(lease);
     checkJobResult(result);
     return this.store.grouped(() => this.worker.completeAndClaim(lease, result, next));
   }
   async fail(lease: LeaseRef, failure: Failure): Promise<FailureOutcome> {
+    checkLeaseRef(lease);
     return this.store.grouped(() => this.worker.fail(lease, failure));
   }
   async abort(lease: LeaseRef, outcome: AbortOutcome): Promise<Job> {
+    checkLeaseRef(lease);
     return this.store.grouped(() => this.worker.abort(lease, outcome));
   }
   async release(lease: LeaseRef): Promise<void> {
+    checkLeaseRef(lease);
     return this.store.grouped(() => this.worker.release(lease));
   }
 
