@@ -98,6 +98,11 @@ export interface WaitOptions {
  * a `ClosedError` when the client is closed while it waits.
  */
 export async function waitForJob(client: Backend, jobId: string, opts: WaitOptions = {}): Promise<Job> {
+  // (from JavaScript, a client left out or the arguments swapped threw bare TypeErrors)
+  if (typeof client !== 'object' || client === null || typeof (client as Partial<Backend>).get !== 'function') {
+    throw new ValidationError(`waitForJob takes a client from createClient as its first argument, got ${client === null ? 'null' : typeof client}`);
+  }
+  if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) throw new ValidationError(`waitForJob options must be an object, such as { timeoutMs: 60_000 }, got ${opts === null ? 'null' : typeof opts}`);
   checkOptionKeys('waitForJob', opts, WAIT_OPTION_KEYS);
   if (opts.timeoutMs !== undefined && !(typeof opts.timeoutMs === 'number' && opts.timeoutMs >= 0)) throw new ValidationError(`timeoutMs must be a number of milliseconds, at least 0, got ${String(opts.timeoutMs)}`);
   if (opts.pollMs !== undefined && !(typeof opts.pollMs === 'number' && opts.pollMs >= 1)) throw new ValidationError(`pollMs must be a number of milliseconds, at least 1, got ${String(opts.pollMs)}`);

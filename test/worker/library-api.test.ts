@@ -291,6 +291,20 @@ it('a worker given a client made with a clock checks deadlines by that clock unl
 // Regression: a signal that is not an AbortSignal (the AbortController itself, from JavaScript)
 // threw a TypeError, and the wait's poll timer then threw another one outside any promise,
 // which ended the process. It is refused before anything is read or scheduled.
+// Regression: waitForJob(null, id) and waitForJob(client, id, null) threw bare TypeErrors.
+it('waitForJob refuses a missing client or options that are not an object with a ValidationError', async () => {
+  const { job } = await client.submit({ workflow: 'lib:v1', queue: 'wait-args' });
+  for (const [call, rule] of [
+    [() => waitForJob(null as never, job.job_id), /waitForJob takes a client from createClient/],
+    [() => waitForJob(job.job_id as never, client as never), /waitForJob takes a client from createClient/],
+    [() => waitForJob(client, job.job_id, null as never), /waitForJob options must be an object/],
+  ] as const) {
+    const err = await call().then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as Error).message).toMatch(rule);
+  }
+});
+
 it('waitForJob refuses a signal that is not an AbortSignal with a ValidationError', async () => {
   const idle = (await client.submit({ workflow: 'lib:v1', queue: 'nobody-works-here' })).job;
   for (const signal of [new AbortController(), {}, 'abort']) {
