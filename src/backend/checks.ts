@@ -8,7 +8,7 @@ import { RESULT_MAX_BYTES } from '../core/model.js';
 import { isJobId, isRunId } from '../core/ids.js';
 import { DEAD_REASONS, JOB_CLASSES, JOB_STATES, REASON_MAX_CHARS } from '../core/model.js';
 import type { StatsOptions } from '../core/queue-stats.js';
-import type { ClaimRequest, DlqFilter, EventQuery, JobFilter, PageRequest } from './contract.js';
+import { LEDGER_STATUSES, type ApplyRequest, type ClaimRequest, type DlqFilter, type EventQuery, type Failure, type JobFilter, type PageRequest } from './contract.js';
 
 /**
  * The longest lease a claim or heartbeat may ask for: 2^31 - 1 ms (about 24.8 days), the
@@ -226,4 +226,41 @@ export function checkLeaseRef(lease: unknown): void {
 export function checkLeaseRefs(leases: unknown): void {
   if (!Array.isArray(leases)) throw new ValidationError(`leases must be an array of leases, got ${shown(leases)}`);
   for (const l of leases) checkLeaseRef(l);
+}
+
+/**
+ * What a store keeps as an error code: the rule `dlq --error-code` selects by (1-128 letters, digits
+ * and _ . : -), so every stored code can be selected. fail() kept { code: 1 } as the job's
+ * last_error, a number where every reader expects a code.
+ */
+const STORED_ERROR_CODE_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+
+export function checkFailure(failure: Failure): void {
+  checkObject('failure', failure);
+  if (typeof failure.code !== 'string' || !STORED_ERROR_CODE_RE.test(failure.code)) {
+    throw new ValidationError(`failure code must be 1-128 letters, digits and _ . : - (e.g. PROVIDER_429), got ${shown(failure.code)}`);
+  }
+  if (typeof failure.message !== 'string') throw new ValidationError(`failure message must be a string, got ${shown(failure.message)}`);
+  if (typeof failure.retryable !== 'boolean') throw new ValidationError(`failure retryable must be true or false, got ${shown(failure.retryable)}`);
+  if (failure.workerVersion !== null) checkOptional('workerVersion', failure.workerVersion, 'string');
+}
+
+export function checkLockHolder(holder: unknown): void {
+  checkObject('lock holder', holder);
+}
+
+export function checkRunRecord(run: unknown, items: unknown): void {
+  checkObject('run', run);
+  if (!Array.isArray(items)) throw new ValidationError(`run items must be an array, got ${shown(items)}`);
+}
+
+export function checkApplyRequest(req: ApplyRequest): void {
+  checkObject('apply request', req);
+  checkRunIdArg(req.runId);
+  if (!Array.isArray(req.jobIds) || !req.jobIds.every((id) => typeof id === 'string')) throw new ValidationError(`apply request jobIds must be an array of job ids, got ${shown(req.jobIds)}`);
+  checkOptional('now', req.now, 'time');
+}
+
+export function checkLedgerStatus(status: unknown): void {
+  if (status !== undefined) checkOneOf('ledger status', status, LEDGER_STATUSES);
 }

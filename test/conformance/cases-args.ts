@@ -14,6 +14,7 @@ type Call = [string, (b: Backend) => Promise<unknown>, RegExp];
 const any = (v: unknown): any => v;
 
 const page = { limit: 10 };
+const LEASE = { jobId: 'job_01JAAAAAAAAAAAAAAAAAAAAAAA', fence: 1 };
 const CALLS: Call[] = [
   ['get(42)', (b) => b.get(any(42)), /job id must be a string/],
   ['get(null)', (b) => b.get(any(null)), /job id must be a string/],
@@ -56,6 +57,15 @@ const CALLS: Call[] = [
   ['checkpoint(null)', (b) => b.checkpoint(any(null), {}), /lease must be an object with a string jobId/],
   ['complete({ fence: "1" })', (b) => b.complete(any({ jobId: 'job_01JAAAAAAAAAAAAAAAAAAAAAAA', fence: '1' }), null), /lease must be an object/],
   ['release(undefined)', (b) => b.release(any(undefined)), /lease must be an object/],
+  // fail() stored { code: 1 } as the job's last_error (a number where every reader expects a code)
+  ['fail(lease, null)', (b) => b.fail(LEASE, any(null)), /failure must be an object/],
+  ['fail(lease, { code: 1 })', (b) => b.fail(LEASE, any({ code: 1, message: 'x', retryable: true })), /failure code must be 1-128 letters, digits and _ \. : -/],
+  ['fail(lease, { message: 5 })', (b) => b.fail(LEASE, any({ code: 'X', message: 5, retryable: true })), /failure message must be a string/],
+  ['fail(lease, { retryable: "yes" })', (b) => b.fail(LEASE, any({ code: 'X', message: 'm', retryable: 'yes' })), /failure retryable must be true or false/],
+  ['acquireLock(q, null)', (b) => b.acquireLock('q', any(null)), /lock holder must be an object/],
+  ['createRun(null)', (b) => b.createRun(any(null), []), /run must be an object/],
+  ['applyRunItems(null)', (b) => b.applyRunItems(any(null)), /apply request must be an object/],
+  ['ledger(run, page, "nope")', (b) => b.ledger('run_01JAAAAAAAAAAAAAAAAAAAAAAA', page, any('nope')), /ledger status must be one of/],
 ];
 
 async function drain(it: AsyncIterable<unknown>): Promise<void> {

@@ -14,7 +14,7 @@ import { encodeTime } from 'ulid';
 import { IdempotencyConflictError, JobStoppingError, LeaseLostError, MalformedJobError, NotFoundError, PermissionError, RetryLaterError, ValidationError } from '../../core/errors.js';
 import { STORED_JSON_MAX_BYTES, storedJson } from '../../core/stored-json.js';
 import { checkUsage } from '../../core/usage.js';
-import { checkCancelReason, checkClaim, checkCursor, checkDlqFilter, checkEffectKey, checkEventQuery, checkJobFilter, checkJobIdArg, checkLeaseMs, checkJobResult, checkLeaseRef, checkLeaseRefs, checkPageArg, checkQueueArg, checkRunFilter, checkRunIdArg, checkStatsOptions } from '../checks.js';
+import { checkApplyRequest, checkCancelReason, checkClaim, checkCursor, checkDlqFilter, checkEffectKey, checkEventQuery, checkFailure, checkJobFilter, checkJobIdArg, checkLeaseMs, checkJobResult, checkLeaseRef, checkLeaseRefs, checkLedgerStatus, checkLockHolder, checkPageArg, checkQueueArg, checkRunFilter, checkRunRecord, checkRunIdArg, checkStatsOptions } from '../checks.js';
 import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
 import { classWeight, type FairnessOptions } from '../../core/fairness.js';
 import { createIdFactory, JOB_ID_PREFIX } from '../../core/ids.js';
@@ -1126,6 +1126,7 @@ export class RedisBackend implements Backend {
   }
 
   async fail(lease: LeaseRef, failure: Failure): Promise<FailureOutcome> {
+    checkFailure(failure);
     checkLeaseRef(lease);
     const found = await this.readJob(lease.jobId);
     if (!found || found.job.state !== 'running' || found.job.lease?.fence !== lease.fence) {
@@ -1249,6 +1250,7 @@ export class RedisBackend implements Backend {
   }
 
   async createRun(run: RunRecord, items: Array<{ job_id: string; verdict: PlanVerdict; detail: string | null }>): Promise<void> {
+    checkRunRecord(run, items);
     await this.shardsOf(run.queue, true);
     // The record says `creating` until the last ledger item is in: the ledger takes many script
     // calls, and a run killed half way must not look resumable (a --resume would "complete" it
@@ -1320,6 +1322,7 @@ export class RedisBackend implements Backend {
   }
 
   async ledger(runId: string, page: PageRequest, status?: LedgerStatus): Promise<Page<LedgerItem>> {
+    checkLedgerStatus(status);
     checkRunIdArg(runId);
     checkPageArg(page);
     const limit = pageLimit(page);
@@ -1340,6 +1343,7 @@ export class RedisBackend implements Backend {
   }
 
   async applyRunItems(req: ApplyRequest): Promise<LedgerItem[]> {
+    checkApplyRequest(req);
     const run = await this.getRun(req.runId);
     if (!run) throw new NotFoundError(`run ${req.runId} not found`);
     const o = run.options ?? {};
@@ -1426,6 +1430,7 @@ export class RedisBackend implements Backend {
   }
 
   async acquireLock(queue: string, holder: LockHolder): Promise<LockResult> {
+    checkLockHolder(holder);
     checkQueueArg(queue);
     const r = (await callScript(this.client, 'aqLockAcquire', [this.lockKey(queue)], [JSON.stringify(holder)])) as [number, string?];
     if (Number(r[0]) === 1) return { acquired: true };

@@ -45,7 +45,7 @@ import type {
   RunRecord,
   SubmitResult,
 } from '../contract.js';
-import { checkCancelReason, checkCursor, checkDlqFilter, checkEventQuery, checkJobFilter, checkJobIdArg, checkJobResult, checkLeaseRef, checkLeaseRefs, checkPageArg, checkQueueArg, checkRunFilter, checkRunIdArg, checkStatsOptions } from '../checks.js';
+import { checkApplyRequest, checkCancelReason, checkCursor, checkDlqFilter, checkEventQuery, checkFailure, checkJobFilter, checkJobIdArg, checkJobResult, checkLeaseRef, checkLeaseRefs, checkLedgerStatus, checkLockHolder, checkPageArg, checkQueueArg, checkRunFilter, checkRunRecord, checkRunIdArg, checkStatsOptions } from '../checks.js';
 import { rowToEvent, rowToJob, type EventRow, type JobRow } from './codec.js';
 import { dlqGet, dlqList, dlqRaw } from './dlq.js';
 import { dlqRows } from './dlq-rows.js';
@@ -420,6 +420,7 @@ export class SqliteBackend implements Backend {
     return this.store.grouped(() => this.worker.completeAndClaim(lease, result, next));
   }
   async fail(lease: LeaseRef, failure: Failure): Promise<FailureOutcome> {
+    checkFailure(failure);
     checkLeaseRef(lease);
     return this.store.grouped(() => this.worker.fail(lease, failure));
   }
@@ -460,6 +461,7 @@ export class SqliteBackend implements Backend {
   // ------------------------------------------------------------ runs, ledger, locks
 
   async createRun(run: RunRecord, items: Array<{ job_id: string; verdict: PlanVerdict; detail: string | null }>): Promise<void> {
+    checkRunRecord(run, items);
     this.runs.createRun(run, items);
   }
   async getRun(runId: string): Promise<RunRecord | null> {
@@ -477,12 +479,14 @@ export class SqliteBackend implements Backend {
     return this.runs.updateRun(runId, patch);
   }
   async ledger(runId: string, page: PageRequest, status?: LedgerStatus): Promise<Page<LedgerItem>> {
+    checkLedgerStatus(status);
     checkRunIdArg(runId);
     checkPageArg(page);
     checkCursor(page.cursor);
     return this.runs.ledger(runId, page, status);
   }
   async applyRunItems(req: ApplyRequest): Promise<LedgerItem[]> {
+    checkApplyRequest(req);
     await loadSchemas();
     try {
       return await this.store.grouped(() => this.runs.applyRunItems(req, false));
@@ -493,6 +497,7 @@ export class SqliteBackend implements Backend {
     }
   }
   async acquireLock(queue: string, holder: LockHolder): Promise<LockResult> {
+    checkLockHolder(holder);
     checkQueueArg(queue);
     return this.runs.acquireLock(queue, holder);
   }

@@ -46,7 +46,7 @@ import type {
   Unpublished,
   UsageReport,
 } from '../contract.js';
-import { checkClaim } from '../checks.js';
+import { checkApplyRequest, checkClaim } from '../checks.js';
 import { sendBatch, type OutgoingMessage } from './batch-send.js';
 import { countingAnswers, createDataPlane, LazySqsSdk, toAgentqError, UnansweredCalls } from './client.js';
 import { SdkDataPlane, type SqsDataPlane } from './data-plane.js';
@@ -695,6 +695,7 @@ export class SqsBackend implements Backend {
    * by the relay — never lost, never sent twice by the ledger.
    */
   async applyRunItems(req: ApplyRequest): Promise<LedgerItem[]> {
+    checkApplyRequest(req);
     // In parts, so that the sends of one part go out while the next part's store work runs
     // (the sends wait on SQS, the store work on this thread); every send is over before this
     // returns, as if the batch were applied in one piece.
