@@ -7,8 +7,8 @@ import { ValidationError } from '../core/errors.js';
 import { RESULT_MAX_BYTES } from '../core/model.js';
 import { isJobId, isRunId } from '../core/ids.js';
 import { DEAD_REASONS, JOB_CLASSES, JOB_STATES, REASON_MAX_CHARS } from '../core/model.js';
-import type { StatsOptions } from '../core/queue-stats.js';
-import { LEDGER_STATUSES, type ApplyRequest, type ClaimRequest, type DlqFilter, type EventQuery, type Failure, type JobFilter, type PageRequest } from './contract.js';
+import { STATS_ENDS_MAX_WINDOW_MS, type StatsOptions } from '../core/queue-stats.js';
+import { DLQ_GREP_MAX_CHARS, LEDGER_STATUSES, type ApplyRequest, type ClaimRequest, type DlqFilter, type EventQuery, type Failure, type JobFilter, type PageRequest } from './contract.js';
 
 /**
  * The longest lease a claim or heartbeat may ask for: 2^31 - 1 ms (about 24.8 days), the
@@ -37,7 +37,7 @@ export function checkClaim(req: ClaimRequest): void {
 /** An event query's `last`: a whole number of events, 0 or more; its `signal`, an AbortSignal. */
 export function checkEventQuery(query: EventQuery): void {
   checkObject('events query', query);
-  checkOptional('queue', query.queue, 'string');
+  checkOptional('queue', query.queue, 'name');
   checkOptional('jobId', query.jobId, 'string');
   if (query.afterSeq !== null) checkOptional('afterSeq', query.afterSeq, 'string');
   checkOptional('since', query.since, 'time');
@@ -63,7 +63,7 @@ export function checkSignal(signal: unknown): void {
 
 export function checkJobFilter(filter: JobFilter): void {
   checkObject('list filter', filter);
-  for (const k of ['queue', 'tenant', 'workflow'] as const) checkOptional(k, filter[k], 'string');
+  for (const k of ['queue', 'tenant', 'workflow'] as const) checkOptional(k, filter[k], 'name');
   checkOptional('since', filter.since, 'time');
   checkOptional('until', filter.until, 'time');
   if (filter.states !== undefined && !Array.isArray(filter.states)) throw new ValidationError(`states must be an array of job states, got ${shown(filter.states)}`);
@@ -116,10 +116,11 @@ export function checkCursor(cursor: unknown, kind: 'job' | 'run' = 'job'): void 
  * Redis answered, `get(42)` read as "no such job", and `events({ since: NaN })` matched nothing.)
  */
 
-type Kind = 'string' | 'boolean' | 'time' | 'count' | 'ms';
+type Kind = 'string' | 'name' | 'boolean' | 'time' | 'count' | 'ms';
 
 const KIND_RULE: Record<Kind, string> = {
   string: 'a string',
+  name: 'a non-empty string',
   boolean: 'true or false',
   time: 'a time in epoch ms (a finite number)',
   count: 'a whole number, 0 or more',
@@ -136,6 +137,8 @@ function fits(v: unknown, kind: Kind): boolean {
   switch (kind) {
     case 'string':
       return typeof v === 'string';
+    case 'name':
+      return typeof v === 'string' && v !== '';
     case 'boolean':
       return typeof v === 'boolean';
     case 'time':
@@ -166,7 +169,7 @@ export function checkRunIdArg(runId: unknown): void {
 
 /** A queue argument (stats, locks): a string, such as 'default'. */
 export function checkQueueArg(queue: unknown): void {
-  if (typeof queue !== 'string') throw new ValidationError(`queue must be a string (a queue name such as 'default'), got ${shown(queue)}`);
+  if (typeof queue !== 'string' || queue === '') throw new ValidationError(`queue must be a non-empty string (a queue name such as 'default'), got ${shown(queue)}`);
 }
 
 /** A page request: an object with a limit (checked by each backend's page check) and an optional cursor. */
@@ -180,16 +183,24 @@ export function checkStatsOptions(opts: StatsOptions | undefined): void {
   if (opts.endsWindowMs !== undefined && !(typeof opts.endsWindowMs === 'number' && Number.isFinite(opts.endsWindowMs) && opts.endsWindowMs >= 0)) {
     throw new ValidationError(`endsWindowMs must be a number of milliseconds, 0 or more, got ${shown(opts.endsWindowMs)}`);
   }
+  // (job ends are kept per minute for that long: a longer window reported counts it never had)
+  if (opts.endsWindowMs !== undefined && opts.endsWindowMs > STATS_ENDS_MAX_WINDOW_MS) {
+    throw new ValidationError(`endsWindowMs must be at most ${STATS_ENDS_MAX_WINDOW_MS} ms (24 hours: job ends are kept that long), got ${opts.endsWindowMs}`);
+  }
 }
 
 export function checkRunFilter(filter: { queue?: string }): void {
   checkObject('run filter', filter);
-  checkOptional('queue', filter.queue, 'string');
+  checkOptional('queue', filter.queue, 'name');
 }
 
 export function checkDlqFilter(filter: DlqFilter): void {
   checkObject('DLQ filter', filter);
-  for (const k of ['queue', 'tenant', 'workflow', 'grep'] as const) checkOptional(k, filter[k], 'string');
+  for (const k of ['queue', 'tenant', 'workflow'] as const) checkOptional(k, filter[k], 'name');
+  // (as `--grep` takes it: an empty one matched nothing on every backend, a long one was scanned for)
+  if (filter.grep !== undefined && !(typeof filter.grep === 'string' && filter.grep.length >= 1 && filter.grep.length <= DLQ_GREP_MAX_CHARS)) {
+    throw new ValidationError(`grep must be 1-${DLQ_GREP_MAX_CHARS} characters, got ${typeof filter.grep === 'string' ? `${filter.grep.length} characters` : shown(filter.grep)}`);
+  }
   for (const k of ['since', 'until', 'now'] as const) checkOptional(k, filter[k], 'time');
   for (const k of ['minAttempts', 'maxAttempts'] as const) checkOptional(k, filter[k], 'count');
   checkOptional('minRemainingMs', filter.minRemainingMs, 'ms');
