@@ -104,7 +104,10 @@ function validate(o: WorkerOptions): void {
   const c = o.concurrency ?? WORKER_DEFAULTS.concurrency;
   if (!Number.isInteger(c) || c < 1) throw new ValidationError(`concurrency must be a whole number of at least 1, got ${c}`);
   const lease = o.leaseMs ?? WORKER_DEFAULTS.leaseMs;
+  // (typeof first: a string such as '60000' passed the comparisons by coercion, then every claim was refused)
+  if (typeof lease !== 'number') throw new ValidationError(`leaseMs must be a number of milliseconds, got ${show(lease)}`);
   if (!(lease >= MIN_LEASE_MS)) throw new ValidationError(`leaseMs must be at least ${MIN_LEASE_MS} ms, got ${lease}`);
+  if (o.heartbeatMs !== undefined && typeof o.heartbeatMs !== 'number') throw new ValidationError(`heartbeatMs must be a number of milliseconds, got ${show(o.heartbeatMs)}`);
   const hb = o.heartbeatMs ?? lease / 4;
   if (!(hb > 0)) throw new ValidationError(`heartbeatMs must be more than 0, got ${hb}`);
   if (!(hb < lease)) throw new ValidationError(`heartbeatMs must be less than leaseMs (${hb} ≥ ${lease}): a lease would expire between heartbeats`);
@@ -741,6 +744,8 @@ class WorkerRuntime implements Worker {
       },
       effect: async <T>(key: string, fn: (idempotencyKey: string) => T | Promise<T>): Promise<T> => {
         assertOpen();
+        // (checked before the effect is recorded started: a job with a started effect counts as partial for good)
+        if (typeof fn !== 'function') throw new ValidationError(`effect ${JSON.stringify(key)}: fn must be a function (idempotencyKey) => result, got ${typeof fn}`);
         return guard(effects.run(key, fn));
       },
     };

@@ -81,6 +81,34 @@ it('a result over 16 MiB, a checkpoint or an effect result over 64 KiB are refus
   expect((await client.get(eff.job_id))?.last_error).toMatchObject({ code: 'HANDLER_FAILED', message: expect.stringMatching(/effect "fetch-page" ran, but its result is 70000 bytes; the limit is 65536/) });
 });
 
+// Regression: leaseMs: '60000' (a string, from an env var) passed the check by coercion, and every
+// claim of the worker was then refused; ctx.effect(key, notAFunction) recorded the effect started
+// (the job partial for good) before failing with a bare TypeError.
+it('refuses a leaseMs or heartbeatMs given as a string, and an effect without a function before recording it', async () => {
+  const handler = () => null;
+  expect(() => createWorker({ url: 'sqlite:unopened.db', queue: 'q', handler, leaseMs: '60000' as never })).toThrow(/leaseMs must be a number of milliseconds/);
+  expect(() => createWorker({ url: 'sqlite:unopened.db', queue: 'q', handler, heartbeatMs: '1000' as never })).toThrow(/heartbeatMs must be a number of milliseconds/);
+  const { job } = await client.submit({ workflow: 'lib:v1', queue: 'effect-fn' });
+  let seen: unknown = null;
+  const worker = createWorker({
+    backend: client,
+    queue: 'effect-fn',
+    handler: async (_job, ctx) => {
+      seen = await ctx.effect('k', 5 as never).then(() => null, (e: unknown) => e);
+      return 'done';
+    },
+  });
+  await worker.start();
+  try {
+    await pollUntil(async () => (await client.get(job.job_id))?.state === 'succeeded', { what: 'job done' });
+  } finally {
+    await worker.stop();
+  }
+  expect(seen).toBeInstanceOf(ValidationError);
+  expect((seen as Error).message).toMatch(/effect "k": fn must be a function/);
+  expect((await client.get(job.job_id))?.effects).toEqual([]);
+});
+
 it('refuses options that cannot work, naming the rule', () => {
   const handler = () => null;
   expect(() => createWorker({ queue: 'q', handler })).toThrow(/either `backend` or `url`/);
