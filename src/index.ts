@@ -26,7 +26,7 @@ import type { Backend } from './backend/contract.js';
 import type { AdmissionLimits } from './core/admission.js';
 import type { Clock, Random } from './core/clock.js';
 import type { FairnessOptions } from './core/fairness.js';
-import { checkSignal } from './backend/checks.js';
+import { checkSignal, MAX_LEASE_MS } from './backend/checks.js';
 import { clientClock, guardClose, isClosedClient, onClientClose, setClientClock } from './backend/close-guard.js';
 import { ClosedError, NotFoundError, ValidationError } from './core/errors.js';
 import { systemClock } from './core/clock.js';
@@ -105,7 +105,10 @@ export async function waitForJob(client: Backend, jobId: string, opts: WaitOptio
   if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) throw new ValidationError(`waitForJob options must be an object, such as { timeoutMs: 60_000 }, got ${opts === null ? 'null' : typeof opts}`);
   checkOptionKeys('waitForJob', opts, WAIT_OPTION_KEYS);
   if (opts.timeoutMs !== undefined && !(typeof opts.timeoutMs === 'number' && opts.timeoutMs >= 0)) throw new ValidationError(`timeoutMs must be a number of milliseconds, at least 0, got ${String(opts.timeoutMs)}`);
-  if (opts.pollMs !== undefined && !(typeof opts.pollMs === 'number' && opts.pollMs >= 1)) throw new ValidationError(`pollMs must be a number of milliseconds, at least 1, got ${String(opts.pollMs)}`);
+  // (at most the longest timer Node keeps: a longer one fires after 1 ms, a busy loop on the store)
+  if (opts.pollMs !== undefined && !(typeof opts.pollMs === 'number' && opts.pollMs >= 1 && opts.pollMs <= MAX_LEASE_MS)) {
+    throw new ValidationError(`pollMs must be a number of milliseconds, from 1 to ${MAX_LEASE_MS}, got ${String(opts.pollMs)}`);
+  }
   checkSignal(opts.signal);
   const job = await client.get(jobId);
   if (!job) throw new NotFoundError(`job ${jobId} not found`, 'JOB_NOT_FOUND');
