@@ -86,6 +86,9 @@ const EVENT_CALLS: Array<[string, unknown, RegExp]> = [
   ['events({ afterSeq: 5 })', { afterSeq: 5 }, /afterSeq must be a string/],
   ['events({ follow: "yes" })', { follow: 'yes' }, /follow must be true or false/],
   ['events(null)', null, /query must be an object/],
+  // SQLite read '' (and ' 5', '1e3') through Number(): '' listed from the start, where Redis refused it
+  ['events({ afterSeq: "" })', { afterSeq: '' }, /event cursor "" is not a sequence number of this backend/],
+  ['events({ afterSeq: "1e3" })', { afterSeq: '1e3' }, /event cursor "1e3" is not a sequence number of this backend/],
 ];
 
 export function argCases(make: MakeFixture): void {

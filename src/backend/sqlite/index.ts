@@ -312,7 +312,8 @@ export class SqliteBackend implements Backend {
     checkEventQuery(query);
     let after = 0;
     if (query.afterSeq !== undefined && query.afterSeq !== null) {
-      after = Number(query.afterSeq);
+      // (digits only: Number() took '' as 0, listing from the start, and ' 5' or '1e3' as numbers)
+      after = /^\d{1,16}$/.test(query.afterSeq) ? Number(query.afterSeq) : NaN;
       if (!Number.isSafeInteger(after) || after < 0) throw new ValidationError(`event cursor ${JSON.stringify(query.afterSeq)} is not a sequence number of this backend`);
     }
     const where = ['seq > @after'];
