@@ -208,6 +208,10 @@ export function jobCases(make: MakeFixture): void {
       expect(await ids({ until: t0 + 1000 })).toEqual([a.job_id]);
       expect(await ids({ since: t0 + 1000, until: t0 + 2000 })).toEqual([b.job_id]);
       expect(await ids({ queue: 'nope' })).toEqual([]);
+      // Regression: Redis threw a raw ULIDError for a time past the ULID range or with a fraction
+      expect(await ids({ since: 1e15 })).toEqual([]);
+      expect(await ids({ since: t0 + 999.5 })).toEqual([b.job_id, c.job_id]);
+      expect(await ids({ since: -1, until: 1e15 })).toEqual([a.job_id, b.job_id, c.job_id]);
     });
 
     it('pages by cursor with no duplicates and no gaps while jobs are being added', async () => {

@@ -557,7 +557,8 @@ export class RedisBackend implements Backend {
         sources.push({ loc: { queue, shard: s }, keys: (states ?? JOB_STATES).map((st) => `${p}s:${st}`) });
       }
     }
-    const lower = filter.since !== undefined ? `${JOB_ID_PREFIX}${encodeTime(Math.max(0, filter.since), 10)}` : null;
+    // (a whole ms within the ULID range: encodeTime threw a raw ULIDError for 1e15 or a fraction)
+    const lower = filter.since !== undefined ? `${JOB_ID_PREFIX}${encodeTime(Math.min(Math.max(Math.floor(filter.since), 0), 2 ** 48 - 1), 10)}` : null;
     const keep = (j: Job) =>
       (!filter.tenant || j.tenant_id === filter.tenant) &&
       (!filter.class || j.class === filter.class) &&
