@@ -105,7 +105,10 @@ function checkOneOf(what: string, value: unknown, allowed: readonly string[]): v
  */
 export function checkCursor(cursor: unknown, kind: 'job' | 'run' = 'job'): void {
   if (cursor === undefined || cursor === null) return;
-  if (typeof cursor === 'string' && (kind === 'job' ? isJobId(cursor) : isRunId(cursor))) return;
+  // The shape of an id, not a valid ULID: a store can hold an id no agentq made (an older version,
+  // a hand edit: the malformed entries lists show), and a page ending on one returns it as its
+  // next_cursor, which the next call refused, so the listing stopped there.
+  if (typeof cursor === 'string' && (kind === 'job' ? isJobId(cursor) || /^job_[0-9A-Z]{26}$/.test(cursor) : isRunId(cursor) || /^run_[0-9A-Z]{26}$/.test(cursor))) return;
   const shown = typeof cursor === 'string' ? JSON.stringify(cursor.length > 60 ? `${cursor.slice(0, 60)}…` : cursor) : typeof cursor;
   throw new ValidationError(`page cursor ${shown} is not one this backend returned: a cursor is the next_cursor of the previous page (a ${kind} id), or null for the first page`);
 }
