@@ -5,7 +5,6 @@
  */
 import { ValidationError } from '../core/errors.js';
 import { RESULT_MAX_BYTES } from '../core/model.js';
-import { isJobId, isRunId } from '../core/ids.js';
 import { DEAD_REASONS, JOB_CLASSES, JOB_STATES, REASON_MAX_CHARS } from '../core/model.js';
 import { STATS_ENDS_MAX_WINDOW_MS, type StatsOptions } from '../core/queue-stats.js';
 import { DLQ_GREP_MAX_CHARS, LEDGER_STATUSES, type ApplyRequest, type ClaimRequest, type DlqFilter, type EventQuery, type Failure, type JobFilter, type PageRequest } from './contract.js';
@@ -98,19 +97,21 @@ function checkOneOf(what: string, value: unknown, allowed: readonly string[]): v
   if (typeof value !== 'string' || !allowed.includes(value)) throw new ValidationError(`${what} must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
 }
 
+/** The longest page cursor taken: far above any id a store hands out as `next_cursor`. */
+const CURSOR_MAX_CHARS = 1024;
+
 /**
- * A page's cursor is the `next_cursor` a previous page returned: a job id (a run id for the list of
- * runs), or null / absent for the first page. Anything else matched nothing, so a caller's mistake
- * (a cursor of another list, a stale format) read as an empty last page instead of an error.
+ * A page's cursor is the `next_cursor` a previous page returned (a job id, a run id for the list of
+ * runs), or null / absent for the first page: a string, which is all that is checked. Its form is
+ * not: a store can hold an id no agentq made (another tool's row, a hand edit, a damaged record: the
+ * malformed entries the lists show), a page ending on one returns it as its next_cursor, and a
+ * listing must never stop at such a record. A string no page returned reads as a last page.
  */
 export function checkCursor(cursor: unknown, kind: 'job' | 'run' = 'job'): void {
   if (cursor === undefined || cursor === null) return;
-  // The shape of an id, not a valid ULID: a store can hold an id no agentq made (an older version,
-  // a hand edit: the malformed entries lists show), and a page ending on one returns it as its
-  // next_cursor, which the next call refused, so the listing stopped there.
-  if (typeof cursor === 'string' && (kind === 'job' ? isJobId(cursor) || /^job_[0-9A-Z]{26}$/.test(cursor) : isRunId(cursor) || /^run_[0-9A-Z]{26}$/.test(cursor))) return;
-  const shown = typeof cursor === 'string' ? JSON.stringify(cursor.length > 60 ? `${cursor.slice(0, 60)}…` : cursor) : typeof cursor;
-  throw new ValidationError(`page cursor ${shown} is not one this backend returned: a cursor is the next_cursor of the previous page (a ${kind} id), or null for the first page`);
+  if (typeof cursor === 'string' && cursor.length > 0 && cursor.length <= CURSOR_MAX_CHARS) return;
+  const shown = typeof cursor === 'string' ? (cursor.length === 0 ? 'an empty string' : `of ${cursor.length} characters`) : typeof cursor;
+  throw new ValidationError(`page cursor ${shown} is not one a page returned: a cursor is the next_cursor of the previous page (a ${kind} id), or null for the first page`);
 }
 
 /*

@@ -73,6 +73,9 @@ const CALLS: Call[] = [
   ['stats("")', (b) => b.stats(''), /queue must be a non-empty string/],
   ['stats(q, { endsWindowMs: 1e15 })', (b) => b.stats('q', { endsWindowMs: 1e15 }), /endsWindowMs must be at most/],
   ['ledger(run, page, "nope")', (b) => b.ledger('run_01JAAAAAAAAAAAAAAAAAAAAAAA', page, any('nope')), /ledger status must be one of/],
+  ['list({}, { cursor: 42 })', (b) => b.list({}, any({ limit: 10, cursor: 42 })), /page cursor number is not one a page returned/],
+  ['dlqList({}, { cursor: "" })', (b) => b.dlqList({}, { limit: 10, cursor: '' }), /page cursor an empty string is not one a page returned/],
+  ['listRuns({}, { cursor: {} })', (b) => b.listRuns({}, any({ limit: 10, cursor: {} })), /page cursor object is not one a page returned/],
 ];
 
 async function drain(it: AsyncIterable<unknown>): Promise<void> {
@@ -99,6 +102,16 @@ export function argCases(make: MakeFixture): void {
       const err = await call(fx().backend).then(() => null, (e: unknown) => e);
       expect(err).toBeInstanceOf(ValidationError);
       expect((err as Error).message).toMatch(rule);
+    });
+
+    // A cursor's form is not checked: a page can end on a record another tool wrote (its id any
+    // string), and the listing must go on from it.
+    it('a string cursor of any form pages on: an id no agentq made, or none at all, is a last page, not an error', async () => {
+      const { backend } = fx();
+      for (const cursor of ['job_01JMALFORMED00000000000000', 'legacy-row-7', 'zzz']) {
+        expect((await backend.list({}, { limit: 10, cursor })).items).toEqual([]);
+        expect((await backend.dlqList({}, { limit: 10, cursor })).items).toEqual([]);
+      }
     });
 
     it.each(EVENT_CALLS)('%s is refused with a ValidationError naming the rule', async (_name, query, rule) => {
