@@ -22,9 +22,10 @@ import { SqsBackend, type SqsBackendOptions } from '../../src/backend/sqs/index.
 import { dlqName, sourceQueueName } from '../../src/backend/sqs/names.js';
 import { parseSqsUrl } from '../../src/backend/sqs/url.js';
 import { ManualClock, seededRandom, type Clock } from '../../src/core/clock.js';
-import { ConfigError, MalformedJobError, ValidationError } from '../../src/core/errors.js';
+import { ConfigError, ValidationError } from '../../src/core/errors.js';
 import { DEFAULT_RETRY_POLICY } from '../../src/core/retry.js';
 import { sqsUrl, useEmulatorCredentials } from '../conformance/sqs-fixture.js';
+import { custodyCases } from './sqs-custody-cases.js';
 import { pollUntil } from '../support/poll.js';
 import { freePort } from '../support/redis-server.js';
 import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
@@ -367,6 +368,8 @@ describe('text SQS does not take', () => {
 });
 
 describe('the DLQ on SQS', () => {
+  custodyCases(() => ({ env, raw }));
+
   it('sends a permanently failed job to the SQS DLQ with its error attributes, deletes the source, and keeps the copy while the entry is dead', async () => {
     const e = env();
     const clock = new ManualClock();
@@ -507,71 +510,6 @@ describe('the DLQ on SQS', () => {
     }
     expect(Buffer.from((await b.dlqRaw(foreign.job_id))!).toString('utf8')).toBe(foreignBody);
     expect(await depth(sourceQueueName(e.prefix, 'q', 'batch'))).toBe(0);
-  });
-
-  it('a foreign or malformed message taken into custody is a DLQ entry, not a submitted job: the stats count it in the DLQ only (as on a Redis store)', async () => {
-    const e = env();
-    const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0 });
-    await b.setup(['q']);
-    const dlq = await queueUrl(dlqName(e.prefix, 'q'));
-    await raw.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: 'not ours' }));
-    await raw.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: '{"job_id":"job_01JXXXXXXXXXXXXXXXXXXXXXXX","workflow":5}' }));
-    expect((await b.sweepDlq('q')).custody).toHaveLength(2);
-    const s = await b.stats('q', { endsWindowMs: 3_600_000 });
-    expect(s.dlq_size).toBe(2);
-    expect(s.totals).toMatchObject({ submitted: 0, dead: 0 });
-    expect(s.recent).toMatchObject({ submitted: 0 });
-    expect(s.ends).toMatchObject({ ended: 0, dead: 0 });
-  });
-
-  it("a malformed message in custody is listed with the rule it broke, not every field of a stored job", async () => {
-    const e = env();
-    const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0 });
-    await b.setup(['q']);
-    const dlq = (await raw.send(new GetQueueUrlCommand({ QueueName: dlqName(e.prefix, 'q') }))).QueueUrl!;
-    // a whole envelope, but for one rule: attempt must be at least 0
-    const envelope = {
-      job_id: 'job_01JXXXXXXXXXXXXXXXXXXXXXXX', tenant_id: 't', queue: 'q', workflow: 'w:v1', operation: null, class: 'batch', input: null, input_ref: null, input_sha256: null,
-      deadline_at: null, idempotency_key: null, attempt: -1, max_attempts: 3, trace_id: null, budget: null, allowed_tools: [], estimated_seconds: null, created_at: '2026-01-01T00:00:00.000Z',
-    };
-    await raw.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: JSON.stringify(envelope), MessageAttributes: { 'agentq-format': { DataType: 'String', StringValue: 'agentq.envelope.v1' } } }));
-    const report = await b.sweepDlq('q');
-    expect(report.custody.map((c) => [c.kind, c.recorded])).toEqual([['malformed', 'kept']]);
-    const entry = (await b.dlqGet(report.custody[0]!.job_id))!;
-    expect(entry.malformed).toMatch(/attempt: Too small/);
-    // (the body is an envelope, not a stored job: the job-only fields it lacks are no fault of it)
-    expect(entry.malformed).not.toMatch(/state:|lineage:|updated_at:/);
-    expect((await b.dlqList({ queue: 'q' }, { limit: 10 })).items[0]!.malformed).toBe(entry.malformed);
-  });
-
-  it('list and get do not show a custody entry\'s message body as a job (it names another job id, or none)', async () => {
-    const e = env();
-    const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0 });
-    await b.setup(['q']);
-    const dlq = (await raw.send(new GetQueueUrlCommand({ QueueName: dlqName(e.prefix, 'q') }))).QueueUrl!;
-    // valid JSON that claims another job id, and a state of its own
-    const body = JSON.stringify({ job_id: 'job_01JXXXXXXXXXXXXXXXXXXXXXXX', workflow: 'w:v1', state: 'succeeded', attempt: -1 });
-    await raw.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: body, MessageAttributes: { 'agentq-format': { DataType: 'String', StringValue: 'agentq.envelope.v1' } } }));
-    const report = await b.sweepDlq('q');
-    const id = report.custody[0]!.job_id;
-    const page = await b.list({ queue: 'q' }, { limit: 10 });
-    expect(page.items.map((j) => j.job_id)).toEqual([]);
-    expect(page.unreadable).toEqual([{ job_id: id, why: expect.stringContaining(id) }]);
-    await expect(b.get(id)).rejects.toThrow(MalformedJobError);
-    await expect(b.cancel(id)).rejects.toThrow(MalformedJobError);
-  });
-
-  it('a message taken into custody is not counted as a submitted job (stats totals, activity)', async () => {
-    const e = env();
-    const b = e.make({ clock: new ManualClock(), maxVisibilitySeconds: 0 });
-    await b.setup(['q']);
-    const dlq = (await raw.send(new GetQueueUrlCommand({ QueueName: dlqName(e.prefix, 'q') }))).QueueUrl!;
-    await raw.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: 'from another system' }));
-    await b.submit({ workflow: 'noop:v1', queue: 'q' });
-    expect((await b.sweepDlq('q')).custody).toHaveLength(1);
-    const stats = await b.stats('q');
-    expect(stats.dlq_size).toBe(1);
-    expect(stats.totals?.submitted).toBe(1);
   });
 
   it('keeps a binary message attribute of a message in custody as its bytes in base64, not as an object of numbered bytes', async () => {
