@@ -76,14 +76,12 @@ it('closes a record it opened by text, escaping what the worker and the error sa
   const worker = 'w "quoted" ,"started_at":1 \\ \u00e9';
   const [lease] = await backend.claim({ queue: 'esc', workerId: worker, workerVersion: 'v"1', max: 1, leaseMs: 60_000 });
   clock.advance(250);
-  // (a code is 1-128 letters, digits and _ . : - since the contract checks it: the worker id and
-  // the message carry what needs escaping)
-  await backend.fail(lease!, { code: 'BAD:CODE.-_1', message: 'line\nbreak, "quote" and \u0000', retryable: false });
+  await backend.fail(lease!, { code: 'BAD "CODE"', message: 'line\nbreak, "quote" and \u0000', retryable: false });
   const got = (await backend.get(job.job_id))!;
   expect(got.attempts).toEqual([
     {
       attempt: 1, worker_id: worker, worker_version: 'v"1', started_at: new Date(clock.now() - 250).toISOString(),
-      ended_at: new Date(clock.now()).toISOString(), outcome: 'failed', error_code: 'BAD:CODE.-_1', error_message: 'line\nbreak, "quote" and \u0000',
+      ended_at: new Date(clock.now()).toISOString(), outcome: 'failed', error_code: 'BAD "CODE"', error_message: 'line\nbreak, "quote" and \u0000',
     },
   ]);
   await backend.close();
