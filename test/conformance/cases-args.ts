@@ -59,7 +59,8 @@ const CALLS: Call[] = [
   ['release(undefined)', (b) => b.release(any(undefined)), /lease must be an object/],
   // fail() stored { code: 1 } as the job's last_error (a number where every reader expects a code)
   ['fail(lease, null)', (b) => b.fail(LEASE, any(null)), /failure must be an object/],
-  ['fail(lease, { code: 1 })', (b) => b.fail(LEASE, any({ code: 1, message: 'x', retryable: true })), /failure code must be 1-128 letters, digits and _ \. : -/],
+  ['fail(lease, { code: "" })', (b) => b.fail(LEASE, any({ code: '', message: 'x', retryable: true })), /failure code must be a string of 1-128 characters/],
+  ['fail(lease, { code: 1 })', (b) => b.fail(LEASE, any({ code: 1, message: 'x', retryable: true })), /failure code must be a string of 1-128 characters/],
   ['fail(lease, { message: 5 })', (b) => b.fail(LEASE, any({ code: 'X', message: 5, retryable: true })), /failure message must be a string/],
   ['fail(lease, { retryable: "yes" })', (b) => b.fail(LEASE, any({ code: 'X', message: 'm', retryable: 'yes' })), /failure retryable must be true or false/],
   ['acquireLock(q, null)', (b) => b.acquireLock('q', any(null)), /lock holder must be an object/],
