@@ -250,12 +250,20 @@ export function checkLeaseRefs(leases: unknown): void {
  * error`), stores hold codes written by others anyway (older versions, SQS custody), and every
  * reader sanitises a code where it shows it.
  */
+/** The longest failure message a store keeps (64 Ki characters). */
+const FAILURE_MESSAGE_MAX_CHARS = 64 * 1024;
+
 export function checkFailure(failure: Failure): void {
   checkObject('failure', failure);
   if (typeof failure.code !== 'string' || failure.code.length === 0 || failure.code.length > 128) {
     throw new ValidationError(`failure code must be a string of 1-128 characters (e.g. PROVIDER_429), got ${shown(failure.code)}`);
   }
   if (typeof failure.message !== 'string') throw new ValidationError(`failure message must be a string, got ${shown(failure.message)}`);
+  // (the worker keeps 4,000 characters of what a handler says; a direct caller stored any size,
+  // which every later read of the job and its DLQ entry then carried)
+  if (failure.message.length > FAILURE_MESSAGE_MAX_CHARS) {
+    throw new ValidationError(`failure message must be at most ${FAILURE_MESSAGE_MAX_CHARS} characters, got ${failure.message.length}`);
+  }
   if (typeof failure.retryable !== 'boolean') throw new ValidationError(`failure retryable must be true or false, got ${shown(failure.retryable)}`);
   if (failure.workerVersion !== null) checkOptional('workerVersion', failure.workerVersion, 'string');
 }

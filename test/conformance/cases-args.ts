@@ -62,6 +62,8 @@ const CALLS: Call[] = [
   ['fail(lease, { code: "" })', (b) => b.fail(LEASE, any({ code: '', message: 'x', retryable: true })), /failure code must be a string of 1-128 characters/],
   ['fail(lease, { code: 1 })', (b) => b.fail(LEASE, any({ code: 1, message: 'x', retryable: true })), /failure code must be a string of 1-128 characters/],
   ['fail(lease, { message: 5 })', (b) => b.fail(LEASE, any({ code: 'X', message: 5, retryable: true })), /failure message must be a string/],
+  // a direct caller stored a message of any size in the job and its DLQ entry
+  ['fail(lease, { message: 70,000 characters })', (b) => b.fail(LEASE, { code: 'X', message: 'm'.repeat(70_000), retryable: true, workerVersion: null }), /failure message must be at most 65536 characters, got 70000/],
   ['fail(lease, { retryable: "yes" })', (b) => b.fail(LEASE, any({ code: 'X', message: 'm', retryable: 'yes' })), /failure retryable must be true or false/],
   ['acquireLock(q, null)', (b) => b.acquireLock('q', any(null)), /lock holder must be an object/],
   ['createRun(null)', (b) => b.createRun(any(null), []), /run must be an object/],
