@@ -90,6 +90,12 @@ async function expectOnlyCopiesOf(b: SqsBackend, source: string): Promise<void> 
   await b.cancel(job.job_id);
 }
 
+/** Empties an SQS queue, as an operator's purge (or SQS restarted empty) does: its messages are lost. */
+async function purge(queueName: string): Promise<void> {
+  await raw.send(new PurgeQueueCommand({ QueueUrl: await queueUrl(queueName) }));
+  await pollUntil(async () => (await depth(queueName)) === 0, { what: 'the purge' });
+}
+
 const submitReq = () => ({ workflow: 'research_report:v3', queue: 'q' });
 const claim = (b: SqsBackend, w = 'w') => b.claim({ queue: 'q', workerId: w, max: 10, leaseMs: 60_000 });
 
@@ -104,8 +110,7 @@ describe.each<StoreKind>(['sqlite', 'redis'])('sqs republish (%s job store)', (k
     // A retry: queued again, carried by the same message (the store records it as the job's delivery).
     expect((await b.fail(lease!, { code: 'TRANSIENT', message: 'flaky', retryable: true })).kind).toBe('retry');
     const source = sourceQueueName(e.prefix, 'q', 'batch');
-    await raw.send(new PurgeQueueCommand({ QueueUrl: await queueUrl(source) }));
-    await pollUntil(async () => (await depth(source)) === 0, { what: 'the purge' });
+    await purge(source);
     clock.advance(3600_000);
     // The defect: the store says queued and published, SQS has nothing; no claim ever finds it.
     expect(await claim(b)).toEqual([]);
@@ -128,8 +133,7 @@ describe.each<StoreKind>(['sqlite', 'redis'])('sqs republish (%s job store)', (k
     const [lease] = await claim(b);
     expect(lease?.jobId).toBe(job.job_id);
     const source = sourceQueueName(e.prefix, 'q', 'batch');
-    await raw.send(new PurgeQueueCommand({ QueueUrl: await queueUrl(source) }));
-    await pollUntil(async () => (await depth(source)) === 0, { what: 'the purge' });
+    await purge(source);
     // a live lease is left alone
     expect((await b.republish([job.job_id])).outcomes[0]).toMatchObject({ result: 'not_waiting', state: 'running' });
     clock.advance(24 * 3600_000);
@@ -214,8 +218,7 @@ describe('agentq sqs republish (built CLI)', () => {
       await cli(['sqs', 'setup', '--queue', 'z']);
       const { job_id } = JSON.parse((await cli(['submit', 'x:v1', '-q', 'z', '-o', 'json'])).stdout) as { job_id: string };
       const source = sourceQueueName(prefix, 'z', 'batch');
-      await raw.send(new PurgeQueueCommand({ QueueUrl: await queueUrl(source) }));
-      await pollUntil(async () => (await depth(source)) === 0, { what: 'the purge' });
+      await purge(source);
       // the defect: nothing claimable, exit 0, the job queued for ever
       const stuck = await cli(work);
       expect(count()).toBe(0);

@@ -184,27 +184,26 @@ it('sqs setup and sqs sweep give up after a few seconds with exit 75, naming SQS
   }
 }, 90_000);
 
-it('a single-part dlq redrive and its SQS DLQ sweep give up on SQS that stopped answering after a few seconds (exit 75), the moved jobs waiting in the outbox', async () => {
+/**
+ * A store whose queue q was set up and seeded (`seed`, returning a job id) against a live fauxqs,
+ * which then goes away: the URL returned points the same store at the endpoint that never answers.
+ */
+async function seededThenSilent(name: string, seed: (b: SqsBackend) => Promise<string>): Promise<{ url: string; jobId: string }> {
   const fauxqs = await startSqsServer();
-  const path = join(home.dir, 'redrive1.db');
-  const prefix = `silentr1${process.pid}`;
+  const path = join(home.dir, `${name}.db`);
+  const prefix = `silent${name}${process.pid}`;
   const live = (await openBackend(sqsUrl(fauxqs.endpoint, prefix, path, '&wait=0'))) as SqsBackend;
-  let jobId = '';
   try {
     await live.setup(['q']);
-    jobId = (await live.submit({ workflow: 'research_report:v3', queue: 'q', max_attempts: 1 })).job.job_id;
-    const [l] = await live.claim({ queue: 'q', workerId: 'seed', max: 1, leaseMs: 60_000 });
-    await live.fail(l!, { code: 'PROVIDER_429', message: 'rate limited', retryable: false });
+    return { url: sqsUrl(endpoint, prefix, path, '&wait=0'), jobId: await seed(live) };
   } finally {
     await live.close();
     await fauxqs.stop();
   }
-  const url = sqsUrl(endpoint, prefix, path, '&wait=0');
-  const started = Date.now();
-  const r = await runCli(home, ['--url', url, 'dlq', 'redrive', '--queue', 'q', '--yes'], { env: CREDS, timeoutMs: 60_000 });
-  expect(r.code, r.stderr).toBe(75);
-  expect(r.stderr).toContain(`SQS at ${endpoint} did not answer within 5 s`);
-  expect(Date.now() - started).toBeLessThan(30_000);
+}
+
+/** The job is queued again and its message waits in the outbox (nothing lost, nothing sent). */
+async function expectQueuedInOutbox(url: string, jobId: string): Promise<void> {
   const backend = (await openBackend(url)) as SqsBackend;
   try {
     expect((await backend.get(jobId))!.state).toBe('queued');
@@ -212,36 +211,36 @@ it('a single-part dlq redrive and its SQS DLQ sweep give up on SQS that stopped 
   } finally {
     await backend.close();
   }
+}
+
+it('a single-part dlq redrive and its SQS DLQ sweep give up on SQS that stopped answering after a few seconds (exit 75), the moved jobs waiting in the outbox', async () => {
+  const { url, jobId } = await seededThenSilent('r1', async (live) => {
+    const id = (await live.submit({ workflow: 'research_report:v3', queue: 'q', max_attempts: 1 })).job.job_id;
+    const [l] = await live.claim({ queue: 'q', workerId: 'seed', max: 1, leaseMs: 60_000 });
+    await live.fail(l!, { code: 'PROVIDER_429', message: 'rate limited', retryable: false });
+    return id;
+  });
+  const started = Date.now();
+  const r = await runCli(home, ['--url', url, 'dlq', 'redrive', '--queue', 'q', '--yes'], { env: CREDS, timeoutMs: 60_000 });
+  expect(r.code, r.stderr).toBe(75);
+  expect(r.stderr).toContain(`SQS at ${endpoint} did not answer within 5 s`);
+  expect(Date.now() - started).toBeLessThan(30_000);
+  await expectQueuedInOutbox(url, jobId);
 }, 90_000);
 
 it('sqs republish against SQS that stopped answering gives up after a few seconds (exit 75), the job waiting in the outbox', async () => {
-  const fauxqs = await startSqsServer();
-  const path = join(home.dir, 'republish.db');
-  const prefix = `silentrp${process.pid}`;
-  const live = (await openBackend(sqsUrl(fauxqs.endpoint, prefix, path, '&wait=0'))) as SqsBackend;
-  let jobId = '';
-  try {
-    await live.setup(['q']);
-    jobId = (await live.submit({ workflow: 'research_report:v3', queue: 'q' })).job.job_id;
+  const { url, jobId } = await seededThenSilent('rp', async (live) => {
+    const id = (await live.submit({ workflow: 'research_report:v3', queue: 'q' })).job.job_id;
     expect((await live.outboxStatus()).pending).toBe(0);
-  } finally {
-    await live.close();
-    await fauxqs.stop();
-  }
-  const url = sqsUrl(endpoint, prefix, path, '&wait=0');
+    return id;
+  });
   const started = Date.now();
   const r = await runCli(home, ['--url', url, 'sqs', 'republish', '--queue', 'q', '--yes'], { env: CREDS, timeoutMs: 60_000 });
   expect(r.code, r.stderr).toBe(75);
   expect(r.stderr).toContain(`failed: ${jobId}: SQS at ${endpoint} did not answer within 5 s (publishing)`);
   expect(r.stderr).toContain('republished 1 of 1: 0 published to SQS, 1 waiting in the outbox');
   expect(Date.now() - started).toBeLessThan(30_000);
-  const backend = (await openBackend(url)) as SqsBackend;
-  try {
-    expect((await backend.get(jobId))!.state).toBe('queued');
-    expect((await backend.outboxStatus()).pending).toBe(1);
-  } finally {
-    await backend.close();
-  }
+  await expectQueuedInOutbox(url, jobId);
 }, 90_000);
 
 it('agentq outbox relay against SQS that never answers gives up after a few seconds (exit 75), the rows still pending', async () => {
