@@ -35,9 +35,26 @@ export interface SqsServer {
   signal(sig: NodeJS.Signals): void;
 }
 
-/** `port`: that port (a server stopped and started again on its port, as SQS coming back); a free one otherwise. Queues do not survive a stop. */
+/** The server exited before it listened (on a port chosen here: another process may have taken it since). */
+class ExitedBeforeListening extends Error {}
+
+/**
+ * `port`: that port (a server stopped and started again on its port, as SQS coming back); a free
+ * one otherwise, chosen again should another process take it between the choice and the bind
+ * (EADDRINUSE: the suite's servers and outgoing connections share the loopback ports).
+ */
 export async function startSqsServer(opts: { port?: number } = {}): Promise<SqsServer> {
-  const port = opts.port ?? (await freePort());
+  for (let attempt = 1; ; attempt++) {
+    const port = opts.port ?? (await freePort());
+    try {
+      return await startOn(port);
+    } catch (e) {
+      if (!(e instanceof ExitedBeforeListening) || opts.port !== undefined || attempt >= 5) throw e;
+    }
+  }
+}
+
+async function startOn(port: number): Promise<SqsServer> {
   const child: ChildProcess = spawn(process.execPath, ['--input-type=module', '-e', CHILD], {
     cwd: REPO,
     env: { ...process.env, FAUXQS_TEST_PORT: String(port) },
@@ -56,7 +73,7 @@ export async function startSqsServer(opts: { port?: number } = {}): Promise<SqsS
     });
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`fauxqs exited with ${code} before listening`));
+      reject(new ExitedBeforeListening(`fauxqs exited with ${code} before listening on 127.0.0.1:${port}`));
     });
   });
   return {
