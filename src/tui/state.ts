@@ -390,15 +390,36 @@ function startReload(s: TriageState): TriageState {
   };
 }
 
-/** A load completed: selected jobs that left the DLQ meanwhile are unselected (a redrive could not act on them). */
-function loadCompleted(s: TriageState): TriageState {
+/**
+ * A load completed: selected jobs that left the DLQ meanwhile are unselected (a redrive could not act
+ * on them), and a queue narrowed to with Q that has no entry left is let go.
+ */
+function loadCompleted(loaded: TriageState): TriageState {
+  const s = withoutEmptiedQueue(loaded);
   const next = { ...s, reloadAnchor: null };
   if (s.selected.size === 0) return s.groups === null ? next : { ...next, groups: regroup(next) };
   const present = new Set<string>();
   for (const r of s.rows) if (s.selected.has(r.jobId)) present.add(r.jobId);
   const gone = s.selected.size - present.size;
-  const kept = gone === 0 ? next : withSelection({ ...next, selectionLabel: null, notice: `${count(gone)} selected jobs left the DLQ since the last load: no longer selected` }, present);
+  const kept = gone === 0 ? next : withSelection({ ...next, selectionLabel: null, notice: joinNotices(next.notice, `${count(gone)} selected jobs left the DLQ since the last load: no longer selected`) }, present);
   return kept.groups === null ? kept : { ...kept, groups: regroup(kept) };
+}
+
+/**
+ * Narrowed with Q to a queue the DLQ no longer holds (a redrive of it, here or from another shell,
+ * emptied it): the header kept naming the queue over an empty list that said "no entry matches the
+ * filter", and Q no longer listed the queue. The narrowing is dropped and the status bar
+ * says why; the other filters stay.
+ */
+function withoutEmptiedQueue(s: TriageState): TriageState {
+  const queue = s.filter.queue;
+  if (queue === null || s.queueNames.has(queue)) return s;
+  const gone = `queue ${queue}'s DLQ is empty now: showing every queue (Q picks one)`;
+  return refilter({ ...s, notice: joinNotices(gone, s.notice) }, { ...s.filter, queue: null });
+}
+
+function joinNotices(first: string | null, then: string | null): string | null {
+  return first === null ? then : then === null ? first : `${first} · ${then}`;
 }
 
 /**

@@ -803,6 +803,11 @@ describe('browsing every queue (no --queue), real SQLite store', () => {
       expect((await backend.getRun(runId))!.filters).toMatchObject({ in_app_filter: { queue: 'support' }, selected: 3 });
       expect((await backend.dlqRows({ queue: 'research' }, { limit: 10 })).items.length).toBe(2);
       expect((await backend.dlqRows({ queue: 'support' }, { limit: 10 })).items.length).toBe(0);
+      // Back to the list: support's DLQ is empty now, so the header stops naming it and the list shows every queue.
+      await app.press(KEYS.enter);
+      const after = await app.waitFor("queue support's DLQ is empty now");
+      expect(lines(after)[0]).toContain('queue (all)');
+      expect(after).toContain('total 2 · shown 2');
     } finally {
       await backend.close();
       rmSync(dir, { recursive: true, force: true });

@@ -619,6 +619,26 @@ describe('several queues (browse without --queue)', () => {
     ]);
   });
 
+  it('a redrive that empties the queue narrowed to with Q drops the narrowing once the list is reloaded, and says why', () => {
+    let s = keys(loaded(6, twoQueues), 'Q', 'down', 'down', 'enter');
+    expect(s.filter.queue).toBe('support');
+    s = reduce(keys(s, 'a', 'R'), { type: 'redrive/planned', planned: planned(3) });
+    s = keys(s, 'tab', 'enter');
+    s = reduce(s, { type: 'redrive/finished', result: { runId: 'run_X', status: 'completed', moved: 3, skipped: 0, failed: 0, resumeCommand: null } });
+    s = keys(s, 'enter');
+    // The reload brings only research: support's DLQ is empty now.
+    const pool = new StringPool();
+    const left = [0, 2, 4].map((i) => toTriageRow(toDlqRow(makeEntry(i, { queue: 'research' })), pool));
+    s = reduce(s, { type: 'rows/append', rows: left, isDone: true });
+    expect(s.filter.queue).toBeNull();
+    expect(s.visible.length).toBe(3);
+    expect(s.notice).toMatch(/queue support's DLQ is empty now/);
+    // A queue that still holds entries stays narrowed across a reload.
+    s = keys(s, 'Q', 'down', 'enter', 'r');
+    s = reduce(s, { type: 'rows/append', rows: [0, 2].map((i) => toTriageRow(toDlqRow(makeEntry(i, { queue: 'research' })), pool)), isDone: true });
+    expect(s.filter.queue).toBe('research');
+  });
+
   it('R on a one-queue selection opens the dialog as before', () => {
     const s = keys(loaded(6, twoQueues), 'Q', 'down', 'enter', 'a', 'R');
     expect(s.mode).toBe('confirm');
