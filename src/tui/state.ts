@@ -131,6 +131,12 @@ export interface TriageState {
   selectedHidden: number;
   /** Set by `a`: says the selection is every entry matching a filter, not only what is on screen. */
   selectionLabel: string | null;
+  /**
+   * The filter `a` selected every match of, while the selection is exactly that (no picks before or
+   * since), else null: narrowed to one queue by `R`, it is then "all K matching" that filter and the
+   * queue, said as `a` says it instead of wrapped around the first label.
+   */
+  selectionFilter: TriageFilter | null;
   mode: Mode;
   isHelpOpen: boolean;
   /** The help overlay's first shown line (it scrolls: it is longer than most screens). */
@@ -212,6 +218,7 @@ export function initialState(o: { now: number; pageSize: number; columns?: numbe
     selected: new Set(),
     selectedHidden: 0,
     selectionLabel: null,
+    selectionFilter: null,
     mode: 'list',
     isHelpOpen: false,
     helpScroll: 0,
@@ -401,7 +408,7 @@ function loadCompleted(loaded: TriageState): TriageState {
   const present = new Set<string>();
   for (const r of s.rows) if (s.selected.has(r.jobId)) present.add(r.jobId);
   const gone = s.selected.size - present.size;
-  const kept = gone === 0 ? next : withSelection({ ...next, selectionLabel: null, notice: joinNotices(next.notice, `${count(gone)} selected jobs left the DLQ since the last load: no longer selected`) }, present);
+  const kept = gone === 0 ? next : withSelection({ ...next, selectionLabel: null, selectionFilter: null, notice: joinNotices(next.notice, `${count(gone)} selected jobs left the DLQ since the last load: no longer selected`) }, present);
   return kept.groups === null ? kept : { ...kept, groups: regroup(kept) };
 }
 
@@ -542,7 +549,7 @@ function command(s: TriageState, c: Command): TriageState {
       // locked by another): the list is still right and the selection is kept, to try again.
       if (c === 'back' && s.redrive?.step === 'failed' && (!s.redrive.hasApplied || s.redrive.run === null)) return { ...s, mode: 'list', redrive: null };
       // The DLQ changed: drop the rows and the selection (it was redriven), and load it again.
-      if (c === 'back') return startReload({ ...s, mode: 'list', redrive: null, selected: new Set(), selectionLabel: null, reloadAnchor: null });
+      if (c === 'back') return startReload({ ...s, mode: 'list', redrive: null, selected: new Set(), selectionLabel: null, selectionFilter: null, reloadAnchor: null });
       return s;
     case 'help':
       return s;
@@ -587,7 +594,7 @@ function listCommand(s: TriageState, c: Command): TriageState {
       if (selected.has(row.jobId)) selected.delete(row.jobId);
       else selected.add(row.jobId);
       // Moving down after a toggle lets space-space-space select a run of rows (as in lazygit).
-      return withSelection({ ...s, selectionLabel: null, list: moveCursor(s.list, 'down', s.visible.length, s.pageSize) }, selected);
+      return withSelection({ ...s, selectionLabel: null, selectionFilter: null, list: moveCursor(s.list, 'down', s.visible.length, s.pageSize) }, selected);
     }
     case 'select.allMatching': {
       // "All matching" must mean all: rows still streaming in would be left out silently.
@@ -604,10 +611,11 @@ function listCommand(s: TriageState, c: Command): TriageState {
       const selected = new Set(s.selected);
       for (const i of s.visible) selected.add(s.rows[i]!.jobId);
       const label = `all ${count(s.visible.length)} matching ${describeFilter(s.filter)}`;
-      return withSelection({ ...s, selectionLabel: s.selected.size === 0 ? label : `${label} (+ earlier picks)`, notice: `selected ${label}` }, selected);
+      const isOnlyThese = s.selected.size === 0;
+      return withSelection({ ...s, selectionLabel: isOnlyThese ? label : `${label} (+ earlier picks)`, selectionFilter: isOnlyThese ? s.filter : null, notice: `selected ${label}` }, selected);
     }
     case 'select.clear':
-      return { ...s, selected: new Set(), selectedHidden: 0, selectionLabel: null };
+      return { ...s, selected: new Set(), selectedHidden: 0, selectionLabel: null, selectionFilter: null };
     case 'groups.open':
       return { ...s, mode: 'groups', groups: regroup({ ...s, groups: null }) };
     case 'redrive.open':
@@ -713,9 +721,26 @@ function narrowSelectionToQueue(s: TriageState, queue: string): TriageState {
   const kept = new Set<string>();
   for (const r of s.rows) if (r.queue === queue && s.selected.has(r.jobId)) kept.add(r.jobId);
   const dropped = s.selected.size - kept.size;
-  const selectionLabel = s.selectionLabel === null ? null : `${count(kept.size)} in queue ${queue} of ${s.selectionLabel}`;
   const notice = `${count(kept.size)} selected in queue ${queue} kept; ${count(dropped)} in other queues unselected · R redrives`;
-  return withSelection({ ...s, selectionLabel, notice }, kept);
+  return withSelection({ ...s, ...narrowedLabel(s, queue, kept.size), notice }, kept);
+}
+
+/**
+ * The label of a selection narrowed to `queue`. Every match of a filter `a` selected, narrowed to a
+ * queue, is every match of that filter and the queue: said as `a` says it ("all 3 matching
+ * queue=support error=X", which the run's `in_app_filter` repeats exactly), not wrapped around the
+ * first label ("3 in queue support of all 6 matching error=X"), which repeated the filter's text.
+ * A selection `a` did not make alone (picks, or a filter changed since) keeps its label, once.
+ */
+function narrowedLabel(s: TriageState, queue: string, kept: number): Pick<TriageState, 'selectionLabel' | 'selectionFilter'> {
+  if (s.selectionLabel === null) return { selectionLabel: null, selectionFilter: null };
+  const was = s.selectionFilter;
+  if (was !== null && sameFilter({ ...was, queue }, s.filter)) return { selectionLabel: `all ${count(kept)} matching ${describeFilter(s.filter)}`, selectionFilter: s.filter };
+  return { selectionLabel: `${count(kept)} in queue ${queue} of ${s.selectionLabel}`, selectionFilter: null };
+}
+
+function sameFilter(a: TriageFilter, b: TriageFilter): boolean {
+  return (Object.keys(a) as Array<keyof TriageFilter>).every((k) => a[k] === b[k]);
 }
 
 function pickerCommand(s: TriageState, c: Command): TriageState {

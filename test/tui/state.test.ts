@@ -639,6 +639,14 @@ describe('several queues (browse without --queue)', () => {
     expect(s.filter.queue).toBe('research');
   });
 
+  it('the label of a selection narrowed with R is what a would say on the narrowed list, not the whole label again inside a longer one', () => {
+    let s = keys(loaded(6, twoQueues), '/', ...'rate limited', 'enter', 'a', 'R', 'down', 'enter');
+    expect(s.selectionLabel).toBe('all 3 matching queue=support text="rate limited"');
+    // Picks added to an a-selection, or a filter changed since a: the label keeps what a selected, once.
+    s = keys(loaded(6, twoQueues), 'space', 'x', 'e', 'a', 'e', 'R', 'down', 'enter');
+    expect(s.selectionLabel).toBe('3 in queue support of all 6 matching no expired (+ earlier picks)');
+  });
+
   it('R on a one-queue selection opens the dialog as before', () => {
     const s = keys(loaded(6, twoQueues), 'Q', 'down', 'enter', 'a', 'R');
     expect(s.mode).toBe('confirm');
