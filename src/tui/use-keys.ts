@@ -9,7 +9,14 @@
  * `interrupted`). The app binds no such key, so every escape sequence other
  * than the keys it can use (arrows, Home/End, PgUp/PgDn, Insert/Delete,
  * Shift-Tab, and kitty's `CSI … u` keys, which Ink reads safely) is dropped
- * before Ink's listener sees it. Plain text, Esc and Esc-then-a-key pass as before.
+ * before Ink's listener sees it. Plain text and Esc pass as before.
+ *
+ * Esc and the key typed right after it often arrive in one read (a fast typist,
+ * ssh, tmux). Ink takes such a pair for one Alt key and keeps only the second
+ * key when it is not a letter or digit: Esc then `/` in an entry was `/` alone
+ * (nothing), then the search typed as commands (`?` opened the help), and Esc
+ * then Backspace or Tab was lost whole. The app binds no Alt key, so the pair is
+ * handed to Ink as the two keys it was.
  */
 import { useInput, useStdin } from 'ink';
 import { useLayoutEffect } from 'react';
@@ -18,6 +25,16 @@ import type { InkKey } from './keymap.js';
 /** CSI (`ESC [`) or SS3 (`ESC O`), after an optional second ESC (Alt/Option held). */
 // eslint-disable-next-line no-control-regex
 const SEQUENCE = /^(\x1b\x1b?)(\[|O)([\s\S]+)$/;
+
+/** Esc and one more key that starts no escape sequence (CSI `[`, SS3 `O`, a second Esc). */
+// eslint-disable-next-line no-control-regex
+const ESC_THEN_KEY = /^\x1b([^\x1b[O])$/u;
+
+/** One read of the terminal as Ink split it, as the reads it stands for: Esc-then-a-key is two. */
+export function splitEscPair(seq: string): string[] {
+  const m = ESC_THEN_KEY.exec(seq);
+  return m === null ? [seq] : ['\x1b', m[1]!];
+}
 
 /** Whether Ink may be handed `seq`, one read of the terminal as Ink split it. */
 export function isUsableInput(seq: string): boolean {
@@ -39,8 +56,11 @@ export function useKeys(handler: (input: string, key: InkKey) => void): void {
     // Ink's App emits every read on this emitter; its useInput listener is what throws.
     const emit = events.emit;
     events.emit = function screened(this: typeof events, name: string | symbol, ...args: unknown[]): boolean {
-      if (name === 'input' && typeof args[0] === 'string' && !isUsableInput(args[0])) return false;
-      return emit.call(this, name, ...args);
+      if (name !== 'input' || typeof args[0] !== 'string') return emit.call(this, name, ...args);
+      if (!isUsableInput(args[0])) return false;
+      let isHandled = false;
+      for (const read of splitEscPair(args[0])) isHandled = emit.call(this, name, read) || isHandled;
+      return isHandled;
     };
     return () => {
       events.emit = emit;

@@ -214,6 +214,24 @@ describe('filters and views through the keyboard', () => {
     await app.waitForState((s) => s.list.cursor === 39, 'named keys still work');
   });
 
+  it('Esc and the key after it arriving in one read (a fast typist, ssh, tmux) are two keys: the Esc is never lost', async () => {
+    const app = open();
+    await app.waitFor('total 40');
+    // Ink reads "ESC /" as "/" alone, and "ESC Enter" as Enter alone.
+    await app.press(KEYS.enter);
+    await app.waitForState((s) => s.mode === 'detail', 'the entry open');
+    await app.press('\x1b/');
+    await app.waitForState((s) => s.mode === 'filter', 'Esc left the entry, / opened the filter');
+    await app.press(...'schema', '\x1b\r');
+    await app.waitForState((s) => s.mode === 'detail' && s.filter.text === '', 'Esc restored the filter, Enter opened the entry');
+    await app.press('\x1b?');
+    await app.waitForState((s) => s.mode === 'list' && s.isHelpOpen, 'Esc left the entry, ? opened the help');
+    await app.press('\x1b ');
+    await app.waitForState((s) => !s.isHelpOpen && s.selected.size === 1, 'Esc closed the help, Space selected');
+    await app.press('\x1b\t', '\x1b\x7f');
+    await app.waitForState((s) => s.mode === 'list' && s.selected.size === 1, 'nothing else happened');
+  });
+
   it('a paste of a whole log into / stops at 200 characters, as --grep, and says so', async () => {
     const app = open();
     await app.waitFor('total 40');
@@ -571,6 +589,35 @@ describe('redrive through the DLQ engine (real SQLite store)', () => {
       const run = (await backend.getRun(runId))!;
       expect(run.reason).toBe('provider fixed the tool');
       expect(run.filters).toMatchObject({ queue: 'research', via: 'agentq dlq browse', selected: 2, in_app_filter: { error_code: 'TOOL_TIMEOUT' }, selection: 'all 2 matching error=TOOL_TIMEOUT' });
+    } finally {
+      await backend.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('Esc then Enter in one read on a focused Redrive cancels: it never redrives', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));
+    const clock = new ManualClock(T0);
+    const backend = new SqliteBackend({ path: join(dir, 'agentq.db'), clock, random: seededRandom(7) });
+    try {
+      await seedDlq(backend, clock, 'research', Array.from({ length: 3 }, () => ({ errorCode: 'PROVIDER_429' })));
+      const newId = createIdFactory(clock, seededRandom(9));
+      const redrive = engineRedrive(
+        { backend, clock, sleep: async () => undefined, newRunId: () => newId(RUN_ID_PREFIX), identity: { user: 'ops', host: 'test', pid: 1, context: 'prod' } },
+        { baseFilter: { queue: 'research' }, given: { queue: 'research' }, rate: null },
+      );
+      const app = renderApp({ ...base, redrive, source: backendSource(backend, { queue: 'research' }), clock, size: { columns: 160, rows: 30 } });
+      await app.waitForState((st) => !st.isLoading && st.rows.length === 3, 'the load to complete');
+      await app.press('a', 'R');
+      await app.waitFor('Redrive plan for queue research: 3 selected');
+      await app.press(KEYS.tab);
+      await app.waitForState((st) => st.redrive?.step === 'confirm' && st.redrive.focus === 'redrive', 'Redrive focused');
+      // The operator changes their mind: Esc, then Enter (to open an entry), sent together.
+      await app.press('\x1b\r');
+      await app.waitForState((st) => st.mode === 'detail', 'the dialog cancelled, then the entry opened');
+      expect(app.state.redrive).toBeNull();
+      expect((await backend.listRuns({}, { limit: 10 })).items).toEqual([]);
+      expect((await backend.dlqRows({ queue: 'research' }, { limit: 10 })).items.length).toBe(3);
     } finally {
       await backend.close();
       rmSync(dir, { recursive: true, force: true });
