@@ -608,6 +608,8 @@ function listCommand(s: TriageState, c: Command): TriageState {
       if (s.fullText !== null && s.fullText.ids === null && s.fullText.text === s.filter.text) {
         return { ...s, notice: 'still searching whole error messages: a selects all matching once the search is done; Space selects one now' };
       }
+      // "all 0 matching" would stand in the header, and in a run's audit next to earlier picks.
+      if (s.visible.length === 0) return { ...s, notice: s.rows.length === 0 ? 'the DLQ is empty: nothing to select' : 'nothing matches the filter: nothing to select (x clears the filter)' };
       const selected = new Set(s.selected);
       for (const i of s.visible) selected.add(s.rows[i]!.jobId);
       const label = `all ${count(s.visible.length)} matching ${describeFilter(s.filter)}`;

@@ -474,6 +474,16 @@ describe('select all matching (a)', () => {
     expect(s.selected.size).toBe(20);
   });
 
+  it('on a list that shows nothing selects nothing and says so: no "all 0 matching" label over an earlier pick', () => {
+    let s = keys(loaded(5), 'space', '/', ...'no such text', 'enter', 'a');
+    expect(s.selected.size).toBe(1);
+    expect(s.selectionLabel).toBeNull();
+    expect(s.notice).toBe('nothing matches the filter: nothing to select (x clears the filter)');
+    s = keys(reduce(initialState({ now: T0, pageSize: 10 }), { type: 'rows/append', rows: [], isDone: true }), 'a');
+    expect(s.selectionLabel).toBeNull();
+    expect(s.notice).toBe('the DLQ is empty: nothing to select');
+  });
+
   it('counts the selected jobs the current filter hides, for the header and the dialog', () => {
     let s = keys(loaded(33, (i) => ({ errorCode: i < 11 ? 'TOOL_TIMEOUT' : 'PROVIDER_429' })), 'a');
     expect(s).toMatchObject({ selectedHidden: 0, selectionLabel: 'all 33 matching no filter' });
