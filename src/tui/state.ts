@@ -613,7 +613,9 @@ function listCommand(s: TriageState, c: Command): TriageState {
       const selected = new Set(s.selected);
       for (const i of s.visible) selected.add(s.rows[i]!.jobId);
       const label = `all ${count(s.visible.length)} matching ${describeFilter(s.filter)}`;
-      const isOnlyThese = s.selected.size === 0;
+      // Earlier picks that all match (a pressed again, a narrower a before) add nothing: the selection
+      // is then exactly "all matching", not "(+ earlier picks)" that a narrowing by R carried on.
+      const isOnlyThese = selected.size === s.visible.length;
       return withSelection({ ...s, selectionLabel: isOnlyThese ? label : `${label} (+ earlier picks)`, selectionFilter: isOnlyThese ? s.filter : null, notice: `selected ${label}` }, selected);
     }
     case 'select.clear':

@@ -474,6 +474,15 @@ describe('select all matching (a)', () => {
     expect(s.selected.size).toBe(20);
   });
 
+  it('pressed again, or after picks it covers, says "all matching": "(+ earlier picks)" only when a pick lies outside', () => {
+    let s = keys(loaded(6, (i) => ({ errorCode: i < 2 ? 'TOOL_TIMEOUT' : 'PROVIDER_429' })), 'a', 'a');
+    expect(s.selectionLabel).toBe('all 6 matching no filter');
+    s = keys(s, 'c', 'E', 'down', 'enter', 'a', 'x', 'a');
+    expect(s.selectionLabel).toBe('all 6 matching no filter');
+    s = keys(s, 'c', 'home', 'space', 'E', 'down', 'enter', 'a');
+    expect(s.selectionLabel).toBe('all 4 matching error=PROVIDER_429 (+ earlier picks)');
+  });
+
   it('on a list that shows nothing selects nothing and says so: no "all 0 matching" label over an earlier pick', () => {
     let s = keys(loaded(5), 'space', '/', ...'no such text', 'enter', 'a');
     expect(s.selected.size).toBe(1);
@@ -653,8 +662,11 @@ describe('several queues (browse without --queue)', () => {
     let s = keys(loaded(6, twoQueues), '/', ...'rate limited', 'enter', 'a', 'R', 'down', 'enter');
     expect(s.selectionLabel).toBe('all 3 matching queue=support text="rate limited"');
     // Picks added to an a-selection, or a filter changed since a: the label keeps what a selected, once.
-    s = keys(loaded(6, twoQueues), 'space', 'x', 'e', 'a', 'e', 'R', 'down', 'enter');
-    expect(s.selectionLabel).toBe('3 in queue support of all 6 matching no expired (+ earlier picks)');
+    const firstExpired = (i: number): EntryOptions => ({ ...twoQueues(i), deadlineIn: i === 0 ? -1 : undefined });
+    s = keys(loaded(6, firstExpired), 'space', 'e', 'a', 'e', 'R', 'down', 'enter');
+    expect(s.selectionLabel).toBe('3 in queue support of all 5 matching no expired (+ earlier picks)');
+    s = keys(loaded(6, twoQueues), 'e', 'a', 'e', 'R', 'down', 'enter');
+    expect(s.selectionLabel).toBe('3 in queue support of all 6 matching no expired');
   });
 
   it('R on a one-queue selection opens the dialog as before', () => {
