@@ -70,6 +70,13 @@ export function confirmFits(planned: PlannedRedrive, o: { hiddenSelected: number
 
 const REASON_LABEL = 'Reason (optional, recorded in the audit; Tab to it): ';
 const REASON_LABEL_SHORT = 'Reason (Tab to it): ';
+/**
+ * Focused, the line is marked in text as the focused button is (`> Cancel <`): the typing cursor is
+ * only an inverse cell, which NO_COLOR and monochrome terminals do not draw, so the focus seemed to
+ * have left the dialog (neither button marked) while keys typed into the reason.
+ */
+const REASON_LABEL_FOCUSED = '> Reason (optional, recorded in the audit): ';
+const REASON_LABEL_FOCUSED_SHORT = '> Reason: ';
 
 /**
  * The reason's one line: its label, and the typed text. While it is being typed and is longer
@@ -77,7 +84,8 @@ const REASON_LABEL_SHORT = 'Reason (Tab to it): ';
  */
 export function reasonLine(reason: string, o: { isFocused: boolean; columns: number }): { label: string; value: string } {
   const inner = dialogInnerWidth(o.columns);
-  const label = REASON_LABEL.length + 8 <= inner ? REASON_LABEL : REASON_LABEL_SHORT;
+  const [long, short] = o.isFocused ? [REASON_LABEL_FOCUSED, REASON_LABEL_FOCUSED_SHORT] : [REASON_LABEL, REASON_LABEL_SHORT];
+  const label = long.length + 8 <= inner ? long : short;
   const text = clean(reason);
   if (!o.isFocused) return { label, value: text === '' ? '(none)' : text };
   const room = Math.max(2, inner - label.length - 1);

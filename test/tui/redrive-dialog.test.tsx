@@ -64,16 +64,28 @@ describe('the redrive dialog', () => {
     expect(whole.replace(/[│\s]+/g, ' ')).toContain('2,071 of the selected jobs are hidden by the current filter');
   });
 
+  it('the focused reason is marked in text, as the focused button is: without colour the cursor cell is not drawn', () => {
+    const flow = { step: 'confirm', planned: planned(), focus: 'reason', typed: '', reason: 'INC-1234' } as const;
+    const f = render(<RedriveDialog flow={flow} width={80} />).lastFrame()!;
+    expect(f).toContain('> Reason (optional, recorded in the audit): INC-1234');
+    expect(f).not.toContain('> Cancel <');
+    const narrow = render(<RedriveDialog flow={flow} width={40} />).lastFrame()!;
+    expect(narrow).toContain('> Reason: INC-1234');
+    const away = render(<RedriveDialog flow={{ ...flow, focus: 'cancel' }} width={80} />).lastFrame()!;
+    expect(away).toContain('Reason (optional, recorded in the audit; Tab to it): INC-1234');
+    expect(away).not.toContain('> Reason');
+  });
+
   it('a long reason takes one line: while it is typed, its end is shown', () => {
     const reason = `INC-1234 ${'x'.repeat(150)} end`;
     const flow = { step: 'confirm', planned: planned(), focus: 'reason', typed: '', reason } as const;
     const f = render(<RedriveDialog flow={flow} width={80} />).lastFrame()!;
     expect(f.split('\n').length).toBe(confirmRows(planned(), { hiddenSelected: 0, columns: 80, needsTyping: true }));
-    expect(f).toMatch(/Reason \(optional, recorded in the audit; Tab to it\): …x+ end/);
+    expect(f).toMatch(/> Reason \(optional, recorded in the audit\): …x+ end/);
     const cjk = render(<RedriveDialog flow={{ ...flow, reason: `障害対応${'東京'.repeat(60)}終` }} width={80} />).lastFrame()!;
     const line = cjk.split('\n').find((l) => l.includes('Reason'))!;
     expect(displayWidth(line)).toBe(78);
-    expect(line).toMatch(/…(東京)+終 +│$/);
+    expect(line).toMatch(/…[東京]+終 +│$/);
   });
 
   it('on a terminal narrower than the confirmation (40 columns) the progress and the result still fit: nothing wraps at the edge', () => {
