@@ -2,7 +2,7 @@
  * The built CLI in a real terminal (tmux): filter → select → redrive →
  * confirm, then the store is checked. Run `npm run build` first (`npm test` does).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteBackend } from '../../src/backend/sqlite/index.js';
@@ -176,6 +176,60 @@ describe('agentq dlq browse in a real terminal', () => {
       pane.kill();
     }
     expect(await countDlq()).toBe(before);
+  }, 120_000);
+});
+
+describe('agentq dlq browse when its SQLite store file goes away', () => {
+  let home: CliHome;
+
+  beforeAll(() => {
+    if (!existsSync(DIST_MAIN)) throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
+    home = makeCliHome('agentq-tui-gone-');
+  });
+
+  afterAll(() => home?.cleanup());
+
+  /** A store of three dead jobs at `name` in the home directory. */
+  const seeded = async (name: string): Promise<string> => {
+    const path = join(home.dir, name);
+    const clock = new ManualClock(Date.now());
+    const backend = new SqliteBackend({ path, clock });
+    await seedDlq(backend, clock, 'research', Array.from({ length: 3 }, () => ({ errorCode: 'PROVIDER_429' })));
+    await backend.close();
+    return path;
+  };
+
+  it('removed or replaced, a redrive and a reload say so instead of changing and reading the old file, which no other process sees', async () => {
+    const path = await seeded('gone.db');
+    const env = { ...home.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' };
+    const pane = TmuxPane.start(['node', AGENTQ_BIN, '--url', `sqlite:${path}`, 'dlq', 'browse', '--queue', 'research', '--rate', '0'], env, { columns: 120, rows: 30 });
+    try {
+      await pane.waitFor('total 3 · shown 3');
+      // Restored from a backup with mv: another file now has the path.
+      const other = await seeded('other.db');
+      renameSync(other, path);
+      pane.keys('Space', 'R');
+      const refused = await pane.waitFor('Redrive not done');
+      expect(refused.replace(/[│\s]+/g, ' ')).toContain(`the agentq store at ${path} was replaced by another file since agentq dlq browse opened it`);
+      pane.keys('Enter', 'r');
+      const reload = await pane.waitFor('The DLQ is not loaded');
+      expect(reload.replace(/\s+/g, ' ')).toContain(`the agentq store at ${path} was replaced by another file since agentq dlq browse opened it`);
+      const now = new SqliteBackend({ path });
+      try {
+        expect((await now.dlqRows({ queue: 'research' }, { limit: 10 })).items.length).toBe(3);
+        expect((await now.listRuns({}, { limit: 10 })).items).toEqual([]);
+      } finally {
+        await now.close();
+      }
+      // Removed: a redrive of what is on screen would change a file no other process can see.
+      rmSync(path);
+      pane.keys('r');
+      await pane.waitFor((sc) => sc.replace(/\s+/g, ' ').includes(`the agentq store at ${path} was removed since agentq dlq browse opened it`));
+      pane.keys('q');
+      expect(await pane.exitStatus()).toBe(0);
+    } finally {
+      pane.kill();
+    }
   }, 120_000);
 });
 

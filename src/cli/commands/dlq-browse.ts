@@ -88,6 +88,7 @@ export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<voi
     import('../../tui/source.js'),
     import('../../tui/redrive-gateway.js'),
     import('../../tui/trace.js'),
+    import('../../tui/store-file.js'),
   ]);
   tui.catch(() => undefined); // awaited below; this only keeps a failed import from going unhandled if opening fails first
   const backend = await ctx.openBackend();
@@ -96,7 +97,9 @@ export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<voi
   // does, instead of a full-screen app showing nothing. Later failures (reloads) are shown in the app.
   await backend.dlqRows(selector.filter, { limit: 1 });
   const io = dlqIoFrom(ctx);
-  const [{ runTui }, { backendSource }, { engineRedrive }, { fileTrace }] = await tui;
+  const [{ runTui }, { backendSource }, { engineRedrive }, { fileTrace }, { watchStoreFile, watchedSource, watchedRedrive }] = await tui;
+  // The app stays open for hours: a SQLite file removed or replaced meanwhile is said, not read as the store.
+  const storeFile = watchStoreFile(backend);
   const tracePath = ctx.env.AGENTQ_TUI_TRACE;
   // The app restores the terminal and stops a redrive after its batch on a first SIGTERM or SIGHUP.
   const releaseStops = ctx.handleStops();
@@ -104,10 +107,13 @@ export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<voi
   try {
     outcome = await runTui(
       {
-        source: backendSource(backend, selector.filter),
-        redrive: engineRedrive(
-          { backend, clock: ctx.clock, sleep: io.sleep, newRunId: io.newRunId, identity: io.identity, probe: io.probe },
-          { baseFilter: selector.filter, given: selector.given, rate, batchSize, maxRedrives },
+        source: watchedSource(backendSource(backend, selector.filter), storeFile),
+        redrive: watchedRedrive(
+          engineRedrive(
+            { backend, clock: ctx.clock, sleep: io.sleep, newRunId: io.newRunId, identity: io.identity, probe: io.probe },
+            { baseFilter: selector.filter, given: selector.given, rate, batchSize, maxRedrives },
+          ),
+          storeFile,
         ),
         info: { context: io.contextName, backend: backend.description, queue: selector.filter.queue ?? null, selection: selectionText(selector.given) },
         readOnlyReason,
