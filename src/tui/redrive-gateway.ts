@@ -52,6 +52,7 @@ export function engineRedrive(deps: EngineDeps, s: GatewaySettings): RedrivePort
         for (const e of entries) {
           if (wanted.has(e.job_id) && builder.add(e) !== null) found++;
         }
+        await giveWay(signal);
       }
       // The engine's refusal says "Add --queue NAME" (a restart, here); the app has a way in place.
       const queues = builder.queues();
@@ -143,6 +144,16 @@ function selectionFilters(context: SelectionContext | undefined): Record<string,
   if (context.selection !== null) out.selection = context.selection;
   if (context.hiddenByFilter > 0) out.selected_hidden_by_filter = context.hiddenByFilter;
   return out;
+}
+
+/**
+ * A turn of the event loop between reads, then stop if asked. SQLite answers synchronously, so a
+ * walk of a large selection never let a key in: Esc and Ctrl-C ("Esc cancels", on screen) and
+ * every frame waited for the whole plan, seconds for 30,000 jobs.
+ */
+async function giveWay(signal: AbortSignal): Promise<void> {
+  await new Promise((resolve) => setImmediate(resolve));
+  signal.throwIfAborted();
 }
 
 async function* selectedEntries(backend: Backend, base: DlqFilter, wanted: ReadonlySet<string>, signal: AbortSignal): AsyncGenerator<DlqEntry[]> {

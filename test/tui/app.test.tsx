@@ -624,6 +624,36 @@ describe('redrive through the DLQ engine (real SQLite store)', () => {
     }
   });
 
+  it('building a plan gives way to the keys between reads: Esc stops it there, not once the whole selection is read', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));
+    const clock = new ManualClock(T0);
+    const backend = new SqliteBackend({ path: join(dir, 'agentq.db'), clock, random: seededRandom(7) });
+    try {
+      // More jobs than one read takes (they are fetched 32 at a time).
+      const ids = await seedDlq(backend, clock, 'research', Array.from({ length: 40 }, () => ({ errorCode: 'PROVIDER_429' })));
+      const newId = createIdFactory(clock, seededRandom(9));
+      const redrive = engineRedrive(
+        { backend, clock, sleep: async () => undefined, newRunId: () => newId(RUN_ID_PREFIX), identity: { user: 'ops', host: 'test', pid: 1, context: 'prod' } },
+        { baseFilter: { queue: 'research' }, given: { queue: 'research' }, rate: null },
+      );
+      // SQLite answers synchronously: a walk that never gave the event loop a turn held every key
+      // (Esc, Ctrl-C) and every frame until the whole plan was built (seconds for 30,000 jobs).
+      const abort = new AbortController();
+      setImmediate(() => abort.abort());
+      const outcome = await redrive.plan(ids, abort.signal).then(
+        () => 'built',
+        (e: unknown) => (e as Error).name,
+      );
+      expect(outcome).toBe('AbortError');
+      // Not aborted, the same plan is built whole.
+      const planned = await redrive.plan(ids, new AbortController().signal);
+      expect(planned.split).toMatchObject({ total: 40, redrive: 40 });
+    } finally {
+      await backend.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a redrive refused by a lock a dead process left says what the CLI says to do about it (resume that run, or --break-lock)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));
     const clock = new ManualClock(T0);
