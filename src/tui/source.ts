@@ -66,6 +66,9 @@ export function backendSource(backend: Pick<Backend, 'dlqRows' | 'dlqGet' | 'sta
         const page = await backend.dlqRows({ ...filter, grep: text }, { limit: pageSize, cursor });
         for (const r of page.items) ids.add(r.job_id);
         cursor = page.next_cursor;
+        // A turn of the event loop between pages, as the load takes: a synchronous store (SQLite)
+        // otherwise held every key and frame until the last page was searched.
+        if (cursor !== null) await new Promise((resolve) => setImmediate(resolve));
       } while (cursor !== null);
       return ids;
     },

@@ -555,6 +555,31 @@ describe('text filter on a real SQLite store', () => {
   });
 });
 
+describe('searching whole messages on a real SQLite store', () => {
+  it('gives way to the keys between pages: a newer filter (the abort) stops the search there, not once every page is read', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));
+    const clock = new ManualClock(T0);
+    const backend = new SqliteBackend({ path: join(dir, 'agentq.db'), clock, random: seededRandom(7) });
+    try {
+      await seedDlq(backend, clock, 'research', Array.from({ length: 6 }, () => ({ errorMessage: 'quota exhausted' })));
+      // Pages of two: the search takes three reads.
+      const source = backendSource(backend, { queue: 'research' }, 2);
+      // SQLite answers synchronously: the search held every key and frame until its last page.
+      const abort = new AbortController();
+      setImmediate(() => abort.abort());
+      const outcome = await source.grepIds!('quota', abort.signal).then(
+        (ids) => `found ${ids.size}`,
+        (e: unknown) => (e as Error).name,
+      );
+      expect(outcome).toBe('AbortError');
+      expect((await source.grepIds!('quota', new AbortController().signal)).size).toBe(6);
+    } finally {
+      await backend.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('redrive through the DLQ engine (real SQLite store)', () => {
   it('the run records the in-app filter and the selection in its filters, and the reason typed in the dialog', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));
