@@ -46,7 +46,7 @@ afterEach(async () => {
 
 let seq = 0;
 type StoreKind = 'sqlite' | 'redis';
-function env(kind: StoreKind) {
+function env(kind: StoreKind, extra = '') {
   const prefix = `rp${process.pid}x${++seq}`;
   const dir = mkdtempSync(join(tmpdir(), 'agentq-republish-'));
   dirs.push(dir);
@@ -56,8 +56,8 @@ function env(kind: StoreKind) {
       const endpoint = o.endpoint ?? sqs.endpoint;
       const url =
         kind === 'sqlite'
-          ? sqsUrl(endpoint, prefix, join(dir, 'store.db'), '&autocreate=1&wait=0')
-          : `sqs://us-east-1/${prefix}?endpoint=${encodeURIComponent(endpoint)}&store=${encodeURIComponent(`${redis.url}?prefix=${prefix}`)}&autocreate=1&wait=0`;
+          ? sqsUrl(endpoint, prefix, join(dir, 'store.db'), `&autocreate=1&wait=0${extra}`)
+          : `sqs://us-east-1/${prefix}?endpoint=${encodeURIComponent(endpoint)}&store=${encodeURIComponent(`${redis.url}?prefix=${prefix}`)}&autocreate=1&wait=0${extra}`;
       const b = new SqsBackend({ url: parseSqsUrl(url, url), shown: url, random: seededRandom(seq), ...o });
       open.push(b);
       return b;
@@ -181,6 +181,45 @@ describe.each<StoreKind>(['sqlite', 'redis'])('sqs republish (%s job store)', (k
     await b.complete(got[0]!, 'ok');
     expect((await b.get(j2.job_id))!.attempts).toHaveLength(2);
     await expectOnlyCopiesOf(b, source);
+  });
+
+  it('on FIFO queues, a republish within the 5-minute dedup window of the last publish is a new message (not dropped as a copy of it), and a second republish too', async () => {
+    const e = env(kind, '&fifo=1');
+    const clock = new ManualClock();
+    const b = e.make({ clock, maxVisibilitySeconds: 0 });
+    const { job } = await b.submit(submitReq());
+    const source = sourceQueueName(e.prefix, 'q', 'batch', true);
+    expect(await depth(source)).toBe(1);
+    await purge(source);
+    // (fauxqs keeps its dedup window in real time: this runs well inside 5 minutes of the submit)
+    for (let round = 1; round <= 2; round++) {
+      const r = await b.republish([job.job_id]);
+      expect(r.outcomes[0]).toMatchObject({ result: 'republished' });
+      expect(r.relay).toMatchObject({ published: 1, failed: [] });
+      // the defect: SQS took the send and dropped it (same deduplication id as the submit's), so nothing arrived
+      expect(await depth(source)).toBe(1);
+      if (round === 1) await purge(source);
+    }
+    const [lease] = await claim(b);
+    expect(lease?.jobId).toBe(job.job_id);
+    await b.complete(lease!, 'ok');
+  });
+
+  it('a relay that sends the same republished message twice (its answer lost) is deduplicated by SQS on FIFO queues', async () => {
+    const e = env(kind, '&fifo=1');
+    const clock = new ManualClock();
+    const b = e.make({ clock, maxVisibilitySeconds: 0 });
+    const { job } = await b.submit(submitReq());
+    const source = sourceQueueName(e.prefix, 'q', 'batch', true);
+    await purge(source);
+    // The republish's rows, sent twice as a relay whose first answer was lost would send them.
+    await b.ext.republish([job.job_id]);
+    const rows = await b.ext.pendingOutbox(0, [job.job_id]);
+    expect(rows).toHaveLength(1);
+    const again = await b.ext.pendingOutbox(0, [job.job_id]);
+    expect((await b.relay.publish(rows)).published).toBe(1);
+    expect((await b.relay.publish(again)).published).toBe(1);
+    expect(await depth(source)).toBe(1);
   });
 
   it('leaves a job waiting in the outbox to the relay, and one that is not waiting alone', async () => {

@@ -91,9 +91,10 @@ export interface OutboxRow {
   tries: number;
   /**
    * What the FIFO deduplication id is made from when not the row id: a store whose row ids
-   * are not stable across processes gives a number that is (the Redis store: the generation).
+   * are not stable across processes gives a key that is, one per publish intent (the Redis
+   * store: the generation and the job's republish count).
    */
-  dedup?: number;
+  dedup?: string;
 }
 
 export interface Delivery {

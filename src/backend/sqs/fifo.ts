@@ -46,9 +46,12 @@ export function dlqGroupId(job: Pick<Job, 'job_id'>): string {
   return job.job_id;
 }
 
-/** One id per outbox row: relay retries of the row share it, a redrive (a new row) gets a new one. */
-export function publishDedupId(jobId: string, outboxRowId: number): string {
-  return `${jobId}.p${outboxRowId}`;
+/**
+ * One id per outbox row (or, on a store without stable row ids, per publish intent: `OutboxRow.dedup`):
+ * relay retries of the row share it, a redrive or a republish (a new row) gets a new one.
+ */
+export function publishDedupId(jobId: string, outboxRow: number | string): string {
+  return `${jobId}.p${outboxRow}`;
 }
 
 /** One id per death of a job: a retried DLQ send shares it; the same job dying again after a redrive does not. */

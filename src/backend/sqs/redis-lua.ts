@@ -10,6 +10,7 @@
  * Keys of this store, per shard (under the same hash tag):
  *   sqs:dlv  hash job id → JSON {m: message id, r: receipt, u: queue URL, at: received ms, ds: DLQ copy sent ms or 0}
  *   sqs:pub  hash job id → the generation (redrive count) last published: see redis-store.ts "outbox"
+ *   sqs:rep  hash job id → 'GEN:N': `agentq sqs republish` gave generation GEN of the job N new messages (part of their FIFO deduplication ids)
  *   sqs:cus  hash job id → JSON custody record (messages taken out of an SQS DLQ)
  *   sqs:cmi  hash SQS message id → job id (custody is idempotent on the message id)
  */
@@ -185,10 +186,13 @@ return 1
 `;
 
 /**
- * `agentq sqs republish` on one job (KEYS: the job hash, the shard's sqs:pub and sqs:dlv; ARGV[1]
+ * `agentq sqs republish` on one job (KEYS: the job hash, the shard's sqs:pub, sqs:dlv and sqs:rep; ARGV[1]
  * the job id, ARGV[2] now): a waiting job (or a running one whose lease has expired) whose message is published forgets that message (delivery and
  * published mark), which makes it pending in the outbox again (the outbox is derived, see
- * redis-store.ts). Returns the state and what was done: republished | pending | not_waiting | unknown.
+ * redis-store.ts), and counts the republish: the count is part of the message's FIFO
+ * deduplication id, so SQS does not drop the new message as a copy of the one it replaces
+ * (sent moments ago, within SQS's 5-minute window).
+ * Returns the state and what was done: republished | pending | not_waiting | unknown.
  */
 export const REPUBLISH = String.raw`
 local st = redis.call('HGET', KEYS[1], 'st')
@@ -199,5 +203,12 @@ local gen = redis.call('HGET', KEYS[1], 'rc') or '0'
 if redis.call('HGET', KEYS[2], ARGV[1]) ~= gen then return {st, 'pending'} end
 redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
+local rep = redis.call('HGET', KEYS[4], ARGV[1])
+local n = 1
+if rep then
+  local rgen, rn = string.match(rep, '^(%d+):(%d+)$')
+  if rgen == gen then n = tonumber(rn) + 1 end
+end
+redis.call('HSET', KEYS[4], ARGV[1], gen .. ':' .. n)
 return {st, 'republished'}
 `;

@@ -155,9 +155,22 @@ export class RedisSqsStore implements SqsStore {
     const gen = rc ?? '0';
     const published = pub !== undefined ? pub : await this.client.hget(`${p}sqs:pub`, jobId);
     if (published === gen) return null;
+    // Republished (`agentq sqs republish`): a new publish of the same generation, whose FIFO
+    // deduplication id must differ from the last one's, or SQS drops it within its 5-minute window.
+    const rep = /^(\d+):(\d+)$/.exec((await this.client.hget(`${p}sqs:rep`, jobId)) ?? '');
+    const republished = rep && rep[1] === gen ? Number(rep[2]) : 0;
     const id = this.nextRow++;
     this.rows.set(id, { jobId, gen });
-    return { id, job_id: jobId, queue: loc.queue, class: cls ?? 'batch', why: gen === '0' ? 'submit' : 'redrive', created_at: this.now, tries: this.backoff.get(jobId)?.tries ?? 0, dedup: Number(gen) };
+    return {
+      id,
+      job_id: jobId,
+      queue: loc.queue,
+      class: cls ?? 'batch',
+      why: republished > 0 ? 'republish' : gen === '0' ? 'submit' : 'redrive',
+      created_at: this.now,
+      tries: this.backoff.get(jobId)?.tries ?? 0,
+      dedup: republished > 0 ? `${gen}.r${republished}` : gen,
+    };
   }
 
   private due(jobId: string): boolean {
@@ -292,8 +305,9 @@ export class RedisSqsStore implements SqsStore {
     const loc = await this.locate(jobId);
     if (!loc) return;
     const p = this.sp(loc);
-    // (the published mark is what tells the outbox this job has its message)
-    await Promise.all([this.client.hdel(`${p}sqs:dlv`, jobId), keepPublished ? 0 : this.client.hdel(`${p}sqs:pub`, jobId)]);
+    // (the published mark is what tells the outbox this job has its message; the republish count
+    // goes with it: only a job with no message left, its run over, forgets it)
+    await Promise.all([this.client.hdel(`${p}sqs:dlv`, jobId), keepPublished ? 0 : this.client.hdel(`${p}sqs:pub`, jobId), keepPublished ? 0 : this.client.hdel(`${p}sqs:rep`, jobId)]);
   }
 
   /** `agentq sqs republish` (SqsStore.republish): one script per job, each atomic on its shard. */
@@ -304,7 +318,7 @@ export class RedisSqsStore implements SqsStore {
         const loc = await this.locate(id);
         if (!loc) return { job_id: id, result: 'unknown' };
         const p = this.sp(loc);
-        const [st, result] = await fn.call(this.client, 3, `${p}j:${id}`, `${p}sqs:pub`, `${p}sqs:dlv`, id, this.now);
+        const [st, result] = await fn.call(this.client, 4, `${p}j:${id}`, `${p}sqs:pub`, `${p}sqs:dlv`, `${p}sqs:rep`, id, this.now);
         // a new try: this process's backoff of an earlier publish of the job no longer applies
         if (result === 'republished') this.backoff.delete(id);
         return st === '' ? { job_id: id, result } : { job_id: id, result, state: st as JobState };
