@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SqsBackend, type SqsBackendOptions } from '../../src/backend/sqs/index.js';
-import { sourceQueueName } from '../../src/backend/sqs/names.js';
+import { dlqName, sourceQueueName } from '../../src/backend/sqs/names.js';
 import { parseSqsUrl } from '../../src/backend/sqs/url.js';
 import { ManualClock, seededRandom } from '../../src/core/clock.js';
 import { sqsUrl, useEmulatorCredentials } from '../conformance/sqs-fixture.js';
@@ -220,6 +220,28 @@ describe.each<StoreKind>(['sqlite', 'redis'])('sqs republish (%s job store)', (k
     expect((await b.relay.publish(rows)).published).toBe(1);
     expect((await b.relay.publish(again)).published).toBe(1);
     expect(await depth(source)).toBe(1);
+  });
+
+  it('a running job whose lease expired, republished with no attempts left, dies with its copy in the SQS DLQ (as every death)', async () => {
+    const e = env(kind);
+    const clock = new ManualClock();
+    const b = e.make({ clock, maxVisibilitySeconds: 0 });
+    await b.setup(['q']);
+    const { job } = await b.submit({ ...submitReq(), max_attempts: 1 });
+    const [lease] = await claim(b);
+    expect(lease?.jobId).toBe(job.job_id);
+    const source = sourceQueueName(e.prefix, 'q', 'batch');
+    await purge(source);
+    clock.advance(24 * 3600_000);
+    expect((await b.republish([job.job_id])).outcomes[0]).toMatchObject({ result: 'republished', state: 'running' });
+    // received: the lease is reaped, no attempt left, so the job dies
+    expect(await claim(b)).toEqual([]);
+    const dead = (await b.get(job.job_id))!;
+    expect(dead.state).toBe('dead');
+    expect(dead.dead).toMatchObject({ reason: 'lease_lost' });
+    // the defect: the store's DLQ had it, the SQS DLQ had no copy (and the message was deleted)
+    await pollUntil(async () => (await depth(dlqName(e.prefix, 'q'))) === 1, { what: 'the copy in the SQS DLQ' });
+    expect(await depth(source)).toBe(0);
   });
 
   it('leaves a job waiting in the outbox to the relay, and one that is not waiting alone', async () => {

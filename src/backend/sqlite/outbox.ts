@@ -321,6 +321,12 @@ export class SqliteSqsStore implements SqsStore {
         // The message came back because the lease ran out: the worker crashed or stalled.
         this.reapLease(job, fence, now);
         ({ job, fence } = this.store.load(ref.jobId)!);
+        // Dead of that reap with no message on record (`republish` forgot the one SQS lost): this
+        // message carries the death to the SQS DLQ, as a job's own message does (bury, below).
+        if (job.state === 'dead' && current === null) {
+          this.recordDelivery(ref, now);
+          return { kind: 'bury', job };
+        }
       }
 
       if (job.state === 'dead') {

@@ -71,6 +71,12 @@ if st == 'running' then
   redis.call('ZREM', K_LEASES, id)
   reapLease(id, ARGV[15], rand)
   st = hget(id, 'st')
+  -- Dead of that reap with no message on record (republish forgot the one SQS lost): this
+  -- message carries the death to the SQS DLQ, as a job's own message does (bury, below).
+  if st == 'dead' and not cur then
+    record()
+    return { 'bury', snapshot(id) }
+  end
 end
 
 if st == 'dead' then
