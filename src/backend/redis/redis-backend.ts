@@ -188,17 +188,24 @@ export class RedisBackend implements Backend {
     // Every contract call reports a Redis it cannot reach, or that refuses it, the same way (connection.ts).
     for (const name of GUARDED) {
       const fn = (this as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[name]!;
-      (this as unknown as Record<string, unknown>)[name] = (...a: unknown[]) => {
-        const start = this.conn.callStart();
-        this.conn.wake();
-        const gate = this.conn.dbGate();
-        return (gate ? gate.then(() => fn.apply(this, a)) : fn.apply(this, a)).catch(async (e: unknown) => {
-          await this.conn.settled(e);
-          // (a call that cannot have reached Redis says so: a worker then knows its claim leased nothing)
-          throw this.conn.unsent(this.conn.errorOf(e), start);
-        });
-      };
+      (this as unknown as Record<string, unknown>)[name] = (...a: unknown[]) => this.guard(() => fn.apply(this, a));
     }
+  }
+
+  /**
+   * Runs `call` as every contract call runs: after the URL's database is selected, its failure
+   * reported as agentq's typed error, marked as never sent when it cannot have reached Redis.
+   * Public for code on this store's data that uses the raw client (the SQS backend's Redis store).
+   */
+  guard<T>(call: () => Promise<T>): Promise<T> {
+    const start = this.conn.callStart();
+    this.conn.wake();
+    const gate = this.conn.dbGate();
+    return (gate ? gate.then(call) : call()).catch(async (e: unknown) => {
+      await this.conn.settled(e);
+      // (a call that cannot have reached Redis says so: a worker then knows its claim leased nothing)
+      throw this.conn.unsent(this.conn.errorOf(e), start);
+    });
   }
 
   /**

@@ -13,7 +13,7 @@ import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import type { AdmissionLimits } from '../../core/admission.js';
 import { systemClock, systemRandom, type Clock, type Random } from '../../core/clock.js';
 import { initialFairnessState, nextPick, type Candidates, type FairnessOptions } from '../../core/fairness.js';
-import { BrokerUnavailableError, ConfigError, fromBroker, ValidationError } from '../../core/errors.js';
+import { BrokerUnavailableError, ConfigError, fromBroker, RetryLaterError, ValidationError, wasNotSent } from '../../core/errors.js';
 import type { RetryPolicy } from '../../core/retry.js';
 import { JOB_CLASSES, type DlqEntry, type Effect, type Job, type JobClass, type JobEvent, type SubmitRequest } from '../../core/schemas.js';
 import type {
@@ -118,6 +118,11 @@ export interface SqsBackendOptions {
   publishWaitMs?: number;
   /** How long an operator's command waits on an unanswered SQS call (default BROKER_STALL_MS). */
   stallMs?: number;
+}
+
+/** Whether a claim may have leased jobs so far (see SqsBackend.claim). */
+interface Leasing {
+  unsure: boolean;
 }
 
 export class SqsBackend implements Backend {
@@ -387,8 +392,25 @@ export class SqsBackend implements Backend {
     return { name: this.url.endpoint === null ? `SQS in ${this.url.region}` : `SQS at ${this.url.endpoint}`, answered: this.answered, silentMs: this.unanswered.silentMs() };
   }
 
+  /**
+   * Receives and judges messages until `max` jobs are leased. A failure says it was never sent
+   * (`RetryLaterError.notSent`, as the store marks a call that cannot have reached it) only while
+   * no lease can have been taken: a worker then skips its orphan sweep. Leases are taken only by
+   * `consider`; once one answered with a lease (lost with this failure) or failed without saying
+   * it never ran, the failure is no longer "never sent", whatever call failed last.
+   */
   async claim(req: ClaimRequest): Promise<Lease[]> {
     checkClaim(req);
+    const leasing: Leasing = { unsure: false };
+    try {
+      return await this.claimLeasing(req, leasing);
+    } catch (e) {
+      if (leasing.unsure && e instanceof RetryLaterError) e.notSent = false;
+      throw e;
+    }
+  }
+
+  private async claimLeasing(req: ClaimRequest, leasing: Leasing): Promise<Lease[]> {
     // Workers run the relay too, so a crash between commit and publish heals without an operator.
     await this.relay.catchUp({ limit: 100, maxRounds: 1, background: true }).catch(() => undefined);
     const wanted = new Set<JobClass>(req.classes && req.classes.length > 0 ? req.classes : JOB_CLASSES);
@@ -402,7 +424,7 @@ export class SqsBackend implements Backend {
       const choice = nextPick(this.fair, candidates, this.fairness);
       if (!choice) break;
       const cls = choice.pick.class;
-      const got = await this.claimFrom(req, cls, req.max - leases.length, 0);
+      const got = await this.claimFrom(req, cls, req.max - leases.length, 0, leasing);
       if (got.length === 0) {
         delete candidates[cls];
         continue;
@@ -415,12 +437,12 @@ export class SqsBackend implements Backend {
     // Nothing ready anywhere: long-poll one queue (the first class with work in the store) so an
     // idle worker waits in SQS instead of spinning, without waiting 20 s per empty class.
     if (leases.length === 0 && this.url.waitSeconds > 0 && classes.length > 0) {
-      leases.push(...(await this.claimFrom(req, classes[0]!, req.max, this.url.waitSeconds)));
+      leases.push(...(await this.claimFrom(req, classes[0]!, req.max, this.url.waitSeconds, leasing)));
     }
     return leases;
   }
 
-  private async claimFrom(req: ClaimRequest, cls: JobClass, max: number, waitSeconds: number): Promise<Lease[]> {
+  private async claimFrom(req: ClaimRequest, cls: JobClass, max: number, waitSeconds: number, leasing: Leasing): Promise<Lease[]> {
     const name = this.sqsQueues.sourceName(req.queue, cls);
     const url = await this.sqsQueues.url(name);
     // Asked only for a class the store holds pending jobs of: without its queue they can never be
@@ -453,7 +475,7 @@ export class SqsBackend implements Backend {
       for (const m of msgs) {
         if (!seen.has(m.MessageId!)) fresh++;
         seen.add(m.MessageId!);
-        const lease = await this.handle(m, url, req);
+        const lease = await this.handle(m, url, req, leasing);
         if (lease) leases.push(lease);
       }
       // Every message came round again: nothing else is waiting in this queue right now.
@@ -463,7 +485,7 @@ export class SqsBackend implements Backend {
   }
 
   /** Acts on one received message as the store decided. */
-  private async handle(m: Message, url: string, req: ClaimRequest): Promise<Lease | null> {
+  private async handle(m: Message, url: string, req: ClaimRequest, leasing: Leasing): Promise<Lease | null> {
     const parsed = parseMessage(m);
     if (parsed.kind !== 'agentq') {
       // Not ours: never run, never deleted here. It reaches the DLQ by the native
@@ -471,7 +493,15 @@ export class SqsBackend implements Backend {
       await this.setVisibility(url, m.ReceiptHandle!, this.notOursVisibility());
       return null;
     }
-    const d: Decision = await this.ext.consider({ jobId: parsed.jobId, messageId: m.MessageId!, receipt: m.ReceiptHandle!, queueUrl: url }, req);
+    let d: Decision;
+    try {
+      d = await this.ext.consider({ jobId: parsed.jobId, messageId: m.MessageId!, receipt: m.ReceiptHandle!, queueUrl: url }, req);
+    } catch (e) {
+      // (it may have taken the lease with its answer lost, unless it certainly never ran)
+      if (!wasNotSent(e)) leasing.unsure = true;
+      throw e;
+    }
+    if (d.kind === 'claimed') leasing.unsure = true;
     switch (d.kind) {
       case 'claimed':
         return d.lease;

@@ -52,6 +52,9 @@ const SCRIPTS = {
 } as const;
 type ScriptName = keyof typeof SCRIPTS;
 
+/** The methods that talk to Redis (the raw client), run through RedisBackend.guard. */
+const GUARDED = ['pendingOutbox', 'outboxCounts', 'jobsForPublish', 'markPublished', 'delivery', 'markDlqSent', 'forgetDelivery', 'republish', 'consider', 'pendingByClass', 'custody', 'listCustody', 'takeCustody', 'statesOf'] as const satisfies ReadonlyArray<keyof SqsStore>;
+
 /** A background catch-up's scan runs at most once per this many ms per store (wall clock: it is about cost). */
 const BACKGROUND_SCAN_MS = 5000;
 /** Waiting jobs read per page while the relay scans for unpublished ones. */
@@ -96,6 +99,12 @@ export class RedisSqsStore implements SqsStore {
     for (const [name, lua] of Object.entries(SCRIPTS)) this.client.defineCommand(name, { lua });
     this.client.defineCommand('aqSqsDlqSent', { lua: DLQ_SENT });
     this.client.defineCommand('aqSqsRepublish', { lua: REPUBLISH });
+    // Every call fails as the adapter's do (RedisBackend.guard): typed, and marked as never sent
+    // when it cannot have reached Redis, so a worker whose claim was refused knows it leased nothing.
+    for (const name of GUARDED) {
+      const fn = (this as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[name]!;
+      (this as unknown as Record<string, unknown>)[name] = (...a: unknown[]) => backend.guard(() => fn.apply(this, a));
+    }
   }
 
   get now(): number {
