@@ -6,6 +6,7 @@
  * gives up publishing after a few seconds (the outbox relay publishes the job later) and close()
  * does not wait for the abandoned round.
  */
+import { createServer as createHttpServer, request as httpRequest, type ServerResponse } from 'node:http';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -181,6 +182,50 @@ it('sqs setup and sqs sweep give up after a few seconds with exit 75, naming SQS
     expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(75);
     expect(r.stderr).toContain(`error: SQS at ${endpoint} did not answer within 5 s`);
     expect(Date.now() - started).toBeLessThan(25_000);
+  }
+}, 90_000);
+
+/**
+ * An SQS endpoint that answers its first `answered` requests (forwarded to a live fauxqs) and then
+ * goes silent: it reads every later request and never answers it.
+ */
+async function answersThenSilent(answered: number): Promise<{ endpoint: string; stop: () => Promise<void> }> {
+  const fauxqs = await startSqsServer();
+  let seen = 0;
+  const held = new Set<ServerResponse>();
+  const proxy = createHttpServer((req, res) => {
+    if (++seen > answered) {
+      held.add(res);
+      return;
+    }
+    const out = httpRequest(`${fauxqs.endpoint}${req.url ?? '/'}`, { method: req.method, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 500, answer.headers);
+      answer.pipe(res);
+    });
+    req.pipe(out);
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  return {
+    endpoint: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    stop: async () => {
+      for (const res of held) res.destroy();
+      proxy.closeAllConnections();
+      await new Promise<void>((r) => proxy.close(() => r()));
+      await fauxqs.stop();
+    },
+  };
+}
+
+it('sqs setup against SQS that answers its first look-up and then goes silent gives up as the other commands do (exit 75), not after the SDK\'s time-outs', async () => {
+  const sqs = await answersThenSilent(1);
+  try {
+    const url = sqsUrl(sqs.endpoint, `silentsetup${process.pid}`, join(home.dir, 'setup.db'));
+    // (the time-out is the safety net: it took about 90 s, the SDK's 3 x 30 s on a call after the first)
+    const r = await runCli(home, ['--url', url, 'sqs', 'setup', '--queue', 'q'], { env: CREDS, timeoutMs: 40_000 });
+    expect(r.code, r.stderr).toBe(75);
+    expect(r.stderr).toContain(`error: SQS at ${sqs.endpoint} did not answer within 5 s (setting up its queues)`);
+  } finally {
+    await sqs.stop();
   }
 }, 90_000);
 

@@ -143,7 +143,6 @@ export class UnansweredCalls {
  * `unanswered`: the calls in flight (see UnansweredCalls).
  */
 export function countingAnswers(data: SqsDataPlane, answered: () => void, unanswered?: UnansweredCalls): SqsDataPlane {
-  const counted = (e: unknown): boolean => !(e instanceof AgentqError) && !(toAgentqError(e, '') instanceof RetryLaterError);
   return new Proxy(data, {
     get(target, prop) {
       const v = Reflect.get(target, prop, target) as unknown;
@@ -152,20 +151,30 @@ export function countingAnswers(data: SqsDataPlane, answered: () => void, unansw
         const r = (v as (...a: unknown[]) => unknown).apply(target, args);
         if (!(r instanceof Promise)) return r;
         const waitSeconds = prop === 'receiveMessage' ? ((args[0] as { WaitTimeSeconds?: number } | undefined)?.WaitTimeSeconds ?? 0) : 0;
-        const call = unanswered?.start(waitSeconds * 1000);
-        return r.then(
-          (out: unknown) => {
-            if (call) unanswered!.end(call);
-            answered();
-            return out;
-          },
-          (e: unknown) => {
-            if (call) unanswered!.end(call);
-            if (counted(e)) answered();
-            throw e;
-          },
-        );
+        return watchCall(r, answered, unanswered, waitSeconds * 1000);
       };
     },
   });
+}
+
+/**
+ * One SQS call in flight, counted as `countingAnswers` counts the data plane's: in `unanswered`
+ * until it settles (due after `waitMs`), and in `answered` when SQS answered it. For the calls
+ * made through the SDK client (setup, auto-creation), so a command watching for a silent SQS
+ * (`SqsBackend.answering`) sees them too.
+ */
+export function watchCall<T>(r: Promise<T>, answered: () => void, unanswered?: UnansweredCalls, waitMs = 0): Promise<T> {
+  const call = unanswered?.start(waitMs);
+  return r.then(
+    (out) => {
+      if (call) unanswered!.end(call);
+      answered();
+      return out;
+    },
+    (e: unknown) => {
+      if (call) unanswered!.end(call);
+      if (!(e instanceof AgentqError) && !(toAgentqError(e, '') instanceof RetryLaterError)) answered();
+      throw e;
+    },
+  );
 }

@@ -48,7 +48,7 @@ import type {
 } from '../contract.js';
 import { checkApplyRequest, checkClaim } from '../checks.js';
 import { sendBatch, type OutgoingMessage } from './batch-send.js';
-import { countingAnswers, createDataPlane, LazySqsSdk, toAgentqError, UnansweredCalls } from './client.js';
+import { countingAnswers, createDataPlane, LazySqsSdk, toAgentqError, UnansweredCalls, watchCall } from './client.js';
 import { SdkDataPlane, type SqsDataPlane } from './data-plane.js';
 import { sweepDlq, type SweepOptions, type SweepReport } from './custody.js';
 import { dlqAttributes, messageBody, parseMessage } from './envelope.js';
@@ -177,7 +177,9 @@ export class SqsBackend implements Backend {
     this.ownsData = !opts.dataPlane;
     const data = opts.dataPlane ?? (opts.client ? new SdkDataPlane(opts.client) : createDataPlane(this.sdk, opts.url));
     this.data = countingAnswers(data, () => this.answered++, this.unanswered);
-    this.sqsQueues = new SqsQueues(this.data, this.sdk, opts.url.prefix, opts.url.maxReceiveCount, opts.url.autoCreate, opts.url.fifo !== null);
+    this.sqsQueues = new SqsQueues(this.data, this.sdk, opts.url.prefix, opts.url.maxReceiveCount, opts.url.autoCreate, opts.url.fifo !== null, (call) =>
+      watchCall(call, () => this.answered++, this.unanswered),
+    );
     this.relay = new OutboxRelay(this.ext, this.sqsQueues, this.data, this.maxVisibility, opts.url.fifo);
     this.publisher = new GroupPublisher(this.relay);
   }
@@ -226,12 +228,15 @@ export class SqsBackend implements Backend {
 
   /** Creates or checks the SQS queues of these agentq queues. */
   async setup(queues: string[]): Promise<SetupAction[]> {
-    // Setup's own calls go through the SDK client, which answers for a silent endpoint only after
-    // its time-outs: one look-up through the watched data plane first (any answer will do).
+    // One look-up through the data plane first (any answer will do): an endpoint silent from the
+    // start is told before the SDK client is even loaded.
     if (queues.length > 0) await this.answering('looking up its queues', this.data.getQueueUrl({ QueueName: this.sqsQueues.dlqName(queues[0]!) }).catch((e: unknown) => {
       if (e instanceof BrokerUnavailableError) throw e;
     }));
-    return this.sqsQueues.setup(queues);
+    // Setup's own calls go through the SDK client, which answers for a silent endpoint only after
+    // its time-outs (3 x 30 s): each is watched as the data plane's are (SqsQueues `watch`), so an
+    // endpoint that goes silent after the look-up is given up on after stallMs too.
+    return this.answering('setting up its queues', this.sqsQueues.setup(queues));
   }
 
   /**

@@ -48,6 +48,8 @@ export class SqsQueues {
     private readonly autoCreate: boolean,
     /** FIFO queues (`fifo=` in the URL). */
     readonly fifo = false,
+    /** Wraps each call made through the SDK client, so a watch for a silent SQS sees it (SqsBackend: watchCall). */
+    private readonly watch: <T>(call: Promise<T>) => Promise<T> = (call) => call,
   ) {}
 
   sourceName(queue: string, cls: JobClass): string {
@@ -121,20 +123,20 @@ export class SqsQueues {
       ]);
       let url: string | null = null;
       try {
-        url = (await client.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl!;
+        url = (await this.watch(client.send(new GetQueueUrlCommand({ QueueName: name })))).QueueUrl!;
       } catch (e) {
         if (!isQueueMissing(e)) throw e;
       }
       if (url === null) {
-        url = (await client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))).QueueUrl!;
+        url = (await this.watch(client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes })))).QueueUrl!;
         this.urls.set(name, url);
         return { name, url, action: 'created', detail };
       }
       this.urls.set(name, url);
       if (checked) {
-        const have = (await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: [checked as "RedrivePolicy"] }))).Attributes?.[checked as "RedrivePolicy"];
+        const have = (await this.watch(client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: [checked as "RedrivePolicy"] })))).Attributes?.[checked as "RedrivePolicy"];
         if (!samePolicy(have, attributes[checked]!)) {
-          await client.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: { [checked]: attributes[checked]! } }));
+          await this.watch(client.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: { [checked]: attributes[checked]! } })));
           return { name, url, action: 'updated', detail: `${detail} (was ${have ?? 'none'})` };
         }
       }
