@@ -31,7 +31,7 @@ import type { ClaimRequest, Lease } from '../contract.js';
 import { rowToJob } from './codec.js';
 import { endAttempt, leaseEndedAt, leaseExpiredError, leaseExpiredWhy, moveTo, SqliteStore } from './store.js';
 import { startAttempt } from './worker.js';
-import type { OutboxCounts, SqsStore, StoreState } from '../sqs/store.js';
+import { misroutedWhy, type OutboxCounts, type SqsStore, type StoreState } from '../sqs/store.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sqs_outbox (
@@ -309,6 +309,9 @@ export class SqliteSqsStore implements SqsStore {
       const found = this.store.load(ref.jobId);
       if (!found) return { kind: 'unknown' };
       let { job, fence } = found;
+      // Found in another queue's SQS queue (moved there, or sent with this job's id): never run by
+      // that queue's workers, nor allowed to reap the lease. The job's own message carries it.
+      if (job.queue !== req.queue) return { kind: 'delete', why: misroutedWhy(job.queue, req.queue) };
       const current = this.delivery(ref.jobId);
 
       if (job.state === 'running') {

@@ -37,7 +37,7 @@ import { PRELUDE } from '../redis/lua/prelude.js';
 import { RedisBackend } from '../redis/redis-backend.js';
 import type { RedisUrlOptions } from '../redis/url.js';
 import { CONSIDER, CUSTODY_BURY, CUSTODY_KEEP, DLQ_SENT, REPUBLISH } from './redis-lua.js';
-import type { CustodyInput, CustodyKind, CustodyOutcome, CustodyRecord, Decision, Delivery, OutboxCounts, OutboxRow, ReceivedRef, RepublishOutcome, SqsStore, StoreState } from './store.js';
+import { misroutedWhy, type CustodyInput, type CustodyKind, type CustodyOutcome, type CustodyRecord, type Decision, type Delivery, type OutboxCounts, type OutboxRow, type ReceivedRef, type RepublishOutcome, type SqsStore, type StoreState } from './store.js';
 
 type Client = RedisBackend['redis'];
 interface Loc {
@@ -340,6 +340,8 @@ export class RedisSqsStore implements SqsStore {
   async consider(ref: ReceivedRef, req: ClaimRequest): Promise<Decision> {
     const loc = await this.locate(ref.jobId);
     if (!loc) return { kind: 'unknown' };
+    // As SqliteSqsStore.consider: a message found in another queue's SQS queue never runs the job there.
+    if (loc.queue !== req.queue) return { kind: 'delete', why: misroutedWhy(loc.queue, req.queue) };
     const f = this.fairness;
     const res = await this.run<[string, unknown?, string?]>('aqSqsConsider', loc, `${this.sp(loc)}j:${ref.jobId}`, [
       ref.jobId,

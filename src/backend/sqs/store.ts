@@ -25,6 +25,11 @@ export type { CustodyKind, CustodyRecord, Decision, Delivery, OutboxRow, Receive
 
 export type Awaitable<T> = T | Promise<T>;
 
+/** Why a message of a job of `jobQueue` received from `receivedIn`'s SQS queue is deleted (both job stores). */
+export function misroutedWhy(jobQueue: string, receivedIn: string): string {
+  return `a message of a job of queue ${jobQueue}, received from queue ${receivedIn}: the job's own message carries it`;
+}
+
 export interface OutboxCounts {
   pending: number;
   published: number;
