@@ -173,6 +173,26 @@ describe('workers on FIFO queues', () => {
   });
 });
 
+describe('jobs that wait on FIFO queues (fifo=job)', () => {
+  it('a job not due yet is received again and again without reaching maxReceiveCount: its message is renewed in its own group, never moved to the DLQ', async () => {
+    const e = env('job');
+    // max_receive_count=2: SQS moves a message to the DLQ on its third receive
+    const b = e.make({ extra: '&max_receive_count=2' });
+    const { job } = await b.submit(submitReq({ run_at: new Date(e.clock.now() + 3_600_000).toISOString() }));
+    // hidden 0 s each time (maxVisibilitySeconds 0): every claim receives it again
+    for (let i = 0; i < 6; i++) expect(await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 })).toEqual([]);
+    // the defect: moved to the DLQ by the backstop on its third receive, and then the sweep ended the live job
+    expect(await depth(e.dlq())).toBe(0);
+    expect(await depth(e.src())).toBe(1);
+    expect((await b.sweepDlq('q')).custody).toEqual([]);
+    e.clock.advance(3_600_000);
+    const [lease] = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+    expect(lease?.jobId).toBe(job.job_id);
+    await b.complete(lease!, null);
+    expect(await depth(e.src())).toBe(0);
+  });
+});
+
 describe('the DLQ and redrive on FIFO queues', () => {
   it('a redrive within the 5-minute dedup window is delivered (new deduplication id), in the job\'s original group; DLQ copies get groups of their own', async () => {
     const e = env();

@@ -54,6 +54,15 @@ export function publishDedupId(jobId: string, outboxRow: number | string): strin
   return `${jobId}.p${outboxRow}`;
 }
 
+/**
+ * One id per renewal of a waiting job's message (`fifo=job`: a copy replaces a message one receive
+ * short of the backstop): named by the message it replaces, so a retried send of the copy shares it.
+ * (SQS message ids are 36 characters: the id stays within the 128 allowed.)
+ */
+export function renewalDedupId(jobId: string, replacedMessageId: string): string {
+  return fifoId('renewal-', `${jobId}.n${replacedMessageId}`);
+}
+
 /** One id per death of a job: a retried DLQ send shares it; the same job dying again after a redrive does not. */
 export function dlqDedupId(job: Pick<Job, 'job_id' | 'lineage'>, deadAt: string): string {
   return `${job.job_id}.d${job.lineage.redrive_count}.${Date.parse(deadAt)}`;

@@ -52,7 +52,7 @@ import { countingAnswers, createDataPlane, LazySqsSdk, toAgentqError, Unanswered
 import { SdkDataPlane, type SqsDataPlane } from './data-plane.js';
 import { sweepDlq, type SweepOptions, type SweepReport } from './custody.js';
 import { dlqAttributes, messageBody, parseMessage } from './envelope.js';
-import { dlqDedupId, dlqGroupId, firstOfEachGroup } from './fifo.js';
+import { dlqDedupId, dlqGroupId, firstOfEachGroup, renewalDedupId } from './fifo.js';
 import { SqsQueues, type SetupAction } from './queues.js';
 import { GroupPublisher } from './publisher.js';
 import { openSqsStore } from './open-store.js';
@@ -535,9 +535,10 @@ export class SqsBackend implements Backend {
    * short of that is renewed instead of hidden again.
    */
   private nearBackstop(m: Message): boolean {
-    // Not on a FIFO queue: a copy would go to the end of its message group, behind the tenant's
-    // later jobs, and the order the group exists for would be lost.
-    if (this.url.fifo) return false;
+    // Not with a group per tenant (`fifo=1`): a copy would go to the end of its message group,
+    // behind the tenant's later jobs, and the order the group exists for would be lost. With a
+    // group per job (`fifo=job`) the copy is alone in its group, and is renewed as on standard queues.
+    if (this.url.fifo === 'tenant') return false;
     return Number(m.Attributes?.ApproximateReceiveCount ?? '0') >= this.url.maxReceiveCount - 1;
   }
 
@@ -554,7 +555,12 @@ export class SqsBackend implements Backend {
       key: jobId,
       body: m.Body ?? '',
       attributes: m.MessageAttributes ?? {},
-      delaySeconds: Math.min(MAX_DELAY_SECONDS, this.visibilityUntil(untilMs)),
+      // FIFO queues refuse per-message delays: the copy goes now, in the same group (the job's own),
+      // with a deduplication id of its own renewal (the message it replaces), and is hidden when
+      // received, as the message it replaces was.
+      ...(this.url.fifo
+        ? { groupId: m.Attributes?.MessageGroupId ?? jobId, dedupId: renewalDedupId(jobId, m.MessageId!) }
+        : { delaySeconds: Math.min(MAX_DELAY_SECONDS, this.visibilityUntil(untilMs)) }),
     };
     let sent = false;
     try {
