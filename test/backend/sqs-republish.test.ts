@@ -244,6 +244,29 @@ describe.each<StoreKind>(['sqlite', 'redis'])('sqs republish (%s job store)', (k
     expect(await depth(source)).toBe(0);
   });
 
+  it('a republished running job (its lease expired) whose publish failed is published by the relay later, and counted as waiting meanwhile', async () => {
+    const e = env(kind);
+    const clock = new ManualClock();
+    const b = e.make({ clock, maxVisibilitySeconds: 0 });
+    const { job } = await b.submit(submitReq());
+    const [lease] = await claim(b);
+    expect(lease?.jobId).toBe(job.job_id);
+    await purge(sourceQueueName(e.prefix, 'q', 'batch'));
+    clock.advance(24 * 3600_000);
+    // republished while SQS cannot be reached: the row waits in the outbox
+    const down = e.make({ endpoint: `http://127.0.0.1:${await freePort()}`, clock, maxVisibilitySeconds: 0, random: seededRandom(4242) });
+    const r = await down.republish([job.job_id]);
+    expect(r.outcomes[0]).toMatchObject({ result: 'republished', state: 'running' });
+    expect(r.relay.published).toBe(0);
+    // the defect (Redis store): the relay looked for waiting jobs among queued and scheduled ones only
+    expect((await b.outboxStatus()).pending).toBe(1);
+    expect((await b.unpublished('q')).count).toBe(1);
+    expect(await b.relayOutbox({ now: true })).toMatchObject({ published: 1, pending_after: 0 });
+    // received: the lease is reaped (a retry)
+    expect(await claim(b)).toEqual([]);
+    expect((await b.get(job.job_id))!.state).toBe('scheduled');
+  });
+
   it('leaves a job waiting in the outbox to the relay, and one that is not waiting alone', async () => {
     const e = env(kind);
     const clock = new ManualClock();

@@ -17,8 +17,8 @@
  * A relay that publishes twice (a crash between send and record, or two
  * relays at once) is safe: consumers judge every message against the store.
  *
- * Costs: the relay's catch-up scans the waiting jobs (bounded pages, one
- * HMGET each) to find unpublished ones, so it is O(waiting jobs) per pass;
+ * Costs: the relay's catch-up scans the waiting and running jobs (bounded pages, one
+ * HMGET each) to find unpublished ones, so it is O(waiting + running jobs) per pass;
  * submit and redrive publish their own jobs at once and never scan, and the
  * catch-ups beside claims and redrive batches scan at most once per 5 s per
  * store (a Redis token), so a worker's claim does not grow with the backlog.
@@ -214,11 +214,15 @@ export class RedisSqsStore implements SqsStore {
     return rows;
   }
 
-  /** Walks every waiting job (queued, scheduled) of every queue shard in pages; stops when `each` returns false. */
+  /**
+   * Walks every job that may wait for a message (queued, scheduled, and running: a running job
+   * republished once its lease expired has a pending entry too) of every queue shard in pages;
+   * stops when `each` returns false.
+   */
   private async scanWaiting(each: (loc: Loc, ids: string[], fields: Array<Array<string | null>>, pubs: Array<string | null>) => Promise<boolean>): Promise<void> {
     for (const loc of await this.allShards()) {
       const p = this.sp(loc);
-      for (const st of ['queued', 'scheduled']) {
+      for (const st of ['queued', 'scheduled', 'running']) {
         let after = '-';
         for (;;) {
           const ids = await this.client.zrangebylex(`${p}s:${st}`, after, '+', 'LIMIT', 0, SCAN_PAGE);
