@@ -6,11 +6,16 @@
  * followed by a sweep that failed too (a second error line per claim, a listing of the queue's
  * running jobs after each blip).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { SqsBackend } from '../../src/backend/sqs/index.js';
 import { parseSqsUrl } from '../../src/backend/sqs/url.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { wasNotSent } from '../../src/core/errors.js';
 import { RetryLaterError, createWorker, type WorkerEvent } from '../../src/index.js';
-import { useEmulatorCredentials } from '../conformance/sqs-fixture.js';
+import { sqsUrl, useEmulatorCredentials } from '../conformance/sqs-fixture.js';
 import { pollUntil } from '../support/poll.js';
 import { freePort } from '../support/redis-server.js';
 import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
@@ -52,3 +57,37 @@ it('regression: a claim its Redis store refused (never sent) starts no orphan sw
     await backend.close();
   }
 }, 60_000);
+
+/** A store call that failed without reaching the store (as RedisBackend.guard marks one). */
+function neverSent(): RetryLaterError {
+  const e = new RetryLaterError('Redis at 127.0.0.1:1 is unavailable: connect ECONNREFUSED', 'BACKEND_UNAVAILABLE');
+  e.notSent = true;
+  return e;
+}
+
+it('a claim whose store call failed unsent says so only while no lease can have been taken: after a consider that leased, the failure may have left an orphan', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'agentq-sqs-unsent-'));
+  const url = sqsUrl(sqs.endpoint, `us${process.pid}`, join(dir, 'store.db'), '&autocreate=1&wait=0');
+  const backend = new SqsBackend({ url: parseSqsUrl(url, url), shown: url, clock: new ManualClock(), maxVisibilitySeconds: 0 });
+  try {
+    for (let i = 0; i < 2; i++) await backend.submit({ workflow: 'noop:v1', queue: 'q' });
+    const ext = backend.ext;
+    const consider = ext.consider.bind(ext);
+    const claim = () => backend.claim({ queue: 'q', workerId: 'w', max: 10, leaseMs: 60_000 }).then(() => null, (e: unknown) => e);
+    // The first consider is refused: nothing leased, the failure is still "never sent".
+    (ext as { consider: typeof consider }).consider = async () => Promise.reject(neverSent());
+    const first = await claim();
+    expect(first).toBeInstanceOf(RetryLaterError);
+    expect(wasNotSent(first)).toBe(true);
+    // One consider leases a job, the next is refused: the claim fails with a lease taken (an orphan).
+    let calls = 0;
+    (ext as { consider: typeof consider }).consider = async (...a: Parameters<typeof consider>) => (++calls === 1 ? consider(...a) : Promise.reject(neverSent()));
+    const second = await claim();
+    expect(second).toBeInstanceOf(RetryLaterError);
+    expect(wasNotSent(second)).toBe(false);
+    expect((await backend.list({ queue: 'q', states: ['running'] }, { limit: 10, cursor: null })).items).toHaveLength(1);
+  } finally {
+    await backend.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
