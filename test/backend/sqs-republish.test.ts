@@ -289,6 +289,35 @@ describe.each<StoreKind>(['sqlite', 'redis'])('sqs republish (%s job store)', (k
 
 describe('agentq sqs republish (built CLI)', () => {
   const CREDS = { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' };
+  it('worker --drain names running jobs whose leases expired and whose messages SQS lost (their workers gone), with the republish that runs them', async () => {
+    const home = makeCliHome('agentq-republish-lapsed-');
+    try {
+      const prefix = `rl${process.pid}`;
+      const url = sqsUrl(sqs.endpoint, prefix, join(home.dir, 'store.db'), '&wait=0');
+      const b = new SqsBackend({ url: parseSqsUrl(url, url), shown: url });
+      let expiresAt: number;
+      try {
+        await b.setup(['z']);
+        await b.submit({ workflow: 'x:v1', queue: 'z' });
+        // a worker that took it and died: its lease runs out, and SQS then loses the message
+        const [lease] = await b.claim({ queue: 'z', workerId: 'gone', max: 1, leaseMs: 500 });
+        expiresAt = lease!.expiresAt;
+      } finally {
+        await b.close();
+      }
+      await purge(sourceQueueName(prefix, 'z', 'batch'));
+      await pollUntil(() => Date.now() > expiresAt, { what: 'the lease to run out' });
+      const drained = await runCliOk(home, ['--url', url, 'worker', '-q', 'z', '--drain', '--', 'true'], { env: CREDS });
+      // the defect: exit 0 and nothing said, the job running for ever
+      expect(drained.stderr).toContain('warning: 1 job(s) of queue z are running in the store with expired leases, and SQS delivered none of their messages');
+      expect(drained.stderr).toContain('`agentq sqs republish --queue z --dry-run`');
+      const plan = await runCliOk(home, ['--url', url, 'sqs', 'republish', '--queue', 'z', '--dry-run'], { env: CREDS });
+      expect(plan.stderr).toContain('dry run: would give 1 waiting job(s) of z a new SQS message');
+    } finally {
+      home.cleanup();
+    }
+  }, 60_000);
+
   it('republishes a job whose message was purged (plan, dry run, confirmation), and runs a job whose message was not lost once', async () => {
     const home = makeCliHome('agentq-republish-');
     try {

@@ -9,7 +9,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { formatDuration, parseDuration } from '../../core/duration.js';
 import { AgentqError, cameFromBroker, ExitCode, ValidationError } from '../../core/errors.js';
-import type { Unpublished } from '../../backend/contract.js';
+import { MAX_PAGE_LIMIT, type JobPage, type Unpublished } from '../../backend/contract.js';
 import type { FairnessOptions } from '../../core/fairness.js';
 import { NAME_RE, NAME_RULE } from '../../core/model.js';
 import { JOB_CLASSES, type JobClass } from '../../core/schemas.js';
@@ -162,6 +162,15 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
             `(restarted empty, a queue purged or made again), \`agentq sqs republish --queue ${sanitize(queue)} --dry-run\` shows what a republish would send`,
         );
       }
+      // A running job whose lease ran out is reaped only when its message comes back: with the
+      // message lost too (its worker gone), it stays running for ever, and nothing else says so.
+      const lapsed = await lapsedLeft();
+      if (lapsed > 0) {
+        ctx.warn(
+          `${lapsed} job(s) of queue ${sanitize(queue)} are running in the store with expired leases, and SQS delivered none of their messages: ` +
+            `their workers are gone, and if SQS lost the messages too they stay running; \`agentq sqs republish --queue ${sanitize(queue)} --dry-run\` shows what a republish would send`,
+        );
+      }
     }
     void worker.stop();
   };
@@ -178,6 +187,25 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
     if (!s) return 0;
     if (!classes || !s.by_class) return s.counts.queued;
     return s.by_class.filter((b) => (classes as readonly string[]).includes(b.key)).reduce((n, b) => n + b.queued, 0);
+  };
+  /** Jobs of the queue (of --classes) running under a lease that has expired (their workers gone); 0 when the store does not say. */
+  const lapsedLeft = async (): Promise<number> => {
+    const now = ctx.clock.now();
+    let n = 0;
+    let cursor: string | null = null;
+    try {
+      do {
+        const page: JobPage = await backend.list({ queue, states: ['running'] }, { limit: MAX_PAGE_LIMIT, cursor });
+        for (const j of page.items) {
+          if (classes && !(classes as readonly string[]).includes(j.class)) continue;
+          if (j.lease === null || Date.parse(j.lease.expires_at) <= now) n++;
+        }
+        cursor = page.next_cursor;
+      } while (cursor !== null);
+    } catch {
+      return n;
+    }
+    return n;
   };
   /** When claims began to be refused so (null while they are not). */
   let refusedSince: number | null = null;
