@@ -48,6 +48,16 @@ export function runCases(make: MakeFixture): void {
       await expect(f.backend.updateRun('run_01JNOPENOPENOPENOPENOPENOP', { status: 'completed' })).rejects.toBeInstanceOf(NotFoundError);
     });
 
+    // Regression: Redis answered a run that does not exist with NOT_FOUND where SQLite said RUN_NOT_FOUND,
+    // and SQLite listed its ledger as empty where Redis refused it; the README tells library users to branch on the code.
+    it('a run that does not exist is RUN_NOT_FOUND on every backend: updateRun, applyRunItems and ledger', async () => {
+      const f = fx();
+      const missing = 'run_01JNOPENOPENOPENOPENOPENOP';
+      await expect(f.backend.updateRun(missing, { status: 'completed' })).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+      await expect(f.backend.applyRunItems({ runId: missing, jobIds: [], now: f.clock.now() })).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+      await expect(f.backend.ledger(missing, { limit: 10 })).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+    });
+
     it('redrives exactly once: moved with lineage and attempts reset; applying again changes nothing', async () => {
       const f = fx();
       const dead = await makeDead(f, { attempts: 2, code: 'PROVIDER_429' });

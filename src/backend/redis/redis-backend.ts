@@ -1320,10 +1320,10 @@ export class RedisBackend implements Backend {
   async updateRun(runId: string, patch: Partial<Pick<RunRecord, 'status' | 'updated_at'>>): Promise<RunRecord> {
     checkRunIdArg(runId);
     const queue = await this.client.get(this.keys.runLoc(runId));
-    if (queue === null) throw new NotFoundError(`run ${runId} not found`);
+    if (queue === null) throw new NotFoundError(`run ${runId} not found`, 'RUN_NOT_FOUND');
     const key = this.runKey(queue, runId);
     const raw = await this.client.get(key);
-    if (raw === null) throw new NotFoundError(`run ${runId} not found`);
+    if (raw === null) throw new NotFoundError(`run ${runId} not found`, 'RUN_NOT_FOUND');
     const rec = { ...(JSON.parse(raw) as RunRecord), ...patch };
     await this.client.set(key, JSON.stringify({ ...rec, counts: undefined }));
     return (await this.getRun(runId))!;
@@ -1335,7 +1335,7 @@ export class RedisBackend implements Backend {
     checkPageArg(page);
     const limit = pageLimit(page);
     const queue = await this.client.get(this.keys.runLoc(runId));
-    if (queue === null) throw new NotFoundError(`run ${runId} not found`);
+    if (queue === null) throw new NotFoundError(`run ${runId} not found`, 'RUN_NOT_FOUND');
     const shards = await this.shardsOf(queue, false);
     const sources = Array.from({ length: shards }, (_v, s) => ({ loc: { queue, shard: s }, keys: [`${this.keys.shard(queue, s)}Li:${runId}:${status ?? 'all'}`] }));
     return this.scanPages(sources, page.cursor ?? null, null, limit, async (loc, ids) => {
@@ -1353,7 +1353,7 @@ export class RedisBackend implements Backend {
   async applyRunItems(req: ApplyRequest): Promise<LedgerItem[]> {
     checkApplyRequest(req);
     const run = await this.getRun(req.runId);
-    if (!run) throw new NotFoundError(`run ${req.runId} not found`);
+    if (!run) throw new NotFoundError(`run ${req.runId} not found`, 'RUN_NOT_FOUND');
     const o = run.options ?? {};
     const verdictOpts = runVerdictOptions(run, req.now);
     const attempts = o.attempts ?? DEFAULT_ATTEMPTS_POLICY;

@@ -138,6 +138,8 @@ export class SqliteRuns {
       params.push(page.cursor);
     }
     const rows = this.store.sql(`SELECT * FROM ledger WHERE ${where.join(' AND ')} ORDER BY job_id LIMIT ?`).all(...params, page.limit + 1) as LedgerRow[];
+    // An empty page is either an empty ledger or no run at all; only the second is RUN_NOT_FOUND (as on Redis).
+    if (rows.length === 0 && !this.readRun(runId)) throw new NotFoundError(`run ${runId} not found`, 'RUN_NOT_FOUND');
     const more = rows.length > page.limit;
     const items = (more ? rows.slice(0, page.limit) : rows).map(toItem);
     return { items, next_cursor: more ? items[items.length - 1]!.job_id : null };
