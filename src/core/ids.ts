@@ -29,6 +29,17 @@ export function canonicalJobId(s: string): string {
   return isJobId(canonical) ? canonical : s;
 }
 
+/**
+ * A `--cursor` the CLI takes for a page of jobs: the shape of a job id, `job_` and 26 letters or
+ * digits, not a valid ULID. A page ends on whatever id the store holds, and a record another tool
+ * wrote (an old version, a hand edit) may carry an id that is no ULID (`job_01JMALFORMED…`): the
+ * CLI prints it as the next cursor and must take it back, or paging stops there. A typo such as
+ * `garbage` is still refused.
+ */
+export function isJobCursor(s: string): boolean {
+  return /^job_[0-9A-Za-z]{26}$/.test(s);
+}
+
 export function isRunId(s: string): boolean {
   return s.startsWith(RUN_ID_PREFIX) && s.length === RUN_ID_PREFIX.length + 26 && isValid(s.slice(RUN_ID_PREFIX.length));
 }

@@ -384,3 +384,25 @@ describe('dlq redrive', () => {
     expect((await backend.get(later!))!.state).toBe('dead');
   });
 });
+
+describe('regression: paging past a record another tool wrote', () => {
+  // Such a record's id need not be a valid ULID; a page that ends on it prints it as the cursor,
+  // and `list`/`dlq list` refused that very cursor, so paging stopped there (exit 2).
+  it('list and dlq list take the cursor they printed, also when it is the id of a foreign record', async () => {
+    const [real] = await seedDead(backend, now, [{ queue: 'foreign-ids', code: 'TOOL_ERROR' }]);
+    const foreign = 'job_00JMALFORMED00000000000001';
+    const db = new Database(home.dataUrl.slice('sqlite:'.length));
+    db.prepare(
+      `INSERT INTO jobs (id, queue, state, tenant, class, workflow, created_at, updated_at, run_at, max_attempts, dead_at, dead_reason, error_code, error_message, doc)
+       VALUES (?, 'foreign-ids', 'dead', 'acme', 'batch', 'r:v1', ?, ?, ?, 3, ?, 'permanent', 'VALIDATION', 'garbled', '{bad')`,
+    ).run(foreign, now(), now(), now(), now());
+    db.close();
+    for (const cmd of [['list'], ['dlq', 'list']]) {
+      const first = await ok([...cmd, '--queue', 'foreign-ids', '--limit', '1']);
+      const cursor = /--cursor (\S+)/.exec(first.stderr)?.[1];
+      expect(cursor, cmd.join(' ')).toBe(foreign);
+      const next = await ok([...cmd, '--queue', 'foreign-ids', '--limit', '1', '--cursor', cursor!]);
+      expect(next.stdout.split('\t')[0]).toBe(real);
+    }
+  });
+});
