@@ -440,6 +440,9 @@ describe('agentq worker / job: usage errors', () => {
     const viaShell = await runCli(home, ['worker', '--queue', 'w', '--', 'bash', './no-such-handler.sh']);
     expect(viaShell.code).toBe(2);
     expect(viaShell.stderr).toContain('error: handler command "bash" cannot run: the script it runs, ./no-such-handler.sh, is not there');
+    // regression: the hint spoke of a #! line the command does not have
+    expect(viaShell.stderr).toContain('hint: Check the script\'s path (relative to the working directory, or on PATH) and that it exists.');
+    expect(viaShell.stderr).not.toContain('#!');
     expect((await inspect(id)).state).toBe('queued');
   });
 
