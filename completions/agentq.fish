@@ -714,7 +714,7 @@ complete -c agentq -n '__agentq_within \'dlq list\'' -l no-partial -d 'only entr
 complete -c agentq -n '__agentq_within \'dlq list\'' -l grep -x -d 'case-insensitive text in error code/message, workflow, tenant or job id'
 complete -c agentq -n '__agentq_within \'dlq list\'' -l limit -x -d 'entries per page (1-1000)'
 complete -c agentq -n '__agentq_within \'dlq list\'' -l cursor -x -d 'continue from the cursor printed by the previous page'
-complete -c agentq -n '__agentq_within \'dlq list\'' -l all -d 'stream every matching entry (NDJSON unless -o plain), in bounded memory'
+complete -c agentq -n '__agentq_within \'dlq list\'' -l all -d 'stream every matching entry in bounded memory (NDJSON unless -o names another format)'
 complete -c agentq -n '__agentq_within \'dlq show\'' -l raw -d 'write the exact stored bytes (refused on a terminal unless --force)'
 complete -c agentq -n '__agentq_within \'dlq show\'' -l force -d 'with --raw: write to a terminal anyway'
 complete -c agentq -n '__agentq_arg \'dlq show\' 0' -a '(__agentq_dyn dlq-jobs)'

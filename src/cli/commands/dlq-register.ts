@@ -68,7 +68,7 @@ export function registerDlq(program: Command, lazy: Lazy): void {
   selectors(dlq.command('list').description('list DLQ entries, a page at a time; --all streams them all (NDJSON)'), { bulk: false })
     .option('--limit <n>', 'entries per page (1-1000)', '50')
     .option('--cursor <cursor>', 'continue from the cursor printed by the previous page')
-    .option('--all', 'stream every matching entry (NDJSON unless -o plain), in bounded memory')
+    .option('--all', 'stream every matching entry in bounded memory (NDJSON unless -o names another format)')
     .addHelpText(
       'after',
       ex(
