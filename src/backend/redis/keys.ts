@@ -36,7 +36,7 @@ export class KeyLayout {
   }
 }
 
-/** FNV-1a, 32 bit: spreads jobs over a queue's shards by job id (or idempotency key, so a key and its job share a shard). */
+/** FNV-1a, 32 bit: spreads jobs over a queue's shards by tenant, so a tenant's jobs (and idempotency keys) share a shard. */
 export function shardOf(s: string, shards: number): number {
   if (shards <= 1) return 0;
   let h = 0x811c9dc5;
