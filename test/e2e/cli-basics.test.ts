@@ -38,6 +38,13 @@ describe('version and help', () => {
     expect(r.stdout).toContain('$ agentq');
   });
 
+  // Regression: the README says every command's --help has examples; these three had none.
+  it.each(['completion', 'sqs custody', 'outbox status'])('%s --help has examples', async (cmd) => {
+    const r = await runCliOk(home, [...cmd.split(' '), '--help']);
+    expect(r.stdout).toContain('Examples:');
+    expect(r.stdout).toContain(`$ agentq ${cmd}`);
+  });
+
   it('no command (or a group without its subcommand) shows the help on stderr and exits 2', async () => {
     for (const args of [[], ['context']]) {
       const r = await runCli(home, args);

@@ -109,12 +109,13 @@ export function registerOps(program: Command, lazy: Lazy): void {
 
 // Kept here (not in the completion module) so `--help` needs no extra import.
 const INSTALL_TEXT = `
-Install:
-  bash   echo 'source <(agentq completion bash)' >> ~/.bashrc
-         or: agentq completion bash > ~/.local/share/bash-completion/completions/agentq
-  zsh    agentq completion zsh > "\${fpath[1]}/_agentq"    (then restart zsh, or: autoload -U compinit && compinit)
-         or, in ~/.zshrc after compinit: source <(agentq completion zsh)
-  fish   agentq completion fish > ~/.config/fish/completions/agentq.fish
+Examples:
+  # bash, for good (for this shell only: source <(agentq completion bash))
+  $ agentq completion bash > ~/.local/share/bash-completion/completions/agentq
+  # zsh: into a directory of your fpath, then restart zsh (or, in ~/.zshrc after compinit: source <(agentq completion zsh))
+  $ agentq completion zsh > "\${fpath[1]}/_agentq"
+  # fish
+  $ agentq completion fish > ~/.config/fish/completions/agentq.fish
 
 The same scripts ship in the npm package, under completions/ in $(npm root -g)/agentq.
 Queue names, contexts, DLQ job ids and error codes are completed live from the

@@ -71,6 +71,13 @@ export function registerSqs(program: Command, lazy: Lazy): void {
     .option('-q, --queue <queue>', 'only what was taken from this agentq queue\'s SQS DLQ (default: every queue)')
     .option('--limit <n>', 'at most this many (1-1000)', '100')
     .option('--after <job-id>', 'continue after this job id')
+    .addHelpText(
+      'after',
+      ex(
+        ['agentq sqs custody --queue research', 'what a sweep took from research\'s SQS DLQ'],
+        ['agentq sqs custody --after job_01JD3K…', 'the next page, after the last job id shown'],
+      ),
+    )
     .action(lazy(() => import('./sqs.js'), { fn: 'custody' }));
 
   const outbox = program.command('outbox').description('the SQS backend\'s transactional outbox');
@@ -87,5 +94,6 @@ export function registerSqs(program: Command, lazy: Lazy): void {
   outbox
     .command('status')
     .description('how many outbox rows are waiting, since when, when the next try is due and why the last one failed')
+    .addHelpText('after', ex(['agentq outbox status', 'jobs stored but not yet published to SQS, and why'], ['agentq outbox status -o json', 'for scripts']))
     .action(lazy(() => import('./outbox.js'), { fn: 'status' }));
 }
