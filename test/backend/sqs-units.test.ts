@@ -61,6 +61,11 @@ describe('sqs:// URLs', () => {
     expect(withEnv({ AWS_ENDPOINT_URL_SQS: 'garbage' }, `sqs://eu-west-1/p?endpoint=${encodeURIComponent('http://h:1')}`)).not.toThrow();
   });
 
+  it('reads autocreate= (1, true or yes: on; 0, false, no or absent: off)', () => {
+    for (const on of ['1', 'true', 'YES']) expect(parse(`sqs://eu-west-1/p?autocreate=${on}`).autoCreate).toBe(true);
+    for (const off of ['0', 'false', 'no']) expect(parse(`sqs://eu-west-1/p?autocreate=${off}`).autoCreate).toBe(false);
+  });
+
   it('reads client= (wire by default, sdk: the AWS SDK for every call)', () => {
     expect(parse('sqs://eu-west-1/p').client).toBe('wire');
     expect(parse('sqs://eu-west-1/p?client=wire').client).toBe('wire');
@@ -70,6 +75,8 @@ describe('sqs:// URLs', () => {
   it.each([
     ['sqs://eu-west-1/p?fifo=maybe', /fifo= must be/],
     ['sqs://eu-west-1/p?client=fetch', /client= must be wire .* or sdk .*got "fetch"/],
+    // regression: any value but 1/true/yes read as "off", so autocreate=on (a typo of the switch) was silently ignored
+    ['sqs://eu-west-1/p?autocreate=on', /autocreate= must be 1 .* or 0, got "on"/],
     ['sqs://nowhere/agentq', /names no AWS region/],
     ['sqs://eu-west-1/', /prefix/],
     ['sqs://eu-west-1/a.b', /prefix/],

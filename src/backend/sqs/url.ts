@@ -102,6 +102,12 @@ export function parseSqsUrl(url: string, shown: string, env: Record<string, stri
   else if (['1', 'true', 'yes', 'tenant'].includes(fifoParam)) fifo = 'tenant';
   else if (fifoParam === 'job') fifo = 'job';
   else throw new ConfigError(`fifo= must be 1 (message group = tenant), job (one group per job) or 0, got ${JSON.stringify(u.searchParams.get('fifo'))}`);
+  // A switch read as "off" unless it says on would take a typo (autocreate=on) for off without a word.
+  const autoCreateParam = (u.searchParams.get('autocreate') ?? '').toLowerCase();
+  let autoCreate: boolean;
+  if (['', '0', 'false', 'no'].includes(autoCreateParam)) autoCreate = false;
+  else if (['1', 'true', 'yes'].includes(autoCreateParam)) autoCreate = true;
+  else throw new ConfigError(`autocreate= must be 1 (create missing queues on first use) or 0, got ${JSON.stringify(u.searchParams.get('autocreate'))}`);
   const clientParam = (u.searchParams.get('client') ?? 'wire').toLowerCase();
   if (clientParam !== 'wire' && clientParam !== 'sdk') {
     throw new ConfigError(`client= must be wire (agentq's own SQS client for sends, receives and deletes, the default) or sdk (the AWS SDK for every call), got ${JSON.stringify(u.searchParams.get('client'))}`);
@@ -112,7 +118,7 @@ export function parseSqsUrl(url: string, shown: string, env: Record<string, stri
     endpoint: endpoint === null ? null : endpoint.replace(/\/$/, ''),
     storePath,
     redisStore,
-    autoCreate: ['1', 'true', 'yes'].includes((u.searchParams.get('autocreate') ?? '').toLowerCase()),
+    autoCreate,
     maxReceiveCount: mrc,
     waitSeconds: wait,
     fifo,
