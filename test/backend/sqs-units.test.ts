@@ -85,6 +85,10 @@ describe('sqs:// URLs', () => {
     ['sqs://eu-west-1/p?store=mysql%3A%2F%2Fh', /store= must be a sqlite: URL or a redis/],
     ['sqs://eu-west-1/p?store=sqlite%3A%3Amemory%3A', /must be a file/],
     ['sqs://eu-west-1/p?wait=21', /0 to 20/],
+    // regression: an empty value read as Number('') = 0, a worker polling SQS without a long poll
+    ['sqs://eu-west-1/p?wait=', /0 to 20/],
+    ['sqs://eu-west-1/p?wait=1e1', /0 to 20/],
+    ['sqs://eu-west-1/p?max_receive_count=1e1', /1 to 1000/],
     ['sqs://eu-west-1/p?max_receive_count=0', /1 to 1000/],
     ['sqs://eu-west-1/p?endpoint=ftp%3A%2F%2Fx', /endpoint/],
     // a typo must not send a backend meant for an emulator to AWS

@@ -57,6 +57,15 @@ export function defaultStorePath(region: string, prefix: string, env: Record<str
   return join(base, 'agentq', `sqs-${region}-${prefix}.db`);
 }
 
+/**
+ * A whole-number parameter: its default when absent, digits only when given. `Number` would read an
+ * empty `wait=` as 0 (a worker polling SQS without a long poll) and `1e1` as 10; NaN fails every range check.
+ */
+function wholeParam(value: string | null, absent: number): number {
+  if (value === null) return absent;
+  return /^[0-9]{1,9}$/.test(value) ? Number(value) : Number.NaN;
+}
+
 export function parseSqsUrl(url: string, shown: string, env: Record<string, string | undefined> = process.env): SqsUrl {
   let u: URL;
   try {
@@ -92,10 +101,10 @@ export function parseSqsUrl(url: string, shown: string, env: Record<string, stri
     }
     if (storePath.startsWith('~/')) storePath = join(env.HOME || homedir(), storePath.slice(2));
   }
-  const mrc = Number(u.searchParams.get('max_receive_count') ?? DEFAULT_MAX_RECEIVE_COUNT);
-  if (!Number.isInteger(mrc) || mrc < 1 || mrc > 1000) throw new ConfigError('max_receive_count must be an integer from 1 to 1000 (the SQS limit)');
-  const wait = Number(u.searchParams.get('wait') ?? 20);
-  if (!Number.isInteger(wait) || wait < 0 || wait > 20) throw new ConfigError('wait= must be whole seconds from 0 to 20 (the SQS long-poll limit)');
+  const mrc = wholeParam(u.searchParams.get('max_receive_count'), DEFAULT_MAX_RECEIVE_COUNT);
+  if (!(mrc >= 1 && mrc <= 1000)) throw new ConfigError('max_receive_count must be an integer from 1 to 1000 (the SQS limit)');
+  const wait = wholeParam(u.searchParams.get('wait'), 20);
+  if (!(wait >= 0 && wait <= 20)) throw new ConfigError('wait= must be whole seconds from 0 to 20 (the SQS long-poll limit)');
   const fifoParam = (u.searchParams.get('fifo') ?? '').toLowerCase();
   let fifo: FifoGrouping | null;
   if (['', '0', 'false', 'no'].includes(fifoParam)) fifo = null;
