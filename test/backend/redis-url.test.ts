@@ -55,6 +55,9 @@ describe('parseRedisUrl', () => {
       ['redis+cluster://h:1/3', /only database 0/],
       ['redis://h:99999', /port must be 1-65535/],
       ['redis://h:1?shards=0', /shards must be an integer from 1 to 1024/],
+      // regression: Number() read these as 16 and 10 shards (a queue keeps its shard count for good)
+      ['redis://h:1?shards=0x10', /shards must be an integer from 1 to 1024, got "0x10"/],
+      ['redis://h:1?events_maxlen=1e5', /events_maxlen must be an integer/],
       ['redis://h:1?prefix=a%20b', /prefix must be/],
       ['http://h:1', /not a Redis URL/],
       ['redis://h:1?shard=4', /unknown parameter "shard" \(did you mean shards\?\)/],

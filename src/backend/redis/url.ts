@@ -104,8 +104,9 @@ function decodeUserinfo(text: string, url: string): string {
 function intParam(p: URLSearchParams, name: string, def: number, min: number, max: number): number {
   const v = p.get(name);
   if (v === null) return def;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
+  // Digits only: Number() would take 0x10, 1e1 or ' 2' (a queue keeps its shard count for good).
+  const n = /^[0-9]{1,12}$/.test(v) ? Number(v) : Number.NaN;
+  if (!(n >= min && n <= max)) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
   return n;
 }
 
