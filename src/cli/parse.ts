@@ -18,9 +18,13 @@ export function parseIntOption(value: unknown, flag: string, min: number, max: n
   return n;
 }
 
+/** A decimal number as people write one: `2.5`, `.5`, `1e-4`. Not what else Number() reads (`0x10`, `0b11`, ''). */
+export const DECIMAL_RE = /^(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i;
+
 export function parsePositiveNumber(value: unknown, flag: string): number | undefined {
   if (value === undefined || value === null) return undefined;
-  const n = Number(String(value).trim());
+  const s = String(value).trim();
+  const n = DECIMAL_RE.test(s) ? Number(s) : Number.NaN;
   if (!Number.isFinite(n) || n <= 0) throw new ValidationError(`${flag} ${JSON.stringify(value)} must be a positive number`);
   return n;
 }

@@ -73,6 +73,12 @@ describe('dlq list / summary / show / export', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--cursor must be the cursor printed after the previous page');
     expect((await runCli(home, ['dlq', 'runs', '--cursor', 'garbage'])).code).toBe(2);
+    // regression: Number() read 0x10 as 16 (and 1e1 as 10) where every other count flag takes digits only
+    for (const args of [['dlq', 'runs', '--limit', '0x10'], ['dlq', 'runs', '--limit', '1e1'], ['sqs', 'custody', '--limit', '0x10'], ['sqs', 'sweep', '--max', '0x10', '--yes']]) {
+      const r = await runCli(home, args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toMatch(/must be a whole number/);
+    }
   });
 
   it.each([

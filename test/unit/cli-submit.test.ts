@@ -30,6 +30,14 @@ describe('buildSubmitRequest', () => {
     });
   });
 
+  // Regression: Number() read --budget-usd 0x10 as a $16 ceiling and took Infinity-free oddities such as 0b11.
+  it('takes --budget-usd and --estimated-seconds as decimal numbers only (1.5, 1e-2), not hex or binary', async () => {
+    expect((await buildSubmitRequest({ workflow: 'x:v1', budgetUsd: '1e-2', estimatedSeconds: '1.5' }, NOW, 'q'))).toMatchObject({ budget: { cost_usd: 0.01 }, estimated_seconds: 1.5 });
+    for (const [flag, value] of [['budgetUsd', '0x10'], ['budgetUsd', '0b11'], ['estimatedSeconds', '0o7'], ['budgetUsd', '1_000']] as const) {
+      await expect(buildSubmitRequest({ workflow: 'x:v1', [flag]: value }, NOW, 'q'), value).rejects.toThrow(/must be a positive number/);
+    }
+  });
+
   it('uses the context queue when no --queue is given', async () => {
     expect((await buildSubmitRequest({ workflow: 'x:v1' }, NOW, 'research')).queue).toBe('research');
   });

@@ -9,7 +9,7 @@ import { isRunId } from '../../core/ids.js';
 import { resumeCommand } from '../../dlq/engine.js';
 import { withObservedStatus } from '../../dlq/run-status.js';
 import { RecordStream, printObject, printRecords } from '../output/format.js';
-import { checkQueueName, checkRunId } from '../parse.js';
+import { checkQueueName, checkRunId, parseIntOption } from '../parse.js';
 import { ndjsonLine } from '../output/ndjson.js';
 import { jsonSafeStringify, sanitize } from '../output/sanitize.js';
 import { LEDGER_COLUMNS, RUN_COLUMNS } from './dlq-columns.js';
@@ -23,8 +23,7 @@ export interface DlqRunsOptions {
 
 export async function dlqRuns(o: DlqRunsOptions, io: DlqIo): Promise<void> {
   if (o.queue !== undefined) checkQueueName(o.queue);
-  const limit = o.limit === undefined ? 50 : Number(o.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) throw new ValidationError(`--limit must be a whole number from 1 to ${MAX_PAGE_LIMIT}`);
+  const limit = o.limit === undefined ? 50 : parseIntOption(o.limit, '--limit', 1, MAX_PAGE_LIMIT)!;
   if (o.cursor !== undefined && !isRunId(o.cursor)) {
     throw new ValidationError(`--cursor must be the cursor printed after the previous page (a run id, run_...), got ${JSON.stringify(sanitize(o.cursor))}`);
   }

@@ -17,6 +17,7 @@ import { currentLease, ERROR_CODE_RE, ERROR_CODE_RULE, JOB_ENV, type ErrorReport
 import type { CommandContext } from '../context.js';
 import { resolveExecutable } from '../executable.js';
 import { openFlagFile, readUpTo } from '../flag-file.js';
+import { DECIMAL_RE } from '../parse.js';
 import { sanitize } from '../output/sanitize.js';
 
 /** Checkpoints are stored with the job and shown by `inspect`: keep them small. */
@@ -57,9 +58,6 @@ export async function checkpoint(o: { data?: string; file?: string }, ctx: Comma
     await backend.close();
   }
 }
-
-/** Plain decimal figures as a user types them (12, 0.25, .5, 1e-3): not hex, not empty, not `1_000`. */
-const DECIMAL_RE = /^(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i;
 
 /**
  * Adds what this attempt spent to its record and its queue's totals (cost per job). Call it as the

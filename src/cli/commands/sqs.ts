@@ -10,7 +10,7 @@ import { ConfigError, InterruptedError, ValidationError } from '../../core/error
 import type { CommandContext } from '../context.js';
 import { isMachineFormat, printObject, printRecords } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
-import { checkQueueName } from '../parse.js';
+import { checkQueueName, parseIntOption } from '../parse.js';
 import { isJobId } from '../../core/ids.js';
 import { MAX_PAGE_LIMIT } from '../../backend/contract.js';
 import type { RelayResult } from '../../backend/sqs/relay.js';
@@ -76,8 +76,7 @@ export function sweepWarning(dlqName: string, leaveForeign: boolean): string {
 
 export async function sweep(o: SweepOptions, ctx: CommandContext): Promise<void> {
   ctx.assertMutable('sqs sweep');
-  const max = o.max === undefined ? 1000 : Number(o.max);
-  if (!Number.isInteger(max) || max < 1) throw new ValidationError(`--max must be a positive whole number of messages, got ${JSON.stringify(o.max)}`);
+  const max = o.max === undefined ? 1000 : parseIntOption(o.max, '--max', 1, Number.MAX_SAFE_INTEGER)!;
   const queue = checkQueueName(o.queue ?? ctx.defaultQueue());
   const backend = requireSqs(await ctx.openBackend({ create: true }), 'sqs sweep');
   // a DLQ that is not there is said before anything is asked
@@ -124,8 +123,7 @@ export interface CustodyOptions {
 }
 
 export async function custody(o: CustodyOptions, ctx: CommandContext): Promise<void> {
-  const limit = o.limit === undefined ? 100 : Number(o.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new ValidationError('--limit must be a whole number from 1 to 1000');
+  const limit = o.limit === undefined ? 100 : parseIntOption(o.limit, '--limit', 1, 1000)!;
   if (o.queue !== undefined) checkQueueName(o.queue);
   // Custody pages by job id: anything else listed from wherever it sorted, as if it were a cursor.
   if (o.after !== undefined && !isJobId(o.after)) {
