@@ -221,7 +221,7 @@ describe('dlq redrive', () => {
   it('--include-partial: the dry run lists the effects of each partial job first; applying needs --force', async () => {
     const d = await ok(['dlq', 'redrive', '--queue', 'redrive', '--include-partial', '--dry-run']);
     expect(d.stderr).toContain(partial);
-    expect(d.stderr).toMatch(/effect send-email: started since/);
+    expect(d.stderr).toMatch(/effect send-email: started \S+Z, not recorded done \(idempotency key /);
     const r = await runCli(home, ['dlq', 'redrive', '--queue', 'redrive', '--include-partial', '--yes']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--include-partial .* applying it also needs --force/);
@@ -229,6 +229,18 @@ describe('dlq redrive', () => {
     expect((await backend.dlqGet(partial))).not.toBeNull();
     const f = await ok(['dlq', 'redrive', '--queue', 'redrive', '--include-partial', '--force', '--dry-run']);
     expect(f.stderr).toContain(partial);
+  });
+
+  // Regression: a done effect was listed as "done since <its start>, done <its end>".
+  it('--include-partial lists a done effect with when it started and when it was done', async () => {
+    const { job } = await backend.submit({ workflow: 'research_report:v3', queue: 'done-effect', tenant_id: 'acme', max_attempts: 1 });
+    const [lease] = await backend.claim({ queue: 'done-effect', workerId: 'seeder', workerVersion: 'v1.0.0', max: 1, leaseMs: 600_000 });
+    await backend.beginEffect(lease!, 'send-email');
+    await backend.finishEffect(lease!, 'send-email', 'receipt-1');
+    await backend.fail(lease!, { code: 'PERMISSION', message: 'refused', retryable: false, workerVersion: 'v1.0.0' });
+    const d = await ok(['dlq', 'redrive', '--queue', 'done-effect', '--include-partial', '--dry-run']);
+    expect(d.stderr).toContain(job.job_id);
+    expect(d.stderr).toMatch(/effect send-email: started \S+Z, done \S+Z \(idempotency key /);
   });
 
   it('a dry run prints the plan with totals and changes nothing', async () => {

@@ -377,7 +377,8 @@ function printPartialNotices(notices: Array<{ job_id: string; effects: Array<{ k
   for (const n of notices) {
     io.err.write(`  ${sanitize(n.job_id)}\n`);
     for (const e of n.effects) {
-      io.err.write(`    effect ${sanitize(e.key)}: ${e.status} since ${sanitize(e.started_at)}${e.done_at ? `, done ${sanitize(e.done_at)}` : ''} (idempotency key ${sanitize(e.idempotency_key)})\n`);
+      const when = `started ${sanitize(e.started_at)}, ${e.done_at ? `done ${sanitize(e.done_at)}` : 'not recorded done'}`;
+      io.err.write(`    effect ${sanitize(e.key)}: ${when} (idempotency key ${sanitize(e.idempotency_key)})\n`);
     }
   }
 }
