@@ -7,7 +7,7 @@ import { JOB_STATES, NAME_RE, NAME_RULE, REASON_MAX_CHARS, type JobStateName as 
 
 export { REASON_MAX_CHARS };
 import { sanitize } from './output/sanitize.js';
-import { canonicalJobId, isJobId, isRunId, RUN_ID_PREFIX } from '../core/ids.js';
+import { canonicalJobId, hasJobIdShape, isJobId, isRunId, RUN_ID_PREFIX } from '../core/ids.js';
 
 export function parseIntOption(value: unknown, flag: string, min: number, max: number): number | undefined {
   if (value === undefined || value === null) return undefined;
@@ -47,7 +47,8 @@ export function parseStates(value: unknown): JobState[] | undefined {
 /** A job id argument: `job_` + a ULID, in any case. Checked before any backend call so typos exit 2, not 5. */
 export function checkJobId(given: string): string {
   const id = canonicalJobId(given);
-  if (!isJobId(id)) throw new ValidationError(`${JSON.stringify(given)} is not a job id: job ids look like job_ followed by 26 ULID characters (job_01JD3K...)`);
+  // A valid ULID is canonical; an id of the right shape that is none may be a record another tool wrote.
+  if (!isJobId(id) && !hasJobIdShape(id)) throw new ValidationError(`${JSON.stringify(given)} is not a job id: job ids look like job_ followed by 26 ULID characters (job_01JD3K...)`);
   return id;
 }
 

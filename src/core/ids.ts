@@ -30,13 +30,13 @@ export function canonicalJobId(s: string): string {
 }
 
 /**
- * A `--cursor` the CLI takes for a page of jobs: the shape of a job id, `job_` and 26 letters or
- * digits, not a valid ULID. A page ends on whatever id the store holds, and a record another tool
- * wrote (an old version, a hand edit) may carry an id that is no ULID (`job_01JMALFORMED…`): the
- * CLI prints it as the next cursor and must take it back, or paging stops there. A typo such as
- * `garbage` is still refused.
+ * The shape of a job id, `job_` and 26 letters or digits, without asking for a valid ULID. The
+ * stores hold whatever id a record was written with, and a record another tool wrote (an old
+ * version, a hand edit) may carry one that is no ULID (`job_01JMALFORMED…`). The CLI names such a
+ * record (a page's next cursor, `list`'s warning about it) and must take that id back (`--cursor`,
+ * `inspect`, `cancel`); a typo such as `garbage` is still refused as no job id.
  */
-export function isJobCursor(s: string): boolean {
+export function hasJobIdShape(s: string): boolean {
   return /^job_[0-9A-Za-z]{26}$/.test(s);
 }
 

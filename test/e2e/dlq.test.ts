@@ -406,7 +406,7 @@ describe('dlq redrive', () => {
 describe('regression: paging past a record another tool wrote', () => {
   // Such a record's id need not be a valid ULID; a page that ends on it prints it as the cursor,
   // and `list`/`dlq list` refused that very cursor, so paging stopped there (exit 2).
-  it('list and dlq list take the cursor they printed, also when it is the id of a foreign record', async () => {
+  it('list and dlq list take the cursor they printed, and inspect and cancel the id they warned of, also when it is the id of a foreign record', async () => {
     const [real] = await seedDead(backend, now, [{ queue: 'foreign-ids', code: 'TOOL_ERROR' }]);
     const foreign = 'job_00JMALFORMED00000000000001';
     const db = new Database(home.dataUrl.slice('sqlite:'.length));
@@ -421,6 +421,13 @@ describe('regression: paging past a record another tool wrote', () => {
       expect(cursor, cmd.join(' ')).toBe(foreign);
       const next = await ok([...cmd, '--queue', 'foreign-ids', '--limit', '1', '--cursor', cursor!]);
       expect(next.stdout.split('\t')[0]).toBe(real);
+    }
+    // The warning of `list` names the record; inspect and cancel of that id say it is malformed (exit 1),
+    // as the README says, rather than refusing the id they were given as no job id (exit 2).
+    for (const cmd of [['inspect', foreign], ['cancel', foreign]]) {
+      const r = await runCli(home, cmd);
+      expect(r.code, cmd.join(' ')).toBe(1);
+      expect(r.stderr, cmd.join(' ')).toContain(`the stored record of ${foreign} is malformed`);
     }
   });
 });

@@ -8,7 +8,7 @@
  */
 import { MAX_PAGE_LIMIT, type Backend } from '../../backend/contract.js';
 import { ValidationError } from '../../core/errors.js';
-import { isJobCursor } from '../../core/ids.js';
+import { hasJobIdShape } from '../../core/ids.js';
 import { parseSelector, type SelectorInput } from '../../dlq/filter.js';
 import { walkDlq } from '../../dlq/select.js';
 import { printObject, RecordStream } from '../output/format.js';
@@ -46,7 +46,7 @@ export async function dlqList(opts: DlqListOptions, io: DlqIo): Promise<void> {
   const limit = parseLimit(opts.limit);
   if (opts.all && opts.cursor !== undefined) throw new ValidationError('--all walks the whole selection; it cannot start at --cursor');
   // DLQ pages go by job id, so a cursor is the last job id of the previous page (as for `list`).
-  if (opts.cursor !== undefined && !isJobCursor(opts.cursor)) {
+  if (opts.cursor !== undefined && !hasJobIdShape(opts.cursor)) {
     throw new ValidationError(`--cursor must be the cursor printed after the previous page (a job id, job_...), got ${JSON.stringify(sanitize(opts.cursor))}`);
   }
   const backend = await io.backend();

@@ -11,7 +11,7 @@ import type { JobFilter } from '../../backend/contract.js';
 import type { CommandContext } from '../context.js';
 import type { Column } from '../output/columns.js';
 import { RecordStream } from '../output/format.js';
-import { isJobCursor } from '../../core/ids.js';
+import { hasJobIdShape } from '../../core/ids.js';
 import { ValidationError } from '../../core/errors.js';
 import { checkQueueName, parseIntOption, parseStates } from '../parse.js';
 import { sanitize } from '../output/sanitize.js';
@@ -71,7 +71,7 @@ export async function run(o: ListOptions, ctx: CommandContext): Promise<void> {
   const filter = buildFilter(o, ctx.clock.now());
   const limit = parseIntOption(o.limit ?? '50', '--limit', 1, 1000)!;
   // Every backend pages by job id, so a cursor is the last job id of the previous page.
-  if (o.cursor !== undefined && !isJobCursor(o.cursor)) {
+  if (o.cursor !== undefined && !hasJobIdShape(o.cursor)) {
     throw new ValidationError(`--cursor must be the cursor printed after the previous page (a job id, job_...), got ${JSON.stringify(sanitize(o.cursor))}`);
   }
   const backend = await ctx.openBackend();
