@@ -114,6 +114,30 @@ export function dlqCases(make: MakeFixture): void {
       expect((await f.backend.dlqGet(bad))!.malformed).not.toBeNull();
       expect((await f.backend.dlqGet(good.job_id))!.job!.state).toBe('dead');
     });
+
+    it('an entry whose stored record names another job or another queue is malformed: listed under its own id, never moved or deleted', async () => {
+      const f = fx();
+      let n = 0;
+      for (const damage of ['other-job-id', 'other-queue'] as const) {
+        for (const action of ['redrive', 'purge'] as const) {
+          // (a queue each: nothing of one round is in the next one's DLQ)
+          const queue = `q${n}`;
+          const runId = `run_01JM1SNAMED00000000000000${n++}`;
+          const dead = await makeDead(f, { queue });
+          f.clock.advance(1000);
+          await f.backend.createRun(runRecord({ run_id: runId, queue, action, options: { plannedAt: iso(f.clock.now()) } }, f.clock.now()), [{ job_id: dead.job_id, verdict: action, detail: null }]);
+          // (a record copied by hand from another entry, or from another store, after the plan)
+          await f.damageDlqEntry(dead.job_id, damage);
+          const page = await f.backend.dlqList({ queue }, { limit: 10 });
+          expect(page.items.map((e) => [e.job_id, e.queue, e.malformed === null]), damage).toEqual([[dead.job_id, queue, false]]);
+          expect(page.next_cursor).toBeNull();
+          expect((await f.backend.dlqGet(dead.job_id))!.malformed, damage).toEqual(expect.any(String));
+          const [item] = await f.backend.applyRunItems({ runId, jobIds: [dead.job_id], now: f.clock.now() });
+          expect(item, `${damage} ${action}`).toMatchObject({ job_id: dead.job_id, status: 'skipped', verdict: 'skip:malformed' });
+          expect((await f.backend.dlqGet(dead.job_id))!.malformed, `${damage} ${action}`).toEqual(expect.any(String)); // still in the DLQ, still reported
+        }
+      }
+    });
   });
 
   describe('a record that cannot be read, outside the DLQ commands', () => {

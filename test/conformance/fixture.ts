@@ -25,8 +25,31 @@ export interface ConformanceFixture {
    * Damages an existing DLQ entry's stored record the way a write outside agentq would: its job
    * document (envelope) loses its workflow, so `dlq list` / `dlq show` call it malformed, and no
    * update stamp moves. A bulk apply must find it malformed too, and leave it in place.
+   * `damage` picks another kind of damage (see `DlqDamage`); the default is the lost workflow.
    */
-  damageDlqEntry(jobId: string): Promise<void>;
+  damageDlqEntry(jobId: string, damage?: DlqDamage): Promise<void>;
+}
+
+/**
+ * How `damageDlqEntry` damages a stored record: its job document loses its workflow, or names
+ * another job (`job_id`) or another queue than the one it is stored under (a record copied by
+ * hand from another entry, or from another store).
+ */
+export type DlqDamage = 'no-workflow' | 'other-job-id' | 'other-queue';
+
+/** The job id and queue a misnamed record names instead of its own (`DlqDamage`). */
+export const FOREIGN_JOB_ID = 'job_01JF0RE1GNF0RE1GNF0RE1GNF0';
+export const FOREIGN_QUEUE = 'elsewhere';
+
+/** `damageDlqEntry` on a SQLite file (the SQLite and SQS fixtures keep their jobs in one). */
+export function damageSqliteDlqEntry(db: { prepare(sql: string): { run(...a: unknown[]): unknown } }, jobId: string, damage: DlqDamage = 'no-workflow'): void {
+  const edit =
+    damage === 'no-workflow'
+      ? `json_remove(doc, '$.workflow')`
+      : damage === 'other-job-id'
+        ? `json_set(doc, '$.job_id', '${FOREIGN_JOB_ID}')`
+        : `json_set(doc, '$.queue', '${FOREIGN_QUEUE}')`;
+  db.prepare(`UPDATE jobs SET doc = ${edit} WHERE id = ?`).run(jobId);
 }
 
 /** Backend options some cases need; a fixture passes them to its backend's constructor. */

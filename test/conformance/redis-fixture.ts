@@ -5,7 +5,7 @@
 import { RedisBackend } from '../../src/backend/redis/index.js';
 import { parseRedisUrl } from '../../src/backend/redis/url.js';
 import { ManualClock, seededRandom } from '../../src/core/clock.js';
-import type { MakeFixture } from './fixture.js';
+import type { DlqDamage, MakeFixture } from './fixture.js';
 
 let seq = 0;
 
@@ -25,7 +25,7 @@ export function redisFixtureFactory(url: () => string, extraParams = ''): MakeFi
       clock,
       cleanup: () => backend.close(),
       injectMalformedDlqEntry: (queue: string) => backend.injectMalformedDlqEntryForTests(queue),
-      damageDlqEntry: (jobId: string) => backend.damageDlqEntryForTests(jobId),
+      damageDlqEntry: (jobId: string, damage?: DlqDamage) => backend.damageDlqEntryForTests(jobId, damage),
     };
   };
 }

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteBackend } from '../../src/backend/sqlite/index.js';
 import { ManualClock, seededRandom } from '../../src/core/clock.js';
+import { damageSqliteDlqEntry, type DlqDamage } from './fixture.js';
 import { runConformanceSuite } from './suite.js';
 
 runConformanceSuite('sqlite', async (opts = {}) => {
@@ -20,11 +21,11 @@ runConformanceSuite('sqlite', async (opts = {}) => {
       await backend.close();
       rmSync(dir, { recursive: true, force: true });
     },
-    async damageDlqEntry(jobId: string) {
+    async damageDlqEntry(jobId: string, damage?: DlqDamage) {
       const db = new Database(path);
       try {
         db.pragma('busy_timeout = 5000');
-        db.prepare(`UPDATE jobs SET doc = json_remove(doc, '$.workflow') WHERE id = ?`).run(jobId);
+        damageSqliteDlqEntry(db, jobId, damage);
       } finally {
         db.close();
       }

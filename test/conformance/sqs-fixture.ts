@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { SqsBackend } from '../../src/backend/sqs/index.js';
 import { parseSqsUrl } from '../../src/backend/sqs/url.js';
 import { ManualClock, seededRandom } from '../../src/core/clock.js';
-import type { MakeFixture } from './fixture.js';
+import { damageSqliteDlqEntry, type DlqDamage, type MakeFixture } from './fixture.js';
 
 let seq = 0;
 
@@ -54,11 +54,11 @@ export function sqsFixtureFactory(endpoint: () => string, extraUrl = ''): MakeFi
         await backend.close();
         rmSync(dir, { recursive: true, force: true });
       },
-      async damageDlqEntry(jobId: string) {
+      async damageDlqEntry(jobId: string, damage?: DlqDamage) {
         const db = new Database(path);
         try {
           db.pragma('busy_timeout = 5000');
-          db.prepare(`UPDATE jobs SET doc = json_remove(doc, '$.workflow') WHERE id = ?`).run(jobId);
+          damageSqliteDlqEntry(db, jobId, damage);
         } finally {
           db.close();
         }

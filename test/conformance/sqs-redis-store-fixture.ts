@@ -8,7 +8,7 @@ import type { RedisBackend } from '../../src/backend/redis/redis-backend.js';
 import { SqsBackend } from '../../src/backend/sqs/index.js';
 import { parseSqsUrl } from '../../src/backend/sqs/url.js';
 import { ManualClock, seededRandom } from '../../src/core/clock.js';
-import type { MakeFixture } from './fixture.js';
+import type { DlqDamage, MakeFixture } from './fixture.js';
 import { useEmulatorCredentials } from './sqs-fixture.js';
 
 let seq = 0;
@@ -28,7 +28,7 @@ export function sqsRedisStoreFixtureFactory(endpoint: () => string, redisUrl: ()
       clock,
       cleanup: () => backend.close(),
       injectMalformedDlqEntry: (queue: string) => (backend.store as RedisBackend).injectMalformedDlqEntryForTests(queue),
-      damageDlqEntry: (jobId: string) => (backend.store as RedisBackend).damageDlqEntryForTests(jobId),
+      damageDlqEntry: (jobId: string, damage?: DlqDamage) => (backend.store as RedisBackend).damageDlqEntryForTests(jobId, damage),
     };
   };
 }

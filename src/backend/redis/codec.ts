@@ -185,6 +185,11 @@ export function jobFrom(snap: Snapshot): Job {
 export function dlqEntryFrom(jobId: string, queue: string, snap: Snapshot): DlqEntry {
   try {
     const job = jobFrom(snap);
+    // An envelope copied from another entry (or another store) is another job's record: shown as
+    // this entry it listed that job's id (and made it a page's cursor, and a plan's item), and
+    // under its queue it would be redriven into another queue. (DLQ_ROWS judges rows the same way.)
+    if (job.job_id !== jobId) throw new Error(`the job envelope is the record of ${JSON.stringify(job.job_id)}, not of ${jobId}`);
+    if (job.queue !== queue) throw new Error(`the job envelope says queue ${JSON.stringify(job.queue)} but it is stored in queue ${queue}`);
     return {
       job_id: job.job_id,
       queue: job.queue,

@@ -96,7 +96,8 @@ function rowOf(id: string, queue: string, t: Tuple): { row: DlqRow; message: str
   const num = (v: string | null, d: number) => (v === null ? d : Number(v));
   const ms = (v: string | null) => (v === null || v === '' ? null : Number(v));
   // A record whose dead reason is not one of the known words is unreadable to `jobFrom` too (a malformed row).
-  if (t[1] === '1' && (!hasDead || isDeadReason(t[10]))) {
+  // (readable as dlqEntryFrom reads it: an envelope naming another job or queue is not this entry's)
+  if (t[1] === '1' && t[2] === id && t[3] === queue && (!hasDead || isDeadReason(t[10]))) {
     // As jobFrom + dlqEntryFrom: envelope fields, then the hash; `dead` exists when the hash has `dr`.
     const lastError = !hasDead && t[15] !== null ? (JSON.parse(t[15]) as { code?: string; message?: string }) : null;
     const message = hasDead ? (t[14] ?? '') : (lastError?.message ?? '');

@@ -1506,14 +1506,17 @@ export class RedisBackend implements Backend {
 
   /**
    * For the conformance suite only: damages a stored DLQ entry as a write outside agentq would (its
-   * envelope loses its workflow; nothing else moves), so bulk actions can be shown to leave it alone.
+   * envelope loses its workflow, or names another job id or queue; nothing else moves), so bulk
+   * actions can be shown to leave it alone.
    */
-  async damageDlqEntryForTests(jobId: string): Promise<void> {
+  async damageDlqEntryForTests(jobId: string, damage: 'no-workflow' | 'other-job-id' | 'other-queue' = 'no-workflow'): Promise<void> {
     const loc = await this.locate(jobId);
     if (!loc) throw new NotFoundError(`job ${jobId} not found`);
     const key = `${this.sp(loc)}j:${jobId}`;
     const env = JSON.parse((await this.client.hget(key, 'env'))!) as Record<string, unknown>;
-    delete env.workflow;
+    if (damage === 'no-workflow') delete env.workflow;
+    else if (damage === 'other-job-id') env.job_id = 'job_01JF0RE1GNF0RE1GNF0RE1GNF0';
+    else env.queue = 'elsewhere';
     await this.client.hset(key, 'env', JSON.stringify(env));
   }
 

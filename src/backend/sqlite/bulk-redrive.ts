@@ -137,7 +137,7 @@ export class BulkRedrive {
    */
   take(row: ColumnsRow, checkAt: number): Result | null {
     if (row.state !== 'dead' || typeof row.doc !== 'string') return null;
-    const { job, malformed } = checkDlqDoc(row.doc);
+    const { job, malformed } = checkDlqDoc(row.doc, row.id, row.queue);
     if (job === null) return { verdict: 'skip:malformed', status: 'skipped', detail: malformed };
     if (!columnsAgree(row, job)) return null; // applyOne saves it from its document, columns included
     const entry = {

@@ -166,7 +166,7 @@ export function rowToDlqEntry(row: JobRow): DlqEntry {
  * and every bulk apply makes again just before it moves a job (an entry may have been damaged since
  * the plan, by a write that agentq did not make). `job` is null exactly when `malformed` is set.
  */
-export function checkDlqDoc(doc: string | Buffer): { job: Job | null; raw: Job | null; malformed: string | null } {
+export function checkDlqDoc(doc: string | Buffer, id: string, queue: string): { job: Job | null; raw: Job | null; malformed: string | null } {
   let raw: Job | null = null;
   try {
     raw = JSON.parse(docText(doc)) as Job;
@@ -177,6 +177,11 @@ export function checkDlqDoc(doc: string | Buffer): { job: Job | null; raw: Job |
   const issues = loadedSchemas().jobIssues(raw);
   if (issues !== null) return { job: null, raw, malformed: `the stored job does not match the schema: ${issues}` };
   if (raw.state !== 'dead') return { job: null, raw, malformed: `the stored job says state ${raw.state} but it is indexed as dead` };
+  // A document copied from another entry (or another store) is another job's record: shown as this
+  // entry it listed that job's id (a page's cursor too), and a move saved it under that id, so the
+  // ledger said moved while this row stayed in the DLQ; under its queue, it moved into another queue.
+  if (raw.job_id !== id) return { job: null, raw, malformed: `the stored job is the record of ${JSON.stringify(raw.job_id)}, not of ${id}` };
+  if (raw.queue !== queue) return { job: null, raw, malformed: `the stored job says queue ${JSON.stringify(raw.queue)} but it is stored in queue ${queue}` };
   return { job: raw, raw, malformed: null };
 }
 
@@ -190,7 +195,7 @@ export function checkDlqDoc(doc: string | Buffer): { job: Job | null; raw: Job |
 export function checkDlqRow(row: JobRow): { entry: DlqEntry; job: Job | null } {
   // An SQS custody entry's document is the message body: never a job, and why is custody's finding.
   const custody = custodyMalformed(row.dead_reason, row.error_code, row.error_message);
-  const { job, malformed } = custody === null ? checkDlqDoc(row.doc) : { job: null, malformed: custody };
+  const { job, malformed } = custody === null ? checkDlqDoc(row.doc, row.id, row.queue) : { job: null, malformed: custody };
   const dead = job?.dead ?? null;
   const entry: DlqEntry = {
     job_id: row.id,
