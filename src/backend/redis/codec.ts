@@ -125,11 +125,39 @@ export function effectFrom(raw: string): Effect {
   };
 }
 
+/** The job hash's counts: whole numbers, as the scripts write them. */
+const COUNT_FIELDS = ['att', 'max', 'rc', 'nef', 'na', 'fen'] as const;
+/** The job hash's times: epoch ms, as the scripts write them (`iso` turns them into text). */
+const TIME_FIELDS = ['upd', 'run', 'end', 'dat', 'rat', 'cra', 'le'] as const;
+/** The last ms a Date can hold (+275760-09-13): a later "time" has no ISO text. */
+const MAX_DATE_MS = 8.64e15;
+
+/**
+ * The first count or time field of a job hash that is not what the scripts write (a whole number;
+ * a time within what a Date holds), or null. A foreign writer's text there (`dat` = "yesterday")
+ * made `iso` throw a bare RangeError out of every DLQ read (list, summary, export, show: an
+ * internal error) and a count read as NaN (`attempts: null` in JSON), while the apply script
+ * skipped the same job as damaged. Such a record is malformed, on every read path alike.
+ */
+export function damagedField(h: Readonly<Record<string, string | null | undefined>>): string | null {
+  for (const f of COUNT_FIELDS) {
+    const v = h[f];
+    if (v !== undefined && v !== null && !/^\d{1,15}$/.test(v)) return f;
+  }
+  for (const f of TIME_FIELDS) {
+    const v = h[f];
+    if (v !== undefined && v !== null && v !== '' && !(/^\d{1,16}$/.test(v) && Number(v) <= MAX_DATE_MS)) return f;
+  }
+  return null;
+}
+
 /** Throws when the stored record cannot be read as a job (the DLQ reports that as `malformed`). */
 export function jobFrom(snap: Snapshot): Job {
   const [, effFlat, atts] = snap;
   const h = hashOf(snap);
   if (h.env === undefined) throw new Error('the job record has no envelope');
+  const damaged = damagedField(h);
+  if (damaged !== null) throw new Error(`the job record is damaged: its field ${damaged} is not a whole number (${JSON.stringify(h[damaged]!.slice(0, 40))})`);
   // An entry SQS custody kept holds the message body behind this mark: not a job, and not a parse error to show.
   if (h.env.startsWith('sqs-custody:')) throw new Error('it is a message taken into custody from SQS, not a job record (agentq dlq show shows it)');
   const env = JSON.parse(h.env) as Record<string, unknown>;
@@ -218,7 +246,8 @@ export function dlqEntryFrom(jobId: string, queue: string, snap: Snapshot): DlqE
       tenant_id: h.ten ?? '',
       workflow: h.wf ?? '',
       class: cls,
-      dead_at: iso(h.dat) ?? iso(h.upd) ?? new Date(0).toISOString(),
+      // (a damaged time is no time: the fallback of a malformed record must not throw in turn)
+      dead_at: (damagedField({ dat: h.dat }) === null ? iso(h.dat) : null) ?? (damagedField({ upd: h.upd }) === null ? iso(h.upd) : null) ?? new Date(0).toISOString(),
       reason: 'custody',
       error_code: h.dec ?? '',
       error_message: h.dem ?? '',

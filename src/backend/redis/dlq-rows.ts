@@ -18,6 +18,7 @@ import type { DeadReason } from '../../core/schemas.js';
 import { isDeadReason } from '../../core/model.js';
 import { ValidationError } from '../../core/errors.js';
 import { DLQ_ROW_MESSAGE_CHARS, MAX_PAGE_LIMIT, type DlqFilter, type DlqRow, type Page, type PageRequest } from '../contract.js';
+import { damagedField } from './codec.js';
 import { DLQ_ROWS } from './lua/dlq-rows.js';
 
 type Client = Redis | Cluster;
@@ -97,7 +98,8 @@ function rowOf(id: string, queue: string, t: Tuple): { row: DlqRow; message: str
   const ms = (v: string | null) => (v === null || v === '' ? null : Number(v));
   // A record whose dead reason is not one of the known words is unreadable to `jobFrom` too (a malformed row).
   // (readable as dlqEntryFrom reads it: an envelope naming another job or queue is not this entry's)
-  if (t[1] === '1' && t[2] === id && t[3] === queue && (!hasDead || isDeadReason(t[10]))) {
+  const damaged = damagedField({ att: t[8], max: t[9], dat: t[11], upd: t[12], nef: t[16], rc: t[17] }) !== null;
+  if (t[1] === '1' && t[2] === id && t[3] === queue && !damaged && (!hasDead || isDeadReason(t[10]))) {
     // As jobFrom + dlqEntryFrom: envelope fields, then the hash; `dead` exists when the hash has `dr`.
     const lastError = !hasDead && t[15] !== null ? (JSON.parse(t[15]) as { code?: string; message?: string }) : null;
     const message = hasDead ? (t[14] ?? '') : (lastError?.message ?? '');
@@ -122,6 +124,8 @@ function rowOf(id: string, queue: string, t: Tuple): { row: DlqRow; message: str
     };
   }
   const message = t[14] ?? '';
+  // (a damaged time is no time, as in dlqEntryFrom's fallback)
+  const time = (f: 'dat' | 'upd', v: string | null) => (damagedField({ [f]: v }) === null ? ms(v) : null);
   return {
     message,
     row: {
@@ -134,7 +138,7 @@ function rowOf(id: string, queue: string, t: Tuple): { row: DlqRow; message: str
       error_message: message,
       attempts: num(t[8], 0) || 0,
       max_attempts: num(t[9], 1) || 1,
-      dead_at_ms: ms(t[11]) ?? ms(t[12]) ?? 0,
+      dead_at_ms: time('dat', t[11]) ?? time('upd', t[12]) ?? 0,
       deadline_at_ms: null,
       partial: num(t[16], 0) > 0,
       redrive_count: num(t[17], 0) || 0,

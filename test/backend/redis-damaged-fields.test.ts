@@ -1,0 +1,68 @@
+/**
+ * The job hash's counts and times are written by agentq's scripts as whole numbers. Text a foreign
+ * writer puts there (`dat` = "yesterday", `att` = "abc") makes the record a malformed DLQ entry on
+ * every read path (full entries, light rows) and at apply, as the apply script already judged it:
+ * never a RangeError out of `dlq list`, `summary`, `export` or `show`, never `attempts: NaN`.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { RedisBackend } from '../../src/backend/redis/index.js';
+import { parseRedisUrl } from '../../src/backend/redis/url.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+
+let server: RedisServer;
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+const DAMAGE: Array<[field: string, value: string]> = [
+  ['dat', 'yesterday'],
+  ['upd', 'soon'],
+  ['dat', '1e400'],
+  ['att', 'abc'],
+  ['max', '-5'],
+  ['rc', '1.5'],
+];
+
+it('regression: a count or time field that is not a whole number makes the entry malformed on every read and at apply, never a crash', async () => {
+  const clock = new ManualClock();
+  const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=df1`), { clock });
+  const raw = new Redis(server.url);
+  try {
+    const ids: string[] = [];
+    for (let i = 0; i <= DAMAGE.length; i++) ids.push((await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme', max_attempts: 1 })).job.job_id);
+    for (const lease of await backend.claim({ queue: 'q', workerId: 'w', max: ids.length, leaseMs: 60_000 })) {
+      await backend.fail(lease, { code: 'PROVIDER_429', message: 'slow down', retryable: false });
+    }
+    const good = ids[DAMAGE.length]!;
+    for (const [i, [field, value]] of DAMAGE.entries()) await raw.hset(`{df1:q:0}:j:${ids[i]}`, field, value);
+
+    const entries = (await backend.dlqList({ queue: 'q' }, { limit: 100 })).items;
+    expect(entries.map((e) => [e.job_id, e.malformed === null])).toEqual(ids.map((id) => [id, id === good]));
+    for (const e of entries) {
+      expect(Number.isInteger(e.attempts) && Number.isInteger(e.max_attempts) && !Number.isNaN(Date.parse(e.dead_at)), JSON.stringify(e)).toBe(true);
+    }
+    for (const [i, [field]] of DAMAGE.entries()) expect((await backend.dlqGet(ids[i]!))!.malformed, field).toContain(`its field ${field}`);
+    const rows = (await backend.dlqRows({ queue: 'q' }, { limit: 100 })).items;
+    expect(rows.map((r) => [r.job_id, r.malformed])).toEqual(ids.map((id) => [id, id !== good]));
+    expect(rows.every((r) => Number.isFinite(r.dead_at_ms))).toBe(true);
+
+    // A plan that (wrongly) says redrive: each damaged one is skip:malformed and left in place.
+    const at = new Date(clock.now()).toISOString();
+    clock.advance(1000);
+    await backend.createRun(
+      { run_id: 'run_01JDAMAGEDF1E1DS00000000000', queue: 'q', action: 'redrive', user: 'oncall', context: null, reason: null, filters: {}, options: { plannedAt: at }, created_at: at, updated_at: at, status: 'planned', counts: { planned: 0, moved: 0, skipped: 0, failed: 0 } },
+      ids.map((job_id) => ({ job_id, verdict: 'redrive' as const, detail: null })),
+    );
+    const out = await backend.applyRunItems({ runId: 'run_01JDAMAGEDF1E1DS00000000000', jobIds: ids, now: clock.now() });
+    expect(out.map((o) => [o.job_id, o.status === 'moved' ? 'moved' : o.verdict])).toEqual(ids.map((id) => [id, id === good ? 'moved' : 'skip:malformed']));
+    for (const id of ids) if (id !== good) expect((await backend.dlqGet(id))!.malformed).toEqual(expect.any(String));
+  } finally {
+    raw.disconnect();
+    await backend.close();
+  }
+});
