@@ -302,6 +302,11 @@ export interface LockHolder {
   acquired_at: string;
 }
 
+/** Whether a stored lock is still the one `expected` (breakLock): the same holder, taking it at the same time. */
+export function sameLockHolder(held: Pick<LockHolder, 'owner' | 'run_id' | 'acquired_at'>, expected: Pick<LockHolder, 'owner' | 'run_id' | 'acquired_at'>): boolean {
+  return held.owner === expected.owner && (held.run_id ?? null) === (expected.run_id ?? null) && held.acquired_at === expected.acquired_at;
+}
+
 export type LockResult = { acquired: true } | { acquired: false; holder: LockHolder };
 
 /** Applying one ledger item: atomic per job, and only if the ledger item is still `planned`. */
@@ -444,8 +449,13 @@ export interface Backend {
   acquireLock(queue: string, holder: LockHolder): Promise<LockResult>;
   releaseLock(queue: string, runId: string | null): Promise<void>;
   readLock(queue: string): Promise<LockHolder | null>;
-  /** Removes a lock whatever its holder (an operator breaking a dead process's lock). */
-  breakLock(queue: string): Promise<LockHolder | null>;
+  /**
+   * Removes a lock (an operator breaking a dead process's lock) and returns the holder removed, or
+   * null when none was. With `expected`, only while that holder still holds it (the same `owner`,
+   * `run_id` and `acquired_at`): the holder was judged dead, and between that judgement and the
+   * break another operator may have broken it and taken the queue; their fresh lock must stay.
+   */
+  breakLock(queue: string, expected?: LockHolder): Promise<LockHolder | null>;
 
   // ---- stats
   /** `opts.endsWindowMs`: also the job ends over that window (`QueueStats.ends`). */

@@ -145,7 +145,8 @@ export async function takeQueueLock(
         'LOCK_REMOTE',
       );
     }
-    await backend.breakLock(queue);
+    // Only the holder judged above: another operator may have broken it meanwhile and taken the queue.
+    await backend.breakLock(queue, held);
     const second = await backend.acquireLock(queue, holder);
     if (second.acquired) return;
     throw lockHeld(queue, second.holder);

@@ -317,6 +317,19 @@ export function runCases(make: MakeFixture): void {
       await backend.releaseLock('q', null);
       expect(await backend.readLock('q')).toBeNull();
     });
+
+    it('breaks a lock only while the holder it was judged by still holds it (two operators breaking one dead lock at once)', async () => {
+      const { backend } = fx();
+      // Both saw the dead holder A; the first broke its lock and took the queue as B.
+      await backend.acquireLock('q', holder(RUN_B, 'bob@host pid 2'));
+      expect(await backend.breakLock('q', holder(RUN_A))).toBeNull();
+      expect(await backend.readLock('q')).toEqual(holder(RUN_B, 'bob@host pid 2'));
+      // the same run id taken again later is another holder too (acquired at another time)
+      expect(await backend.breakLock('q', { ...holder(RUN_B, 'bob@host pid 2'), acquired_at: '2026-01-01T00:00:01.000Z' })).toBeNull();
+      expect(await backend.breakLock('q', holder(RUN_B, 'bob@host pid 2'))).toEqual(holder(RUN_B, 'bob@host pid 2'));
+      expect(await backend.readLock('q')).toBeNull();
+      expect(await backend.breakLock('q', holder(RUN_B, 'bob@host pid 2'))).toBeNull();
+    });
   });
 
   describe('stats', () => {

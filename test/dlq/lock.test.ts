@@ -1,5 +1,9 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { LockHolder } from '../../src/backend/contract.js';
+import { SqliteBackend } from '../../src/backend/sqlite/index.js';
 import { RetryLaterError } from '../../src/core/errors.js';
 import { describeHolder, holderFor, holderLiveness, processStartTime, takeQueueLock, type Identity } from '../../src/dlq/lock.js';
 import { observedStatus } from '../../src/dlq/run-status.js';
@@ -70,6 +74,50 @@ describe('a reused pid', () => {
     await takeQueueLock(backend, 'q', mine, 'run_3', now, { probe: alive, startOf: () => 'boot/500', breakLock: true, force: true, warn: (m) => warnings.push(m) });
     expect(lock).toMatchObject({ run_id: 'run_3' });
     expect(warnings).toEqual([expect.stringContaining('although pid 200 is running on this host (--break-lock --force)')]);
+  });
+});
+
+describe('two operators breaking the same dead lock at once', () => {
+  it('regression: the second one finds the lock taken by the first and is refused, instead of breaking the first one\'s fresh lock', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-lock-'));
+    const store = new SqliteBackend({ path: join(dir, 'agentq.db') });
+    try {
+      // A redrive on box1 was killed with its lock held (its pid is gone).
+      const dead = holderFor({ user: 'carol', host: 'box1', pid: 300, context: null }, 'run_0', '2026-01-01T03:00:00.000Z');
+      await store.acquireLock('q', dead);
+      const alice = { ...me, pid: 101 };
+      const bob = { ...me, user: 'bob', pid: 102 };
+      const probe = (pid: number) => pid === 101 || pid === 102;
+      // Bob's --break-lock judged that dead holder, then stalled just before breaking it; Alice broke it meanwhile and took the queue.
+      let resumeBob!: () => void;
+      const bobStalled = new Promise<void>((r) => (resumeBob = r));
+      let bobAtBreak!: () => void;
+      const bobReady = new Promise<void>((r) => (bobAtBreak = r));
+      const slowStore = {
+        acquireLock: store.acquireLock.bind(store),
+        readLock: store.readLock.bind(store),
+        getRun: store.getRun.bind(store),
+        breakLock: async (...args: Parameters<typeof store.breakLock>) => {
+          bobAtBreak();
+          await bobStalled;
+          return store.breakLock(...args);
+        },
+      };
+      const bobTakes = takeQueueLock(slowStore, 'q', bob, 'run_b', '2026-01-01T04:00:00.001Z', { probe, breakLock: true }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      await bobReady;
+      await takeQueueLock(store, 'q', alice, 'run_a', '2026-01-01T04:00:00.000Z', { probe, breakLock: true });
+      resumeBob();
+      const refused = await bobTakes;
+      expect(refused).toBeInstanceOf(RetryLaterError);
+      expect((refused as RetryLaterError).message).toContain('(run run_a)');
+      expect(await store.readLock('q')).toMatchObject({ run_id: 'run_a', pid: 101 });
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

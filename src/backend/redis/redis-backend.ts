@@ -1456,9 +1456,15 @@ export class RedisBackend implements Backend {
     return raw === null ? null : (JSON.parse(raw) as LockHolder);
   }
 
-  async breakLock(queue: string): Promise<LockHolder | null> {
+  async breakLock(queue: string, expected?: LockHolder): Promise<LockHolder | null> {
     checkQueueArg(queue);
-    const raw = await this.client.getdel(this.lockKey(queue));
+    if (expected === undefined) {
+      const raw = await this.client.getdel(this.lockKey(queue));
+      return raw === null ? null : (JSON.parse(raw) as LockHolder);
+    }
+    checkLockHolder(expected);
+    // compared and deleted in one script: a holder that took the lock in between keeps it
+    const raw = (await callScript(this.client, 'aqLockBreak', [this.lockKey(queue)], [expected.owner, expected.run_id ?? '', expected.acquired_at])) as string | null;
     return raw === null ? null : (JSON.parse(raw) as LockHolder);
   }
 

@@ -6,7 +6,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { CLAIM, claimCore } from './lua/claim.js';
 import { CANCEL } from './lua/cancel.js';
-import { APPLY, BACKLOG, LEDGER_ADD, LOCK_ACQUIRE, LOCK_RELEASE, TRAFFIC } from './lua/dlq.js';
+import { APPLY, BACKLOG, LEDGER_ADD, LOCK_ACQUIRE, LOCK_BREAK, LOCK_RELEASE, TRAFFIC } from './lua/dlq.js';
 import { STATS_READ } from './lua/stats.js';
 import { PRELUDE } from './lua/prelude.js';
 import { HISTORY, IDS } from './lua/read.js';
@@ -51,6 +51,7 @@ export const PLAIN_SCRIPTS = {
   aqIds: [IDS, VARIABLE_KEYS],
   aqLockAcquire: [LOCK_ACQUIRE, 1],
   aqLockRelease: [LOCK_RELEASE, 1],
+  aqLockBreak: [LOCK_BREAK, 1],
 } as const satisfies Record<string, readonly [string, number]>;
 
 export type ScriptName = keyof typeof SHARD_SCRIPTS | keyof typeof PLAIN_SCRIPTS;

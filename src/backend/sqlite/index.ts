@@ -510,9 +510,10 @@ export class SqliteBackend implements Backend {
     checkQueueArg(queue);
     return this.runs.readLock(queue);
   }
-  async breakLock(queue: string): Promise<LockHolder | null> {
+  async breakLock(queue: string, expected?: LockHolder): Promise<LockHolder | null> {
     checkQueueArg(queue);
-    return this.runs.breakLock(queue);
+    if (expected !== undefined) checkLockHolder(expected);
+    return this.runs.breakLock(queue, expected);
   }
 
   // ------------------------------------------------------------ stats

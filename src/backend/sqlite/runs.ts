@@ -5,7 +5,7 @@
  * touched, so a run killed at any point resumes with nothing doubled.
  */
 import { NotFoundError, ValidationError } from '../../core/errors.js';
-import { LEDGER_STATUSES } from '../contract.js';
+import { LEDGER_STATUSES, sameLockHolder } from '../contract.js';
 import type { ApplyRequest, LedgerItem, LedgerStatus, LockHolder, LockResult, Page, PageRequest, PlanVerdict, RunRecord } from '../contract.js';
 import { runVerdictOptions, verdictFor } from '../../core/verdict.js';
 import { isPartial, outcomeFor, assertTransition } from '../../core/states.js';
@@ -320,9 +320,10 @@ export class SqliteRuns {
     return row ? (JSON.parse(row.holder) as LockHolder) : null;
   }
 
-  breakLock(queue: string): LockHolder | null {
+  breakLock(queue: string, expected?: LockHolder): LockHolder | null {
     return this.store.write(() => {
       const held = this.readLock(queue);
+      if (held === null || (expected !== undefined && !sameLockHolder(held, expected))) return null;
       this.store.sql('DELETE FROM locks WHERE queue = ?').run(queue);
       return held;
     });

@@ -779,8 +779,8 @@ export class SqsBackend implements Backend {
   readLock(queue: string): Promise<LockHolder | null> {
     return this.store.readLock(queue);
   }
-  breakLock(queue: string): Promise<LockHolder | null> {
-    return this.store.breakLock(queue);
+  breakLock(queue: string, expected?: LockHolder): Promise<LockHolder | null> {
+    return this.store.breakLock(queue, expected);
   }
 
   // ------------------------------------------------------------ stats

@@ -242,6 +242,22 @@ redis.call('DEL', KEYS[1])
 return 1
 `;
 
+/**
+ * lock_break: KEYS[1] the queue's lock; ARGV[1] owner, [2] run id ('' = none), [3] acquired_at of
+ * the holder judged dead. Deletes the lock only while that holder holds it (contract
+ * sameLockHolder); returns the holder deleted, or false.
+ */
+export const LOCK_BREAK = String.raw`
+local cur = redis.call('GET', KEYS[1])
+if not cur then return false end
+local h = cjson.decode(cur)
+local run = h.run_id
+if run == cjson.null or run == nil then run = '' end
+if h.owner ~= ARGV[1] or run ~= ARGV[2] or h.acquired_at ~= ARGV[3] then return false end
+redis.call('DEL', KEYS[1])
+return cur
+`;
+
 /** backlog: seconds of waiting work of a class and of a tenant, for admission control. KEYS[1] routes; ARGV[5] class, [6] tenant. */
 export const BACKLOG = String.raw`
 return { redis.call('HGET', P .. 'blc', ARGV[5]) or '0', redis.call('HGET', P .. 'blt', ARGV[6]) or '0' }
