@@ -7,7 +7,16 @@
 export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();
-    const t = setTimeout(done, ms);
+    // A timer holds at most 2^31-1 ms (~24.8 days); Node fires a longer one after 1 ms. A pause that
+    // long (`--rate 0.0000001/s`: one job per 116 days) is waited out in steps, or the paced run
+    // moved every job at once.
+    let left = ms;
+    let t = setTimeout(step, Math.min(left, MAX_TIMER_MS));
+    function step() {
+      left -= MAX_TIMER_MS;
+      if (left > 0) t = setTimeout(step, Math.min(left, MAX_TIMER_MS));
+      else done();
+    }
     function done() {
       clearTimeout(t);
       signal?.removeEventListener('abort', done);
@@ -16,6 +25,9 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
     signal?.addEventListener('abort', done, { once: true });
   });
 }
+
+/** The longest delay a Node timer keeps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * `p`'s value, or `aborted` as soon as `signal` aborts (`p` is left to settle on its own, its

@@ -46,4 +46,21 @@ describe('abortableSleep', () => {
     expect(await settled(p)).toBe(true);
     expect(remove).toHaveBeenCalledWith('abort', expect.any(Function));
   });
+
+  it('regression: a pause longer than a timer can hold (2^31-1 ms, ~24.8 days) is waited out in full, not ended after 1 ms (--rate 0.0000001/s moved every job at once)', async () => {
+    const c = new AbortController();
+    const p = abortableSleep(2 ** 31 + 10_000, c.signal);
+    await vi.advanceTimersByTimeAsync(50);
+    expect(await settled(p)).toBe(false);
+    await vi.advanceTimersByTimeAsync(2 ** 31 - 50);
+    expect(await settled(p)).toBe(false);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(await settled(p)).toBe(true);
+    // and Ctrl-C still ends one at once, leaving no timer behind
+    const q = abortableSleep(2 ** 33, c.signal);
+    await vi.advanceTimersByTimeAsync(2 ** 31);
+    c.abort();
+    expect(await settled(q)).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+  });
 });
