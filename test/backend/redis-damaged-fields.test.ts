@@ -66,3 +66,49 @@ it('regression: a count or time field that is not a whole number makes the entry
     await backend.close();
   }
 });
+
+it('regression: a DLQ member whose job hash is gone (evicted, or deleted outside agentq) is listed as malformed, counted as stats counts it, and left in place', async () => {
+  const clock = new ManualClock();
+  const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=df2`), { clock });
+  const raw = new Redis(server.url);
+  try {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme', max_attempts: 1 })).job.job_id);
+    for (const lease of await backend.claim({ queue: 'q', workerId: 'w', max: 3, leaseMs: 60_000 })) {
+      await backend.fail(lease, { code: 'PROVIDER_429', message: 'slow down', retryable: false });
+    }
+    const [, gone] = ids as [string, string, string];
+    await raw.del(`{df2:q:0}:j:${gone}`);
+    expect((await backend.stats('q')).dlq_size).toBe(3);
+
+    const entries = (await backend.dlqList({ queue: 'q' }, { limit: 100 })).items;
+    expect(entries.map((e) => [e.job_id, e.malformed !== null])).toEqual(ids.map((id) => [id, id === gone]));
+    expect(entries[1]!.malformed).toContain('job record is missing');
+    expect((await backend.dlqGet(gone))!.malformed).toContain('job record is missing');
+    const rows = (await backend.dlqRows({ queue: 'q' }, { limit: 100 })).items;
+    expect(rows.map((r) => [r.job_id, r.malformed])).toEqual(ids.map((id) => [id, id === gone]));
+    // one at a time too: a page that ends on it carries on after it
+    const byOne = [];
+    let cursor: string | null = null;
+    do {
+      const page = await backend.dlqList({ queue: 'q' }, { limit: 1, cursor });
+      byOne.push(...page.items.map((e) => e.job_id));
+      cursor = page.next_cursor;
+    } while (cursor !== null);
+    expect(byOne).toEqual(ids);
+
+    // A plan made from it says skip:malformed; an edited one that says purge leaves it too.
+    const at = new Date(clock.now()).toISOString();
+    clock.advance(1000);
+    await backend.createRun(
+      { run_id: 'run_01JM1SS1NGREC0RD0000000000', queue: 'q', action: 'purge', user: 'oncall', context: null, reason: null, filters: {}, options: { plannedAt: at }, created_at: at, updated_at: at, status: 'planned', counts: { planned: 0, moved: 0, skipped: 0, failed: 0 } },
+      [{ job_id: gone, verdict: 'purge', detail: null }],
+    );
+    const [item] = await backend.applyRunItems({ runId: 'run_01JM1SS1NGREC0RD0000000000', jobIds: [gone], now: clock.now() });
+    expect(item).toMatchObject({ job_id: gone, status: 'skipped', verdict: 'skip:malformed' });
+    expect(await raw.zscore('{df2:q:0}:s:dead', gone)).not.toBeNull();
+  } finally {
+    raw.disconnect();
+    await backend.close();
+  }
+});

@@ -264,6 +264,37 @@ export function dlqEntryFrom(jobId: string, queue: string, snap: Snapshot): DlqE
   }
 }
 
+/** Why a DLQ member whose job hash is gone is malformed (`missingRecordEntry`, and its light row). */
+export const MISSING_RECORD = 'the job record is missing (evicted by Redis, or deleted by something other than agentq): only its place in the DLQ index is left';
+
+/**
+ * The DLQ entry of a member of a dead set whose job hash is gone (a Redis that evicts keys, a hand
+ * delete). It was left out of every listing while `stats` (and the DLQ alerts) counted it, so the
+ * DLQ never read empty and nothing said why; it is a malformed entry, with the fallbacks of a record
+ * that cannot be read, and no bulk action touches it.
+ */
+export function missingRecordEntry(jobId: string, queue: string): DlqEntry {
+  return {
+    job_id: jobId,
+    queue,
+    tenant_id: '',
+    workflow: '',
+    class: 'batch',
+    dead_at: new Date(0).toISOString(),
+    reason: 'custody',
+    error_code: '',
+    error_message: '',
+    worker_version: null,
+    attempts: 0,
+    max_attempts: 1,
+    deadline_at: null,
+    partial: false,
+    redrive_count: 0,
+    malformed: `unreadable job record: ${MISSING_RECORD}`,
+    job: null,
+  };
+}
+
 const TIME_KEYS = ['run_at', 'lease_expires_at'] as const;
 
 interface StoredEvent {

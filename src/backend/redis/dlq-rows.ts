@@ -18,7 +18,7 @@ import type { DeadReason } from '../../core/schemas.js';
 import { isDeadReason } from '../../core/model.js';
 import { ValidationError } from '../../core/errors.js';
 import { DLQ_ROW_MESSAGE_CHARS, MAX_PAGE_LIMIT, type DlqFilter, type DlqRow, type Page, type PageRequest } from '../contract.js';
-import { damagedField } from './codec.js';
+import { damagedField, missingRecordEntry } from './codec.js';
 import { DLQ_ROWS } from './lua/dlq-rows.js';
 
 type Client = Redis | Cluster;
@@ -185,6 +185,29 @@ async function fetchRows(client: Client, src: DeadSetSource, ids: string[], keep
     got.row.error_message = messageStart(got.message);
     out.push(got.row);
   });
+  // A member whose job hash is gone is a malformed row, as it is a malformed entry (missingRecordEntry).
+  const gone = await stillDead(client, src.prefix, ids.filter((_, i) => tuples[i]![0] === null));
+  for (const id of gone) {
+    const e = missingRecordEntry(id, src.queue);
+    const row: DlqRow = {
+      job_id: id,
+      queue: src.queue,
+      tenant_id: e.tenant_id,
+      workflow: e.workflow,
+      reason: e.reason,
+      error_code: e.error_code,
+      error_message: e.error_message,
+      attempts: e.attempts,
+      max_attempts: e.max_attempts,
+      dead_at_ms: Date.parse(e.dead_at),
+      deadline_at_ms: null,
+      partial: false,
+      redrive_count: 0,
+      malformed: true,
+    };
+    if (keep(row, e.error_message)) out.push(row);
+  }
+  if (gone.length > 0) out.sort((a, b) => (a.job_id < b.job_id ? -1 : a.job_id > b.job_id ? 1 : 0));
   return out;
 }
 
@@ -230,4 +253,14 @@ export async function redisDlqRows(client: Client, sources: readonly DeadSetSour
     if (!more) return { items, next_cursor: null };
     if (items.length >= limit || scanned >= budget) return { items, next_cursor: after };
   }
+}
+
+/**
+ * Those of `ids` still in the shard's dead set: read after their job hashes were found gone, so an
+ * id a purge removed (hash and membership at once) between the two reads is not reported.
+ */
+export async function stillDead(client: Client, prefix: string, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const scores = await Promise.all(ids.map((id) => client.zscore(`${prefix}s:dead`, id)));
+  return ids.filter((_, i) => scores[i] !== null);
 }

@@ -52,12 +52,12 @@ import type {
   UsageReport,
 } from '../contract.js';
 import { MAX_PAGE_LIMIT } from '../contract.js';
-import { compareSeq, dlqEntryFrom, effectFrom, eventFrom, flatToMap, hasAttemptsList, iso, JOB_FIELDS, jobFieldsFrom, jobFrom, ledgerItemFrom, type Snapshot } from './codec.js';
+import { compareSeq, dlqEntryFrom, effectFrom, missingRecordEntry, eventFrom, flatToMap, hasAttemptsList, iso, JOB_FIELDS, jobFieldsFrom, jobFrom, ledgerItemFrom, type Snapshot } from './codec.js';
 import { RedisConnection, settingWarnings, type Client } from './connection.js';
 import { KeyLayout, shardOf } from './keys.js';
 import { TurnBatches } from './turn-batches.js';
 import type { DlqRow } from '../contract.js';
-import { redisDlqRows, type DeadSetSource } from './dlq-rows.js';
+import { redisDlqRows, stillDead, type DeadSetSource } from './dlq-rows.js';
 import { callScript, registerScripts, type ScriptName } from './scripts.js';
 import { readQueueStats, type ShardStatsReply } from './stats.js';
 import { parseRedisUrl, redisStoreId, type RedisUrlOptions } from './url.js';
@@ -1196,13 +1196,23 @@ export class RedisBackend implements Backend {
     }
     const now = filter.now ?? this.now();
     const keep = dlqPredicate(filter, now);
-    return this.scanPages(sources, page.cursor ?? null, null, limit, (loc, ids) => this.readDecoded(loc, ids, (s, id) => {
-      const e = dlqEntryFrom(id, loc.queue, s);
-      if (!keep(e)) return null;
-      // a listed entry is often acted on next (a plan's apply): its location is known now
-      this.rememberLoc(e.job_id, loc);
-      return e;
-    }), (e) => e.job_id);
+    return this.scanPages(sources, page.cursor ?? null, null, limit, async (loc, ids) => {
+      const found = new Set<string>();
+      const entries = await this.readDecoded(loc, ids, (s, id) => {
+        found.add(id);
+        const e = dlqEntryFrom(id, loc.queue, s);
+        if (!keep(e)) return null;
+        // a listed entry is often acted on next (a plan's apply): its location is known now
+        this.rememberLoc(e.job_id, loc);
+        return e;
+      });
+      // (a member whose hash is gone: a malformed entry, unless a purge took it since the ids were read)
+      for (const id of await stillDead(this.client, this.sp(loc), ids.filter((id) => !found.has(id)))) {
+        const e = missingRecordEntry(id, loc.queue);
+        if (keep(e)) entries.push(e);
+      }
+      return entries;
+    }, (e) => e.job_id);
   }
 
   /** Light rows (issue 6): see dlq-rows.ts. Errors are mapped here, not through GUARDED. */
@@ -1230,7 +1240,8 @@ export class RedisBackend implements Backend {
     const loc = await this.locate(jobId);
     if (!loc) return null;
     const snap = await this.readSnapshot(loc, jobId);
-    if (!snap) return null;
+    // (its hash gone while its id stays in the DLQ: what dlqList lists for it)
+    if (!snap) return (await stillDead(this.client, this.sp(loc), [jobId])).length > 0 ? missingRecordEntry(jobId, loc.queue) : null;
     if (snap[0].st !== 'dead') return null;
     return dlqEntryFrom(jobId, loc.queue, snap);
   }
@@ -1388,10 +1399,12 @@ export class RedisBackend implements Backend {
    */
   private async applySlice(p: string, run: RunRecord, ids: string[], verdictOpts: VerdictOptions, attempts: AttemptsPolicy, runId: string): Promise<Array<[string, string | null, number]>> {
     const records = await this.readForApply(p, ids);
+    // (a job hash gone while its id stays in the DLQ is malformed, as dlqList and dlqGet say)
+    const missing = new Set(await stillDead(this.client, p, ids.filter((_, i) => records[i]!.snap === null)));
     const args: Array<string | number> = [runId, run.action, attempts.kind, attempts.kind === 'extra' ? attempts.n : 0];
     ids.forEach((id, i) => {
       const r = records[i]!;
-      const entry = r.snap === null || (hashOf(r.snap) as Record<string, string>).st !== 'dead' ? null : dlqEntryFrom(id, run.queue, r.snap);
+      const entry = missing.has(id) ? missingRecordEntry(id, run.queue) : r.snap === null || (hashOf(r.snap) as Record<string, string>).st !== 'dead' ? null : dlqEntryFrom(id, run.queue, r.snap);
       const v = verdictFor(entry, verdictOpts);
       args.push(id, v.verdict, JSON.stringify(v.detail), r.fingerprint);
     });
@@ -1563,6 +1576,7 @@ const NO_ATTEMPTS: string[] = [];
 const NO_EFFECT_BYTES: Record<string, Buffer> = {};
 const NO_ATTEMPT_BYTES: Buffer[] = [];
 const NO_PARTS: [string[], string[]] = [NO_EFFECTS, NO_ATTEMPTS];
+
 
 /** `a=1,b=2` for a script argument (names are validated: no `,` or `=` in them). */
 function pairs(o: Record<string, number> | undefined): string {
