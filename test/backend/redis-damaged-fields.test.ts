@@ -112,3 +112,42 @@ it('regression: a DLQ member whose job hash is gone (evicted, or deleted outside
     await backend.close();
   }
 });
+
+it('regression: a DLQ member whose job key holds another type than a hash (a foreign write to the key) is malformed on every read and at apply, never an internal error', async () => {
+  const clock = new ManualClock();
+  const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=df3`), { clock });
+  const raw = new Redis(server.url);
+  try {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme', max_attempts: 1 })).job.job_id);
+    for (const lease of await backend.claim({ queue: 'q', workerId: 'w', max: 3, leaseMs: 60_000 })) {
+      await backend.fail(lease, { code: 'PROVIDER_429', message: 'slow down', retryable: false });
+    }
+    const [, odd] = ids as [string, string, string];
+    await raw.del(`{df3:q:0}:j:${odd}`);
+    await raw.set(`{df3:q:0}:j:${odd}`, 'not a hash');
+
+    const entries = (await backend.dlqList({ queue: 'q' }, { limit: 100 })).items;
+    expect(entries.map((e) => [e.job_id, e.malformed !== null])).toEqual(ids.map((id) => [id, id === odd]));
+    expect(entries[1]!.malformed).toContain('not a job hash');
+    expect((await backend.dlqGet(odd))!.malformed).toContain('not a job hash');
+    // `inspect` says to save such a record with `dlq show --raw`: it shows what the key holds
+    expect(JSON.parse(Buffer.from((await backend.dlqRaw(odd))!).toString('utf8'))).toEqual({ job_id: odd, state: null, stored: { type: 'string', value: 'not a hash' } });
+    const rows = (await backend.dlqRows({ queue: 'q' }, { limit: 100 })).items;
+    expect(rows.map((r) => [r.job_id, r.malformed])).toEqual(ids.map((id) => [id, id === odd]));
+
+    const at = new Date(clock.now()).toISOString();
+    clock.advance(1000);
+    const runId = 'run_01JWR0NGTYPE00000000000000';
+    await backend.createRun(
+      { run_id: runId, queue: 'q', action: 'redrive', user: 'oncall', context: null, reason: null, filters: {}, options: { plannedAt: at }, created_at: at, updated_at: at, status: 'planned', counts: { planned: 0, moved: 0, skipped: 0, failed: 0 } },
+      ids.map((job_id) => ({ job_id, verdict: 'redrive' as const, detail: null })),
+    );
+    const out = await backend.applyRunItems({ runId, jobIds: ids, now: clock.now() });
+    expect(out.map((o) => [o.job_id, o.status === 'moved' ? 'moved' : o.verdict])).toEqual(ids.map((id) => [id, id === odd ? 'skip:malformed' : 'moved']));
+    expect(await raw.get(`{df3:q:0}:j:${odd}`)).toBe('not a hash');
+  } finally {
+    raw.disconnect();
+    await backend.close();
+  }
+});

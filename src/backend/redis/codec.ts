@@ -151,10 +151,27 @@ export function damagedField(h: Readonly<Record<string, string | null | undefine
   return null;
 }
 
+/**
+ * The field map read for a job key that holds another type of value than a hash (a foreign write
+ * to the key): HMGET on it is refused with WRONGTYPE, which ended every DLQ read of its queue with
+ * an internal error. `jobFrom` reads it as a record that cannot be read.
+ */
+export const NOT_A_HASH: Readonly<Record<string, string>> = Object.freeze({ '\0type': 'not a hash' });
+
+export function isNotAHash(h: Readonly<Record<string, string>>): boolean {
+  return h['\0type'] !== undefined;
+}
+
+/** Whether a Redis error is WRONGTYPE (a command of one type on a key of another). */
+export function isWrongType(e: unknown): boolean {
+  return e instanceof Error && e.message.startsWith('WRONGTYPE');
+}
+
 /** Throws when the stored record cannot be read as a job (the DLQ reports that as `malformed`). */
 export function jobFrom(snap: Snapshot): Job {
   const [, effFlat, atts] = snap;
   const h = hashOf(snap);
+  if (isNotAHash(h)) throw new Error('the job key holds another type of value, not a job hash');
   if (h.env === undefined) throw new Error('the job record has no envelope');
   const damaged = damagedField(h);
   if (damaged !== null) throw new Error(`the job record is damaged: its field ${damaged} is not a whole number (${JSON.stringify(h[damaged]!.slice(0, 40))})`);

@@ -52,7 +52,7 @@ import type {
   UsageReport,
 } from '../contract.js';
 import { MAX_PAGE_LIMIT } from '../contract.js';
-import { compareSeq, dlqEntryFrom, effectFrom, missingRecordEntry, eventFrom, flatToMap, hasAttemptsList, iso, JOB_FIELDS, jobFieldsFrom, jobFrom, ledgerItemFrom, type Snapshot } from './codec.js';
+import { compareSeq, dlqEntryFrom, effectFrom, isNotAHash, isWrongType, missingRecordEntry, NOT_A_HASH, eventFrom, flatToMap, hasAttemptsList, iso, JOB_FIELDS, jobFieldsFrom, jobFrom, ledgerItemFrom, type Snapshot } from './codec.js';
 import { RedisConnection, settingWarnings, type Client } from './connection.js';
 import { KeyLayout, shardOf } from './keys.js';
 import { TurnBatches } from './turn-batches.js';
@@ -326,7 +326,14 @@ export class RedisBackend implements Backend {
   private async readDecoded<T>(loc: Loc, ids: string[], decode: (snap: ReadSnapshot, id: string) => T | null): Promise<T[]> {
     const p = this.sp(loc);
     const c = this.client;
-    const hashes = await Promise.all(ids.map((id) => (c.call('HMGET', `${p}j:${id}`, ...JOB_FIELDS) as Promise<Array<string | null>>).then(jobFieldsFrom)));
+    const hashes = await Promise.all(
+      ids.map((id) =>
+        (c.call('HMGET', `${p}j:${id}`, ...JOB_FIELDS) as Promise<Array<string | null>>).then(jobFieldsFrom, (e: unknown) => {
+          if (isWrongType(e)) return { ...NOT_A_HASH };
+          throw e;
+        }),
+      ),
+    );
     // The second round trip, only for the jobs that need it: 'nef' counts the effects hash's
     // entries exactly (effects are only added, and go with the whole job) and 'na' the attempts
     // list's (codec.ts hasAttemptsList), so a job that has neither needs no read of them.
@@ -1242,6 +1249,7 @@ export class RedisBackend implements Backend {
     const snap = await this.readSnapshot(loc, jobId);
     // (its hash gone while its id stays in the DLQ: what dlqList lists for it)
     if (!snap) return (await stillDead(this.client, this.sp(loc), [jobId])).length > 0 ? missingRecordEntry(jobId, loc.queue) : null;
+    if (isNotAHash(snap[0])) return (await stillDead(this.client, this.sp(loc), [jobId])).length > 0 ? dlqEntryFrom(jobId, loc.queue, snap) : null;
     if (snap[0].st !== 'dead') return null;
     return dlqEntryFrom(jobId, loc.queue, snap);
   }
@@ -1252,8 +1260,17 @@ export class RedisBackend implements Backend {
     if (!loc) return null;
     // The stored record exactly as kept: the whole job hash (its envelope unparsed), effects and attempts.
     const p = this.sp(loc);
+    const key = `${p}j:${jobId}`;
+    // A key of another type than a hash, still in the DLQ (a malformed entry): what it holds, as
+    // `inspect`'s hint for a malformed record says to save it with `dlq show --raw`.
+    const type = await this.client.type(key);
+    if (type !== 'hash' && type !== 'none') {
+      if ((await stillDead(this.client, p, [jobId])).length === 0) return null;
+      const value = type === 'string' ? { value: await this.client.get(key) } : { dump_base64: (await this.client.dumpBuffer(key))?.toString('base64') ?? null };
+      return Buffer.from(JSON.stringify({ job_id: jobId, state: null, stored: { type, ...value } }), 'utf8');
+    }
     const [flat, effects, attempts] = await Promise.all([
-      this.client.call('HGETALL', `${p}j:${jobId}`) as Promise<string[]>,
+      this.client.call('HGETALL', key) as Promise<string[]>,
       this.client.call('HGETALL', `${p}e:${jobId}`) as Promise<string[]>,
       this.client.lrange(`${p}a:${jobId}`, 0, -1),
     ]);
@@ -1400,11 +1417,19 @@ export class RedisBackend implements Backend {
   private async applySlice(p: string, run: RunRecord, ids: string[], verdictOpts: VerdictOptions, attempts: AttemptsPolicy, runId: string): Promise<Array<[string, string | null, number]>> {
     const records = await this.readForApply(p, ids);
     // (a job hash gone while its id stays in the DLQ is malformed, as dlqList and dlqGet say)
-    const missing = new Set(await stillDead(this.client, p, ids.filter((_, i) => records[i]!.snap === null)));
+    // (and one whose key holds another type than a hash: the record cannot be read)
+    const odd = (snap: Snapshot | null) => snap !== null && isNotAHash(hashOf(snap) as Record<string, string>);
+    const missing = new Set(await stillDead(this.client, p, ids.filter((_, i) => records[i]!.snap === null || odd(records[i]!.snap))));
     const args: Array<string | number> = [runId, run.action, attempts.kind, attempts.kind === 'extra' ? attempts.n : 0];
     ids.forEach((id, i) => {
       const r = records[i]!;
-      const entry = missing.has(id) ? missingRecordEntry(id, run.queue) : r.snap === null || (hashOf(r.snap) as Record<string, string>).st !== 'dead' ? null : dlqEntryFrom(id, run.queue, r.snap);
+      const entry = missing.has(id)
+        ? r.snap === null
+          ? missingRecordEntry(id, run.queue)
+          : dlqEntryFrom(id, run.queue, r.snap)
+        : r.snap === null || odd(r.snap) || (hashOf(r.snap) as Record<string, string>).st !== 'dead'
+          ? null
+          : dlqEntryFrom(id, run.queue, r.snap);
       const v = verdictFor(entry, verdictOpts);
       args.push(id, v.verdict, JSON.stringify(v.detail), r.fingerprint);
     });
@@ -1423,9 +1448,18 @@ export class RedisBackend implements Backend {
    */
   private async readForApply(p: string, ids: string[]): Promise<Array<{ snap: Snapshot | null; fingerprint: string }>> {
     const c = this.client;
-    const all = await Promise.all(ids.map((id) => c.hmgetBuffer(`${p}j:${id}`, ...JOB_FIELDS)));
+    const all = await Promise.all(
+      ids.map((id) =>
+        c.hmgetBuffer(`${p}j:${id}`, ...JOB_FIELDS).catch((e: unknown) => {
+          if (isWrongType(e)) return null;
+          throw e;
+        }),
+      ),
+    );
     return Promise.all(
       all.map(async (fields, i) => {
+        // (a key of another type: no fingerprint, since nothing may move it; the caller judges it malformed)
+        if (fields === null) return { snap: [{ ...NOT_A_HASH }, [], []] as Snapshot, fingerprint: '' };
         const hash = jobFieldsFrom(fields.map((b) => (b === null ? null : b.toString('utf8'))));
         const [effectMap, attempts] = await Promise.all([
           hash !== null && (hash.nef ?? '0') !== '0' ? c.hgetallBuffer(`${p}e:${ids[i]!}`) : NO_EFFECT_BYTES,

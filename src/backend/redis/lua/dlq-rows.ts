@@ -5,7 +5,7 @@
  * ARGV[1]: how many bytes of the error message to return (0: all of it).
  *
  * Per key, one fixed-size tuple:
- *   { state or false (the hash is gone), readable ('1' or '0'),
+ *   { state or false (the hash is gone; 'not a hash' for a key of another type), readable ('1' or '0'),
  *     envelope job_id, queue, tenant_id, workflow, deadline_at, max_attempts (false when unreadable),
  *     att, max, dr, dat, upd, dec, dem (cut), err, nef, rc, ten, wf }
  * The envelope is decoded here so it never crosses the wire (it may carry up
@@ -16,7 +16,10 @@ export const DLQ_ROWS = String.raw`
 local cut = tonumber(ARGV[1])
 local out = {}
 for i = 1, #KEYS do
-  local h = redis.call('HMGET', KEYS[i], 'st', 'env', 'att', 'max', 'dr', 'dat', 'upd', 'dec', 'dem', 'err', 'nef', 'rc', 'ten', 'wf')
+  local h = redis.pcall('HMGET', KEYS[i], 'st', 'env', 'att', 'max', 'dr', 'dat', 'upd', 'dec', 'dem', 'err', 'nef', 'rc', 'ten', 'wf')
+  -- a key of another type than a hash (WRONGTYPE; a foreign write): a row that cannot be read,
+  -- instead of an error that ended the whole listing
+  if h.err then h = { 'not a hash' } end
   local t = { h[1] or false, '0', false, false, false, false, false, false }
   if h[1] then
     if h[2] then
