@@ -3,7 +3,7 @@
  * what a pseudo-terminal would show (confirmation prompts, --raw refusal)
  * without needing one, and the exit-code mapping of a finished run.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -236,6 +236,30 @@ describe('options a saved plan or a recorded run cannot honour are refused, not 
       expect(run.counts).toMatchObject({ moved: 2 });
     } finally {
       await same.close();
+    }
+  });
+
+  it('regression: --plan on the same store reached through a symlinked directory is accepted (the file is compared, not the spelling of its path); a copy of it is still refused', async () => {
+    await dead(2);
+    const fileIo = planIo();
+    await dlqBulk('redrive', { queue: 'q', dryRun: true, planOut: 'plan.json' }, fileIo);
+    await copyFile(join(dir, 'store.db'), join(dir, 'copy.db'));
+    const link = join(dir, 'link');
+    await symlink(dir, link);
+    const same = new SqliteBackend({ path: join(link, 'store.db'), clock, random: seededRandom(5) });
+    try {
+      const run = (await dlqBulk('redrive', { plan: 'plan.json', yes: true }, { ...fileIo, backend: async () => same })) as RunRecord;
+      expect(run.counts).toMatchObject({ moved: 2 });
+    } finally {
+      await same.close();
+    }
+    // (a restored copy of the file is another store, whatever its path says)
+    const copy = new SqliteBackend({ path: join(dir, 'copy.db'), clock, random: seededRandom(6) });
+    try {
+      const e = await dlqBulk('redrive', { plan: 'plan.json', yes: true }, { ...fileIo, backend: async () => copy }).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(ValidationError);
+    } finally {
+      await copy.close();
     }
   });
 
