@@ -84,6 +84,7 @@ it('regression: a DLQ member whose job hash is gone (evicted, or deleted outside
     const entries = (await backend.dlqList({ queue: 'q' }, { limit: 100 })).items;
     expect(entries.map((e) => [e.job_id, e.malformed !== null])).toEqual(ids.map((id) => [id, id === gone]));
     expect(entries[1]!.malformed).toContain('job record is missing');
+    expect(entries[1]!.dead_at).toBe(entries[0]!.dead_at); // when it died, from the DLQ index (all died at one clock time)
     expect((await backend.dlqGet(gone))!.malformed).toContain('job record is missing');
     const rows = (await backend.dlqRows({ queue: 'q' }, { limit: 100 })).items;
     expect(rows.map((r) => [r.job_id, r.malformed])).toEqual(ids.map((id) => [id, id === gone]));

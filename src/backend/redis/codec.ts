@@ -290,14 +290,15 @@ export const MISSING_RECORD = 'the job record is missing (evicted by Redis, or d
  * DLQ never read empty and nothing said why; it is a malformed entry, with the fallbacks of a record
  * that cannot be read, and no bulk action touches it.
  */
-export function missingRecordEntry(jobId: string, queue: string): DlqEntry {
+export function missingRecordEntry(jobId: string, queue: string, deadAtMs: number): DlqEntry {
   return {
     job_id: jobId,
     queue,
     tenant_id: '',
     workflow: '',
     class: 'batch',
-    dead_at: new Date(0).toISOString(),
+    // (when it died, as the DLQ index recorded it: `dlq check --max-age` must not call it 57 years old)
+    dead_at: new Date(deadAtMs).toISOString(),
     reason: 'custody',
     error_code: '',
     error_message: '',

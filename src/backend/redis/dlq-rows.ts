@@ -187,8 +187,8 @@ async function fetchRows(client: Client, src: DeadSetSource, ids: string[], keep
   });
   // A member whose job hash is gone is a malformed row, as it is a malformed entry (missingRecordEntry).
   const gone = await stillDead(client, src.prefix, ids.filter((_, i) => tuples[i]![0] === null));
-  for (const id of gone) {
-    const e = missingRecordEntry(id, src.queue);
+  for (const [id, deadAt] of gone) {
+    const e = missingRecordEntry(id, src.queue, deadAt);
     const row: DlqRow = {
       job_id: id,
       queue: src.queue,
@@ -207,7 +207,7 @@ async function fetchRows(client: Client, src: DeadSetSource, ids: string[], keep
     };
     if (keep(row, e.error_message)) out.push(row);
   }
-  if (gone.length > 0) out.sort((a, b) => (a.job_id < b.job_id ? -1 : a.job_id > b.job_id ? 1 : 0));
+  if (gone.size > 0) out.sort((a, b) => (a.job_id < b.job_id ? -1 : a.job_id > b.job_id ? 1 : 0));
   return out;
 }
 
@@ -256,11 +256,19 @@ export async function redisDlqRows(client: Client, sources: readonly DeadSetSour
 }
 
 /**
- * Those of `ids` still in the shard's dead set: read after their job hashes were found gone, so an
- * id a purge removed (hash and membership at once) between the two reads is not reported.
+ * Those of `ids` still in the shard's dead set, each with when it died as the DLQ index keeps it
+ * (0 when it does not): read after their job hashes were found gone, so an id a purge removed
+ * (hash and membership at once) between the two reads is not reported.
  */
-export async function stillDead(client: Client, prefix: string, ids: string[]): Promise<string[]> {
-  if (ids.length === 0) return [];
-  const scores = await Promise.all(ids.map((id) => client.zscore(`${prefix}s:dead`, id)));
-  return ids.filter((_, i) => scores[i] !== null);
+export async function stillDead(client: Client, prefix: string, ids: string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (ids.length === 0) return out;
+  const [dead, at] = await Promise.all([
+    Promise.all(ids.map((id) => client.zscore(`${prefix}s:dead`, id))),
+    Promise.all(ids.map((id) => client.zscore(`${prefix}dlq`, id))),
+  ]);
+  ids.forEach((id, i) => {
+    if (dead[i] !== null) out.set(id, Number(at[i] ?? 0) || 0);
+  });
+  return out;
 }

@@ -1214,8 +1214,8 @@ export class RedisBackend implements Backend {
         return e;
       });
       // (a member whose hash is gone: a malformed entry, unless a purge took it since the ids were read)
-      for (const id of await stillDead(this.client, this.sp(loc), ids.filter((id) => !found.has(id)))) {
-        const e = missingRecordEntry(id, loc.queue);
+      for (const [id, deadAt] of await stillDead(this.client, this.sp(loc), ids.filter((id) => !found.has(id)))) {
+        const e = missingRecordEntry(id, loc.queue, deadAt);
         if (keep(e)) entries.push(e);
       }
       return entries;
@@ -1248,8 +1248,11 @@ export class RedisBackend implements Backend {
     if (!loc) return null;
     const snap = await this.readSnapshot(loc, jobId);
     // (its hash gone while its id stays in the DLQ: what dlqList lists for it)
-    if (!snap) return (await stillDead(this.client, this.sp(loc), [jobId])).length > 0 ? missingRecordEntry(jobId, loc.queue) : null;
-    if (isNotAHash(snap[0])) return (await stillDead(this.client, this.sp(loc), [jobId])).length > 0 ? dlqEntryFrom(jobId, loc.queue, snap) : null;
+    if (!snap) {
+      const deadAt = (await stillDead(this.client, this.sp(loc), [jobId])).get(jobId);
+      return deadAt === undefined ? null : missingRecordEntry(jobId, loc.queue, deadAt);
+    }
+    if (isNotAHash(snap[0])) return (await stillDead(this.client, this.sp(loc), [jobId])).size > 0 ? dlqEntryFrom(jobId, loc.queue, snap) : null;
     if (snap[0].st !== 'dead') return null;
     return dlqEntryFrom(jobId, loc.queue, snap);
   }
@@ -1265,7 +1268,7 @@ export class RedisBackend implements Backend {
     // `inspect`'s hint for a malformed record says to save it with `dlq show --raw`.
     const type = await this.client.type(key);
     if (type !== 'hash' && type !== 'none') {
-      if ((await stillDead(this.client, p, [jobId])).length === 0) return null;
+      if ((await stillDead(this.client, p, [jobId])).size === 0) return null;
       const value = type === 'string' ? { value: await this.client.get(key) } : { dump_base64: (await this.client.dumpBuffer(key))?.toString('base64') ?? null };
       return Buffer.from(JSON.stringify({ job_id: jobId, state: null, stored: { type, ...value } }), 'utf8');
     }
@@ -1419,13 +1422,13 @@ export class RedisBackend implements Backend {
     // (a job hash gone while its id stays in the DLQ is malformed, as dlqList and dlqGet say)
     // (and one whose key holds another type than a hash: the record cannot be read)
     const odd = (snap: Snapshot | null) => snap !== null && isNotAHash(hashOf(snap) as Record<string, string>);
-    const missing = new Set(await stillDead(this.client, p, ids.filter((_, i) => records[i]!.snap === null || odd(records[i]!.snap))));
+    const missing = await stillDead(this.client, p, ids.filter((_, i) => records[i]!.snap === null || odd(records[i]!.snap)));
     const args: Array<string | number> = [runId, run.action, attempts.kind, attempts.kind === 'extra' ? attempts.n : 0];
     ids.forEach((id, i) => {
       const r = records[i]!;
       const entry = missing.has(id)
         ? r.snap === null
-          ? missingRecordEntry(id, run.queue)
+          ? missingRecordEntry(id, run.queue, missing.get(id)!)
           : dlqEntryFrom(id, run.queue, r.snap)
         : r.snap === null || odd(r.snap) || (hashOf(r.snap) as Record<string, string>).st !== 'dead'
           ? null
