@@ -38,7 +38,12 @@ export interface Selector {
   minRemainingMs: number;
 }
 
-const ERROR_CODE_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+/**
+ * What `--error-code` takes: any code a store can hold, as `fail()` takes it (1-128 characters;
+ * older versions and SQS custody stored codes outside the worker's rule, `HTTP 429`,
+ * `Provider.Quota`), without control characters (never a typed code).
+ */
+const ERROR_CODE_RE = /^[^\p{Cc}]{1,128}$/u;
 
 function parseCount(text: string, flag: string): number {
   if (!/^\d{1,9}$/.test(text.trim())) throw new ValidationError(`${flag} ${JSON.stringify(text)} must be a whole number ≥ 0`);
@@ -73,12 +78,14 @@ export function parseSelector(input: SelectorInput, now: number, spelling: Selec
   if (input.errorCode !== undefined && input.errorCode.length > 0) {
     for (const code of input.errorCode) {
       if (!ERROR_CODE_RE.test(code)) {
-        throw new ValidationError(`--error-code ${JSON.stringify(code)}: an error code is 1-128 letters, digits and _ . : - (e.g. PROVIDER_429)`);
+        throw new ValidationError(`--error-code ${JSON.stringify(code)}: an error code is 1-128 characters, none of them a control character (e.g. PROVIDER_429)`);
       }
     }
-    // Every stored code is upper case (1-64 of A-Z, 0-9, _: the worker holds handlers to it), so a
-    // code typed in lower case means that one, not none: `--error-code permission` is PERMISSION.
-    filter.errorCodes = [...new Set(input.errorCode.map((code) => code.toUpperCase()))];
+    // The worker stores codes in upper case (A-Z, 0-9, _), so a code typed in lower case means
+    // that one, not none: `--error-code permission` is PERMISSION. The code as typed is matched too:
+    // a store holds codes of other writers as they wrote them (`Provider.Quota`), and `dlq summary`
+    // shows them so; upper-casing alone selected none of them.
+    filter.errorCodes = [...new Set(input.errorCode.flatMap((code) => [code, code.toUpperCase()]))];
     given.error_code = filter.errorCodes;
   }
   if (input.reason !== undefined) {

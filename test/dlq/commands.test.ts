@@ -318,6 +318,30 @@ describe('selector errors name the flag as typed', () => {
   });
 });
 
+describe('--error-code selects a code as the DLQ shows it', () => {
+  it('regression: a stored code outside the worker\'s rule (mixed case, a space: older versions, SQS custody, a library fail()) is selected as typed; a lower-case one still selects the upper-case code', async () => {
+    const [mixed, spaced, upper] = await seedDead(backend, () => clock.now(), [
+      { queue: 'q', code: 'Provider.Quota' },
+      { queue: 'q', code: 'HTTP 429' },
+      { queue: 'q', code: 'PERMISSION' },
+    ]);
+    const selected = async (codes: string[]) => {
+      await dlqSummary({ queue: 'q', errorCode: codes, by: 'error_code' }, { ...io(), out: { ...io().out, format: 'json' } });
+      const doc = JSON.parse(out) as { total: number };
+      out = '';
+      return doc.total;
+    };
+    expect(await selected(['Provider.Quota'])).toBe(1);
+    expect(await selected(['HTTP 429'])).toBe(1);
+    expect(await selected(['permission'])).toBe(1);
+    const run = (await dlqBulk('redrive', { queue: 'q', errorCode: ['Provider.Quota', 'HTTP 429'], yes: true, reason: 'quota raised' }, io())) as RunRecord;
+    expect(run.counts).toMatchObject({ moved: 2 });
+    expect((await backend.get(mixed!))!.state).toBe('queued');
+    expect((await backend.get(spaced!))!.state).toBe('queued');
+    expect((await backend.get(upper!))!.state).toBe('dead');
+  });
+});
+
 describe('plain output of dlq show and dlq runs show is key<TAB>value', () => {
   const tableIo = () => io({ out: { ...io().out, format: 'table' } });
   it('dlq show: one `label\tvalue` line per field, tab-separated section rows; a terminal gets aligned text', async () => {

@@ -44,17 +44,18 @@ describe('DLQ selector', () => {
     expect(s.given.since).toBe('2026-01-01T18:00:00.000Z');
   });
 
-  it('matches error codes in any case: a typed code is upper-cased, as every stored code is', () => {
-    const s = parseSelector({ errorCode: ['permission', 'Provider_429', 'PERMISSION'] }, NOW);
-    expect(s.filter.errorCodes).toEqual(['PERMISSION', 'PROVIDER_429']);
-    expect(s.given.error_code).toEqual(['PERMISSION', 'PROVIDER_429']);
+  it('matches a typed code as typed and upper-cased: the worker stores codes in upper case, other writers as they wrote them', () => {
+    const s = parseSelector({ errorCode: ['permission', 'Provider_429', 'PERMISSION', 'HTTP 429'] }, NOW);
+    expect(s.filter.errorCodes).toEqual(['permission', 'PERMISSION', 'Provider_429', 'PROVIDER_429', 'HTTP 429']);
+    expect(s.given.error_code).toEqual(s.filter.errorCodes);
   });
 
   it.each([
     [{ queue: 'bad queue' }, /--queue "bad queue": a queue name must be/],
     [{ tenant: '' }, /--tenant "": a tenant id must be/],
     [{ workflow: 'research' }, /--workflow "research": a workflow must look like name:vN/],
-    [{ errorCode: ['PROVIDER 429'] }, /--error-code "PROVIDER 429"/],
+    [{ errorCode: ['PROVIDER\n429'] }, /--error-code "PROVIDER\\n429": an error code is 1-128 characters, none of them a control character/],
+    [{ errorCode: ['X'.repeat(129)] }, /an error code is 1-128 characters/],
     [{ reason: 'bored' }, /the dead reason must be one of exhausted, permanent, lease_lost, custody/],
     [{ since: '6' }, /--since "6" is not a duration/],
     [{ since: '1h', until: '2h' }, /--since .* must be before --until/],
