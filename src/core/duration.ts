@@ -88,8 +88,23 @@ export function parseIsoTime(text: string, what = 'time'): number {
     throw new ValidationError(`${what} ${JSON.stringify(text)} has no time zone: add Z or an offset like +01:00`);
   }
   const ms = Date.parse(s);
-  if (Number.isNaN(ms)) throw new ValidationError(`${what} ${JSON.stringify(text)} is not a valid date`);
+  if (Number.isNaN(ms) || !isCalendarTime(s)) throw new ValidationError(`${what} ${JSON.stringify(text)} is not a valid date`);
   return ms;
+}
+
+/**
+ * Whether the date and clock time written exist: Date.parse rolls a day the month lacks over into
+ * the next month (`2026-02-30` is 2 March), so `--since 2026-02-30` selected from another day than
+ * the one typed. 24:00 (ISO's end of a day) is taken.
+ */
+function isCalendarTime(s: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2}))?)?/.exec(s)!;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (month < 1 || month > 12 || day < 1 || day > new Date(Date.UTC(year, month, 0)).getUTCDate()) return false;
+  if (m[4] === undefined) return true;
+  const [hour, minute, second] = [Number(m[4]), Number(m[5]), Number(m[6] ?? 0)];
+  if (hour === 24) return minute === 0 && second === 0;
+  return hour <= 23 && minute <= 59 && second <= 59;
 }
 
 function looksAbsolute(s: string): boolean {

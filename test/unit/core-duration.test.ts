@@ -85,4 +85,12 @@ describe('absolute and relative times', () => {
   it('garbage is refused with the rule', () => {
     expect(() => parseIsoTime('2026-13-45T99:00:00Z')).toThrow(ValidationError);
   });
+
+  it('regression: a day the month does not have is refused, not rolled over into the next month (--since 2026-02-30 was 2 March)', () => {
+    for (const text of ['2026-02-30T00:00:00Z', '2026-02-29', '2026-04-31T12:00:00+02:00', '2026-11-31T00:00:00Z', '2026-11-30T23:60:00Z', '2026-11-30T10:00:60Z']) {
+      expect(() => parseIsoTime(text, '--since'), text).toThrow(/--since ".*" is not a valid date/);
+    }
+    expect(parseIsoTime('2028-02-29T00:00:00Z')).toBe(Date.UTC(2028, 1, 29));
+    expect(parseIsoTime('2026-11-30T24:00:00Z')).toBe(Date.UTC(2026, 11, 1));
+  });
 });
