@@ -5,7 +5,7 @@
  * codes, the lock, the ledger, resume and the audit.
  */
 import Database from 'better-sqlite3';
-import { existsSync, writeFileSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Backend } from '../../src/backend/contract.js';
@@ -333,6 +333,16 @@ describe('dlq redrive', () => {
     const human = await ok(['dlq', 'runs', 'show', run.run_id, '--status', 'skipped']);
     expect(human.stdout).toContain(partial);
     expect(human.stdout).toMatch(/reason\s+quota raised/);
+  });
+
+  it('regression: --plan-out to a path that cannot take the file (a directory) exits 2 and leaves no temporary file beside it', async () => {
+    await seedDead(backend, now, [{ queue: 'planout', code: 'PROVIDER_429' }]);
+    const target = join(home.dir, 'plans');
+    mkdirSync(target);
+    const r = await runCli(home, ['dlq', 'redrive', '--queue', 'planout', '--dry-run', '--plan-out', target]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`cannot write ${target}`);
+    expect(readdirSync(home.dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 
   it('--plan-out - writes the plan to stdout and --plan - reads it from stdin; runs show pages its ledger with --limit/--cursor', async () => {

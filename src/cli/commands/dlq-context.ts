@@ -3,7 +3,7 @@
  * place where the dlq commands meet the process (pid, host, user, files,
  * timers).
  */
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { hostname, userInfo } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { systemRandom } from '../../core/clock.js';
@@ -61,12 +61,20 @@ export function dlqIoFrom(ctx: CommandContext): DlqIo {
       }
     },
     writeFile: async (path, text) => {
-      // Write aside, then rename: a reviewer never finds half a plan.
+      // Write aside, flush, then rename: a reviewer never finds half a plan (nor, after a crash,
+      // an empty one), and a write that fails leaves no temporary file beside the target.
       const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
       try {
-        await writeFile(tmp, text, { mode: 0o644 });
+        const fh = await open(tmp, 'w', 0o644);
+        try {
+          await fh.writeFile(text);
+          await fh.sync();
+        } finally {
+          await fh.close();
+        }
         await rename(tmp, path);
       } catch (e) {
+        await unlink(tmp).catch(() => undefined);
         throw new ValidationError(`cannot write ${path}: ${(e as Error).message}`);
       }
     },
