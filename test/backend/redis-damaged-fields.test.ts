@@ -26,6 +26,7 @@ const DAMAGE: Array<[field: string, value: string]> = [
   ['att', 'abc'],
   ['max', '-5'],
   ['rc', '1.5'],
+  ['upd', ''],
 ];
 
 it('regression: a count or time field that is not a whole number makes the entry malformed on every read and at apply, never a crash', async () => {

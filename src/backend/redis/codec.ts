@@ -132,6 +132,11 @@ const TIME_FIELDS = ['upd', 'run', 'end', 'dat', 'rat', 'cra', 'le'] as const;
 /** The last ms a Date can hold (+275760-09-13): a later "time" has no ISO text. */
 const MAX_DATE_MS = 8.64e15;
 
+/** A stored time (epoch ms, as the scripts write it), or null when the text is not one. */
+export function storedTime(v: string | null | undefined): number | null {
+  return v !== undefined && v !== null && /^\d{1,16}$/.test(v) && Number(v) <= MAX_DATE_MS ? Number(v) : null;
+}
+
 /**
  * The first count or time field of a job hash that is not what the scripts write (a whole number;
  * a time within what a Date holds), or null. A foreign writer's text there (`dat` = "yesterday")
@@ -146,8 +151,10 @@ export function damagedField(h: Readonly<Record<string, string | null | undefine
   }
   for (const f of TIME_FIELDS) {
     const v = h[f];
-    if (v !== undefined && v !== null && v !== '' && !(/^\d{1,16}$/.test(v) && Number(v) <= MAX_DATE_MS)) return f;
+    if (v !== undefined && v !== null && storedTime(v) === null) return f;
   }
+  // every write stamps it: without it the job has no updated_at (null where the schema needs a time)
+  if (h.upd === undefined || h.upd === null) return 'upd';
   return null;
 }
 
@@ -264,7 +271,7 @@ export function dlqEntryFrom(jobId: string, queue: string, snap: Snapshot): DlqE
       workflow: h.wf ?? '',
       class: cls,
       // (a damaged time is no time: the fallback of a malformed record must not throw in turn)
-      dead_at: (damagedField({ dat: h.dat }) === null ? iso(h.dat) : null) ?? (damagedField({ upd: h.upd }) === null ? iso(h.upd) : null) ?? new Date(0).toISOString(),
+      dead_at: iso(storedTime(h.dat) ?? storedTime(h.upd) ?? 0)!,
       reason: 'custody',
       error_code: h.dec ?? '',
       error_message: h.dem ?? '',

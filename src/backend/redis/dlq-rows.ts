@@ -18,7 +18,7 @@ import type { DeadReason } from '../../core/schemas.js';
 import { isDeadReason } from '../../core/model.js';
 import { ValidationError } from '../../core/errors.js';
 import { DLQ_ROW_MESSAGE_CHARS, MAX_PAGE_LIMIT, type DlqFilter, type DlqRow, type Page, type PageRequest } from '../contract.js';
-import { damagedField, missingRecordEntry } from './codec.js';
+import { damagedField, missingRecordEntry, storedTime } from './codec.js';
 import { DLQ_ROWS } from './lua/dlq-rows.js';
 
 type Client = Redis | Cluster;
@@ -124,8 +124,7 @@ function rowOf(id: string, queue: string, t: Tuple): { row: DlqRow; message: str
     };
   }
   const message = t[14] ?? '';
-  // (a damaged time is no time, as in dlqEntryFrom's fallback)
-  const time = (f: 'dat' | 'upd', v: string | null) => (damagedField({ [f]: v }) === null ? ms(v) : null);
+  // (a damaged time is no time, as in dlqEntryFrom's fallback: storedTime)
   return {
     message,
     row: {
@@ -138,7 +137,7 @@ function rowOf(id: string, queue: string, t: Tuple): { row: DlqRow; message: str
       error_message: message,
       attempts: num(t[8], 0) || 0,
       max_attempts: num(t[9], 1) || 1,
-      dead_at_ms: time('dat', t[11]) ?? time('upd', t[12]) ?? 0,
+      dead_at_ms: storedTime(t[11]) ?? storedTime(t[12]) ?? 0,
       deadline_at_ms: null,
       partial: num(t[16], 0) > 0,
       redrive_count: num(t[17], 0) || 0,
