@@ -485,5 +485,16 @@ export interface Backend {
    */
   workerPreflight?(queue: string, classes?: readonly JobClass[]): Promise<string[]>;
 
-  close(): Promise<void>;
+  /**
+   * Ends the client. By default what was sent is answered first (Redis: QUIT, up to 2 s).
+   * `now`: the caller is stopping on a signal and has had every answer it waits for, so nothing
+   * still unanswered is waited for (Redis: the sockets are dropped, no QUIT): a store that stopped
+   * answering (a frozen server) must not hold a Ctrl-C'd command. Backends with nothing to wait
+   * for (SQLite) ignore it.
+   */
+  close(opts?: CloseOptions): Promise<void>;
+}
+
+export interface CloseOptions {
+  now?: boolean;
 }

@@ -267,18 +267,19 @@ export class CliContext implements CommandContext {
     this.isBackendAbandoned = true;
   }
 
-  async close(): Promise<void> {
+  /** `now`: the command stopped on a signal (see the contract's close): nothing unanswered is waited for. */
+  async close(opts: { now?: boolean } = {}): Promise<void> {
     if (!this.backend) return;
     if (this.isBackendAbandoned) {
       // Started, not awaited: a hung node would keep the process alive; runCli exits after main returns.
       const pending = this.backend;
       this.backend = undefined;
-      void pending.then((b) => b.close()).catch(() => undefined);
+      void pending.then((b) => b.close({ now: true })).catch(() => undefined);
       return;
     }
     const b = await this.backend.catch(() => null);
     this.backend = undefined;
-    await b?.close();
+    await b?.close(opts.now ? { now: true } : {});
   }
 
   defaultQueue(): string {

@@ -192,7 +192,9 @@ export async function main(argv: readonly string[], m: MainEnv): Promise<number>
   } finally {
     if (ctx) {
       try {
-        await ctx.close();
+        // A command that stopped on a signal has had the answers it waited for: whatever is still
+        // unanswered (a frozen Redis) must not hold its exit (QUIT waited 2 s after a tail --follow).
+        await ctx.close({ now: signal.aborted });
       } catch (e) {
         if (debug) io.stderr.write(printable(`warning: closing the backend failed: ${(e as Error).message}`) + '\n');
       }

@@ -155,3 +155,54 @@ describe('Ctrl-C while the store does not answer', () => {
     }
   }, 60_000);
 });
+
+/** Each connection of clients other than redis-cli: its client port and the last command it sent. */
+function clientsOf(server: RedisServer): Array<{ port: number; cmd: string }> {
+  return server
+    .cli('CLIENT', 'LIST')
+    .split('\n')
+    .filter((l) => l.includes('addr=') && !/cmd=client\|list/.test(l))
+    .map((l) => ({ port: Number(/addr=\S+:(\d+)/.exec(l)![1]), cmd: /cmd=(\S+)/.exec(l)![1]! }));
+}
+
+/** Bytes a frozen server on `serverPort` has not read from the connection of `clientPort` (its socket open or half closed). */
+function unreadFrom(serverPort: number, clientPort: number): number {
+  const hex = (p: number) => p.toString(16).toUpperCase().padStart(4, '0');
+  const line = readFileSync('/proc/net/tcp', 'utf8')
+    .split('\n')
+    .slice(1)
+    .map((l) => l.trim().split(/\s+/))
+    .find((f) => f[1]?.endsWith(`:${hex(serverPort)}`) === true && f[2]?.endsWith(`:${hex(clientPort)}`) === true);
+  if (!line) return 0;
+  // (in CLOSE_WAIT, 08, the client's FIN is counted as one byte more)
+  return parseInt(line[4]?.split(':')[1] ?? '0', 16) - (line[3] === '08' ? 1 : 0);
+}
+
+describe('Ctrl-C of a command that stops by itself, while the store does not answer', () => {
+  it('regression: tail --follow ends on the first Ctrl-C without a QUIT to the frozen server (it waited for its answer, 2 s)', async () => {
+    const server = await startRedisServer();
+    try {
+      const id = (await runCliOk(home, ['--url', server.url, 'submit', 'task:v1', '--queue', 'f'])).stdout.trim();
+      const child = spawnCli(home, ['--url', server.url, 'tail', '--queue', 'f', '--follow', '-o', 'ndjson']);
+      const done = collect(child, 60_000);
+      let stdout = '';
+      child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+      await pollUntil(() => stdout.includes(id), { timeoutMs: 20_000, what: 'the history shown' });
+      // following: a blocked read on a connection of its own; the main connection is idle
+      const main = await pollUntil(() => {
+        const clients = clientsOf(server);
+        return clients.some((c) => c.cmd === 'xread') ? clients.find((c) => c.cmd !== 'xread') : undefined;
+      }, { timeoutMs: 20_000, what: 'the follow to start' });
+      server.signal('SIGSTOP');
+      child.kill('SIGINT');
+      const r = await done;
+      expect(r.code).toBe(0);
+      expect(r.stderr).toBe('');
+      // a QUIT sent on the way out sits unread at the frozen server
+      expect(unreadFrom(server.port, main.port)).toBe(0);
+    } finally {
+      server.signal('SIGCONT');
+      await server.stop();
+    }
+  }, 60_000);
+});

@@ -56,7 +56,7 @@ import { compareSeq, dlqEntryFrom, effectFrom, isNotAHash, isWrongType, missingR
 import { RedisConnection, settingWarnings, type Client } from './connection.js';
 import { KeyLayout, shardOf } from './keys.js';
 import { TurnBatches } from './turn-batches.js';
-import type { DlqRow } from '../contract.js';
+import type { CloseOptions, DlqRow } from '../contract.js';
 import { redisDlqRows, stillDead, type DeadSetSource } from './dlq-rows.js';
 import { callScript, registerScripts, type ScriptName } from './scripts.js';
 import { readQueueStats, type ShardStatsReply } from './stats.js';
@@ -1592,17 +1592,18 @@ export class RedisBackend implements Backend {
     return warnings;
   }
 
-  async close(): Promise<void> {
+  async close(opts: CloseOptions = {}): Promise<void> {
     // Batches still waiting for the end of the turn go out now, and the QUIT waits for the
-    // answers of every batch sent (their callers are waiting for them).
+    // answers of every batch sent (their callers are waiting for them). Closing `now` (a command
+    // stopped by a signal at a safe point: nobody waits for them) sends them without waiting.
     this.submits.sendAll();
     this.completions.sendAll();
-    await Promise.allSettled([...this.batchesInFlight]);
+    if (!opts.now) await Promise.allSettled([...this.batchesInFlight]);
     // A follower ends as SQLite's does when its store closes: the iteration is over, not failed
     // (its blocked read would otherwise end in "Connection is closed" thrown to the reader).
     for (const stop of this.followStops) stop();
     for (const f of this.followers) f.disconnect();
-    await this.conn.close();
+    await this.conn.close(opts);
   }
 }
 
