@@ -141,6 +141,12 @@ export interface CommandContext {
    */
   handleStops(): () => void;
   /**
+   * What a first Ctrl-C (SIGTERM, SIGHUP) that ends the command at once says on stderr, after
+   * `interrupted: ` (null: nothing). For a command that reads for a while before it changes
+   * anything: `the redrive plan was not finished; nothing was changed`.
+   */
+  interruptNote(note: string | null): void;
+  /**
    * Asks before a mutation. `--yes` skips it; without a terminal and without
    * `--yes` it throws DeclinedError (exit 3); a "no" throws DeclinedError too.
    */
@@ -172,6 +178,8 @@ export interface ContextDeps {
   mustFinish: () => void;
   /** See `CommandContext.handleStops` (main.ts StopGate). */
   handleStops?: () => () => void;
+  /** See `CommandContext.interruptNote` (main.ts StopGate). */
+  interruptNote?: (note: string | null) => void;
 }
 
 /** Interactive = both ends are terminals, not CI, and prompting was not switched off. */
@@ -303,6 +311,10 @@ export class CliContext implements CommandContext {
 
   handleStops(): () => void {
     return this.deps.handleStops?.() ?? (() => undefined);
+  }
+
+  interruptNote(note: string | null): void {
+    this.deps.interruptNote?.(note);
   }
 
   async confirm(question: string, opts: ConfirmOptions = {}): Promise<void> {

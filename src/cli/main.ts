@@ -167,6 +167,7 @@ export async function main(argv: readonly string[], m: MainEnv): Promise<number>
           m.mustFinish?.();
         },
         handleStops: () => m.stops?.hold() ?? (() => undefined),
+        interruptNote: (note) => m.stops?.setExitNote(note),
       });
       // A resume command printed by this invocation names the store it used (--context / --url).
       setResumeTarget(resumeTargetOf(globals));
@@ -302,6 +303,21 @@ export type StopSignal = keyof typeof STOP_SIGNALS;
 export class StopGate {
   private holds = 0;
   private isChanging = false;
+  private note: string | null = null;
+
+  /**
+   * What a first signal that ends the command at once says on stderr (null: nothing, as a read).
+   * A command that reads for a while before it changes anything (a redrive planning) says that
+   * nothing was changed, instead of ending without a word.
+   */
+  setExitNote(note: string | null): void {
+    this.note = note;
+  }
+
+  /** The note set with `setExitNote`. */
+  exitNote(): string | null {
+    return this.note;
+  }
 
   /** The command stops at safe points of its own from now until the returned function is called. */
   hold(): () => void {
@@ -375,6 +391,10 @@ export async function runCli(argv: readonly string[] = process.argv.slice(2), st
   const onSignal = (sig: StopSignal) => {
     interrupts++;
     const first = stops.onFirstSignal();
+    if (interrupts === 1 && first === 'exit') {
+      const note = stops.exitNote();
+      if (note !== null) process.stderr.write(`interrupted: ${note}\n`);
+    }
     if (interrupts > 1 || first === 'exit') process.exit(STOP_SIGNALS[sig]);
     if (first === 'ask-and-note') {
       const again = sig === 'SIGINT' ? 'Ctrl-C again' : `${sig} again`;

@@ -77,6 +77,14 @@ describe('Ctrl-C while the store does not answer', () => {
     }, 60_000);
   }
 
+  it('regression: dlq redrive interrupted while planning ends at once (130) saying nothing was changed, not without a word', async () => {
+    const { child, done } = await waitingOnStore(['dlq', 'redrive', '--queue', 'q', '--yes']);
+    child.kill('SIGINT');
+    const r = await done;
+    expect(r.code).toBe(130);
+    expect(r.stderr).toBe('interrupted: the redrive plan was not finished; nothing was changed\n');
+  }, 60_000);
+
   it('a command that changes state says at once what it waits for, and a second Ctrl-C exits at once', async () => {
     const { child, done, stderr } = await waitingOnStore(['submit', 'task:v1', '--queue', 'q']);
     child.kill('SIGINT');

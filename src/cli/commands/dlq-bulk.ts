@@ -131,8 +131,12 @@ export async function dlqBulk(action: BulkAction, o: BulkOptions, io: DlqIo): Pr
   if (planToStdout && !o.dryRun) {
     throw new ValidationError('--plan-out - writes the plan to stdout: use it with --dry-run', `Save the plan to a file to apply it in the same command, or review it first: agentq dlq ${action} … --dry-run --plan-out - > plan.json`);
   }
+  // Planning reads the whole selection, which on a slow or frozen store takes a while: a Ctrl-C
+  // meanwhile ends the command at once, and says what that left (it ended without a word).
+  io.interruptNote?.(`the ${action} plan was not finished; nothing was changed`);
   const built = await planFor(action, o, io);
   const { plan } = built;
+  io.interruptNote?.(`the ${action} was not started; nothing was changed`);
   // (a plan file names its jobs, not a queue: only a selection typed here can name a wrong one)
   if (plan.totals.total === 0 && o.plan === undefined) await noteUnknownQueue(await io.backend(), o.queue, io);
   if (planToStdout) {

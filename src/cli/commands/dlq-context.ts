@@ -51,6 +51,7 @@ export function dlqIoFrom(ctx: CommandContext): DlqIo {
     newRunId: () => newId(RUN_ID_PREFIX),
     identity: { user: osUser(ctx.env), host: hostname(), pid: process.pid, pidStart: processStartTime(process.pid), context: contextName(ctx) },
     assertMutable: (what) => ctx.assertMutable(what),
+    interruptNote: (note) => ctx.interruptNote(note),
     contextName: contextName(ctx),
     readFile: async (path) => {
       if (path === '-') return readStdin(ctx);

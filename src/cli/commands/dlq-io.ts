@@ -29,6 +29,8 @@ export interface DlqIo {
   identity: Identity;
   /** Throws PermissionError (exit 4) in a read-only context. */
   assertMutable(what: string): void;
+  /** What a first Ctrl-C that ends the command before it changes anything says (see `CommandContext.interruptNote`). */
+  interruptNote?(note: string | null): void;
   /** The active context's name, shown in confirmations and recorded in the audit. */
   contextName: string | null;
   probe?: ProcessProbe;
