@@ -145,7 +145,8 @@ const WAIT_OPTION_KEYS = Object.keys({ timeoutMs: 0, signal: 0, pollMs: 0 } sati
 /**
  * Opens a store for producers and operators: the `Backend` contract
  * (`submit`, `get`, `list`, `cancel`, `events`, `stats`, `dlqList`, …).
- * Close it with `close()`; any call after that throws a `ClosedError` (`CLOSED`).
+ * Close it with `close()`; any call after that throws a `ClosedError` (`CLOSED`), and so does an
+ * `events()` iteration still under way (a follow whose signal has not aborted).
  */
 export async function createClient(opts: ClientOptions = {}): Promise<Backend> {
   checkClientOptions(opts);

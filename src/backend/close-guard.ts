@@ -61,8 +61,21 @@ export function guardClose(backend: Backend): Backend {
             await fn.apply(target);
           };
         } else if (prop === 'events') {
-          // An AsyncIterable, not a promise: refused when iterated.
-          w = (...args: unknown[]) => (closed ? refusedIterable(refused(op)) : fn.apply(target, args));
+          // An AsyncIterable, not a promise: refused when iterated; one under way when the client
+          // is closed ends with the same error (see `closedUnder`).
+          w = (...args: unknown[]) => {
+            if (closed) return refusedIterable(refused(op));
+            const signal = (args[0] as { signal?: unknown } | null | undefined)?.signal;
+            return closedUnder(fn.apply(target, args) as AsyncIterable<unknown>, {
+              isClosed: () => closed,
+              stoppedByCaller: () => signal instanceof AbortSignal && signal.aborted,
+              error: () =>
+                new ClosedError(
+                  `events() stopped: the client was closed while it was read (${backend.description})`,
+                  'Close the client only when done with it, or stop the reading first with its signal.',
+                ),
+            });
+          };
         } else {
           w = (...args: unknown[]) => (closed ? Promise.reject(refused(op)) : fn.apply(target, args));
         }
@@ -75,4 +88,27 @@ export function guardClose(backend: Backend): Backend {
 
 async function* refusedIterable(error: ClosedError): AsyncGenerator<never> {
   throw error;
+}
+
+/**
+ * `events` as its reader sees it when the client is closed under it: a ClosedError, as any call
+ * after close(). The backends end a follow quietly when they close (Redis stops its blocked read,
+ * SQLite's next poll finds the store shut) or fail with what closing did to them (a bare
+ * TypeError, "Connection is closed"): the reader could not tell "closed under me" from "no more
+ * events". A reading its caller stopped first (its signal aborted) still ends quietly.
+ */
+async function* closedUnder<T>(
+  events: AsyncIterable<T>,
+  o: { isClosed: () => boolean; stoppedByCaller: () => boolean; error: () => ClosedError },
+): AsyncGenerator<T> {
+  try {
+    for await (const e of events) {
+      // (an event read before close() was called is still the reader's)
+      yield e;
+    }
+  } catch (e) {
+    if (o.isClosed() && !o.stoppedByCaller()) throw o.error();
+    throw e;
+  }
+  if (o.isClosed() && !o.stoppedByCaller()) throw o.error();
 }

@@ -1,7 +1,8 @@
 /** Producers and operators: submit, get, list, cancel, events, queues. */
 import { describe, expect, it } from 'vitest';
+import { guardClose } from '../../src/backend/close-guard.js';
 import { MAX_PAGE_LIMIT } from '../../src/backend/contract.js';
-import { IdempotencyConflictError, NotFoundError, ValidationError } from '../../src/core/errors.js';
+import { ClosedError, IdempotencyConflictError, NotFoundError, ValidationError } from '../../src/core/errors.js';
 import { isJobId } from '../../src/core/ids.js';
 import { INLINE_INPUT_MAX_BYTES, Job, JobEvent } from '../../src/core/schemas.js';
 import { pollUntil } from '../support/poll.js';
@@ -466,6 +467,36 @@ export function jobCases(make: MakeFixture): void {
       expect(seen[1]!.job_id).toBe(job.job_id);
       ac.abort();
       await done;
+    });
+
+    // Regression: a library client closed while its follow waited ended the iteration without a
+    // word (Redis) or with a bare TypeError (SQLite), where every other call after close() is a
+    // ClosedError: a reader could not tell "closed under me" from "no more events".
+    it('a follow of a client that is closed ends with a ClosedError', async () => {
+      const { backend } = fx();
+      const client = guardClose(backend);
+      await client.submit(req());
+      const seen: JobEvent[] = [];
+      const outcome = (async () => {
+        for await (const e of client.events({ follow: true })) seen.push(e);
+      })().then(() => 'ended quietly', (e: unknown) => e);
+      await pollUntil(() => seen.length === 1, { what: 'the existing event' });
+      await client.close();
+      const e = await outcome;
+      expect(e).toBeInstanceOf(ClosedError);
+      expect((e as ClosedError).message).toMatch(/^events\(\) stopped: the client was closed/);
+    });
+
+    it('a follow stopped by its signal and then closed ends quietly', async () => {
+      const { backend } = fx();
+      const client = guardClose(backend);
+      const ac = new AbortController();
+      const outcome = (async () => {
+        for await (const _ of client.events({ follow: true, last: 0, signal: ac.signal })) break;
+      })().then(() => 'ended quietly', (e: unknown) => e);
+      ac.abort();
+      expect(await outcome).toBe('ended quietly');
+      await client.close();
     });
 
     // Regression: the AbortController itself (from JavaScript) threw a TypeError, then another
