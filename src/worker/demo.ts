@@ -16,7 +16,15 @@ export interface DemoOutcome {
   succeeded: number;
   retrying: number;
   dead: number;
+  /** Stopped by `signal` before every job was handled: how many were not (they stay queued). */
+  unprocessed: number;
 }
+
+/**
+ * On a stop, how long the running handlers may finish (the demo's take milliseconds) before
+ * their signals abort and their leases are released, as `agentq worker` does past --grace.
+ */
+const DEMO_GRACE_MS = 2_000;
 
 const flakyHandler: Handler = async (job, ctx) => {
   await ctx.checkpoint({ step: 'started', workflow: job.workflow });
@@ -35,10 +43,14 @@ const flakyHandler: Handler = async (job, ctx) => {
   }
 };
 
-/** Processes `jobs` once each (retries are left scheduled) and returns what happened. */
-export async function runDemoWorker(backend: Backend, queue: string, jobs: readonly Job[]): Promise<DemoOutcome> {
+/**
+ * Processes `jobs` once each (retries are left scheduled) and returns what happened. `signal`
+ * (Ctrl-C) stops the worker as `agentq worker` stops: no new claims, the running handlers finish
+ * or are aborted and their leases released, so no job is left "running" until its lease expires.
+ */
+export async function runDemoWorker(backend: Backend, queue: string, jobs: readonly Job[], signal?: AbortSignal): Promise<DemoOutcome> {
   const pending = new Set(jobs.map((j) => j.job_id));
-  const outcome: DemoOutcome = { succeeded: 0, retrying: 0, dead: 0 };
+  const outcome: DemoOutcome = { succeeded: 0, retrying: 0, dead: 0, unprocessed: 0 };
   let allHandled!: () => void;
   const handled = new Promise<void>((r) => (allHandled = r));
   const settle = (jobId: string): void => {
@@ -49,6 +61,7 @@ export async function runDemoWorker(backend: Backend, queue: string, jobs: reado
     queue,
     concurrency: 3,
     leaseMs: 30_000,
+    gracefulMs: DEMO_GRACE_MS,
     workerVersion: 'demo',
     handler: flakyHandler,
     logger: (e) => {
@@ -64,12 +77,16 @@ export async function runDemoWorker(backend: Backend, queue: string, jobs: reado
       }
     },
   });
-  if (pending.size === 0) return outcome;
+  if (pending.size === 0 || signal?.aborted) return { ...outcome, unprocessed: pending.size };
   await worker.start();
   // A safety net for a store that cannot serve the demo (the jobs stay where they are).
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([handled, new Promise<void>((r) => (timer = setTimeout(r, 30_000)))]);
+  let onStop: (() => void) | undefined;
+  const stopped = new Promise<void>((r) => signal?.addEventListener('abort', (onStop = () => r()), { once: true }));
+  await Promise.race([handled, stopped, new Promise<void>((r) => (timer = setTimeout(r, 30_000)))]);
   clearTimeout(timer);
+  if (onStop) signal?.removeEventListener('abort', onStop);
   await worker.stop();
-  return outcome;
+  // (jobs finished during the stop were counted by the logger)
+  return { ...outcome, unprocessed: signal?.aborted ? pending.size : 0 };
 }

@@ -416,6 +416,28 @@ describe('demo', () => {
       fresh.cleanup();
     }
   });
+  // Regression: a first Ctrl-C ended the demo on the spot, and the jobs its worker was running
+  // stayed "running" until their 30 s leases ran out.
+  it('Ctrl-C while its worker runs stops the worker as `worker` stops (no job left running) and exits 130 saying so', async () => {
+    const fresh = makeCliHome();
+    try {
+      const child = spawnCli(fresh, ['demo', '--jobs', '1000', '--queue', 'stopdemo']);
+      const done = collect(child, 60_000);
+      let stderr = '';
+      child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+      await pollUntil(() => stderr.includes('is processing them'), { timeoutMs: 30_000, what: 'the demo worker to start' });
+      const running = async () => (await runCliOk(fresh, ['list', '--queue', 'stopdemo', '--state', 'running', '-o', 'ndjson'])).stdout.trim();
+      await pollUntil(async () => (await running()) !== '', { timeoutMs: 30_000, what: 'a job running' });
+      child.kill('SIGINT');
+      const r = await done;
+      expect(r.code).toBe(130);
+      expect(r.stderr).toMatch(/error: the demo was stopped by SIGINT: its worker finished or released the jobs it was running; \d+ sample jobs were not processed \(they stay queued\)/);
+      expect(await running()).toBe('');
+    } finally {
+      fresh.cleanup();
+    }
+  }, 90_000);
+
   it('with AGENTQ_URL set elsewhere, the commands it suggests name the store the demo used', async () => {
     const fresh = makeCliHome();
     try {

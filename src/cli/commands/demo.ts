@@ -8,6 +8,7 @@
  * context happened to be current.
  */
 import type { Backend } from '../../backend/contract.js';
+import { InterruptedError } from '../../core/errors.js';
 import type { Job, SubmitRequest } from '../../core/schemas.js';
 import type { CommandContext } from '../context.js';
 import { printRecords } from '../output/format.js';
@@ -52,9 +53,23 @@ export async function processSampleJobs(backend: Backend, jobs: Job[], ctx: Comm
   if (jobs.length === 0) return;
   const { runDemoWorker } = await import('../../worker/demo.js');
   const queue = jobs[0]!.queue;
-  ctx.note(`demo: a worker (concurrency 3, flaky on purpose) is processing them…`);
-  const r = await runDemoWorker(backend, queue, jobs);
+  // A first Ctrl-C stops the worker as `agentq worker` stops (it ended the demo on the spot, and
+  // the jobs it was running stayed "running" until their 30 s leases ran out); a second exits at once.
+  const releaseStops = ctx.handleStops();
+  let r: Awaited<ReturnType<typeof runDemoWorker>>;
+  try {
+    ctx.note(`demo: a worker (concurrency 3, flaky on purpose) is processing them… (Ctrl-C stops it)`);
+    r = await runDemoWorker(backend, queue, jobs, ctx.signal);
+  } finally {
+    releaseStops();
+  }
   ctx.note(`demo: ${r.succeeded} succeeded, ${r.retrying} scheduled for a retry (rate limited), ${r.dead} moved to the DLQ`);
+  if (ctx.signal.aborted) {
+    throw new InterruptedError(
+      `the demo was stopped by ${stopName(ctx.signal)}: its worker finished or released the jobs it was running; ${r.unprocessed} sample jobs were not processed (they stay queued)`,
+      `See them with: agentq${urlFlag} list --queue ${queue}`,
+    );
+  }
   if (r.dead > 0) ctx.note(`demo: see them with  agentq${urlFlag} dlq list --queue ${queue}   (a partially completed one is never redriven blindly)`);
 }
 
@@ -71,7 +86,11 @@ export async function run(o: DemoOptions, ctx: CommandContext): Promise<void> {
   const urlFlag = (await sameStoreAsPlainCommands(url, ctx)) ? '' : ` --url ${shellWord(redactCredentials(url))}`;
   try {
     const submitted: Job[] = [];
-    for (const req of sampleRequests(queue, n, ctx.clock.now())) submitted.push((await backend.submit(req)).job);
+    for (const req of sampleRequests(queue, n, ctx.clock.now())) {
+      // (with --url the submits are changes a first Ctrl-C lets finish one at a time: stop here)
+      if (ctx.signal.aborted) throw new InterruptedError(`the demo was stopped by ${stopName(ctx.signal)} after submitting ${submitted.length} of ${n} sample jobs (they stay queued)`);
+      submitted.push((await backend.submit(req)).job);
+    }
     ctx.note(`demo: submitted ${submitted.length} sample jobs to queue "${queue}"`);
 
     if (o.worker !== false) await processSampleJobs(backend, submitted, ctx, urlFlag);
@@ -95,6 +114,12 @@ export async function run(o: DemoOptions, ctx: CommandContext): Promise<void> {
   } finally {
     await backend.close();
   }
+}
+
+/** The signal that stopped the command (runCli aborts with its name). */
+function stopName(signal: AbortSignal): string {
+  const sig = String((signal.reason as Error | undefined)?.message ?? '');
+  return /^SIG[A-Z]+$/.test(sig) ? sig : 'a stop signal';
 }
 
 /**
