@@ -11,6 +11,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisBackend } from '../../src/backend/redis/index.js';
+import { parseRedisUrl } from '../../src/backend/redis/url.js';
+import { ManualClock } from '../../src/core/clock.js';
 import { Job } from '../../src/core/schemas.js';
 import { collect, makeCliHome, runCli, runCliOk, spawnCli, type CliHome } from '../support/cli.js';
 import { pollUntil } from '../support/poll.js';
@@ -352,6 +355,29 @@ describe('an ACL user on a Cluster', () => {
     expect(r.stderr).toContain('worker: stopping — the store has refused this worker for 10s');
     expect(r.stderr).toContain('error: Redis at 127.0.0.1:');
     expect(r.stderr).toContain("refused a command agentq needs: NOPERM this user has no permissions to run the 'cluster|info' command");
+  }, 60_000);
+
+  // Regression: after a call failed, ioredis's Cluster client reports `close` once its nodes'
+  // sockets are gone, with no attempt to come; a command sent then waits in its offline queue, where
+  // no command timeout applies. events() (not a guarded call, so it did not start another attempt)
+  // and any command of the raw client waited for ever; a standalone client rejects them at once.
+  it('a Cluster client that gave up: events() tries again and fails as any call does, and a raw command is rejected as on a standalone server, instead of waiting for ever', async () => {
+    for (const port of tlsCluster.ports) tlsCluster.cli(port, 'ACL', 'SETUSER', 'noinfo', 'on', '>noinfopw', '~*', '+@read', '+@connection', '+eval', '+evalsha', '+cluster|slots');
+    const url = `redis+cluster://noinfo:noinfopw@${tlsCluster.ports.map((p) => `127.0.0.1:${p}`).join(',')}`;
+    const backend = new RedisBackend(parseRedisUrl(url), { clock: new ManualClock() });
+    try {
+      await expect(backend.list({ queue: 'gaveup' }, { limit: 10 })).rejects.toMatchObject({ exitCode: 4 });
+      await pollUntil(() => backend.redis.status === 'close', { timeoutMs: 20_000, what: 'the client to report close after end' });
+      const reading = (async () => {
+        for await (const _ of backend.events({ queue: 'gaveup' })) break;
+        return 'ended';
+      })();
+      await expect(reading).rejects.toMatchObject({ exitCode: 4, message: expect.stringContaining("NOPERM this user has no permissions to run the 'cluster|info' command") });
+      await pollUntil(() => backend.redis.status === 'close', { timeoutMs: 20_000, what: 'the client to report close after end again' });
+      await expect(backend.redis.get('aq:anything')).rejects.toThrow('Connection is closed.');
+    } finally {
+      await backend.close();
+    }
   }, 60_000);
 
   it('with CLUSTER INFO but not CLUSTER NODES: reads work', async () => {

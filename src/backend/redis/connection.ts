@@ -60,13 +60,16 @@ const UNTRUSTED_CERT = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 
+/** ioredis's message for a command on a client that gave up (standalone), which UNAVAILABLE matches. */
+const CONNECTION_CLOSED = 'Connection is closed.';
+
 /** How long a Cluster node is given to answer when a call fails, to name the cause. */
 const SEED_PROBE_MS = 1_000;
 /** A Cluster probe's answer is reused for this long (a worker's failing calls do not each ask again). */
 const CLUSTER_PROBE_FRESH_MS = 5_000;
 
 /** Errors of an unreachable or restarting Redis, as ioredis reports them: worth retrying later. */
-const UNAVAILABLE = /Command timed out|Too many Cluster redirections|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|Connection is closed|MaxRetriesPerRequest|max retries per request|CLUSTERDOWN|TRYAGAIN|LOADING|EPIPE|ENOTFOUND|EAI_AGAIN|Failed to refresh slots cache|None of startup nodes is available/i;
+const UNAVAILABLE = /Command timed out|Too many Cluster redirections|Cluster is ended|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|Connection is closed|MaxRetriesPerRequest|max retries per request|CLUSTERDOWN|TRYAGAIN|LOADING|EPIPE|ENOTFOUND|EAI_AGAIN|Failed to refresh slots cache|None of startup nodes is available/i;
 
 export class RedisConnection {
   readonly client: Client;
@@ -116,6 +119,29 @@ export class RedisConnection {
     });
     this.client.on('end', () => (this.ended = true));
     this.client.on('connecting', () => (this.ended = false));
+    if (this.client instanceof Cluster) this.rejectWhileGivenUp(this.client);
+  }
+
+  /**
+   * A Cluster client that gave up (`end`) reports `close` again once its nodes' sockets are gone
+   * (see `wake`), and from then on queues every command in its offline queue, where no command
+   * timeout applies, for an attempt that never comes: a command not preceded by `wake` (events(),
+   * a raw command, a batch sent while closing) waited for ever. A standalone client that gave up
+   * rejects commands at once ("Connection is closed."); so does this one now, which `errorOf`
+   * reports as for any call (unavailable, or the refusal that made it give up).
+   */
+  private rejectWhileGivenUp(cluster: Cluster): void {
+    const givenUp = () => this.ended && cluster.status === 'close';
+    const send = cluster.sendCommand.bind(cluster);
+    cluster.sendCommand = (command, stream, node) => {
+      if (!givenUp()) return send(command, stream, node);
+      command.reject(new Error(CONNECTION_CLOSED));
+      return command.promise;
+    };
+    // (and what was queued between the attempt's end and its `close`)
+    cluster.on('close', () => {
+      if (givenUp()) (cluster as unknown as { flushQueue(e: Error): void }).flushQueue(new Error(CONNECTION_CLOSED));
+    });
   }
 
   /**

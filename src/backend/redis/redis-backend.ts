@@ -668,6 +668,9 @@ export class RedisBackend implements Backend {
 
   /** A generator, so not in GUARDED: its reads' failures are mapped here (a script refused by an ACL, a Redis gone mid-read). */
   async *events(query: EventQuery): AsyncIterable<JobEvent> {
+    // As a guarded call does: a client that gave up its first connection tries again (a Cluster
+    // client's read then waited for ever on an attempt that never came).
+    this.conn.wake();
     try {
       yield* this.eventsUnguarded(query);
     } catch (e) {
