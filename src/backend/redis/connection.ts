@@ -287,6 +287,10 @@ export class RedisConnection {
    */
   async close(opts: { now?: boolean } = {}): Promise<void> {
     this.closing = true;
+    // A standalone client that gave up has no socket and no attempt to come: ioredis's
+    // disconnect() would only arm a timer for the socket already gone (DISCONNECT_WAIT_MS), which
+    // kept a script alive that long after close().
+    if (this.client instanceof Redis && this.client.status === 'end') return;
     if (opts.now || this.client.status !== 'ready') {
       this.client.disconnect();
       return;
