@@ -98,6 +98,38 @@ describe('tail --follow when the store goes away', () => {
     await real.close();
   });
 
+  // Regression: a Ctrl-C while the retry's read waited on the store (a Redis refusing connections:
+  // ioredis retries a call about 10 s; a frozen one: 15 s) was seen only once that read failed.
+  it('Ctrl-C ends it at once also while a read of the store is unanswered', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-tail-'));
+    dirs.push(dir);
+    const real = new SqliteBackend({ path: join(dir, 'q.db') });
+    await real.submit({ workflow: 'w:v1', queue: 'research' });
+    let reads = 0;
+    const unanswered = new Proxy(real, {
+      get(target, prop, receiver) {
+        if (prop === 'events') {
+          return (q: EventQuery) => {
+            if (!q.follow) return target.events(q);
+            // the first follow read fails as a lost store; the retry's read is never answered
+            if (reads++ === 0) return (async function* () { throw new RetryLaterError('Redis at 127.0.0.1:1 is unavailable: connect ECONNREFUSED', 'BACKEND_UNAVAILABLE'); })();
+            return { [Symbol.asyncIterator]: () => ({ next: () => new Promise<never>(() => {}) }) };
+          };
+        }
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const { io, err } = pipes();
+    const ctl = new AbortController();
+    const run = main(['tail', '--queue', 'research', '--follow', '-o', 'ndjson'], { io, env: {}, cwd: dir, signal: ctl.signal, openBackend: async () => unanswered });
+    await pollUntil(() => reads >= 2 || undefined, { what: 'the retry read to be under way' });
+    ctl.abort(new Error('SIGINT'));
+    expect(await run).toBe(0);
+    expect(err.join('')).toMatch(/^warning: tail: lost the store/);
+    await real.close();
+  });
+
   it('still ends at once on an error that is not transient', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentq-tail-'));
     dirs.push(dir);

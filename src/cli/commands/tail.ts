@@ -16,7 +16,7 @@ import { EVENT_TYPES, JOB_STATES } from '../../core/model.js';
 import type { JobEvent } from '../../core/schemas.js';
 import type { Backend, EventQuery } from '../../backend/contract.js';
 import { AgentqError, ExitCode, NotFoundError, ValidationError } from '../../core/errors.js';
-import { abortableSleep } from '../../util/sleep.js';
+import { abortableSleep, unlessAborted } from '../../util/sleep.js';
 import { isTerminal } from '../../core/states.js';
 import type { CommandContext } from '../context.js';
 import type { Column } from '../output/columns.js';
@@ -124,7 +124,7 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
     releaseStops = ctx.handleStops();
     for (;;) {
       try {
-        for await (const event of backend.events(from)) {
+        for await (const event of untilStopped(backend.events(from), ctx.signal)) {
           if (lost) {
             ctx.note('tail: the store answers again; following on from the last event shown');
             lost = false;
@@ -151,6 +151,31 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
     releaseStops();
   }
   stream.end();
+}
+
+/**
+ * `events` until `signal` aborts, also while a read is unanswered: Ctrl-C during the retry's read
+ * of a store that had gone away (a Redis refusing connections: ioredis retries a call about 10 s;
+ * a frozen one: 15 s) was seen only once that read failed. The read left behind is not waited for.
+ */
+async function* untilStopped<T>(events: AsyncIterable<T>, signal: AbortSignal): AsyncGenerator<T> {
+  const it = events[Symbol.asyncIterator]();
+  let unanswered = false;
+  try {
+    for (;;) {
+      const r = await unlessAborted(it.next(), signal, null);
+      if (r === null) {
+        unanswered = true;
+        return;
+      }
+      if (r.done) return;
+      yield r.value;
+    }
+  } finally {
+    // (an async generator's return() waits for its pending next(): not waited for then)
+    if (unanswered) void it.return?.()?.catch(() => undefined);
+    else await it.return?.();
+  }
 }
 
 /**
