@@ -54,6 +54,8 @@ export interface MetricsServer {
   /** The base URL actually bound (the port is real even when 0 was asked for). */
   url: string;
   address: ListenAddress;
+  /** Scrapes not yet answered (what `close()` waits for). */
+  unanswered(): number;
   close(): Promise<void>;
 }
 
@@ -144,6 +146,7 @@ export async function startMetricsServer(opts: { listen: ListenAddress; collect:
   return {
     url: `http://${host}:${addr.port}`,
     address: { host: addr.address, port: addr.port },
+    unanswered: () => unanswered,
     // No new connections; a scrape in flight is answered first (within its budget: a collection
     // that hangs gets its 503), then the connections left, idle keep-alive ones, are closed.
     close: () =>

@@ -3,10 +3,12 @@
  * scraped like Prometheus would and validated with a parser of the format;
  * Ctrl-C (SIGINT) closes it cleanly with exit 0.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBackend } from '../../src/backend/open.js';
 import { collect, makeCliHome, runCli, spawnCli, type CliHome } from '../support/cli.js';
 import { pollUntil } from '../support/poll.js';
+import { startRedisServer } from '../support/redis-server.js';
 import { parseAndValidate, sampleValue } from '../stats/prom-validate.js';
 
 let home: CliHome;
@@ -57,6 +59,33 @@ describe('agentq metrics serve', () => {
     await expect(fetch(url)).rejects.toThrow();
   });
 
+  // Regression: Ctrl-C with a scrape in flight on a store that stopped answering printed nothing
+  // until that scrape got its 503 (its budget: 5 s, or what Prometheus allows, 9 s for its default).
+  it('Ctrl-C with a scrape in flight says at once that it answers it first, then exits 0', async () => {
+    const server = await startRedisServer();
+    try {
+      const child = spawnCli(home, ['--url', server.url, 'metrics', 'serve', '--listen', '127.0.0.1:0']);
+      const done = collect(child);
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+      child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+      const url = await pollUntil(() => /^(http:\/\/127\.0\.0\.1:\d+\/metrics)\n/.exec(out)?.[1], { what: 'the metrics URL on stdout' });
+      expect((await fetch(url)).status).toBe(200);
+      server.signal('SIGSTOP');
+      const scrape = fetch(url).then((r) => r.status);
+      await pollUntil(() => requestPending(server.port), { timeoutMs: 20_000, what: 'the scrape to wait on the frozen store' });
+      child.kill('SIGINT');
+      await pollUntil(() => err.includes('metrics: stopping'), { timeoutMs: 20_000, what: 'the note on Ctrl-C' });
+      expect(err).toContain('metrics: stopping — answering the scrape in flight first (within its budget; Ctrl-C again to exit at once)');
+      expect(await scrape).toBe(503);
+      expect((await done).code).toBe(0);
+    } finally {
+      server.signal('SIGCONT');
+      await server.stop();
+    }
+  });
+
   it('refuses an address it cannot listen on with exit 78 and the reason, not an internal error', async () => {
     // 999.0.0.1 is no IPv4 address (resolved as a name, it does not resolve); 192.0.2.1 (TEST-NET-1) is never this machine's.
     const bad = await runCli(home, ['metrics', 'serve', '--listen', '999.0.0.1:0']);
@@ -74,3 +103,15 @@ describe('agentq metrics serve', () => {
     expect(r.stderr).toContain('HOST:PORT');
   });
 });
+
+/** Whether a request sits unread at a (frozen) server on `port`. */
+function requestPending(port: number): boolean {
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  return readFileSync('/proc/net/tcp', 'utf8')
+    .split('\n')
+    .slice(1)
+    .some((line) => {
+      const f = line.trim().split(/\s+/);
+      return f[1]?.endsWith(`:${hex}`) === true && f[3] === '01' && parseInt(f[4]?.split(':')[1] ?? '0', 16) > 0;
+    });
+}

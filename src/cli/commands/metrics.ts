@@ -33,6 +33,13 @@ export async function run(opts: { listen?: string }, ctx: CommandContext): Promi
     if (ctx.signal.aborted) return resolve();
     ctx.signal.addEventListener('abort', () => resolve(), { once: true });
   });
+  // (a scrape waiting on a store that stopped answering is answered within its budget, 5 s or what
+  // Prometheus allows: said at once, or a Ctrl-C looked ignored until then)
+  const inFlight = server.unanswered();
+  if (inFlight > 0) {
+    const again = ctx.signal.reason instanceof Error && /^SIG[A-Z]+$/.test(ctx.signal.reason.message) && ctx.signal.reason.message !== 'SIGINT' ? `${ctx.signal.reason.message} again` : 'Ctrl-C again';
+    ctx.note(`metrics: stopping — answering the ${inFlight === 1 ? 'scrape' : `${inFlight} scrapes`} in flight first (within ${inFlight === 1 ? 'its' : 'their'} budget; ${again} to exit at once)`);
+  }
   try {
     await server.close();
   } finally {
