@@ -15,7 +15,7 @@ import { hostname } from 'node:os';
 import { MAX_PAGE_LIMIT, type Backend, type FailureOutcome, type HeartbeatResult, type Lease, type LeaseRef, type UsageReport } from '../backend/contract.js';
 import { clientClock, isClosedClient, onClientClose } from '../backend/close-guard.js';
 import { systemClock, type Clock } from '../core/clock.js';
-import { ClosedError, LeaseLostError, ValidationError, wasNotSent } from '../core/errors.js';
+import { ClosedError, LeaseLostError, RetryLaterError, ValidationError, wasNotSent } from '../core/errors.js';
 import { JOB_CLASSES, RESULT_MAX_BYTES } from '../core/model.js';
 import { checkedPolicy, type BackendPolicy } from '../core/policy.js';
 import { Name } from '../core/schemas.js';
@@ -489,7 +489,7 @@ class WorkerRuntime implements Worker {
       }
       switch (entry.abortReason) {
         case 'shutdown':
-          await this.withRetries(() => backend.release(ref));
+          await this.withRetries(() => backend.release(ref), { onStop: true });
           this.log({ kind: 'released', jobId: ref.jobId, attempt });
           return;
         case 'cancelled':
@@ -509,7 +509,7 @@ class WorkerRuntime implements Worker {
             // `kill -TERM -- -PGID`: every process of the service at once), not failed: given back
             // as a shutdown gives it back, without counting the attempt. (Should the handler's
             // death be seen before the worker's own signal, it is a retryable failure instead.)
-            await this.withRetries(() => backend.release(ref));
+            await this.withRetries(() => backend.release(ref), { onStop: true });
             this.log({ kind: 'released', jobId: ref.jobId, attempt });
             return;
           }
@@ -586,13 +586,20 @@ class WorkerRuntime implements Worker {
   /** A part of the store a claim could not reach (a shard whose node is down): reported, while the leases the others gave are run. */
   private readonly onPartialClaimFailure = (error: Error): void => this.log({ kind: 'backend_error', op: 'claim', jobId: null, error });
 
-  private async withRetries<T>(op: () => Promise<T>): Promise<T> {
+  /**
+   * `onStop`: the lease handed back on the way out of a stop is not tried again when the store is
+   * unavailable: each try already waits out the client's own attempts to reach it (about 10 s on
+   * a Redis that refuses connections, 15 s on a frozen one), which held a SIGTERM with --grace 2s
+   * for 32 s; the lease expires by itself and the job is claimed again, as after a second signal.
+   */
+  private async withRetries<T>(op: () => Promise<T>, o: { onStop?: boolean } = {}): Promise<T> {
     for (let i = 1; ; i++) {
       try {
         return await op();
       } catch (error) {
         // (lost after an unanswered try: that try may have been the write that ended the lease)
         if (error instanceof LeaseLostError && i > 1) this.unsureLosses.add(error);
+        if (o.onStop && error instanceof RetryLaterError) throw error;
         // (a closed client refuses every retry too)
         if (error instanceof LeaseLostError || error instanceof ClosedError || i >= FINISH_TRIES) throw error;
         await new Promise((r) => setTimeout(r, 20 * 4 ** i));

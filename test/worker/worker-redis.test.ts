@@ -64,3 +64,43 @@ describe('a worker whose Redis refuses connections', () => {
     }
   }, 30_000);
 });
+
+describe('a worker stopped while its Redis is down', () => {
+  // Regression: the release of each running job's lease on the way out was tried three times, and
+  // each try waited out the client's own reconnect attempts (about 10 s on a refusing server, 15 s
+  // on a frozen one): a SIGTERM with --grace 2s took 32 s to end the worker. The lease expires by
+  // itself and the job is claimed again, as after a second signal.
+  it('tries the release of a running job once, not three times, and stops', async () => {
+    const own = await startRedisServer();
+    const backend = new RedisBackend(parseRedisUrl(`${own.url}?prefix=down`), { clock: systemClock });
+    const events: WorkerEvent[] = [];
+    let releases = 0;
+    const counting = new Proxy(backend, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop, target) as unknown;
+        if (prop === 'release') releases++;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const { job } = await backend.submit({ workflow: 'w:v1', queue: 'down' });
+    const worker = createWorker({
+      backend: counting,
+      queue: 'down',
+      gracefulMs: 0,
+      handler: (_job, ctx) => new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('stopped')))),
+      logger: (e) => events.push(e),
+    });
+    try {
+      await worker.start();
+      await pollUntil(() => events.some((e) => e.kind === 'claimed'), { timeoutMs: 20_000, what: 'the job to run' });
+      await own.kill();
+      await worker.stop();
+      expect(releases).toBe(1);
+      const finishError = events.find((e) => e.kind === 'backend_error' && e.op === 'finish' && e.jobId === job.job_id) as { error: Error } | undefined;
+      expect(finishError?.error.message).toContain('ECONNREFUSED');
+    } finally {
+      await backend.close();
+      await own.stop();
+    }
+  }, 90_000);
+});
