@@ -160,6 +160,37 @@ describe('the DLQ on SQS with a Redis job store', () => {
     const [back] = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
     expect(back?.jobId).toBe(job.job_id);
   });
+
+  it('a purge leaves none of the job in the SQS hashes (published mark, delivery, republish count)', async () => {
+    const e = env();
+    const clock = new ManualClock();
+    const b = e.make({ clock, maxVisibilitySeconds: 0 });
+    const { job } = await b.submit(submitReq({ max_attempts: 1 }));
+    // republished once (sqs:rep), published again (sqs:pub), received (sqs:dlv), then dead with its DLQ copy sent
+    expect((await b.republish([job.job_id])).relay.published).toBe(1);
+    const [lease] = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+    expect((await b.fail(lease!, { code: 'VALIDATION', message: 'no', retryable: false })).kind).toBe('dead');
+    const direct = new Redis(redis.url);
+    try {
+      const [queue, shard] = (await direct.get(`${e.prefix}:loc:${job.job_id}`))!.split('\t');
+      const hashes = ['sqs:pub', 'sqs:dlv', 'sqs:rep'].map((h) => `{${e.prefix}:${queue}:${shard}}:${h}`);
+      const held = async () => Promise.all(hashes.map((h) => direct.hexists(h, job.job_id)));
+      expect(await held()).toEqual([1, 1, 1]);
+
+      const now = clock.now();
+      const runId = 'run_01JEEEEEEEEEEEEEEEEEEEEEEE';
+      await b.createRun(
+        { run_id: runId, queue: 'q', action: 'purge', user: 't', context: null, reason: null, filters: {}, options: {}, created_at: new Date(now).toISOString(), updated_at: new Date(now).toISOString(), status: 'planned', counts: { planned: 1, moved: 0, skipped: 0, failed: 0 } },
+        [{ job_id: job.job_id, verdict: 'purge', detail: null }],
+      );
+      expect((await b.applyRunItems({ runId, jobIds: [job.job_id], now })).map((i) => i.status)).toEqual(['moved']);
+      expect(await held()).toEqual([0, 0, 0]);
+      // and the purged job's SQS DLQ copy is still judged gone by a sweep
+      expect(await b.sweepDlq('q')).toMatchObject({ received: 1, deleted: 1, custody: [] });
+    } finally {
+      direct.disconnect();
+    }
+  });
 });
 
 describe('custody on a Redis job store', () => {

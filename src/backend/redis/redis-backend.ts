@@ -69,6 +69,12 @@ export interface RedisBackendDeps {
   /** Backlog limits for admission control; none when absent. */
   admission?: AdmissionLimits;
   fairness?: FairnessOptions;
+  /**
+   * Hashes of each queue shard (names under the shard prefix) holding one field per job id, kept
+   * by a layer on this store (the SQS backend's `sqs:pub`, `sqs:dlv`, `sqs:rep`): a purge removes
+   * the job's field from each in the script that removes the job, declared as its keys.
+   */
+  jobFieldHashes?: readonly string[];
 }
 
 /** The contract's promise-returning methods (events is an iterator, close is best effort). */
@@ -166,6 +172,7 @@ export class RedisBackend implements Backend {
   private readonly followStops = new Set<() => void>();
   private readonly admission: AdmissionLimits | undefined;
   private readonly fairness: FairnessOptions;
+  private readonly jobFieldHashes: readonly string[];
 
   constructor(
     private readonly opts: RedisUrlOptions,
@@ -176,6 +183,7 @@ export class RedisBackend implements Backend {
     this.policy = deps.retryPolicy ?? DEFAULT_RETRY_POLICY;
     this.admission = deps.admission;
     this.fairness = deps.fairness ?? {};
+    this.jobFieldHashes = deps.jobFieldHashes ?? [];
     this.newId = createIdFactory(this.clock, this.random);
     this.keys = new KeyLayout(opts.prefix);
     this.description = `redis ${opts.redacted}`;
@@ -1439,7 +1447,7 @@ export class RedisBackend implements Backend {
       const v = verdictFor(entry, verdictOpts);
       args.push(id, v.verdict, JSON.stringify(v.detail), r.fingerprint);
     });
-    return this.call<Array<[string, string | null, number]>>('aqApply', p, [`${p}L:${runId}`], run.queue, args);
+    return this.call<Array<[string, string | null, number]>>('aqApply', p, [`${p}L:${runId}`, ...this.jobFieldHashes.map((h) => p + h)], run.queue, args);
   }
 
   /**

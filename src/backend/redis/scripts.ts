@@ -39,7 +39,7 @@ export const SHARD_SCRIPTS = {
   aqAbort: [ABORT, 1],
   aqRelease: [RELEASE, 1],
   aqLedgerAdd: [LEDGER_ADD, 1],
-  aqApply: [APPLY, 1],
+  aqApply: [APPLY, VARIABLE_KEYS],
   aqStats: [STATS_READ, 1],
   aqTraffic: [TRAFFIC, 1],
   aqBacklog: [BACKLOG, 1],

@@ -16,6 +16,13 @@
  */
 import { LEASE_LUA } from '../redis/lua/lease.js';
 
+/**
+ * The hashes above that hold a field per job for as long as the job exists: a purge removes the
+ * job's field from each, in the adapter's apply script (RedisBackendDeps.jobFieldHashes). Custody
+ * (sqs:cus, sqs:cmi) is not among them: it records what was taken out of the SQS DLQ.
+ */
+export const SQS_JOB_HASHES = ['sqs:pub', 'sqs:dlv', 'sqs:rep'] as const;
+
 /** The delivery record of a job (the `sqs:dlv` hash above). */
 const DELIVERY = String.raw`
 local K_DLV = P .. 'sqs:dlv'

@@ -96,9 +96,11 @@ return 0
  * record that changed since (a write made between the check and this script)
  * is skipped as changed, never moved on a check of other bytes.
  *
- * KEYS[1] the run's ledger hash; ARGV[5] run id, [6] action, [7] attempts
- * policy (reset|extra), [8] extra n, [9..] quads of id, verdict, detail JSON,
- * record fingerprint.
+ * KEYS[1] the run's ledger hash; KEYS[2..] the shard's hashes of per-job fields
+ * kept by a layer on this store (RedisBackendDeps.jobFieldHashes: the SQS
+ * backend's sqs:pub, sqs:dlv, sqs:rep), from which a purge removes the job's
+ * field; ARGV[5] run id, [6] action, [7] attempts policy (reset|extra), [8]
+ * extra n, [9..] quads of id, verdict, detail JSON, record fingerprint.
  * Returns per item {id, item JSON, purged 0|1}.
  */
 export const APPLY = HISTORY_LINES + LEDGER_ITEM + FINGERPRINT + String.raw`
@@ -200,6 +202,8 @@ local function applyItem(i)
           redis.call('DEL', hk(id))
           if #lines > 0 then redis.call('RPUSH', hk(id), unpack(lines)) end
           redis.call('DEL', jk(id), ak(id), ek(id))
+          -- and its fields in the hashes a layer on this store keeps per job (left, they grew for ever)
+          for k = 2, #KEYS do redis.call('HDEL', KEYS[k], id) end
           -- the job's event history outlives it for a while (inspect shows 'purged'), then goes
           redis.call('EXPIRE', hk(id), 604800)
           purged = 1
