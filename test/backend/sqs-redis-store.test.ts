@@ -14,6 +14,7 @@ import { parseSqsUrl } from '../../src/backend/sqs/url.js';
 import { ManualClock, seededRandom } from '../../src/core/clock.js';
 import { useEmulatorCredentials } from '../conformance/sqs-fixture.js';
 import { custodyCases } from './sqs-custody-cases.js';
+import { keptAfterPurge, keysMentioning } from '../support/redis-mentions.js';
 import { freePort, startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
 import { TestServers } from '../support/servers.js';
@@ -185,6 +186,8 @@ describe('the DLQ on SQS with a Redis job store', () => {
       );
       expect((await b.applyRunItems({ runId, jobIds: [job.job_id], now })).map((i) => i.status)).toEqual(['moved']);
       expect(await held()).toEqual([0, 0, 0]);
+      // nor in any other key but those a purge keeps on purpose
+      expect((await keysMentioning(direct, e.prefix, job.job_id)).filter((m) => !keptAfterPurge(e.prefix, job.job_id, [runId])(m))).toEqual([]);
       // and the purged job's SQS DLQ copy is still judged gone by a sweep
       expect(await b.sweepDlq('q')).toMatchObject({ received: 1, deleted: 1, custody: [] });
     } finally {
