@@ -27,6 +27,7 @@ import { DEFAULT_RETRY_POLICY } from '../../src/core/retry.js';
 import { sqsUrl, useEmulatorCredentials } from '../conformance/sqs-fixture.js';
 import { custodyCases } from './sqs-custody-cases.js';
 import { pollUntil } from '../support/poll.js';
+import { withDb } from '../support/sqlite-db.js';
 import { freePort } from '../support/redis-server.js';
 import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
 
@@ -406,6 +407,27 @@ describe('the DLQ on SQS', () => {
     expect(await depth(dlqName(e.prefix, 'q'))).toBe(0);
     const [back] = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
     expect(back?.jobId).toBe(job.job_id);
+  });
+
+  it('a purge leaves none of the job in the SQS tables (its delivery and outbox rows); the sweep still deletes its copy', async () => {
+    const e = env();
+    const clock = new ManualClock();
+    const b = e.make({ clock, maxVisibilitySeconds: 0 });
+    const { job } = await b.submit(submitReq({ max_attempts: 1 }));
+    expect((await b.republish([job.job_id])).relay.published).toBe(1);
+    const [lease] = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+    expect((await b.fail(lease!, { code: 'VALIDATION', message: 'no', retryable: false })).kind).toBe('dead');
+    const rows = () => withDb(e.store, (db) => ['sqs_deliveries', 'sqs_outbox'].map((t) => (db.prepare(`SELECT count(*) AS n FROM ${t} WHERE job_id = ?`).get(job.job_id) as { n: number }).n));
+    expect(rows()).toEqual([1, 2]);
+    const now = clock.now();
+    const runId = 'run_01JEEEEEEEEEEEEEEEEEEEEEEE';
+    await b.createRun(
+      { run_id: runId, queue: 'q', action: 'purge', user: 't', context: null, reason: null, filters: {}, options: {}, created_at: new Date(now).toISOString(), updated_at: new Date(now).toISOString(), status: 'planned', counts: { planned: 1, moved: 0, skipped: 0, failed: 0 } },
+      [{ job_id: job.job_id, verdict: 'purge', detail: null }],
+    );
+    expect((await b.applyRunItems({ runId, jobIds: [job.job_id], now })).map((i) => i.status)).toEqual(['moved']);
+    expect(rows()).toEqual([0, 0]);
+    expect(await b.sweepDlq('q')).toMatchObject({ received: 1, deleted: 1, custody: [] });
   });
 
   it('says once that a dead job\'s copy was not sent when the SQS DLQ does not exist, and keeps the source message', async () => {

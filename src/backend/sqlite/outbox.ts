@@ -79,6 +79,13 @@ CREATE TRIGGER IF NOT EXISTS sqs_outbox_on_redrive AFTER UPDATE OF state ON jobs
   WHEN OLD.state = 'dead' AND NEW.state IN ('queued','scheduled') BEGIN
   INSERT INTO sqs_outbox (job_id, queue, class, why, created_at) VALUES (NEW.id, NEW.queue, NEW.class, 'redrive', NEW.updated_at);
 END;
+-- A purge (the only delete of a job) takes the job's delivery and outbox rows with it, in its
+-- transaction: left, they grew for ever. Custody records stay (what was taken out of the SQS DLQ),
+-- and so does the job's purged event, which tells a sweep its copy may go (statesOf).
+CREATE TRIGGER IF NOT EXISTS sqs_forget_on_purge AFTER DELETE ON jobs BEGIN
+  DELETE FROM sqs_deliveries WHERE job_id = OLD.id;
+  DELETE FROM sqs_outbox WHERE job_id = OLD.id;
+END;
 `;
 
 export interface OutboxRow {
