@@ -37,7 +37,7 @@ export function checkClaim(req: ClaimRequest): void {
 export function checkEventQuery(query: EventQuery): void {
   checkObject('events query', query);
   checkOptional('queue', query.queue, 'name');
-  checkOptional('jobId', query.jobId, 'string');
+  if (query.jobId !== undefined) checkJobIdArg(query.jobId);
   if (query.afterSeq !== null) checkOptional('afterSeq', query.afterSeq, 'string');
   checkOptional('since', query.since, 'time');
   // (a truthy non-boolean, such as 'no', followed for ever)
@@ -162,13 +162,41 @@ function checkObject(what: string, v: unknown): void {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ValidationError(`${what} must be an object, got ${shown(v)}`);
 }
 
-/** A job id argument (get, cancel, dlqGet, dlqRaw): a string (an unknown one is simply not found). */
+/** The longest id taken (a job or run id, a lease's jobId): as long as the longest page cursor. */
+const ID_MAX_CHARS = CURSOR_MAX_CHARS;
+
+/**
+ * A job id argument (get, cancel, dlqGet, dlqRaw, a lease, events' jobId) or a run id: a string,
+ * of which an unknown one is simply not found. Its form is not checked (a store can hold a record
+ * another tool wrote, with any id, and `dlq show` must reach it), but an empty or blank id, one
+ * with a control character or a longer one than any cursor is a mistake — an unset variable, a
+ * pasted line end — not an id that no job happens to have: `get('')` answered null (read as "the
+ * job is gone"), and `events({ jobId: '' })` listed every job's events on Redis and none on SQLite.
+ * (A record another tool wrote with such an id is still listed, sanitised, but not opened by it.)
+ */
+function checkIdArg(what: 'job id' | 'run id', id: unknown): void {
+  if (typeof id !== 'string') throw new ValidationError(`${what} must be a string, got ${shown(id)}`);
+  if (id.length === 0 || id.length > ID_MAX_CHARS || id.trim() === '' || CONTROL_RE.test(id)) {
+    const example = what === 'job id' ? 'job_01JD3K…' : 'run_01JD3K…';
+    const got = id.length > ID_MAX_CHARS ? `${id.length} characters` : visible(id);
+    throw new ValidationError(`${what} must be 1-${ID_MAX_CHARS} characters, not all blank, without control characters (such as ${example}), got ${got}`);
+  }
+}
+
+/** C0 and C1 control characters and DEL: never in an id, where they would act on a terminal. */
+const CONTROL_RE = /\p{Cc}/u;
+
+/** A refused text as the message quotes it: JSON, with the C1 controls JSON leaves raw escaped too. */
+function visible(text: string): string {
+  return shown(text).replace(/\p{Cc}/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 export function checkJobIdArg(jobId: unknown): void {
-  if (typeof jobId !== 'string') throw new ValidationError(`job id must be a string, got ${shown(jobId)}`);
+  checkIdArg('job id', jobId);
 }
 
 export function checkRunIdArg(runId: unknown): void {
-  if (typeof runId !== 'string') throw new ValidationError(`run id must be a string, got ${shown(runId)}`);
+  checkIdArg('run id', runId);
 }
 
 /** A queue argument (stats, locks): a string, such as 'default'. */
@@ -236,6 +264,7 @@ export function checkLeaseRef(lease: unknown): void {
   if (typeof o.jobId !== 'string' || !Number.isSafeInteger(o.fence)) {
     throw new ValidationError(`lease must be an object with a string jobId and a whole-number fence (a Lease from claim), got ${lease === null || typeof lease !== 'object' ? shown(lease) : `{ jobId: ${shown(o.jobId)}, fence: ${shown(o.fence)} }`}`);
   }
+  checkJobIdArg(o.jobId);
 }
 
 export function checkLeaseRefs(leases: unknown): void {

@@ -14,6 +14,8 @@ type Call = [string, (b: Backend) => Promise<unknown>, RegExp];
 const any = (v: unknown): any => v;
 
 const page = { limit: 10 };
+/** The rule an empty, blank or control-character job id breaks. */
+const ID_RULE = /job id must be 1-1024 characters, not all blank, without control characters/;
 const LEASE = { jobId: 'job_01JAAAAAAAAAAAAAAAAAAAAAAA', fence: 1 };
 const CALLS: Call[] = [
   ['get(42)', (b) => b.get(any(42)), /job id must be a string/],
@@ -79,6 +81,22 @@ const CALLS: Call[] = [
   ['list({}, { cursor: 42 })', (b) => b.list({}, any({ limit: 10, cursor: 42 })), /page cursor number is not one a page returned/],
   ['dlqList({}, { cursor: "" })', (b) => b.dlqList({}, { limit: 10, cursor: '' }), /page cursor an empty string is not one a page returned/],
   ['listRuns({}, { cursor: {} })', (b) => b.listRuns({}, any({ limit: 10, cursor: {} })), /page cursor object is not one a page returned/],
+  // an empty, blank or control-character id is a mistake (an unset variable, a pasted line end),
+  // not an id no job has: get('') answered null and events({ jobId: '' }) listed every job's events
+  // on Redis where SQLite listed none
+  ['get("")', (b) => b.get(''), ID_RULE],
+  ['get("   ")', (b) => b.get('   '), ID_RULE],
+  ['get(id + "\\n")', (b) => b.get('job_01JAAAAAAAAAAAAAAAAAAAAAAA\n'), ID_RULE],
+  ['get(id + "\\u009b")', (b) => b.get('job_01JAAAAAAAAAAAAAAAAAAAAAAA\u009b'), ID_RULE],
+  ['get(2,000 characters)', (b) => b.get('j'.repeat(2000)), ID_RULE],
+  ['cancel("")', (b) => b.cancel(''), ID_RULE],
+  ['dlqGet("\\t")', (b) => b.dlqGet('\t'), ID_RULE],
+  ['dlqRaw("")', (b) => b.dlqRaw(''), ID_RULE],
+  ['getRun("")', (b) => b.getRun(''), /run id must be 1-1024 characters/],
+  ['ledger(" ")', (b) => b.ledger(' ', page), /run id must be 1-1024 characters/],
+  ['applyRunItems({ runId: "" })', (b) => b.applyRunItems({ runId: '', jobIds: [], now: 0 }), /run id must be 1-1024 characters/],
+  ['heartbeat([{ jobId: "" }])', (b) => b.heartbeat([{ jobId: '', fence: 1 }], 1000), ID_RULE],
+  ['complete({ jobId: "\\u0000" })', (b) => b.complete({ jobId: '\u0000', fence: 1 }, null), ID_RULE],
 ];
 
 async function drain(it: AsyncIterable<unknown>): Promise<void> {
@@ -88,13 +106,15 @@ async function drain(it: AsyncIterable<unknown>): Promise<void> {
 const EVENT_CALLS: Array<[string, unknown, RegExp]> = [
   ['events({ since: NaN })', { since: NaN }, /since must be a time in epoch ms/],
   ['events({ queue: 42 })', { queue: 42 }, /queue must be a non-empty string/],
-  ['events({ jobId: 42 })', { jobId: 42 }, /jobId must be a string/],
+  ['events({ jobId: 42 })', { jobId: 42 }, /job id must be a string/],
   ['events({ afterSeq: 5 })', { afterSeq: 5 }, /afterSeq must be a string/],
   ['events({ follow: "yes" })', { follow: 'yes' }, /follow must be true or false/],
   ['events(null)', null, /query must be an object/],
   // SQLite read '' (and ' 5', '1e3') through Number(): '' listed from the start, where Redis refused it
   ['events({ afterSeq: "" })', { afterSeq: '' }, /event cursor "" is not a sequence number of this backend/],
   ['events({ afterSeq: "1e3" })', { afterSeq: '1e3' }, /event cursor "1e3" is not a sequence number of this backend/],
+  ['events({ jobId: "" })', { jobId: '' }, ID_RULE],
+  ['events({ jobId: " " })', { jobId: ' ' }, ID_RULE],
 ];
 
 export function argCases(make: MakeFixture): void {

@@ -82,6 +82,9 @@ describe('usage errors exit 2 and name the rule', () => {
     [['list', '--workflow', 'bad'], /--workflow "bad": a workflow must look like name:vN/],
     [['list', '--queue', 'a b'], /--queue "a b": a queue name must be 1-128 characters/],
     [['inspect', 'job_nope'], /is not a job id/],
+    // an empty or blank id (an unset variable) is a typo, not "not found"
+    [['inspect', ''], /"" is not a job id: job ids look like job_/],
+    [['cancel', ' '], /" " is not a job id: job ids look like job_/],
     [['submit', 'no-version'], /workflow must look like name:vN/],
     [['submit', 'x:v1', '--deadline', '2026-01-01T00:00:00'], /has no time zone/],
     [['submit', 'x:v1', '--max-attempts', '0'], /--max-attempts 0 must be a whole number from 1 to 100/],

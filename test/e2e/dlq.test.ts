@@ -129,6 +129,9 @@ describe('dlq list / summary / show / export', () => {
     const cases: Array<[string[], string]> = [
       [['dlq', 'show', 'nonsense'], '"nonsense" is not a job id and no DLQ entry has it: job ids look like job_ followed by 26 ULID characters'],
       [['dlq', 'runs', 'show', 'nonsense'], '"nonsense" is not a run id: run ids look like run_ followed by 26 ULID characters'],
+      // looked up as it is (a custody entry keeps any id), but an empty or blank one is no id at all
+      [['dlq', 'show', ''], 'job id must be 1-1024 characters, not all blank, without control characters (such as job_01JD3K…), got ""'],
+      [['dlq', 'show', '\t', '--raw'], 'job id must be 1-1024 characters, not all blank, without control characters (such as job_01JD3K…), got "\\t"'],
       [['dlq', 'redrive', '--resume', 'nonsense'], '"nonsense" is not a run id'],
       [['dlq', 'purge', '--resume', 'nonsense', '--yes'], '"nonsense" is not a run id'],
     ];

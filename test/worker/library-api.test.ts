@@ -328,6 +328,8 @@ it('waitForJob refuses a missing client or options that are not an object with a
     [() => waitForJob(client, job.job_id, null as never), /waitForJob options must be an object/],
     // (a pollMs past the longest timer Node keeps fired every millisecond: a busy loop on the store)
     [() => waitForJob(client, job.job_id, { pollMs: 3e9 }), /pollMs must be a number of milliseconds, from 1 to 2147483647/],
+    // (an empty id, as from an unset variable, was "job  not found": a NotFoundError)
+    [() => waitForJob(client, ''), /job id must be 1-1024 characters, not all blank/],
   ] as const) {
     const err = await call().then(() => null, (e: unknown) => e);
     expect(err).toBeInstanceOf(ValidationError);
