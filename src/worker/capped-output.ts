@@ -36,6 +36,11 @@ export class CappedOutput {
     return this.dropped;
   }
 
+  /** Whether nothing at all was written. */
+  get empty(): boolean {
+    return this.kept === 0 && this.dropped === 0;
+  }
+
   /**
    * The kept text, with `…[truncated N bytes]` appended when something was cut. The cut is
    * moved back to a character boundary: a multibyte character cut in half would be stored as

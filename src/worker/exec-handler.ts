@@ -28,7 +28,7 @@ import type { JobEnvelope } from '../core/schemas.js';
 import { RESULT_MAX_BYTES } from '../core/model.js';
 import { CappedOutput, DEFAULT_RESULT_CAP_BYTES, LineSplitter, RESULT_MARKER_ROOM, utf8BoundaryAfter } from './capped-output.js';
 import { HANDLER_KILLED, HandlerError } from './handler-error.js';
-import { launchProblem } from './launch-check.js';
+import { launchProblem, namesScript } from './launch-check.js';
 import { ProcessGroup } from './process-group.js';
 import { ERROR_CODE_RE, ERROR_CODE_RULE, jobEnv, shownCode, type ErrorReport } from './job-env.js';
 import type { Handler, JobContext } from './types.js';
@@ -71,9 +71,10 @@ export interface ExecHandlerOptions {
   /**
    * Called when the command cannot be started at all (it, or the interpreter its `#!` line names,
    * is missing or not executable: ENOENT, EACCES, ENOEXEC), or it exited 127 or 126 without a
-   * report while its launch chain is broken (`#!/usr/bin/env python3` without python3 on PATH):
-   * every job would fail alike, so the caller can stop claiming. The job still fails as a
-   * retryable SPAWN_FAILED.
+   * report while its launch chain is broken (`#!/usr/bin/env python3` without python3 on PATH),
+   * or it failed with nothing on stdout while the script a shell or a well-known interpreter runs
+   * is not there (`node handler.js`, the file gone since start-up): every job would fail alike,
+   * so the caller can stop claiming. The job still fails as a retryable SPAWN_FAILED.
    */
   onCannotRun?: (message: string) => void;
 }
@@ -293,12 +294,16 @@ function runChildProcess(
         reject(ctx.signal.reason);
         return;
       }
-      const broken = signal === null && code !== null && SHELL_CANNOT_RUN.has(code) && report === null && problem === null ? launchProblem(o.command, childEnv, process.cwd(), o.args) : null;
+      // An interpreter that could not open its script (node exits 1 "Cannot find module", python
+      // 2 "can't open file") wrote nothing to stdout; whether that was it is told by the file
+      // system, not by the words on stderr: the launch chain is checked again.
+      const scriptGone = code !== 0 && stdout.empty && namesScript(o.command, o.args);
+      const broken = signal === null && code !== null && (SHELL_CANNOT_RUN.has(code) || scriptGone) && report === null && problem === null ? launchProblem(o.command, childEnv, process.cwd(), o.args) : null;
       if (broken !== null) {
-        // `env` could not find the interpreter a `#!` line names (or it went since start-up): every
-        // job would fail alike, as when the spawn itself fails, so the same is done — not a
-        // permanent HANDLER_FAILED. Exit 127 with the chain intact is a command missing inside
-        // the handler: that job's own failure, below.
+        // `env` could not find the interpreter a `#!` line names, or the script a shell or an
+        // interpreter runs went since start-up: every job would fail alike, as when the spawn
+        // itself fails, so the same is done — not a permanent HANDLER_FAILED. Exit 127 with the
+        // chain intact is a command missing inside the handler: that job's own failure, below.
         const tail = stderrTail.text().trim();
         const message = `cannot run ${o.command}: it exited with ${code} (${broken})${tail ? `; stderr: ${tail}` : ''}`;
         o.onCannotRun?.(message);

@@ -1,6 +1,7 @@
 /**
  * Whether a handler command can be launched at all: the file itself and, when it is a script, the
- * interpreter its `#!` line names (for `#!/usr/bin/env python3`, `python3` on the handler's PATH).
+ * interpreter its `#!` line names (for `#!/usr/bin/env python3`, `python3` on the handler's PATH);
+ * and, when it is a shell or a well-known interpreter, the script it is told to run.
  *
  * Exit 127 means "command not found" both when `env` cannot find a script's interpreter (every job
  * would fail alike: the worker must stop before it drains the queue into the DLQ) and when a
@@ -11,6 +12,7 @@
  */
 import { accessSync, closeSync, constants, openSync, readSync, statSync } from 'node:fs';
 import { basename, delimiter, isAbsolute, join, resolve } from 'node:path';
+import { interpreterScript, scriptMissing } from './interpreter-script.js';
 
 /** The kernel reads at most this much of a `#!` line (BINPRM_BUF_SIZE on Linux 5.1+). */
 const SHEBANG_MAX = 256;
@@ -30,18 +32,39 @@ export function launchProblem(
 ): string | null {
   const problem = check(command, env, cwd, 0);
   if (problem !== null) return problem;
-  // `agentq worker -- bash ./run.sh` with the script misspelt: bash exits 127 for every job.
+  if (basename(command) !== 'env') return scriptProblem(command, args, env, cwd);
+  // `agentq worker -- env FOO=1 python3 handler.py`: env exits 127 when python3 is missing, as on a `#!` line.
+  const words = envProgram([...args]);
+  if (words === null) return null;
+  const [program, ...rest] = words as [string, ...string[]];
+  const missing = check(program, env, cwd, 1) ?? scriptProblem(program, rest, env, cwd);
+  return missing === null ? null : `it runs ${program} through ${command}, and ${missing}`;
+}
+
+/**
+ * The script file a shell or a well-known interpreter given as the command is told to run, when
+ * it is not there: `agentq worker -- bash ./run.sh` (bash exits 127 for every job) or
+ * `-- node handler.js`, `-- python3 agent.py` with the name misspelt (node exits 1 with "Cannot
+ * find module", python 2 with "can't open file": every job failed as if by its own fault).
+ */
+function scriptProblem(command: string, args: readonly string[], env: Readonly<Record<string, string | undefined>>, cwd: string): string | null {
   if (SHELLS.has(basename(command))) {
     const file = shellScript(args);
-    if (file !== null && !scriptFound(file, env, cwd)) return `the script it runs, ${file}, is not there`;
-    return null;
+    return file !== null && !scriptFound(file, env, cwd) ? `the script it runs, ${file}, is not there` : null;
   }
-  if (basename(command) !== 'env') return null;
-  // `agentq worker -- env FOO=1 python3 handler.py`: env exits 127 when python3 is missing, as on a `#!` line.
-  const program = envProgram([...args]);
-  if (program === null) return null;
-  const missing = check(program, env, cwd, 1);
-  return missing === null ? null : `it runs ${program} through ${command}, and ${missing}`;
+  const ref = interpreterScript(command, args);
+  if (ref === null || !scriptMissing(ref, cwd)) return null;
+  // (two names when an option this reading does not know may have taken the first as its value)
+  return ref.candidates.length === 1 ? `the script it runs, ${ref.candidates[0]}, is not there` : `the script it runs (${ref.candidates.join(' or ')}) is not there`;
+}
+
+/** Whether `launchProblem` reads a script file out of these arguments (a shell's or an interpreter's), directly or through `env`. */
+export function namesScript(command: string, args: readonly string[]): boolean {
+  if (basename(command) === 'env') {
+    const words = envProgram([...args]);
+    return words !== null && namesScript(words[0]!, words.slice(1));
+  }
+  return SHELLS.has(basename(command)) ? shellScript(args) !== null : interpreterScript(command, args) !== null;
 }
 
 function check(command: string, env: Readonly<Record<string, string | undefined>>, cwd: string, depth: number): string | null {
@@ -57,8 +80,8 @@ function check(command: string, env: Readonly<Record<string, string | undefined>
   const inner = check(interpreter.includes('/') ? interpreter : `./${interpreter}`, env, cwd, depth + 1);
   if (inner !== null) return `the interpreter its #! line names (${interpreter}) cannot run: ${inner}`;
   if (basename(interpreter) !== 'env') return null;
-  const program = envProgram(rest);
-  if (program === null) return null;
+  const program = envProgram(rest)?.[0];
+  if (program === undefined) return null;
   const missing = check(program, env, cwd, depth + 1);
   return missing === null ? null : `its #! line runs ${program} through ${interpreter}, and ${missing}`;
 }
@@ -145,17 +168,17 @@ function shebang(path: string): string | null {
 }
 
 /**
- * The program `env ARGS` runs: the first word that is neither an option nor a NAME=VALUE
+ * The program `env ARGS` runs, with its arguments after it: the first word that is neither an option nor a NAME=VALUE
  * assignment. `-S` splits its argument into words (`#!/usr/bin/env -S python3 -u`); `-u NAME`
  * skips its value. Null when there is none (env then prints its environment), and when env looks
  * the program up elsewhere than on the PATH checked here (`-i`, `PATH=…`, `-P`, `-C DIR`) or
  * takes options beyond this reading: then the exit status alone decides nothing, and a worker is
  * never refused for a program that would in fact be found.
  */
-function envProgram(words: string[]): string | null {
+function envProgram(words: string[]): string[] | null {
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
-    if (w === '--') return words[i + 1] ?? null;
+    if (w === '--') return i + 1 < words.length ? words.slice(i + 1) : null;
     if (w === '-u' || w === '--unset') {
       i++;
       continue;
@@ -164,7 +187,7 @@ function envProgram(words: string[]): string | null {
     if (w === '-S' || w === '--split-string' || w === '-v' || w === '--debug' || w === '-0' || w === '--null') continue;
     if (w.startsWith('-') || w.startsWith('PATH=')) return null;
     if (/^[^=]+=/.test(w)) continue;
-    return w;
+    return words.slice(i);
   }
   return null;
 }

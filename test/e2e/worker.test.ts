@@ -441,8 +441,24 @@ describe('agentq worker / job: usage errors', () => {
     expect(viaShell.code).toBe(2);
     expect(viaShell.stderr).toContain('error: handler command "bash" cannot run: the script it runs, ./no-such-handler.sh, is not there');
     // regression: the hint spoke of a #! line the command does not have
-    expect(viaShell.stderr).toContain('hint: Check the script\'s path (relative to the working directory, or on PATH) and that it exists.');
+    expect(viaShell.stderr).toContain("hint: Check the script's path (relative to the worker's working directory, ");
     expect(viaShell.stderr).not.toContain('#!');
+    expect((await inspect(id)).state).toBe('queued');
+  });
+
+  // Regression: `-- node missing-file.js` (or python3 nosuch.py) started, and every job it claimed
+  // failed with node's "Cannot find module" (exit 1), a permanent HANDLER_FAILED: the queue went to the DLQ.
+  it('refuses an interpreter whose script is not there, naming the file, before claiming anything (exit 2)', async () => {
+    const id = await submit('--input', 'x');
+    for (const [argv, says] of [
+      [['node', 'missing-file.js'], 'error: handler command "node" cannot run: the script it runs, missing-file.js, is not there'],
+      [['env', 'A=1', 'node', '--enable-source-maps', 'dist/missing.js'], 'error: handler command "env" cannot run: it runs node through env, and the script it runs, dist/missing.js, is not there'],
+    ] as const) {
+      const r = await runCli(home, ['worker', '--queue', 'w', '--', ...argv]);
+      expect(r.code, argv.join(' ')).toBe(2);
+      expect(r.stderr).toContain(says);
+      expect(r.stderr).toContain("relative to the worker's working directory");
+    }
     expect((await inspect(id)).state).toBe('queued');
   });
 

@@ -353,6 +353,50 @@ describe('exec handler: one child process per job', () => {
     }
   });
 
+  // Regression: `node handler.js` whose file went since start-up (a deploy removed it) exits 1
+  // with "Cannot find module" for every job, each a permanent HANDLER_FAILED: the queue drained
+  // into the DLQ. The file system, not stderr's words, says it was the launch.
+  it('an interpreter whose script went since start-up (node exits 1, python 2) is a retryable SPAWN_FAILED that stops the worker', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-gone-'));
+    try {
+      for (const [command, file] of [[process.execPath, 'handler.js'], ['python3', 'agent.py']] as const) {
+        const said: string[] = [];
+        const path = join(dir, file);
+        const h = await createExecHandler({ command, args: [path], url: 'sqlite::memory:', onCannotRun: (m) => said.push(m) });
+        try {
+          const err = await Promise.resolve(h.handler(envelope, ctxWith())).then(() => null, (e: unknown) => e);
+          expect(err, command).toMatchObject({ code: 'SPAWN_FAILED', retryable: true });
+          expect((err as Error).message).toContain(`the script it runs, ${path}, is not there`);
+          expect(said).toHaveLength(1);
+        } finally {
+          await h.close();
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('an interpreter whose script is there and fails (exit 1, nothing on stdout) is an ordinary failure of that job', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-there-'));
+    try {
+      const path = join(dir, 'handler.js');
+      writeFileSync(path, "console.error('model refused'); process.exit(1)\n");
+      const said: string[] = [];
+      const h = await createExecHandler({ command: process.execPath, args: [path], url: 'sqlite::memory:', onCannotRun: (m) => said.push(m) });
+      try {
+        const err = await Promise.resolve(h.handler(envelope, ctxWith())).then(() => null, (e: unknown) => e);
+        expect(err).toMatchObject({ code: 'HANDLER_FAILED', retryable: false });
+        expect((err as Error).message).toContain('model refused');
+        expect(said).toEqual([]);
+      } finally {
+        await h.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   // Regression: any exit 127 counted as "the handler cannot run", so a script with one missing
   // command in the middle (`echo hi; nosuchcmd`) stopped the whole worker (exit 2).
   it.each([

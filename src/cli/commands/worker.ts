@@ -60,9 +60,11 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
 }
 
 /** What to do about a launch problem; only some of them are about a `#!` line. */
-function launchHint(problem: string): string {
+function launchHint(problem: string, cwd: string): string {
   if (problem.includes('\r')) return 'Its #! line ends in a CR: the file has Windows line ends; convert them (dos2unix).';
-  if (problem.startsWith('the script it runs,')) return "Check the script's path (relative to the working directory, or on PATH) and that it exists.";
+  if (problem.startsWith('the script it runs')) {
+    return `Check the script's path (relative to the worker's working directory, ${cwd}, or on PATH for a shell) and that it exists.`;
+  }
   if (problem.startsWith('it runs ')) return 'Install the program it runs, or fix the command.';
   return 'Install the interpreter its #! line names, or fix the line.';
 }
@@ -75,7 +77,7 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
   // before anything is claimed (and it lets exit 127 later mean a command missing in the script).
   const cannotLaunch = launchProblem(executable, ctx.env, ctx.cwd, args);
   if (cannotLaunch !== null) {
-    throw new ValidationError(`handler command ${JSON.stringify(command)} cannot run: ${cannotLaunch}`, launchHint(cannotLaunch));
+    throw new ValidationError(`handler command ${JSON.stringify(command)} cannot run: ${cannotLaunch}`, launchHint(cannotLaunch, ctx.cwd));
   }
   const queue = o.queue ?? ctx.defaultQueue();
   const concurrency = parseIntOption(o.concurrency ?? '1', '--concurrency', 1, 1000)!;
