@@ -227,16 +227,18 @@ describe("a context's scheduling policy", () => {
     for (const tenant of ['acme', 'acme', 'beta', 'beta']) await runCliOk(home, ['submit', 'x:v1', '--tenant', tenant]);
     const marks = join(home.dir, 'marks');
     mkdirSync(marks);
-    // Each handler notes its start, then waits until another job of its tenant is running or has
-    // met one: jobs of a tenant that may run two at a time meet, capped ones never do. How long a job
-    // waits before it says "alone" only decides how slow a failure is: beta (two may run) waits
-    // 20 s, so a slow machine cannot make it miss its pair; acme (capped) 1.5 s.
+    // Each handler notes its start. A beta job (two may run) waits until the other is running or
+    // has met it: with the cap honoured they always meet, however slow the machine. An acme job
+    // (capped at one) waits until both beta jobs have met — three jobs in four slots, so that
+    // always comes — and then says whether another acme job is running: never, with the cap
+    // honoured. No handler decides anything by how long it has waited.
     const handler = `
-      const fs = require('fs'), path = require('path'), dir = ${JSON.stringify(marks)}, t = process.env.AGENTQ_TENANT;
-      fs.writeFileSync(path.join(dir, t + '.' + process.env.AGENTQ_JOB_ID), 'running');
-      const others = () => fs.readdirSync(dir).filter((f) => f.startsWith(t + '.') && f !== t + '.' + process.env.AGENTQ_JOB_ID && ['running', 'met'].includes(fs.readFileSync(path.join(dir, f), 'utf8'))).length;
-      const start = Date.now(), met = () => { if (others() > 0) return 'met'; return Date.now() - start > (t === 'acme' ? 1500 : 20000) ? 'alone' : null; };
-      (function wait() { const m = met(); if (m) { fs.writeFileSync(path.join(dir, t + '.' + process.env.AGENTQ_JOB_ID), m); process.stdout.write(m); } else setTimeout(wait, 20); })();`;
+      const fs = require('fs'), path = require('path'), dir = ${JSON.stringify(marks)}, t = process.env.AGENTQ_TENANT, me = t + '.' + process.env.AGENTQ_JOB_ID;
+      const said = (f) => fs.readFileSync(path.join(dir, f), 'utf8');
+      const others = (tenant, states) => fs.readdirSync(dir).filter((f) => f.startsWith(tenant + '.') && f !== me && states.includes(said(f))).length;
+      fs.writeFileSync(path.join(dir, me), 'running');
+      const met = () => t === 'beta' ? (others('beta', ['running', 'met']) > 0 ? 'met' : null) : others('beta', ['met']) < 2 ? null : others('acme', ['running', 'met']) > 0 ? 'met' : 'alone';
+      (function wait() { const m = met(); if (m) { fs.writeFileSync(path.join(dir, me), m); process.stdout.write(m); } else setTimeout(wait, 20); })();`;
     const run = await runCliOk(home, ['worker', '--concurrency', '4', '--tenant-cap', 'beta=2', '--drain', '--', process.execPath, '-e', handler]);
     expect(run.stderr).toContain('tenant cap 1 (beta 2)');
     const results = JSON.parse((await runCliOk(home, ['list', '-o', 'json'])).stdout) as Array<{ tenant_id: string; state: string; result: string }>;

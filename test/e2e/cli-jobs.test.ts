@@ -23,6 +23,7 @@ const submitJson = async (args: string[]) => Job.parse(JSON.parse((await runCliO
 
 describe('submit', () => {
   it('prints only the job id, and the job is stored with every envelope field', async () => {
+    const before = Date.now();
     const r = await runCliOk(home, [
       'submit', 'research_report:v3',
       '--queue', 'research', '--tenant', 'acme', '--class', 'interactive', '--operation', 'summarise',
@@ -30,6 +31,7 @@ describe('submit', () => {
       '--input-sha256', 'a'.repeat(64), '--max-attempts', '5', '--trace-id', 'trace-1', '--budget-tokens', '5000',
       '--budget-usd', '1.5', '--allowed-tool', 'web_search', '--allowed-tool', 'calculator', '--estimated-seconds', '30',
     ]);
+    const after = Date.now();
     const id = r.stdout.trim();
     expect(id).toMatch(/^job_[0-9A-HJKMNP-TV-Z]{26}$/);
     expect(hasEscapeByte(r.stdoutBytes)).toBe(false);
@@ -40,9 +42,11 @@ describe('submit', () => {
       max_attempts: 5, trace_id: 'trace-1', budget: { tokens: 5000, cost_usd: 1.5 }, allowed_tools: ['web_search', 'calculator'],
       estimated_seconds: 30, state: 'queued',
     });
-    const left = Date.parse(job.deadline_at!) - Date.parse(job.created_at);
-    expect(left).toBeGreaterThan(2 * 3_600_000 - 60_000);
-    expect(left).toBeLessThanOrEqual(2 * 3_600_000);
+    // `--deadline 2h` is two hours from when the command ran: between the times around it (ms kept)
+    const deadline = Date.parse(job.deadline_at!);
+    expect(deadline).toBeGreaterThanOrEqual(before + 2 * 3_600_000);
+    expect(deadline).toBeLessThanOrEqual(after + 2 * 3_600_000);
+    expect(deadline).toBeLessThanOrEqual(Date.parse(job.created_at) + 2 * 3_600_000);
   });
 
   it('the same idempotency key returns the same job (and says so on stderr)', async () => {

@@ -139,10 +139,11 @@ describe('metrics server', () => {
       log: { failing: (m) => log.push(`failing: ${m}`), recovered: (m) => log.push(`recovered: ${m}`) },
     });
     const scrape = () => fetch(`${server!.url}/metrics`, { headers: { 'X-Prometheus-Scrape-Timeout-Seconds': '0.5' } });
-    const t0 = Date.now();
     const res = await scrape();
+    // Answered while the collection still hangs (it is answered only below): the budget, not the
+    // backend, ended the wait, and the budget is the header's 0.5 s less the margin.
     expect(res.status).toBe(503);
-    expect(Date.now() - t0).toBeLessThan(5_000); // the budget is ~0.35 s; the bound is a safety net
+    expect(answer).not.toBeNull();
     expect(await res.text()).toMatch(/did not answer within 350ms/);
     expect((await scrape()).status).toBe(503);
     expect(log).toEqual([expect.stringMatching(/^failing: collecting stats failed, answering 503 until it works again: the backend did not answer/)]);
