@@ -29,7 +29,7 @@ import { RESULT_MAX_BYTES } from '../core/model.js';
 import { CappedOutput, DEFAULT_RESULT_CAP_BYTES, LineSplitter, RESULT_MARKER_ROOM, utf8BoundaryAfter } from './capped-output.js';
 import { HANDLER_KILLED, HandlerError } from './handler-error.js';
 import { launchProblem, namesScript } from './launch-check.js';
-import { ProcessGroup } from './process-group.js';
+import { ProcessGroup, signalSessions } from './process-group.js';
 import { ERROR_CODE_RE, ERROR_CODE_RULE, jobEnv, shownCode, type ErrorReport } from './job-env.js';
 import type { Handler, JobContext } from './types.js';
 
@@ -138,13 +138,7 @@ function trackGroup(pid: number | undefined): void {
   if (killOnExit) return;
   killOnExit = true;
   process.once('exit', () => {
-    for (const group of liveGroups) {
-      try {
-        process.kill(-group, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    signalSessions(liveGroups, 'SIGKILL');
   });
 }
 
@@ -154,13 +148,7 @@ function trackGroup(pid: number | undefined): void {
  * own, a Ctrl-Z on the worker does not reach them.
  */
 export function signalHandlerGroups(sig: NodeJS.Signals): void {
-  for (const group of liveGroups) {
-    try {
-      process.kill(-group, sig);
-    } catch {
-      // already gone
-    }
-  }
+  signalSessions(liveGroups, sig);
 }
 
 /**

@@ -286,6 +286,34 @@ describe('exec handler: one child process per job', () => {
     expect(running(pid)).toBe(false);
   });
 
+  // Regression: a command a handler ran in a process group of its own, in the handler's session,
+  // as GNU `timeout` does (`timeout 300 claude -p …`), was not in the handler's group: a cancel or
+  // a stop ended the handler and left the agent running, and so did the handler's own exit.
+  it('what a handler started in another process group of its session (timeout CMD) is ended with it: on its exit and on an abort', async () => {
+    const loop = (pidFile: string) => `echo $$ > ${pidFile}; while :; do sleep 0.05; done`;
+    const exited = `/tmp/agentq-exec-${process.pid}-${Date.now()}-timeout-exit`;
+    const script = `const c=require('child_process').spawn('timeout',['300','sh','-c',${JSON.stringify(loop(exited))}],{stdio:'ignore'}); (function w(){ if (require('fs').existsSync('${exited}')) process.exit(0); else setTimeout(w, 20); })()`;
+    await exec(script);
+    const pid = Number(readFileSync(exited, 'utf8'));
+    rmSync(exited, { force: true });
+    expect(running(pid), 'after the handler exited').toBe(false);
+
+    const aborted = `/tmp/agentq-exec-${process.pid}-${Date.now()}-timeout-abort`;
+    const ac = new AbortController();
+    const h = await createExecHandler({ command: 'bash', args: ['-c', `timeout 300 sh -c '${loop(aborted)}'`], url: 'sqlite:/tmp/nowhere.db', killGraceMs: 10_000 });
+    try {
+      const run = Promise.resolve(h.handler(envelope, ctxWith(ac.signal))).then(() => null, (e: unknown) => e);
+      await pollUntil(() => existsSync(aborted) && readFileSync(aborted, 'utf8').trim() !== '', { what: 'the command under timeout started' });
+      const inner = Number(readFileSync(aborted, 'utf8'));
+      ac.abort(new JobAbortedError(envelope.job_id, 'cancelled'));
+      expect(await run).toMatchObject({ reason: 'cancelled' });
+      expect(running(inner), 'after the abort').toBe(false);
+    } finally {
+      await h.close();
+      rmSync(aborted, { force: true });
+    }
+  });
+
   it("the worker's own files: a removed directory is made again; one that cannot be is a retryable WORKER_FILES_FAILED, never a permanent failure", async () => {
     // The handler does to the worker's directory what a tmp cleaner or a full disk would.
     const script = `const fs=require('fs'),p=require('path'),d=p.dirname(process.env.AGENTQ_REPORT_FILE);fs.rmSync(d,{recursive:true,force:true});if(process.argv[1]==='block')fs.writeFileSync(d,'not a directory');process.stdout.write('ok')`;
