@@ -81,6 +81,19 @@ export function checkEffectKey(key: string): void {
 }
 
 /**
+ * The key of an effect about to begin, besides `checkEffectKey`: not all blank, no control
+ * character. Its idempotency key (job id + ':' + key) goes to an external system, as an HTTP
+ * header or an argument, and a blank key is a variable that was not set. Only beginning is held
+ * to it: an effect an older version began with such a key can still be finished.
+ */
+export function checkNewEffectKey(key: string): void {
+  checkEffectKey(key);
+  if (key.trim() === '' || CONTROL_RE.test(key)) {
+    throw new ValidationError(`effect key must be a string of 1-256 characters, not all blank, without control characters, got ${visible(key)}`);
+  }
+}
+
+/**
  * A cancel's reason, as `agentq cancel --reason` takes it: null (or left out), or 1-500 characters.
  * The library took anything: SQLite stored a number or an object as the job's cancel_reason (Redis
  * its text, "[object Object]"), and a megabyte of text went into the job record.

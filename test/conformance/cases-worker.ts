@@ -564,6 +564,21 @@ export function workerCases(make: MakeFixture): void {
       expect((await backend.get(job.job_id))!.effects).toEqual([]);
     });
 
+    // Regression: a blank key (a variable holding a space) or one with a control character was
+    // recorded, and its idempotency key (job id + ':' + key) went to the external system, a line
+    // break and all, as an HTTP header or an argument.
+    it('refuses to begin an effect whose key is blank or holds a control character, recording nothing', async () => {
+      const { backend } = fx();
+      const { job } = await backend.submit(req());
+      const lease = await claimOne(backend);
+      for (const key of [' ', '\t\n', 'send\r\nX-Injected: 1', 'key\u0000', 'key\u009b']) {
+        await expect(backend.beginEffect(lease, key), JSON.stringify(key)).rejects.toThrow(/effect key must be a string of 1-256 characters, not all blank, without control characters/);
+      }
+      expect((await backend.get(job.job_id))!.effects).toEqual([]);
+      // (spaces and any other text within it are keys as before)
+      expect(await backend.beginEffect(lease, 'send invoice #7 → ACME')).toMatchObject({ status: 'started' });
+    });
+
     it('carries effects across attempts: a started effect of a dead attempt is returned to the next one', async () => {
       const { backend, clock } = fx();
       const { job } = await backend.submit(req({ max_attempts: 3 }));

@@ -14,7 +14,7 @@ import { encodeTime } from 'ulid';
 import { IdempotencyConflictError, JobStoppingError, LeaseLostError, MalformedJobError, NotFoundError, PermissionError, RetryLaterError, ValidationError } from '../../core/errors.js';
 import { STORED_JSON_MAX_BYTES, storedJson } from '../../core/stored-json.js';
 import { checkUsage } from '../../core/usage.js';
-import { checkApplyRequest, checkCancelReason, checkClaim, checkCursor, checkDlqFilter, checkEffectKey, checkEventQuery, checkFailure, checkJobFilter, checkJobIdArg, checkLeaseMs, checkJobResult, checkLeaseRef, checkLeaseRefs, checkLedgerStatus, checkLockHolder, checkPageArg, checkQueueArg, checkRunFilter, checkRunRecord, checkRunIdArg, checkStatsOptions } from '../checks.js';
+import { checkApplyRequest, checkCancelReason, checkClaim, checkCursor, checkDlqFilter, checkEffectKey, checkNewEffectKey, checkEventQuery, checkFailure, checkJobFilter, checkJobIdArg, checkLeaseMs, checkJobResult, checkLeaseRef, checkLeaseRefs, checkLedgerStatus, checkLockHolder, checkPageArg, checkQueueArg, checkRunFilter, checkRunRecord, checkRunIdArg, checkStatsOptions } from '../checks.js';
 import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
 import { classWeight, type FairnessOptions } from '../../core/fairness.js';
 import { createIdFactory, JOB_ID_PREFIX } from '../../core/ids.js';
@@ -1129,7 +1129,7 @@ export class RedisBackend implements Backend {
 
   async beginEffect(lease: LeaseRef, key: string): Promise<Effect> {
     checkLeaseRef(lease);
-    checkEffectKey(key);
+    checkNewEffectKey(key);
     const { res } = await this.leaseCall<[string, string?]>(lease, 'aqEffectBegin', [`e:${lease.jobId}`], [key, MAX_EFFECTS_PER_JOB]);
     if (res[0] === 'too_many') throw new ValidationError(`a job may record at most ${MAX_EFFECTS_PER_JOB} effects`);
     if (res[0] === 'stopping') throw new JobStoppingError(lease.jobId, res[1] === 'cancel' ? 'cancel' : 'deadline');

@@ -7,7 +7,7 @@
 import { JobStoppingError, LeaseLostError, ValidationError } from '../../core/errors.js';
 import { STORED_JSON_MAX_BYTES, storedJson } from '../../core/stored-json.js';
 import { addUsage, type Usage } from '../../core/usage.js';
-import { checkClaim, checkEffectKey, checkJobResult, checkLeaseMs } from '../checks.js';
+import { checkClaim, checkEffectKey, checkNewEffectKey, checkJobResult, checkLeaseMs } from '../checks.js';
 import { nextPick, parseFairnessState, tenantCap, type Candidates, type FairnessOptions } from '../../core/fairness.js';
 import { decideFailure, type RetryPolicy } from '../../core/retry.js';
 import { JOB_CLASSES } from '../../core/model.js';
@@ -316,7 +316,7 @@ export class SqliteWorkerOps {
   }
 
   beginEffect(ref: LeaseRef, key: string): Effect {
-    checkEffectKey(key);
+    checkNewEffectKey(key);
     return this.store.inWrite(() => {
       const now = this.store.clock.now();
       const { job, fence } = this.leased(ref);
