@@ -71,12 +71,18 @@ export interface CurrentLease {
 /** The lease an `agentq job ...` command acts on; refuses to run outside a handler. */
 export function currentLease(env: NodeJS.ProcessEnv): CurrentLease {
   const jobId = env[JOB_ENV.jobId];
-  const fence = Number(env[JOB_ENV.fence]);
+  const fenceText = env[JOB_ENV.fence];
   const url = env[JOB_ENV.url];
-  if (!jobId || !url || !Number.isInteger(fence)) {
+  if (!jobId || !url || fenceText === undefined) {
     throw new ValidationError(
       `agentq job commands run inside a handler started by \`agentq worker\`: ${JOB_ENV.jobId}, ${JOB_ENV.fence} and ${JOB_ENV.url} must be set`,
     );
+  }
+  // Digits only, as the worker writes it: through Number(), an empty one was fence 0, which the
+  // store refused as a lost lease (exit 1: "another worker took the job over"), and 1e3 was 1000.
+  const fence = Number(fenceText);
+  if (!/^\d{1,15}$/.test(fenceText) || !Number.isSafeInteger(fence)) {
+    throw new ValidationError(`${JOB_ENV.fence} must be the whole number the worker set for this attempt, got ${JSON.stringify(sanitize(fenceText.slice(0, 40)))}`);
   }
   return { lease: { jobId, fence }, url, reportFile: env[JOB_ENV.reportFile] || null };
 }

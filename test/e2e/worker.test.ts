@@ -609,6 +609,13 @@ describe('agentq worker / job: usage errors', () => {
     expect(r.stderr).toContain('agentq worker');
     const e = await runCli(home, ['job', 'error', 'not a code']);
     expect(e.code).toBe(2);
+    // Regression: a fence set but empty (or 1e3, or 0x7) was read through Number(): '' as fence 0,
+    // which the store then refused as a lost lease (exit 1, "another worker took the job over").
+    for (const fence of ['', '1e3', '0x7', '-1']) {
+      const f = await runCli(home, ['job', 'checkpoint', '{}'], { env: { AGENTQ_JOB_ID: 'job_01JAAAAAAAAAAAAAAAAAAAAAAA', AGENTQ_URL: home.dataUrl, AGENTQ_LEASE_FENCE: fence } });
+      expect(f.code, `fence ${JSON.stringify(fence)}`).toBe(2);
+      expect(f.stderr).toContain('AGENTQ_LEASE_FENCE must be the whole number the worker set');
+    }
   });
 
   // Regression: `agentq job effect KEY cmd -o json` (no --) took -o json as agentq's own and ran
