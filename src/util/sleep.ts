@@ -1,4 +1,10 @@
 /**
+ * The longest timer Node keeps (2^31-1 ms, about 24.8 days): a longer one fires after 1 ms, with
+ * a TimeoutOverflowWarning. Longer waits are made of several timers.
+ */
+export const LONGEST_TIMER_MS = 2_147_483_647;
+
+/**
  * The one timer-based wait of agentq's loops (follow polls, rate-limit pauses,
  * `stats --watch`, `submit --wait`): resolves after `ms`, or at once when
  * `signal` aborts, so Ctrl-C never waits out a pause. Outside `core/`, which
@@ -11,10 +17,10 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
     // long (`--rate 0.0000001/s`: one job per 116 days) is waited out in steps, or the paced run
     // moved every job at once.
     let left = ms;
-    let t = setTimeout(step, Math.min(left, MAX_TIMER_MS));
+    let t = setTimeout(step, Math.min(left, LONGEST_TIMER_MS));
     function step() {
-      left -= MAX_TIMER_MS;
-      if (left > 0) t = setTimeout(step, Math.min(left, MAX_TIMER_MS));
+      left -= LONGEST_TIMER_MS;
+      if (left > 0) t = setTimeout(step, Math.min(left, LONGEST_TIMER_MS));
       else done();
     }
     function done() {
@@ -25,9 +31,6 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
     signal?.addEventListener('abort', done, { once: true });
   });
 }
-
-/** The longest delay a Node timer keeps. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * `p`'s value, or `aborted` as soon as `signal` aborts (`p` is left to settle on its own, its
@@ -47,7 +50,8 @@ export function unlessAborted<T, A>(p: Promise<T>, signal: AbortSignal, aborted:
       resolve(aborted);
     };
     // (also given up after `timeoutMs`: `submit --wait --timeout` ends on time)
-    if (Number.isFinite(timeoutMs)) timer = setTimeout(onAbort, timeoutMs);
+    // (past the longest timer, none: a read given up after 1 ms was never seen to answer)
+    if (timeoutMs <= LONGEST_TIMER_MS) timer = setTimeout(onAbort, timeoutMs);
     signal.addEventListener('abort', onAbort, { once: true });
     const settle = () => {
       clearTimeout(timer);

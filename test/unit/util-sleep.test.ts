@@ -1,6 +1,6 @@
 /** abortableSleep (src/util/sleep.ts): the pause of every polling loop, cut short by Ctrl-C. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { abortableSleep } from '../../src/util/sleep.js';
+import { abortableSleep, unlessAborted } from '../../src/util/sleep.js';
 
 beforeEach(() => void vi.useFakeTimers());
 afterEach(() => void vi.useRealTimers());
@@ -62,5 +62,30 @@ describe('abortableSleep', () => {
     c.abort();
     expect(await settled(q)).toBe(true);
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+// Regression: a timer past 2^31-1 ms fires after 1 ms (Node's TimeoutOverflowWarning). waitForJob
+// with a 30-day timeoutMs gave up each poll's read after 1 ms, so on Redis, whose answer takes
+// longer, the wait never saw the job end; a sleep that long was a busy loop.
+describe('waits past the longest timer (2^31-1 ms)', () => {
+  const THIRTY_DAYS = 30 * 86_400_000;
+
+  it('unlessAborted with such a timeout waits for the answer, as it would for a shorter one', async () => {
+    let answer!: (v: string) => void;
+    const p = unlessAborted(new Promise<string>((r) => (answer = r)), new AbortController().signal, 'stopped', THIRTY_DAYS);
+    let got: string | undefined;
+    void p.then((v) => (got = v));
+    await vi.advanceTimersByTimeAsync(50);
+    expect(got).toBeUndefined();
+    answer('read');
+    await vi.advanceTimersByTimeAsync(0);
+    expect(got).toBe('read');
+  });
+
+  it('abortableSleep of such a length does not end after 1 ms', async () => {
+    const p = abortableSleep(THIRTY_DAYS);
+    await vi.advanceTimersByTimeAsync(50);
+    expect(await settled(p)).toBe(false);
   });
 });
