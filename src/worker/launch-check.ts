@@ -183,8 +183,14 @@ function envProgram(words: string[]): string[] | null {
       i++;
       continue;
     }
-    if (w.startsWith('-S') && w.length > 2) return envProgram([w.slice(2), ...words.slice(i + 1)]);
-    if (w === '-S' || w === '--split-string' || w === '-v' || w === '--debug' || w === '-0' || w === '--null') continue;
+    // -S STRING: env splits STRING into words itself (the kernel hands a `#!` line's rest over as
+    // one word). Quotes, escapes and ${VAR} in it are env's to read: then nothing is judged.
+    const split = w === '-S' || w === '--split-string' ? words[++i] : w.startsWith('--split-string=') ? w.slice(15) : w.startsWith('-S') ? w.slice(2) : undefined;
+    if (split !== undefined) {
+      if (/["'\\$]/.test(split)) return null;
+      return envProgram([...split.split(/[ \t]+/).filter((x) => x !== ''), ...words.slice(i + 1)]);
+    }
+    if (w === '-v' || w === '--debug' || w === '-0' || w === '--null') continue;
     if (w.startsWith('-') || w.startsWith('PATH=')) return null;
     if (/^[^=]+=/.test(w)) continue;
     return words.slice(i);

@@ -55,6 +55,15 @@ describe('launchProblem', () => {
     expect(launchProblem('env', env, dir, ['FOO=1', 'agentq-nope', 'x.py'])).toBe('it runs agentq-nope through env, and agentq-nope is not on PATH');
     expect(launchProblem('/usr/bin/env', env, dir, ['--', 'agentq-nope'])).toContain('agentq-nope is not on PATH');
     expect(launchProblem('env', env, dir, ['FOO=1', 'bash', '-c', 'nosuchcmd'])).toBeNull();
+    // Regression: `env -S "bash -eu"` as the command's own argument is one word env splits: it was
+    // taken for a program named "bash -eu", and the worker was refused.
+    expect(launchProblem('env', env, dir, ['-S', 'bash -eu', '-c', 'true'])).toBeNull();
+    expect(launchProblem('env', env, dir, ['-Sbash -eu', '-c', 'true'])).toBeNull();
+    expect(launchProblem('env', env, dir, ['--split-string=bash -eu', '-c', 'true'])).toBeNull();
+    expect(launchProblem('env', env, dir, ['-S', 'A=1 agentq-nope -u', 'x.py'])).toBe('it runs agentq-nope through env, and agentq-nope is not on PATH');
+    // quotes, escapes and variables are env's to read: not judged
+    expect(launchProblem('env', env, dir, ['-S', '"agentq nope" x'])).toBeNull();
+    expect(launchProblem('env', env, dir, ['-S', '${PY} x.py'])).toBeNull();
   });
 
   // `agentq worker -- bash ./run.sh` with the name misspelt: bash exits 127 for every job, which
