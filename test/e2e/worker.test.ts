@@ -166,6 +166,8 @@ exit 75`,
       'h.sh',
       `$AQ job effect missing -- ./no-such-effect.sh 2>> ${errs}
 missing=$?
+$AQ job effect script-missing -- node no-such-effect.js 2>> ${errs}
+missing=$missing$?
 $AQ job effect killed -- sh -c 'kill -KILL $$' 2>> ${errs}
 killed=$?
 # é split across two pipe writes: the passthrough must not turn it into two replacement characters
@@ -174,8 +176,9 @@ echo -n "$missing|$killed|$split"`,
     );
     await runCliOk(home, ['worker', '--queue', 'w', '--drain', '--', h]);
     const job = await inspect(id);
-    expect(job.result).toBe('2|137|café');
-    // Nothing external ran for "missing": no effect record, so the job is not partially completed.
+    expect(job.result).toBe('22|137|café');
+    // Nothing external ran for "missing" (nor for node told to run a file that is not there): no
+    // effect record, so the job is not partially completed.
     expect(job.effects.map((e) => [e.key, e.status])).toEqual([
       ['killed', 'started'],
       ['split', 'done'],
@@ -183,6 +186,7 @@ echo -n "$missing|$killed|$split"`,
     expect(job.effects.find((e) => e.key === 'split')!.result).toBe('café');
     const stderr = readFileSync(errs, 'utf8');
     expect(stderr).toContain('effect command "./no-such-effect.sh" is not an executable file');
+    expect(stderr).toContain('effect command "node" cannot run: the script it runs, no-such-effect.js, is not there');
     expect(stderr).toContain('effect killed: sh was killed by SIGKILL; recorded as started, not done');
   });
 

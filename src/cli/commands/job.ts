@@ -13,6 +13,7 @@ import { AgentqError, ValidationError } from '../../core/errors.js';
 import { budgetBreach, checkUsage, jobUsage } from '../../core/usage.js';
 import { CappedOutput, RESULT_MARKER_ROOM } from '../../worker/capped-output.js';
 import { STORED_JSON_MAX_BYTES } from '../../core/stored-json.js';
+import { launchProblem } from '../../worker/launch-check.js';
 import { currentLease, ERROR_CODE_RE, ERROR_CODE_RULE, JOB_ENV, type ErrorReport } from '../../worker/job-env.js';
 import type { CommandContext } from '../context.js';
 import { resolveExecutable } from '../executable.js';
@@ -138,6 +139,10 @@ export async function effect(o: { key: string; command: string[] }, ctx: Command
   const [cmd, ...args] = o.command;
   if (!cmd) throw new ValidationError('give the effect command after --, e.g. agentq job effect send-invoice -- ./send.sh');
   const executable = resolveExecutable(cmd, ctx.env, ctx.cwd, 'effect command');
+  // As the worker checks its handler: a missing #! interpreter, or the script a shell or an
+  // interpreter is told to run not there (`node send.js` misspelt), runs nothing external either.
+  const cannotLaunch = launchProblem(executable, ctx.env, ctx.cwd, args);
+  if (cannotLaunch !== null) throw new ValidationError(`effect command ${JSON.stringify(cmd)} cannot run: ${cannotLaunch}; nothing was recorded`);
   const { lease, backend } = await backendFor(ctx);
   try {
     const record = await backend.beginEffect(lease, o.key);
