@@ -7,7 +7,7 @@ import { ValidationError } from '../core/errors.js';
 import { RESULT_MAX_BYTES } from '../core/model.js';
 import { DEAD_REASONS, JOB_CLASSES, JOB_STATES, REASON_MAX_CHARS } from '../core/model.js';
 import { STATS_ENDS_MAX_WINDOW_MS, type StatsOptions } from '../core/queue-stats.js';
-import { DLQ_GREP_MAX_CHARS, LEDGER_STATUSES, type ApplyRequest, type ClaimRequest, type DlqFilter, type EventQuery, type Failure, type JobFilter, type PageRequest } from './contract.js';
+import { DLQ_GREP_MAX_CHARS, LEDGER_STATUSES, MAX_PAGE_LIMIT, type ApplyRequest, type ClaimRequest, type DlqFilter, type EventQuery, type Failure, type JobFilter, type PageRequest } from './contract.js';
 
 /**
  * The longest lease a claim or heartbeat may ask for: 2^31 - 1 ms (about 24.8 days), the
@@ -120,11 +120,11 @@ const CURSOR_MAX_CHARS = 1024;
  * malformed entries the lists show), a page ending on one returns it as its next_cursor, and a
  * listing must never stop at such a record. A string no page returned reads as a last page.
  */
-export function checkCursor(cursor: unknown, kind: 'job' | 'run' = 'job'): void {
+export function checkCursor(cursor: unknown, kind: 'job' | 'run' | 'queue' = 'job'): void {
   if (cursor === undefined || cursor === null) return;
   if (typeof cursor === 'string' && cursor.length > 0 && cursor.length <= CURSOR_MAX_CHARS) return;
   const shown = typeof cursor === 'string' ? (cursor.length === 0 ? 'an empty string' : `of ${cursor.length} characters`) : typeof cursor;
-  throw new ValidationError(`page cursor ${shown} is not one a page returned: a cursor is the next_cursor of the previous page (a ${kind} id), or null for the first page`);
+  throw new ValidationError(`page cursor ${shown} is not one a page returned: a cursor is the next_cursor of the previous page (a ${kind === 'queue' ? 'queue name' : `${kind} id`}), or null for the first page`);
 }
 
 /*
@@ -220,6 +220,15 @@ export function checkQueueArg(queue: unknown): void {
 /** A page request: an object with a limit (checked by each backend's page check) and an optional cursor. */
 export function checkPageArg(page: PageRequest): void {
   checkObject('page', page);
+}
+
+/** A page of `queues`: its limit (1..MAX_PAGE_LIMIT, so no read takes a whole queue set), checked the same way on every backend. */
+export function checkQueuePage(page: PageRequest): number {
+  checkPageArg(page);
+  checkCursor(page.cursor, 'queue');
+  const l = page.limit;
+  if (!Number.isInteger(l) || l < 1 || l > MAX_PAGE_LIMIT) throw new ValidationError(`page limit must be an integer from 1 to ${MAX_PAGE_LIMIT}, got ${shown(l)}`);
+  return l;
 }
 
 export function checkStatsOptions(opts: StatsOptions | undefined): void {

@@ -387,8 +387,13 @@ export interface Backend {
   cancel(jobId: string, reason?: string | null): Promise<CancelResult>;
   /** Events in `seq` order. With `follow`, waits for new ones until `signal` aborts. */
   events(query: EventQuery): AsyncIterable<JobEvent>;
-  /** Names of queues that have (or had) jobs: for completion and stats. Bounded. */
-  queues(): Promise<string[]>;
+  /**
+   * Names of queues that have (or had) jobs, in name order, a page at a time (`limit`
+   * 1..MAX_PAGE_LIMIT; the cursor is the last name of the previous page). A store may know more
+   * queues than one read should hold, so there is no "all queues" call: a caller that needs every
+   * queue walks the pages (backend/queue-walk.ts).
+   */
+  queues(page: PageRequest): Promise<Page<string>>;
 
   // ---- workers
   /** Claims up to `max` claimable jobs with fairness across classes and tenants; reclaims expired leases first. */

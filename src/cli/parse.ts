@@ -76,8 +76,12 @@ export function checkQueueName(queue: string, flag = '--queue'): string {
   return queue;
 }
 
-/** ` (queues here: a, b, …)` for a message about a queue the store does not know; empty when it knows none. */
-export function queuesHere(known: readonly string[]): string {
-  if (known.length === 0) return '';
-  return ` (queues here: ${known.slice(0, 10).map((q) => sanitize(q)).join(', ')}${known.length > 10 ? ', …' : ''})`;
+/**
+ * ` (queues here: a, b, and 1,234 more)` for a message about a queue the store does not know;
+ * empty when it knows none. A few names (`surveyQueues`), and how many more: never the whole list.
+ */
+export function queuesHere(survey: { shown: readonly string[]; more: number }): string {
+  if (survey.shown.length === 0) return '';
+  const more = survey.more > 0 ? `, and ${survey.more.toLocaleString('en-US')} more` : '';
+  return ` (queues here: ${survey.shown.map((q) => sanitize(q)).join(', ')}${more})`;
 }

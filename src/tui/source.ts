@@ -41,11 +41,12 @@ export function backendSource(backend: Pick<Backend, 'dlqRows' | 'dlqGet' | 'sta
       if (Object.values(rest).some((v) => v !== undefined)) return null;
       if (queue !== undefined) return (await backend.stats(queue)).dlq_size;
       // Every queue (no --queue): each queue's counters, summed, so a big DLQ says "of ~N" there too.
-      // Not when the queue list may be cut at its bound (an undercount would mislead) or is long.
-      const queues = await backend.queues();
-      if (queues.length > EXPECTED_TOTAL_MAX_QUEUES) return null;
+      // Not when there are many queues (one counters query each).
+      // One page one longer than the bound: more than the bound (a next page or the extra name) is "long".
+      const page = await backend.queues({ limit: EXPECTED_TOTAL_MAX_QUEUES + 1 });
+      if (page.items.length > EXPECTED_TOTAL_MAX_QUEUES || page.next_cursor !== null) return null;
       let total = 0;
-      for (const q of queues) total += (await backend.stats(q)).dlq_size;
+      for (const q of page.items) total += (await backend.stats(q)).dlq_size;
       return total;
     },
     async *pages(signal) {

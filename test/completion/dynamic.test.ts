@@ -11,7 +11,7 @@ import { BENIGN_STRINGS, HOSTILE_STRINGS, findUnsafe } from '../support/hostile.
 
 /** The two Backend methods completion reads; everything else is never called. */
 function sources(queues: () => Promise<string[]>, dlq: (filter: unknown) => Page<Pick<DlqEntry, 'job_id' | 'error_code'>> = () => ({ items: [], next_cursor: null })): CompletionSources {
-  const backend = { queues, dlqList: async (f: unknown) => dlq(f) } as unknown as Backend;
+  const backend = { queues: async () => ({ items: await queues(), next_cursor: null }), dlqList: async (f: unknown) => dlq(f) } as unknown as Backend;
   return { backend: async () => backend, contexts: () => ['prod', 'staging'] };
 }
 

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { guardClose } from '../../src/backend/close-guard.js';
 import { MAX_PAGE_LIMIT } from '../../src/backend/contract.js';
+import { allQueues, surveyQueues } from '../../src/backend/queue-walk.js';
 import { ClosedError, IdempotencyConflictError, NotFoundError, ValidationError } from '../../src/core/errors.js';
 import { isJobId } from '../../src/core/ids.js';
 import { INLINE_INPUT_MAX_BYTES, Job, JobEvent } from '../../src/core/schemas.js';
@@ -513,10 +514,31 @@ export function jobCases(make: MakeFixture): void {
 
     it('lists the queues that have jobs', async () => {
       const { backend } = fx();
-      expect(await backend.queues()).toEqual([]);
+      expect(await backend.queues({ limit: 10 })).toEqual({ items: [], next_cursor: null });
       await backend.submit(req({ queue: 'beta' }));
       await backend.submit(req({ queue: 'alpha' }));
-      expect([...(await backend.queues())].sort()).toEqual(['alpha', 'beta']);
+      expect(await backend.queues({ limit: 10 })).toEqual({ items: ['alpha', 'beta'], next_cursor: null });
+    });
+
+    it('pages the queues in name order, each page bounded, so a walk reaches every queue (not only a first 1,000)', async () => {
+      const { backend } = fx();
+      for (const q of ['q-e', 'q-a', 'q-d', 'q-b', 'q-c']) await backend.submit(req({ queue: q }));
+      const first = await backend.queues({ limit: 2 });
+      expect(first.items).toEqual(['q-a', 'q-b']);
+      expect(first.next_cursor).not.toBeNull();
+      const second = await backend.queues({ limit: 2, cursor: first.next_cursor });
+      expect(second.items).toEqual(['q-c', 'q-d']);
+      const last = await backend.queues({ limit: 2, cursor: second.next_cursor });
+      expect(last).toEqual({ items: ['q-e'], next_cursor: null });
+      expect(await allQueues(backend, 2)).toEqual(['q-a', 'q-b', 'q-c', 'q-d', 'q-e']);
+      expect(await allQueues(backend, 5)).toEqual(['q-a', 'q-b', 'q-c', 'q-d', 'q-e']);
+      expect(await surveyQueues(backend, 'q-e', 2, 2)).toEqual({ known: true, shown: ['q-a', 'q-b'], more: 3 });
+      expect(await surveyQueues(backend, 'q-z', 10, 2)).toEqual({ known: false, shown: ['q-a', 'q-b', 'q-c', 'q-d', 'q-e'], more: 0 });
+      // (no page reads a whole set: the limit is the contract's page bound)
+      for (const limit of [0, MAX_PAGE_LIMIT + 1, 1.5]) {
+        await expect(backend.queues({ limit })).rejects.toMatchObject({ code: 'VALIDATION', message: expect.stringMatching(/^page limit must be an integer from 1 to 1000/) });
+      }
+      await expect(backend.queues({ limit: 2, cursor: '' })).rejects.toMatchObject({ code: 'VALIDATION' });
     });
   });
 }

@@ -14,7 +14,7 @@ import { encodeTime } from 'ulid';
 import { IdempotencyConflictError, JobStoppingError, LeaseLostError, MalformedJobError, NotFoundError, PermissionError, RetryLaterError, ValidationError } from '../../core/errors.js';
 import { STORED_JSON_MAX_BYTES, storedJson } from '../../core/stored-json.js';
 import { checkUsage } from '../../core/usage.js';
-import { checkApplyRequest, checkCancelReason, checkClaim, checkCursor, checkDlqFilter, checkEffectKey, checkNewEffectKey, checkEventQuery, checkFailure, checkJobFilter, checkJobIdArg, checkLeaseMs, checkJobResult, checkLeaseRef, checkLeaseRefs, checkLedgerStatus, checkLockHolder, checkPageArg, checkQueueArg, checkRunFilter, checkRunRecord, checkRunIdArg, checkStatsOptions } from '../checks.js';
+import { checkApplyRequest, checkCancelReason, checkClaim, checkCursor, checkDlqFilter, checkEffectKey, checkNewEffectKey, checkEventQuery, checkFailure, checkJobFilter, checkJobIdArg, checkLeaseMs, checkJobResult, checkLeaseRef, checkLeaseRefs, checkLedgerStatus, checkLockHolder, checkPageArg, checkQueueArg, checkRunFilter, checkRunRecord, checkRunIdArg, checkStatsOptions, checkQueuePage } from '../checks.js';
 import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
 import { classWeight, type FairnessOptions } from '../../core/fairness.js';
 import { createIdFactory, JOB_ID_PREFIX } from '../../core/ids.js';
@@ -52,6 +52,7 @@ import type {
   UsageReport,
 } from '../contract.js';
 import { MAX_PAGE_LIMIT } from '../contract.js';
+import { allQueues } from '../queue-walk.js';
 import { compareSeq, dlqEntryFrom, effectFrom, isNotAHash, isWrongType, missingRecordEntry, NOT_A_HASH, eventFrom, flatToMap, hasAttemptsList, iso, JOB_FIELDS, jobFieldsFrom, jobFrom, ledgerItemFrom, type Snapshot } from './codec.js';
 import { RedisConnection, settingWarnings, type Client } from './connection.js';
 import { KeyLayout, shardOf } from './keys.js';
@@ -568,7 +569,7 @@ export class RedisBackend implements Backend {
     checkPageArg(page);
     const limit = pageLimit(page);
     const states = filter.states && filter.states.length > 0 && filter.states.length < JOB_STATES.length ? filter.states : null;
-    const queues = filter.queue ? [filter.queue] : await this.queues();
+    const queues = filter.queue ? [filter.queue] : await this.allQueueNames();
     // A shard's jobs are its state indexes together (there is no index of all ids: one sorted-set
     // insert less per job), read in one MULTI so a job that changes state is seen exactly once.
     const sources: IdSource[] = [];
@@ -670,8 +671,22 @@ export class RedisBackend implements Backend {
     return { status: r[0] as CancelResult['status'], job } as CancelResult;
   }
 
-  async queues(): Promise<string[]> {
-    return this.client.zrange(this.keys.queues(), 0, 999);
+  queues(page: PageRequest): Promise<Page<string>> {
+    return this.queuePage(page);
+  }
+
+  /** `queues`, unguarded: for the guarded reads that walk every queue (their errors are mapped once, by them). */
+  private async queuePage(page: PageRequest): Promise<Page<string>> {
+    const limit = checkQueuePage(page);
+    // (every member's score is 0, so the set is in name order: a lex range from the cursor on)
+    const names = await this.client.zrangebylex(this.keys.queues(), page.cursor ? `(${page.cursor}` : '-', '+', 'LIMIT', 0, limit + 1);
+    const items = names.slice(0, limit);
+    return { items, next_cursor: names.length > limit ? items[items.length - 1]! : null };
+  }
+
+  /** Every queue, for the reads that merge all queues' shards: walked a bounded page at a time, never one read of the whole set. */
+  private allQueueNames(): Promise<string[]> {
+    return allQueues({ queues: (page) => this.queuePage(page) });
   }
 
   /** A generator, so not in GUARDED: its reads' failures are mapped here (a script refused by an ACL, a Redis gone mid-read). */
@@ -778,7 +793,7 @@ export class RedisBackend implements Backend {
 
   /** The event streams of one queue's shards, or of every queue's. */
   private async eventStreams(queue?: string): Promise<string[]> {
-    const queues = queue ? [queue] : await this.queues();
+    const queues = queue ? [queue] : await this.allQueueNames();
     const streams: string[] = [];
     for (const q of queues) {
       const n = await this.shardsOf(q, false);
@@ -1206,7 +1221,7 @@ export class RedisBackend implements Backend {
     checkDlqFilter(filter);
     checkPageArg(page);
     const limit = pageLimit(page);
-    const queues = filter.queue ? [filter.queue] : await this.queues();
+    const queues = filter.queue ? [filter.queue] : await this.allQueueNames();
     const sources: IdSource[] = [];
     for (const queue of queues) {
       const shards = await this.shardsOf(queue, false);
@@ -1240,7 +1255,7 @@ export class RedisBackend implements Backend {
     checkCursor(page.cursor);
     try {
       await this.conn.dbGate();
-      const queues = filter.queue ? [filter.queue] : await this.queues();
+      const queues = filter.queue ? [filter.queue] : await this.allQueueNames();
       const sources: DeadSetSource[] = [];
       for (const queue of queues) {
         const shards = await this.shardsOf(queue, false);

@@ -45,7 +45,7 @@ import type {
   RunRecord,
   SubmitResult,
 } from '../contract.js';
-import { checkApplyRequest, checkCancelReason, checkCursor, checkDlqFilter, checkEventQuery, checkFailure, checkJobFilter, checkJobIdArg, checkJobResult, checkLeaseRef, checkLeaseRefs, checkLedgerStatus, checkLockHolder, checkPageArg, checkQueueArg, checkRunFilter, checkRunRecord, checkRunIdArg, checkStatsOptions } from '../checks.js';
+import { checkApplyRequest, checkCancelReason, checkCursor, checkDlqFilter, checkEventQuery, checkFailure, checkJobFilter, checkJobIdArg, checkJobResult, checkLeaseRef, checkLeaseRefs, checkLedgerStatus, checkLockHolder, checkPageArg, checkQueueArg, checkQueuePage, checkRunFilter, checkRunRecord, checkRunIdArg, checkStatsOptions } from '../checks.js';
 import { rowToEvent, rowToJob, type EventRow, type JobRow } from './codec.js';
 import { dlqGet, dlqList, dlqRaw } from './dlq.js';
 import { dlqRows } from './dlq-rows.js';
@@ -77,7 +77,6 @@ let submitModule: typeof import('../../core/submit.js') | undefined;
 const EVENT_BATCH = 500;
 /** How far event times may run out of seq order (clocks of different processes on one host). */
 const CLOCK_SKEW_MARGIN_MS = 60_000;
-const MAX_QUEUES = 1000;
 
 export class SqliteBackend implements Backend {
   readonly kind = 'sqlite' as const;
@@ -379,9 +378,14 @@ export class SqliteBackend implements Backend {
     return Math.max(lo, 0);
   }
 
-  async queues(): Promise<string[]> {
-    const rows = this.store.sql(`SELECT DISTINCT queue FROM queue_counts ORDER BY queue LIMIT ${MAX_QUEUES}`).all() as Array<{ queue: string }>;
-    return rows.map((r) => r.queue);
+  async queues(page: PageRequest): Promise<Page<string>> {
+    const limit = checkQueuePage(page);
+    // (queue_counts' key starts with the queue: a range from the cursor on, never the whole table)
+    const rows = this.store
+      .sql(`SELECT DISTINCT queue FROM queue_counts WHERE queue > ? ORDER BY queue LIMIT ?`)
+      .all(page.cursor ?? '', limit + 1) as Array<{ queue: string }>;
+    const items = rows.slice(0, limit).map((r) => r.queue);
+    return { items, next_cursor: rows.length > limit ? items[items.length - 1]! : null };
   }
 
   // ------------------------------------------------------------ workers

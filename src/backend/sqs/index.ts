@@ -381,8 +381,8 @@ export class SqsBackend implements Backend {
   events(query: EventQuery): AsyncIterable<JobEvent> {
     return this.store.events(query);
   }
-  queues(): Promise<string[]> {
-    return this.store.queues();
+  queues(page: PageRequest): Promise<Page<string>> {
+    return this.store.queues(page);
   }
 
   // ------------------------------------------------------------ workers

@@ -30,7 +30,7 @@ import type { FairnessOptions } from '../../core/fairness.js';
 import { createIdFactory, JOB_ID_PREFIX } from '../../core/ids.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../core/retry.js';
 import { JOB_CLASSES, type Job, type JobState } from '../../core/schemas.js';
-import type { ClaimRequest } from '../contract.js';
+import { MAX_PAGE_LIMIT, type ClaimRequest } from '../contract.js';
 import { jobFrom, type Snapshot } from '../redis/codec.js';
 import { KeyLayout, shardOf } from '../redis/keys.js';
 import { PRELUDE } from '../redis/lua/prelude.js';
@@ -143,8 +143,19 @@ export class RedisSqsStore implements SqsStore {
     return v === null ? 0 : Number(v);
   }
 
+  /** Every queue this store has made shards for, a bounded page at a time (never one read of the whole set). */
+  private async allQueues(): Promise<string[]> {
+    const out: string[] = [];
+    for (let after = '-'; ; ) {
+      const names = await this.client.zrangebylex(this.keys.queues(), after, '+', 'LIMIT', 0, MAX_PAGE_LIMIT);
+      out.push(...names);
+      if (names.length < MAX_PAGE_LIMIT) return out;
+      after = `(${names[names.length - 1]!}`;
+    }
+  }
+
   private async allShards(queue?: string): Promise<Loc[]> {
-    const queues = queue !== undefined ? [queue] : await this.client.zrange(this.keys.queues(), 0, -1);
+    const queues = queue !== undefined ? [queue] : await this.allQueues();
     const out: Loc[] = [];
     for (const q of queues) {
       const n = await this.shardCount(q, false);

@@ -21,6 +21,7 @@ import type { CommandContext } from '../context.js';
 import { isMachineFormat, printObject } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
 import { checkQueueName, queuesHere } from '../parse.js';
+import { allQueues, surveyQueues } from '../../backend/queue-walk.js';
 
 export interface DlqCheckOptions {
   queue?: string;
@@ -137,15 +138,16 @@ export async function run(opts: DlqCheckOptions, ctx: CommandContext): Promise<v
   const limits = parseLimits(opts);
   if (opts.queue !== undefined) checkQueueName(opts.queue);
   const backend = await ctx.openBackend();
-  const known = await backend.queues();
   // A queue the store has never seen is most likely a typo, and a check that passes on it would
-  // never alert: it fails, naming the queues there are.
-  if (opts.queue !== undefined && !known.includes(opts.queue)) {
-    const here = queuesHere(known);
+  // never alert: it fails, naming (some of) the queues there are.
+  const survey = opts.queue !== undefined ? await surveyQueues(backend, opts.queue) : null;
+  if (opts.queue !== undefined && survey !== null && !survey.known) {
+    const here = queuesHere(survey);
     const from = opts.queueFromContext ? ` (the context's queue; check every queue with -A, or another with --queue)` : '';
     throw new NotFoundError(`queue ${sanitize(opts.queue)}${from} is not known to this store: nothing was ever submitted to it${here}`, 'QUEUE_NOT_FOUND');
   }
-  const queues = opts.queue !== undefined ? [opts.queue] : known;
+  // Every queue, past the first page too (the cron alert once never checked those past 1,000).
+  const queues = opts.queue !== undefined ? [opts.queue] : await allQueues(backend);
   const now = ctx.clock.now();
   const reasons: string[] = [];
   const checked: CheckedQueue[] = [];

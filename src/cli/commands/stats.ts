@@ -15,6 +15,7 @@ import { isMachineFormat, printObject, printRecords, type OutputTarget } from '.
 import { sanitize } from '../output/sanitize.js';
 import { abortableSleep, unlessAborted } from '../../util/sleep.js';
 import { checkQueueName, queuesHere } from '../parse.js';
+import { allQueues, surveyQueues } from '../../backend/queue-walk.js';
 
 export interface StatsOptions {
   queue?: string;
@@ -27,7 +28,7 @@ export interface StatsOptions {
 
 /** Reads the figures of the given queues (or every queue the backend knows). */
 export async function collectStats(backend: Backend, queue: string | undefined): Promise<QueueStats[]> {
-  const queues = queue !== undefined ? [queue] : await backend.queues();
+  const queues = queue !== undefined ? [queue] : await allQueues(backend);
   const out: QueueStats[] = [];
   for (const q of queues) out.push(await backend.stats(q));
   return out;
@@ -274,9 +275,9 @@ const WRAP = '\x1b[?7h';
  */
 async function noteUnknownQueue(opts: StatsOptions, ctx: CommandContext, backend: Backend): Promise<boolean> {
   if (opts.queue === undefined) return false;
-  const known = await backend.queues();
-  if (known.includes(opts.queue)) return false;
-  ctx.note(`queue ${sanitize(opts.queue)} has never had a job in this store, so its figures are all zero${queuesHere(known)}`);
+  const survey = await surveyQueues(backend, opts.queue);
+  if (survey.known) return false;
+  ctx.note(`queue ${sanitize(opts.queue)} has never had a job in this store, so its figures are all zero${queuesHere(survey)}`);
   return true;
 }
 

@@ -61,7 +61,8 @@ async function lookup(kind: DynamicSource, words: readonly string[], src: Comple
     case 'contexts':
       return src.contexts();
     case 'queues':
-      return (await src.backend()).queues();
+      // One bounded page: a completion lists candidates, it does not walk the store.
+      return (await (await src.backend()).queues({ limit: MAX_CANDIDATES })).items;
     case 'dlq-jobs': {
       const queue = queueFromWords(words);
       const page = await (await src.backend()).dlqList(queue ? { queue } : {}, { limit: MAX_CANDIDATES });
@@ -76,7 +77,7 @@ async function lookup(kind: DynamicSource, words: readonly string[], src: Comple
     case 'tenants': {
       const queue = queueFromWords(words);
       const b = await src.backend();
-      const queues = queue ? [queue] : (await b.queues()).slice(0, 20);
+      const queues = queue ? [queue] : (await b.queues({ limit: 20 })).items;
       const out: string[] = [];
       for (const q of queues) for (const t of (await b.stats(q)).by_tenant ?? []) out.push(t.key);
       return out;
