@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Backend, DlqFilter } from '../../src/backend/contract.js';
 import { MalformedJobError } from '../../src/core/errors.js';
 import { DlqEntry } from '../../src/core/schemas.js';
-import { claimOne, iso, makeDead, req, runRecord, useFixture, type MakeFixture } from './fixture.js';
+import { claimOne, FOREIGN_JOB_ID, FOREIGN_QUEUE, iso, makeDead, req, runRecord, useFixture, type MakeFixture } from './fixture.js';
 
 async function dlqIds(backend: Backend, filter: DlqFilter): Promise<string[]> {
   return (await backend.dlqList(filter, { limit: 100 })).items.map((e) => e.job_id);
@@ -165,6 +165,38 @@ export function dlqCases(make: MakeFixture): void {
         expect((err as MalformedJobError).exitCode).toBe(1);
       }
       expect((await f.backend.dlqGet(bad))!.malformed).not.toBeNull();
+    });
+
+    it('a record whose job document names another job or queue is unreadable in list and get: never listed as that job, nor made a page cursor', async () => {
+      const f = fx();
+      for (const damage of ['other-job-id', 'other-queue'] as const) {
+        const queue = `named-${damage}`;
+        // (a waiting job and a dead one: the listing reads every state's records the same way)
+        const dead = await makeDead(f, { queue });
+        const { job: waiting } = await f.backend.submit(req({ queue }));
+        for (const id of [waiting.job_id, dead.job_id]) await f.damageDlqEntry(id, damage);
+        const page = await f.backend.list({ queue }, { limit: 10 });
+        expect(page.items, damage).toEqual([]);
+        expect(page.unreadable?.map((u) => u.job_id).sort(), damage).toEqual([waiting.job_id, dead.job_id].sort());
+        for (const u of page.unreadable ?? []) expect(u.why, damage).toContain(`the stored record of ${u.job_id} is malformed`);
+        // (a page ending on it carries on after its own id, never the one it names)
+        const first = await f.backend.list({ queue }, { limit: 1 });
+        const ids = [...first.items.map((j) => j.job_id), ...(first.unreadable ?? []).map((u) => u.job_id)];
+        if (first.next_cursor !== null) {
+          expect([waiting.job_id, dead.job_id], damage).toContain(first.next_cursor);
+          const next = await f.backend.list({ queue }, { limit: 10, cursor: first.next_cursor });
+          ids.push(...next.items.map((j) => j.job_id), ...(next.unreadable ?? []).map((u) => u.job_id));
+        }
+        expect(ids.sort(), damage).toEqual([waiting.job_id, dead.job_id].sort());
+        // every queue (no --queue) too: never listed under the job or queue it names
+        const all = await f.backend.list({}, { limit: 100 });
+        expect(all.items.map((j) => j.job_id), damage).not.toContain(FOREIGN_JOB_ID);
+        expect(all.items.filter((j) => j.queue === FOREIGN_QUEUE), damage).toEqual([]);
+        for (const id of [waiting.job_id, dead.job_id]) {
+          const err = await f.backend.get(id).then(() => null, (e: unknown) => e);
+          expect(err, `${damage} get`).toBeInstanceOf(MalformedJobError);
+        }
+      }
     });
   });
 

@@ -234,14 +234,22 @@ export function jobFrom(snap: Snapshot): Job {
 }
 
 /** A DLQ entry from a stored job; a record that does not parse becomes a `malformed` entry (never moved or deleted in bulk). */
+/**
+ * `jobFrom` for the record stored under `jobId` in `queue`. An envelope copied from another record
+ * (or another store) is another job's: shown as this one it listed that job's id (and made it a
+ * page's cursor, and a plan's item), and under its queue it would be redriven into another queue.
+ * Throws as `jobFrom` does. (DLQ_ROWS judges rows the same way.)
+ */
+export function ownJobFrom(jobId: string, queue: string, snap: Snapshot): Job {
+  const job = jobFrom(snap);
+  if (job.job_id !== jobId) throw new Error(`the job envelope is the record of ${JSON.stringify(job.job_id)}, not of ${jobId}`);
+  if (job.queue !== queue) throw new Error(`the job envelope says queue ${JSON.stringify(job.queue)} but it is stored in queue ${queue}`);
+  return job;
+}
+
 export function dlqEntryFrom(jobId: string, queue: string, snap: Snapshot): DlqEntry {
   try {
-    const job = jobFrom(snap);
-    // An envelope copied from another entry (or another store) is another job's record: shown as
-    // this entry it listed that job's id (and made it a page's cursor, and a plan's item), and
-    // under its queue it would be redriven into another queue. (DLQ_ROWS judges rows the same way.)
-    if (job.job_id !== jobId) throw new Error(`the job envelope is the record of ${JSON.stringify(job.job_id)}, not of ${jobId}`);
-    if (job.queue !== queue) throw new Error(`the job envelope says queue ${JSON.stringify(job.queue)} but it is stored in queue ${queue}`);
+    const job = ownJobFrom(jobId, queue, snap);
     return {
       job_id: job.job_id,
       queue: job.queue,

@@ -53,7 +53,7 @@ import type {
 } from '../contract.js';
 import { MAX_PAGE_LIMIT } from '../contract.js';
 import { allQueues } from '../queue-walk.js';
-import { compareSeq, dlqEntryFrom, effectFrom, isNotAHash, isWrongType, missingRecordEntry, NOT_A_HASH, eventFrom, flatToMap, hasAttemptsList, iso, JOB_FIELDS, jobFieldsFrom, jobFrom, ledgerItemFrom, type Snapshot } from './codec.js';
+import { compareSeq, dlqEntryFrom, effectFrom, isNotAHash, isWrongType, missingRecordEntry, NOT_A_HASH, eventFrom, flatToMap, hasAttemptsList, iso, JOB_FIELDS, jobFieldsFrom, jobFrom, ledgerItemFrom, ownJobFrom, type Snapshot } from './codec.js';
 import { RedisConnection, settingWarnings, type Client } from './connection.js';
 import { KeyLayout, shardOf } from './keys.js';
 import { TurnBatches } from './turn-batches.js';
@@ -371,7 +371,7 @@ export class RedisBackend implements Backend {
     const loc = await this.locate(jobId);
     if (!loc) return null;
     const snap = await this.readSnapshot(loc, jobId);
-    return snap ? { loc, job: readableJob(jobId, snap) } : null;
+    return snap ? { loc, job: readableJob(jobId, loc.queue, snap) } : null;
   }
 
   // ------------------------------------------------------------ producers and operators
@@ -593,7 +593,8 @@ export class RedisBackend implements Backend {
     const out: JobPage = await this.scanPages(sources, page.cursor ?? null, lower, limit, (loc, ids) => this.readDecoded(loc, ids, (s, id) => {
       let j: Job;
       try {
-        j = jobFrom(s);
+        // (its own record only: one naming another job was listed as that job, and made the cursor)
+        j = ownJobFrom(id, loc.queue, s);
       } catch (e) {
         // (a filter cannot be judged on it: reported whatever the filter, as the DLQ lists such entries)
         unreadable.push({ job_id: id, why: new MalformedJobError(id, (e as Error).message).message });
@@ -667,7 +668,7 @@ export class RedisBackend implements Backend {
     const p = this.sp(loc);
     const r = await this.call<[string, Snapshot?]>('aqCancel', p, [p + 'j:' + jobId], loc.queue, [jobId, reason ?? '']);
     if (r[0] === 'missing') throw new NotFoundError(`job ${jobId} not found`, 'JOB_NOT_FOUND');
-    const job = readableJob(jobId, r[1]!);
+    const job = readableJob(jobId, loc.queue, r[1]!);
     return { status: r[0] as CancelResult['status'], job } as CancelResult;
   }
 
@@ -1706,9 +1707,9 @@ export function openRedis(url: string, deps: RedisBackendDeps = {}): RedisBacken
 }
 
 /** The job of a snapshot, or a MalformedJobError (exit 1, naming the job) when its record cannot be read. */
-function readableJob(jobId: string, snap: Snapshot): Job {
+function readableJob(jobId: string, queue: string, snap: Snapshot): Job {
   try {
-    return jobFrom(snap);
+    return ownJobFrom(jobId, queue, snap);
   } catch (e) {
     throw new MalformedJobError(jobId, (e as Error).message);
   }

@@ -95,8 +95,12 @@ function docText(doc: string | Buffer): string {
 /** The row each parsed job came from, so a save can tell which indexed columns really changed. */
 const origins = new WeakMap<Job, Partial<JobRow>>();
 
-/** Parses a stored job; the document is trusted (we wrote it), so no schema check on the hot path. */
-export function rowToJob(row: Pick<JobRow, 'id' | 'doc'>): Job {
+/**
+ * Parses a stored job; the document is trusted (we wrote it), so no schema check on the hot path.
+ * Given `queue` (the row's column: `list` and `get`, which show the job as stored), a document
+ * naming another queue is malformed too.
+ */
+export function rowToJob(row: Pick<JobRow, 'id' | 'doc'>, queue?: string): Job {
   let job: Job;
   try {
     job = JSON.parse(docText(row.doc)) as Job;
@@ -108,6 +112,11 @@ export function rowToJob(row: Pick<JobRow, 'id' | 'doc'>): Job {
   // job, and `inspect`, `cancel` died on it with an internal error.
   if (typeof job !== 'object' || job === null || (job as { job_id?: unknown }).job_id !== row.id) {
     throw new MalformedJobError(row.id, 'its document is not the record of this job (an entry taken into custody from SQS holds the message body)');
+  }
+  // A document copied by hand from another queue's record: listed under that queue, which no
+  // --queue filter (the column's) would match.
+  if (queue !== undefined && job.queue !== queue) {
+    throw new MalformedJobError(row.id, `the stored job says queue ${JSON.stringify(job.queue)} but it is stored in queue ${queue}`);
   }
   origins.set(job, row);
   return job;

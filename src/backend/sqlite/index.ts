@@ -205,7 +205,7 @@ export class SqliteBackend implements Backend {
   async get(jobId: string): Promise<Job | null> {
     checkJobIdArg(jobId);
     const row = this.store.row(jobId);
-    return row ? rowToJob(row) : null;
+    return row ? rowToJob(row, row.queue) : null;
   }
 
   async list(filter: JobFilter, page: PageRequest): Promise<JobPage> {
@@ -256,15 +256,15 @@ export class SqliteBackend implements Backend {
     }
     params.pageLimit = page.limit + 1;
     // Keyset paging by id (a ULID): rows added meanwhile sort after the cursor, so no duplicates and no gaps.
-    const rows = this.store.sql(`SELECT id, doc FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT @pageLimit`)
-      .all(params) as Array<Pick<JobRow, 'id' | 'doc'>>;
+    const rows = this.store.sql(`SELECT id, queue, doc FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT @pageLimit`)
+      .all(params) as Array<Pick<JobRow, 'id' | 'queue' | 'doc'>>;
     const more = rows.length > page.limit;
     const taken = more ? rows.slice(0, page.limit) : rows;
     const items: Job[] = [];
     const unreadable: NonNullable<JobPage['unreadable']> = [];
     for (const row of taken) {
       try {
-        items.push(rowToJob(row));
+        items.push(rowToJob(row, row.queue));
       } catch (e) {
         if (!(e instanceof MalformedJobError)) throw e;
         unreadable.push({ job_id: row.id, why: e.message });
