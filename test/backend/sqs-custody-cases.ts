@@ -76,5 +76,7 @@ export function custodyCases(ctx: () => { env: () => CustodyEnv; raw: SQSClient 
     expect(page.unreadable![0]!.why).not.toContain('Unexpected token');
     await expect(b.get(id)).rejects.toThrow(MalformedJobError);
     await expect(b.cancel(id)).rejects.toThrow(MalformedJobError);
+    // the light row (the TUI list) says malformed as the full entry does: the body is JSON, but another job's
+    expect((await b.dlqRows({ queue: 'q' }, { limit: 10 })).items.map((r) => [r.job_id, r.malformed])).toEqual([[id, true]]);
   });
 }

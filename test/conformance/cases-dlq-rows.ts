@@ -133,6 +133,23 @@ export function dlqRowsCases(make: MakeFixture): void {
       expect((await f.backend.dlqRows({ grep: 'needle_at_the_end' }, { limit: 10 })).items.map((r) => r.job_id)).toEqual([ids.long]);
     });
 
+    it('flags a record naming another job or queue as malformed, as its full entry does', async () => {
+      const f = fx();
+      const sound = await makeDead(f, { queue: 'research' });
+      const otherId = await makeDead(f, { queue: 'research' });
+      const otherQueue = await makeDead(f, { queue: 'research' });
+      // (records copied by hand from another entry or store: valid JSON, another job's)
+      await f.damageDlqEntry(otherId.job_id, 'other-job-id');
+      await f.damageDlqEntry(otherQueue.job_id, 'other-queue');
+      const rows = await expectRowsMatchEntries(f.backend, {}, 100);
+      expect(rows.map((r) => [r.job_id, r.queue, r.malformed])).toEqual([
+        [sound.job_id, 'research', false],
+        [otherId.job_id, 'research', true],
+        [otherQueue.job_id, 'research', true],
+      ]);
+      await expectRowsMatchEntries(f.backend, { queue: 'research' }, 1);
+    });
+
     it('pages by job id with no duplicates or gaps, like dlqList', async () => {
       const f = fx();
       await variedDlq(f);

@@ -2,8 +2,9 @@
  * The light DLQ listing (`dlqRows`): the same filters and keyset paging as
  * `dlqList`, read from the indexed columns only. The job document is never
  * handed to JavaScript: SQLite checks that it is JSON (`json_valid`, in C)
- * and nothing else of it leaves the database, so a page costs no JSON parse,
- * no schema check and no garbage the size of a job.
+ * and that its job_id and queue are the row's (`json_extract`, in C), and
+ * nothing else of it leaves the database, so a page costs no JSON parse in
+ * JavaScript, no schema check and no garbage the size of a job.
  */
 import { isDeadReason } from '../../core/model.js';
 import { DLQ_ROW_MESSAGE_CHARS, type DlqFilter, type DlqRow, type Page, type PageRequest } from '../contract.js';
@@ -15,11 +16,18 @@ import { checkPage, type SqliteStore } from './store.js';
  * does not parse (the columns are then all there is), so a row and its full
  * entry always agree. `substr` counts characters (code points), as the
  * contract's message limit does. `json_valid` sees a BLOB as JSONB, so a
- * document stored as bytes is checked as text.
+ * document stored as bytes is checked as text. A document that is JSON but
+ * names another job id or queue (copied by hand from another record) is
+ * malformed as its full entry is (`checkDlqDoc`); `json_extract` runs only on
+ * valid JSON (it raises an error on anything else), and `IS` compares a
+ * missing field as unequal rather than NULL.
  */
 const SELECT_ROWS = `SELECT id, queue, tenant, workflow, coalesce(dead_reason, 'permanent'), coalesce(error_code, 'UNKNOWN'),
   substr(coalesce(error_message, ''), 1, ${DLQ_ROW_MESSAGE_CHARS}), attempt, max_attempts, coalesce(dead_at, created_at),
-  deadline_at, partial, redrive_count, json_valid(CAST(doc AS TEXT))
+  deadline_at, partial, redrive_count,
+  CASE WHEN json_valid(CAST(doc AS TEXT))
+    THEN json_extract(CAST(doc AS TEXT), '$.job_id') IS id AND json_extract(CAST(doc AS TEXT), '$.queue') IS queue
+    ELSE 0 END
   FROM jobs WHERE`;
 
 type RawRow = [
@@ -36,7 +44,8 @@ type RawRow = [
   deadlineAt: number | null,
   partial: number,
   redriveCount: number,
-  isJson: number,
+  /** 1: valid JSON naming this row's job id and queue. */
+  isOwnJson: number,
 ];
 
 export function dlqRows(store: SqliteStore, filter: DlqFilter, page: PageRequest): Page<DlqRow> {
