@@ -62,7 +62,7 @@ export async function run(o: WorkerCommandOptions, ctx: CommandContext): Promise
 /** What to do about a launch problem; only some of them are about a `#!` line. */
 function launchHint(problem: string, cwd: string): string {
   if (problem.includes('\r')) return 'Its #! line ends in a CR: the file has Windows line ends; convert them (dos2unix).';
-  if (problem.startsWith('the script it runs')) {
+  if (problem.includes('the script it runs')) {
     return `Check the script's path (relative to the worker's working directory, ${cwd}, or on PATH for a shell) and that it exists.`;
   }
   if (problem.startsWith('it runs ')) return 'Install the program it runs, or fix the command.';
