@@ -19,6 +19,27 @@ afterAll(async () => {
   await server?.stop();
 });
 
+/** `n` jobs of queue `q` failed for good, in submission order: dead, in the DLQ. */
+async function deadJobs(backend: RedisBackend, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) ids.push((await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme', max_attempts: 1 })).job.job_id);
+  for (const lease of await backend.claim({ queue: 'q', workerId: 'w', max: n, leaseMs: 60_000 })) {
+    await backend.fail(lease, { code: 'PROVIDER_429', message: 'slow down', retryable: false });
+  }
+  return ids;
+}
+
+/** A run over `ids` whose plan (wrongly, for damaged ones) says `verdict` to each, applied a second after it was made. */
+async function planAndApply(backend: RedisBackend, clock: ManualClock, runId: string, verdict: 'redrive' | 'purge', ids: string[]) {
+  const at = new Date(clock.now()).toISOString();
+  clock.advance(1000);
+  await backend.createRun(
+    { run_id: runId, queue: 'q', action: verdict, user: 'oncall', context: null, reason: null, filters: {}, options: { plannedAt: at }, created_at: at, updated_at: at, status: 'planned', counts: { planned: 0, moved: 0, skipped: 0, failed: 0 } },
+    ids.map((job_id) => ({ job_id, verdict, detail: null })),
+  );
+  return backend.applyRunItems({ runId, jobIds: ids, now: clock.now() });
+}
+
 const DAMAGE: Array<[field: string, value: string]> = [
   ['dat', 'yesterday'],
   ['upd', 'soon'],
@@ -34,11 +55,7 @@ it('regression: a count or time field that is not a whole number makes the entry
   const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=df1`), { clock });
   const raw = new Redis(server.url);
   try {
-    const ids: string[] = [];
-    for (let i = 0; i <= DAMAGE.length; i++) ids.push((await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme', max_attempts: 1 })).job.job_id);
-    for (const lease of await backend.claim({ queue: 'q', workerId: 'w', max: ids.length, leaseMs: 60_000 })) {
-      await backend.fail(lease, { code: 'PROVIDER_429', message: 'slow down', retryable: false });
-    }
+    const ids = await deadJobs(backend, DAMAGE.length + 1);
     const good = ids[DAMAGE.length]!;
     for (const [i, [field, value]] of DAMAGE.entries()) await raw.hset(`{df1:q:0}:j:${ids[i]}`, field, value);
 
@@ -53,13 +70,7 @@ it('regression: a count or time field that is not a whole number makes the entry
     expect(rows.every((r) => Number.isFinite(r.dead_at_ms))).toBe(true);
 
     // A plan that (wrongly) says redrive: each damaged one is skip:malformed and left in place.
-    const at = new Date(clock.now()).toISOString();
-    clock.advance(1000);
-    await backend.createRun(
-      { run_id: 'run_01JDAMAGEDF1E1DS00000000000', queue: 'q', action: 'redrive', user: 'oncall', context: null, reason: null, filters: {}, options: { plannedAt: at }, created_at: at, updated_at: at, status: 'planned', counts: { planned: 0, moved: 0, skipped: 0, failed: 0 } },
-      ids.map((job_id) => ({ job_id, verdict: 'redrive' as const, detail: null })),
-    );
-    const out = await backend.applyRunItems({ runId: 'run_01JDAMAGEDF1E1DS00000000000', jobIds: ids, now: clock.now() });
+    const out = await planAndApply(backend, clock, 'run_01JDAMAGEDF1E1DS00000000000', 'redrive', ids);
     expect(out.map((o) => [o.job_id, o.status === 'moved' ? 'moved' : o.verdict])).toEqual(ids.map((id) => [id, id === good ? 'moved' : 'skip:malformed']));
     for (const id of ids) if (id !== good) expect((await backend.dlqGet(id))!.malformed).toEqual(expect.any(String));
   } finally {
@@ -73,11 +84,7 @@ it('regression: a DLQ member whose job hash is gone (evicted, or deleted outside
   const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=df2`), { clock });
   const raw = new Redis(server.url);
   try {
-    const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme', max_attempts: 1 })).job.job_id);
-    for (const lease of await backend.claim({ queue: 'q', workerId: 'w', max: 3, leaseMs: 60_000 })) {
-      await backend.fail(lease, { code: 'PROVIDER_429', message: 'slow down', retryable: false });
-    }
+    const ids = await deadJobs(backend, 3);
     const [, gone] = ids as [string, string, string];
     await raw.del(`{df2:q:0}:j:${gone}`);
     expect((await backend.stats('q')).dlq_size).toBe(3);
@@ -100,13 +107,7 @@ it('regression: a DLQ member whose job hash is gone (evicted, or deleted outside
     expect(byOne).toEqual(ids);
 
     // A plan made from it says skip:malformed; an edited one that says purge leaves it too.
-    const at = new Date(clock.now()).toISOString();
-    clock.advance(1000);
-    await backend.createRun(
-      { run_id: 'run_01JM1SS1NGREC0RD0000000000', queue: 'q', action: 'purge', user: 'oncall', context: null, reason: null, filters: {}, options: { plannedAt: at }, created_at: at, updated_at: at, status: 'planned', counts: { planned: 0, moved: 0, skipped: 0, failed: 0 } },
-      [{ job_id: gone, verdict: 'purge', detail: null }],
-    );
-    const [item] = await backend.applyRunItems({ runId: 'run_01JM1SS1NGREC0RD0000000000', jobIds: [gone], now: clock.now() });
+    const [item] = await planAndApply(backend, clock, 'run_01JM1SS1NGREC0RD0000000000', 'purge', [gone]);
     expect(item).toMatchObject({ job_id: gone, status: 'skipped', verdict: 'skip:malformed' });
     expect(await raw.zscore('{df2:q:0}:s:dead', gone)).not.toBeNull();
   } finally {
@@ -120,11 +121,7 @@ it('regression: a DLQ member whose job key holds another type than a hash (a for
   const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=df3`), { clock });
   const raw = new Redis(server.url);
   try {
-    const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme', max_attempts: 1 })).job.job_id);
-    for (const lease of await backend.claim({ queue: 'q', workerId: 'w', max: 3, leaseMs: 60_000 })) {
-      await backend.fail(lease, { code: 'PROVIDER_429', message: 'slow down', retryable: false });
-    }
+    const ids = await deadJobs(backend, 3);
     const [, odd] = ids as [string, string, string];
     await raw.del(`{df3:q:0}:j:${odd}`);
     await raw.set(`{df3:q:0}:j:${odd}`, 'not a hash');
@@ -138,14 +135,7 @@ it('regression: a DLQ member whose job key holds another type than a hash (a for
     const rows = (await backend.dlqRows({ queue: 'q' }, { limit: 100 })).items;
     expect(rows.map((r) => [r.job_id, r.malformed])).toEqual(ids.map((id) => [id, id === odd]));
 
-    const at = new Date(clock.now()).toISOString();
-    clock.advance(1000);
-    const runId = 'run_01JWR0NGTYPE00000000000000';
-    await backend.createRun(
-      { run_id: runId, queue: 'q', action: 'redrive', user: 'oncall', context: null, reason: null, filters: {}, options: { plannedAt: at }, created_at: at, updated_at: at, status: 'planned', counts: { planned: 0, moved: 0, skipped: 0, failed: 0 } },
-      ids.map((job_id) => ({ job_id, verdict: 'redrive' as const, detail: null })),
-    );
-    const out = await backend.applyRunItems({ runId, jobIds: ids, now: clock.now() });
+    const out = await planAndApply(backend, clock, 'run_01JWR0NGTYPE00000000000000', 'redrive', ids);
     expect(out.map((o) => [o.job_id, o.status === 'moved' ? 'moved' : o.verdict])).toEqual(ids.map((id) => [id, id === odd ? 'skip:malformed' : 'moved']));
     expect(await raw.get(`{df3:q:0}:j:${odd}`)).toBe('not a hash');
   } finally {
