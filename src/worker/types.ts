@@ -111,6 +111,12 @@ export type WorkerEvent =
   /** A claim found nothing claimable and no job is in flight; the next claim is in `waitMs` (doubling while idle). */
   | { kind: 'idle'; waitMs: number }
   | { kind: 'stopping'; inFlight: number }
+  /**
+   * The stop's grace ran out before the store answered the release of `count` leases (it is
+   * unavailable): they are left to expire, the last at `expiresAt` (epoch ms), and their jobs are
+   * claimed again then (see README "Shutdown").
+   */
+  | { kind: 'leases_left'; count: number; expiresAt: number }
   | { kind: 'stopped' };
 
 /** Called for every event; what it throws, or an async logger rejects with, is ignored (a log shipper that is down does not stop the worker). */

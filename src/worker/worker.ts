@@ -27,6 +27,7 @@ import { AttemptEffects } from './effect.js';
 import { HANDLER_KILLED, HandlerError, JobAbortedError } from './handler-error.js';
 import type { AbortReason, JobContext, Worker, WorkerEvent, WorkerOptions } from './types.js';
 import { isUnavailable, StoreWatch } from './store-watch.js';
+import { StopBudget } from './stop-budget.js';
 import { Waker } from './waker.js';
 
 export const WORKER_DEFAULTS = {
@@ -204,6 +205,8 @@ class WorkerRuntime implements Worker {
   private heartbeatRunning: Promise<void> | null = null;
   private claimLoopDone: Promise<void> = Promise.resolve();
   private stopping: Promise<void> | null = null;
+  /** Set when a stop begins: what is left of its grace for handing leases back. */
+  private stopBudget: StopBudget | null = null;
   private resolveDone!: () => void;
 
   // Orphans: jobs leased to this worker by a call whose answer was lost (see `sweepOrphans`).
@@ -347,7 +350,7 @@ class WorkerRuntime implements Worker {
       }
       if (this.state !== 'running') {
         // stop() arrived while the claim was in flight: hand these back untouched.
-        await Promise.all(leases.map((l) => this.releaseQuietly({ jobId: l.jobId, fence: l.fence }, l.envelope.attempt)));
+        await Promise.all(leases.map((l) => this.releaseQuietly({ jobId: l.jobId, fence: l.fence }, l.envelope.attempt, l.expiresAt)));
         this.endLeasingCall(seq);
         break;
       }
@@ -489,8 +492,7 @@ class WorkerRuntime implements Worker {
       }
       switch (entry.abortReason) {
         case 'shutdown':
-          await this.withRetries(() => backend.release(ref), { onStop: true });
-          this.log({ kind: 'released', jobId: ref.jobId, attempt });
+          await this.releaseOnStop(entry);
           return;
         case 'cancelled':
         case 'deadline': {
@@ -509,8 +511,7 @@ class WorkerRuntime implements Worker {
             // `kill -TERM -- -PGID`: every process of the service at once), not failed: given back
             // as a shutdown gives it back, without counting the attempt. (Should the handler's
             // death be seen before the worker's own signal, it is a retryable failure instead.)
-            await this.withRetries(() => backend.release(ref), { onStop: true });
-            this.log({ kind: 'released', jobId: ref.jobId, attempt });
+            await this.releaseOnStop(entry);
             return;
           }
           await this.failAttempt(entry, outcome.error);
@@ -577,7 +578,7 @@ class WorkerRuntime implements Worker {
     }
     if (this.state !== 'running') {
       // stop() arrived meanwhile: hand the claimed jobs back untouched.
-      await Promise.all(next.map((l) => this.releaseQuietly({ jobId: l.jobId, fence: l.fence }, l.envelope.attempt)));
+      await Promise.all(next.map((l) => this.releaseQuietly({ jobId: l.jobId, fence: l.fence }, l.envelope.attempt, l.expiresAt)));
       return [];
     }
     return next;
@@ -849,7 +850,7 @@ class WorkerRuntime implements Worker {
         const backend = this.backend!;
         const attempt = this.attemptOf(f);
         if (reason === 'shutdown') {
-          await this.releaseQuietly(f.ref, attempt);
+          await this.releaseQuietly(f.ref, attempt, f.expiresAt);
         } else if (reason === 'cancelled' || reason === 'deadline') {
           const end = reason === 'cancelled' ? 'cancelled' : 'expired';
           await this.withRetries(() => backend.abort(f.ref, end));
@@ -885,6 +886,7 @@ class WorkerRuntime implements Worker {
       return;
     }
     this.state = 'stopping';
+    this.stopBudget = new StopBudget(this.clock, this.clock.now() + (this.clientClosed ? 0 : this.gracefulMs));
     this.log({ kind: 'stopping', inFlight: this.inflight.size });
     this.waker.wake();
     // The grace period runs from here, for a claim in flight as for running handlers: a claim the
@@ -918,6 +920,8 @@ class WorkerRuntime implements Worker {
       await this.releaseOrphans().catch((error: unknown) => this.log({ kind: 'backend_error', op: 'orphan sweep', jobId: null, error }));
     }
 
+    const left = this.stopBudget?.leftBehind();
+    if (left) this.log({ kind: 'leases_left', ...left });
     this.state = 'stopped';
     this.unsubscribeClose?.();
     if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
@@ -928,10 +932,23 @@ class WorkerRuntime implements Worker {
     this.resolveDone();
   }
 
-  private async releaseQuietly(ref: LeaseRef, attempt: number): Promise<void> {
+  /**
+   * Hands back the lease of a job stopped by this stop (or killed with it): tried once, and only
+   * for what is left of the grace (see StopBudget); past it the lease is left to expire.
+   */
+  private async releaseOnStop(entry: InFlight): Promise<void> {
+    const { ref } = entry;
+    const release = (): Promise<void> => this.withRetries(() => this.backend!.release(ref), { onStop: true });
+    const inTime = this.stopBudget ? await this.stopBudget.within({ jobId: ref.jobId, expiresAt: entry.expiresAt }, release) : (await release(), true);
+    if (inTime) this.log({ kind: 'released', jobId: ref.jobId, attempt: this.attemptOf(entry) });
+  }
+
+  /** Hands back a lease claimed as a stop arrived (its job never ran); bounded by the stop's grace. */
+  private async releaseQuietly(ref: LeaseRef, attempt: number, expiresAt: number): Promise<void> {
     try {
-      await this.withRetries(() => this.backend!.release(ref));
-      this.log({ kind: 'released', jobId: ref.jobId, attempt });
+      const release = (): Promise<void> => this.withRetries(() => this.backend!.release(ref), { onStop: true });
+      const inTime = this.stopBudget ? await this.stopBudget.within({ jobId: ref.jobId, expiresAt }, release) : (await release(), true);
+      if (inTime) this.log({ kind: 'released', jobId: ref.jobId, attempt });
     } catch (error) {
       if (error instanceof LeaseLostError) this.log({ kind: 'lease_lost', jobId: ref.jobId, attempt });
       else this.log({ kind: 'backend_error', op: 'release', jobId: ref.jobId, error });

@@ -4,6 +4,8 @@
  * job was submitted (never "retry", which would submit it twice) and prints it
  * as last seen.
  */
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Job } from '../../src/core/schemas.js';
 import { collect, makeCliHome, runCliOk, spawnCli, type CliHome } from '../support/cli.js';
@@ -40,5 +42,27 @@ describe('the store lost while a command runs', () => {
     expect(r.stderr).toContain(`agentq inspect ${job.job_id}`);
     expect(r.stderr).not.toMatch(/then retry/);
     await server.start();
+  }, 90_000);
+
+  it('worker stopped (SIGTERM) while the store is down: the release is not waited for past --grace; stderr says how many leases were left and when they expire', async () => {
+    // Each release waited one reconnect cycle of the client (about 10 s) past --grace.
+    const url = `${server.url}?prefix=stopdown${process.pid}`;
+    const h = join(home.dir, 'long.sh');
+    writeFileSync(h, '#!/usr/bin/env bash\nexec sleep 60\n');
+    chmodSync(h, 0o755);
+    const id = (await runCliOk(home, ['submit', 'x:v1', '--url', url, '--queue', 'stopdown'])).stdout.trim();
+    const worker = spawnCli(home, ['worker', '--url', url, '--queue', 'stopdown', '--grace', '0s', '--kill-grace', '1s', '--', h]);
+    worker.stdin.end();
+    let stderr = '';
+    worker.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const done = collect(worker, 60_000);
+    await pollUntil(() => stderr.includes(`${id} attempt 1: started`) || undefined, { what: 'the job to run' });
+    await server.kill();
+    worker.kill('SIGTERM');
+    const r = await done;
+    await server.start();
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/worker: 1 lease not released within --grace \(the store did not answer\): it expires by \d{4}-\d\d-\d\dT[\d:.]+Z, then its job is claimed again/);
+    expect(r.stderr).not.toContain(`${id} attempt 1: lease released`);
   }, 90_000);
 });

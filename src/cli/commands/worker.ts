@@ -417,6 +417,8 @@ function describe(e: WorkerEvent): string | null {
       return `${sanitize(e.broker)} is unavailable (${sanitize(e.error instanceof Error ? e.error.message : String(e.error))}); waiting for it (jobs are claimed through it), running jobs go on`;
     case 'broker_available':
       return `${sanitize(e.broker)} answers again (after ${formatDuration(e.downMs)})`;
+    case 'leases_left':
+      return `${e.count} ${e.count === 1 ? 'lease' : 'leases'} not released within --grace (the store did not answer): ${e.count === 1 ? 'it expires' : 'they expire'} by ${new Date(e.expiresAt).toISOString()}, then ${e.count === 1 ? 'its job is' : 'their jobs are'} claimed again`;
     case 'stopped':
       return 'stopped';
     default:
