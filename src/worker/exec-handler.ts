@@ -77,6 +77,12 @@ export interface ExecHandlerOptions {
    * so the caller can stop claiming. The job still fails as a retryable SPAWN_FAILED.
    */
   onCannotRun?: (message: string) => void;
+  /**
+   * The handler reported an error (`agentq job error`, or its report file) and then exited 0. Exit
+   * 0 is success, as the protocol says (a handler may report, then recover by itself), so the job
+   * succeeds; this tells the caller the report was not used, so it is not dropped without a word.
+   */
+  onUnusedReport?: (job: JobEnvelope, report: ErrorReport) => void;
 }
 
 export interface ExecHandler {
@@ -274,6 +280,7 @@ function runChildProcess(
         return;
       }
       if (code === 0) {
+        if (report !== null) o.onUnusedReport?.(job, report);
         resolve(stdout.truncatedBytes === 0 && stdout.text() === '' ? null : stdout.text(RESULT_MAX_BYTES));
         return;
       }

@@ -43,6 +43,17 @@ async function inspect(id: string): Promise<Job> {
 }
 
 describe('agentq worker: the handler protocol', () => {
+  it('a handler that reported an error with `job error` and then exited 0 succeeds (exit 0 is success), and the worker warns of the report it did not use', async () => {
+    // The report was dropped without a word: the handler's author, who called `job error` meaning
+    // the job to fail, could not tell why it succeeded. A handler may also report and then recover
+    // (its own retry worked): the exit status stays the authority, the report is named on stderr.
+    const id = await submit('--max-attempts', '1');
+    const h = handler('recovered.sh', `$AQ job error PROVIDER_429 "rate limited by the model provider"\necho -n recovered`);
+    const r = await runCliOk(home, ['worker', '--queue', 'w', '--drain', '--quiet', '--', h]);
+    expect(await inspect(id)).toMatchObject({ state: 'succeeded', result: 'recovered' });
+    expect(r.stderr).toContain(`${id} attempt 1: the handler reported PROVIDER_429 ("rate limited by the model provider") with agentq job error, then exited 0: the job succeeded and the report was not used`);
+  });
+
   it('runs each job: envelope on stdin, env set, stdout is the result, exit codes decide the outcome', async () => {
     const ok = await submit('--input', 'ok', '--trace-id', 'tr-1');
     const retry = await submit('--input', 'retry', '--max-attempts', '3');

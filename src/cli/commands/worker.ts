@@ -14,6 +14,7 @@ import type { FairnessOptions } from '../../core/fairness.js';
 import { NAME_RE, NAME_RULE } from '../../core/model.js';
 import { JOB_CLASSES, type JobClass } from '../../core/schemas.js';
 import { createExecHandler, signalHandlerGroups } from '../../worker/exec-handler.js';
+import { shownCode, type ErrorReport } from '../../worker/job-env.js';
 import { launchProblem } from '../../worker/launch-check.js';
 import type { WorkerEvent } from '../../worker/types.js';
 import { createWorker, MAX_TIMER_MS, MIN_LEASE_MS } from '../../worker/worker.js';
@@ -115,6 +116,8 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
     onStderrLine: (jobId, line) => void ctx.io.stderr.write(`[${jobId}] ${sanitize(line, { allowTabs: true })}\n`),
     // Passed the start-up check, yet cannot start (a `#!` interpreter that is missing, the file
     // removed since): each claim would fail a job, and the queue would drain into the DLQ.
+    // (also with --quiet: the job's outcome is not what its handler said it would be)
+    onUnusedReport: (job, report) => ctx.warn(unusedReportLine(job.job_id, job.attempt, report)),
     onCannotRun: (message) => {
       if (fatal !== null) return;
       fatal = new AgentqError('HANDLER_CANNOT_RUN', message, ExitCode.usage, 'Check the command and the interpreter its #! line names; the jobs it was given are retried later.');
@@ -379,6 +382,12 @@ export function eventRecord(e: WorkerEvent, now: number): Record<string, unknown
   const record: Record<string, unknown> = { type: kind, at: new Date(now).toISOString(), ...rest };
   if ('error' in rest) record.error = rest.error instanceof Error ? rest.error.message : String(rest.error);
   return record;
+}
+
+/** What the worker says of an error report its handler followed with exit 0 (the job succeeded). */
+export function unusedReportLine(jobId: string, attempt: number, report: ErrorReport): string {
+  const message = report.message === null ? '' : ` ("${sanitize(report.message.length > 200 ? `${report.message.slice(0, 200)}…` : report.message)}")`;
+  return `${jobId} attempt ${attempt}: the handler reported ${shownCode(report.code)}${message} with agentq job error, then exited 0: the job succeeded and the report was not used (exit non-zero after the report to fail the job, 75 to retry it)`;
 }
 
 /** One stderr line per worker event worth telling an operator about. */
