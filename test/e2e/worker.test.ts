@@ -43,6 +43,19 @@ async function inspect(id: string): Promise<Job> {
 }
 
 describe('agentq worker: the handler protocol', () => {
+  it('the start line keeps the handler command recognisable but not the secrets in its arguments', async () => {
+    // `-- ./agent.sh --api-key sk-...` was printed whole: the key went to every log the worker's stderr reaches.
+    const h = handler('agent.sh', 'echo -n ok');
+    const secrets = ['sk-live-abc123', 'tok-456', 'pw789', 'shh-000', 'envsecret-1'];
+    const r = await runCliOk(home, [
+      'worker', '--queue', 'w', '--drain', '--', h,
+      '--api-key', 'sk-live-abc123', '--auth-token=tok-456', '--db', 'redis://app:pw789@cache:6379/0', '--client-secret', 'shh-000', 'OPENAI_API_KEY=envsecret-1', '--model', 'opus',
+    ]);
+    const start = r.stderr.split('\n').find((l) => l.includes(': queue w,'))!;
+    for (const secret of secrets) expect(r.stderr).not.toContain(secret);
+    expect(start).toContain(`${h} --api-key *** --auth-token=*** --db redis://app:***@cache:6379/0 --client-secret *** OPENAI_API_KEY=*** --model opus`);
+  });
+
   it('a handler that reported an error with `job error` and then exited 0 succeeds (exit 0 is success), and the worker warns of the report it did not use', async () => {
     // The report was dropped without a word: the handler's author, who called `job error` meaning
     // the job to fail, could not tell why it succeeded. A handler may also report and then recover

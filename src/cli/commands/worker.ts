@@ -16,6 +16,7 @@ import { JOB_CLASSES, type JobClass } from '../../core/schemas.js';
 import { createExecHandler, signalHandlerGroups } from '../../worker/exec-handler.js';
 import { shownCode, type ErrorReport } from '../../worker/job-env.js';
 import { launchProblem } from '../../worker/launch-check.js';
+import { shownCommand } from '../../worker/redact-args.js';
 import type { WorkerEvent } from '../../worker/types.js';
 import { createWorker, MAX_TIMER_MS, MIN_LEASE_MS } from '../../worker/worker.js';
 import type { CommandContext } from '../context.js';
@@ -309,7 +310,7 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
   try {
     ctx.note(
       `worker ${sanitize(worker.workerId)}: queue ${sanitize(queue)}, concurrency ${concurrency}, lease ${formatDuration(leaseMs)}, ` +
-        `heartbeat ${formatDuration(heartbeatMs)}${capsNote(mergeFairness(ctx.config().context?.fairness, fairness))}: ${sanitize([command, ...args].join(' '))}`,
+        `heartbeat ${formatDuration(heartbeatMs)}${capsNote(mergeFairness(ctx.config().context?.fairness, fairness))}: ${sanitize(shownCommand(command, args))}`,
     );
     // Server settings that put jobs at risk, said once (a server that cannot be asked, e.g. an ACL
     // user without INFO, says nothing).
