@@ -1,23 +1,18 @@
 /**
  * The SQLite store file the app opened, watched for being removed or replaced.
  *
- * An open SQLite connection keeps reading and writing the file it opened even
- * after that file is deleted, or after another file is moved to its path (a
- * backup restored with `mv`, a store reset with `rm`). The app stays open for
- * hours: its reloads then showed the old file's entries as if they were the
- * store, and a redrive changed a file no other process can see any more (its
- * run reported finished, its audit gone with the process). Each load, entry
- * read and redrive step first checks that the path still names the file that
- * was opened, and says so when it does not.
+ * The SQLite backend refuses a write into a file that was removed or replaced
+ * (backend/sqlite/store-file.ts, the one implementation of the check); the app
+ * checks the same way before each load, entry read and redrive step, so that
+ * a reload says so too and in the app's words (quit and start again).
  */
-import { statSync, type Stats } from 'node:fs';
 import type { Backend } from '../backend/contract.js';
-import { ConfigError } from '../core/errors.js';
+import { StoreFile as WatchedFile } from '../backend/sqlite/store-file.js';
 import type { RedrivePort } from './redrive-port.js';
 import type { TriageSource } from './source.js';
 
 export interface StoreFile {
-  /** Throws a ConfigError when the path no longer names the file that was opened. */
+  /** Throws a StoreFileReplacedError (exit 78) when the path no longer names the file that was opened. */
   check(): void;
 }
 
@@ -27,30 +22,16 @@ export interface StoreFile {
  */
 export function watchStoreFile(backend: Pick<Backend, 'kind' | 'description'>, command = 'agentq dlq browse'): StoreFile | null {
   if (backend.kind !== 'sqlite') return null;
-  const path = backend.description.slice('sqlite:'.length);
-  if (path === ':memory:') return null;
-  const opened = identity(path);
-  if (opened === null) return null;
+  const file = WatchedFile.watch(backend.description.slice('sqlite:'.length));
+  if (file === null) return null;
   return {
-    check() {
-      const now = identity(path);
-      if (now !== null && now.dev === opened.dev && now.ino === opened.ino) return;
-      const what = now === null ? 'was removed' : 'was replaced by another file';
-      throw new ConfigError(
-        `the agentq store at ${path} ${what} since ${command} opened it: the list shows the old file, and a redrive would change only that file`,
+    check: () =>
+      file.check(
+        command,
+        'the list shows the old file, and a redrive would change only that file',
         `Quit (q) and start ${command} again to read the store now at that path.`,
-      );
-    },
+      ),
   };
-}
-
-function identity(path: string): Pick<Stats, 'dev' | 'ino'> | null {
-  try {
-    const s = statSync(path);
-    return { dev: s.dev, ino: s.ino };
-  } catch {
-    return null;
-  }
 }
 
 /** `source`, checking the file before each load and each read of an entry. */

@@ -1,6 +1,6 @@
 /** Opening stores by URL, the default location, credential redaction, and the SQLite schema on open. */
 import Database from 'better-sqlite3';
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -229,6 +229,33 @@ describe('opening a database another process is writing to', () => {
     } finally {
       other.exec('ROLLBACK');
       other.close();
+    }
+  });
+});
+
+describe('SQLite store file removed or replaced under an open backend', () => {
+  it('refuses writes and reads (exit 78, naming the rule) once another file is moved to its path, as a restored backup is', async () => {
+    const path = join(dir, 'agentq.db');
+    const backend = new SqliteBackend({ path });
+    try {
+      await backend.submit({ queue: 'q', workflow: 'w:v1' });
+      const restored = new SqliteBackend({ path: join(dir, 'backup.db') });
+      await restored.submit({ queue: 'q', workflow: 'w:v1' });
+      await restored.close();
+      renameSync(join(dir, 'backup.db'), path);
+      const write = backend.submit({ queue: 'q', workflow: 'w:v1' });
+      await expect(write).rejects.toMatchObject({ code: 'STORE_REPLACED', exitCode: 78 });
+      await expect(write).rejects.toThrow(`the agentq store at ${path} was replaced by another file since this process opened it`);
+      // (the write check just ran; a fresh connection's first read checks at once)
+    } finally {
+      await backend.close();
+    }
+    const reader = new SqliteBackend({ path });
+    try {
+      rmSync(path);
+      await expect(reader.list({ queue: 'q' }, { limit: 10 })).rejects.toThrow(`the agentq store at ${path} was removed since this process opened it`);
+    } finally {
+      await reader.close();
     }
   });
 });

@@ -257,6 +257,25 @@ echo -n "$missing|$killed|$split"`,
   });
 });
 
+describe('agentq worker: the store file removed or replaced under it', () => {
+  it('stops claiming and exits 78 naming the rule, instead of running on in the old file no other process sees', async () => {
+    const first = await submit('--input', 'a');
+    const h = handler('h.sh', `cat >/dev/null\necho -n ok`);
+    const worker = spawnCli(home, ['worker', '--queue', 'w', '--', h]);
+    const done = collect(worker, 30_000);
+    await pollUntil(async () => (await inspect(first)).state === 'succeeded', { what: 'the first job done' });
+    // A store reset: the file and its WAL removed, a new store made at the path by the next submit.
+    const db = home.dataUrl.slice('sqlite:'.length);
+    for (const f of [db, `${db}-wal`, `${db}-shm`]) rmSync(f, { force: true });
+    const second = await submit('--input', 'b');
+    const r = await done;
+    expect(r.code).toBe(78);
+    expect(r.stderr).toMatch(new RegExp(`the agentq store at ${db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} was (removed|replaced by another file) since this process opened it`));
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect((await inspect(second)).state).toBe('queued');
+  });
+});
+
 describe('agentq worker: stopping work', () => {
   it('cancel of a running job reaches the handler as SIGTERM at the next heartbeat; the job ends cancelled', async () => {
     const id = await submit('--input', 'x');

@@ -15,6 +15,7 @@ import { MAX_PAGE_LIMIT } from '../contract.js';
 import { LIGHT_UPDATE_JOB_SQL, UPDATE_JOB_SQL, isLightUpdate, jobColumns, originOf, rememberSaved, rowToJob, type JobRow } from './codec.js';
 import { COUNTER_TABLES, CounterLog, insertRows } from './counters.js';
 import { openSchema } from './schema.js';
+import { StoreFile } from './store-file.js';
 
 const TRAFFIC_BUCKET_MS = 10_000;
 
@@ -56,6 +57,8 @@ export class SqliteStore {
       // not a configuration problem; a file or directory this process may not write is a permission one.
       throw storeError(e, path);
     }
+    // Taken now, just after the open: the path is compared with it before each write (store-file.ts).
+    this.file = StoreFile.watch(path);
     this.tx = this.db.transaction((fn: () => unknown) => fn());
     this.counters = new CounterLog((text) => this.sql(text));
     this.updateJob = this.db.prepare(UPDATE_JOB_SQL);
@@ -73,6 +76,9 @@ export class SqliteStore {
     this.pruneTraffic = this.db.prepare('DELETE FROM traffic WHERE queue = ? AND bucket < ?');
   }
 
+  /** The file this connection opened, watched for being removed or replaced under it (null: in memory). */
+  readonly file: StoreFile | null;
+
   /** Counter deltas of the open write transaction, written just before it commits (counters.ts). */
   readonly counters: CounterLog;
   private readonly cache = new Map<string, Database.Statement>();
@@ -87,6 +93,9 @@ export class SqliteStore {
 
   /** A prepared statement, compiled once per connection (preparing is most of the cost of a small query). */
   sql(text: string): Database.Statement {
+    // A read outside a write transaction (tail --follow, stats --watch, metrics serve poll for ever)
+    // looks at the path now and then; a write transaction always did, at its BEGIN (write).
+    if (this.file && !this.db.inTransaction) this.file.checkSometimes();
     let s = this.cache.get(text);
     if (!s) {
       s = this.db.prepare(text);
@@ -121,6 +130,8 @@ export class SqliteStore {
   /** Runs `fn` in one `BEGIN IMMEDIATE` transaction (nested calls become savepoints). */
   write<T>(fn: () => T): T {
     if (this.db.inTransaction) return this.savepoint(fn);
+    // Not into a file that is no longer the store: what it wrote would be lost with it.
+    this.file?.check();
     try {
       return this.tx.immediate(() => {
         const out = fn();

@@ -265,6 +265,13 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
           void worker.stop();
         }
       }
+      if (e.kind === 'backend_error' && fatal === null && isStoreReplaced(e.error)) {
+        // The SQLite file was removed or replaced under this worker (store-file.ts): every later
+        // call is refused the same way, and starting again is the only mend, so no grace.
+        fatal = e.error;
+        ctx.note('worker: stopping — the store file was removed or replaced since this worker opened it; running jobs may finish first');
+        void worker.stop();
+      }
       if (e.kind === 'backend_error' && e.op === 'claim' && fatal === null && isUnmendable(e.error)) {
         // Credentials or configuration the store refuses (exit 4 or 78): polling on would only
         // repeat the error while looking alive to a supervisor. Jobs in flight still finish. Only
@@ -363,6 +370,11 @@ const REFUSAL_GRACE_MS = 10_000;
 
 /** How long a --drain worker waits for a store that does not answer its claims (a slow start, a blip) before it gives up, exit 75. */
 const DRAIN_OUTAGE_MS = 30_000;
+
+/** The SQLite store's path no longer names the file this worker opened (StoreFileReplacedError, exit 78). */
+function isStoreReplaced(error: unknown): error is AgentqError {
+  return error instanceof AgentqError && error.code === 'STORE_REPLACED';
+}
 
 /** Refused credentials or permissions (exit 4) and bad configuration (exit 78): no retry mends them. */
 function isUnmendable(error: unknown): error is AgentqError {
