@@ -49,6 +49,13 @@ CREATE TABLE IF NOT EXISTS sqs_outbox (
 ) STRICT;
 CREATE INDEX IF NOT EXISTS sqs_outbox_pending ON sqs_outbox(next_try_at, id) WHERE published_at IS NULL;
 CREATE INDEX IF NOT EXISTS sqs_outbox_job ON sqs_outbox(job_id);
+-- Published rows, oldest first, for pruning them past SQS's deduplication window (markPublished).
+CREATE INDEX IF NOT EXISTS sqs_outbox_published ON sqs_outbox(published_at) WHERE published_at IS NOT NULL;
+-- How many published rows each queue had pruned: outbox status still counts every publish.
+CREATE TABLE IF NOT EXISTS sqs_outbox_pruned (
+  queue TEXT PRIMARY KEY,
+  published INTEGER NOT NULL
+) STRICT;
 
 -- Which SQS message currently carries a job, and the receipt handle of its latest receive.
 CREATE TABLE IF NOT EXISTS sqs_deliveries (
@@ -87,6 +94,17 @@ CREATE TRIGGER IF NOT EXISTS sqs_forget_on_purge AFTER DELETE ON jobs BEGIN
   DELETE FROM sqs_outbox WHERE job_id = OLD.id;
 END;
 `;
+
+/**
+ * How long a published row is kept: SQS's FIFO deduplication window (5 minutes). A published row
+ * is never published again (only rows with no published_at are), and its deduplication id (its row
+ * id: AUTOINCREMENT, never reused after a delete) means nothing to SQS past the window, so after it
+ * the row only grew the table, one row per publish, for ever. Kept that long, a row still shows
+ * what was published lately to anyone looking at the table.
+ */
+export const PUBLISHED_KEEP_MS = 5 * 60_000;
+/** At most this many more published rows are pruned per publish than the publish marked: a backlog drains, no write grows large. */
+const PRUNE_SLACK = 100;
 
 export interface OutboxRow {
   id: number;
@@ -204,11 +222,12 @@ export class SqliteSqsStore implements SqsStore {
               min(CASE WHEN published_at IS NULL THEN created_at END) AS oldest,
               min(CASE WHEN published_at IS NULL AND tries > 0 THEN next_try_at END) AS next_try FROM sqs_outbox ${where}`,
     ).get(...args) as { pending: number | null; published: number | null; oldest: number | null; next_try: number | null };
+    const pruned = this.q(`SELECT coalesce(sum(published), 0) AS n FROM sqs_outbox_pruned ${where}`).pluck().get(...args) as number;
     // The latest failure is the one whose retry is furthest ahead (its backoff started last, or is the longest).
     const failed = r.next_try === null ? undefined : (this.q(
       `SELECT last_error FROM sqs_outbox WHERE published_at IS NULL AND last_error IS NOT NULL ${queue === undefined ? '' : 'AND queue = ?'} ORDER BY next_try_at DESC, id DESC LIMIT 1`,
     ).get(...args) as { last_error: string } | undefined);
-    return { pending: r.pending ?? 0, published: r.published ?? 0, oldest_pending_at: r.oldest, next_try_at: r.next_try, last_error: failed?.last_error ?? null };
+    return { pending: r.pending ?? 0, published: (r.published ?? 0) + pruned, oldest_pending_at: r.oldest, next_try_at: r.next_try, last_error: failed?.last_error ?? null };
   }
 
   retryOutboxNow(): void {
@@ -231,7 +250,24 @@ export class SqliteSqsStore implements SqsStore {
     const upd = this.q('UPDATE sqs_outbox SET published_at = ?, message_id = ?, tries = tries + 1 WHERE id = ? AND published_at IS NULL');
     this.store.write(() => {
       for (const it of items) upd.run(now, it.messageId, it.id);
+      this.prunePublished(now, items.length + PRUNE_SLACK);
     });
+  }
+
+  /**
+   * Deletes up to `limit` rows published before SQS's deduplication window (PUBLISHED_KEEP_MS),
+   * oldest first, counting them per queue in `sqs_outbox_pruned` (outbox status adds them back).
+   * Run with each publish, in its transaction: the table holds about the last 5 minutes of
+   * publishes, and a backlog left by an older version drains a little faster than rows are added.
+   */
+  private prunePublished(now: number, limit: number): void {
+    const old = this.q('SELECT id, queue FROM sqs_outbox WHERE published_at IS NOT NULL AND published_at < ? ORDER BY published_at LIMIT ?').all(now - PUBLISHED_KEEP_MS, limit) as Array<{ id: number; queue: string }>;
+    if (old.length === 0) return;
+    const perQueue = new Map<string, number>();
+    for (const r of old) perQueue.set(r.queue, (perQueue.get(r.queue) ?? 0) + 1);
+    const count = this.q('INSERT INTO sqs_outbox_pruned (queue, published) VALUES (?, ?) ON CONFLICT (queue) DO UPDATE SET published = published + excluded.published');
+    for (const [queue, n] of perQueue) count.run(queue, n);
+    this.q('DELETE FROM sqs_outbox WHERE id IN (SELECT value FROM json_each(?))').run(JSON.stringify(old.map((r) => r.id)));
   }
 
   markPublishFailed(items: Array<{ id: number; error: string }>, retryAt: (tries: number) => number): void {
