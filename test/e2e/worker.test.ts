@@ -274,6 +274,21 @@ describe('agentq worker: the store file removed or replaced under it', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect((await inspect(second)).state).toBe('queued');
   });
+
+  it('tail --follow exits 78 too, rather than follow the old file (reads check at most once a second)', async () => {
+    const first = await submit('--input', 'a');
+    const tail = spawnCli(home, ['tail', '--follow']);
+    const done = collect(tail, 30_000);
+    let out = '';
+    tail.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    await pollUntil(() => out.includes(first), { what: 'the first event shown' });
+    const db = home.dataUrl.slice('sqlite:'.length);
+    for (const f of [db, `${db}-wal`, `${db}-shm`]) rmSync(f, { force: true });
+    await submit('--input', 'b');
+    const r = await done;
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain(`the agentq store at ${db} was`);
+  });
 });
 
 describe('agentq worker: stopping work', () => {
