@@ -207,8 +207,11 @@ describe('dlq redrive', () => {
     for (const action of ['redrive', 'purge', 'expire']) {
       const r = await ok(['dlq', action, '--queue', 'nothing-here', '--yes', '-o', 'json']);
       expect(r.stderr).toContain(`nothing to ${action}`);
-      expect(JSON.parse(r.stdout)).toMatchObject({ run_id: null, queue: null, action, status: 'completed', counts: { planned: 0, moved: 0, skipped: 0, failed: 0 } });
+      expect(JSON.parse(r.stdout)).toMatchObject({ run_id: null, queue: 'nothing-here', action, status: 'completed', counts: { planned: 0, moved: 0, skipped: 0, failed: 0 } });
     }
+    // Without --queue, a selection that matches nothing names no queue.
+    const any = await ok(['dlq', 'purge', '--error-code', 'NO_SUCH_CODE', '--yes', '-o', 'json']);
+    expect(JSON.parse(any.stdout)).toMatchObject({ run_id: null, queue: null, action: 'purge', status: 'completed' });
     // The same keys as a run's record.
     const keys = Object.keys(JSON.parse((await ok(['dlq', 'purge', '--queue', 'nothing-here', '--yes', '-o', 'json'])).stdout) as object).sort();
     expect(keys).toEqual(['action', 'context', 'counts', 'created_at', 'filters', 'options', 'queue', 'reason', 'run_id', 'status', 'updated_at', 'user']);

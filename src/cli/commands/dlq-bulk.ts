@@ -196,12 +196,14 @@ export async function dlqBulk(action: BulkAction, o: BulkOptions, io: DlqIo): Pr
 
 /**
  * What `-o json` prints when the selection leaves nothing to act on: a run record with no run
- * (`run_id` null: nothing was locked, recorded or changed), `completed`, every count zero.
+ * (`run_id` null: nothing was locked, recorded or changed), `completed`, every count zero, and
+ * the queue `--queue` named (null without one).
  */
 function noRun(action: BulkAction, plan: Plan, o: BulkOptions, io: DlqIo): Omit<RunRecord, 'run_id' | 'queue'> & { run_id: null; queue: string | null } {
   return {
     run_id: null,
-    queue: plan.queue,
+    // (the plan locks no queue when it selected nothing; the record still names the one asked for)
+    queue: plan.queue ?? (typeof plan.filters.queue === 'string' ? plan.filters.queue : null),
     action,
     user: `${io.identity.user}@${io.identity.host}`,
     context: io.identity.context,
