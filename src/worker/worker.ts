@@ -937,22 +937,24 @@ class WorkerRuntime implements Worker {
    * for what is left of the grace (see StopBudget); past it the lease is left to expire.
    */
   private async releaseOnStop(entry: InFlight): Promise<void> {
-    const { ref } = entry;
-    const release = (): Promise<void> => this.withRetries(() => this.backend!.release(ref), { onStop: true });
-    const inTime = this.stopBudget ? await this.stopBudget.within({ jobId: ref.jobId, expiresAt: entry.expiresAt }, release) : (await release(), true);
-    if (inTime) this.log({ kind: 'released', jobId: ref.jobId, attempt: this.attemptOf(entry) });
+    await this.releaseWithinGrace(entry.ref, this.attemptOf(entry), entry.expiresAt);
   }
 
   /** Hands back a lease claimed as a stop arrived (its job never ran); bounded by the stop's grace. */
   private async releaseQuietly(ref: LeaseRef, attempt: number, expiresAt: number): Promise<void> {
     try {
-      const release = (): Promise<void> => this.withRetries(() => this.backend!.release(ref), { onStop: true });
-      const inTime = this.stopBudget ? await this.stopBudget.within({ jobId: ref.jobId, expiresAt }, release) : (await release(), true);
-      if (inTime) this.log({ kind: 'released', jobId: ref.jobId, attempt });
+      await this.releaseWithinGrace(ref, attempt, expiresAt);
     } catch (error) {
       if (error instanceof LeaseLostError) this.log({ kind: 'lease_lost', jobId: ref.jobId, attempt });
       else this.log({ kind: 'backend_error', op: 'release', jobId: ref.jobId, error });
     }
+  }
+
+  /** One release, tried once when the store is unavailable, for what is left of the grace (if stopping); logged when done in time. */
+  private async releaseWithinGrace(ref: LeaseRef, attempt: number, expiresAt: number): Promise<void> {
+    const release = (): Promise<void> => this.withRetries(() => this.backend!.release(ref), { onStop: true });
+    const inTime = this.stopBudget ? await this.stopBudget.within({ jobId: ref.jobId, expiresAt }, release) : (await release(), true);
+    if (inTime) this.log({ kind: 'released', jobId: ref.jobId, attempt });
   }
 
   // ------------------------------------------------------------ helpers
