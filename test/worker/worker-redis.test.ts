@@ -71,81 +71,64 @@ describe('a worker stopped while its Redis is down', () => {
   // on a frozen one): a SIGTERM with --grace 2s took 32 s to end the worker. The lease expires by
   // itself and the job is claimed again, as after a second signal.
   it('tries the release of a running job once, not three times, and stops', async () => {
-    const own = await startRedisServer();
-    const backend = new RedisBackend(parseRedisUrl(`${own.url}?prefix=down`), { clock: systemClock });
-    const events: WorkerEvent[] = [];
     let releases = 0;
-    const counting = new Proxy(backend, {
-      get(target, prop) {
-        const v = Reflect.get(target, prop, target) as unknown;
-        if (prop === 'release') releases++;
-        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-      },
+    const { events, jobId } = await stopWhileDown('down', (release) => {
+      releases++;
+      return release();
     });
-    const { job } = await backend.submit({ workflow: 'w:v1', queue: 'down' });
-    const worker = createWorker({
-      backend: counting,
-      queue: 'down',
-      gracefulMs: 0,
-      handler: (_job, ctx) => new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('stopped')))),
-      logger: (e) => events.push(e),
-    });
-    try {
-      await worker.start();
-      await pollUntil(() => events.some((e) => e.kind === 'claimed'), { timeoutMs: 20_000, what: 'the job to run' });
-      await own.kill();
-      await worker.stop();
-      expect(releases).toBe(1);
-      // (its one try is not waited for past the grace either: the lease is left to expire)
-      expect(events.find((e) => e.kind === 'leases_left')).toMatchObject({ count: 1 });
-      expect(events.some((e) => e.kind === 'released' && e.jobId === job.job_id)).toBe(false);
-    } finally {
-      await backend.close();
-      await own.stop();
-    }
+    expect(releases).toBe(1);
+    // (its one try is not waited for past the grace either: the lease is left to expire)
+    expect(events.find((e) => e.kind === 'leases_left')).toMatchObject({ count: 1 });
+    expect(events.some((e) => e.kind === 'released' && e.jobId === jobId)).toBe(false);
   }, 90_000);
-});
 
-describe('a worker stopped while its Redis is down', () => {
   it('bounds the release by what is left of the grace: the lease is left to expire and said so, before the store answers', async () => {
     // Each release waited one reconnect cycle of the client (about 10 s) past --grace. The proof is
     // structural: the stop ends with a leases_left event while the release is still unanswered
     // (its answer, ECONNREFUSED, only comes when the client gives up, after the stop).
-    const own = await startRedisServer();
-    const backend = new RedisBackend(parseRedisUrl(`${own.url}?prefix=downgrace`), { clock: systemClock });
-    const events: WorkerEvent[] = [];
     let releaseSettled = false;
-    const watching = new Proxy(backend, {
-      get(target, prop) {
-        const v = Reflect.get(target, prop, target) as unknown;
-        if (prop === 'release') {
-          return (...a: unknown[]) => (v as (...b: unknown[]) => Promise<void>).apply(target, a).finally(() => (releaseSettled = true));
-        }
-        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-      },
-    });
-    const { job } = await backend.submit({ workflow: 'w:v1', queue: 'downgrace' });
+    const { events, jobId } = await stopWhileDown('downgrace', (release) => release().finally(() => (releaseSettled = true)));
+    expect(releaseSettled).toBe(false);
+    const left = events.find((e) => e.kind === 'leases_left') as { count: number; expiresAt: number } | undefined;
+    expect(left?.count).toBe(1);
+    expect(left!.expiresAt).toBeGreaterThan(0);
+    expect(events.map((e) => e.kind).slice(-2)).toEqual(['leases_left', 'stopped']);
+    expect(events.some((e) => (e.kind === 'released' || e.kind === 'backend_error') && 'jobId' in e && e.jobId === jobId)).toBe(false);
+  }, 90_000);
+});
+
+/**
+ * A worker (grace 0) on a redis-server of its own runs one job that waits for its abort; the
+ * server is killed, then the worker stopped. Every `release` call goes through `onRelease`.
+ */
+async function stopWhileDown(queue: string, onRelease: (release: () => Promise<void>) => Promise<void>): Promise<{ events: WorkerEvent[]; jobId: string }> {
+  const own = await startRedisServer();
+  const backend = new RedisBackend(parseRedisUrl(`${own.url}?prefix=${queue}`), { clock: systemClock });
+  const events: WorkerEvent[] = [];
+  const watched = new Proxy(backend, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop, target) as unknown;
+      if (prop === 'release') return (...a: unknown[]) => onRelease(() => (v as (...b: unknown[]) => Promise<void>).apply(target, a));
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+  try {
+    const { job } = await backend.submit({ workflow: 'w:v1', queue });
     const worker = createWorker({
-      backend: watching,
-      queue: 'downgrace',
+      backend: watched,
+      queue,
       gracefulMs: 0,
       handler: (_job, ctx) => new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('stopped')))),
       logger: (e) => events.push(e),
     });
-    try {
-      await worker.start();
-      await pollUntil(() => events.some((e) => e.kind === 'claimed'), { timeoutMs: 20_000, what: 'the job to run' });
-      await own.kill();
-      await worker.stop();
-      expect(releaseSettled).toBe(false);
-      const left = events.find((e) => e.kind === 'leases_left') as { count: number; expiresAt: number } | undefined;
-      expect(left?.count).toBe(1);
-      expect(left!.expiresAt).toBeGreaterThan(0);
-      expect(events.map((e) => e.kind).slice(-2)).toEqual(['leases_left', 'stopped']);
-      expect(events.some((e) => (e.kind === 'released' || e.kind === 'backend_error') && 'jobId' in e && e.jobId === job.job_id)).toBe(false);
-    } finally {
-      await backend.close();
-      await own.stop();
-    }
-  }, 90_000);
-});
+    await worker.start();
+    await pollUntil(() => events.some((e) => e.kind === 'claimed'), { timeoutMs: 20_000, what: 'the job to run' });
+    await own.kill();
+    await worker.stop();
+    return { events, jobId: job.job_id };
+  } finally {
+    await backend.close();
+    await own.stop();
+  }
+}
+
