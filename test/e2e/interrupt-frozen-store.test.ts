@@ -4,10 +4,10 @@
  * it (130) instead of being held until the call gives up (15 s, then exit 75); a command that has
  * started changing state says at once what it waits for and that a second Ctrl-C exits.
  */
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect, makeCliHome, runCliOk, spawnCli, type CliHome } from '../support/cli.js';
 import { pollUntil } from '../support/poll.js';
+import { requestPendingAt, tcpSockets } from '../support/tcp-sockets.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 
 let home: CliHome;
@@ -28,26 +28,7 @@ afterAll(async () => {
 
 /** Whether a connection to the frozen server is open (the kernel accepts it; the server never answers). */
 function connectedToFrozen(): boolean {
-  const port = frozen.port.toString(16).toUpperCase().padStart(4, '0');
-  return readFileSync('/proc/net/tcp', 'utf8')
-    .split('\n')
-    .slice(1)
-    .some((line) => {
-      const f = line.trim().split(/\s+/);
-      return f[2]?.endsWith(`:${port}`) === true && f[3] === '01';
-    });
-}
-
-/** Whether a request sits unread at a server on `port` (it is frozen, so nothing is read). */
-function requestPendingAt(port: number): boolean {
-  const hex = port.toString(16).toUpperCase().padStart(4, '0');
-  return readFileSync('/proc/net/tcp', 'utf8')
-    .split('\n')
-    .slice(1)
-    .some((line) => {
-      const f = line.trim().split(/\s+/);
-      return f[1]?.endsWith(`:${hex}`) === true && f[3] === '01' && parseInt(f[4]?.split(':')[1] ?? '0', 16) > 0;
-    });
+  return tcpSockets().some((s) => s.remotePort === frozen.port && s.state === '01');
 }
 
 /** Starts `args` against the frozen store and waits until it is waiting on it. */
@@ -175,15 +156,10 @@ function clientsOf(server: RedisServer): Array<{ port: number; cmd: string }> {
 
 /** Bytes a frozen server on `serverPort` has not read from the connection of `clientPort` (its socket open or half closed). */
 function unreadFrom(serverPort: number, clientPort: number): number {
-  const hex = (p: number) => p.toString(16).toUpperCase().padStart(4, '0');
-  const line = readFileSync('/proc/net/tcp', 'utf8')
-    .split('\n')
-    .slice(1)
-    .map((l) => l.trim().split(/\s+/))
-    .find((f) => f[1]?.endsWith(`:${hex(serverPort)}`) === true && f[2]?.endsWith(`:${hex(clientPort)}`) === true);
-  if (!line) return 0;
+  const socket = tcpSockets().find((s) => s.localPort === serverPort && s.remotePort === clientPort);
+  if (!socket) return 0;
   // (in CLOSE_WAIT, 08, the client's FIN is counted as one byte more)
-  return parseInt(line[4]?.split(':')[1] ?? '0', 16) - (line[3] === '08' ? 1 : 0);
+  return socket.rxQueue - (socket.state === '08' ? 1 : 0);
 }
 
 describe('Ctrl-C of a command that stops by itself, while the store does not answer', () => {

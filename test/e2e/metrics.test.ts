@@ -3,11 +3,11 @@
  * scraped like Prometheus would and validated with a parser of the format;
  * Ctrl-C (SIGINT) closes it cleanly with exit 0.
  */
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBackend } from '../../src/backend/open.js';
 import { collect, makeCliHome, runCli, spawnCli, type CliHome } from '../support/cli.js';
 import { pollUntil } from '../support/poll.js';
+import { requestPendingAt } from '../support/tcp-sockets.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { parseAndValidate, sampleValue } from '../stats/prom-validate.js';
 
@@ -74,7 +74,7 @@ describe('agentq metrics serve', () => {
       expect((await fetch(url)).status).toBe(200);
       server.signal('SIGSTOP');
       const scrape = fetch(url).then((r) => r.status);
-      await pollUntil(() => requestPending(server.port), { timeoutMs: 20_000, what: 'the scrape to wait on the frozen store' });
+      await pollUntil(() => requestPendingAt(server.port), { timeoutMs: 20_000, what: 'the scrape to wait on the frozen store' });
       child.kill('SIGINT');
       await pollUntil(() => err.includes('metrics: stopping'), { timeoutMs: 20_000, what: 'the note on Ctrl-C' });
       expect(err).toContain('metrics: stopping — answering the scrape in flight first (within its budget; Ctrl-C again to exit at once)');
@@ -103,15 +103,3 @@ describe('agentq metrics serve', () => {
     expect(r.stderr).toContain('HOST:PORT');
   });
 });
-
-/** Whether a request sits unread at a (frozen) server on `port`. */
-function requestPending(port: number): boolean {
-  const hex = port.toString(16).toUpperCase().padStart(4, '0');
-  return readFileSync('/proc/net/tcp', 'utf8')
-    .split('\n')
-    .slice(1)
-    .some((line) => {
-      const f = line.trim().split(/\s+/);
-      return f[1]?.endsWith(`:${hex}`) === true && f[3] === '01' && parseInt(f[4]?.split(':')[1] ?? '0', 16) > 0;
-    });
-}
