@@ -10,7 +10,9 @@ import { startRedisCluster, type RedisCluster } from '../support/redis-cluster.j
 import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
 import { dlqCases } from './cases-dlq.js';
 import { dlqRowsCases } from './cases-dlq-rows.js';
+import { classAndCapCases } from './cases-fairness.js';
 import { jobCases } from './cases-jobs.js';
+import { lifecycleCases } from './cases-lifecycle.js';
 import { runCases } from './cases-runs.js';
 import { statsCases } from './cases-stats.js';
 import { workerCases } from './cases-worker.js';
@@ -31,6 +33,8 @@ describe('sqs backend conformance, Redis Cluster job store', () => {
   const make = sqsRedisStoreFixtureFactory(() => sqs.endpoint, () => cluster.url);
   jobCases(make);
   workerCases(make);
+  lifecycleCases(make);
+  classAndCapCases(make);
   dlqCases(make);
   dlqRowsCases(make);
   runCases(make);

@@ -14,7 +14,9 @@ import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
 import { argCases, sizeCases } from './cases-args.js';
 import { dlqCases } from './cases-dlq.js';
 import { dlqRowsCases } from './cases-dlq-rows.js';
+import { classAndCapCases } from './cases-fairness.js';
 import { jobCases } from './cases-jobs.js';
+import { lifecycleCases } from './cases-lifecycle.js';
 import { runCases } from './cases-runs.js';
 import { statsCases } from './cases-stats.js';
 import { workerCases } from './cases-worker.js';
@@ -38,6 +40,8 @@ for (const [name, extra] of [['standard queues', ''], ['FIFO queues', '&fifo=job
   argCases(make);
   sizeCases(make);
     workerCases(make);
+    lifecycleCases(make);
+    classAndCapCases(make);
     dlqCases(make);
     dlqRowsCases(make);
     runCases(make);

@@ -9,6 +9,7 @@ import { dlqCases } from './cases-dlq.js';
 import { dlqRowsCases } from './cases-dlq-rows.js';
 import { fairnessCases } from './cases-fairness.js';
 import { jobCases } from './cases-jobs.js';
+import { lifecycleCases } from './cases-lifecycle.js';
 import { modelCases } from './cases-model.js';
 import { runCases } from './cases-runs.js';
 import { statsCases } from './cases-stats.js';
@@ -21,6 +22,7 @@ export function runConformanceSuite(name: string, makeFixture: MakeFixture): voi
   describe(`${name} backend conformance`, () => {
     jobCases(makeFixture);
     workerCases(makeFixture);
+    lifecycleCases(makeFixture);
     fairnessCases(makeFixture);
     dlqCases(makeFixture);
     dlqRowsCases(makeFixture);
