@@ -104,7 +104,8 @@ export class RetryLaterError extends AgentqError {
   /**
    * The call certainly never reached the store: no connection to it was up from the call's start
    * to its failure (a refused connection), so nothing it would have written was written. Unset
-   * when it may have run with its answer lost (a timeout, a connection dropped under it).
+   * when it may have run with its answer lost (a timeout, a connection dropped under it). On an
+   * SQS claim it is set whenever no lease can have been taken, whatever failed (SqsBackend.claim).
    */
   notSent = false;
   constructor(message: string, code = 'RETRY_LATER', hint?: string, retry?: { afterMs: number; at: number }) {

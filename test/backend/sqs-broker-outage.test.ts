@@ -4,7 +4,8 @@
  * took any answer of the job store (the orphan sweep's list, right after each failed claim) for
  * recovery: "the store answers again (after 150ms)", then the same two lines again every 10 s for
  * as long as SQS was away. Now: the broker is named (SQS at its endpoint), said once, and said back
- * only once SQS itself answers.
+ * only once SQS itself answers. (The store answers here are the heartbeats of a running job: a
+ * claim that failed at SQS starts no orphan sweep any more, see sqs-broker-down-sweep.test.ts.)
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -34,30 +35,49 @@ it('SQS down, its job store fine: one "SQS at ENDPOINT is unavailable", no recov
   const url = sqsUrl(server.endpoint, `bo${process.pid}`, join(dir, 'store.db'), '&wait=0');
   const backend = (await openBackend(url)) as SqsBackend;
   await backend.setup(['bo']);
-  await server.stop();
-  const { job } = await backend.submit({ workflow: 'noop:v1', queue: 'bo' }); // waits in the outbox
+  await backend.workerPreflight('bo');
+  const { job: held } = await backend.submit({ workflow: 'noop:v1', queue: 'bo' });
+  let release!: () => void;
+  const holding = new Promise<void>((r) => (release = r));
 
-  // The job store's answers the worker gets while SQS is away (the orphan sweep lists running jobs).
-  let lists = 0;
+  // The job store's answers the worker gets while SQS is away (the heartbeats of the held job).
+  let heartbeats = 0;
   const counted = new Proxy(backend as Backend, {
     get(target, prop) {
       const v = Reflect.get(target, prop, target) as unknown;
       if (typeof v !== 'function') return v;
-      if (prop !== 'list') return (v as (...a: unknown[]) => unknown).bind(target);
+      if (prop !== 'heartbeat') return (v as (...a: unknown[]) => unknown).bind(target);
       return async (...args: unknown[]) => {
         const r = await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-        lists++;
+        heartbeats++;
         return r;
       };
     },
   });
   const events: WorkerEvent[] = [];
-  const worker = createWorker({ backend: counted, queue: 'bo', minIdleMs: 20, maxIdleMs: 100, handler: async () => 'ok', logger: (e) => void events.push(e) });
+  const worker = createWorker({
+    backend: counted,
+    queue: 'bo',
+    concurrency: 2,
+    leaseMs: 60_000,
+    heartbeatMs: 50,
+    minIdleMs: 20,
+    maxIdleMs: 100,
+    handler: async (env) => {
+      if (env.job_id === held.job_id) await holding;
+      return 'ok';
+    },
+    logger: (e) => void events.push(e),
+  });
   const outage = () => events.filter((e) => /^(store|broker)_(un)?available$/.test(e.kind));
   const failedClaims = () => events.filter((e) => e.kind === 'backend_error' && e.op === 'claim').length;
   try {
     await worker.start();
-    await pollUntil(() => lists >= 1 && failedClaims() >= 3, { what: 'failed claims and an answered orphan sweep' });
+    await pollUntil(() => events.some((e) => e.kind === 'claimed'), { what: 'the held job to run' });
+    await server.stop();
+    const { job } = await backend.submit({ workflow: 'noop:v1', queue: 'bo' }); // waits in the outbox
+    const answeredBefore = heartbeats;
+    await pollUntil(() => heartbeats >= answeredBefore + 2 && failedClaims() >= 3, { what: 'failed claims and answered heartbeats' });
     expect(outage()).toEqual([{ kind: 'broker_unavailable', broker: `SQS at ${server.endpoint}`, error: expect.any(BrokerUnavailableError) }]);
 
     server = await startSqsServer({ port: server.port });
@@ -65,11 +85,14 @@ it('SQS down, its job store fine: one "SQS at ENDPOINT is unavailable", no recov
     await pollUntil(() => outage().length >= 2, { timeoutMs: 20_000, what: 'the broker back' });
     await backend.relayOutbox({ now: true });
     await pollUntil(async () => (await backend.get(job.job_id))?.state === 'succeeded', { timeoutMs: 20_000, what: 'the job to run' });
+    release();
+    await pollUntil(async () => (await backend.get(held.job_id))?.state === 'succeeded', { timeoutMs: 20_000, what: 'the held job to finish' });
     expect(outage()).toEqual([
       { kind: 'broker_unavailable', broker: `SQS at ${server.endpoint}`, error: expect.any(BrokerUnavailableError) },
       { kind: 'broker_available', broker: `SQS at ${server.endpoint}`, downMs: expect.any(Number) },
     ]);
   } finally {
+    release();
     await worker.stop();
     await backend.close();
   }

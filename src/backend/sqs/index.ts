@@ -399,10 +399,13 @@ export class SqsBackend implements Backend {
 
   /**
    * Receives and judges messages until `max` jobs are leased. A failure says it was never sent
-   * (`RetryLaterError.notSent`, as the store marks a call that cannot have reached it) only while
-   * no lease can have been taken: a worker then skips its orphan sweep. Leases are taken only by
-   * `consider`; once one answered with a lease (lost with this failure) or failed without saying
-   * it never ran, the failure is no longer "never sent", whatever call failed last.
+   * (`RetryLaterError.notSent`, as the store marks a call that cannot have reached it) exactly
+   * while no lease can have been taken: a worker then skips its orphan sweep. Leases are taken
+   * only by `consider`; once one answered with a lease (lost with this failure) or failed without
+   * saying it never ran, the failure is no longer "never sent", whatever call failed last. Before
+   * that, whatever failed (SQS down or frozen at ReceiveMessage, a read of the store) left no
+   * orphan: without the mark, a worker listed the queue's running jobs in the store after every
+   * claim for as long as SQS was away, load on the one system that answered, for nothing.
    */
   async claim(req: ClaimRequest): Promise<Lease[]> {
     checkClaim(req);
@@ -410,7 +413,7 @@ export class SqsBackend implements Backend {
     try {
       return await this.claimLeasing(req, leasing);
     } catch (e) {
-      if (leasing.unsure && e instanceof RetryLaterError) e.notSent = false;
+      if (e instanceof RetryLaterError) e.notSent = !leasing.unsure;
       throw e;
     }
   }
