@@ -85,6 +85,12 @@ export const SUBMIT_PUBLISH_WAIT_MS = 5000;
  * accepts connections and never answers held each for the transport's time-outs (3 × 30 s).
  */
 export const BROKER_STALL_MS = 5000;
+
+/**
+ * How long a heartbeat waits for SQS to extend its messages' visibility before it answers with
+ * the store's result anyway (the extension goes on in the background; see `heartbeat`).
+ */
+const HEARTBEAT_SQS_WAIT_MS = 1000;
 /** How long close() still waits for a publish round it gave up on, once it closed the SQS clients under it. */
 const ABANDONED_ROUND_WAIT_MS = 1000;
 
@@ -155,6 +161,8 @@ export class SqsBackend implements Backend {
   private answered = 0;
   /** Calls SQS has not answered yet (`broker.silentMs`). */
   private readonly unanswered = new UnansweredCalls();
+  /** Jobs whose heartbeat's visibility change SQS has not answered yet (extendVisibility). */
+  private readonly extending = new Set<string>();
   /** Queues whose missing SQS DLQ (or a failed send of a copy to it) was reported (buryInSqs): once each. */
   private readonly dlqMissingSaid = new Set<string>();
 
@@ -642,16 +650,33 @@ export class SqsBackend implements Backend {
 
   async heartbeat(leases: LeaseRef[], leaseMs: number): Promise<HeartbeatResult[]> {
     const results = await this.store.heartbeat(leases, leaseMs);
-    // The lease is the visibility timeout: extend it as far as the store extended the lease
-    // (never past the deadline, never past the 12-hour SQS cap).
-    await Promise.all(
-      results.map(async (r) => {
-        if (r.status !== 'ok') return;
-        const d = await this.ext.delivery(r.jobId);
-        if (d) await this.setVisibility(d.queue_url, d.receipt, this.visibilityUntil(r.expiresAt));
-      }),
-    );
+    // The message stays hidden as far as the store extended the lease (never past the deadline,
+    // never past the 12-hour SQS cap). The lease itself lives in the store, and so does what the
+    // worker needs from this answer (a cancel request, the deadline); a message SQS shows again
+    // during a live lease is hidden again by `consider`. So the answer waits for SQS only briefly:
+    // a frozen SQS (connections accepted, never answered) held every heartbeat for its time-outs
+    // (3 x 30 s), and with it the cancel the store had answered at once, and the next heartbeat.
+    const extending = Promise.all(results.map((r) => (r.status === 'ok' ? this.extendVisibility(r.jobId, r.expiresAt) : undefined)));
+    extending.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([extending, new Promise<void>((resolve) => (timer = setTimeout(resolve, HEARTBEAT_SQS_WAIT_MS)))]);
+    } finally {
+      clearTimeout(timer);
+    }
     return results;
+  }
+
+  /** Hides a running job's message until `untilMs`; skipped while the last such call for the job is still unanswered (one per job, however long SQS is silent). */
+  private async extendVisibility(jobId: string, untilMs: number): Promise<void> {
+    if (this.extending.has(jobId)) return;
+    this.extending.add(jobId);
+    try {
+      const d = await this.ext.delivery(jobId);
+      if (d) await this.setVisibility(d.queue_url, d.receipt, this.visibilityUntil(untilMs));
+    } finally {
+      this.extending.delete(jobId);
+    }
   }
   checkpoint(lease: LeaseRef, data: unknown): Promise<void> {
     return this.store.checkpoint(lease, data);
