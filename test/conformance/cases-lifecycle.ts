@@ -274,4 +274,62 @@ export function lifecycleCases(make: MakeFixture): void {
       expect((await f.backend.get(partial.job_id))!).toMatchObject({ state: 'queued', lineage: { redrive_count: 1 } });
     });
   });
+
+  describe('a cost ceiling outlives the attempt that spent it', () => {
+    const fx = useFixture(make);
+
+    it('the lease of a later attempt (a retry, a reclaimed lease, a redrive) carries the budget and what earlier attempts spent', async () => {
+      const f = fx();
+      const { backend, clock } = f;
+      const budget = { tokens: 1000, cost_usd: 1 };
+      const { job } = await backend.submit(req({ class: 'interactive', max_attempts: 3, budget }));
+      const first = await claimOne(backend, 'default', { leaseMs: 10_000 });
+      await backend.addUsage(first, { tokens: 600, cost_usd: 0.75 });
+      const out = await backend.fail(first, { code: 'PROVIDER_429', message: 'slow down', retryable: true });
+      clock.set((out as { runAt: number }).runAt);
+      const second = await claimOne(backend, 'default', { leaseMs: 10_000 });
+      expect(second.envelope.budget).toEqual(budget);
+      expect(second.job.attempts.map((a) => a.usage ?? null)).toEqual([{ tokens: 600, cost_usd: 0.75 }, null]);
+      await backend.addUsage(second, { tokens: 400, cost_usd: 0.25 });
+      clock.advance(10_001);
+      await backend.claim({ queue: 'default', workerId: 'w-b', max: 1, leaseMs: 10_000 });
+      clock.set(Date.parse((await backend.get(job.job_id))!.run_at));
+      const third = await claimOne(backend);
+      expect(third.job.attempts.map((a) => a.usage ?? null)).toEqual([{ tokens: 600, cost_usd: 0.75 }, { tokens: 400, cost_usd: 0.25 }, null]);
+
+      const dead = await makeDead(f, { budget, spend: { tokens: 900, cost_usd: 0.5 }, code: 'NETWORK' });
+      await backend.createRun(runRecord({ run_id: RUN_FORCE, queue: 'default', action: 'redrive' }, clock.now()), [{ job_id: dead.job_id, verdict: 'redrive', detail: null }]);
+      expect((await backend.applyRunItems({ runId: RUN_FORCE, jobIds: [dead.job_id], now: clock.now() }))[0]).toMatchObject({ status: 'moved' });
+      const redriven = await claimOne(backend);
+      expect(redriven.jobId).toBe(dead.job_id);
+      expect(redriven.envelope.budget).toEqual(budget);
+      expect(redriven.job.attempts[0]!.usage).toEqual({ tokens: 900, cost_usd: 0.5 });
+    });
+  });
+
+  describe('the retry budget is per queue; an idempotency key holds under concurrent submits', () => {
+    const fx = useFixture(make);
+
+    it("one queue's retry storm does not push another queue's retries later", async () => {
+      const { backend, clock } = fx();
+      for (let i = 0; i < 12; i++) await backend.submit(req({ queue: 'stormy', max_attempts: 5 }));
+      const storm = await backend.claim({ queue: 'stormy', workerId: 'w', max: 12, leaseMs: 60_000 });
+      const t = clock.now();
+      const delays: number[] = [];
+      for (const l of storm) delays.push(((await backend.fail(l, { code: 'PROVIDER_429', message: 'slow down', retryable: true })) as { runAt: number }).runAt - t);
+      expect(delays.filter((d) => d >= 65_000).length).toBeGreaterThan(0); // over its budget
+      await backend.submit(req({ queue: 'calm', max_attempts: 5 }));
+      const calm = await claimOne(backend, 'calm');
+      const out = await backend.fail(calm, { code: 'PROVIDER_429', message: 'slow down', retryable: true });
+      expect((out as { runAt: number }).runAt - clock.now()).toBeLessThanOrEqual(15_000);
+    });
+
+    it('concurrent submits with one key make one job: one created, the others get it', async () => {
+      const { backend } = fx();
+      const results = await Promise.all(Array.from({ length: 8 }, () => backend.submit(req({ idempotency_key: 'race', input: 'same' }))));
+      expect(new Set(results.map((r) => r.job.job_id)).size).toBe(1);
+      expect(results.filter((r) => r.created)).toHaveLength(1);
+      expect((await backend.list({}, { limit: 10 })).items).toHaveLength(1);
+    });
+  });
 }
