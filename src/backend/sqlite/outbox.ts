@@ -361,7 +361,9 @@ export class SqliteSqsStore implements SqsStore {
         const expires = job.lease ? Date.parse(job.lease.expires_at) : 0;
         if (expires > now) {
           if (current && current.message_id !== ref.messageId) return { kind: 'delete', why: 'a duplicate of the message that carries this running job' };
-          this.refreshReceipt(ref, now);
+          // No message on record (the DLQ sweep put it back, `requeued`): this one carries the job now.
+          if (current === null) this.recordDelivery(ref, now);
+          else this.refreshReceipt(ref, now);
           return { kind: 'hide', untilMs: expires, why: 'a live lease holds the job' };
         }
         // The message came back because the lease ran out: the worker crashed or stalled.
@@ -527,7 +529,8 @@ export class SqliteSqsStore implements SqsStore {
    *
    * - an agentq envelope for a job the store still has live (the native
    *   backstop moved it after maxReceiveCount receives): the job goes dead
-   *   with reason `custody` and the receive count as its error;
+   *   with reason `custody` and the receive count as its error — unless it
+   *   is running under a live lease (`requeued`: left running, see CustodyOutcome);
    * - an agentq envelope for a job that already ended: nothing to keep;
    * - anything else (foreign, malformed, or a job the store never knew):
    *   kept byte-exact as a DLQ entry that is listed as malformed, so it is
@@ -543,13 +546,20 @@ export class SqliteSqsStore implements SqsStore {
     attributes: Record<string, unknown>;
     receiveCount: number | null;
     why: string;
-  }): { recorded: 'job_dead' | 'already_ended' | 'kept' | 'already_kept'; jobId: string } {
+  }): { recorded: 'job_dead' | 'already_ended' | 'kept' | 'already_kept' | 'requeued'; jobId: string } {
     return this.store.write(() => {
       const now = this.now;
       const existing = this.custodyByMessage(msg.messageId);
       if (existing) return { recorded: 'already_kept', jobId: existing.job_id };
       if (msg.kind === 'agentq' && msg.jobId !== null) {
         const found = this.store.load(msg.jobId);
+        if (found && found.job.state === 'running' && found.job.lease !== null && Date.parse(found.job.lease.expires_at) > now) {
+          // A live lease: the worker is alive and heartbeating the store; only the message was
+          // received too often (its visibility could not be extended). Not ended: the sweep puts the
+          // message back (`requeued`), and its next receive records it as the delivery (consider).
+          this.forgetDelivery(found.job.job_id);
+          return { recorded: 'requeued', jobId: found.job.job_id };
+        }
         if (found && !isTerminal(found.job.state)) {
           const { job, fence } = found;
           if (job.state === 'running') endAttempt(job, now, 'lease_lost', { code: 'SQS_MAX_RECEIVES', message: msg.why });

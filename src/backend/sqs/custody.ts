@@ -71,6 +71,12 @@ export interface SweepReport {
    * sweep never made. Not taken into custody again; a repeated sweep counted them every time.
    */
   already_in_custody: number;
+  /**
+   * Of `custody`, the envelopes of running jobs under a live lease (`recorded: requeued`): not taken
+   * into custody, the job left running; put back in their source queue (or, when that failed, left
+   * in the DLQ for the next sweep).
+   */
+  requeued: number;
   deleted: number;
   /**
    * Foreign/malformed messages left in SQS (with `leaveForeign`); with `copiesOnly`, every
@@ -85,13 +91,21 @@ export interface SweepReport {
   max_reached?: boolean;
 }
 
+/**
+ * Puts a job's envelope, taken out of the DLQ, back in the job's source queue (`requeued`); true
+ * once SQS confirmed it. Without one (or when it fails) the message is put back in the DLQ,
+ * visible, for the next sweep.
+ */
+export type Requeue = (jobId: string, m: Message) => Promise<boolean>;
+
 export async function sweepDlq(
   client: SqsDataPlane,
   store: SqsStore,
   dlq: { url: string; name: string; queue: string; maxReceiveCount: number },
   opts: SweepOptions = {},
+  requeue?: Requeue,
 ): Promise<SweepReport> {
-  const report: SweepReport = { received: 0, custody: [], already_in_custody: 0, deleted: 0, kept_in_sqs: 0, mirror_kept: 0 };
+  const report: SweepReport = { received: 0, custody: [], already_in_custody: 0, requeued: 0, deleted: 0, kept_in_sqs: 0, mirror_kept: 0 };
   const max = opts.max ?? 1000;
   const seen = new Set<string>();
   const putBack: Array<{ Id: string; ReceiptHandle: string; VisibilityTimeout: number }> = [];
@@ -165,6 +179,16 @@ export async function sweepDlq(
       receiveCount: Number.isFinite(receiveCount) ? receiveCount : null,
       why,
     });
+    if (r.recorded === 'requeued') {
+      // A running job under a live lease: its message goes back to its source queue, not the job to its end.
+      const back = requeue !== undefined && (await requeue(r.jobId, m).catch(() => false));
+      const said = back
+        ? `a running job under a live lease (its worker alive): left running, its message put back in its source queue (${why})`
+        : `a running job under a live lease (its worker alive): left running; its message could not be put back in its source queue, so it stays in ${dlq.name} for the next sweep (${why})`;
+      report.custody.push({ job_id: r.jobId, kind: parsed.kind, message_id: m.MessageId!, recorded: r.recorded, why: said });
+      report.requeued++;
+      return back ? m.ReceiptHandle! : keepInPlace();
+    }
     report.custody.push({ job_id: r.jobId, kind: parsed.kind, message_id: m.MessageId!, recorded: r.recorded, why });
     if (r.recorded === 'already_kept') report.already_in_custody++;
     if (parsed.kind !== 'agentq' && opts.leaveForeign) {

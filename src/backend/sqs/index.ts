@@ -303,7 +303,27 @@ export class SqsBackend implements Backend {
   /** Receives from the SQS DLQ of `queue` (`dlqToSweep`) and takes what it finds into custody. */
   async sweepDlq(queue: string, opts: SweepOptions = {}): Promise<SweepReport> {
     const { url, name } = await this.dlqToSweep(queue);
-    return this.answering('sweeping the DLQ', sweepDlq(this.data, this.ext, { url, name, queue, maxReceiveCount: this.url.maxReceiveCount }, opts));
+    return this.answering('sweeping the DLQ', sweepDlq(this.data, this.ext, { url, name, queue, maxReceiveCount: this.url.maxReceiveCount }, opts, (jobId, m) => this.requeue(jobId, m)));
+  }
+
+  /**
+   * Sends a running job's envelope, which SQS moved to the DLQ while the job's lease lives (custody
+   * `requeued`), back to the job's source queue as a new message (receive count 0): its next receive
+   * makes it the job's delivery, hidden until the lease ends (consider), deleted by the job's ending.
+   * FIFO: in the job's message group, with a deduplication id of its own (that of a renewal).
+   */
+  private async requeue(jobId: string, m: Message): Promise<boolean> {
+    const job = await this.store.get(jobId);
+    if (!job) return false;
+    const url = await this.sqsQueues.sourceUrl(job.queue, job.class);
+    if (url === null) return false;
+    const copy: OutgoingMessage = {
+      key: jobId,
+      body: m.Body ?? '',
+      attributes: m.MessageAttributes ?? {},
+      ...(this.url.fifo ? { groupId: m.Attributes?.MessageGroupId ?? jobId, dedupId: renewalDedupId(jobId, m.MessageId!) } : {}),
+    };
+    return (await sendBatch(this.data, url, [copy])).sent.length === 1;
   }
 
   /**
@@ -323,11 +343,11 @@ export class SqsBackend implements Backend {
   private async sweepRedrivenCopiesUnwatched(queue: string, signal?: AbortSignal, holdUntil?: Promise<unknown>): Promise<SweepReport & { dlq: string; in_flight: number }> {
     const name = this.sqsQueues.dlqName(queue);
     const url = await this.sqsQueues.url(name);
-    if (url === null) return { dlq: name, received: 0, custody: [], already_in_custody: 0, deleted: 0, kept_in_sqs: 0, mirror_kept: 0, in_flight: 0 };
+    if (url === null) return { dlq: name, received: 0, custody: [], already_in_custody: 0, requeued: 0, deleted: 0, kept_in_sqs: 0, mirror_kept: 0, in_flight: 0 };
     const depth = await this.sqsQueues.visibleDepth(url, name, queue);
     // Messages someone else holds hidden (another sweep, a consumer, or a redrive killed mid-sweep)
     // cannot be received now: the report says so, since copies of moved jobs may be among them.
-    if (depth === 0) return { dlq: name, received: 0, custody: [], already_in_custody: 0, deleted: 0, kept_in_sqs: 0, mirror_kept: 0, in_flight: await this.sqsQueues.inFlight(url, name, queue) };
+    if (depth === 0) return { dlq: name, received: 0, custody: [], already_in_custody: 0, requeued: 0, deleted: 0, kept_in_sqs: 0, mirror_kept: 0, in_flight: await this.sqsQueues.inFlight(url, name, queue) };
     const max = Math.ceil(depth * 1.1) + 100;
     const visibilitySeconds = Math.min(SQS_MAX_VISIBILITY_SECONDS, 30 + Math.ceil(max / 200));
     const onMoved = (listener: (jobIds: string[]) => void) => {

@@ -70,7 +70,8 @@ if st == 'running' then
   local le = tonumber(hget(id, 'le') or '0')
   if le > NOW then
     if cur and cur.m ~= mid then return { 'delete', 'a duplicate of the message that carries this running job' } end
-    refresh()
+    -- No message on record (the DLQ sweep put it back, requeued): this one carries the job now.
+    if not cur then record() else refresh() end
     return { 'hide', tostring(le), 'a live lease holds the job' }
   end
   -- The message came back because the lease ran out: the worker crashed or stalled.
@@ -136,7 +137,8 @@ return { 'claimed', { fence, exp, snapshot(id) } }
  * RedrivePolicy goes dead with reason `custody`, and its custody record is
  * written in the same step. ARGV[5] job id, [6] error code, [7] why,
  * [8] SQS message id, [9] custody record (JSON).
- * Returns 'job_dead', 'already_ended', 'kept' (message already in custody) or 'unknown'.
+ * A running job under a live lease is left running instead ('requeued', its delivery forgotten).
+ * Returns 'job_dead', 'already_ended', 'requeued', 'kept' (message already in custody) or 'unknown'.
  */
 export const CUSTODY_BURY = DELIVERY + String.raw`
 local id, code, why, mid, recJson = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
@@ -144,6 +146,12 @@ if redis.call('HEXISTS', P .. 'sqs:cmi', mid) == 1 then return 'kept' end
 local st = hget(id, 'st')
 if not st then return 'unknown' end
 if st ~= 'queued' and st ~= 'scheduled' and st ~= 'running' then return 'already_ended' end
+-- A live lease: the worker is alive; only the message was received too often. Left running, its
+-- delivery forgotten: the sweep puts the message back (SqliteSqsStore.takeCustody, requeued).
+if st == 'running' and tonumber(hget(id, 'le') or '0') > NOW then
+  redis.call('HDEL', K_DLV, id)
+  return 'requeued'
+end
 local att, ten = hget(id, 'att'), hget(id, 'ten')
 if st == 'running' then endAttempt(id, 'lease_lost', code, why) end
 if st ~= 'running' then dequeue(id) end

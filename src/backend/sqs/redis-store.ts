@@ -444,7 +444,9 @@ export class RedisSqsStore implements SqsStore {
       if (loc) {
         await this.client.zadd(this.custodyIndex(), 0, msg.jobId);
         const r = await this.run<string>('aqSqsCustodyBury', loc, `${this.sp(loc)}j:${msg.jobId}`, [msg.jobId, 'SQS_MAX_RECEIVES', msg.why, msg.messageId, record(msg.jobId, 'backstop')]);
-        if (r === 'job_dead' || r === 'already_ended') {
+        if (r === 'job_dead' || r === 'already_ended' || r === 'requeued') {
+          // (requeued: no record written; an index entry without one is skipped by listCustody, and
+          // the job may hold an older custody record, from a death before a redrive, that it lists)
           if (r === 'already_ended') await this.client.zrem(this.custodyIndex(), msg.jobId);
           return { recorded: r, jobId: msg.jobId };
         }

@@ -57,8 +57,13 @@ export interface CustodyInput {
 export type StoreState = JobState | 'purged';
 
 export interface CustodyOutcome {
-  /** `already_kept`: this SQS message was taken into custody before (a repeated sweep; a sweep killed before its delete). */
-  recorded: 'job_dead' | 'already_ended' | 'kept' | 'already_kept';
+  /**
+   * `already_kept`: this SQS message was taken into custody before (a repeated sweep; a sweep killed
+   * before its delete). `requeued`: the job is running under a live lease (its worker alive, its
+   * message merely received too often): left running, its delivery forgotten, so the sweep puts the
+   * message back in the source queue, where its next receive makes it the job's delivery again.
+   */
+  recorded: 'job_dead' | 'already_ended' | 'kept' | 'already_kept' | 'requeued';
   jobId: string;
 }
 

@@ -38,7 +38,8 @@ export function registerSqs(program: Command, lazy: Lazy): void {
     .addHelpText(
       'after',
       '\nThis receives from SQS: each message\'s receive count goes up by one and it is hidden while handled.\n' +
-        'Natively dead-lettered jobs become DLQ entries (reason custody, error SQS_MAX_RECEIVES); foreign and malformed\n' +
+        'Natively dead-lettered jobs become DLQ entries (reason custody, error SQS_MAX_RECEIVES), except a job running\n' +
+        'under a live lease: left running, its message put back in its source queue (requeued). Foreign and malformed\n' +
         'messages become entries listed as malformed, never redriven or purged.\n' +
         ex(['agentq sqs sweep --queue research --yes', 'in cron, after an alarm on the SQS DLQ'], ['agentq dlq list --queue research --error-code SQS_MAX_RECEIVES', 'then triage as usual']),
     )

@@ -109,8 +109,9 @@ export async function sweep(o: SweepOptions, ctx: CommandContext): Promise<void>
     ],
   }, report.custody);
   ctx.note(
-    `received ${report.received}: ${report.custody.length - report.already_in_custody} taken into custody` +
-      `${report.already_in_custody > 0 ? ` (${report.already_in_custody} already in custody)` : ''}, ${report.deleted} deleted from SQS, ` +
+    `received ${report.received}: ${report.custody.length - report.already_in_custody - report.requeued} taken into custody` +
+      `${report.already_in_custody > 0 ? ` (${report.already_in_custody} already in custody)` : ''}` +
+      `${report.requeued > 0 ? `, ${report.requeued} of running jobs under a live lease left running (messages back in their source queue)` : ''}, ${report.deleted} deleted from SQS, ` +
       `${report.mirror_kept} agentq copies of dead entries left in place, ${report.kept_in_sqs} foreign/malformed left in SQS`,
   );
   atMax();
