@@ -57,11 +57,11 @@ for (const [storeName, storeFor, fifo] of stores) {
     const open = (clock: ManualClock) => {
       const prefix = `bs${process.pid}x${++seq}`;
       const store = storeFor(prefix);
-      const url = `sqs://us-east-1/${prefix}?endpoint=${encodeURIComponent(server.endpoint)}&store=${encodeURIComponent(store)}&autocreate=1&wait=0&max_receive_count=2${fifo ? '&fifo=job' : ''}`;
+      const url = `sqs://us-east-1/${prefix}?endpoint=${encodeURIComponent(server.endpoint)}&store=${encodeURIComponent(store)}&autocreate=1&wait=0&max_receive_count=3${fifo ? '&fifo=job' : ''}`;
       return { prefix, backend: new SqsBackend({ url: parseSqsUrl(url, url), shown: url, clock }) };
     };
 
-    /** The job's message, received and never deleted until SQS moves it to the DLQ (maxReceiveCount 2). */
+    /** The job's message, received and never deleted until SQS moves it to the DLQ (maxReceiveCount 3). */
     async function driveToDlq(b: SqsBackend, prefix: string, jobId: string): Promise<void> {
       const src = (await raw.send(new GetQueueUrlCommand({ QueueName: sourceQueueName(prefix, 'q', 'batch', fifo) }))).QueueUrl!;
       const d = (await b.ext.delivery(jobId))!;
@@ -94,6 +94,33 @@ for (const [storeName, storeFor, fifo] of stores) {
         expect(await b.heartbeat([lease!], 600_000)).toEqual([expect.objectContaining({ status: 'ok' })]);
         expect((await b.complete(lease!, 'done')).state).toBe('succeeded');
         expect(await depth(sourceQueueName(prefix, 'q', 'batch', fifo))).toBe(0);
+      } finally {
+        await b.close();
+      }
+    });
+
+    it('a running job\'s message one receive short of the backstop is renewed, as a waiting job\'s is: it never reaches the DLQ', async () => {
+      const clock = new ManualClock();
+      const prefix = `bs${process.pid}x${++seq}`;
+      const url = `sqs://us-east-1/${prefix}?endpoint=${encodeURIComponent(server.endpoint)}&store=${encodeURIComponent(storeFor(prefix))}&autocreate=1&wait=0&max_receive_count=3${fifo ? '&fifo=job' : ''}`;
+      // (visibility 0: hidden messages come straight back, so the copy is received at once)
+      const b = new SqsBackend({ url: parseSqsUrl(url, url), shown: url, clock, maxVisibilitySeconds: 0 });
+      try {
+        const { job } = await b.submit({ workflow: 'noop:v1', queue: 'q' });
+        const [lease] = await b.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 600_000 });
+        const src = (await raw.send(new GetQueueUrlCommand({ QueueName: sourceQueueName(prefix, 'q', 'batch', fifo) }))).QueueUrl!;
+        // Received once more by a consumer that crashed: one receive short of maxReceiveCount 3.
+        await raw.send(new ReceiveMessageCommand({ QueueUrl: src, MaxNumberOfMessages: 1, VisibilityTimeout: 0 }));
+        // Other workers receive it while the lease lives, again and again.
+        for (let i = 0; i < 4; i++) expect(await b.claim({ queue: 'q', workerId: 'w2', max: 1, leaseMs: 60_000 })).toEqual([]);
+        expect(await depth(dlqName(prefix, 'q', fifo))).toBe(0);
+        expect(await depth(sourceQueueName(prefix, 'q', 'batch', fifo))).toBe(1);
+        expect(await b.get(job.job_id)).toMatchObject({ state: 'running', lease: { fence: lease!.fence } });
+        expect((await b.complete(lease!, 'done')).state).toBe('succeeded');
+        // Its message, wherever the renewals left it, is deleted when next received (the next job's claim).
+        const { job: next } = await b.submit({ workflow: 'noop:v1', queue: 'q' });
+        expect((await b.claim({ queue: 'q', workerId: 'w2', max: 1, leaseMs: 60_000 })).map((l) => l.jobId)).toEqual([next.job_id]);
+        expect(await depth(sourceQueueName(prefix, 'q', 'batch', fifo))).toBe(1);
       } finally {
         await b.close();
       }

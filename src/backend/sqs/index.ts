@@ -542,8 +542,10 @@ export class SqsBackend implements Backend {
       case 'claimed':
         return d.lease;
       case 'hide':
-        // (not a running job's message: that one is its delivery, kept hidden by heartbeats)
-        if (!/live lease/.test(d.why) && this.nearBackstop(m) && (await this.renew(m, url, parsed.jobId, d.untilMs))) return null;
+        // A running job's message too: it comes back during a live lease only when its heartbeats
+        // could not extend its visibility (the worker cut off from SQS), and each time is a
+        // receive. The copy, once received, is the job's delivery again (consider).
+        if (this.nearBackstop(m) && (await this.renew(m, url, parsed.jobId, d.untilMs))) return null;
         await this.setVisibility(url, m.ReceiptHandle!, this.visibilityUntil(d.untilMs));
         return null;
       case 'delete':
@@ -561,9 +563,9 @@ export class SqsBackend implements Backend {
   /**
    * A message of a job that cannot run yet is hidden (at most 12 h at a time; a second when its
    * tenant is at its cap), and every time it comes back is a receive: a job scheduled days ahead,
-   * a long retry delay or a tenant held at its cap would reach maxReceiveCount and be moved to the
-   * DLQ by the native backstop, and custody would then end a live job. So a message one receive
-   * short of that is renewed instead of hidden again.
+   * a long retry delay, a tenant held at its cap, or a running job whose worker cannot reach SQS to
+   * extend its visibility would reach maxReceiveCount and be moved to the DLQ by the native
+   * backstop. So a message one receive short of that is renewed instead of hidden again.
    */
   private nearBackstop(m: Message): boolean {
     // Not with a group per tenant (`fifo=1`): a copy would go to the end of its message group,
