@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
 import { dlqCases } from './cases-dlq.js';
 import { dlqRowsCases } from './cases-dlq-rows.js';
+import { classAndCapCases } from './cases-fairness.js';
 import { jobCases } from './cases-jobs.js';
+import { lifecycleCases } from './cases-lifecycle.js';
 import { runCases } from './cases-runs.js';
 import { statsCases } from './cases-stats.js';
 import { workerCases } from './cases-worker.js';
@@ -27,6 +29,8 @@ const make = sqsFixtureFactory(() => server.endpoint, '&client=sdk');
 describe('sqs backend conformance (client=sdk)', () => {
   jobCases(make);
   workerCases(make);
+  lifecycleCases(make);
+  classAndCapCases(make);
   dlqCases(make);
   dlqRowsCases(make);
   runCases(make);
