@@ -163,7 +163,8 @@ export interface TriageState {
   isForceQuit: boolean;
   /**
    * The redrives an error cut short while they applied, oldest first. Kept after the result
-   * screen is left: quitting then still exits with the error's code and says how to resume.
+   * screen is left: quitting then still exits with the error's code and says how to resume. One
+   * that failed before its run was recorded is dropped when a later run is recorded (withoutUnrecorded).
    */
   cutShort: ApplyFailure[];
   /**
@@ -296,6 +297,7 @@ export function reduce(s: TriageState, a: TriageAction): TriageState {
         isQuitting: s.isQuitting || s.interruptedBy !== null,
         stoppedRuns: a.result.resumeCommand ? [...s.stoppedRuns, a.result] : s.stoppedRuns,
         runNotes: a.result.notes?.length ? [...s.runNotes, ...a.result.notes] : s.runNotes,
+        cutShort: withoutUnrecorded(s.cutShort),
       };
     case 'redrive/failed': {
       const hasApplied = s.redrive?.step === 'applying';
@@ -308,7 +310,7 @@ export function reduce(s: TriageState, a: TriageAction): TriageState {
         redrive: { step: 'failed', message: a.message, hasApplied, run, hint },
         notice: null,
         isQuitting: s.isQuitting || s.interruptedBy !== null,
-        cutShort: hasApplied ? [...s.cutShort, failure] : s.cutShort,
+        cutShort: !hasApplied ? s.cutShort : [...(run !== null ? withoutUnrecorded(s.cutShort) : s.cutShort), failure],
       };
     }
     case 'fulltext/found':
@@ -330,6 +332,17 @@ export function reduce(s: TriageState, a: TriageAction): TriageState {
       return command({ ...s, notice: null }, resolved.command);
     }
   }
+}
+
+/**
+ * The failures that still stand once a later redrive of the session got its run recorded.
+ * A redrive that failed before its run was recorded moved nothing and left nothing to resume:
+ * a later recorded run (the operator's retry) replaces it, so the session's exit code says what
+ * the operator was left with, not a refusal they already got past. A run cut short after it was
+ * recorded stays: its ledger says failed, with its remaining jobs to resume.
+ */
+function withoutUnrecorded(cuts: ApplyFailure[]): ApplyFailure[] {
+  return cuts.some((c) => c.run === null) ? cuts.filter((c) => c.run !== null) : cuts;
 }
 
 // ------------------------------------------------------------------ rows and filters

@@ -344,6 +344,33 @@ describe('redrive dialog', () => {
     expect(s.loadGeneration).toBe(gen);
   });
 
+  it('a redrive refused before its run was recorded stops counting once a later redrive of the session is recorded: the session exits on what it was left with', () => {
+    let s = reduce(keys(loaded(3), 'a', 'R'), { type: 'redrive/planned', planned: planned(3) });
+    s = keys(s, 'tab', 'enter');
+    s = reduce(s, { type: 'redrive/failed', message: 'Redis is unavailable', code: 'BACKEND_UNAVAILABLE', exitCode: 75 });
+    // Quit now, the refusal is what the operator is left with: the command exits 75 on it.
+    expect(outcomeOf(keys(s, 'enter', 'q')).cutShort.map((c) => c.code)).toEqual(['BACKEND_UNAVAILABLE']);
+    // Retried in the same session, the redrive goes through: nothing is left to resume or retry.
+    s = keys(s, 'enter');
+    s = reduce(keys(s, 'R'), { type: 'redrive/planned', planned: planned(3) });
+    s = keys(s, 'tab', 'enter');
+    s = reduce(s, { type: 'redrive/finished', result: { runId: 'run_Y', status: 'completed', moved: 3, skipped: 0, failed: 0, resumeCommand: null } });
+    expect(outcomeOf(keys(s, 'enter', 'q')).cutShort).toEqual([]);
+  });
+
+  it('a run an error cut short after it was recorded still counts after a later redrive: its ledger says failed, with work to resume', () => {
+    let s = reduce(keys(loaded(3), 'a', 'R'), { type: 'redrive/planned', planned: planned(3) });
+    s = keys(s, 'tab', 'enter');
+    s = reduce(s, { type: 'redrive/progress', progress: { runId: 'run_X', resumeCommand: 'agentq dlq redrive --resume run_X', done: 1, total: 3, moved: 1, skipped: 0, failed: 0 } });
+    s = reduce(s, { type: 'redrive/failed', message: 'Redis is unavailable', code: 'BACKEND_UNAVAILABLE', exitCode: 75 });
+    s = keys(s, 'enter');
+    s = reduce(s, { type: 'rows/append', rows: rowsOf(2), isDone: true });
+    s = reduce(keys(s, 'a', 'R'), { type: 'redrive/planned', planned: planned(2) });
+    s = keys(s, 'tab', 'enter');
+    s = reduce(s, { type: 'redrive/finished', result: { runId: 'run_Y', status: 'completed', moved: 2, skipped: 0, failed: 0, resumeCommand: null } });
+    expect(outcomeOf(keys(s, 'enter', 'q')).cutShort.map((c) => c.run?.runId)).toEqual(['run_X']);
+  });
+
   it('a planning failure (e.g. a selection over two queues) returns to the list without reloading', () => {
     let s = keys(loaded(3), 'a', 'R');
     s = reduce(s, { type: 'redrive/failed', message: 'the selection spans 2 queues' });

@@ -433,7 +433,7 @@ describe('agentq dlq browse after a redrive cut short by a backend error', () =>
     const backend = await openBackend(redis.url);
     try {
       // A cut run may leave its queue locked by a process that is gone: each case has its own queue.
-      for (const queue of ['research', 'second']) await seedDlq(backend, new ManualClock(Date.now()), queue, Array.from({ length: 10 }, () => ({ errorCode: 'PROVIDER_429' })));
+      for (const queue of ['research', 'second', 'third']) await seedDlq(backend, new ManualClock(Date.now()), queue, Array.from({ length: 10 }, () => ({ errorCode: 'PROVIDER_429' })));
     } finally {
       await backend.close();
     }
@@ -474,6 +474,37 @@ describe('agentq dlq browse after a redrive cut short by a backend error', () =>
       }
     }
   }, 180_000);
+
+  // Regression: a redrive refused before its run was recorded (nothing moved) still made the session
+  // exit 75 after the operator's retry went through: a script wrapping the TUI read a failure
+  // where nothing was left to do.
+  it('a redrive refused before its run was recorded, then retried in the same session and completed: q exits 0', async () => {
+    const env = { ...home.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' };
+    const pane = TmuxPane.start(['node', AGENTQ_BIN, '--url', redis.url, 'tui', '--queue', 'third'], env, { columns: 160, rows: 30 });
+    try {
+      await pane.waitFor(/total 10 · shown 10/);
+      await pane.waitFor((sc) => !sc.includes('loading…'));
+      pane.keys('a', 'R');
+      await pane.waitFor('> Cancel <');
+      // A full Redis (noeviction) refuses the run's first write: nothing is recorded, nothing moves.
+      redis.cli('config', 'set', 'maxmemory', '1');
+      pane.keys('Tab', 'Enter');
+      await pane.waitFor('Redrive not done');
+      redis.cli('config', 'set', 'maxmemory', '0');
+      pane.keys('Enter');
+      await pane.waitFor((sc) => !sc.includes('Redrive not done') && sc.includes('selected 10'));
+      pane.keys('R');
+      await pane.waitFor('> Cancel <');
+      pane.keys('Tab', 'Enter');
+      await pane.waitFor('Redrive finished: run run_');
+      pane.keys('q');
+      expect(await pane.exitStatus(), pane.stderr()).toBe(0);
+      expect(pane.stderr()).not.toContain('failed before its run was recorded');
+    } finally {
+      pane.kill();
+      redis.cli('config', 'set', 'maxmemory', '0');
+    }
+  }, 120_000);
 });
 
 describe('agentq dlq browse of every queue (no --queue) on Redis', () => {
