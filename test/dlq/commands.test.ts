@@ -19,6 +19,7 @@ import { dlqRunShow } from '../../src/cli/commands/dlq-runs.js';
 import { dlqExport } from '../../src/cli/commands/dlq-list.js';
 import { dlqSummary } from '../../src/cli/commands/dlq-summary.js';
 import { NO_COLOUR } from '../../src/cli/output/colour.js';
+import { renderJob } from '../../src/cli/commands/inspect.js';
 import { seedDead } from './seed.js';
 
 let dir: string;
@@ -357,7 +358,7 @@ describe('plain output of dlq show and dlq runs show is key<TAB>value', () => {
     expect(lines[lines.indexOf('# effects (1)') + 1]).toMatch(/^send-email\tstarted\t1\t/);
     out = '';
     await dlqShow(id!, {}, tableIo());
-    expect(out.split('\n')[0]).toBe(`job             ${id}`);
+    expect(out.split('\n')[0]).toBe(`job:             ${id}`);
   });
 
   it('dlq runs show: the record as `key\tvalue` lines, then the ledger rows; a terminal gets aligned text', async () => {
@@ -373,7 +374,30 @@ describe('plain output of dlq show and dlq runs show is key<TAB>value', () => {
     expect(ledger!.trimEnd().split('\t')[2]).toBe('moved');
     out = '';
     await dlqRunShow(run.run_id, {}, tableIo());
-    expect(out.split('\n')[0]).toBe(`run      ${run.run_id}`);
+    expect(out.split('\n')[0]).toBe(`run:      ${run.run_id}`);
+  });
+
+  it('on a terminal, dlq show, dlq runs show and inspect lay out their fields alike: `label:` and the values aligned two spaces past the longest label (as kubectl describe)', async () => {
+    const [id] = await seedDead(backend, () => clock.now(), [{ queue: 'q', withEffect: true }]);
+    const fieldsOf = (text: string) => text.split('\n\n')[0]!.split('\n');
+    const expectAligned = (lines: string[], longest: string) => {
+      const column = longest.length + 3; // `label:` and two spaces
+      for (const l of lines) expect(l, l).toMatch(new RegExp(`^[A-Za-z][A-Za-z .]*: +\\S`));
+      for (const l of lines) expect(l.search(/(?<=: +)\S/), l).toBe(column);
+    };
+    await dlqShow(id!, {}, tableIo());
+    const show = fieldsOf(out);
+    expect(show).toContain('worker version:  v1.0.0');
+    expectAligned(show, 'worker version');
+    const job = (await backend.get(id!))!;
+    const inspect = fieldsOf(renderJob(job, await backend.dlqGet(id!), [], clock.now(), false));
+    expect(inspect.find((l) => l.startsWith('worker version'))).toBeDefined(); // not abbreviated to fit
+    expectAligned(inspect, 'worker version');
+    await dead(1); // the entry above is partial: a redrive skips it
+    const run = (await dlqBulk('redrive', { queue: 'q', yes: true, reason: 'fixed' }, io())) as RunRecord;
+    out = '';
+    await dlqRunShow(run.run_id, {}, tableIo());
+    expectAligned(fieldsOf(out), 'options');
   });
 });
 

@@ -99,7 +99,7 @@ describe('dlq list / summary / show / export', () => {
     await backend.addUsage(lease!, { tokens: 4200, cost_usd: 0.063 });
     await backend.fail(lease!, { code: 'BUDGET_EXCEEDED', message: 'over budget', retryable: false });
     const table = await ok(['dlq', 'show', lease!.jobId, '-o', 'table']);
-    expect(table.stdout).toMatch(/^usage +4200 tokens, \$0\.063$/m);
+    expect(table.stdout).toMatch(/^usage: +4200 tokens, \$0\.063$/m);
     expect(table.stdout).toMatch(/#1 .* BUDGET_EXCEEDED: over budget \(worker w .*\) spent 4200 tokens, \$0\.063$/m);
     expect((await ok(['dlq', 'show', lease!.jobId])).stdout).toContain('usage\t4200 tokens, $0.063\n');
   });

@@ -8,6 +8,7 @@ import type { CommandContext } from '../context.js';
 import { writeCurrentContext } from '../config.js';
 import { printObject, printRecords, isMachineFormat } from '../output/format.js';
 import { redactCredentials } from '../output/redact.js';
+import { fieldLines } from '../output/fields.js';
 import { sanitize } from '../output/sanitize.js';
 
 interface ContextRow {
@@ -115,9 +116,6 @@ export async function show(_opts: unknown, ctx: CommandContext): Promise<void> {
     ['project file', info.project_file ?? '(none)'],
     ['user file', info.user_file],
   ];
-  if (ctx.format === 'plain') {
-    for (const [k, v] of lines) ctx.out.write(`${k}\t${sanitize(v)}\n`);
-    return;
-  }
-  for (const [k, v] of lines) ctx.out.write(`${(k + ':').padEnd(14)}${sanitize(v)}\n`);
+  // `label:  value` aligned on a terminal, `label<TAB>value` in plain output, as `inspect` prints them.
+  for (const l of fieldLines(lines.map(([k, v]) => [k, sanitize(v)] as const), ctx.format === 'plain')) ctx.out.write(`${l}\n`);
 }

@@ -8,6 +8,7 @@ import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { isRunId } from '../../core/ids.js';
 import { resumeCommand } from '../../dlq/engine.js';
 import { withObservedStatus } from '../../dlq/run-status.js';
+import { fieldLines } from '../output/fields.js';
 import { RecordStream, printObject, printRecords } from '../output/format.js';
 import { checkQueueName, checkRunId, parseIntOption } from '../parse.js';
 import { ndjsonLine } from '../output/ndjson.js';
@@ -81,9 +82,8 @@ export async function dlqRunShow(given: string, o: DlqRunShowOptions, io: DlqIo)
       ['options', JSON.stringify(run.options)],
       ['counts', `moved ${run.counts.moved}, skipped ${run.counts.skipped}, failed ${run.counts.failed}, still planned ${run.counts.planned}`],
     ];
-    // Plain (scripts, pipes): `key<TAB>value`, as `inspect` and `dlq show` print it; a terminal: aligned.
-    const plain = io.out.format === 'plain';
-    for (const [k, v] of lines) io.out.write(plain ? `${k}\t${sanitize(v)}\n` : `${k!.padEnd(8)} ${sanitize(v)}\n`);
+    // Plain (scripts, pipes): `key<TAB>value`; a terminal: `key:  value` aligned, as `inspect` and `dlq show` print it.
+    for (const l of fieldLines(lines.map(([k, v]) => [k!, sanitize(v)] as const), io.out.format === 'plain')) io.out.write(`${l}\n`);
     io.out.write('\n');
   }
   if (run.status === 'interrupted') io.err.write(`This run stopped before it finished; continue it with: ${resumeCommand(run)}\n`);

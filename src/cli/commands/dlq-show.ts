@@ -8,6 +8,7 @@ import { canonicalJobId, isJobId } from '../../core/ids.js';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import type { DlqEntry } from '../../core/schemas.js';
 import { formatUsage, jobUsage } from '../../core/usage.js';
+import { fieldLines } from '../output/fields.js';
 import { printObject } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
 import type { DlqIo } from './dlq-io.js';
@@ -49,14 +50,16 @@ export async function dlqShow(given: string, opts: DlqShowOptions, io: DlqIo): P
 const s = (v: unknown) => sanitize(v === null || v === undefined ? '-' : String(v));
 
 /**
- * The view of one entry. Every untrusted value goes through the sanitiser. A terminal gets aligned
- * `label  value` lines and indented sections; plain output (`-o plain`, or stdout not a terminal)
- * is `label<TAB>value` with `# section` headers and tab-separated section rows, one record per
- * line, as `inspect` prints it — for `cut -f2` and `awk -F'\t'`.
+ * The view of one entry. Every untrusted value goes through the sanitiser. A terminal gets
+ * `label:  value` lines aligned as `inspect` prints them (output/fields.ts) and indented sections;
+ * plain output (`-o plain`, or stdout not a terminal) is `label<TAB>value` with `# section` headers
+ * and tab-separated section rows, one record per line, as `inspect` prints it — for `cut -f2` and
+ * `awk -F'\t'`.
  */
 export function renderEntry(e: DlqEntry, plain = false): string {
   const lines: string[] = [];
-  const field = (k: string, v: unknown) => lines.push(plain ? `${k}\t${s(v)}` : `${k.padEnd(15)} ${s(v)}`);
+  const fields: Array<[string, string]> = [];
+  const field = (k: string, v: unknown) => fields.push([k, s(v)]);
   const section = (title: string) => lines.push('', plain ? `# ${title}` : `${title}:`);
   field('job', e.job_id);
   field('queue', e.queue);
@@ -72,8 +75,7 @@ export function renderEntry(e: DlqEntry, plain = false): string {
   field('partial', e.partial ? 'yes — the effect ledger shows an external effect started' : 'no');
   field('redrives', e.redrive_count);
   if (e.malformed !== null) {
-    field('MALFORMED', e.malformed);
-    if (!plain) lines.push('                (a malformed entry is never moved or deleted by bulk actions; read it with --raw)');
+    fields.push(['MALFORMED', s(e.malformed) + (plain ? '' : ' (a malformed entry is never moved or deleted by bulk actions; read it with --raw)')]);
   }
   const job = e.job;
   if (job) {
@@ -85,6 +87,9 @@ export function renderEntry(e: DlqEntry, plain = false): string {
     // what the attempts reported spending before the job died: what a redrive may spend again
     const spent = jobUsage(job.attempts);
     if (spent) field('usage', formatUsage(spent));
+  }
+  lines.push(...fieldLines(fields, plain));
+  if (job) {
     section(plain ? `attempts (${job.attempts.length})` : 'attempts');
     for (const a of job.attempts) {
       lines.push(
@@ -94,7 +99,7 @@ export function renderEntry(e: DlqEntry, plain = false): string {
       );
     }
     if (plain) section(`effects (${job.effects.length})`);
-    else lines.push('', `effects: ${job.effects.length === 0 ? 'none' : ''}`);
+    else lines.push('', job.effects.length === 0 ? 'effects: none' : 'effects:');
     for (const ef of job.effects) {
       lines.push(
         plain
@@ -104,11 +109,11 @@ export function renderEntry(e: DlqEntry, plain = false): string {
     }
     // Plain: one line each (newlines made visible), so the record stays one `label<TAB>value` line.
     if (job.checkpoint !== null && job.checkpoint !== undefined) {
-      if (plain) field('checkpoint', previewLine(JSON.stringify(job.checkpoint)));
+      if (plain) lines.push(...fieldLines([['checkpoint', previewLine(JSON.stringify(job.checkpoint))]], true));
       else lines.push('', 'checkpoint:', indent(preview(JSON.stringify(job.checkpoint))));
     }
     if (job.input !== null) {
-      if (plain) field('input', previewLine(job.input));
+      if (plain) lines.push(...fieldLines([['input', previewLine(job.input)]], true));
       else lines.push('', 'input (preview):', indent(preview(job.input)));
     }
   }

@@ -8,6 +8,7 @@ import type { DlqEntry, Job, JobEvent } from '../../core/schemas.js';
 import { leaseExpiredFor } from '../../core/states.js';
 import { budgetBreach, formatUsage, jobUsage } from '../../core/usage.js';
 import type { CommandContext } from '../context.js';
+import { fieldLines } from '../output/fields.js';
 import { isMachineFormat, printObject } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
 import { checkJobId, parseIntOption } from '../parse.js';
@@ -54,12 +55,13 @@ function when(iso: string | null, now: number, plain: boolean): string {
 const s = (v: unknown) => sanitize(v);
 
 /**
- * The text view: `label  value` lines, then sections. Plain output uses a tab
- * between label and value and exact ISO times, so it stays greppable.
+ * The text view: `label:  value` lines (output/fields.ts, as `dlq show` prints them), then
+ * sections. Plain output uses a tab between label and value and exact ISO times, so it stays greppable.
  */
 export function renderJob(job: Job, dlq: DlqEntry | null, events: JobEvent[], now: number, plain: boolean): string {
   const lines: string[] = [];
-  const row = (label: string, value: string) => lines.push(plain ? `${label}\t${value}` : `${(label + ':').padEnd(14)}${value}`);
+  const fields: Array<[string, string]> = [];
+  const row = (label: string, value: string) => fields.push([label, value]);
   const section = (title: string) => lines.push('', plain ? `# ${title}` : `${title}:`);
 
   row('job', s(job.job_id));
@@ -100,7 +102,7 @@ export function renderJob(job: Job, dlq: DlqEntry | null, events: JobEvent[], no
   const dead = job.dead;
   if (dead) {
     row('dlq', `${s(dead.reason)} since ${when(dead.dead_at, now, plain)}: ${s(dead.error_code)}: ${s(dead.error_message)}`);
-    if (dead.worker_version) row('worker ver.', s(dead.worker_version));
+    if (dead.worker_version) row('worker version', s(dead.worker_version));
     // a redriven job keeps what it spent: one with its budget used up would fail again at once (skip:over_budget)
     const usedUp = budgetBreach(spent, job.budget, false);
     if (dlq) row('redrive', dlq.partial ? 'skipped by default: partial (effects started)' : dlq.malformed ? `never: malformed (${s(dlq.malformed)})` : usedUp ? `skipped: its budget is used up (${usedUp})` : 'eligible if not expired');
@@ -109,6 +111,7 @@ export function renderJob(job: Job, dlq: DlqEntry | null, events: JobEvent[], no
     row('lineage', `redriven ${job.lineage.redrive_count}x, last ${when(job.lineage.redriven_at, now, plain)}${job.lineage.redrive_run ? ` in ${s(job.lineage.redrive_run)}` : ''}`);
   }
   if (job.checkpoint !== null && job.checkpoint !== undefined) row('checkpoint', preview(JSON.stringify(job.checkpoint), 200));
+  lines.push(...fieldLines(fields, plain));
 
   if (job.attempts.length) {
     section(`attempts (${job.attempts.length})`);
