@@ -3,6 +3,7 @@
  * scraped like Prometheus would and validated with a parser of the format;
  * Ctrl-C (SIGINT) closes it cleanly with exit 0.
  */
+import { renameSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBackend } from '../../src/backend/open.js';
 import { collect, makeCliHome, runCli, spawnCli, type CliHome } from '../support/cli.js';
@@ -83,6 +84,40 @@ describe('agentq metrics serve', () => {
     } finally {
       server.signal('SIGCONT');
       await server.stop();
+    }
+  });
+
+  // Regression: it went on answering 503 for ever, on the old unlinked file, where worker, tail --follow
+  // and stats --watch exit 78: nothing but a restart mends it, and a supervisor restarts it onto the right file.
+  it('a SQLite store file replaced under it: the scrape gets a 503 with the reason, then it exits 78 (STORE_REPLACED), as the worker does', async () => {
+    const own = makeCliHome('agentq-metrics-replaced-');
+    try {
+      const path = own.dataUrl.slice('sqlite:'.length);
+      const first = await openBackend(own.dataUrl);
+      await first.submit({ workflow: 'w:v1', queue: 'research' });
+      await first.close();
+      const child = spawnCli(own, ['metrics', 'serve', '--listen', '127.0.0.1:0']);
+      const done = collect(child);
+      let out = '';
+      child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+      const url = await pollUntil(() => /^(http:\/\/127\.0\.0\.1:\d+\/metrics)\n/.exec(out)?.[1], { what: 'the metrics URL on stdout' });
+      expect((await fetch(url)).status).toBe(200);
+      // A backup restored with mv: another store file takes the path.
+      const restored = await openBackend(`sqlite:${path}.restored`);
+      await restored.submit({ workflow: 'w:v1', queue: 'research' });
+      await restored.close();
+      renameSync(`${path}.restored`, path);
+      const res = await fetch(url);
+      expect(res.status).toBe(503);
+      expect(await res.text()).toContain(`the agentq store at ${path} was replaced by another file since agentq metrics serve opened it`);
+      const r = await done;
+      expect(r.code).toBe(78);
+      expect(r.stderr).toContain(`the agentq store at ${path} was replaced by another file since agentq metrics serve opened it`);
+      expect(r.stderr).toContain('agentq metrics serve again');
+      expect(r.stderr).not.toContain('internal error');
+      expect(r.stderr).not.toContain('until it works again'); // it does not: it stops
+    } finally {
+      own.cleanup();
     }
   });
 

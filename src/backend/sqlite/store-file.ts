@@ -46,6 +46,11 @@ export class StoreFileReplacedError extends AgentqError {
   }
 }
 
+/** The SQLite store's path no longer names the file the process opened (`StoreFileReplacedError`, exit 78). */
+export function isStoreReplaced(error: unknown): error is AgentqError {
+  return error instanceof AgentqError && error.code === 'STORE_REPLACED';
+}
+
 export class StoreFile {
   private readonly opened: FileIdentity;
   private checkedAt = -Infinity;

@@ -1,25 +1,54 @@
 /**
  * `agentq metrics serve [--listen HOST:PORT]`: a Prometheus endpoint over the
  * same figures as `agentq stats`. Runs until Ctrl-C / SIGTERM, then closes
- * the listener and returns (exit 0).
+ * the listener and returns (exit 0). A failing collection is a 503 and it goes
+ * on (a store that is down comes back), except when its SQLite store file was
+ * removed or replaced: nothing but a restart reads the file now at that path,
+ * so it answers that scrape's 503 with the reason, stops and exits 78
+ * (STORE_REPLACED), as the worker, `tail --follow` and `stats --watch` do, and a
+ * supervisor starts it again onto the right file.
  */
 import { collectStats } from './stats.js';
 import { renderPrometheus } from '../../metrics/prometheus.js';
 import { DEFAULT_LISTEN, isLoopback, parseListen, startMetricsServer } from '../../metrics/server.js';
-import { ConfigError, RetryLaterError } from '../../core/errors.js';
+import { isStoreReplaced, StoreFile } from '../../backend/sqlite/store-file.js';
+import { ConfigError, RetryLaterError, type AgentqError } from '../../core/errors.js';
 import type { CommandContext } from '../context.js';
 
 export async function run(opts: { listen?: string }, ctx: CommandContext): Promise<void> {
   const listen = parseListen(opts.listen ?? DEFAULT_LISTEN);
   const backend = await ctx.openBackend();
+  const storeFile = backend.kind === 'sqlite' ? StoreFile.watch(backend.description.slice('sqlite:'.length)) : null;
+  // Set by the collection that finds the store file gone: the command stops and exits with it.
+  let replaced: AgentqError | null = null;
+  const storeGone = new AbortController();
   const collect = async (): Promise<string> => {
-    const t0 = performance.now();
-    const stats = await collectStats(backend, undefined);
-    return renderPrometheus(stats, { scrapeSeconds: (performance.now() - t0) / 1000 });
+    try {
+      // Every scrape (a stat, microseconds): the backend's own read check runs at most once a
+      // second, and a scrape served from the old file would show figures no process writes any more.
+      storeFile?.check(
+        'agentq metrics serve',
+        'its figures would come from the old file, which no other process writes',
+        'Start agentq metrics serve again (its supervisor does) to serve the store now at that path.',
+      );
+      const t0 = performance.now();
+      const stats = await collectStats(backend, undefined);
+      return renderPrometheus(stats, { scrapeSeconds: (performance.now() - t0) / 1000 });
+    } catch (e) {
+      if (isStoreReplaced(e) && replaced === null) {
+        replaced = e;
+        storeGone.abort();
+      }
+      throw e;
+    }
   };
   let server;
   try {
-    server = await startMetricsServer({ listen, collect, log: { failing: (m) => ctx.warn(m), recovered: (m) => ctx.note(m) } });
+    server = await startMetricsServer({ listen, collect, log: {
+        // (not for a store file gone: it does not work again, the command stops with the error instead)
+        failing: (m) => void (replaced === null && ctx.warn(m)),
+        recovered: (m) => ctx.note(m),
+      }, });
   } catch (e) {
     throw listenError(e, opts.listen ?? DEFAULT_LISTEN, listen.host);
   }
@@ -30,21 +59,24 @@ export async function run(opts: { listen?: string }, ctx: CommandContext): Promi
   // The first Ctrl-C stops it cleanly (the scrapes in flight are answered).
   const releaseStops = ctx.handleStops();
   await new Promise<void>((resolve) => {
-    if (ctx.signal.aborted) return resolve();
+    if (ctx.signal.aborted || storeGone.signal.aborted) return resolve();
     ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+    storeGone.signal.addEventListener('abort', () => resolve(), { once: true });
   });
   // (a scrape waiting on a store that stopped answering is answered within its budget, 5 s or what
   // Prometheus allows: said at once, or a Ctrl-C looked ignored until then)
   const inFlight = server.unanswered();
-  if (inFlight > 0) {
+  if (inFlight > 0 && ctx.signal.aborted) {
     const again = ctx.signal.reason instanceof Error && /^SIG[A-Z]+$/.test(ctx.signal.reason.message) && ctx.signal.reason.message !== 'SIGINT' ? `${ctx.signal.reason.message} again` : 'Ctrl-C again';
     ctx.note(`metrics: stopping — answering the ${inFlight === 1 ? 'scrape' : `${inFlight} scrapes`} in flight first (within ${inFlight === 1 ? 'its' : 'their'} budget; ${again} to exit at once)`);
   }
   try {
+    // The scrape that found the file gone is answered first (its 503 says why).
     await server.close();
   } finally {
     releaseStops();
   }
+  if (replaced !== null) throw replaced;
 }
 
 /** Why the listener could not bind, as the rule the --listen value broke (never an "internal error"). */

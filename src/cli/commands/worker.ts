@@ -10,6 +10,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { formatDuration, parseDuration } from '../../core/duration.js';
 import { AgentqError, cameFromBroker, ExitCode, ValidationError } from '../../core/errors.js';
 import { MAX_PAGE_LIMIT, type JobPage, type Unpublished } from '../../backend/contract.js';
+import { isStoreReplaced } from '../../backend/sqlite/store-file.js';
 import type { FairnessOptions } from '../../core/fairness.js';
 import { NAME_RE, NAME_RULE } from '../../core/model.js';
 import { JOB_CLASSES, type JobClass } from '../../core/schemas.js';
@@ -370,11 +371,6 @@ const REFUSAL_GRACE_MS = 10_000;
 
 /** How long a --drain worker waits for a store that does not answer its claims (a slow start, a blip) before it gives up, exit 75. */
 const DRAIN_OUTAGE_MS = 30_000;
-
-/** The SQLite store's path no longer names the file this worker opened (StoreFileReplacedError, exit 78). */
-function isStoreReplaced(error: unknown): error is AgentqError {
-  return error instanceof AgentqError && error.code === 'STORE_REPLACED';
-}
 
 /** Refused credentials or permissions (exit 4) and bad configuration (exit 78): no retry mends them. */
 function isUnmendable(error: unknown): error is AgentqError {
