@@ -37,16 +37,30 @@ export class StopBudget {
    * The call itself is not cancelled (nothing can recall a sent command); its late answer is ignored.
    */
   async within(lease: LeftLease, release: () => Promise<void>): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
     const call = release();
+    if (!(await this.settles(call))) {
+      call.catch(() => undefined);
+      this.left.push(lease);
+      return false;
+    }
+    await call; // settled: its error, if any, is the caller's
+    return true;
+  }
+
+  /**
+   * Whether `work` settles (resolves or throws) within what is left of the grace. Not cancelled
+   * when it does not: its late outcome is ignored.
+   */
+  async settles(work: Promise<unknown>): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
     const outcome = await Promise.race([
-      call.then(() => 'done' as const),
+      work.then(
+        () => 'done' as const,
+        () => 'done' as const,
+      ),
       new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), this.remainingMs()))),
     ]).finally(() => clearTimeout(timer));
-    if (outcome === 'done') return true;
-    call.catch(() => undefined);
-    this.left.push(lease);
-    return false;
+    return outcome === 'done';
   }
 
   /** The leases given up on: how many, and when the last of them expires. */

@@ -117,6 +117,12 @@ export type WorkerEvent =
    * claimed again then (see README "Shutdown").
    */
   | { kind: 'leases_left'; count: number; expiresAt: number }
+  /**
+   * The stop's last orphan sweep (after a call whose answer was lost) did not finish within the
+   * grace (the store did not answer): abandoned. Jobs that call may have leased to this worker, if
+   * any, are claimed again once their leases expire, by `expiresBy` (epoch ms) at the latest.
+   */
+  | { kind: 'orphan_sweep_abandoned'; expiresBy: number }
   | { kind: 'stopped' };
 
 /** Called for every event; what it throws, or an async logger rejects with, is ignored (a log shipper that is down does not stop the worker). */

@@ -244,7 +244,10 @@ class WorkerRuntime implements Worker {
     this.maxIdleMs = Math.max(o.maxIdleMs ?? WORKER_DEFAULTS.maxIdleMs, this.minIdleMs);
     this.workerVersion = o.workerVersion ?? null;
     this.workerId = o.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-    this.storeWatch = new StoreWatch(this.clock, (change) => this.log(change));
+    // (a call left unanswered by a stop, answered late, is no news after `stopped`)
+    this.storeWatch = new StoreWatch(this.clock, (change) => {
+      if (!this.isStopped()) this.log(change);
+    });
     this.backend = o.backend ? this.storeWatch.wrap(o.backend) : null;
     this.ownsBackend = !o.backend;
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
@@ -661,7 +664,11 @@ class WorkerRuntime implements Worker {
         await this.releaseOrphans();
       } catch (error) {
         this.orphansSuspected = true;
+        if (this.isStopped()) break; // abandoned by the stop: its late failure is not news
         this.log({ kind: 'backend_error', op: 'orphan sweep', jobId: null, error });
+        // A stop makes the last try itself (bounded by its grace): it woke this sleep already, and
+        // a sleep begun after that wake would hold the stop for the whole backoff.
+        if (this.state !== 'running') break;
         await this.sweepWaker.sleep(waitMs);
         waitMs = Math.min(waitMs * 2, ORPHAN_SWEEP_MAX_WAIT_MS);
       }
@@ -680,9 +687,12 @@ class WorkerRuntime implements Worker {
       }
       cursor = page.next_cursor;
     } while (cursor !== null);
-    if (candidates.length === 0) return;
+    // A sweep the stop abandoned (past its grace) answers late: the worker said it left those
+    // leases to expire and reports nothing after `stopped`, so nothing more is done.
+    if (candidates.length === 0 || this.isStopped()) return;
     await this.leasingCallsSettled(this.claimSeq);
     for (const { ref, attempt } of candidates) {
+      if (this.isStopped()) return;
       if (this.inflight.get(ref.jobId)?.ref.fence === ref.fence) continue;
       try {
         await backend.release(ref);
@@ -914,10 +924,22 @@ class WorkerRuntime implements Worker {
     // A sweep still due: one last try, so a stopping (or --drain) worker leaves no orphan running.
     // Not while a claim is unanswered: the sweep waits for its answer (jobs it may have leased are
     // claimed again once their leases expire).
+    // Bounded by what is left of the grace, as the releases are: a store that leaves the sweep
+    // unanswered (frozen: each call waits out the client's command timeout) does not hold the stop;
+    // the sweep is abandoned and said so, and its orphans, if any, are claimed again once their
+    // leases expire.
     this.sweepWaker.wake();
-    if (claimLoopEnded) await this.orphanSweep;
-    if (claimLoopEnded && this.orphansSuspected) {
-      await this.releaseOrphans().catch((error: unknown) => this.log({ kind: 'backend_error', op: 'orphan sweep', jobId: null, error }));
+    if (claimLoopEnded && (this.orphanSweep !== null || this.orphansSuspected)) {
+      const lastSweep = (async () => {
+        await this.orphanSweep;
+        if (this.orphansSuspected) {
+          await this.releaseOrphans().catch((error: unknown) => {
+            if (!this.isStopped()) this.log({ kind: 'backend_error', op: 'orphan sweep', jobId: null, error });
+          });
+        }
+      })();
+      // (every orphan was leased before now: its lease ends within leaseMs of now)
+      if (!(await this.stopBudget.settles(lastSweep))) this.log({ kind: 'orphan_sweep_abandoned', expiresBy: this.clock.now() + this.leaseMs });
     }
 
     const left = this.stopBudget?.leftBehind();
@@ -958,6 +980,11 @@ class WorkerRuntime implements Worker {
   }
 
   // ------------------------------------------------------------ helpers
+
+  /** (a method, so that a check after an await is not narrowed away by one made before it) */
+  private isStopped(): boolean {
+    return this.state === 'stopped';
+  }
 
   private attemptOf(f: InFlight): number {
     return f.lease.envelope.attempt;

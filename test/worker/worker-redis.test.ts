@@ -97,6 +97,76 @@ describe('a worker stopped while its Redis is down', () => {
   }, 90_000);
 });
 
+describe('a worker stopped while its Redis is frozen', () => {
+  // Regression: the stop's last orphan sweep (after a claim whose answer was lost) was not bounded
+  // by --grace: on a frozen server (SIGSTOP: connected, never answering) the sweep in progress
+  // waited out the client's command timeout (15 s), then the last try as long again. The proof is
+  // structural: the stop ends, saying the sweep was abandoned, while its list() is still unanswered.
+  it('abandons the last orphan sweep when the grace is over, says so, and stops before the store answers', async () => {
+    const own = await startRedisServer();
+    const backend = new RedisBackend(parseRedisUrl(`${own.url}?prefix=frozen`), { clock: systemClock });
+    const events: WorkerEvent[] = [];
+    let answerLost = false;
+    let listStarted = false;
+    let listSettled = false;
+    let releases = 0;
+    const frozenAfterClaim = new Proxy(backend, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop, target) as unknown;
+        if (typeof v !== 'function') return v;
+        const call = (a: unknown[]) => (v as (...b: unknown[]) => Promise<unknown>).apply(target, a);
+        if (prop === 'claim') {
+          // The claim leases the job, then the server freezes and its answer is lost.
+          return async (...a: unknown[]) => {
+            const leases = (await call(a)) as unknown[];
+            if (answerLost || leases.length === 0) return leases;
+            answerLost = true;
+            own.signal('SIGSTOP');
+            throw new Error('Connection is closed.');
+          };
+        }
+        if (prop === 'release') {
+          return (...a: unknown[]) => {
+            releases++;
+            return call(a);
+          };
+        }
+        if (prop === 'list') {
+          return (...a: unknown[]) => {
+            listStarted = true;
+            return call(a).finally(() => (listSettled = true));
+          };
+        }
+        return (v as (...b: unknown[]) => unknown).bind(target);
+      },
+    });
+    try {
+      await backend.submit({ workflow: 'w:v1', queue: 'frozen' });
+      // (a long idle wait: after the lost answer the claim loop sleeps, and the stop ends it at once)
+      const worker = createWorker({ backend: frozenAfterClaim, queue: 'frozen', gracefulMs: 0, minIdleMs: 60_000, maxIdleMs: 60_000, handler: async () => 'ok', logger: (e) => events.push(e) });
+      await worker.start();
+      await pollUntil(() => listStarted, { timeoutMs: 20_000, what: 'the orphan sweep to list the running jobs on the frozen server' });
+      await worker.stop();
+      expect(listSettled).toBe(false);
+      expect(events.find((e) => e.kind === 'orphan_sweep_abandoned')).toEqual({ kind: 'orphan_sweep_abandoned', expiresBy: expect.any(Number) });
+      expect(events.map((e) => e.kind).slice(-2)).toEqual(['orphan_sweep_abandoned', 'stopped']);
+      // The abandoned sweep's late answer is ignored: nothing is released or logged after `stopped`.
+      own.signal('SIGCONT');
+      // (polled on a timer: the worker's continuation of that answer has run by then, and a release
+      // it sent would be ahead of the list below on the same connection)
+      await pollUntil(() => listSettled, { timeoutMs: 20_000, what: 'the late answer of the abandoned list' });
+      const running = (await backend.list({ queue: 'frozen', states: ['running'] }, { limit: 10 })).items;
+      expect(running).toHaveLength(1); // still leased to the stopped worker: its lease expires, as the event said
+      expect(releases).toBe(0);
+      expect(events.map((e) => e.kind).at(-1)).toBe('stopped');
+    } finally {
+      own.signal('SIGCONT');
+      await backend.close();
+      await own.stop();
+    }
+  }, 90_000);
+});
+
 /**
  * A worker (grace 0) on a redis-server of its own runs one job that waits for its abort; the
  * server is killed, then the worker stopped. Every `release` call goes through `onRelease`.

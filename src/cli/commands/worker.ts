@@ -437,6 +437,8 @@ function describe(e: WorkerEvent): string | null {
       return `${sanitize(e.broker)} answers again (after ${formatDuration(e.downMs)})`;
     case 'leases_left':
       return `${e.count} ${e.count === 1 ? 'lease' : 'leases'} not released within --grace (the store did not answer): ${e.count === 1 ? 'it expires' : 'they expire'} by ${new Date(e.expiresAt).toISOString()}, then ${e.count === 1 ? 'its job is' : 'their jobs are'} claimed again`;
+    case 'orphan_sweep_abandoned':
+      return `the last orphan sweep did not finish within --grace (the store did not answer): jobs a lost claim answer may have leased to this worker are claimed again once their leases expire, by ${new Date(e.expiresBy).toISOString()}`;
     case 'stopped':
       return 'stopped';
     default:
