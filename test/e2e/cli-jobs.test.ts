@@ -298,6 +298,38 @@ describe('cancel', () => {
   });
 });
 
+describe('cancel of several ids, one of them not a job id', () => {
+  // Regression: one typo among the ids (a stray line piped through xargs) refused the whole command:
+  // the jobs that were named right kept running. Each id gets its outcome, as kubectl delete and
+  // docker rm give each name theirs; the malformed one is a failed row, and the exit code says some failed.
+  it('cancels the valid ids, gives the malformed one a failed row naming the rule, and exits 6', async () => {
+    const a = await submitJson(['x:v1']);
+    const b = await submitJson(['x:v1']);
+    const r = await runCli(home, ['cancel', a.job_id, 'foo', b.job_id, '-o', 'json']);
+    expect(r.code).toBe(6);
+    const rule = '"foo" is not a job id: job ids look like job_ followed by 26 ULID characters (job_01JD3K...)';
+    expect(JSON.parse(r.stdout)).toEqual([
+      expect.objectContaining({ job_id: a.job_id, status: 'cancelled' }),
+      { job_id: 'foo', status: 'error', error: { code: 'VALIDATION', message: rule } },
+      expect.objectContaining({ job_id: b.job_id, status: 'cancelled' }),
+    ]);
+    expect(r.stderr).toContain('error: 1 of 3 jobs could not be cancelled');
+    // The table says it on its row too.
+    const c = await submitJson(['x:v1']);
+    const t = await runCli(home, ['cancel', 'job_nope', c.job_id]);
+    expect(t.code).toBe(6);
+    expect(t.stdout).toMatch(/job_nope\s+not cancelled: "job_nope" is not a job id/);
+    expect(t.stdout).toMatch(new RegExp(`${c.job_id}\\s+cancelled`));
+  });
+
+  it('ids that are all malformed are a usage error (exit 2) before the store is opened: nothing to try', async () => {
+    const r = await runCli(home, ['cancel', 'foo', 'bar']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('error: "foo", "bar" are not job ids: job ids look like job_ followed by 26 ULID characters');
+    expect(r.stdout).toBe('');
+  });
+});
+
 describe('filters are checked as list and dlq list check them (exit 2), an unknown job is exit 5', () => {
   it('list refuses --since after --until, as dlq list does', async () => {
     const r = await runCli(home, ['list', '--since', '1m', '--until', '6h']);

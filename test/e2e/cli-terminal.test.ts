@@ -28,6 +28,13 @@ const agentq = (args: string) => `${sh(process.execPath)} ${sh(AGENTQ_BIN)} ${ar
 const stripColour = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
 
 describe('on a terminal', () => {
+  it('cancel: a short malformed id on the first row does not cut the job ids after it (the table sizes its columns on its first rows)', async () => {
+    const { job_id: id } = JSON.parse((await runCliOk(home, ['submit', 'x:v1', '--queue', 'tty-cancel', '-o', 'json'])).stdout) as { job_id: string };
+    const r = await inTerminal(agentq(`cancel job_nope ${id}`), {}, 100);
+    expect(r.code).toBe(6);
+    expect(stripColour(r.stdout)).toMatch(new RegExp(`^${id}\\s+cancelled`, 'm'));
+  });
+
   it('list prints a table with a header, coloured', async () => {
     const r = await inTerminal(agentq('list --queue tty'));
     expect(r.code).toBe(0);

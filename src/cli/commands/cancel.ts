@@ -8,7 +8,7 @@
  * (partial) when some failed, or the failure's own code when all did.
  */
 import type { CancelResult } from '../../backend/contract.js';
-import { AgentqError, ExitCode, InterruptedError, NotFoundError } from '../../core/errors.js';
+import { AgentqError, ExitCode, InterruptedError, NotFoundError, ValidationError } from '../../core/errors.js';
 import type { CommandContext } from '../context.js';
 import { RecordStream } from '../output/format.js';
 import { checkJobId, checkReason } from '../parse.js';
@@ -33,6 +33,9 @@ interface CancelRow {
   meaning?: string;
 }
 
+/** `job_` and 26 ULID characters. */
+const JOB_ID_CHARS = 30;
+
 const MEANING: Record<CancelRow['status'], string> = {
   cancelled: 'cancelled',
   cancel_requested: 'cancel requested (the worker stops at its next heartbeat)',
@@ -52,14 +55,34 @@ export function orphanedMeaning(job: Job, now: number): string | undefined {
   return `cancel requested; no worker holds it (its lease expired ${formatDuration(over)} ago): the next claim on queue ${sanitize(job.queue)} ends it cancelled`;
 }
 
+/** The canonical job id, or why the argument is none (checkJobId's error). */
+function checkedId(given: string): string | ValidationError {
+  try {
+    return checkJobId(given);
+  } catch (e) {
+    if (e instanceof ValidationError) return e;
+    throw e;
+  }
+}
+
 export async function run(o: CancelOptions, ctx: CommandContext): Promise<void> {
-  const ids = o.jobs.map(checkJobId);
+  // An id that is not a job id at all (a typo, a stray line piped through xargs) fails on its own
+  // row, as kubectl delete and docker rm treat each name: refusing the whole command for it left
+  // the jobs named right running. Only when no id is a job id is it a usage error: nothing to try.
+  const checked = o.jobs.map(checkedId);
+  const malformed = checked.filter((c): c is ValidationError => c instanceof ValidationError);
+  if (malformed.length === checked.length) {
+    if (malformed.length === 1) throw malformed[0]!;
+    throw new ValidationError(`${o.jobs.map((j) => JSON.stringify(j)).join(', ')} are not job ids: job ids look like job_ followed by 26 ULID characters (job_01JD3K...)`);
+  }
+  const ids = o.jobs;
   checkReason(o.reason);
   ctx.assertMutable('cancel');
   const backend = await ctx.openBackend();
   const stream = new RecordStream<CancelRow>(ctx.out, {
     columns: [
-      { header: 'job', get: (r) => r.job_id, keepWhole: true },
+      // (a first row that is a short malformed id must not size the column below a job id's 30 characters)
+      { header: 'job', get: (r) => r.job_id, keepWhole: true, minWidth: JOB_ID_CHARS },
       { header: 'result', get: (r) => (r.error ? `${MEANING[r.status]}: ${r.error.message}` : (r.meaning ?? MEANING[r.status])), flexible: true },
       { header: 'state', get: (r) => (r.state === null ? null : { text: r.state, style: 'state' }) },
     ],
@@ -68,10 +91,13 @@ export async function run(o: CancelOptions, ctx: CommandContext): Promise<void> 
   });
   const failures: AgentqError[] = [];
   let done = 0;
-  for (const id of ids) {
+  for (const [i, given] of ids.entries()) {
     if (ctx.signal.aborted) break;
     done++;
+    const c = checked[i]!;
+    const id = typeof c === 'string' ? c : given;
     try {
+      if (typeof c !== 'string') throw c;
       const job = await backend.get(id);
       if (!job) throw new NotFoundError(`job ${id} not found`);
       const r = await backend.cancel(id, o.reason ?? null);
@@ -87,7 +113,7 @@ export async function run(o: CancelOptions, ctx: CommandContext): Promise<void> 
   stream.end();
   if (done < ids.length) {
     // Stopped by Ctrl-C between two jobs: exit 0 said every job had been cancelled.
-    const left = ids.slice(done);
+    const left = checked.slice(done).filter((c): c is string => typeof c === 'string');
     throw new InterruptedError(
       `interrupted: ${left.length} of ${ids.length} jobs were not cancelled: ${left.join(' ')}`,
       `Cancel them with: agentq cancel ${left.join(' ')}`,
