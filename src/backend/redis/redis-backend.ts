@@ -1226,7 +1226,10 @@ export class RedisBackend implements Backend {
     const sources: IdSource[] = [];
     for (const queue of queues) {
       const shards = await this.shardsOf(queue, false);
-      for (let s = 0; s < shards; s++) sources.push({ loc: { queue, shard: s }, keys: [`${this.keys.shard(queue, s)}s:dead`] });
+      for (let s = 0; s < shards; s++) {
+        if (await this.noDeadAtIn(this.keys.shard(queue, s), filter)) continue;
+        sources.push({ loc: { queue, shard: s }, keys: [`${this.keys.shard(queue, s)}s:dead`] });
+      }
     }
     const now = filter.now ?? this.now();
     const keep = dlqPredicate(filter, now);
@@ -1247,6 +1250,24 @@ export class RedisBackend implements Backend {
       }
       return entries;
     }, (e) => e.job_id);
+  }
+
+  /**
+   * Whether a shard's DLQ certainly has no entry in the filter's dead_at range (since/until), read
+   * from its dead_at index (the `dlq` sorted set) rather than by walking the entries: the walk goes
+   * in job-id order, so a range that matches nothing read the whole DLQ (`dlq check --max-age` on a
+   * healthy DLQ). Only when every entry is in the index (an entry the index lacks is walked, as before).
+   */
+  private async noDeadAtIn(prefix: string, f: DlqFilter): Promise<boolean> {
+    if (f.since === undefined && f.until === undefined) return false;
+    const min = f.since === undefined ? '-inf' : String(f.since);
+    const max = f.until === undefined ? '+inf' : `(${f.until}`;
+    const [inRange, indexed, dead] = await Promise.all([
+      this.client.zcount(`${prefix}dlq`, min, max),
+      this.client.zcard(`${prefix}dlq`),
+      this.client.zcard(`${prefix}s:dead`),
+    ]);
+    return inRange === 0 && indexed >= dead;
   }
 
   /** Light rows (issue 6): see dlq-rows.ts. Errors are mapped here, not through GUARDED. */

@@ -127,11 +127,21 @@ export function checkResult(limits: DlqLimits, queues: CheckedQueue[], reasons: 
   };
 }
 
-/** Age of one DLQ entry older than `maxAgeMs`, if any: a single bounded query. */
+/**
+ * Age of one DLQ entry older than `maxAgeMs`, if any. A store whose DLQ is not kept in dead_at
+ * order (Redis: job-id order) answers a filtered page short, with a cursor, once it has looked at
+ * a bounded number of entries: an aged entry behind younger ones of older jobs (a redrive that
+ * failed again) is on a later page, so the cursor is followed until an entry or the end.
+ */
 async function agedEntry(backend: Backend, queue: string, now: number, maxAgeMs: number): Promise<number | null> {
-  const page = await backend.dlqList({ queue, until: now - maxAgeMs }, { limit: 1 });
-  const e = page.items[0];
-  return e ? now - Date.parse(e.dead_at) : null;
+  let cursor: string | null = null;
+  do {
+    const page = await backend.dlqList({ queue, until: now - maxAgeMs }, { limit: 1, ...(cursor !== null ? { cursor } : {}) });
+    const e = page.items[0];
+    if (e) return now - Date.parse(e.dead_at);
+    cursor = page.next_cursor;
+  } while (cursor !== null);
+  return null;
 }
 
 export async function run(opts: DlqCheckOptions, ctx: CommandContext): Promise<void> {

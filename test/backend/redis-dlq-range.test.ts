@@ -1,0 +1,45 @@
+/**
+ * Redis dlqList with a dead_at range (since/until): the DLQ is walked in job-id order, so a range
+ * that matches nothing used to read every entry, ten ids a page (`dlq check --max-age` on a healthy
+ * DLQ of 100,000 entries: 10,000 short pages). A shard whose dead_at index has nothing in the range
+ * is now skipped: one page, with no cursor, says there is none.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { RedisBackend } from '../../src/backend/redis/index.js';
+import { parseRedisUrl } from '../../src/backend/redis/url.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { TestServers } from '../support/servers.js';
+
+const servers = new TestServers();
+let redis: RedisServer;
+beforeAll(async () => {
+  redis = await servers.start(startRedisServer());
+}, 60_000);
+afterAll(() => servers.stopAll());
+
+it('answers a dead_at range with no entry in one page, and still finds the one entry in it', async () => {
+  const clock = new ManualClock(Date.UTC(2026, 10, 30, 10));
+  const sep = redis.url.includes('?') ? '&' : '?';
+  const backend = new RedisBackend(parseRedisUrl(`${redis.url}${sep}prefix=range${process.pid}&shards=2`), { clock });
+  try {
+    const die = async (n: number) => {
+      for (let i = 0; i < n; i++) await backend.submit({ workflow: 'w:v1', queue: 'q', max_attempts: 1 });
+      for (const lease of await backend.claim({ queue: 'q', workerId: 'w', max: n, leaseMs: 60_000 })) {
+        await backend.fail(lease, { code: 'X', message: 'x', retryable: false });
+      }
+    };
+    await die(25);
+    const none = await backend.dlqList({ queue: 'q', until: clock.now() - 60_000 }, { limit: 1 });
+    expect(none).toEqual({ items: [], next_cursor: null });
+    // An entry in the range is still found (here: in the first ones walked).
+    clock.advance(3_600_000);
+    await die(1);
+    const found = await backend.dlqList({ queue: 'q', since: clock.now() - 60_000 }, { limit: 5 });
+    expect(found.items).toHaveLength(1);
+    const aged = await backend.dlqList({ queue: 'q', until: clock.now() - 60_000 }, { limit: 1 });
+    expect(aged.items).toHaveLength(1);
+  } finally {
+    await backend.close();
+  }
+});

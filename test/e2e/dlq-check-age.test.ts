@@ -1,0 +1,64 @@
+/**
+ * `agentq dlq check --max-age` on every kind of store: an entry older than the limit fails the
+ * check wherever it sits in the DLQ, also behind many younger entries of older jobs (a redrive
+ * that failed again, jobs that retried for hours). The check asks the store for one aged entry.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openBackend } from '../../src/backend/open.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { makeCliHome, runCli, type CliHome } from '../support/cli.js';
+import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { TestServers } from '../support/servers.js';
+
+const HOUR = 3_600_000;
+const servers = new TestServers();
+let redis: RedisServer;
+let home: CliHome;
+beforeAll(async () => {
+  redis = await servers.start(startRedisServer());
+  home = makeCliHome('agentq-dlq-check-age-');
+}, 60_000);
+afterAll(async () => {
+  await servers.stopAll();
+  home?.cleanup();
+});
+
+/**
+ * Twelve jobs submitted ten hours ago that died half an hour ago, and one submitted after them
+ * that died nine hours ago: the aged entry has the newest job id of the DLQ.
+ */
+async function seed(url: string): Promise<void> {
+  const clock = new ManualClock(Date.now() - 10 * HOUR);
+  const backend = await openBackend(url, { clock });
+  try {
+    for (let i = 0; i < 12; i++) {
+      await backend.submit({ workflow: 'research_report:v3', queue: 'q', max_attempts: 1, run_at: new Date(Date.now() - HOUR).toISOString() });
+    }
+    clock.advance(HOUR);
+    await backend.submit({ workflow: 'research_report:v3', queue: 'q', max_attempts: 1 });
+    const [old] = await backend.claim({ queue: 'q', workerId: 'w', max: 10, leaseMs: 60_000 });
+    await backend.fail(old!, { code: 'VALIDATION', message: 'rejected', retryable: false });
+    clock.set(Date.now() - HOUR / 2);
+    for (const lease of await backend.claim({ queue: 'q', workerId: 'w', max: 20, leaseMs: 60_000 })) {
+      await backend.fail(lease, { code: 'VALIDATION', message: 'rejected', retryable: false });
+    }
+  } finally {
+    await backend.close();
+  }
+}
+
+describe('dlq check --max-age finds an aged entry behind younger ones', () => {
+  const cases: Array<[string, () => string]> = [
+    ['sqlite', () => home.dataUrl],
+    ['redis', () => `${redis.url}${redis.url.includes('?') ? '&' : '?'}prefix=age${process.pid}`],
+  ];
+  for (const [name, url] of cases) {
+    it(name, async () => {
+      await seed(url());
+      const r = await runCli(home, ['--url', url(), 'dlq', 'check', '--queue', 'q', '--max-age', '6h', '-o', 'json']);
+      expect(r.stderr).toMatch(/^error: queue q: a DLQ entry is 9h\d*m? old, older than --max-age 6h\n$/);
+      expect(r.code).toBe(1);
+      expect(JSON.parse(r.stdout).queues[0]).toMatchObject({ dlq_size: 13, ok: false });
+    });
+  }
+});
