@@ -285,6 +285,23 @@ export function statsCases(make: MakeFixture): void {
       expect([...s.execution_ms].sort((x, y) => x - y)).toEqual([0, 0, 7000]);
     });
 
+    it('a release (a worker stopping) ends no attempt: no execution sample, and the wait counts from the release', async () => {
+      const { backend, clock } = fx();
+      await backend.submit(req({ queue: 'q' }));
+      clock.advance(1000);
+      const held = await claimOne(backend, 'q');
+      clock.advance(5000);
+      await backend.release(held);
+      clock.advance(2000);
+      const lease = await claimOne(backend, 'q');
+      clock.advance(3000);
+      await backend.complete(lease, null);
+      const s = await fullStats(backend, 'q');
+      // (SQLite, Redis and SQS gave 3000 here and Redis also the 5000 of the released claim)
+      expect(s.execution_ms).toEqual([3000]);
+      expect([...s.time_in_queue_ms].sort((x, y) => x - y)).toEqual([1000, 2000]);
+    });
+
     it(`keeps at most ${STATS_SAMPLE_LIMIT} samples, the most recent ones`, async () => {
       const { backend, clock } = fx();
       const n = STATS_SAMPLE_LIMIT + 5;

@@ -338,7 +338,8 @@ end
 -- and, for an attempt that ended with an error code (a failure, LEASE_EXPIRED), that code.
 -- (endAt: when the attempt ended, NOW unless given: a lost lease ended when it ran out)
 local function attemptEnded(n, started, out, code, endAt)
-  if started then
+  -- (a release gives the job back, ending no attempt that counts: no execution sample, as SQLite)
+  if started and out ~= 'released' then
     -- samples are trimmed back to SAMPLES_KEEP once they reach twice that (one LTRIM per
     -- SAMPLES_KEEP attempts, not one per attempt); readers take the last SAMPLES_KEEP
     pushD(P .. 'exec', (endAt or NOW) - started, 2 * SAMPLES_KEEP, SAMPLES_KEEP)
