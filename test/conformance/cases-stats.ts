@@ -302,6 +302,16 @@ export function statsCases(make: MakeFixture): void {
       expect([...s.time_in_queue_ms].sort((x, y) => x - y)).toEqual([1000, 2000]);
     });
 
+    it('a clock stepped back between claim and end (NTP) gives a 0 ms execution sample, never a negative one', async () => {
+      const { backend, clock } = fx();
+      await backend.submit(req({ queue: 'q' }));
+      const lease = await claimOne(backend, 'q');
+      clock.advance(-8000);
+      await backend.complete(lease, null);
+      const s = await fullStats(backend, 'q');
+      expect(s.execution_ms).toEqual([0]);
+    });
+
     it(`keeps at most ${STATS_SAMPLE_LIMIT} samples, the most recent ones`, async () => {
       const { backend, clock } = fx();
       const n = STATS_SAMPLE_LIMIT + 5;

@@ -95,7 +95,8 @@ local function startAttempt(id, from, ten, fence, att, dl, runAt, worker, wver, 
   countTraffic('a')
   -- samples are trimmed back to SAMPLES_KEEP only once they reach twice that (one LTRIM per
   -- SAMPLES_KEEP claims, not one per claim); readers take the last SAMPLES_KEEP
-  pushD(P .. 'tiq', NOW - runAt, 2 * SAMPLES_KEEP, SAMPLES_KEEP)
+  -- (at least 0, as SQLite: a run_at written by a process whose clock runs ahead)
+  pushD(P .. 'tiq', math.max(0, NOW - runAt), 2 * SAMPLES_KEEP, SAMPLES_KEEP)
   return exp, rec, natt
 end
 

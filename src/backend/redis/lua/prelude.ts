@@ -342,7 +342,8 @@ local function attemptEnded(n, started, out, code, endAt)
   if started and out ~= 'released' then
     -- samples are trimmed back to SAMPLES_KEEP once they reach twice that (one LTRIM per
     -- SAMPLES_KEEP attempts, not one per attempt); readers take the last SAMPLES_KEEP
-    pushD(P .. 'exec', (endAt or NOW) - started, 2 * SAMPLES_KEEP, SAMPLES_KEEP)
+    -- (at least 0: a clock stepped back between claim and end, as SQLite clamps it)
+    pushD(P .. 'exec', math.max(0, (endAt or NOW) - started), 2 * SAMPLES_KEEP, SAMPLES_KEEP)
   end
   if out == 'succeeded' then countD('i', P .. 'byatt', n .. ':ok', 1)
   elseif out ~= 'released' then countD('i', P .. 'byatt', n .. ':fail', 1) end
