@@ -4,6 +4,7 @@
  * DLQ of 100,000 entries: 10,000 short pages). A shard whose dead_at index has nothing in the range
  * is now skipped: one page, with no cursor, says there is none.
  */
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RedisBackend } from '../../src/backend/redis/index.js';
 import { parseRedisUrl } from '../../src/backend/redis/url.js';
@@ -40,6 +41,32 @@ it('answers a dead_at range with no entry in one page, and still finds the one e
     const aged = await backend.dlqList({ queue: 'q', until: clock.now() - 60_000 }, { limit: 1 });
     expect(aged.items).toHaveLength(1);
   } finally {
+    await backend.close();
+  }
+});
+
+it('a malformed entry whose record gives no time of death (a key of another type) died when the DLQ index says, not in 1970', async () => {
+  const clock = new ManualClock(Date.UTC(2026, 10, 30, 10));
+  const diedAt = clock.now();
+  const backend = new RedisBackend(parseRedisUrl(`${redis.url}${redis.url.includes('?') ? '&' : '?'}prefix=timeless${process.pid}`), { clock });
+  const raw = new Redis(redis.url);
+  try {
+    await backend.submit({ workflow: 'w:v1', queue: 'q', max_attempts: 1 });
+    const [lease] = await backend.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+    await backend.fail(lease!, { code: 'X', message: 'x', retryable: false });
+    const key = `{timeless${process.pid}:q:0}:j:${lease!.jobId}`;
+    await raw.del(key);
+    await raw.set(key, 'not a job hash');
+    clock.advance(2 * 3_600_000);
+    const [listed] = (await backend.dlqList({ queue: 'q' }, { limit: 10 })).items;
+    expect(listed).toMatchObject({ job_id: lease!.jobId, dead_at: new Date(diedAt).toISOString() });
+    expect(listed!.malformed).toMatch(/another type/);
+    expect((await backend.dlqGet(lease!.jobId))?.dead_at).toBe(new Date(diedAt).toISOString());
+    // The range filters read the same time: an hour-old limit finds it, a three-hour one does not.
+    expect((await backend.dlqList({ queue: 'q', until: clock.now() - 3_600_000 }, { limit: 1 })).items).toHaveLength(1);
+    expect((await backend.dlqList({ queue: 'q', until: clock.now() - 3 * 3_600_000 }, { limit: 1 })).items).toHaveLength(0);
+  } finally {
+    raw.disconnect();
     await backend.close();
   }
 });

@@ -3,6 +3,7 @@
  * check wherever it sits in the DLQ, also behind many younger entries of older jobs (a redrive
  * that failed again, jobs that retried for hours). The check asks the store for one aged entry.
  */
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBackend } from '../../src/backend/open.js';
 import { ManualClock } from '../../src/core/clock.js';
@@ -61,4 +62,43 @@ describe('dlq check --max-age finds an aged entry behind younger ones', () => {
       expect(JSON.parse(r.stdout).queues[0]).toMatchObject({ dlq_size: 13, ok: false });
     });
   }
+});
+
+describe('dlq check --max-age and a malformed entry', () => {
+  /** One entry that died two hours ago, its job hash replaced by a string (and, with `unindexed`, gone from the dead_at index too). */
+  async function damaged(prefix: string, unindexed: boolean): Promise<{ url: string; jobId: string }> {
+    const url = `${redis.url}${redis.url.includes('?') ? '&' : '?'}prefix=${prefix}`;
+    const clock = new ManualClock(Date.now() - 2 * HOUR);
+    const backend = await openBackend(url, { clock });
+    const raw = new Redis(redis.url);
+    try {
+      await backend.submit({ workflow: 'research_report:v3', queue: 'q', max_attempts: 1 });
+      const [lease] = await backend.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+      await backend.fail(lease!, { code: 'VALIDATION', message: 'rejected', retryable: false });
+      await raw.del(`{${prefix}:q:0}:j:${lease!.jobId}`);
+      await raw.set(`{${prefix}:q:0}:j:${lease!.jobId}`, 'garbage');
+      if (unindexed) await raw.zrem(`{${prefix}:q:0}:dlq`, lease!.jobId);
+      return { url, jobId: lease!.jobId };
+    } finally {
+      raw.disconnect();
+      await backend.close();
+    }
+  }
+
+  it('reads its age from the DLQ index (it was called 56 years old)', async () => {
+    const { url } = await damaged(`mal1${process.pid}`, false);
+    const r = await runCli(home, ['--url', url, 'dlq', 'check', '--queue', 'q', '--max-age', '1h']);
+    expect(r.stderr).toMatch(/^error: queue q: a DLQ entry is (1h59m|2h\d*m?) old, older than --max-age 1h\n$/);
+    expect(r.code).toBe(1);
+  });
+
+  it('with no time of death anywhere, fails naming the entry and why its age is unknown', async () => {
+    const { url, jobId } = await damaged(`mal2${process.pid}`, true);
+    const r = await runCli(home, ['--url', url, 'dlq', 'check', '--queue', 'q', '--max-age', '1h', '-o', 'json']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`error: queue q: DLQ entry ${jobId} is malformed and has no readable time of death, so its age cannot be held against --max-age 1h`);
+    expect(r.stderr).toContain(`see agentq dlq show ${jobId} --raw`);
+    expect(r.stderr).not.toMatch(/\d+d\d*h? old/);
+    expect(JSON.parse(r.stdout).queues[0]).toMatchObject({ ok: false, aged_entry_age_ms: null });
+  });
 });

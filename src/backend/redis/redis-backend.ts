@@ -1235,13 +1235,16 @@ export class RedisBackend implements Backend {
     const keep = dlqPredicate(filter, now);
     return this.scanPages(sources, page.cursor ?? null, null, limit, async (loc, ids) => {
       const found = new Set<string>();
-      const entries = await this.readDecoded(loc, ids, (s, id) => {
+      const read = await this.readDecoded(loc, ids, (s, id) => {
         found.add(id);
-        const e = dlqEntryFrom(id, loc.queue, s);
-        if (!keep(e)) return null;
+        return dlqEntryFrom(id, loc.queue, s);
+      });
+      await this.deadAtFromIndex(loc, read);
+      const entries = read.filter((e) => {
+        if (!keep(e)) return false;
         // a listed entry is often acted on next (a plan's apply): its location is known now
         this.rememberLoc(e.job_id, loc);
-        return e;
+        return true;
       });
       // (a member whose hash is gone: a malformed entry, unless a purge took it since the ids were read)
       for (const [id, deadAt] of await stillDead(this.client, this.sp(loc), ids.filter((id) => !found.has(id)))) {
@@ -1250,6 +1253,21 @@ export class RedisBackend implements Backend {
       }
       return entries;
     }, (e) => e.job_id);
+  }
+
+  /**
+   * A malformed entry whose record gives no time of death (a key of another type, damaged times)
+   * died when the DLQ index says, as a missing record does (`missingRecordEntry`): not in 1970,
+   * which `dlq check --max-age` read as an entry 56 years old.
+   */
+  private async deadAtFromIndex(loc: Loc, entries: DlqEntry[]): Promise<void> {
+    const timeless = entries.filter((e) => e.malformed !== null && Date.parse(e.dead_at) <= 0);
+    if (timeless.length === 0) return;
+    const at = await stillDead(this.client, this.sp(loc), timeless.map((e) => e.job_id));
+    for (const e of timeless) {
+      const ms = at.get(e.job_id) ?? 0;
+      if (ms > 0) e.dead_at = new Date(ms).toISOString();
+    }
   }
 
   /**
@@ -1300,9 +1318,11 @@ export class RedisBackend implements Backend {
       const deadAt = (await stillDead(this.client, this.sp(loc), [jobId])).get(jobId);
       return deadAt === undefined ? null : missingRecordEntry(jobId, loc.queue, deadAt);
     }
-    if (isNotAHash(snap[0])) return (await stillDead(this.client, this.sp(loc), [jobId])).size > 0 ? dlqEntryFrom(jobId, loc.queue, snap) : null;
-    if (snap[0].st !== 'dead') return null;
-    return dlqEntryFrom(jobId, loc.queue, snap);
+    if (isNotAHash(snap[0]) && (await stillDead(this.client, this.sp(loc), [jobId])).size === 0) return null;
+    if (!isNotAHash(snap[0]) && snap[0].st !== 'dead') return null;
+    const entry = dlqEntryFrom(jobId, loc.queue, snap);
+    await this.deadAtFromIndex(loc, [entry]);
+    return entry;
   }
 
   async dlqRaw(jobId: string): Promise<Uint8Array | null> {

@@ -133,15 +133,31 @@ export function checkResult(limits: DlqLimits, queues: CheckedQueue[], reasons: 
  * a bounded number of entries: an aged entry behind younger ones of older jobs (a redrive that
  * failed again) is on a later page, so the cursor is followed until an entry or the end.
  */
-async function agedEntry(backend: Backend, queue: string, now: number, maxAgeMs: number): Promise<number | null> {
+async function agedEntry(backend: Backend, queue: string, now: number, maxAgeMs: number): Promise<AgedEntry | null> {
   let cursor: string | null = null;
   do {
     const page = await backend.dlqList({ queue, until: now - maxAgeMs }, { limit: 1, ...(cursor !== null ? { cursor } : {}) });
     const e = page.items[0];
-    if (e) return now - Date.parse(e.dead_at);
+    if (e) {
+      const deadAt = Date.parse(e.dead_at);
+      // (a malformed record with no time of death anywhere reads as 1970: its age is unknown, not 56 years)
+      return deadAt > 0 || e.malformed === null ? { ageMs: now - deadAt, jobId: e.job_id, malformed: e.malformed } : { ageMs: null, jobId: e.job_id, malformed: e.malformed };
+    }
     cursor = page.next_cursor;
   } while (cursor !== null);
   return null;
+}
+
+interface AgedEntry {
+  /** Null: a malformed entry whose time of death cannot be read. */
+  ageMs: number | null;
+  jobId: string;
+  malformed: string | null;
+}
+
+/** The reason for a malformed DLQ entry whose age cannot be read: a person must look at it (exit 1), named so they can. */
+function timelessReason(queue: string, e: AgedEntry, maxAgeMs: number): string {
+  return `queue ${sanitize(queue)}: DLQ entry ${sanitize(e.jobId)} is malformed and has no readable time of death, so its age cannot be held against --max-age ${formatDuration(maxAgeMs)} (${sanitize(e.malformed ?? '')}); see agentq dlq show ${sanitize(e.jobId)} --raw`;
 }
 
 export async function run(opts: DlqCheckOptions, ctx: CommandContext): Promise<void> {
@@ -173,14 +189,16 @@ export async function run(opts: DlqCheckOptions, ctx: CommandContext): Promise<v
         : { ended: t ? t.succeeded + t.dead + t.expired + t.cancelled : 0, dead: t?.dead ?? 0 };
     const dlqRate = ratio(dead, ended);
     const over = windowMs === null ? "over the queue's whole life" : `over the last ${formatDuration(windowMs)}`;
-    const agedMs = limits.maxAgeMs !== undefined && report.dlq_size > 0 ? await agedEntry(backend, queue, now, limits.maxAgeMs) : null;
+    const aged = limits.maxAgeMs !== undefined && report.dlq_size > 0 ? await agedEntry(backend, queue, now, limits.maxAgeMs) : null;
+    const agedMs = aged?.ageMs ?? null;
     // Too few ends to judge (one death among two jobs is 50%): the rate is reported, not checked.
     const judged = ended >= (limits.minEnded ?? 1);
-    const reason = checkDlqLimits(
+    const limitReason = checkDlqLimits(
       { queue: sanitize(queue), dlq_size: report.dlq_size, dlq_rate: judged ? dlqRate : null, oldest_dead_age_ms: agedMs, rate_basis: `${over} (${dead} of ${count(ended, 'job')} that ended)` },
       limits,
       formatDuration,
     );
+    const reason = limitReason ?? (aged !== null && aged.ageMs === null ? timelessReason(queue, aged, limits.maxAgeMs!) : null);
     if (reason) reasons.push(reason);
     checked.push({ queue, ok: reason === null, dlq_size: report.dlq_size, dlq_rate: dlqRate, ended, dead, aged_entry_age_ms: agedMs, reason });
   }
