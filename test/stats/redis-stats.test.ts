@@ -6,6 +6,7 @@
  * limit. A real `redis-server` spawned for this file.
  */
 import { PassThrough } from 'node:stream';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STATS_MAX_TENANTS } from '../../src/backend/contract.js';
 import { RedisBackend } from '../../src/backend/redis/index.js';
@@ -134,5 +135,35 @@ describe('Redis stats', () => {
     expect(sampleValue(fams, 'agentq_tenant_queue_depth', { queue: 'research', tenant: 'acme', state: 'queued' })).toBe(2);
     expect(sampleValue(fams, 'agentq_backlog_seconds', { queue: 'research', class: 'interactive' })).toBe(30);
     expect(sampleValue(fams, 'agentq_oldest_age_seconds', { queue: 'research', class: 'batch' })).toBe(10);
+  });
+
+  it('a damaged counter (a field holding text) fails the read naming where it is, instead of NaN figures', async () => {
+    const clock = new ManualClock();
+    const { url, make } = open(clock);
+    const prefix = new URL(url).searchParams.get('prefix')!;
+    const backend = make();
+    for (let i = 0; i < 2; i++) await backend.submit({ workflow: 'w:v1', queue: 'q' });
+    const raw = new Redis(server.url);
+    try {
+      await raw.hset(`{${prefix}:q:0}:n`, 'batch:queued', 'abc');
+      await expect(backend.stats('q')).rejects.toMatchObject({
+        code: 'STATS_DAMAGED',
+        message: 'queue q: the stats of shard 0 are damaged: n field "batch:queued" holds "abc", not a number (written by something other than agentq)',
+      });
+      const json = await cli(['stats', '-o', 'json'], make, clock);
+      expect(json.code).toBe(1);
+      expect(json.stdout).toBe('');
+      expect(json.stderr).toContain('error: queue q: the stats of shard 0 are damaged: n field "batch:queued"');
+      const prom = await cli(['stats', '-o', 'prometheus'], make, clock);
+      expect(prom.code).toBe(1);
+      expect(prom.stdout).not.toMatch(/NaN/);
+      // A sample that is not a number is named too.
+      await raw.hset(`{${prefix}:q:0}:n`, 'batch:queued', '2');
+      await raw.rpush(`{${prefix}:q:0}:tiq`, 'hello');
+      await expect(backend.stats('q')).rejects.toThrow(/a tiq sample holds "hello", not a number/);
+    } finally {
+      raw.disconnect();
+      await backend.close();
+    }
   });
 });

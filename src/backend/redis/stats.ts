@@ -22,6 +22,7 @@ import {
   type StatsBreakdown,
 } from '../contract.js';
 import { failureCounts, foldExpiredLeases, type ExpiredLeases } from '../../core/queue-stats.js';
+import { AgentqError, ExitCode } from '../../core/errors.js';
 import { flatToMap } from './codec.js';
 import { TENANT_DEPTH_UNIT } from './lua/stats.js';
 
@@ -67,20 +68,45 @@ interface TenantFigures {
   oldest: number | null;
 }
 
-const num = (v: string | undefined): number => (v === undefined || v === '' ? 0 : Number(v));
+/**
+ * A stats counter whose value is not a number (written by something other than agentq): the
+ * figures it feeds would read NaN (a depth of `NaN` in /metrics, `null` where `-o json` promises a
+ * whole number), so the read fails naming the queue, the shard, the key and the field instead.
+ */
+export class StatsDamagedError extends AgentqError {
+  constructor(queue: string, shard: number, where: string, value: string) {
+    super(
+      'STATS_DAMAGED',
+      `queue ${queue}: the stats of shard ${shard} are damaged: ${where} holds ${JSON.stringify(value.slice(0, 40))}, not a number (written by something other than agentq)`,
+      ExitCode.failure,
+      'agentq leaves it as it is: restore the key from a backup, or correct the value with redis-cli.',
+    );
+  }
+}
 
-function tenantRows(flat: string[]): Map<string, TenantFigures> {
+/** Reads the counters of one shard's reply: each value a finite number, or StatsDamagedError. */
+function figuresOf(queue: string, shard: number) {
+  return (v: string | number | undefined, where: string): number => {
+    if (v === undefined || v === '') return 0;
+    const n = Number(v);
+    if (!Number.isFinite(n)) throw new StatsDamagedError(queue, shard, where, String(v));
+    return n;
+  };
+}
+type Figure = ReturnType<typeof figuresOf>;
+
+function tenantRows(flat: string[], num: Figure): Map<string, TenantFigures> {
   const out = new Map<string, TenantFigures>();
   for (let i = 0; i + 5 < flat.length; i += 6) {
-    const rank = num(flat[i + 1]);
+    const rank = num(flat[i + 1], `stn member ${JSON.stringify(flat[i])}`);
     const depth = Math.floor(rank / TENANT_DEPTH_UNIT);
     out.set(flat[i]!, {
       depth,
       dead: rank - depth * TENANT_DEPTH_UNIT,
-      scheduled: num(flat[i + 2]),
-      running: num(flat[i + 3]),
-      backlog: num(flat[i + 4]),
-      oldest: flat[i + 5] === '' ? null : Number(flat[i + 5]),
+      scheduled: num(flat[i + 2], `sts field ${JSON.stringify(flat[i])}`),
+      running: num(flat[i + 3], `rt field ${JSON.stringify(flat[i])}`),
+      backlog: num(flat[i + 4], `blt field ${JSON.stringify(flat[i])}`),
+      oldest: flat[i + 5] === '' ? null : num(flat[i + 5], `the age index of tenant ${JSON.stringify(flat[i])}`),
     });
   }
   return out;
@@ -118,12 +144,14 @@ export async function readQueueStats(req: StatsRequest): Promise<QueueStats> {
   let expiredUnread = 0;
   const failures = new Map<string, number>();
   const usage = { tokens: 0, cost_usd: 0 };
-  for (const [n, tot, oldest, blc, t, x, ba, act, , leases, , fc, use] of parts) {
+  for (const [shard, [n, tot, oldest, blc, t, x, ba, act, , leases, , fc, use]] of parts.entries()) {
+    const num = figuresOf(req.queue, shard);
+    const field = (key: string, f: string) => `${key} field ${JSON.stringify(f)}`;
     const u = flatToMap(use ?? []);
-    usage.tokens += num(u.tokens);
-    usage.cost_usd += num(u.cost_usd);
+    usage.tokens += num(u.tokens, field('use', 'tokens'));
+    usage.cost_usd += num(u.cost_usd, field('use', 'cost_usd'));
     // (a shard keeps its own first STATS_MAX_FAILURE_CODES codes; failureCounts caps the sum again)
-    for (const [k, v] of Object.entries(flatToMap(fc ?? []))) failures.set(k, (failures.get(k) ?? 0) + Number(v));
+    for (const [k, v] of Object.entries(flatToMap(fc ?? []))) failures.set(k, (failures.get(k) ?? 0) + num(v, field('fc', k)));
     // count first, then (class, lease end) pairs of the longest-expired ones
     let listed = 0;
     for (let i = 1; i + 1 < (leases?.length ?? 0); i += 2) {
@@ -139,13 +167,14 @@ export async function readQueueStats(req: StatsRequest): Promise<QueueStats> {
     // '<class>:<state>' for the live states and dead, '<state>' for the others
     for (const [k, v] of Object.entries(flatToMap(n))) {
       const [c, state] = k.includes(':') ? (k.split(':') as [string, string]) : [null, k];
-      if (state in counts) counts[state as JobState] += Number(v);
+      const count = num(v, field('n', k));
+      if (state in counts) counts[state as JobState] += count;
       const b = c === null ? undefined : byClass.get(c);
       if (!b) continue;
-      if (state === 'queued' || state === 'scheduled' || state === 'running') b[state] += Number(v);
-      else if (state === 'dead') b.dlq_size += Number(v);
+      if (state === 'queued' || state === 'scheduled' || state === 'running') b[state] += count;
+      else if (state === 'dead') b.dlq_size += count;
     }
-    for (const [k, v] of Object.entries(flatToMap(tot))) if (k in totals) totals[k as keyof OutcomeTotals] += Number(v);
+    for (const [k, v] of Object.entries(flatToMap(tot))) if (k in totals) totals[k as keyof OutcomeTotals] += num(v, field('tot', k));
     for (let i = 0; i + 1 < oldest.length; i += 2) {
       if (oldest[i + 1] === '') continue;
       const runAt = Number(oldest[i + 1]);
@@ -154,16 +183,16 @@ export async function readQueueStats(req: StatsRequest): Promise<QueueStats> {
     }
     for (const [c, v] of Object.entries(flatToMap(blc))) {
       const b = byClass.get(c);
-      if (b) b.backlog_seconds += Number(v);
+      if (b) b.backlog_seconds += num(v, field('blc', c));
     }
-    for (const [k, v] of Object.entries(flatToMap(act))) activity.set(k, (activity.get(k) ?? 0) + Number(v));
-    tiq.push(...t.map(Number));
-    exec.push(...x.map(Number));
+    for (const [k, v] of Object.entries(flatToMap(act))) activity.set(k, (activity.get(k) ?? 0) + num(v, field('act', k)));
+    tiq.push(...t.map((v) => num(v, 'a tiq sample')));
+    exec.push(...x.map((v) => num(v, 'an exec sample')));
     for (const [k, v] of Object.entries(flatToMap(ba))) {
       const [att, kind] = k.split(':');
       const e = byAttempt.get(Number(att)) ?? { attempt: Number(att), succeeded: 0, failed: 0 };
-      if (kind === 'ok') e.succeeded += Number(v);
-      else e.failed += Number(v);
+      if (kind === 'ok') e.succeeded += num(v, field('byatt', k));
+      else e.failed += num(v, field('byatt', k));
       byAttempt.set(Number(att), e);
     }
   }
@@ -211,13 +240,13 @@ export async function readQueueStats(req: StatsRequest): Promise<QueueStats> {
 async function tenantBreakdown(req: StatsRequest, parts: ShardStatsReply[]): Promise<{ by_tenant: StatsBreakdown[]; tenants_total: number }> {
   let figures = new Map<string, TenantFigures>();
   if (parts.length === 1) {
-    figures = tenantRows(parts[0]![8]);
+    figures = tenantRows(parts[0]![8], figuresOf(req.queue, 0));
   } else {
     // Each shard listed its deepest; read every candidate from every shard so the sums are whole.
-    const candidates = [...new Set(parts.flatMap((p) => [...tenantRows(p[8]).keys()]))];
+    const candidates = [...new Set(parts.flatMap((p, s) => [...tenantRows(p[8], figuresOf(req.queue, s)).keys()]))];
     if (candidates.length > 0) {
       const again = await Promise.all(parts.map((_p, s) => req.readShard(s, candidates)));
-      for (const p of again) for (const [k, t] of tenantRows(p[8])) figures.set(k, addTenant(figures.get(k), t));
+      for (const [s, p] of again.entries()) for (const [k, t] of tenantRows(p[8], figuresOf(req.queue, s))) figures.set(k, addTenant(figures.get(k), t));
     }
   }
   const rows = [...figures].map(([key, t]): StatsBreakdown => ({
@@ -245,14 +274,15 @@ async function jobEnds(req: StatsRequest): Promise<{ ends?: JobEnds }> {
   const from = endsFromMinute(req.now, req.endsWindowMs);
   const ends: JobEnds = { window_ms: req.now - from * 60000, ended: 0, dead: 0 };
   const hashes = await Promise.all(Array.from({ length: req.shards }, (_v, s) => req.readEnds!(s)));
-  for (const h of hashes) {
+  for (const [shard, h] of hashes.entries()) {
+    const num = figuresOf(req.queue, shard);
     for (const [k, v] of Object.entries(h)) {
       const [m, kind] = k.split(':');
       // (fields older than the longest window wait for the next prune; they are not counted)
       if (Number(m) < from) continue;
       // ok: succeeded, jx: ended otherwise (dead, expired, cancelled), jd: of those, dead
-      if (kind === 'ok' || kind === 'jx') ends.ended += Number(v);
-      if (kind === 'jd') ends.dead += Number(v);
+      if (kind === 'ok' || kind === 'jx') ends.ended += num(v, `jend field ${JSON.stringify(k)}`);
+      if (kind === 'jd') ends.dead += num(v, `jend field ${JSON.stringify(k)}`);
     }
   }
   return { ends };
