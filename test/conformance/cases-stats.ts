@@ -352,6 +352,22 @@ export function statsCases(make: MakeFixture): void {
       }
     });
 
+    it("counts in the recent activity the attempts a worker whose clock runs ahead recorded (as the job ends of dlq check do)", async () => {
+      const { backend, clock } = fx();
+      const reader = clock.now();
+      await backend.submit(req({ queue: 'q' }));
+      await backend.submit(req({ queue: 'q', max_attempts: 1 }));
+      const [a, b] = await backend.claim({ queue: 'q', workerId: 'w', max: 2, leaseMs: 600_000 });
+      // The worker's clock is three minutes ahead of the one reading the stats.
+      clock.advance(3 * 60_000);
+      await backend.complete(a!, null);
+      await backend.fail(b!, { code: 'X', message: 'x', retryable: false });
+      clock.set(reader);
+      const s = await fullStats(backend, 'q');
+      expect(s.recent).toMatchObject({ submitted: 2, succeeded: 1, failed: 1 });
+      expect((await backend.stats('q', { endsWindowMs: 3_600_000 })).ends).toMatchObject({ ended: 2, dead: 1 });
+    });
+
     it('counts the jobs that ended, and those that went to the DLQ, over a window that moves with the clock (dlq check --window)', async () => {
       const f = fx();
       const { backend, clock } = f;

@@ -175,11 +175,12 @@ else
   tenants = redis.call('ZREVRANGE', K_STEN, 0, ${STATS_MAX_TENANTS - 1})
 end
 -- The recent activity: act's fields, and the successes of its minutes, which jend keeps (a success
--- is counted once, as its job's end: statsJobEnded), as fields of the same form.
+-- is counted once, as its job's end: statsJobEnded), as fields of the same form. Minutes ahead of
+-- this clock too: a worker whose clock runs ahead writes them, and act's fields of them are read.
 local activity = redis.call('HGETALL', K_SACT)
 do
   local minute, fields = math.floor(NOW / 60000), {}
-  for i = ${ACTIVITY_MINUTES} - 1, 0, -1 do fields[#fields + 1] = (minute - i) .. ':ok' end
+  for i = ${ACTIVITY_MINUTES} - 1, -${ACTIVITY_MINUTES}, -1 do fields[#fields + 1] = (minute - i) .. ':ok' end
   local oks = redis.call('HMGET', K_SJEND, unpack(fields))
   for i = 1, #fields do
     if oks[i] then
