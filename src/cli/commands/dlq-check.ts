@@ -11,7 +11,7 @@
  * backend for one entry older than the limit (`dlqList` with `until`, limit
  * 1): never a walk of the DLQ.
  */
-import type { Backend } from '../../backend/contract.js';
+import { MAX_PAGE_LIMIT, type Backend } from '../../backend/contract.js';
 import { AgentqError, ExitCode, NotFoundError, ValidationError } from '../../core/errors.js';
 import { formatDuration, parseDuration } from '../../core/duration.js';
 import { STATS_ENDS_MAX_WINDOW_MS } from '../../core/queue-stats.js';
@@ -136,7 +136,9 @@ export function checkResult(limits: DlqLimits, queues: CheckedQueue[], reasons: 
 async function agedEntry(backend: Backend, queue: string, now: number, maxAgeMs: number): Promise<AgedEntry | null> {
   let cursor: string | null = null;
   do {
-    const page = await backend.dlqList({ queue, until: now - maxAgeMs }, { limit: 1, ...(cursor !== null ? { cursor } : {}) });
+    // (one entry is all it takes; past a short first page, big pages: each looks at ten times its limit)
+    const limit = cursor === null ? 1 : MAX_PAGE_LIMIT;
+    const page = await backend.dlqList({ queue, until: now - maxAgeMs }, { limit, ...(cursor !== null ? { cursor } : {}) });
     const e = page.items[0];
     if (e) {
       const deadAt = Date.parse(e.dead_at);
