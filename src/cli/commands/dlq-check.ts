@@ -22,6 +22,7 @@ import { isMachineFormat, printObject } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
 import { checkQueueName, queuesHere } from '../parse.js';
 import { allQueues, surveyQueues } from '../../backend/queue-walk.js';
+import { mapBounded, QUEUE_READS_AT_ONCE } from '../../util/bounded.js';
 
 export interface DlqCheckOptions {
   queue?: string;
@@ -177,10 +178,9 @@ export async function run(opts: DlqCheckOptions, ctx: CommandContext): Promise<v
   // Every queue, past the first page too (the cron alert once never checked those past 1,000).
   const queues = opts.queue !== undefined ? [opts.queue] : await allQueues(backend);
   const now = ctx.clock.now();
-  const reasons: string[] = [];
-  const checked: CheckedQueue[] = [];
   const windowMs = limits.windowMs ?? null;
-  for (const queue of queues) {
+  // (a few queues at a time, in order: one after the other, 1,500 queues took seconds)
+  const checked = await mapBounded(queues, QUEUE_READS_AT_ONCE, async (queue): Promise<CheckedQueue> => {
     const stats = await backend.stats(queue, windowMs === null ? {} : { endsWindowMs: windowMs });
     const report = buildStatsReport(stats);
     // The rate over the window from the per-minute job ends; over the whole life from the totals.
@@ -201,9 +201,9 @@ export async function run(opts: DlqCheckOptions, ctx: CommandContext): Promise<v
       formatDuration,
     );
     const reason = limitReason ?? (aged !== null && aged.ageMs === null ? timelessReason(queue, aged, limits.maxAgeMs!) : null);
-    if (reason) reasons.push(reason);
-    checked.push({ queue, ok: reason === null, dlq_size: report.dlq_size, dlq_rate: dlqRate, ended, dead, aged_entry_age_ms: agedMs, reason });
-  }
+    return { queue, ok: reason === null, dlq_size: report.dlq_size, dlq_rate: dlqRate, ended, dead, aged_entry_age_ms: agedMs, reason };
+  });
+  const reasons = checked.flatMap((c) => (c.reason === null ? [] : [c.reason]));
   // -o json/ndjson: the whole result on stdout for a script, with the same exit code (the reason line
   // still goes to stderr, for cron mail).
   if (isMachineFormat(ctx.format)) printObject(ctx.out, checkResult(limits, checked, reasons));
