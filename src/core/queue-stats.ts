@@ -171,6 +171,16 @@ export interface RecentActivity {
   failed: number;
 }
 
+/**
+ * Backlog seconds as reported: to the millisecond and never below 0. The stores keep them as float
+ * sums of each job's estimate, added and taken away as jobs come and go, so they carry residue
+ * (0.1 + 0.2 is 0.30000000000000004; the same taken away again leaves 2.8e-17, not 0): an alert on
+ * `agentq_backlog_seconds > 0` stayed firing on an empty queue. Every backend rounds the same way.
+ */
+export function backlogFigure(seconds: number): number {
+  return Math.max(0, Math.round(seconds * 1000) / 1000);
+}
+
 /** Running jobs of one class whose lease has run out, as a backend reads them (an index seek). */
 export interface ExpiredLeases {
   class: string;

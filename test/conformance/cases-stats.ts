@@ -97,6 +97,19 @@ export function statsCases(make: MakeFixture): void {
       expect(breakdown(s, 'class', 'batch')!.backlog_seconds).toBeCloseTo(1.5, 6);
     });
 
+    it('keeps backlog seconds to the millisecond: no float residue (0.1 + 0.2), and 0 once the queue is drained', async () => {
+      const { backend } = fx();
+      await backend.submit(req({ queue: 'q', class: 'batch', tenant_id: 'acme', estimated_seconds: 0.1 }));
+      await backend.submit(req({ queue: 'q', class: 'batch', tenant_id: 'acme', estimated_seconds: 0.2 }));
+      const full = await fullStats(backend, 'q');
+      expect([full.backlog_seconds, breakdown(full, 'class', 'batch')!.backlog_seconds, breakdown(full, 'tenant', 'acme')!.backlog_seconds]).toEqual([0.3, 0.3, 0.3]);
+      await claimOne(backend, 'q');
+      await claimOne(backend, 'q');
+      // (an alert on agentq_backlog_seconds > 0 must not stay firing on 2.8e-17 s of nothing)
+      const drained = await fullStats(backend, 'q');
+      expect([drained.backlog_seconds, breakdown(drained, 'class', 'batch')!.backlog_seconds, breakdown(drained, 'tenant', 'acme')!.backlog_seconds]).toEqual([0, 0, 0]);
+    });
+
     it('breaks depth, DLQ, oldest age and backlog down by class and tenant', async () => {
       const f = fx();
       const { backend, clock } = f;

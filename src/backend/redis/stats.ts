@@ -21,7 +21,7 @@ import {
   type QueueStats,
   type StatsBreakdown,
 } from '../contract.js';
-import { failureCounts, foldExpiredLeases, type ExpiredLeases } from '../../core/queue-stats.js';
+import { backlogFigure, failureCounts, foldExpiredLeases, type ExpiredLeases } from '../../core/queue-stats.js';
 import { AgentqError, ExitCode } from '../../core/errors.js';
 import { flatToMap } from './codec.js';
 import { TENANT_DEPTH_UNIT } from './lua/stats.js';
@@ -214,7 +214,7 @@ export async function readQueueStats(req: StatsRequest): Promise<QueueStats> {
 
   for (const b of byClass.values()) {
     b.oldest_queued_age_ms = ageOf(now, classOldest.get(b.key) ?? null);
-    b.backlog_seconds = Math.max(0, b.backlog_seconds);
+    b.backlog_seconds = backlogFigure(b.backlog_seconds);
   }
   const classes = [...byClass.values()];
 
@@ -223,8 +223,8 @@ export async function readQueueStats(req: StatsRequest): Promise<QueueStats> {
     ...(await jobEnds(req)),
     at: now,
     // (to the millisecond, not the second: the sum of the float counters loses its noise, not a
-    // queue's fractional estimates; SQLite keeps them the same)
-    backlog_seconds: Math.max(0, Math.round(classes.reduce((s, b) => s + b.backlog_seconds, 0) * 1000) / 1000),
+    // queue's fractional estimates; SQLite rounds them the same, backlogFigure)
+    backlog_seconds: backlogFigure(classes.reduce((s, b) => s + b.backlog_seconds, 0)),
     by_class: classes,
     ...(await tenantBreakdown(req, parts)),
     totals,
@@ -256,7 +256,7 @@ async function tenantBreakdown(req: StatsRequest, parts: ShardStatsReply[]): Pro
     running: t.running,
     dlq_size: t.dead,
     oldest_queued_age_ms: ageOf(req.now, t.oldest),
-    backlog_seconds: Math.max(0, t.backlog),
+    backlog_seconds: backlogFigure(t.backlog),
   }));
   const depth = (b: StatsBreakdown) => b.queued + b.scheduled + b.running;
   const withJobs = rows.filter((b) => depth(b) + b.dlq_size > 0);

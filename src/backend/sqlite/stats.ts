@@ -31,7 +31,7 @@ import type Database from 'better-sqlite3';
 import { JOB_CLASSES } from '../../core/model.js';
 import type { JobState } from '../../core/schemas.js';
 import type { Usage } from '../../core/usage.js';
-import { endsFromMinute, failureCounts, type ExpiredLeases, type JobEnds, type StatsOptions } from '../../core/queue-stats.js';
+import { backlogFigure, endsFromMinute, failureCounts, type ExpiredLeases, type JobEnds, type StatsOptions } from '../../core/queue-stats.js';
 import {
   STATS_MAX_TENANTS,
   STATS_RECENT_WINDOW_MS,
@@ -192,7 +192,7 @@ export function readExtendedStats(st: Sql, queue: string, now: number, opts: Sta
   if (!known) return {};
 
   const backlogRows = st(`SELECT dim, name, seconds FROM backlog WHERE queue = ?`).all(queue) as Array<{ dim: string; name: string; seconds: number }>;
-  const backlogOf = (dim: string, name: string) => backlogRows.find((r) => r.dim === dim && r.name === name)?.seconds ?? 0;
+  const backlogOf = (dim: string, name: string) => backlogFigure(backlogRows.find((r) => r.dim === dim && r.name === name)?.seconds ?? 0);
 
   // Per class: every class, zeros included, so a dashboard always has the series.
   const classOldest = st(CLASS_OLDEST);
@@ -267,7 +267,7 @@ export function readExtendedStats(st: Sql, queue: string, now: number, opts: Sta
   return {
     ...(ends ? { ends } : {}),
     at: now,
-    backlog_seconds: byClass.reduce((s, b) => s + b.backlog_seconds, 0),
+    backlog_seconds: backlogFigure(byClass.reduce((s, b) => s + b.backlog_seconds, 0)),
     by_class: byClass,
     by_tenant: byTenant,
     tenants_total: withJobs.length,
