@@ -45,6 +45,15 @@ export function checkUsage(report: unknown): Usage {
   return { tokens: figure('tokens'), cost_usd: figure('cost_usd') };
 }
 
+/**
+ * A queue's usage totals as reported: dollars to 15 significant digits. The stores add each report
+ * as a float, so 0.1 + 0.2 dollars read 0.30000000000000004 on SQLite and 0.3 on Redis (which sums
+ * in long double): the same spend, two figures. No real sum has more digits than that.
+ */
+export function usageFigure(u: Usage): Usage {
+  return { tokens: u.tokens, cost_usd: Number(u.cost_usd.toPrecision(15)) };
+}
+
 /** Adds two usages (a record's and a report's, or totals). */
 export function addUsage(a: Usage | null | undefined, b: Usage): Usage {
   return { tokens: (a?.tokens ?? 0) + b.tokens, cost_usd: (a?.cost_usd ?? 0) + b.cost_usd };

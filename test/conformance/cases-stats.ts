@@ -239,6 +239,16 @@ export function statsCases(make: MakeFixture): void {
       expect(s.failures_by_code.reduce((t, c) => t + c.count, 0)).toBe(n + 2);
     });
 
+    it('sums reported dollars without float residue, the same on every backend (0.1 + 0.2 is 0.3)', async () => {
+      const { backend } = fx();
+      await backend.submit(req({ queue: 'q' }));
+      const lease = await claimOne(backend, 'q');
+      await backend.addUsage(lease, { cost_usd: 0.1 });
+      await backend.addUsage(lease, { cost_usd: 0.2 });
+      await backend.complete(lease, null);
+      expect((await fullStats(backend, 'q')).usage).toEqual({ tokens: 0, cost_usd: 0.3 });
+    });
+
     it('sums reported usage per queue (every attempt, released ones too), zero for a queue without reports', async () => {
       const { backend, clock } = fx();
       const { job } = await backend.submit(req({ queue: 'q', max_attempts: 3 }));

@@ -23,6 +23,7 @@ import {
 } from '../contract.js';
 import { backlogFigure, failureCounts, foldExpiredLeases, type ExpiredLeases } from '../../core/queue-stats.js';
 import { AgentqError, ExitCode } from '../../core/errors.js';
+import { usageFigure } from '../../core/usage.js';
 import { flatToMap } from './codec.js';
 import { TENANT_DEPTH_UNIT } from './lua/stats.js';
 
@@ -233,7 +234,7 @@ export async function readQueueStats(req: StatsRequest): Promise<QueueStats> {
     execution_ms: exec.slice(-STATS_SAMPLE_LIMIT),
     recent: recentActivity(activity, now),
     failures_by_code: failureCounts(failures),
-    usage,
+    usage: usageFigure(usage),
   }, expiredList, now);
 }
 

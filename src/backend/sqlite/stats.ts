@@ -30,7 +30,7 @@
 import type Database from 'better-sqlite3';
 import { JOB_CLASSES } from '../../core/model.js';
 import type { JobState } from '../../core/schemas.js';
-import type { Usage } from '../../core/usage.js';
+import { usageFigure, type Usage } from '../../core/usage.js';
 import { backlogFigure, endsFromMinute, failureCounts, type ExpiredLeases, type JobEnds, type StatsOptions } from '../../core/queue-stats.js';
 import {
   STATS_MAX_TENANTS,
@@ -277,6 +277,6 @@ export function readExtendedStats(st: Sql, queue: string, now: number, opts: Sta
     execution_ms: samples('exec'),
     recent: { window_ms: now - fromMinute * 60000, ...recent },
     failures_by_code: failureCounts(new Map(failures.map((r) => [r.code, r.n]))),
-    usage: usage ?? { tokens: 0, cost_usd: 0 },
+    usage: usageFigure(usage ?? { tokens: 0, cost_usd: 0 }),
   };
 }
