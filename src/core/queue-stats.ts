@@ -184,6 +184,8 @@ export function backlogFigure(seconds: number): number {
 /** Running jobs of one class whose lease has run out, as a backend reads them (an index seek). */
 export interface ExpiredLeases {
   class: string;
+  /** Their tenant, when the backend read it: its oldest age in `by_tenant` counts them too. */
+  tenant?: string;
   count: number;
   /** Epoch ms when the longest-expired lease of the class ran out. */
   oldest_expires_at: number;
@@ -191,7 +193,7 @@ export interface ExpiredLeases {
 
 /**
  * Adds the expired leases to a snapshot: their count as `lease_expired`, and each as a job waiting
- * since its lease ended in the queue's and its class's oldest age (the job is claimable again, only
+ * since its lease ended in the queue's, its class's and its tenant's oldest age (the job is claimable again, only
  * nobody has claimed yet). Shared by every backend so they count them the same way.
  */
 export function foldExpiredLeases(s: QueueStats, expired: readonly ExpiredLeases[], now: number): QueueStats {
@@ -207,6 +209,8 @@ export function foldExpiredLeases(s: QueueStats, expired: readonly ExpiredLeases
     oldest = older(oldest, ageOf(e.oldest_expires_at));
     const b = s.by_class?.find((c) => c.key === e.class);
     if (b) b.oldest_queued_age_ms = older(b.oldest_queued_age_ms, ageOf(e.oldest_expires_at));
+    const t = e.tenant === undefined ? undefined : s.by_tenant?.find((x) => x.key === e.tenant);
+    if (t) t.oldest_queued_age_ms = older(t.oldest_queued_age_ms, ageOf(e.oldest_expires_at));
   }
   return { ...s, oldest_queued_age_ms: oldest, lease_expired: total };
 }

@@ -56,7 +56,8 @@ export function statsCases(make: MakeFixture): void {
 
     it('counts a running job whose lease expired (its worker died) as lease_expired, and as waiting in the oldest age', async () => {
       const { backend, clock } = fx();
-      await backend.submit(req({ queue: 'orphan', class: 'interactive' }));
+      await backend.submit(req({ queue: 'orphan', class: 'interactive', tenant_id: 'acme' }));
+      await backend.submit(req({ queue: 'orphan', class: 'batch', tenant_id: 'globex', run_at: iso(clock.now() + 3_600_000) }));
       await claimOne(backend, 'orphan', { leaseMs: 5_000 });
       clock.advance(4_000);
       const held = await fullStats(backend, 'orphan');
@@ -69,6 +70,9 @@ export function statsCases(make: MakeFixture): void {
       expect(s.oldest_queued_age_ms).toBe(6_000);
       expect(breakdown(s, 'class', 'interactive')!.oldest_queued_age_ms).toBe(6_000);
       expect(breakdown(s, 'class', 'batch')!.oldest_queued_age_ms).toBeNull();
+      // and in its tenant's (stats --by tenant once showed no oldest job for a tenant whose worker died)
+      expect(breakdown(s, 'tenant', 'acme')!.oldest_queued_age_ms).toBe(6_000);
+      expect(breakdown(s, 'tenant', 'globex')!.oldest_queued_age_ms).toBeNull();
     });
 
     it("a lost lease's attempt ends when its lease ran out, not at the claim that reaps it: its execution sample and record say so", async () => {

@@ -153,15 +153,17 @@ export async function readQueueStats(req: StatsRequest): Promise<QueueStats> {
     usage.cost_usd += num(u.cost_usd, field('use', 'cost_usd'));
     // (a shard keeps its own first STATS_MAX_FAILURE_CODES codes; failureCounts caps the sum again)
     for (const [k, v] of Object.entries(flatToMap(fc ?? []))) failures.set(k, (failures.get(k) ?? 0) + num(v, field('fc', k)));
-    // count first, then (class, lease end) pairs of the longest-expired ones
+    // count first, then (class, tenant, lease end) of the longest-expired ones
     let listed = 0;
-    for (let i = 1; i + 1 < (leases?.length ?? 0); i += 2) {
+    for (let i = 1; i + 2 < (leases?.length ?? 0); i += 3) {
       const cls = String(leases[i]);
-      const at = Number(leases[i + 1]);
-      const e = expired.get(cls) ?? { class: cls, count: 0, oldest_expires_at: at };
+      const tenant = String(leases[i + 1]);
+      const at = Number(leases[i + 2]);
+      const key = `${cls}\0${tenant}`;
+      const e = expired.get(key) ?? { class: cls, tenant, count: 0, oldest_expires_at: at };
       e.count += 1;
       e.oldest_expires_at = Math.min(e.oldest_expires_at, at);
-      expired.set(cls, e);
+      expired.set(key, e);
       listed += 1;
     }
     expiredUnread += Number(leases?.[0] ?? 0) - listed;

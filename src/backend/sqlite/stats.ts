@@ -178,12 +178,12 @@ export function oldestClaimableRunAt(st: Sql, queue: string, now: number): numbe
   return oldest;
 }
 
-/** Running jobs whose lease ran out, per class: a range of the jobs_leases index (only the expired part). */
+/** Running jobs whose lease ran out, per class and tenant: a range of the jobs_leases index (only the expired part). */
 export function expiredLeases(st: Sql, queue: string, now: number): ExpiredLeases[] {
   const rows = st(
-    `SELECT class, count(*) AS n, min(lease_expires_at) AS t FROM jobs WHERE queue = ? AND state = 'running' AND lease_expires_at <= ? GROUP BY class`,
-  ).all(queue, now) as Array<{ class: string; n: number; t: number }>;
-  return rows.map((r) => ({ class: r.class, count: r.n, oldest_expires_at: r.t }));
+    `SELECT class, tenant, count(*) AS n, min(lease_expires_at) AS t FROM jobs WHERE queue = ? AND state = 'running' AND lease_expires_at <= ? GROUP BY class, tenant`,
+  ).all(queue, now) as Array<{ class: string; tenant: string; n: number; t: number }>;
+  return rows.map((r) => ({ class: r.class, tenant: r.tenant, count: r.n, oldest_expires_at: r.t }));
 }
 
 export function readExtendedStats(st: Sql, queue: string, now: number, opts: StatsOptions = {}): Partial<QueueStats> {

@@ -155,7 +155,7 @@ end
  * class (flat class, score), backlog per class, time-in-queue samples,
  * execution samples, attempt outcomes, activity, tenants, expired leases, tenant count, failures by code, usage } where tenants is a flat list
  * of (tenant, rank score, scheduled, running, backlog, oldest claimable
- * run_at or '') and expired leases is { count, then (class, lease end) of the
+ * run_at or '') and expired leases is { count, then (class, tenant, lease end) of the
  * longest-expired, at most 64 }. Every read is bounded: fixed-size hashes, capped lists, at
  * most STATS_MAX_TENANTS tenants (or the ones asked for) with one seek per
  * class each.
@@ -204,13 +204,15 @@ for _, t in ipairs(tenants) do
   rows[#rows + 1] = first
 end
 -- running jobs whose lease ran out (reaped lazily, by the next claim): their count, and the
--- class and expiry of the longest-expired ones (at most 64 read, so a class seen only past
+-- class, tenant and expiry of the longest-expired ones (at most 64 read, so a class seen only past
 -- them is left out of its class's oldest age; the queue's oldest is always right)
 local expired = { redis.call('ZCOUNT', K_LEASES, '-inf', NOW) }
 if expired[1] > 0 then
   local head = redis.call('ZRANGEBYSCORE', K_LEASES, '-inf', NOW, 'WITHSCORES', 'LIMIT', 0, 64)
   for i = 1, #head, 2 do
-    expired[#expired + 1] = meta(head[i]).cls or ''
+    local m = meta(head[i])
+    expired[#expired + 1] = m.cls or ''
+    expired[#expired + 1] = m.ten or ''
     expired[#expired + 1] = head[i + 1]
   end
 end
