@@ -16,6 +16,9 @@
  * `AGENTQ_URL` without an explicit context means "no context": a URL typed
  * on purpose is not silently tied to a context's settings.
  *
+ * `traceUrl` (top level or in a context; `AGENTQ_TRACE_URL` above both) is the
+ * template of the link to a job's trace: see `trace-link.ts`.
+ *
  * A relative `sqlite:` path in a file is relative to that file's directory
  * (`"url": "sqlite:./agentq.db"` next to `.agentq.json` is the same database
  * from any subdirectory); on the command line and in AGENTQ_URL it is relative
@@ -40,9 +43,10 @@ import type { AdmissionLimits } from '../core/admission.js';
 import type { FairnessOptions } from '../core/fairness.js';
 import { NAME_RE, NAME_RULE } from '../core/model.js';
 import { parseAdmission, parseFairness, PolicyRuleError } from '../core/policy.js';
+import { checkTraceUrlTemplate } from './trace-link.js';
 
 export const PROJECT_FILE_NAMES = ['.agentq.json', 'agentq.config.json'] as const;
-const CONTEXT_KEYS = ['url', 'readOnly', 'queue', 'fairness', 'admission'];
+const CONTEXT_KEYS = ['url', 'readOnly', 'queue', 'fairness', 'admission', 'traceUrl'];
 
 export interface ContextEntry {
   url?: string;
@@ -54,12 +58,16 @@ export interface ContextEntry {
   fairness?: FairnessOptions;
   /** Backlog limits this context's submits honour. */
   admission?: AdmissionLimits;
+  /** Link template to a job's trace (`https://…{trace_id}…`, see trace-link.ts). */
+  traceUrl?: string;
 }
 
 export interface ConfigFile {
   path: string;
   currentContext?: string;
   url?: string;
+  /** The trace link template used when the selected context has none. */
+  traceUrl?: string;
   /**
    * A Map, not an object: a context may be called anything, `__proto__`,
    * `constructor` or `toString` included, and `contexts[name]` on an object
@@ -71,6 +79,7 @@ export interface ConfigFile {
 
 export type UrlSource = 'flag' | 'env' | 'context' | 'project' | 'user' | 'default';
 export type ContextSource = 'flag' | 'env' | 'project' | 'user';
+export type TraceUrlSource = 'env' | 'context' | 'project' | 'user';
 
 export interface ActiveContext extends ContextEntry {
   name: string;
@@ -85,6 +94,13 @@ export interface ResolvedConfig {
   /** Null means the embedded default (`defaultDataUrl`), decided when the backend opens. */
   url: string | null;
   urlSource: UrlSource;
+  /**
+   * The trace link template (checked): `AGENTQ_TRACE_URL` > the selected context's `traceUrl` >
+   * a top-level `traceUrl` in the project file > in the user file. Null (or absent, in a
+   * configuration built by hand): no links are shown.
+   */
+  traceUrl?: string | null;
+  traceUrlSource?: TraceUrlSource | null;
   context: ActiveContext | null;
   /** Every context known, project entries over user entries of the same name. */
   contexts: Map<string, ContextEntry & { file: string; readOnlyFrom?: string }>;
@@ -246,8 +262,8 @@ export function parseConfigText(path: string, text: string): ConfigFile {
   }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) fail(path, 'must hold a JSON object');
   const o = ownFields(raw as Record<string, unknown>);
-  const known = new Set(['currentContext', 'url', 'contexts', '$schema']);
-  for (const k of o.keys()) if (!known.has(k)) fail(path, `unknown key ${JSON.stringify(k)} (known: currentContext, url, contexts)`);
+  const known = new Set(['currentContext', 'url', 'traceUrl', 'contexts', '$schema']);
+  for (const k of o.keys()) if (!known.has(k)) fail(path, `unknown key ${JSON.stringify(k)} (known: currentContext, url, traceUrl, contexts)`);
   const file: ConfigFile = { path, contexts: new Map() };
   const currentContext = o.get('currentContext');
   const topUrl = o.get('url');
@@ -260,8 +276,10 @@ export function parseConfigText(path: string, text: string): ConfigFile {
     if (typeof topUrl !== 'string' || topUrl === '') fail(path, 'url must be a non-empty string');
     file.url = resolveFileUrl(topUrl, path);
   }
+  const topTraceUrl = traceUrlSetting(o.get('traceUrl'), (rule) => fail(path, `traceUrl ${rule}`));
+  if (topTraceUrl !== undefined) file.traceUrl = topTraceUrl;
   if (contexts !== undefined) {
-    if (contexts === null || typeof contexts !== 'object' || Array.isArray(contexts)) fail(path, 'contexts must be an object of name → { url, readOnly, queue, fairness, admission }');
+    if (contexts === null || typeof contexts !== 'object' || Array.isArray(contexts)) fail(path, 'contexts must be an object of name → { url, readOnly, queue, fairness, admission, traceUrl }');
     for (const [name, v] of ownFields(contexts as Record<string, unknown>)) {
       if (v === null || typeof v !== 'object' || Array.isArray(v)) fail(path, `context ${JSON.stringify(name)} must be an object`);
       const c = ownFields(v as Record<string, unknown>);
@@ -284,8 +302,10 @@ export function parseConfigText(path: string, text: string): ConfigFile {
           throw e;
         }
       };
+      const traceUrl = traceUrlSetting(c.get('traceUrl'), (rule) => fail(path, `context ${JSON.stringify(name)}: traceUrl ${rule}`));
       file.contexts.set(name, {
         ...(url !== undefined ? { url: resolveFileUrl(url as string, path) } : {}),
+        ...(traceUrl !== undefined ? { traceUrl } : {}),
         ...(readOnly !== undefined ? { readOnly: readOnly as boolean } : {}),
         ...(queue !== undefined ? { queue: queue as string } : {}),
         ...policy('fairness'),
@@ -294,6 +314,15 @@ export function parseConfigText(path: string, text: string): ConfigFile {
     }
   }
   return file;
+}
+
+/** A `traceUrl` value from a file: undefined when absent; a bad one goes to `bad` with the rule it breaks. */
+function traceUrlSetting(v: unknown, bad: (rule: string) => never): string | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || v === '') bad('must be a non-empty string (a URL with {trace_id} in it)');
+  const why = checkTraceUrlTemplate(v as string);
+  if (why !== null) bad(why);
+  return v as string;
 }
 
 /** JSON.parse's "... at position 70" with the line and column an editor shows (Node 20 gives only the position). */
@@ -433,7 +462,18 @@ export function resolveConfigLenient({ flags, env, cwd }: ConfigInputs): Resolve
   else if (projectFile?.url) [url, urlSource] = [projectFile.url, 'project'];
   else if (userFile?.url) [url, urlSource] = [userFile.url, 'user'];
 
-  return { url, urlSource, context, contexts, projectFile, userFile, userFilePath, warnings, ...(unknownContext ? { unknownContext } : {}) };
+  const envTraceUrl = nonEmpty(env.AGENTQ_TRACE_URL);
+  let traceUrl: string | null = null;
+  let traceUrlSource: TraceUrlSource | null = null;
+  if (envTraceUrl !== undefined) {
+    const why = checkTraceUrlTemplate(envTraceUrl);
+    if (why !== null) throw new ConfigError(`AGENTQ_TRACE_URL ${why}`, 'Fix or unset AGENTQ_TRACE_URL (such as https://grafana.example/explore?traceId={trace_id}).');
+    [traceUrl, traceUrlSource] = [envTraceUrl, 'env'];
+  } else if (context?.traceUrl) [traceUrl, traceUrlSource] = [context.traceUrl, 'context'];
+  else if (projectFile?.traceUrl) [traceUrl, traceUrlSource] = [projectFile.traceUrl, 'project'];
+  else if (userFile?.traceUrl) [traceUrl, traceUrlSource] = [userFile.traceUrl, 'user'];
+
+  return { url, urlSource, traceUrl, traceUrlSource, context, contexts, projectFile, userFile, userFilePath, warnings, ...(unknownContext ? { unknownContext } : {}) };
 }
 
 /**

@@ -30,6 +30,8 @@ export interface AppProps {
   /** Why mutations are refused (read-only context), or null. */
   readOnlyReason: string | null;
   clock: Clock;
+  /** The trace link template (`traceUrl`, `AGENTQ_TRACE_URL`): the detail view links each job's trace. */
+  traceUrlTemplate?: string | null;
   initialFilter?: Partial<TriageFilter>;
   /** A fixed terminal size (tests); by default the output stream's size, following resizes. */
   size?: TerminalSize;
@@ -60,7 +62,7 @@ export function App(props: AppProps) {
   );
 
   useDlqRows(source, state.loadGeneration, dispatch as (a: TriageAction) => void, () => clock.now());
-  useDetail(source, state.detail, clock, dispatch, size.columns, state.now);
+  useDetail(source, state.detail, clock, dispatch, size.columns, state.now, props.traceUrlTemplate ?? null);
   useFullText(source, state.fullText, dispatch);
   useRedrive(redrive, state.redrive, dispatch);
 

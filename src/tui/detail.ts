@@ -9,6 +9,7 @@ import { sanitize } from '../cli/output/sanitize.js';
 import { displayWidth } from '../cli/output/width.js';
 import { clean, splitAtWidth, wrapText } from './text.js';
 import { budgetBreach, formatUsage, jobUsage } from '../core/usage.js';
+import { traceLink } from '../cli/trace-link.js';
 
 /** How much of an inline payload the preview shows (it scrolls, but a 64 KiB blob is not triage). */
 const PAYLOAD_PREVIEW_LINES = 200;
@@ -22,8 +23,9 @@ const ATTEMPT_ERROR_LINES = 4;
  * `width`: the terminal's columns. Long text (the error message, attempt errors, payload and
  * checkpoint lines) is wrapped to it instead of running off the right edge, bounded so one
  * huge message cannot bury the rest; what is left out says where to read it whole.
+ * `traceUrlTemplate` (`traceUrl`, `AGENTQ_TRACE_URL`): the link to the job's trace goes under its id.
  */
-export function detailLines(entry: DlqEntry, now: number, width = 100): string[] {
+export function detailLines(entry: DlqEntry, now: number, width = 100, traceUrlTemplate: string | null = null): string[] {
   const out: string[] = [];
   const showAll = `agentq dlq show ${clean(entry.job_id)}`;
   /** Pushes `text` (raw, untrusted) wrapped under `indent`, at most `max` lines. */
@@ -75,6 +77,9 @@ export function detailLines(entry: DlqEntry, now: number, width = 100): string[]
   }
   out.push('');
   out.push(`Trace      ${job?.trace_id == null ? 'none' : clean(job.trace_id)}`);
+  // Wrapped, not cut at the edge: the trace id is at the end of most links.
+  const link = traceLink(traceUrlTemplate, job?.trace_id);
+  if (link !== null) line(`Trace link ${clean(link)}`);
   out.push('');
   out.push('Payload');
   if (job?.input_ref != null) line(`  ref ${clean(job.input_ref)}  sha256 ${clean(job.input_sha256 ?? '-')}`);

@@ -10,7 +10,15 @@ import type { DetailState, TriageAction } from './state.js';
  * terminal's width changes or the clock ticks (`now`: the state's, moved by the tick that also
  * refreshes the list's ages and deadlines).
  */
-export function useDetail(source: TriageSource, detail: DetailState | null, clock: Clock, dispatch: Dispatch<TriageAction>, width: number, now?: number): void {
+export function useDetail(
+  source: TriageSource,
+  detail: DetailState | null,
+  clock: Clock,
+  dispatch: Dispatch<TriageAction>,
+  width: number,
+  now?: number,
+  traceUrlTemplate: string | null = null,
+): void {
   const jobId = detail?.lines === undefined ? detail?.jobId : undefined;
   // The entry on screen, kept to wrap it again on a resize: lines wrapped for a wider terminal were
   // cut at the new edge, and the end of a long error message could no longer be read.
@@ -28,7 +36,7 @@ export function useDetail(source: TriageSource, detail: DetailState | null, cloc
         if (!isLive) return;
         const at = widthRef.current;
         if (entry !== null) shown.current = { jobId, entry, width: at, now: nowRef.current };
-        dispatch({ type: 'detail/loaded', jobId, lines: entry === null ? null : detailLines(entry, clock.now(), at) });
+        dispatch({ type: 'detail/loaded', jobId, lines: entry === null ? null : detailLines(entry, clock.now(), at, traceUrlTemplate) });
       },
       (e: unknown) => {
         if (isLive) dispatch({ type: 'detail/loaded', jobId, lines: null, error: e instanceof Error ? e.message : String(e) });
@@ -37,7 +45,7 @@ export function useDetail(source: TriageSource, detail: DetailState | null, cloc
     return () => {
       isLive = false;
     };
-  }, [source, jobId, clock, dispatch]);
+  }, [source, jobId, clock, dispatch, traceUrlTemplate]);
 
   const openJobId = Array.isArray(detail?.lines) ? detail.jobId : undefined;
   useEffect(() => {
@@ -46,6 +54,6 @@ export function useDetail(source: TriageSource, detail: DetailState | null, cloc
     // open still read "5m left" beside a list and header that said expired.
     if (openJobId === undefined || s === null || s.jobId !== openJobId || (s.width === width && s.now === now)) return;
     shown.current = { ...s, width, now };
-    dispatch({ type: 'detail/loaded', jobId: openJobId, lines: detailLines(s.entry, clock.now(), width) });
-  }, [openJobId, width, now, clock, dispatch]);
+    dispatch({ type: 'detail/loaded', jobId: openJobId, lines: detailLines(s.entry, clock.now(), width, traceUrlTemplate) });
+  }, [openJobId, width, now, clock, dispatch, traceUrlTemplate]);
 }

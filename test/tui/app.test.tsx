@@ -319,6 +319,16 @@ describe('filters and views through the keyboard', () => {
     await app.waitFor('JOB');
   });
 
+  it('the detail shows the trace link when a trace URL template is set', async () => {
+    const es = [makeEntry(0)];
+    const app = renderApp({ ...base, source: arraySource(es), clock: new ManualClock(T0), size: { columns: 140, rows: 60 }, traceUrlTemplate: 'https://jaeger.example/trace/{trace_id}' });
+    await app.waitFor('total 1');
+    await app.press(KEYS.enter);
+    const d = await app.waitFor('Trace link');
+    expect(d).toContain('Trace      trace-0');
+    expect(d).toContain('Trace link https://jaeger.example/trace/trace-0');
+  });
+
   it('? shows the help generated from the keymap; Esc closes it', async () => {
     const app = open();
     await app.waitFor('total 40');

@@ -4,6 +4,30 @@ import { detailLines, ERROR_MESSAGE_LINES } from '../../src/tui/detail.js';
 import { makeEntry, T0 } from './support/entries.js';
 
 describe('the detail view text', () => {
+  it('shows the trace link under the trace id when a template is set, the id URL-encoded; none without one', () => {
+    const template = 'https://grafana.example/explore?traceId={trace_id}';
+    const entry = makeEntry(0);
+    entry.job!.trace_id = 'tr/ä b\x1b[31m';
+    const lines = detailLines(entry, T0, 100, template);
+    const at = lines.findIndex((l) => l.startsWith('Trace      '));
+    expect(lines[at]).toBe('Trace      tr/ä b\\x1b[31m');
+    expect(lines[at + 1]).toBe('Trace link https://grafana.example/explore?traceId=tr%2F%C3%A4%20b%1B%5B31m');
+    expect(lines.join('\n')).not.toContain('\x1b');
+    expect(detailLines(entry, T0, 100).some((l) => l.startsWith('Trace link'))).toBe(false);
+    expect(detailLines(entry, T0, 100, null).some((l) => l.startsWith('Trace link'))).toBe(false);
+    entry.job!.trace_id = null;
+    expect(detailLines(entry, T0, 100, template).some((l) => l.startsWith('Trace link'))).toBe(false);
+  });
+
+  it('wraps a long trace link to the screen rather than cutting off its end (where the trace id is)', () => {
+    const entry = makeEntry(0);
+    entry.job!.trace_id = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const lines = detailLines(entry, T0, 60, `https://grafana.example/explore?orgId=1&left=${'x'.repeat(60)}&traceId={trace_id}`);
+    expect(Math.max(...lines.map((l) => [...l].length))).toBeLessThanOrEqual(60);
+    const at = lines.findIndex((l) => l.startsWith('Trace link'));
+    expect(lines.slice(at, at + 4).join('').replace(/\s+/g, '')).toContain('traceId=4bf92f3577b34da6a3ce929d0e0e4736');
+  });
+
   it('wraps the whole error message over several lines instead of cutting it at the screen edge', () => {
     const message = `${'the tool call timed out while waiting for the upstream search API to answer; '.repeat(10)}END-OF-MESSAGE`;
     const lines = detailLines(makeEntry(0, { errorMessage: message }), T0, 80);

@@ -343,3 +343,53 @@ describe('context use writes the user file', () => {
     expect(readFileSync(userFile(), 'utf8')).toBe('{ broken');
   });
 });
+
+describe('traceUrl: the link from a job to its trace', () => {
+  const grafana = 'https://grafana.example/explore?traceId={trace_id}';
+  const jaeger = 'http://jaeger.internal:16686/trace/{trace_id}';
+  const resolved = (e = env, flags: { url?: string; context?: string } = {}) => {
+    const c = resolveConfig({ flags, env: e, cwd: project });
+    return { traceUrl: c.traceUrl, traceUrlSource: c.traceUrlSource };
+  };
+
+  it('is none when nothing sets it', () => {
+    expect(resolved()).toEqual({ traceUrl: null, traceUrlSource: null });
+  });
+
+  it('AGENTQ_TRACE_URL > the selected context > the project file > the user file', () => {
+    write(userFile(), { traceUrl: 'https://user.example/{trace_id}', contexts: { prod: { url: 'sqlite:/p.db', traceUrl: grafana }, dev: {} } });
+    expect(resolved()).toEqual({ traceUrl: 'https://user.example/{trace_id}', traceUrlSource: 'user' });
+    write(join(root, 'work', 'repo', '.agentq.json'), { traceUrl: jaeger });
+    expect(resolved()).toEqual({ traceUrl: jaeger, traceUrlSource: 'project' });
+    expect(resolved(env, { context: 'prod' })).toEqual({ traceUrl: grafana, traceUrlSource: 'context' });
+    // a context without one falls back to the files' top-level setting
+    expect(resolved(env, { context: 'dev' })).toEqual({ traceUrl: jaeger, traceUrlSource: 'project' });
+    const fromEnv = 'https://app.datadoghq.com/apm/trace/{trace_id}';
+    expect(resolved({ ...env, AGENTQ_TRACE_URL: fromEnv }, { context: 'prod' })).toEqual({ traceUrl: fromEnv, traceUrlSource: 'env' });
+    // empty is unset, as for AGENTQ_URL
+    expect(resolved({ ...env, AGENTQ_TRACE_URL: '' }, { context: 'prod' })).toEqual({ traceUrl: grafana, traceUrlSource: 'context' });
+    // --url without a context: no context, but the files' top-level setting still applies
+    expect(resolved(env, { url: 'sqlite:/x.db' })).toEqual({ traceUrl: jaeger, traceUrlSource: 'project' });
+  });
+
+  it('a bad template in a file is exit 78 naming the file, the setting and the rule', () => {
+    write(userFile(), { traceUrl: 'https://grafana.example/explore' });
+    let e = errorOf(() => resolveConfig({ flags: {}, env, cwd: project })) as ConfigError;
+    expect(e).toBeInstanceOf(ConfigError);
+    expect(e.exitCode).toBe(78);
+    expect(e.message).toBe(`config file ${userFile()}: traceUrl must contain {trace_id}, where the trace id goes (got "https://grafana.example/explore")`);
+    write(userFile(), { contexts: { prod: { traceUrl: 'javascript:alert({trace_id})' } } });
+    e = errorOf(() => resolveConfig({ flags: {}, env, cwd: project })) as ConfigError;
+    expect(e.message).toBe(`config file ${userFile()}: context "prod": traceUrl must be an http:// or https:// URL (got "javascript:alert({trace_id})")`);
+    write(userFile(), { traceUrl: 5 });
+    expect(errorOf(() => resolveConfig({ flags: {}, env, cwd: project })).message).toContain('traceUrl must be a non-empty string');
+  });
+
+  it('a bad AGENTQ_TRACE_URL is exit 78 naming the variable and the rule', () => {
+    const e = errorOf(() => resolveConfig({ flags: {}, env: { ...env, AGENTQ_TRACE_URL: 'ftp://traces/{trace_id}' }, cwd: project })) as ConfigError;
+    expect(e).toBeInstanceOf(ConfigError);
+    expect(e.exitCode).toBe(78);
+    expect(e.message).toBe('AGENTQ_TRACE_URL must be an http:// or https:// URL (got "ftp://traces/{trace_id}")');
+    expect(e.hint).toContain('AGENTQ_TRACE_URL');
+  });
+});

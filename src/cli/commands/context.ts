@@ -98,6 +98,9 @@ export async function show(_opts: unknown, ctx: CommandContext): Promise<void> {
     // The context's scheduling policy as the file gives it (a worker's flags may add caps).
     fairness: cfg.context?.fairness ?? null,
     admission: cfg.context?.admission ?? null,
+    // The template `inspect`, `dlq show` and the TUI make trace links with (null: they show none).
+    trace_url: cfg.traceUrl ?? null,
+    trace_url_source: cfg.traceUrlSource ?? null,
     project_file: cfg.projectFile?.path ?? null,
     user_file: cfg.userFilePath,
   };
@@ -113,6 +116,7 @@ export async function show(_opts: unknown, ctx: CommandContext): Promise<void> {
     ['queue', info.queue],
     ['tenant caps', describeTenantCaps(info.fairness ?? undefined) ?? 'none'],
     ['admission', describeAdmission(info.admission ?? undefined) ?? 'none'],
+    ['trace url', info.trace_url === null ? 'none' : `${info.trace_url} (from ${info.trace_url_source})`],
     ['project file', info.project_file ?? '(none)'],
     ['user file', info.user_file],
   ];

@@ -117,6 +117,7 @@ export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<voi
         ),
         info: { context: io.contextName, backend: backend.description, queue: selector.filter.queue ?? null, selection: selectionText(selector.given) },
         readOnlyReason,
+        traceUrlTemplate: ctx.config().traceUrl ?? null,
         clock: ctx.clock,
       },
       {

@@ -53,6 +53,7 @@ export function dlqIoFrom(ctx: CommandContext): DlqIo {
     assertMutable: (what) => ctx.assertMutable(what),
     interruptNote: (note) => ctx.interruptNote(note),
     contextName: contextName(ctx),
+    traceUrlTemplate: () => ctx.config().traceUrl ?? null,
     readFile: async (path) => {
       if (path === '-') return readStdin(ctx);
       try {

@@ -31,6 +31,11 @@ export interface DlqIo {
   assertMutable(what: string): void;
   /** What a first Ctrl-C that ends the command before it changes anything says (see `CommandContext.interruptNote`). */
   interruptNote?(note: string | null): void;
+  /**
+   * The trace link template (`traceUrl`, `AGENTQ_TRACE_URL`; see cli/trace-link.ts), or null when
+   * none is set. Read when asked: a bad one is exit 78, for the commands that show links.
+   */
+  traceUrlTemplate?(): string | null;
   /** The active context's name, shown in confirmations and recorded in the audit. */
   contextName: string | null;
   probe?: ProcessProbe;

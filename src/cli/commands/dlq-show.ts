@@ -11,6 +11,7 @@ import { formatUsage, jobUsage } from '../../core/usage.js';
 import { fieldLines } from '../output/fields.js';
 import { printObject } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
+import { traceLink } from '../trace-link.js';
 import type { DlqIo } from './dlq-io.js';
 
 export interface DlqShowOptions {
@@ -40,11 +41,13 @@ export async function dlqShow(given: string, opts: DlqShowOptions, io: DlqIo): P
   }
   const entry = await backend.dlqGet(jobId);
   if (entry === null) throw notFound();
+  const template = io.traceUrlTemplate?.() ?? null;
   if (io.out.format === 'json' || io.out.format === 'ndjson') {
-    printObject(io.out, entry);
+    // `trace_url` is made here, from the entry's trace id: the same on every backend, null when there is no link
+    printObject(io.out, { ...entry, trace_url: traceLink(template, entry.job?.trace_id) });
     return;
   }
-  io.out.write(renderEntry(entry, io.out.format === 'plain'));
+  io.out.write(renderEntry(entry, io.out.format === 'plain', template));
 }
 
 const s = (v: unknown) => sanitize(v === null || v === undefined ? '-' : String(v));
@@ -54,9 +57,9 @@ const s = (v: unknown) => sanitize(v === null || v === undefined ? '-' : String(
  * `label:  value` lines aligned as `inspect` prints them (output/fields.ts) and indented sections;
  * plain output (`-o plain`, or stdout not a terminal) is `label<TAB>value` with `# section` headers
  * and tab-separated section rows, one record per line, as `inspect` prints it — for `cut -f2` and
- * `awk -F'\t'`.
+ * `awk -F'\t'`. With a trace link template, the link to the job's trace follows its trace id.
  */
-export function renderEntry(e: DlqEntry, plain = false): string {
+export function renderEntry(e: DlqEntry, plain = false, traceUrlTemplate: string | null = null): string {
   const lines: string[] = [];
   const fields: Array<[string, string]> = [];
   const field = (k: string, v: unknown) => fields.push([k, s(v)]);
@@ -81,6 +84,8 @@ export function renderEntry(e: DlqEntry, plain = false): string {
   if (job) {
     field('operation', job.operation);
     field('trace', job.trace_id);
+    const link = traceLink(traceUrlTemplate, job.trace_id);
+    if (link !== null) field('trace link', link);
     field('created', job.created_at);
     field('input ref', job.input_ref ? `${job.input_ref} (sha256 ${job.input_sha256})` : null);
     if (job.lineage.redriven_at) field('last redrive', `${job.lineage.redriven_at} by run ${job.lineage.redrive_run}`);

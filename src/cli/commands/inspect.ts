@@ -1,6 +1,7 @@
 /**
  * `agentq inspect JOB`: everything about one job, for the person on call.
- * `-o json` prints the job exactly as the `Job` schema describes it.
+ * `-o json` prints the job as the `Job` schema describes it, plus `trace_url`: the link to its
+ * trace made from the trace link template (null without a template or a trace id).
  */
 import { NotFoundError } from '../../core/errors.js';
 import { formatDuration } from '../../core/duration.js';
@@ -12,6 +13,7 @@ import { fieldLines } from '../output/fields.js';
 import { isMachineFormat, printObject } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
 import { checkJobId, parseIntOption } from '../parse.js';
+import { traceLink } from '../trace-link.js';
 
 export interface InspectOptions {
   job: string;
@@ -24,13 +26,14 @@ export async function run(o: InspectOptions, ctx: CommandContext): Promise<void>
   const backend = await ctx.openBackend();
   const job = await backend.get(id);
   if (!job) throw new NotFoundError(`job ${id} not found in ${backend.description}`);
+  const template = ctx.config().traceUrl ?? null;
   if (isMachineFormat(ctx.format)) {
-    printObject(ctx.out, job);
+    printObject(ctx.out, { ...job, trace_url: traceLink(template, job.trace_id) });
     return;
   }
   const dlq = job.state === 'dead' ? await backend.dlqGet(id) : null;
   const events = eventCount > 0 ? await lastEvents(backend.events({ jobId: id }), eventCount) : [];
-  ctx.out.write(renderJob(job, dlq, events, ctx.clock.now(), ctx.format === 'plain'));
+  ctx.out.write(renderJob(job, dlq, events, ctx.clock.now(), ctx.format === 'plain', template));
 }
 
 /** Keeps only the newest `n` events: memory stays bounded however long the history. */
@@ -58,7 +61,7 @@ const s = (v: unknown) => sanitize(v);
  * The text view: `label:  value` lines (output/fields.ts, as `dlq show` prints them), then
  * sections. Plain output uses a tab between label and value and exact ISO times, so it stays greppable.
  */
-export function renderJob(job: Job, dlq: DlqEntry | null, events: JobEvent[], now: number, plain: boolean): string {
+export function renderJob(job: Job, dlq: DlqEntry | null, events: JobEvent[], now: number, plain: boolean, traceUrlTemplate: string | null = null): string {
   const lines: string[] = [];
   const fields: Array<[string, string]> = [];
   const row = (label: string, value: string) => fields.push([label, value]);
@@ -92,6 +95,8 @@ export function renderJob(job: Job, dlq: DlqEntry | null, events: JobEvent[], no
   else row('input', 'none');
   if (job.idempotency_key) row('idempotency', s(job.idempotency_key));
   if (job.trace_id) row('trace', s(job.trace_id));
+  const link = traceLink(traceUrlTemplate, job.trace_id);
+  if (link !== null) row('trace link', s(link));
   if (job.budget) row('budget', [job.budget.tokens !== null ? `${job.budget.tokens} tokens` : null, job.budget.cost_usd !== null ? `$${job.budget.cost_usd}` : null].filter(Boolean).join(', ') || 'none');
   // What the attempts reported spending (`ctx.reportUsage`, `agentq job usage`), over the attempts kept.
   const spent = jobUsage(job.attempts);
