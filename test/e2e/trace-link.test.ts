@@ -107,7 +107,7 @@ describe.each(targets)('trace link on $name', (target) => {
     expect(plain.stdout).toContain(`\ntrace link\t${LINK}\n`);
     // the trace id itself is shown sanitised; nothing raw reaches the terminal
     expect(hasEscapeByte(plain.stdoutBytes)).toBe(false);
-    expect((await cli(['dlq', 'show', ids.dead, '-o', 'table'], withTemplate)).stdout).toMatch(new RegExp(`^trace link {6}${LINK.replace(/[.?*+^$()[\]{}|\\]/g, '\\$&')}$`, 'm'));
+    expect((await cli(['dlq', 'show', ids.dead, '-o', 'table'], withTemplate)).stdout).toMatch(new RegExp(`^trace link: {6}${LINK.replace(/[.?*+^$()[\]{}|\\]/g, '\\$&')}$`, 'm'));
 
     const none = JSON.parse((await cli(['dlq', 'show', ids.deadNoTrace, '-o', 'json'], withTemplate)).stdout) as Record<string, unknown>;
     expect(none.trace_url).toBeNull();
