@@ -1,7 +1,7 @@
 /**
  * The machine output contract is the same on every backend: one scenario (submits, a cancel, a
  * worker that fails one job into the DLQ and finishes another, a redrive) run through the built
- * CLI on SQLite, Redis and SQS (fauxqs), then every reading command in `-o json`, `-o ndjson` and
+ * CLI on SQLite, Redis (standalone, and a Cluster queue in 3 shards) and SQS (fauxqs), then every reading command in `-o json`, `-o ndjson` and
  * `-o plain`. Values differ (ids, times, latencies, Redis's stream ids as `seq`); the shape must
  * not: the same field names, in the same order where a schema gives one, the same JSON types, the
  * same timestamp format, `null` where another backend has `null` (never absent), and the same
@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DlqEntry, Job } from '../../src/core/schemas.js';
 import { AGENTQ_BIN, makeCliHome, runCliOk, type CliHome } from '../support/cli.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { startRedisCluster, type RedisCluster } from '../support/redis-cluster.js';
 import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
 import { sqsUrl } from '../conformance/sqs-fixture.js';
 import { TestServers } from '../support/servers.js';
@@ -102,12 +103,13 @@ function shapeOfOutput(label: string, text: string): unknown {
 
 const servers = new TestServers();
 let redis: RedisServer;
+let cluster: RedisCluster;
 let sqs: SqsServer;
 const homes: CliHome[] = [];
 const results = new Map<string, Outputs>();
 
 beforeAll(async () => {
-  [redis, sqs] = await Promise.all([servers.start(startRedisServer()), servers.start(startSqsServer())]);
+  [redis, cluster, sqs] = await Promise.all([servers.start(startRedisServer()), servers.start(startRedisCluster(3)), servers.start(startSqsServer())]);
   const home = (name: string) => {
     const h = makeCliHome(`agentq-shapes-${name}-`);
     homes.push(h);
@@ -115,10 +117,12 @@ beforeAll(async () => {
   };
   const sqlite = home('sqlite');
   const r = home('redis');
+  const c = home('cluster');
   const s = home('sqs');
   const urls: Array<[string, CliHome, string]> = [
     ['sqlite', sqlite, sqlite.dataUrl],
     ['redis', r, `${redis.url}?prefix=shapes${process.pid}`],
+    ['cluster', c, `${cluster.url}?prefix=shapes${process.pid}&shards=3`],
     ['sqs', s, sqsUrl(sqs.endpoint, `shapes${process.pid}`, join(s.dir, 'store.db'), '&autocreate=1&wait=0')],
   ];
   await Promise.all(urls.map(async ([name, h, url]) => results.set(name, await scenario(h, url))));
@@ -130,10 +134,10 @@ afterAll(async () => {
 });
 
 describe('the same output shape on every backend', () => {
-  it('every command and format: SQLite, Redis and SQS agree field for field and column for column', () => {
+  it('every command and format: SQLite, Redis, Redis Cluster and SQS agree field for field and column for column', () => {
     const base = results.get('sqlite')!.out;
     expect(base.size).toBeGreaterThan(30);
-    for (const backend of ['redis', 'sqs']) {
+    for (const backend of ['redis', 'cluster', 'sqs']) {
       const other = results.get(backend)!.out;
       expect([...other.keys()]).toEqual([...base.keys()]);
       for (const [label, text] of base) {
