@@ -5,7 +5,7 @@
  * escape sequences is not enough: it passes OSC and C1 controls through.
  */
 import { sanitize } from '../cli/output/sanitize.js';
-import { charWidth, displayWidth } from '../cli/output/width.js';
+import { displayWidth, graphemes, graphemeWidth } from '../cli/output/width.js';
 
 export function clean(text: unknown): string {
   return sanitize(text);
@@ -90,15 +90,18 @@ export function wrapText(text: string, width: number): string[] {
   return out;
 }
 
-/** The longest start of `text` that takes at most `width` cells (at least one character), and the rest. */
+/**
+ * The longest start of `text` that takes at most `width` cells (at least one character), and the
+ * rest. Cut between graphemes: an accent stays on its letter, `👩‍💻` and `⚠️` stay whole.
+ */
 export function splitAtWidth(text: string, width: number): [string, string] {
   let used = 0;
   let end = 0;
-  for (const ch of text) {
-    const w = charWidth(ch);
+  for (const g of graphemes(text)) {
+    const w = graphemeWidth(g);
     if (used + w > width && end > 0) break;
     used += w;
-    end += ch.length;
+    end += g.length;
   }
   return [text.slice(0, end), text.slice(end)];
 }
