@@ -67,27 +67,58 @@ export function wrapText(text: string, width: number): string[] {
   const out: string[] = [];
   for (const para of text.split('\n')) {
     let line = '';
+    let lineWidth = 0;
     for (const word of para.split(' ')) {
       let rest = word;
-      while (displayWidth(rest) > width) {
+      let restWidth = displayWidth(rest);
+      if (restWidth > width) {
         if (line !== '') {
           out.push(line);
           line = '';
         }
-        const [head, tail] = splitAtWidth(rest, width);
-        out.push(head);
-        rest = tail;
+        const pieces = cutToWidth(rest, width);
+        rest = pieces.pop()!;
+        restWidth = displayWidth(rest);
+        out.push(...pieces);
       }
-      if (line === '') line = rest;
-      else if (displayWidth(line) + 1 + displayWidth(rest) <= width) line += ` ${rest}`;
-      else {
+      if (line === '') {
+        line = rest;
+        lineWidth = restWidth;
+      } else if (lineWidth + 1 + restWidth <= width) {
+        line += ` ${rest}`;
+        lineWidth += 1 + restWidth;
+      } else {
         out.push(line);
         line = rest;
+        lineWidth = restWidth;
       }
     }
     out.push(line);
   }
   return out;
+}
+
+/**
+ * A word longer than the line cut into pieces of at most `width` cells (the last one the rest), in
+ * one pass: measuring what was left after every cut made a 30,000-character payload of one word
+ * take seconds to open in the detail view.
+ */
+function cutToWidth(word: string, width: number): string[] {
+  const pieces: string[] = [];
+  let piece = '';
+  let used = 0;
+  for (const g of graphemes(word)) {
+    const w = graphemeWidth(g);
+    if (used + w > width && piece !== '') {
+      pieces.push(piece);
+      piece = '';
+      used = 0;
+    }
+    piece += g;
+    used += w;
+  }
+  pieces.push(piece);
+  return pieces;
 }
 
 /**

@@ -60,3 +60,14 @@ describe('tables and the TUI measure emoji as the terminal draws them', () => {
     }
   });
 });
+
+describe('wrapText', () => {
+  it('cuts a word longer than the line into full lines and keeps every character, in order', () => {
+    const word = `${'東'.repeat(100)}x${'✅'.repeat(50)}`;
+    const lines = wrapText(`a ${word} b c`, 20);
+    expect(lines[0]).toBe('a');
+    expect(lines.join('').replace(/ /g, '')).toBe(`a${word}bc`);
+    for (const l of lines.slice(1, -2)) expect(displayWidth(l)).toBeGreaterThanOrEqual(19);
+    for (const l of lines) expect(displayWidth(l)).toBeLessThanOrEqual(20);
+  });
+});
