@@ -153,3 +153,27 @@ describe('no hostile byte from data reaches any output mode', () => {
     expect(JSON.parse(e.text())).toEqual([]);
   });
 });
+
+describe('tail --follow on a terminal, started with nothing to show', () => {
+  // The first page is empty (only the header is printed), so later rows take the widths the header
+  // gave: a time cut to `2…` and a job id to `jo…`, which cannot be copied into `inspect`.
+  it.each([80, 100, 120])('later events show their whole time and job id at %i columns', async (width) => {
+    const t = target('table', width);
+    const stream = new RecordStream(t.out, { columns: EVENT_COLUMNS });
+    await stream.page([]);
+    const event: JobEvent = {
+      type: 'submitted', seq: '1', at: '2026-11-30T22:33:57.077Z', job_id: 'job_01M8Q9FT209T4EQ6F09W9YTFE2',
+      queue: 'research', tenant_id: 'acme', from_state: null, to_state: 'queued', attempt: 0, data: null,
+    };
+    await stream.page([event]);
+    await stream.page([{ ...event, type: 'retry_scheduled', to_state: 'cancel_requested' as never }]);
+    const lines = t.text().trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^AT\s+TYPE\s+JOB/);
+    for (const line of lines.slice(1)) {
+      expect(line).toContain('2026-11-30 22:33:57Z');
+      expect(line).toContain('job_01M8Q9FT209T4EQ6F09W9YTFE2');
+      expect(line.length).toBeLessThanOrEqual(width);
+    }
+    expect(lines[2]).toContain('retry_scheduled');
+  });
+});

@@ -13,13 +13,14 @@
 import { unknownQueueNote } from '../unknown-queue.js';
 import { formatDuration, parsePastTime } from '../../core/duration.js';
 import { EVENT_TYPES, JOB_STATES } from '../../core/model.js';
+import { JOB_ID_PREFIX } from '../../core/ids.js';
 import type { JobEvent } from '../../core/schemas.js';
 import type { Backend, EventQuery } from '../../backend/contract.js';
 import { AgentqError, ExitCode, NotFoundError, ValidationError } from '../../core/errors.js';
 import { abortableSleep, unlessAborted } from '../../util/sleep.js';
 import { isTerminal } from '../../core/states.js';
 import type { CommandContext } from '../context.js';
-import type { Column } from '../output/columns.js';
+import { TABLE_TIME_WIDTH, type Column } from '../output/columns.js';
 import { RecordStream } from '../output/format.js';
 import { checkJobId, checkQueueName } from '../parse.js';
 
@@ -54,11 +55,16 @@ const STATE_WIDTH = Math.max(...JOB_STATES.map((s) => s.length));
 
 // On a narrow terminal (`-o table`) the time stays whole, event types and states are cut last
 // (`cancel…` would be cancelled or cancel_requested), and the `dropWhenNarrow` columns go first.
+/** A job id: `job_` and a ULID. */
+const JOB_ID_WIDTH = JOB_ID_PREFIX.length + 26;
+
 export const EVENT_COLUMNS: readonly Column<JobEvent>[] = [
-  { header: 'at', get: (e) => ({ time: e.at }), keepWhole: true },
-  // (streamed: the longest event type and state fit whatever the first rows were)
+  // (streamed: the longest event type and state fit whatever the first rows were, and the time and
+  // the job id stay whole also when the first page was empty — a `--follow` of a quiet queue — and
+  // only the header set the widths: they were cut to `2…` and `jo…`)
+  { header: 'at', get: (e) => ({ time: e.at }), keepWhole: true, minWidth: TABLE_TIME_WIDTH },
   { header: 'type', get: (e) => e.type, minWidth: TYPE_WIDTH, shrinkLast: true },
-  { header: 'job', get: (e) => e.job_id, keepWhole: true },
+  { header: 'job', get: (e) => e.job_id, keepWhole: true, minWidth: JOB_ID_WIDTH },
   { header: 'queue', get: (e) => e.queue, minWidth: 12, dropWhenNarrow: 1 },
   { header: 'tenant', get: (e) => e.tenant_id, wide: true, minWidth: 12 },
   { header: 'from', get: (e) => e.from_state, minWidth: STATE_WIDTH, shrinkLast: true, dropWhenNarrow: 3 },

@@ -44,6 +44,9 @@ export interface Column<T> {
 
 export type TextMode = 'table' | 'plain';
 
+/** Cells of a time in a table: `2026-03-01 00:00:00Z`. */
+export const TABLE_TIME_WIDTH = '2026-03-01 00:00:00Z'.length;
+
 /**
  * A cell as text (not yet sanitised). `ageFrom` (epoch ms, table only): a time is shown as its age
  * from then, `5m ago`, or `in 2h` for a time still ahead.
