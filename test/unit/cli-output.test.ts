@@ -176,4 +176,15 @@ describe('tail --follow on a terminal, started with nothing to show', () => {
     }
     expect(lines[2]).toContain('retry_scheduled');
   });
+
+  it('-o wide: the seq column holds a Redis stream id whole', async () => {
+    const t = target('wide', 160);
+    const stream = new RecordStream(t.out, { columns: EVENT_COLUMNS });
+    await stream.page([]);
+    await stream.page([{
+      type: 'submitted', seq: '1796076348705-0', at: '2026-11-30T22:33:57.077Z', job_id: 'job_01M8Q9FT209T4EQ6F09W9YTFE2',
+      queue: 'research', tenant_id: 'acme', from_state: null, to_state: 'queued', attempt: 0, data: null,
+    }]);
+    expect(t.text().trimEnd().split('\n')[1]).toMatch(/ 1796076348705-0$/);
+  });
 });

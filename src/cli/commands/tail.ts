@@ -70,7 +70,8 @@ export const EVENT_COLUMNS: readonly Column<JobEvent>[] = [
   { header: 'from', get: (e) => e.from_state, minWidth: STATE_WIDTH, shrinkLast: true, dropWhenNarrow: 3 },
   { header: 'to', get: (e) => (e.to_state ? { text: e.to_state, style: 'state' } : null), minWidth: STATE_WIDTH, shrinkLast: true },
   { header: 'attempt', get: (e) => e.attempt, dropWhenNarrow: 2 },
-  { header: 'seq', get: (e) => e.seq, wide: true },
+  // (a Redis stream id, `1796076348705-0`, whole also when the first page set no width for it)
+  { header: 'seq', get: (e) => e.seq, wide: true, minWidth: '1796076348705-0'.length },
 ];
 
 export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
