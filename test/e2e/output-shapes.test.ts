@@ -151,7 +151,8 @@ describe('the same output shape on every backend', () => {
     for (const [backend, { out }] of results) {
       const submitted = JSON.parse(out.get('submit')!) as Record<string, unknown>;
       expect({ backend, keys: Object.keys(submitted) }).toEqual({ backend, keys: jobKeys });
-      expect({ backend, keys: Object.keys(JSON.parse(out.get('inspect json')!) as object) }).toEqual({ backend, keys: jobKeys });
+      // inspect adds the trace link (README: `trace_url`) after the job's own fields
+      expect({ backend, keys: Object.keys(JSON.parse(out.get('inspect json')!) as object) }).toEqual({ backend, keys: [...jobKeys, 'trace_url'] });
       for (const r of JSON.parse(out.get('cancel')!) as Array<{ job: object }>) expect({ backend, keys: Object.keys(r.job) }).toEqual({ backend, keys: jobKeys });
       const entry = (JSON.parse(out.get('dlq list json')!) as { items: object[] }).items[0]!;
       expect({ backend, keys: Object.keys(entry) }).toEqual({ backend, keys: Object.keys(DlqEntry.shape) });
