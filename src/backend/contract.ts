@@ -120,7 +120,9 @@ export interface ClaimRequest {
   /**
    * Told of a part of the store the claim could not reach while others leased jobs (a shard of a
    * sharded Redis queue on a node that is down): the claim returns those leases, never dropping
-   * them with the error. A claim that leased nothing throws the error instead.
+   * them with the error. A claim that leased nothing throws the error instead. Also told of a
+   * waiting job whose stored record could not be handed out as that job (a MalformedJobError:
+   * another job's envelope, a damaged field), which the store moved aside instead of stalling on it.
    */
   onPartialFailure?: ((error: Error) => void) | undefined;
 }

@@ -116,10 +116,13 @@ const COMPLETE_BATCH = 16;
 const BATCH_SCRIPTS: ScriptName[] = ['aqSubmit', 'aqCompleteClaim', 'aqApply'];
 
 /**
- * A job as the claim script hands it out: fence, lease expiry, and its snapshot with the job
- * fields by position (JOB_FIELDS' order, null where absent; the claim's own writes as numbers or text).
+ * A job as the claim script hands it out: fence, lease expiry, its snapshot with the job
+ * fields by position (JOB_FIELDS' order, null where absent; the claim's own writes as numbers or
+ * text), and the id it is stored under (the envelope's is checked against it).
  */
-type ClaimedJob = [fence: number, expiresAt: number, snapshot: [fields: Array<string | number | null>, effects: string[], attempts: string[]]];
+type ClaimedJob = [fence: number, expiresAt: number, snapshot: [fields: Array<string | number | null>, effects: string[], attempts: string[]], jobId: string];
+/** A waiting job the claim script set aside into the DLQ instead of handing it out: its id, and why. */
+type SetAside = [jobId: string, why: string];
 
 /** A completeAndClaim waiting for the end of this turn of the event loop. */
 interface PendingCompletion {
@@ -127,7 +130,7 @@ interface PendingCompletion {
   /** The result as JSON. */
   result: string;
   max: number;
-  resolve: (next: ClaimedJob[]) => void;
+  resolve: (next: [ClaimedJob[], SetAside[]]) => void;
   reject: (e: unknown) => void;
 }
 
@@ -945,10 +948,31 @@ export class RedisBackend implements Backend {
   }
   private policyArgText: string | null = null;
 
-  private leaseFrom(loc: Loc, [fence, exp, [fields, effects, attempts]]: ClaimedJob): Lease {
-    const job = jobFrom([jobFieldsFrom(fields)!, effects, attempts]);
-    this.rememberLoc(job.job_id, loc);
-    return { jobId: job.job_id, fence: Number(fence), job, envelope: toEnvelope(job), expiresAt: Number(exp) };
+  /**
+   * The leases of a claim's jobs, under the ids they are stored under. A record the claim script
+   * took but that does not read as that job (ownJobFrom: another job's envelope, one that does not
+   * parse) is set aside into the DLQ rather than handed out (or thrown, which left the call's other
+   * leases with no one until they expired); it and those the script set aside itself are told to
+   * `report` (the worker logs them).
+   */
+  private async leasesFrom(loc: Loc, got: ClaimedJob[], aside: SetAside[], report: ((e: Error) => void) | undefined): Promise<Lease[]> {
+    const leases: Lease[] = [];
+    for (const [jobId, why] of aside) report?.(new MalformedJobError(jobId, `${why}; moved to the DLQ, not handed out`));
+    for (const [fence, exp, [fields, effects, attempts], jobId] of got) {
+      let job: Job;
+      try {
+        job = ownJobFrom(jobId, loc.queue, [jobFieldsFrom(fields)!, effects, attempts]);
+      } catch (e) {
+        const why = (e as Error).message;
+        const p = this.sp(loc);
+        const res = await this.call<[string]>('aqSetAside', p, [`${p}j:${jobId}`], loc.queue, [jobId, fence, why]);
+        report?.(new MalformedJobError(jobId, res[0] === 'ok' ? `${why}; moved to the DLQ, not handed out` : `${why}; not handed out`));
+        continue;
+      }
+      this.rememberLoc(jobId, loc);
+      leases.push({ jobId, fence: Number(fence), job, envelope: toEnvelope(job), expiresAt: Number(exp) });
+    }
+    return leases;
   }
 
   /**
@@ -972,11 +996,11 @@ export class RedisBackend implements Backend {
     }
     // batched per shard and claim terms: the calls of a batch differ only in how many jobs each wants
     const key = JSON.stringify([this.sp(loc), next.workerId, next.workerVersion ?? '', Math.round(next.leaseMs), next.classes ?? null]);
-    const got = await new Promise<ClaimedJob[]>((resolve, reject) =>
+    const [got, aside] = await new Promise<[ClaimedJob[], SetAside[]]>((resolve, reject) =>
       this.completions.add(key, { loc, next }, { lease, result: JSON.stringify(result), max: next.max, resolve, reject }),
     );
     if (got.length > 0) this.claimTurn.set(next.queue, 0);
-    return { next: got.map((g) => this.leaseFrom(loc, g)) };
+    return { next: await this.leasesFrom(loc, got, aside, next.onPartialFailure) };
   }
 
   /** The script calls of submit and completion batches whose answers have not come yet (close waits for them). */
@@ -999,14 +1023,14 @@ export class RedisBackend implements Backend {
     const args: Array<string | number> = [...this.claimArgs(next, wanted), items.length];
     for (const c of items) args.push(c.lease.jobId, c.lease.fence, c.result, c.max);
     const keys = [p + 'leases', ...items.map((c) => `${p}j:${c.lease.jobId}`)];
-    this.track(this.call<[string[], ClaimedJob[]]>('aqCompleteClaim', p, keys, loc.queue, args)).then(
-      ([outcomes, claimed]) => {
+    this.track(this.call<[string[], ClaimedJob[], SetAside[]]>('aqCompleteClaim', p, keys, loc.queue, args)).then(
+      ([outcomes, claimed, aside]) => {
         let taken = 0;
         items.forEach((c, k) => {
           const outcome = outcomes[k]!;
           if (outcome === 'done') {
             // completed already by this fence (a re-sent call): done, and nothing was claimed for it
-            c.resolve([]);
+            c.resolve([[], []]);
             return;
           }
           if (outcome !== 'ok') {
@@ -1014,7 +1038,8 @@ export class RedisBackend implements Backend {
             c.reject(new LeaseLostError(c.lease.jobId, found ? `the job is ${found} under another fence` : undefined));
             return;
           }
-          c.resolve(claimed.slice(taken, taken + c.max));
+          // (the records set aside are told once, to the first completion that asked for jobs)
+          c.resolve([claimed.slice(taken, taken + c.max), taken === 0 ? aside : []]);
           taken += c.max;
         });
       },
@@ -1048,8 +1073,9 @@ export class RedisBackend implements Backend {
       const want = k < shards ? Math.ceil(left / (shards - k)) : left;
       const p = this.sp(loc);
       let got: ClaimedJob[];
+      let aside: SetAside[];
       try {
-        got = await this.call<ClaimedJob[]>('aqClaim', p, [p + 'leases'], req.queue, this.claimArgs(req, want));
+        [got, aside] = await this.call<[ClaimedJob[], SetAside[]]>('aqClaim', p, [p + 'leases'], req.queue, this.claimArgs(req, want));
       } catch (e) {
         // One shard's node down (or its keys refused) must not stop the others, nor drop the
         // leases they already gave this call: the shard rests and the turn moves past it.
@@ -1061,7 +1087,7 @@ export class RedisBackend implements Backend {
       this.shardDown.delete(`${req.queue}\t${loc.shard}`);
       if (got.length > 0) this.claimTurn.set(req.queue, (loc.shard + 1) % shards);
       if (k < shards && shards > 1 && got.length === Math.min(want, MAX_PAGE_LIMIT)) mayHaveMore.add(loc.shard);
-      for (const g of got) leases.push(this.leaseFrom(loc, g));
+      leases.push(...(await this.leasesFrom(loc, got, aside, req.onPartialFailure)));
     }
     // Nothing leased while a shard could not be asked: the error (a worker backs off, and --drain
     // does not take the queue for empty). With leases, they are returned and a new failure is told

@@ -11,7 +11,7 @@ import { STATS_READ } from './lua/stats.js';
 import { PRELUDE } from './lua/prelude.js';
 import { HISTORY, IDS } from './lua/read.js';
 import { SUBMIT } from './lua/submit.js';
-import { ABORT, CHECKPOINT, COMPLETE, completeClaim, EFFECT_BEGIN, EFFECT_FINISH, FAIL, HEARTBEAT, RELEASE, USAGE } from './lua/worker.js';
+import { ABORT, CHECKPOINT, COMPLETE, completeClaim, EFFECT_BEGIN, EFFECT_FINISH, FAIL, HEARTBEAT, RELEASE, SET_ASIDE, USAGE } from './lua/worker.js';
 
 /** A script whose number of KEYS depends on the call (a batch): at least one. */
 export const VARIABLE_KEYS = -1;
@@ -38,6 +38,7 @@ export const SHARD_SCRIPTS = {
   aqFail: [FAIL, 1],
   aqAbort: [ABORT, 1],
   aqRelease: [RELEASE, 1],
+  aqSetAside: [SET_ASIDE, 1],
   aqLedgerAdd: [LEDGER_ADD, 1],
   aqApply: [APPLY, VARIABLE_KEYS],
   aqStats: [STATS_READ, 1],

@@ -37,8 +37,14 @@ const at = (f: (typeof CLAIM_FIELDS)[number]): number => CLAIM_FIELDS.indexOf(f)
  *
  * Every loop is bounded: at most `reap` leases and `max * 4 + 32` picks per call.
  *
- * claimCore(max) leaves the picks in `claimed` (complete_claim runs it after a
- * batch of completions, for as many jobs as they asked for); CLAIM returns them.
+ * A waiting job whose record is not its own or cannot be handed out (prelude
+ * recordDamage: another job's envelope or queue, a count that is not a number)
+ * is set aside into the DLQ (prelude setAside) and listed in `aside` as
+ * {id, why}, instead of stopping the claim or reaching a worker as another job.
+ *
+ * claimCore(max) leaves the picks in `claimed` as {fence, lease expiry, job,
+ * id} (complete_claim runs it after a batch of completions, for as many jobs as
+ * they asked for); CLAIM returns {claimed, aside}.
  * The picks' writes to indexes and counters they do not read are deferred and
  * sent merged after the loop (prelude: deferred writes).
  */
@@ -161,7 +167,7 @@ local function tenantLeft(c, t)
   if tenantsIn[c] then tenantsIn[c] = tenantsIn[c] - 1 end
 end
 
-local claimed = {}
+local claimed, aside = {}, {}
 local budget = max * 4 + 32
 -- the picks' index and counter writes go out merged after the loop (prelude: deferred writes);
 -- a single pick has nothing to merge
@@ -210,14 +216,31 @@ while #claimed < max and budget > 0 do
       -- the job in one command: what the checks below read and what the lease hands to the worker
       -- (its values patched with this claim's writes instead of read again, and returned by
       -- position, JOB_FIELDS first); not the history kept in the hash
-      local v = redis.call('HMGET', jk(id), unpack(CLAIM_FIELDS))
-      local st, cls = v[${at('st')}], v[${at('cls')}]
-      if cls then META[id] = { cls = cls, ten = v[${at('ten')}], est = tonumber(v[${at('est')}] or '60') } end
+      local v = redis.pcall('HMGET', jk(id), unpack(CLAIM_FIELDS))
+      local notHash = nil
+      if v.err then
+        -- the job key holds another type of value (a foreign write): no job to hand out, and
+        -- the call must not fail on it (every claim would, with this id at the head)
+        notHash = 'the job key holds a ' .. redis.call('TYPE', jk(id)).ok .. ', not a job hash'
+        v = {}
+        v[${at('st')}] = (redis.call('ZSCORE', sk('scheduled'), id) and 'scheduled') or 'queued'
+      end
+      local st = v[${at('st')}]
+      local waiting = st == 'queued' or st == 'scheduled'
+      local damage = notHash or waiting and recordDamage(id, { env = v[${at('env')}], cls = v[${at('cls')}], ten = v[${at('ten')}], att = v[${at('att')}],
+        fen = v[${at('fen')}], na = v[${at('na')}], est = v[${at('est')}] }, best, ten)
+      -- the class and tenant of the waiting set the id was found in: it leaves that set, whatever
+      -- its record says (a record naming another class left the id at the head of this set, and
+      -- every pick took it again until the claim's budget was spent)
+      META[id] = { cls = best, ten = ten, est = tonumber(v[${at('est')}] or '60') or 0 }
       if dequeue(id, #head == 2) then tenantLeft(best, ten) end
       local dl = nil
       if v[${at('dl')}] and v[${at('dl')}] ~= '' then dl = tonumber(v[${at('dl')}]) end
-      if st ~= 'queued' and st ~= 'scheduled' then
+      if not waiting then
         -- stale index entry: nothing to do
+      elseif damage then
+        setAside(id, st, v[${at('att')}], ten, damage, notHash ~= nil)
+        aside[#aside + 1] = { id, damage }
       elseif dl and NOW >= dl then
         -- never start a job past its deadline: it ends expired instead
         move(id, st, 'expired')
@@ -245,7 +268,7 @@ while #claimed < max and budget > 0 do
         if nef and nef ~= '0' then effects = redis.call('HGETALL', ek(id)) end
         -- the reply holds JOB_FIELDS only: a nil ends a Lua array, so the claim's own fields go
         for i = ${CLAIM_FIELDS.length}, ${JOB_FIELDS.length + 1}, -1 do v[i] = nil end
-        claimed[#claimed + 1] = { fence, exp, { v, effects, atts } }
+        claimed[#claimed + 1] = { fence, exp, { v, effects, atts }, id }
         if atCap(ten) then drop(best, ten) end
       end
     end
@@ -263,4 +286,4 @@ end
 redis.call('HSET', K_FAIR, unpack(fairArgs))
 `;
 
-export const CLAIM = claimCore('tonumber(ARGV[5])') + 'return claimed\n';
+export const CLAIM = claimCore('tonumber(ARGV[5])') + 'return { claimed, aside }\n';

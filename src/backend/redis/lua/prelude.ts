@@ -436,6 +436,52 @@ local function endedBy(id, fence, outcome)
   return raw ~= nil and cjson.decode(raw).outcome == outcome
 end
 
+-- Why a waiting job's record cannot be handed to a worker as the job waiting under this id in this
+-- queue (nil when it can): a hash copied or renamed by hand over another job's key holds that job's
+-- envelope (its id, its queue), and a count edited to text stopped the claim script half way (the
+-- picks before it kept as running, handed to no one, and the same head picked again by every
+-- claim). v: the claim's HMGET of the job (field name -> value); cls, ten: the class and tenant of
+-- the waiting set the id was found in. The envelope is checked by its start, as submit writes it
+-- (JSON.stringify: job_id, tenant_id, queue first), and decoded only when that differs.
+local function recordDamage(id, v, cls, ten)
+  local env = v.env
+  if not env then return 'the job record has no envelope' end
+  if v.cls ~= cls or v.ten ~= ten then
+    return 'the job record says class ' .. cjson.encode(v.cls or cjson.null) .. ' and tenant ' .. cjson.encode(v.ten or cjson.null) ..
+      ' but it waits under class ' .. cjson.encode(cls) .. ' and tenant ' .. cjson.encode(ten)
+  end
+  local head = '{"job_id":"' .. id .. '","tenant_id":"' .. ten .. '","queue":' .. QUEUE_JSON .. ','
+  if string.sub(env, 1, #head) ~= head then
+    local ok, doc = pcall(cjson.decode, env)
+    if not ok or type(doc) ~= 'table' then return 'the job envelope is not a JSON object' end
+    if doc.job_id ~= id then return 'the job envelope is the record of ' .. cjson.encode(doc.job_id or cjson.null) .. ', not of ' .. id end
+    if doc.queue ~= QUEUE then return 'the job envelope says queue ' .. cjson.encode(doc.queue or cjson.null) .. ' but it is stored in queue ' .. QUEUE end
+  end
+  for _, f in ipairs({ 'att', 'fen', 'na' }) do
+    local x = v[f]
+    if x and not string.match(x, '^%d+$') then return 'its field ' .. f .. ' = ' .. cjson.encode(string.sub(x, 1, 40)) .. ' is not a whole number' end
+  end
+  if v.est and not tonumber(v.est) then return 'its field est = ' .. cjson.encode(string.sub(v.est, 1, 40)) .. ' is not a number' end
+  return nil
+end
+
+-- Moves a job whose record cannot be handed out (recordDamage) aside, into the DLQ, instead of to a
+-- worker: out of the claim's way for good (a job left waiting would be picked again by every claim),
+-- where dlq list/show report it as malformed and redrive leaves it (skip:malformed). Only the state
+-- and the dead fields are written: the envelope and everything else stay as found, for
+-- dlq show --raw. (from: its state, waiting or running; the caller took it out of the waiting
+-- set, or out of the lease set with its attempt closed. notHash: the job key holds another type of
+-- value, left as it is: the DLQ reads such a member as malformed.)
+local function setAside(id, from, att, ten, why, notHash)
+  move(id, from, 'dead', notHash)
+  if not notHash then
+    redis.call('HSET', jk(id), 'dr', 'permanent', 'dat', NOWS, 'dec', 'MALFORMED_ENTRY', 'dem', why, 'end', NOWS, 'out', 'failed')
+  end
+  redis.call('ZADD', K_DLQ, NOWS, id)
+  total('dead')
+  emit(id, 'dead', from, 'dead', att, ten, { reason = 'permanent', error_code = 'MALFORMED_ENTRY', why = why })
+end
+
 local function deadlineOf(id)
   local dl = hget(id, 'dl')
   if dl and dl ~= '' then return tonumber(dl) end

@@ -200,9 +200,10 @@ return { 'ok', snapshot(ARGV[5]) }
  * KEYS[1] the shard's lease set, KEYS[2 .. n+1] the completed jobs' hashes;
  * ARGV[5..16] as claim's (ARGV[5] caps the jobs claimed), ARGV[17] n, then
  * per completion: job id, fence, result JSON, how many jobs it wants next.
- * Returns {outcomes, claimed}: per completion 'ok', 'done' (completed already
+ * Returns {outcomes, claimed, aside}: per completion 'ok', 'done' (completed already
  * by this fence: a re-sent call) or 'lost:<state found>' (those two ask for nothing), and the claimed jobs as claim returns them,
- * in order, for the caller to hand out to the completions that asked.
+ * in order, for the caller to hand out to the completions that asked, and the records claim set
+ * aside (lua/claim.ts).
  */
 export const completeClaim = (claim: (maxExpr: string) => string): string =>
   COMPLETE_JOB +
@@ -226,7 +227,7 @@ flushDeferred()
 ` +
   claim('math.min(wanted, tonumber(ARGV[5]))') +
   String.raw`
-return { outcomes, claimed }
+return { outcomes, claimed, aside }
 `;
 
 /**
@@ -325,6 +326,22 @@ else
   emit(id, 'cancelled', 'running', 'cancelled', hget(id, 'att'), hget(id, 'ten'), reason and { reason = reason } or nil)
 end
 return { 'ok', snapshot(id) }
+`;
+
+/**
+ * setAside: a job just claimed whose record the client cannot read as this job (codec.ts
+ * ownJobFrom: an envelope that does not parse, a field of another shape; the claim script checks
+ * only what it uses) goes into the DLQ instead of to a worker, which would be handed the same
+ * record again after each lease expiry. KEYS[1] job hash; ARGV[5] id, [6] fence, [7] why.
+ */
+export const SET_ASIDE = String.raw`
+local id, fence = ARGV[5], ARGV[6]
+if not leaseHeld(id, fence) then return { 'lost', hget(id, 'st') or '' } end
+endAttempt(id, 'failed', 'MALFORMED_ENTRY', ARGV[7])
+redis.call('HDEL', KEYS[1], 'lw', 'le')
+redis.call('ZREM', K_LEASES, id)
+setAside(id, 'running', hget(id, 'att'), hget(id, 'ten'), ARGV[7])
+return { 'ok' }
 `;
 
 /** release: gives a running job back without counting the attempt (graceful shutdown). ARGV[5] id, [6] fence. */
