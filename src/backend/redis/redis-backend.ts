@@ -957,7 +957,7 @@ export class RedisBackend implements Backend {
    */
   private async leasesFrom(loc: Loc, got: ClaimedJob[], aside: SetAside[], report: ((e: Error) => void) | undefined): Promise<Lease[]> {
     const leases: Lease[] = [];
-    for (const [jobId, why] of aside) report?.(new MalformedJobError(jobId, `${why}; moved to the DLQ, not handed out`));
+    for (const [jobId, why] of aside) report?.(new MalformedJobError(jobId, why));
     for (const [fence, exp, [fields, effects, attempts], jobId] of got) {
       let job: Job;
       try {

@@ -55,13 +55,43 @@ local max, leaseMs, worker, wver = ${maxExpr}, tonumber(ARGV[6]), ARGV[7], ARGV[
 local reapLimit, rand = tonumber(ARGV[14]), tonumber(ARGV[16])
 local CLAIM_FIELDS = { ${CLAIM_FIELDS.map((f) => `'${f}'`).join(', ')} }
 
+-- Records set aside instead of handed out or reaped ({id, why}: the client reports them).
+local aside = {}
+
 -- 1. Reclaim expired leases.
 local expiredLeases = redis.call('ZRANGEBYSCORE', K_LEASES, '-inf', NOW, 'LIMIT', '0', reapLimit)
 for n, id in ipairs(expiredLeases) do
   redis.call('ZREM', K_LEASES, id)
-  if hget(id, 'st') == 'running' then
-    -- each lease its own draw from the caller's one random number (golden-ratio steps)
-    reapLease(id, ARGV[15], (rand + n * 0.6180339887) % 1)
+  local st = redis.pcall('HGET', jk(id), 'st')
+  if type(st) == 'table' then
+    -- the job key holds another type of value: nothing to reap, and out of the lease set
+    aside[#aside + 1] = { id, 'the job key holds a ' .. redis.call('TYPE', jk(id)).ok .. ', not a job hash; its lease was dropped' }
+  elseif st == 'running' then
+    -- A record edited by hand (att or max not a number, an attempt record that does not parse)
+    -- failed the reaping, and with it every claim of the queue while its lease stayed expired:
+    -- it is checked first, and a reaping that fails all the same is caught (its writes so far to
+    -- this job are kept, as Redis keeps them); either way the job is set aside into the DLQ.
+    local why = nil
+    for _, f in ipairs({ 'att', 'max' }) do
+      local x = hget(id, f)
+      if not (x and string.match(x, '^%d+$')) then
+        why = 'its field ' .. f .. ' = ' .. cjson.encode(x and string.sub(x, 1, 40) or cjson.null) .. ' is not a whole number'
+        break
+      end
+    end
+    if not why then
+      -- each lease its own draw from the caller's one random number (golden-ratio steps)
+      local ok, err = pcall(reapLease, id, ARGV[15], (rand + n * 0.6180339887) % 1)
+      if not ok then why = 'its expired lease could not be ended: ' .. tostring(type(err) == 'table' and err.err or err) end
+    end
+    if why then
+      why = why .. ' (found when its lease expired)'
+      redis.call('HDEL', jk(id), 'lw', 'le')
+      local ok, err = pcall(setAside, id, 'running', hget(id, 'att'), hget(id, 'ten'), why)
+      if ok then why = why .. '; moved to the DLQ'
+      else why = why .. '; it could not be moved to the DLQ either (' .. tostring(type(err) == 'table' and err.err or err) .. '): left running, out of the lease set' end
+      aside[#aside + 1] = { id, why }
+    end
   end
 end
 
@@ -167,7 +197,7 @@ local function tenantLeft(c, t)
   if tenantsIn[c] then tenantsIn[c] = tenantsIn[c] - 1 end
 end
 
-local claimed, aside = {}, {}
+local claimed = {}
 local budget = max * 4 + 32
 -- the picks' index and counter writes go out merged after the loop (prelude: deferred writes);
 -- a single pick has nothing to merge
@@ -240,7 +270,7 @@ while #claimed < max and budget > 0 do
         -- stale index entry: nothing to do
       elseif damage then
         setAside(id, st, v[${at('att')}], ten, damage, notHash ~= nil)
-        aside[#aside + 1] = { id, damage }
+        aside[#aside + 1] = { id, damage .. '; moved to the DLQ, not handed out' }
       elseif dl and NOW >= dl then
         -- never start a job past its deadline: it ends expired instead
         move(id, st, 'expired')

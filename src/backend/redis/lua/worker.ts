@@ -13,22 +13,26 @@
 export const HEARTBEAT = String.raw`
 local leaseMs = tonumber(ARGV[5])
 local out = {}
+local function beat(id, fence)
+  if not leaseHeld(id, fence) then return { 'lost' } end
+  local dl = deadlineOf(id)
+  local exp = NOW + leaseMs
+  if dl and dl < exp then exp = dl end
+  -- (a lease end edited to text is no later end: this beat's stands)
+  local cur = tonumber(hget(id, 'le') or '0') or 0
+  if exp < cur then exp = cur end
+  redis.call('HSET', jk(id), 'le', exp)
+  redis.call('ZADD', K_LEASES, exp, id)
+  local cancel = redis.call('HGET', jk(id), 'cra') and 1 or 0
+  local reached = (dl and NOW >= dl) and 1 or 0
+  return { 'ok', exp, cancel, reached }
+end
 for i = 6, #ARGV, 2 do
-  local id, fence = ARGV[i], ARGV[i + 1]
-  if leaseHeld(id, fence) then
-    local dl = deadlineOf(id)
-    local exp = NOW + leaseMs
-    if dl and dl < exp then exp = dl end
-    local cur = tonumber(hget(id, 'le') or '0')
-    if exp < cur then exp = cur end
-    redis.call('HSET', jk(id), 'le', exp)
-    redis.call('ZADD', K_LEASES, exp, id)
-    local cancel = redis.call('HGET', jk(id), 'cra') and 1 or 0
-    local reached = (dl and NOW >= dl) and 1 or 0
-    out[#out + 1] = { 'ok', exp, cancel, reached }
-  else
-    out[#out + 1] = { 'lost' }
-  end
+  -- one lease's damaged record (a key of another type, a field edited by hand) fails its own beat,
+  -- as lost, never the beats of the other leases sent with it (their jobs would be reaped as dead
+  -- workers' while they run)
+  local ok, r = pcall(beat, ARGV[i], ARGV[i + 1])
+  out[#out + 1] = (ok and r) or { 'lost' }
 end
 return out
 `;
