@@ -18,6 +18,18 @@ local NOW = tonumber(ARGV[2])
 local NOWS = ARGV[2] -- the same, as given: a string argument costs Redis no number formatting
 local EVMAX = ARGV[3]
 local QUEUE = ARGV[4]
+-- A Cluster slot being migrated (CLUSTER SETSLOT MIGRATING/IMPORTING, then MIGRATE key by key, as
+-- redis-cli --cluster reshard does) holds the shard's keys part on one node, part on the other.
+-- Redis checks only the declared KEYS before a script runs: the script then failed half way (its
+-- writes before kept) on the first key already moved, or, run on the importing node, found the
+-- keys not moved yet empty and created them there (the migration then stopped on BUSYKEY, the
+-- shard split between the nodes). Two keys that never exist, read first: on either node of a slot
+-- in migration, Redis refuses that read (ASK or TRYAGAIN); on a stable slot (and standalone) it
+-- costs one lookup. The script then stops before any write and answers TRYAGAIN, which the
+-- Cluster client retries (retryDelayOnTryAgain, within maxRedirections) until the slot is moved.
+if type(redis.pcall('EXISTS', P .. '~probe:1', P .. '~probe:2')) == 'table' then
+  return redis.error_reply('TRYAGAIN the keys of ' .. P .. ' are being migrated between Cluster nodes')
+end
 local function jk(id) return P .. 'j:' .. id end
 local function ak(id) return P .. 'a:' .. id end
 local function ek(id) return P .. 'e:' .. id end
