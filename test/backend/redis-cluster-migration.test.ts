@@ -11,6 +11,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RedisBackend } from '../../src/backend/redis/index.js';
+import { RetryLaterError } from '../../src/core/errors.js';
 import { parseRedisUrl } from '../../src/backend/redis/url.js';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster.js';
 import { TestServers } from '../support/servers.js';
@@ -146,3 +147,33 @@ it('regression: workers claiming, heartbeating and completing while their slot m
     await backend.close();
   }
 }, 60_000);
+
+it('regression: a call whose slot stays in migration fails with exit 75 saying so, not that a node that answers "is not answering"', async () => {
+  const prefix = 'mg3';
+  const backend = new RedisBackend(parseRedisUrl(`${cluster.url}?prefix=${prefix}`));
+  try {
+    await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme' });
+    const { slot, owner } = slotOf(prefix, 'q');
+    const to = cluster.ports.find((p) => p !== owner)!;
+    // a reshard stopped after its first key: the slot stays migrating
+    let stopped = false;
+    const migration = migrateSlot(slot, owner, to, async () => {
+      if (stopped) return;
+      stopped = true;
+      for (const call of [() => backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme' }), () => backend.stats('q')]) {
+        const e = await call().then(() => null, (x: unknown) => x as Error);
+        expect(e).toBeInstanceOf(RetryLaterError);
+        expect((e as RetryLaterError).exitCode).toBe(75);
+        expect(e!.message).toContain('its keys are in a hash slot being migrated between nodes');
+        expect(e!.message).toContain(`slot ${slot} from 127.0.0.1:${owner} to 127.0.0.1:${to}`);
+        expect(e!.message).not.toContain('not answering');
+        expect((e as RetryLaterError).hint).toContain('redis-cli --cluster fix');
+      }
+    });
+    await migration;
+    // once it is done, calls go through
+    expect((await backend.stats('q')).counts.queued).toBe(1);
+  } finally {
+    await backend.close();
+  }
+}, 90_000);

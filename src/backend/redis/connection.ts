@@ -70,6 +70,8 @@ const CLUSTER_PROBE_FRESH_MS = 5_000;
 
 /** Errors of an unreachable or restarting Redis, as ioredis reports them: worth retrying later. */
 const UNAVAILABLE = /Command timed out|Too many Cluster redirections|Cluster is ended|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|Connection is closed|MaxRetriesPerRequest|max retries per request|CLUSTERDOWN|TRYAGAIN|LOADING|EPIPE|ENOTFOUND|EAI_AGAIN|Failed to refresh slots cache|None of startup nodes is available/i;
+/** How `probeCluster` words a slot being exported by a node it asked (the slots follow in brackets). */
+const MIGRATING_CAUSE = 'a hash slot is being migrated between nodes';
 
 export class RedisConnection {
   readonly client: Client;
@@ -262,6 +264,19 @@ export class RedisConnection {
       );
     }
     if (UNAVAILABLE.test(msg) && this.clusterDenied) return this.clusterDenied;
+    // The call's slot stayed in migration for all of ioredis's retries (its last answer ASK or
+    // TRYAGAIN, lua/prelude.ts; or MOVED, bounced between the two nodes, when the nodes asked say a
+    // slot is being exported): every node answers, so "is not answering" and "check that Redis is
+    // up" sent the operator after the wrong thing. A reshard stopped half way leaves it so for good.
+    const redirected = this.o.cluster ? /^Too many Cluster redirections\. Last error: (?:ReplyError: )?(?:(ASK|TRYAGAIN|MOVED)\b)/.exec(msg) : null;
+    if (redirected && (redirected[1] !== 'MOVED' || this.clusterCause?.startsWith(MIGRATING_CAUSE))) {
+      const where = this.clusterCause?.startsWith(MIGRATING_CAUSE) ? this.clusterCause.slice(MIGRATING_CAUSE.length) : '';
+      return new RetryLaterError(
+        `Redis Cluster at ${this.where} is unavailable for this call: its keys are in a hash slot being migrated between nodes${where}, and the migration did not end while the call was retried (${msg})`,
+        'BACKEND_UNAVAILABLE',
+        'Retry once the reshard is done. A migration stopped half way leaves the slot migrating: `redis-cli --cluster check HOST:PORT` shows it, and `redis-cli --cluster fix HOST:PORT` finishes it.',
+      );
+    }
     if (UNAVAILABLE.test(msg)) {
       let cause =
         this.o.cluster && !this.everReady
@@ -417,11 +432,12 @@ export class RedisConnection {
     const nodes = [...faulty].map(([at, why]) => `node ${at} ${why}`);
     if (state !== null && state !== 'ok') this.clusterCause = `the Cluster is not ready (cluster_state:${state})${nodes.length > 0 ? `: ${nodes.join('; ')}` : ''}`;
     else if (nodes.length > 0) this.clusterCause = nodes.join('; ');
+    else if (reached.some((a) => a.migrating.length > 0)) this.clusterCause = `${MIGRATING_CAUSE} (${[...new Set(reached.flatMap((a) => a.migrating))].join('; ')})`;
     else this.clusterCause = this.everReady ? null : `its nodes answer and report cluster_state:${state ?? 'unknown'}, but the client could not load the Cluster's slots${this.lastError ? ` (${this.lastError.message})` : ''}`;
   }
 
   /** One node's view: its cluster_state and the nodes it marks failing, or why it could not be asked. */
-  private async askNode(host: string, port: number): Promise<{ error: string | null; raw: string | null; state: string | null; failing: string[] }> {
+  private async askNode(host: string, port: number): Promise<{ error: string | null; raw: string | null; state: string | null; failing: string[]; migrating: string[] }> {
     const o = this.o;
     const probe = new Redis({
       host, port, username: o.username, password: o.password, tls: o.tls ? {} : undefined,
@@ -443,12 +459,22 @@ export class RedisConnection {
         .map((line) => line.split(' '))
         .filter((f) => f.length > 2 && /(^|,)fail\??(,|$)/.test(f[2]!) && !f[2]!.includes('myself'))
         .map((f) => f[1]!.split('@')[0]!);
-      return { error: null, raw: null, state: /^cluster_state:(\S+)/m.exec(info)?.[1] ?? null, failing };
+      // The slots this node is exporting to another or importing from one (`[slot->-id]`,
+      // `[slot-<-id]` on its own line): a reshard in progress, or one stopped half way.
+      const lines = nodes.split('\n').map((line) => line.split(' '));
+      const addressOf = (id: string) => lines.find((f) => f[0] === id)?.[1]?.split('@')[0] ?? id;
+      const migrating = (lines.find((f) => f[2]?.includes('myself'))?.slice(8) ?? []).flatMap((r) => {
+        const m = /^\[(\d+)-([<>])-(\S+)\]$/.exec(r);
+        if (!m) return [];
+        const [me, other] = [`${host}:${port}`, addressOf(m[3]!)];
+        return [`slot ${m[1]} from ${m[2] === '>' ? me : other} to ${m[2] === '>' ? other : me}`];
+      });
+      return { error: null, raw: null, state: /^cluster_state:(\S+)/m.exec(info)?.[1] ?? null, failing, migrating };
     } catch (e) {
       const err = (lastError ?? e) as NodeJS.ErrnoException;
       const timedOut = /timed out|ETIMEDOUT/i.test(err.message);
       const why = err.code === 'ECONNREFUSED' ? `refuses connections (${err.message})` : timedOut ? `does not answer within ${SEED_PROBE_MS / 1000} s` : err.message;
-      return { error: why, raw: timedOut ? `no answer within ${SEED_PROBE_MS / 1000} s` : err.message, state: null, failing: [] };
+      return { error: why, raw: timedOut ? `no answer within ${SEED_PROBE_MS / 1000} s` : err.message, state: null, failing: [], migrating: [] };
     } finally {
       probe.disconnect();
     }
