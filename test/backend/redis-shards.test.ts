@@ -280,3 +280,49 @@ function nodeOwns(c: RedisCluster, port: number, slot: number): boolean {
     });
 }
 
+
+describe('the shard count a queue was created with', () => {
+  it('a client whose URL says another shards=N uses the stored count: jobs submitted over 4 shards are all claimed by a worker opened with shards=2', async () => {
+    const prefix = `shc${++n}`;
+    const four = new RedisBackend(parseRedisUrl(`${cluster.url}?shards=4&prefix=${prefix}`));
+    const two = new RedisBackend(parseRedisUrl(`${cluster.url}?shards=2&prefix=${prefix}`));
+    try {
+      const ids: string[] = [];
+      for (const tenant of TENANTS) ids.push((await four.submit({ workflow: 'w:v1', queue: 'q', tenant_id: tenant })).job.job_id);
+      expect(new Set(TENANTS.map((t) => shardOf(t, 4))).size).toBeGreaterThan(2);
+      const leases = await two.claim({ queue: 'q', workerId: 'w', max: 50, leaseMs: 60_000 });
+      expect(leases.map((l) => l.jobId).sort()).toEqual([...ids].sort());
+    } finally {
+      await four.close();
+      await two.close();
+    }
+  });
+
+  it('regression: a stored shard count edited outside agentq is refused (exit 78, naming the key), not read as NaN shards that hid the queue and sent submits where nothing looks', async () => {
+    const prefix = `shd${++n}`;
+    const backend = new RedisBackend(parseRedisUrl(`${cluster.url}?prefix=${prefix}`));
+    try {
+      await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme' });
+      for (const bad of ['abc', '0', '99999']) {
+        cluster.cli(cluster.ports[0]!, '-c', 'hset', `${prefix}:q:q`, 'shards', bad);
+        const fresh = new RedisBackend(parseRedisUrl(`${cluster.url}?prefix=${prefix}`));
+        try {
+          for (const call of [
+            () => fresh.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme' }),
+            () => fresh.claim({ queue: 'q', workerId: 'w', max: 5, leaseMs: 60_000 }),
+            () => fresh.stats('q'),
+          ]) {
+            const e = (await call().then(() => null, (x: unknown) => x)) as { code?: string; exitCode?: number; message?: string } | null;
+            expect(e?.code, bad).toBe('STORE_DAMAGED');
+            expect(e?.exitCode).toBe(78);
+            expect(e?.message).toContain(`${prefix}:q:q field shards`);
+          }
+        } finally {
+          await fresh.close();
+        }
+      }
+    } finally {
+      await backend.close();
+    }
+  });
+});

@@ -76,7 +76,7 @@ const MIGRATING_CAUSE = 'a hash slot is being migrated between nodes';
 export class RedisConnection {
   readonly client: Client;
   /** Where, for messages: `host:port` of the server or of the Cluster's seed nodes. */
-  private readonly where: string;
+  readonly where: string;
   private everReady = false;
   /** How many times the client became ready: a call that saw no change and started unready was never sent (`neverSent`). */
   private readyCount = 0;

@@ -11,7 +11,7 @@ import { toEnvelope } from '../../core/envelope.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { Cluster, type Redis } from 'ioredis';
 import { encodeTime } from 'ulid';
-import { IdempotencyConflictError, JobStoppingError, LeaseLostError, MalformedJobError, NotFoundError, PermissionError, RetryLaterError, ValidationError } from '../../core/errors.js';
+import { AgentqError, ExitCode, IdempotencyConflictError, JobStoppingError, LeaseLostError, MalformedJobError, NotFoundError, PermissionError, RetryLaterError, ValidationError } from '../../core/errors.js';
 import { STORED_JSON_MAX_BYTES, storedJson } from '../../core/stored-json.js';
 import { checkUsage } from '../../core/usage.js';
 import { checkApplyRequest, checkCancelReason, checkClaim, checkCursor, checkDlqFilter, checkEffectKey, checkNewEffectKey, checkEventQuery, checkFailure, checkJobFilter, checkJobIdArg, checkLeaseMs, checkJobResult, checkLeaseRef, checkLeaseRefs, checkLedgerStatus, checkLockHolder, checkPageArg, checkQueueArg, checkRunFilter, checkRunRecord, checkRunIdArg, checkStatsOptions, checkQueuePage } from '../checks.js';
@@ -61,7 +61,7 @@ import type { CloseOptions, DlqRow } from '../contract.js';
 import { redisDlqRows, stillDead, type DeadSetSource } from './dlq-rows.js';
 import { callScript, registerScripts, type ScriptName } from './scripts.js';
 import { readQueueStats, type ShardStatsReply } from './stats.js';
-import { parseRedisUrl, redisStoreId, type RedisUrlOptions } from './url.js';
+import { MAX_SHARDS, parseRedisUrl, redisStoreId, type RedisUrlOptions } from './url.js';
 
 export interface RedisBackendDeps {
   clock?: Clock;
@@ -287,6 +287,17 @@ export class RedisBackend implements Backend {
       v = await this.client.hget(meta, 'shards');
     }
     if (v === null) return this.opts.shards;
+    // A count edited outside agentq ("abc", 0) sent every claim and stats read over no shard (the
+    // queue's jobs invisible, a --drain worker done at once) and every submit to shard NaN, where
+    // nothing looks: refused, naming the key, before anything is read or written by it.
+    if (!/^[1-9]\d{0,3}$/.test(v) || Number(v) > MAX_SHARDS) {
+      throw new AgentqError(
+        'STORE_DAMAGED',
+        `Redis at ${this.conn.where}: the shard count of queue ${queue} (${meta} field shards) is ${JSON.stringify(v.slice(0, 40))}, not a whole number from 1 to ${MAX_SHARDS} (changed outside agentq?); nothing was written`,
+        ExitCode.config,
+        `Set it back to the count the queue was created with: HSET ${meta} shards N, where N - 1 is the highest shard number in the queue's keys {${this.opts.prefix}:${queue}:N-1}.`,
+      );
+    }
     const n = Number(v);
     this.shardCounts.set(queue, n);
     return n;

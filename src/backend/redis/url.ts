@@ -33,6 +33,9 @@ const SCHEMES: Record<string, { cluster: boolean; tls: boolean }> = {
   'rediss+cluster:': { cluster: true, tls: true },
 };
 
+/** The most shards a queue may have (`shards=N`; a stored count above it is damaged). */
+export const MAX_SHARDS = 1024;
+
 export function isRedisUrl(url: string): boolean {
   return /^rediss?(\+cluster)?:\/\//.test(url);
 }
@@ -82,7 +85,7 @@ export function parseRedisUrl(url: string): RedisUrlOptions {
   if (scheme.cluster && db !== 0) throw new ConfigError('Redis Cluster has only database 0');
   const params = new URLSearchParams((query ?? '').replace(/^\?/, ''));
   refuseUnknownParams(params, ['shards', 'prefix', 'events_maxlen'], 'the Redis URL');
-  const shards = intParam(params, 'shards', 1, 1, 1024);
+  const shards = intParam(params, 'shards', 1, 1, MAX_SHARDS);
   const eventsMaxLen = intParam(params, 'events_maxlen', 100_000, 100, 100_000_000);
   const prefix = params.get('prefix') ?? 'aq';
   if (!/^[A-Za-z0-9._-]{1,64}$/.test(prefix)) throw new ConfigError('prefix must be 1-64 characters of letters, digits and . _ -');
