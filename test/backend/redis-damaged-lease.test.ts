@@ -110,3 +110,35 @@ for (const [name, damage] of [
     }
   });
 }
+
+for (const [name, damage] of [
+  ['no class', (raw: Redis, k: string) => raw.hdel(k, 'cls')],
+  ['an attempt record that does not parse', (raw: Redis, k: string) => raw.hset(k, 'ar', '{"attempt": broken')],
+] as const) {
+  it(`regression: a completion of a job whose record lost ${name} while it ran is refused alone; the completions batched with it apply whole`, async () => {
+    const { backend, raw, submit, key } = await setUp(`dk${name.length}`);
+    try {
+      const ids = [await submit(), await submit(), await submit()];
+      const leases = await backend.claim({ queue: 'q', workerId: 'w', max: 2, leaseMs: 60_000 });
+      const [damaged, healthy] = leases as [(typeof leases)[0], (typeof leases)[0]];
+      await damage(raw, key(damaged.jobId));
+      const next = { queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 };
+      // the same turn: one batch
+      const [a, b] = await Promise.allSettled([backend.completeAndClaim(damaged, 'x', next), backend.completeAndClaim(healthy, 'y', next)]);
+      expect(a.status).toBe('rejected');
+      expect((a as PromiseRejectedResult).reason).toBeInstanceOf(MalformedJobError);
+      expect(String((a as PromiseRejectedResult).reason.message)).toContain(damaged.jobId);
+      expect(b.status).toBe('fulfilled');
+      expect((b as PromiseFulfilledResult<{ next: Array<{ jobId: string }> }>).value.next.map((l) => l.jobId)).toEqual([ids[2]]);
+      expect((await backend.get(healthy.jobId))!.state).toBe('succeeded');
+      expect(await raw.hget(key(damaged.jobId), 'st')).toBe('running');
+      const stats = await backend.stats('q');
+      expect([stats.counts.running, stats.counts.succeeded]).toEqual([2, 1]);
+      // alone too
+      await expect(backend.complete(damaged, 'x')).rejects.toBeInstanceOf(MalformedJobError);
+    } finally {
+      raw.disconnect();
+      await backend.close();
+    }
+  });
+}

@@ -1044,6 +1044,10 @@ export class RedisBackend implements Backend {
             c.resolve([[], []]);
             return;
           }
+          if (outcome.startsWith('damaged:')) {
+            c.reject(new MalformedJobError(c.lease.jobId, `${outcome.slice('damaged:'.length)}; not completed, left running until its lease expires`));
+            return;
+          }
           if (outcome !== 'ok') {
             const found = outcome.slice('lost:'.length);
             c.reject(new LeaseLostError(c.lease.jobId, found ? `the job is ${found} under another fence` : undefined));
@@ -1201,8 +1205,9 @@ export class RedisBackend implements Backend {
   async complete(lease: LeaseRef, result: string | null): Promise<Job> {
     checkLeaseRef(lease);
     checkJobResult(result);
-    const { res } = await this.leaseCall<[string, Snapshot]>(lease, 'aqComplete', [], [JSON.stringify(result)]);
-    return jobFrom(res[1]);
+    const { res } = await this.leaseCall<[string, Snapshot | string]>(lease, 'aqComplete', [], [JSON.stringify(result)]);
+    if (res[0] === 'damaged') throw new MalformedJobError(lease.jobId, `${String(res[1])}; not completed, left running until its lease expires`);
+    return jobFrom(res[1] as Snapshot);
   }
 
   async fail(lease: LeaseRef, failure: Failure): Promise<FailureOutcome> {

@@ -165,12 +165,19 @@ local function completeJob(jobKey, id, fence, result)
     if st == 'succeeded' and v[2] == fence then return '=' end
     return st or ''
   end
-  META[id] = { cls = v[4], ten = v[5], est = tonumber(v[6] or '60') }
+  -- A record edited by hand while it ran (no class or tenant, an attempt record that does not
+  -- parse) failed the script half way: in a batch, the completions before it kept their job's
+  -- write but lost their deferred index and counter writes. It is refused before any write of its
+  -- own ('damaged:<why>'); its lease runs out and the claim's reaping sets it aside.
+  if not (v[4] and v[5]) then return 'damaged:the job record has no class or tenant' end
+  META[id] = { cls = v[4], ten = v[5], est = tonumber(v[6] or '60') or 0 }
   -- result, state, end, the closed attempt record and the event's history line in one write
   -- (move is told it is done; a success's outcome is 'succeeded')
   local args = { 'res', result, 'st', 'succeeded', 'upd', NOWS, 'end', NOWS, 'out', 'succeeded' }
   if v[7] then
-    local closed = closeAttempt(v[7], 'succeeded', nil, nil)
+    -- (a record that does not parse fails in its decoding, before closeAttempt counts anything)
+    local ok, closed = pcall(closeAttempt, v[7], 'succeeded', nil, nil)
+    if not ok then return 'damaged:its attempt record (field ar) does not parse' end
     if closed then
       args[#args + 1] = 'ar'
       args[#args + 1] = closed
@@ -187,9 +194,10 @@ local function completeJob(jobKey, id, fence, result)
 end
 `;
 
-/** complete: KEYS[1] job hash; ARGV[5] id, [6] fence, [7] result JSON (a string or null). Returns {'ok', snapshot} or {'lost', state}. */
+/** complete: KEYS[1] job hash; ARGV[5] id, [6] fence, [7] result JSON (a string or null). Returns {'ok', snapshot}, {'lost', state} or {'damaged', why}. */
 export const COMPLETE = COMPLETE_JOB + String.raw`
 local lost = completeJob(KEYS[1], ARGV[5], ARGV[6], ARGV[7])
+if lost and string.sub(lost, 1, 8) == 'damaged:' then return { 'damaged', string.sub(lost, 9) } end
 if lost and lost ~= '=' then return { 'lost', lost } end
 return { 'ok', snapshot(ARGV[5]) }
 `;
@@ -205,7 +213,7 @@ return { 'ok', snapshot(ARGV[5]) }
  * ARGV[5..16] as claim's (ARGV[5] caps the jobs claimed), ARGV[17] n, then
  * per completion: job id, fence, result JSON, how many jobs it wants next.
  * Returns {outcomes, claimed, aside}: per completion 'ok', 'done' (completed already
- * by this fence: a re-sent call) or 'lost:<state found>' (those two ask for nothing), and the claimed jobs as claim returns them,
+ * by this fence: a re-sent call), 'lost:<state found>' or 'damaged:<why>' (those three ask for nothing), and the claimed jobs as claim returns them,
  * in order, for the caller to hand out to the completions that asked, and the records claim set
  * aside (lua/claim.ts).
  */
@@ -220,6 +228,8 @@ for i = 0, tonumber(ARGV[17]) - 1 do
   local lost = completeJob(KEYS[2 + i], ARGV[b], ARGV[b + 1], ARGV[b + 2])
   if lost == '=' then
     outcomes[#outcomes + 1] = 'done'
+  elseif lost and string.sub(lost, 1, 8) == 'damaged:' then
+    outcomes[#outcomes + 1] = lost
   elseif lost then
     outcomes[#outcomes + 1] = 'lost:' .. lost
   else
