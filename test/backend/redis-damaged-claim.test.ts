@@ -47,6 +47,7 @@ const DAMAGES: Array<[name: string, damage: Damage, why: string]> = [
     'in JSON at position',
   ],
   ['a key of another type', async (raw, k, { b }) => raw.del(k(b)).then(() => raw.set(k(b), 'not a hash')), 'not a job hash'],
+  ['no record at all (evicted, or deleted by hand)', (raw, k, { b }) => raw.del(k(b)), 'the job record is missing'],
 ];
 
 for (const [i, [name, damage, why]] of DAMAGES.entries()) {

@@ -252,6 +252,13 @@ while #claimed < max and budget > 0 do
         -- the job key holds another type of value (a foreign write): no job to hand out, and
         -- the call must not fail on it (every claim would, with this id at the head)
         notHash = 'the job key holds a ' .. redis.call('TYPE', jk(id)).ok .. ', not a job hash'
+      elseif not v[${at('st')}] and redis.call('EXISTS', jk(id)) == 0 then
+        -- no record at all (evicted by Redis, or deleted outside agentq): it was dropped from the
+        -- waiting set without a word, its job lost and still counted as waiting; the DLQ lists
+        -- such a member as malformed (the job record is missing)
+        notHash = 'the job record is missing (evicted by Redis, or deleted outside agentq): only its place in the waiting set was left'
+      end
+      if notHash then
         v = {}
         v[${at('st')}] = (redis.call('ZSCORE', sk('scheduled'), id) and 'scheduled') or 'queued'
       end
