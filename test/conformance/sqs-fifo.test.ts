@@ -14,6 +14,7 @@
  */
 import { afterAll, beforeAll, describe } from 'vitest';
 import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
+import { argCases, sizeCases } from './cases-args.js';
 import { dlqCases } from './cases-dlq.js';
 import { dlqRowsCases } from './cases-dlq-rows.js';
 import { classAndCapCases } from './cases-fairness.js';
@@ -36,6 +37,8 @@ const make = sqsFixtureFactory(() => server.endpoint, '&fifo=job');
 
 describe('sqs backend conformance (FIFO queues)', () => {
   jobCases(make);
+  argCases(make);
+  sizeCases(make);
   workerCases(make);
   lifecycleCases(make);
   classAndCapCases(make);
