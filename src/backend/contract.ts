@@ -149,6 +149,14 @@ export type HeartbeatResult =
 export interface Failure {
   code: string;
   message: string;
+  /**
+   * The caller's decision, and the backend keeps it: `fail` retries a retryable failure (while
+   * attempts, budget and deadline allow) and sends any other to the DLQ, whatever the code. The
+   * code table (`core/retry.ERROR_CODE_TABLE`) is the default the worker applies when a handler
+   * says nothing (`toFailure`, command handlers' exit codes); a handler that knows better (a
+   * `PERMISSION` that a token refresh will cure) marks the error explicitly, and a backend that
+   * re-classified by code would silently undo that.
+   */
   retryable: boolean;
   workerVersion?: string | null;
 }
