@@ -157,6 +157,16 @@ describe('trace link settings', () => {
       const show = JSON.parse((await runCliOk(home, ['--context', 'prod', 'context', 'show', '-o', 'json'])).stdout) as Record<string, unknown>;
       expect(show).toMatchObject({ trace_url: 'http://jaeger.internal:16686/trace/{trace_id}', trace_url_source: 'context' });
       expect((await runCliOk(home, ['--context', 'prod', 'context', 'show'])).stdout).toMatch(/^trace url\thttp:\/\/jaeger\.internal:16686\/trace\/\{trace_id\} \(from context\)$/m);
+      // context list shows each context's own template (null for one without); -o wide adds the column
+      writeFileSync(config, JSON.stringify({ contexts: { prod: { url: home.dataUrl, traceUrl: 'http://jaeger.internal:16686/trace/{trace_id}' }, dev: { url: home.dataUrl } } }));
+      const list = JSON.parse((await runCliOk(home, ['context', 'list', '-o', 'json'])).stdout) as Array<Record<string, unknown>>;
+      expect(list.map((c) => [c.name, c.trace_url])).toEqual([['dev', null], ['prod', 'http://jaeger.internal:16686/trace/{trace_id}']]);
+      expect((await runCliOk(home, ['context', 'list', '-o', 'table'])).stdout).not.toContain('jaeger');
+      // plain output carries every column, the new one last: `file` keeps its place
+      expect((await runCliOk(home, ['context', 'list', '-o', 'plain'])).stdout.trimEnd().split('\n').map((l) => l.split('\t').slice(6))).toEqual([[''], ['http://jaeger.internal:16686/trace/{trace_id}']]);
+      const wide = (await runCliOk(home, ['context', 'list', '-o', 'wide'])).stdout;
+      expect(wide).toMatch(/TRACE URL/i);
+      expect(wide).toMatch(/prod .*http:\/\/jaeger\.internal:16686\/trace\/\{trace_id\}/);
 
       const badEnv = await runCli(home, ['--context', 'prod', 'inspect', job.job_id], { env: { AGENTQ_TRACE_URL: 'https://grafana.example/explore' } });
       expect(badEnv.code).toBe(78);

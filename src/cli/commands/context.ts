@@ -17,6 +17,8 @@ interface ContextRow {
   url: string | null;
   read_only: boolean;
   queue: string | null;
+  /** The context's own `traceUrl` template (null without one; a top-level or env template is `context show`'s to explain). */
+  trace_url: string | null;
   file: string;
 }
 
@@ -33,6 +35,7 @@ export async function list(_opts: unknown, ctx: CommandContext): Promise<void> {
       url: c.url === undefined ? null : redactCredentials(c.url),
       read_only: c.readOnly === true,
       queue: c.queue ?? null,
+      trace_url: c.traceUrl ?? null,
       file: c.file,
     }));
   if (rows.length === 0 && !isMachineFormat(ctx.format)) {
@@ -48,6 +51,9 @@ export async function list(_opts: unknown, ctx: CommandContext): Promise<void> {
         { header: 'mode', get: (r) => (r.read_only ? 'read-only' : 'read-write') },
         { header: 'queue', get: (r) => r.queue },
         { header: 'file', get: (r) => r.file, wide: true, flexible: true },
+        // wide only (a template is a long URL: the table stays one line per context), and last, so
+        // plain output's earlier columns keep their places for scripts that cut them
+        { header: 'trace url', get: (r) => r.trace_url, wide: true, flexible: true },
       ],
     },
     rows,
