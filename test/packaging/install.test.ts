@@ -20,7 +20,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/cli.js';
@@ -121,6 +121,21 @@ describe('installed from the tarball into a temporary prefix', () => {
     const required = await node(['-e', `try { console.log(typeof require('${pkg.name}').createClient) } catch (e) { console.log(e.code) }`]);
     expect(required.stdout.trim()).toBe(requireEsm ? 'function' : 'ERR_REQUIRE_ESM');
     expect(required.stderr).toBe('');
+  });
+
+  it('names no source map it does not ship: a shipped file that points at a missing .map makes bundlers and debuggers warn', () => {
+    // tsc writes `//# sourceMappingURL=x.js.map` into every file it compiles; the maps themselves
+    // are left out of the package (they would point at src/, which is not shipped either).
+    const installed = join(prefix, 'lib', 'node_modules', pkg.name);
+    const dangling: string[] = [];
+    for (const f of packed.filter((p) => /\.(c|m)?js$/.test(p))) {
+      const text = readFileSync(join(installed, f), 'utf8');
+      for (const m of text.matchAll(/^\/\/# sourceMappingURL=(\S+)\s*$/gm)) {
+        if (m[1]!.startsWith('data:')) continue;
+        if (!existsSync(join(installed, dirname(f), m[1]!))) dangling.push(`${f} -> ${m[1]}`);
+      }
+    }
+    expect(dangling).toEqual([]);
   });
 
   it('ships the same completion scripts as `agentq completion` prints', async () => {
