@@ -18,7 +18,8 @@
  * Needs `npm run build` first (npm test does): the pack skips `prepare`.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -136,6 +137,38 @@ describe('installed from the tarball into a temporary prefix', () => {
       }
     }
     expect(dangling).toEqual([]);
+  });
+
+  it('claims in engines only Node versions that its runtime dependencies and its own code support', () => {
+    const semver = createRequire(join(REPO_ROOT, 'package.json'))('semver') as {
+      satisfies(v: string, range: string): boolean;
+      minVersion(range: string): { version: string } | null;
+      gte(a: string, b: string): boolean;
+    };
+    const installed = join(prefix, 'lib', 'node_modules', pkg.name);
+    const ours = (JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+    // The newest Node API agentq calls: AbortSignal.any (createClient's signal), added in 20.3.0.
+    expect(semver.gte(semver.minVersion(ours)!.version, '20.3.0')).toBe(true);
+    // Every released line a user might run, early and late in it.
+    const nodes = [18, 19, 20, 21, 22, 23, 24, 25, 26].flatMap((major) => [`${major}.0.0`, `${major}.3.0`, `${major}.99.0`]);
+    const refused: string[] = [];
+    const walk = (dir: string): void => {
+      for (const name of readdirSync(dir)) {
+        if (name.startsWith('.')) continue;
+        if (name.startsWith('@')) {
+          walk(join(dir, name));
+          continue;
+        }
+        const manifest = join(dir, name, 'package.json');
+        if (!existsSync(manifest)) continue;
+        const dep = JSON.parse(readFileSync(manifest, 'utf8')) as { name: string; version: string; engines?: { node?: string } };
+        const theirs = dep.engines?.node;
+        if (theirs) for (const v of nodes) if (semver.satisfies(v, ours) && !semver.satisfies(v, theirs)) refused.push(`node ${v}: ${dep.name}@${dep.version} needs ${theirs}`);
+        if (existsSync(join(dir, name, 'node_modules'))) walk(join(dir, name, 'node_modules'));
+      }
+    };
+    walk(join(installed, 'node_modules'));
+    expect(refused).toEqual([]);
   });
 
   it('ships the same completion scripts as `agentq completion` prints', async () => {
