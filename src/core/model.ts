@@ -64,6 +64,14 @@ export const EVENT_TYPES = [
   'purged',
 ] as const;
 
+/**
+ * The largest `estimated_seconds` a job may declare: 100 years, as the longest duration agentq takes.
+ * The stores keep running sums of it per queue and tenant (the admission backlog): one job of
+ * 1e308 s made such a sum Infinity, which no later subtraction undoes, so every later submit to
+ * the queue was refused for good under an admission limit.
+ */
+export const MAX_ESTIMATED_SECONDS = 36_500 * 86_400;
+
 /** Queue, tenant and key names: printable, bounded, no separators that break key layouts. */
 /** The longest reason (`--reason`, a library `cancel`): it is stored with the job or run and shown by inspect and the audit (the rule `dlq` bulk actions apply). */
 export const REASON_MAX_CHARS = 500;

@@ -5,7 +5,7 @@
  * strings in UTC.
  */
 import { z } from 'zod';
-import { DEAD_REASONS, EFFECT_STATUSES, EVENT_TYPES, INLINE_INPUT_MAX_BYTES, JOB_CLASSES, JOB_STATES, NAME_RE, NAME_RULE, OUTCOMES, WORKFLOW_RE, WORKFLOW_RULE } from './model.js';
+import { DEAD_REASONS, EFFECT_STATUSES, EVENT_TYPES, INLINE_INPUT_MAX_BYTES, JOB_CLASSES, JOB_STATES, MAX_ESTIMATED_SECONDS, NAME_RE, NAME_RULE, OUTCOMES, WORKFLOW_RE, WORKFLOW_RULE } from './model.js';
 
 // The enumerations live in the zod-free `model.ts` (cheap to import on read paths); re-exported here unchanged.
 export { DEAD_REASONS, EFFECT_STATUSES, INLINE_INPUT_MAX_BYTES, JOB_CLASSES, JOB_STATES, OUTCOMES };
@@ -57,7 +57,7 @@ export const SubmitRequest = z
     budget: Budget.nullable().default(null),
     allowed_tools: z.array(z.string().min(1).max(128)).max(256).default([]),
     /** Estimated seconds of work, for admission control; defaults per workflow in config. */
-    estimated_seconds: z.number().positive().nullable().default(null),
+    estimated_seconds: z.number().positive().max(MAX_ESTIMATED_SECONDS, `must be at most ${MAX_ESTIMATED_SECONDS} (100 years)`).nullable().default(null),
     /** Not before this time: the job starts `scheduled`. */
     run_at: isoTime.nullable().default(null),
   })

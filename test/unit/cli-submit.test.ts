@@ -62,6 +62,7 @@ describe('buildSubmitRequest', () => {
     [{ deadline: '2020-01-01T00:00:00Z' }, /is not in the future/],
     [{ maxAttempts: '1.5' }, /--max-attempts "1.5" must be a whole number/],
     [{ budgetUsd: '-1' }, /--budget-usd "-1" must be a positive number/],
+    [{ estimatedSeconds: '1e308' }, /--estimated-seconds "1e308" must be at most 3153600000 \(100 years\)/],
     [{ inputFile: join(dir, 'missing') }, /cannot be read: ENOENT/],
   ])('refuses %j', async (flags, message) => {
     await expect(buildSubmitRequest({ workflow: 'x:v1', ...flags }, NOW, 'd')).rejects.toThrowError(ValidationError);

@@ -38,6 +38,13 @@ describe('normalizeSubmit', () => {
     expect(() => normalizeSubmit({ workflow: 'w:v1', queue: 'a b' }, now)).toThrow(/queue: name must be/);
     expect(() => normalizeSubmit({ workflow: 'w:v1', surprise: 1 }, now)).toThrow(ValidationError);
   });
+  // Regression: two jobs of 1e308 s made a SQLite queue's backlog counter Infinity for good (it
+  // stayed so after they ended), and with an admission limit every later submit was refused.
+  it('refuses an estimated_seconds past 100 years, which no real job takes and whose sums overflow', () => {
+    expect(() => normalizeSubmit({ workflow: 'w:v1', estimated_seconds: 1e308 }, now)).toThrow(/estimated_seconds/);
+    expect(() => normalizeSubmit({ workflow: 'w:v1', estimated_seconds: 36_500 * 86_400 + 1 }, now)).toThrow(ValidationError);
+    expect(normalizeSubmit({ workflow: 'w:v1', estimated_seconds: 36_500 * 86_400 }, now).estimated_seconds).toBe(36_500 * 86_400);
+  });
   it('refuses a deadline in the past', () => {
     expect(() => normalizeSubmit({ workflow: 'w:v1', deadline_at: '2026-01-01T00:00:00Z' }, now)).toThrow(/not in the future/);
   });

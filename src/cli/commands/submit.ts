@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { AgentqError, InterruptedError, ValidationError, WaitExitCode } from '../../core/errors.js';
 import { openFlagFile, readChunks, readUpTo } from '../flag-file.js';
 import { parseDeadline, parseDuration, parseIsoTime, toIso } from '../../core/duration.js';
-import { INLINE_INPUT_MAX_BYTES } from '../../core/model.js';
+import { INLINE_INPUT_MAX_BYTES, MAX_ESTIMATED_SECONDS } from '../../core/model.js';
 import type { Job, SubmitRequest } from '../../core/schemas.js';
 import { isTerminal } from '../../core/states.js';
 import type { Backend } from '../../backend/contract.js';
@@ -60,6 +60,10 @@ export async function buildSubmitRequest(o: SubmitOptions, now: number, defaultQ
 
   const tokens = parseIntOption(o.budgetTokens, '--budget-tokens', 1, Number.MAX_SAFE_INTEGER);
   const usd = parsePositiveNumber(o.budgetUsd, '--budget-usd');
+  const estimatedSeconds = parsePositiveNumber(o.estimatedSeconds, '--estimated-seconds');
+  if (estimatedSeconds !== undefined && estimatedSeconds > MAX_ESTIMATED_SECONDS) {
+    throw new ValidationError(`--estimated-seconds ${JSON.stringify(o.estimatedSeconds)} must be at most ${MAX_ESTIMATED_SECONDS} (100 years)`);
+  }
   return {
     workflow: o.workflow,
     queue: o.queue ?? defaultQueue,
@@ -75,7 +79,7 @@ export async function buildSubmitRequest(o: SubmitOptions, now: number, defaultQ
     trace_id: o.traceId ?? null,
     budget: tokens !== undefined || usd !== undefined ? { tokens: tokens ?? null, cost_usd: usd ?? null } : null,
     allowed_tools: o.allowedTool ?? [],
-    estimated_seconds: parsePositiveNumber(o.estimatedSeconds, '--estimated-seconds') ?? null,
+    estimated_seconds: estimatedSeconds ?? null,
     run_at: o.runAt !== undefined ? toIso(parseRunAt(o.runAt, now)) : null,
   };
 }
