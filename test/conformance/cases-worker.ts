@@ -709,6 +709,15 @@ export function workerCases(make: MakeFixture): void {
       await expect(backend.submit(req({ class: 'interactive', tenant_id: 'small', estimated_seconds: 50 }))).resolves.toMatchObject({ created: true });
     });
 
+    it('refuses a job over a limit by itself as invalid (exit 2), not as "retry later": it could never be admitted', async () => {
+      const { backend } = fx();
+      const err = await backend.submit(req({ estimated_seconds: 301 })).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ValidationError);
+      expect(err).toMatchObject({ code: 'ESTIMATE_OVER_LIMIT', exitCode: 2 });
+      expect((err as ValidationError).message).toMatch(/this job alone is 301s .* batch backlog limit of queue default \(300s\): it can never be admitted/);
+      expect((await backend.list({}, { limit: 10 })).items).toHaveLength(0);
+    });
+
     it('does not refuse a duplicate submit that returns the existing job', async () => {
       const { backend } = fx();
       const first = await backend.submit(req({ estimated_seconds: 300, idempotency_key: 'k' }));

@@ -208,7 +208,7 @@ describe('contexts', () => {
 });
 
 describe("a context's scheduling policy", () => {
-  it('admission: a submit over the backlog limit exits 75; --url without the context is not limited', async () => {
+  it('admission: a submit over the backlog limit exits 75, a job over it by itself 2; --url without the context is not limited', async () => {
     const db = `sqlite:${join(home.dir, 'adm.db')}`;
     writeUser({ currentContext: 'prod', contexts: { prod: { url: db, admission: { batchMaxBacklogSeconds: 100 } } } });
     await runCliOk(home, ['submit', 'x:v1', '--class', 'batch', '--estimated-seconds', '60']);
@@ -216,6 +216,11 @@ describe("a context's scheduling policy", () => {
     expect(refused.code).toBe(75);
     expect(refused.stderr).toContain('refused: the batch backlog of queue default is 60s of work and this job adds 60s (limit 100s)');
     await runCliOk(home, ['--url', db, 'submit', 'x:v1', '--class', 'batch', '--estimated-seconds', '60']);
+    // A job larger than the limit by itself never fits: a usage error naming the rule, not "retry later".
+    const never = await runCli(home, ['submit', 'x:v1', '--class', 'batch', '--estimated-seconds', '101']);
+    expect(never.code).toBe(2);
+    expect(never.stderr).toContain('error: refused: this job alone is 101s of estimated work, more than the batch backlog limit of queue default (100s): it can never be admitted');
+    expect(never.stderr).toContain('hint: Give a smaller --estimated-seconds, or raise batchMaxBacklogSeconds in the admission settings.');
     const show = JSON.parse((await runCliOk(home, ['context', 'show', '-o', 'json'])).stdout);
     expect(show).toMatchObject({ admission: { batchMaxBacklogSeconds: 100 }, fairness: null });
     expect((await runCliOk(home, ['context', 'show'])).stdout).toMatch(/^admission\tbatch 100s$/m);

@@ -32,6 +32,21 @@ describe('admission control', () => {
     if (!d.admit) expect(d.message).toContain('tenant acme');
   });
 
+  // Regression: a job whose estimate alone was over the limit got BACKLOG_FULL and "retry in about
+  // 300s" (exit 75) even on an empty queue, so a producer that backs off retried it for ever.
+  it('refuses a job larger than the limit by itself as one that can never be admitted, not "retry later"', () => {
+    const d = admissionDecision({ ...base, estimatedSeconds: 700 }, { batchMaxBacklogSeconds: 600 });
+    expect(d).toMatchObject({ admit: false, code: 'ESTIMATE_OVER_LIMIT' });
+    if (!d.admit) {
+      expect(d.message).toBe('refused: this job alone is 700s of estimated work, more than the batch backlog limit of queue q (600s): it can never be admitted');
+      expect(d).not.toHaveProperty('retryAfterMs');
+    }
+    const t = admissionDecision({ ...base, estimatedSeconds: 700 }, { tenantMaxBacklogSeconds: 500 });
+    expect(t).toMatchObject({ admit: false, code: 'ESTIMATE_OVER_LIMIT' });
+    // exactly the limit fits an empty queue
+    expect(admissionDecision({ ...base, estimatedSeconds: 600 }, { batchMaxBacklogSeconds: 600 })).toEqual({ admit: true });
+  });
+
   it('limits maintenance like batch unless told otherwise', () => {
     expect(classLimit('maintenance', { batchMaxBacklogSeconds: 10 })).toBe(10);
     expect(classLimit('maintenance', { batchMaxBacklogSeconds: 10, maintenanceMaxBacklogSeconds: 5 })).toBe(5);

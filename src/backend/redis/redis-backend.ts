@@ -15,7 +15,7 @@ import { AgentqError, ExitCode, IdempotencyConflictError, JobStoppingError, Leas
 import { STORED_JSON_MAX_BYTES, storedJson } from '../../core/stored-json.js';
 import { checkUsage } from '../../core/usage.js';
 import { checkApplyRequest, checkCancelReason, checkClaim, checkCursor, checkDlqFilter, checkEffectKey, checkNewEffectKey, checkEventQuery, checkFailure, checkJobFilter, checkJobIdArg, checkLeaseMs, checkJobResult, checkLeaseRef, checkLeaseRefs, checkLedgerStatus, checkLockHolder, checkPageArg, checkQueueArg, checkRunFilter, checkRunRecord, checkRunIdArg, checkStatsOptions, checkQueuePage } from '../checks.js';
-import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
+import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, refusalError, type AdmissionLimits } from '../../core/admission.js';
 import { classWeight, type FairnessOptions } from '../../core/fairness.js';
 import { createIdFactory, JOB_ID_PREFIX } from '../../core/ids.js';
 import { DEFAULT_ATTEMPTS_POLICY, type AttemptsPolicy } from '../../core/plan.js';
@@ -560,9 +560,7 @@ export class RedisBackend implements Backend {
       { queue, class: cls, tenant, estimatedSeconds: estimated, classBacklogSeconds: classBacklog, tenantBacklogSeconds: tenantBacklog },
       this.admission!,
     );
-    if (!decision.admit) {
-      throw new RetryLaterError(decision.message, decision.code, 'Submit again later, or raise the backlog limit if workers can keep up.', { afterMs: decision.retryAfterMs, at: now + decision.retryAfterMs });
-    }
+    if (!decision.admit) throw refusalError(decision, now);
   }
 
   private async duplicateOf(req: NormalizedSubmit, stored: string, fp: string): Promise<{ job: Job; created: boolean }> {

@@ -4,10 +4,10 @@
  * BEGIN IMMEDIATE). See docs/architecture.md, "SQLite backend".
  */
 import { resolve } from 'node:path';
-import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, type AdmissionLimits } from '../../core/admission.js';
+import { DEFAULT_ESTIMATED_SECONDS, admissionDecision, refusalError, type AdmissionLimits } from '../../core/admission.js';
 import { systemClock, systemRandom, type Clock, type Random } from '../../core/clock.js';
 import { toIso } from '../../core/duration.js';
-import { IdempotencyConflictError, MalformedJobError, NotFoundError, RetryLaterError, ValidationError } from '../../core/errors.js';
+import { IdempotencyConflictError, MalformedJobError, NotFoundError, ValidationError } from '../../core/errors.js';
 import type { FairnessOptions } from '../../core/fairness.js';
 import { encodeTime } from 'ulid';
 import { JOB_ID_PREFIX, createIdFactory } from '../../core/ids.js';
@@ -197,9 +197,7 @@ export class SqliteBackend implements Backend {
       { queue, class: cls, tenant, estimatedSeconds: estimated, classBacklogSeconds: classRow?.seconds ?? 0, tenantBacklogSeconds: tenantRow?.seconds ?? 0 },
       this.admission!,
     );
-    if (!decision.admit) {
-      throw new RetryLaterError(decision.message, decision.code, 'Submit again later, or raise the backlog limit if workers can keep up.', { afterMs: decision.retryAfterMs, at: now + decision.retryAfterMs });
-    }
+    if (!decision.admit) throw refusalError(decision, now);
   }
 
   async get(jobId: string): Promise<Job | null> {
