@@ -262,6 +262,13 @@ describe("a context's scheduling policy", () => {
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain('--tenant-cap "acme" must be TENANT=N');
   });
+
+  // Regression: the second of two caps for one tenant silently won.
+  it('--tenant-cap twice for one tenant exits 2 naming both values, rather than one silently winning', async () => {
+    const r = await runCli(home, ['--url', 'sqlite::memory:', 'worker', '--tenant-cap', 'acme=3', '--tenant-cap', 'beta=1', '--tenant-cap', 'acme=4', '--', 'true']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('error: --tenant-cap acme is given twice (3 and 4): give one cap per tenant');
+  });
 });
 
 describe('context names that are Object.prototype members', () => {

@@ -484,7 +484,11 @@ function parseTenantCaps(all: string | undefined, caps: string[] | undefined): F
     const tenant = m[1]!.trim();
     if (!NAME_RE.test(tenant)) throw new ValidationError(`--tenant-cap: tenant ${JSON.stringify(tenant)} ${NAME_RULE}`);
     overrides ??= Object.create(null) as Record<string, number>;
-    overrides[tenant] = parseIntOption(m[2], `--tenant-cap ${tenant}`, 1, 100_000)!;
+    const n = parseIntOption(m[2], `--tenant-cap ${tenant}`, 1, 100_000)!;
+    // Two caps for one tenant are a mistake (a pasted line, a variable set twice): which was meant?
+    const earlier = overrides[tenant];
+    if (earlier !== undefined) throw new ValidationError(`--tenant-cap ${tenant} is given twice (${earlier} and ${n}): give one cap per tenant`);
+    overrides[tenant] = n;
   }
   if (tenantConcurrency === undefined && overrides === undefined) return undefined;
   return { ...(tenantConcurrency !== undefined ? { tenantConcurrency } : {}), ...(overrides ? { tenantConcurrencyOverrides: overrides } : {}) };
