@@ -263,6 +263,15 @@ describe("a context's scheduling policy", () => {
     expect(flag.stderr).toContain('--tenant-cap "acme" must be TENANT=N');
   });
 
+  // Regression: an empty --classes (an unset variable) was refused as "classes must be a non-empty list …, got []", naming no flag.
+  it('an empty --classes exits 2 naming the flag and the classes', async () => {
+    for (const value of ['', ' , ']) {
+      const r = await runCli(home, ['--url', 'sqlite::memory:', 'worker', '--classes', value, '--', 'true']);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`error: --classes ${JSON.stringify(value)} names no class: use interactive, batch, maintenance (comma-separated), or leave it out for all`);
+    }
+  });
+
   // Regression: the second of two caps for one tenant silently won.
   it('--tenant-cap twice for one tenant exits 2 naming both values, rather than one silently winning', async () => {
     const r = await runCli(home, ['--url', 'sqlite::memory:', 'worker', '--tenant-cap', 'acme=3', '--tenant-cap', 'beta=1', '--tenant-cap', 'acme=4', '--', 'true']);

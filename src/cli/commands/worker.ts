@@ -462,6 +462,8 @@ function parseClasses(value: string | undefined): JobClass[] | undefined {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+  // (`--classes "$CLASSES"` with the variable unset: said here, naming the flag, not by the worker's own check)
+  if (parts.length === 0) throw new ValidationError(`--classes ${JSON.stringify(value)} names no class: use ${JOB_CLASSES.join(', ')} (comma-separated), or leave it out for all`);
   for (const p of parts) {
     if (!(JOB_CLASSES as readonly string[]).includes(p)) {
       throw new ValidationError(`--classes ${JSON.stringify(p)} is not a class: use ${JOB_CLASSES.join(', ')} (comma-separated)`);
