@@ -111,10 +111,10 @@ function looksAbsolute(s: string): boolean {
   return /^\d{4}-\d{2}-\d{2}/.test(s.trim());
 }
 
-/** `--deadline 2h` (from now) or `--deadline 2026-12-01T00:00:00Z`. Must be in the future. */
-export function parseDeadline(text: string, now: number): number {
-  const at = looksAbsolute(text) ? parseIsoTime(text, 'deadline') : now + parseDuration(text, 'deadline');
-  if (at <= now) throw new ValidationError(`deadline ${JSON.stringify(text)} is not in the future`);
+/** `--deadline 2h` (from now) or `--deadline 2026-12-01T00:00:00Z`. Must be in the future. `what` names the flag in errors. */
+export function parseDeadline(text: string, now: number, what = '--deadline'): number {
+  const at = looksAbsolute(text) ? parseIsoTime(text, what) : now + parseDuration(text, what);
+  if (at <= now) throw new ValidationError(`${what} ${JSON.stringify(text)} is not in the future`);
   return at;
 }
 

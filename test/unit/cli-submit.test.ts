@@ -58,8 +58,10 @@ describe('buildSubmitRequest', () => {
     [{ input: 'a', inputRef: 's3://x' }, /not both/],
     [{ inputFile: '/x', inputSha256: 'a'.repeat(64) }, /computed from --input-file/],
     [{ timeout: '1m' }, /--timeout only applies with --wait/],
-    [{ deadline: '-5m' }, /is not a duration/],
-    [{ deadline: '2020-01-01T00:00:00Z' }, /is not in the future/],
+    // (naming the flag, as every other flag's message does: it once said `deadline "-5m" …`)
+    [{ deadline: '-5m' }, /^--deadline "-5m" is not a duration/],
+    [{ deadline: '2020-01-01T00:00:00Z' }, /^--deadline "2020-01-01T00:00:00Z" is not in the future/],
+    [{ deadline: '2026-11-29T10:00:00' }, /^--deadline "2026-11-29T10:00:00" has no time zone/],
     [{ maxAttempts: '1.5' }, /--max-attempts "1.5" must be a whole number/],
     [{ budgetUsd: '-1' }, /--budget-usd "-1" must be a positive number/],
     [{ estimatedSeconds: '1e308' }, /--estimated-seconds "1e308" must be at most 3153600000 \(100 years\)/],
