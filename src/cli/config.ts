@@ -125,7 +125,11 @@ export interface ConfigInputs {
 }
 
 export function userConfigPath(env: Record<string, string | undefined>): string {
-  const base = env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME.length > 0 ? env.XDG_CONFIG_HOME : join(env.HOME ?? homedir(), '.config');
+  // The XDG spec says a relative path there is invalid and must be ignored: taken as it is, it named
+  // a file under the working directory, so a `context use` held in one directory and not below it
+  // (as defaultDataUrl does for XDG_DATA_HOME). An empty HOME is no home either.
+  const xdg = env.XDG_CONFIG_HOME;
+  const base = xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), '.config');
   return join(base, 'agentq', 'config.json');
 }
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/core/errors.js';
-import { findProjectFile, findTrustedProjectFile, resolveConfig, resolveConfigLenient, writeCurrentContext } from '../../src/cli/config.js';
+import { findProjectFile, findTrustedProjectFile, resolveConfig, resolveConfigLenient, userConfigPath, writeCurrentContext } from '../../src/cli/config.js';
 
 let root: string;
 let env: Record<string, string | undefined>;
@@ -391,5 +391,28 @@ describe('traceUrl: the link from a job to its trace', () => {
     expect(e.exitCode).toBe(78);
     expect(e.message).toBe('AGENTQ_TRACE_URL must be an http:// or https:// URL (got "ftp://traces/{trace_id}")');
     expect(e.hint).toContain('AGENTQ_TRACE_URL');
+  });
+});
+
+// Regression: XDG_CONFIG_HOME=relcfg made the user file relcfg/agentq/config.json under the working
+// directory, so a context set with `context use` applied in one directory and not in its
+// subdirectories (the embedded store's XDG_DATA_HOME already ignored a relative path).
+describe('the user config file path', () => {
+  it('ignores a relative XDG_CONFIG_HOME, as the XDG spec says, and an empty HOME', () => {
+    expect(userConfigPath({ XDG_CONFIG_HOME: '/x/cfg', HOME: '/home/u' })).toBe('/x/cfg/agentq/config.json');
+    expect(userConfigPath({ XDG_CONFIG_HOME: 'relcfg', HOME: '/home/u' })).toBe('/home/u/.config/agentq/config.json');
+    expect(userConfigPath({ XDG_CONFIG_HOME: './cfg', HOME: '/home/u' })).toBe('/home/u/.config/agentq/config.json');
+    expect(userConfigPath({ XDG_CONFIG_HOME: '', HOME: '/home/u' })).toBe('/home/u/.config/agentq/config.json');
+    const fallback = userConfigPath({ HOME: '' });
+    expect(fallback.startsWith('/')).toBe(true);
+    expect(fallback.endsWith('/.config/agentq/config.json')).toBe(true);
+  });
+
+  it('is the same file from every directory with a relative XDG_CONFIG_HOME', () => {
+    write(join(root, '.config', 'agentq', 'config.json'), { currentContext: 'home', contexts: { home: { url: 'sqlite:/tmp/h.db' } } });
+    write(join(project, 'relcfg', 'agentq', 'config.json'), { currentContext: 'rel', contexts: { rel: { url: 'sqlite:/tmp/r.db' } } });
+    const relEnv = { XDG_CONFIG_HOME: 'relcfg', HOME: root };
+    expect(resolveConfig({ flags: {}, env: relEnv, cwd: project }).context?.name).toBe('home');
+    expect(resolveConfig({ flags: {}, env: relEnv, cwd: root }).context?.name).toBe('home');
   });
 });
