@@ -383,6 +383,10 @@ export function resolveConfig(inputs: ConfigInputs): ResolvedConfig {
 }
 
 export function resolveConfigLenient({ flags, env, cwd }: ConfigInputs): ResolvedConfig {
+  // `--url "$URL"` with the variable unset: said as such, not as "unsupported backend URL " (nothing after it).
+  if (flags.url === '') {
+    throw new ConfigError('--url is empty: give a backend URL', 'Use sqlite:PATH, redis://HOST:PORT or sqs://REGION/PREFIX, or leave --url out to use AGENTQ_URL, the context or the embedded default.');
+  }
   const warnings: string[] = [];
   const envUrl = nonEmpty(env.AGENTQ_URL);
   const explicitUrl = flags.url !== undefined || envUrl !== undefined;

@@ -312,6 +312,13 @@ describe('configuration errors exit 78', () => {
     expect(r.stderr).toContain('unsupported backend URL');
   });
 
+  // Regression: `--url ""` (an unset variable) said "unsupported backend URL " with nothing after it.
+  it('an empty --url says it is empty', async () => {
+    const r = await runCli(home, ['--url', '', 'list']);
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain('error: --url is empty: give a backend URL');
+  });
+
   it('a broken config does not break --help, --version or help exit-codes', async () => {
     writeUser('nope');
     for (const args of [['--help'], ['--version'], ['help', 'exit-codes']]) expect((await runCli(home, args)).code).toBe(0);
