@@ -133,6 +133,6 @@ export async function openBackend(url: string, opts: OpenOptions = {}): Promise<
   }
   throw new ConfigError(
     `unsupported backend URL ${shown}`,
-    'Use sqlite:PATH (the embedded default), redis://HOST:PORT or rediss://HOST:PORT.',
+    'Use sqlite:PATH (the embedded default), redis://HOST:PORT, rediss://HOST:PORT, redis+cluster://HOST:PORT or sqs://REGION/PREFIX.',
   );
 }

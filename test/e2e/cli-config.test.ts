@@ -310,6 +310,8 @@ describe('configuration errors exit 78', () => {
     const r = await runCli(home, ['--url', 'mongodb://db/x', 'list']);
     expect(r.code).toBe(78);
     expect(r.stderr).toContain('unsupported backend URL');
+    // The hint names every kind of URL agentq takes, SQS included.
+    expect(r.stderr).toContain('hint: Use sqlite:PATH (the embedded default), redis://HOST:PORT, rediss://HOST:PORT, redis+cluster://HOST:PORT or sqs://REGION/PREFIX.');
   });
 
   // Regression: `--url ""` (an unset variable) said "unsupported backend URL " with nothing after it.
