@@ -6,7 +6,7 @@
  *   sqs://REGION/PREFIX?endpoint=&store=                SQS broker + SQLite job store (lazy-loaded)
  * Adapters are imported lazily so a command only loads the driver it uses.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { AdmissionLimits } from '../core/admission.js';
@@ -104,6 +104,10 @@ export async function openBackend(url: string, opts: OpenOptions = {}): Promise<
     // `sqlite:/x.db?mode=ro` would otherwise create a file named `x.db?mode=ro` (and not be read-only).
     if (path.includes('?')) {
       throw new ConfigError(`the URL ${shown}: sqlite: URLs take no parameters`, 'Use sqlite:PATH with no "?..." part; for read-only access use a context with "readOnly": true.');
+    }
+    if (path !== ':memory:' && statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
+      // (SQLite says only "unable to open database file")
+      throw new ConfigError(`the URL ${shown} names a directory, not a database file`, `Give the database file's path, e.g. sqlite:${join(path, 'agentq.db')}.`);
     }
     if (opts.create === false && path !== ':memory:' && !existsSync(path)) throw noStoreError(path);
     try {

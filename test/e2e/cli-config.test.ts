@@ -314,6 +314,15 @@ describe('configuration errors exit 78', () => {
     expect(r.stderr).toContain('hint: Use sqlite:PATH (the embedded default), redis://HOST:PORT, rediss://HOST:PORT, redis+cluster://HOST:PORT or sqs://REGION/PREFIX.');
   });
 
+  // Regression: a sqlite: URL naming a directory said only "unable to open database file".
+  it('a sqlite: URL that names a directory says so, for reading and writing commands', async () => {
+    for (const args of [['list'], ['submit', 'x:v1']]) {
+      const r = await runCli(home, ['--url', `sqlite:${home.dir}`, ...args]);
+      expect(r.code).toBe(78);
+      expect(r.stderr).toContain(`error: the URL sqlite:${home.dir} names a directory, not a database file`);
+    }
+  });
+
   // Regression: `--url ""` (an unset variable) said "unsupported backend URL " with nothing after it.
   it('an empty --url says it is empty', async () => {
     const r = await runCli(home, ['--url', '', 'list']);
