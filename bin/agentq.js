@@ -75,6 +75,12 @@ function isTerminal(fd) {
   return require('node:tty').isatty(fd);
 }
 
+// The user's own values of what steps 1 and 3 set for agentq itself: the commands get them back
+// (runCli's userEnv), so a worker's handlers see the environment the user gave, not FORCE_COLOR
+// with agentq's colour decision (a handler on a terminal coloured its stdout, the job's result).
+const userEnv = {};
+for (const name of ['FORCE_COLOR', 'NO_COLOR', 'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED']) userEnv[name] = process.env[name];
+
 // ---- 3. the AWS SDK's "will require node >=N" warning: the SDK's own switch first, and a
 // filter for the wording of other SDK versions (only warnings that are about the AWS SDK and
 // a Node version are dropped; every other warning is printed as usual).
@@ -153,4 +159,5 @@ cli.runCli(process.argv.slice(2), {
   mustFinish: () => {
     stdoutGoneEndsCommand = false;
   },
+  userEnv,
 });

@@ -58,6 +58,23 @@ export interface StdioProbe {
   isTerminal(fd: 1 | 2): boolean;
   /** The command started changing state: a reader that goes away (EPIPE on stdout) must not end it. */
   mustFinish?(): void;
+  /**
+   * The user's own values of the variables the entry set for agentq itself (FORCE_COLOR carrying its
+   * colour decision, NO_COLOR dropped, the AWS SDK's Node warning off), undefined for unset: the
+   * commands see, and pass on to handlers and effect commands, the environment the user gave.
+   */
+  userEnv?: Readonly<Record<string, string | undefined>>;
+}
+
+/** `env` with the user's own values back in place of those the entry set (see StdioProbe.userEnv). */
+export function withUserEnv(env: NodeJS.ProcessEnv, userEnv: Readonly<Record<string, string | undefined>> | undefined): Record<string, string | undefined> {
+  if (!userEnv) return env;
+  const out: Record<string, string | undefined> = { ...env };
+  for (const [k, v] of Object.entries(userEnv)) {
+    if (v === undefined) delete out[k];
+    else out[k] = v;
+  }
+  return out;
 }
 
 /** Without the entry's probe: the streams themselves (reading them creates them). */
@@ -434,7 +451,7 @@ export async function runCli(argv: readonly string[] = process.argv.slice(2), st
       getOutHelpWidth: () => (stdio.isTerminal(1) ? process.stdout.columns : undefined) ?? 80,
       getErrHelpWidth: () => (stdio.isTerminal(2) ? process.stderr.columns : undefined) ?? 80,
     },
-    env: process.env,
+    env: withUserEnv(process.env, stdio.userEnv),
     cwd: process.cwd(),
     signal: controller.signal,
     mustFinish: () => stdio.mustFinish?.(),

@@ -255,6 +255,19 @@ echo -n "$missing|$killed|$split"`,
     await runCliOk(home, ['worker', '--queue', 'w', '--drain', '--max-result-bytes', '10', '--', h]);
     expect((await inspect(id)).result).toBe('aaaaaaaaaa…[truncated 90 bytes]');
   });
+
+  // Regression: agentq publishes its own colour decision as FORCE_COLOR (for chalk and Ink) and
+  // drops NO_COLOR, and turns the AWS SDK's Node warning off; handlers inherited all three, so a
+  // worker on a terminal (or with --color always) had its handlers colour their stdout, the result.
+  it("handlers get the user's FORCE_COLOR, NO_COLOR and AWS SDK setting, not the ones agentq set for itself", async () => {
+    const h = handler('env.sh', `echo "FC=\${FORCE_COLOR-unset} NC=\${NO_COLOR-unset} AWS=\${AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED-unset}"`);
+    const plain = await submit('--input', 'x');
+    await runCliOk(home, ['--color', 'always', 'worker', '--queue', 'w', '--drain', '--', h], { env: { NO_COLOR: undefined, FORCE_COLOR: undefined } });
+    expect((await inspect(plain)).result).toBe('FC=unset NC=unset AWS=unset\n');
+    const noColour = await submit('--input', 'x');
+    await runCliOk(home, ['worker', '--queue', 'w', '--drain', '--', h], { env: { NO_COLOR: '1', FORCE_COLOR: undefined, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'false' } });
+    expect((await inspect(noColour)).result).toBe('FC=unset NC=1 AWS=false\n');
+  });
 });
 
 describe('agentq worker: the store file removed or replaced under it', () => {
