@@ -122,6 +122,14 @@ describe('submit', () => {
     expect(r.stderr).toMatch(/error: job_\w+ is still queued after 300ms; it stays queued\n/);
   });
 
+  // Regression: --timeout 0s submitted the job, then gave up on it at once with 124.
+  it('--wait --timeout 0s exits 2 before anything is submitted: a wait of no time cannot see the job end', async () => {
+    const r = await runCli(home, ['submit', 'x:v1', '--queue', 'zero-timeout', '--wait', '--timeout', '0s']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('error: --timeout must be more than 0 (got "0s")');
+    expect((await runCliOk(home, ['list', '--queue', 'zero-timeout'])).stdout).toBe('');
+  });
+
   it('--wait exits 1 once the deadline passes while the job still waits: it can no longer run (no worker here)', async () => {
     // No timeout: without the deadline check this would wait for ever (the test's own limit would fail it).
     const r = await runCli(home, ['submit', 'x:v1', '--queue', 'nobody-claims', '--deadline', '1s', '--wait', '-o', 'json'], { timeoutMs: 20_000 });

@@ -142,6 +142,8 @@ async function inlineInputFile(path: string, signal: AbortSignal | undefined): P
 
 export async function run(o: SubmitOptions, ctx: CommandContext): Promise<void> {
   const waitTimeoutMs = o.timeout !== undefined ? parseDuration(o.timeout, '--timeout') : undefined;
+  // Checked before the submit: `--timeout 0s` stored the job, then gave up on it at once (124).
+  if (waitTimeoutMs !== undefined && waitTimeoutMs <= 0) throw new ValidationError(`--timeout must be more than 0 (got ${JSON.stringify(o.timeout)})`);
   // Reading --input-file stops on Ctrl-C and says that nothing was submitted (an endless pipe).
   const releaseStops = o.inputFile !== undefined ? ctx.handleStops() : () => undefined;
   let req: SubmitRequest;
