@@ -450,8 +450,15 @@ export function resolveConfigLenient({ flags, env, cwd }: ConfigInputs): Resolve
       const known = [...contexts.keys()];
       const where = selected.source === 'flag' ? '--context' : selected.source === 'env' ? 'AGENTQ_CONTEXT' : `currentContext in ${selected.source === 'project' ? projectFile!.path : userFile!.path}`;
       // The way out depends on where the name came from: `context use` changes only the file.
+      // (`context use` writes the user file, whose currentContext a project file's overrides)
       const switchWith =
-        selected.source === 'flag' ? 'Give --context one of them' : selected.source === 'env' ? 'Unset AGENTQ_CONTEXT or set it to one of them' : 'Switch with: agentq context use NAME';
+        selected.source === 'flag'
+          ? 'Give --context one of them'
+          : selected.source === 'env'
+            ? 'Unset AGENTQ_CONTEXT or set it to one of them'
+            : selected.source === 'project'
+              ? `Fix "currentContext" in ${projectFile!.path}, or give --context NAME (\`agentq context use\` sets the user file's, which this project file's overrides).`
+              : 'Switch with: agentq context use NAME';
       unknownContext = new ConfigError(
         `unknown context ${JSON.stringify(selected.name)} (from ${where})`,
         known.length ? `Known contexts: ${known.join(', ')}. ${switchWith}` : `No contexts are defined; add one to ${userFilePath}.`,

@@ -136,6 +136,21 @@ describe('configuration errors are ConfigError (exit 78) and say where', () => {
       expect((e as ConfigError).hint).toContain('dev, prod');
     }
   });
+
+  // Regression: the hint said "Switch with: agentq context use NAME", which writes the user file:
+  // the project file's currentContext still wins there, so the error stayed.
+  it("an unknown currentContext in the project file points at that file, not at `context use`", () => {
+    write(userFile(), { contexts: { dev: {} } });
+    const projectFile = join(root, 'work', '.agentq.json');
+    write(projectFile, { currentContext: 'gone' });
+    const err = resolveConfigLenient({ flags: {}, env, cwd: project }).unknownContext!;
+    expect(err.message).toBe(`unknown context "gone" (from currentContext in ${projectFile})`);
+    expect(err.hint).toBe(`Known contexts: dev. Fix "currentContext" in ${projectFile}, or give --context NAME (\`agentq context use\` sets the user file's, which this project file's overrides).`);
+    // The user file's own stale currentContext is mended by `context use`.
+    write(projectFile, {});
+    write(userFile(), { currentContext: 'gone', contexts: { dev: {} } });
+    expect(resolveConfigLenient({ flags: {}, env, cwd: project }).unknownContext!.hint).toBe('Known contexts: dev. Switch with: agentq context use NAME');
+  });
 });
 
 describe('files', () => {
