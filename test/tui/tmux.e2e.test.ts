@@ -65,6 +65,22 @@ describe('agentq dlq browse in a real terminal', () => {
     }
   }, 120_000);
 
+  // Regression: with DEV=true in the environment (set by many shells and CI set-ups for their own
+  // tools) Ink went looking for React devtools and its own package.json next to the bundle: a
+  // warning to install react-devtools-core, then "internal error: ENOENT … dist/package.json", exit 1.
+  it('starts as usual with DEV=true in the environment (Ink\'s devtools switch), saying nothing about devtools', async () => {
+    const env = { ...home.env, TERM: 'xterm-256color', LANG: 'C.UTF-8', DEV: 'true' };
+    const pane = TmuxPane.start(['node', AGENTQ_BIN, '--url', url, 'dlq', 'browse', '--queue', 'research'], env, { columns: 160, rows: 40 });
+    try {
+      await pane.waitFor(/total \d+ · shown \d+/);
+      pane.keys('q');
+      expect(await pane.exitStatus()).toBe(0);
+      expect(pane.stderr()).not.toMatch(/devtools|internal error/);
+    } finally {
+      pane.kill();
+    }
+  }, 120_000);
+
   it('with the backend unreachable it fails at start-up like other commands: exit 75 with the message, the screen never taken', async () => {
     const port = await freePort(); // nothing listens there
     const env = { ...home.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' };

@@ -74,6 +74,11 @@ export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<voi
   // development build checks every element and costs about a quarter of each frame.
   // This command is the only one that loads React, so the choice is made here.
   process.env.NODE_ENV ??= 'production';
+  // Ink reads DEV=true (a name many shells and CI set-ups use for their own tools) as "connect to
+  // React devtools": it then imports react-devtools-core, which agentq does not ship (a warning to
+  // install it), and its own package.json, which the bundle has not (an internal error, exit 1).
+  // Nothing here is for React devtools, so Ink never sees it; this process spawns nothing that could miss it.
+  delete process.env.DEV;
   // V8 lets the old generation grow to a few times the live heap before a full collection. Ink
   // builds each frame from scratch (an object per character cell) and 1-2 MB of every frame
   // outlives the young generation, so a few dozen key presses piled up 60-100 MB of garbage on
