@@ -34,13 +34,19 @@ function entries(o: Record<string, unknown>): Array<[string, unknown]> {
   return Object.keys(o).map((k) => [k, Object.getOwnPropertyDescriptor(o, k)!.value as unknown]);
 }
 
+/** A refused value as the user wrote it, near enough: JSON.stringify shows Infinity (`1e400` in a file) as "null". */
+function shown(v: unknown): string {
+  if (typeof v === 'number' && !Number.isFinite(v) && !Number.isNaN(v)) return 'a number too large to hold (it reads as Infinity)';
+  return String(JSON.stringify(v));
+}
+
 function positiveInteger(v: unknown, what: string): number {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new PolicyRuleError(`${what} must be a whole number of at least 1, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new PolicyRuleError(`${what} must be a whole number of at least 1, got ${shown(v)}`);
   return v;
 }
 
 function positiveNumber(v: unknown, what: string): number {
-  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new PolicyRuleError(`${what} must be a number greater than 0, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new PolicyRuleError(`${what} must be a number greater than 0, got ${shown(v)}`);
   return v;
 }
 

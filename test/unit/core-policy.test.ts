@@ -17,6 +17,7 @@ describe('fairness settings', () => {
     [{ tenantConcurrency: 0 }, /tenantConcurrency must be a whole number of at least 1, got 0/],
     [{ tenantConcurrency: 1.5 }, /at least 1, got 1.5/],
     [{ tenantConcurrency: '2' }, /at least 1, got "2"/],
+    [JSON.parse('{ "tenantConcurrency": 1e400 }'), /at least 1, got a number too large to hold \(it reads as Infinity\)/],
     [{ tenantConcurrencyOverrides: { 'a b': 1 } }, /tenant "a b" must be 1-128 characters/],
     [{ tenantConcurrencyOverrides: [1] }, /must be an object of tenant → number/],
     [{ classWeights: { urgent: 2 } }, /unknown class "urgent" \(known: interactive, batch, maintenance\)/],
@@ -53,6 +54,8 @@ describe('admission settings', () => {
     [{ batchMaxBacklog: 3600 }, /unknown key "batchMaxBacklog" \(known: interactiveMaxBacklogSeconds,/],
     [{ batchMaxBacklogSeconds: '1h' }, /batchMaxBacklogSeconds must be a number greater than 0, got "1h"/],
     [{ batchMaxBacklogSeconds: 0 }, /greater than 0, got 0/],
+    // Regression: JSON's 1e400 reads as Infinity, which the message showed as "got null".
+    [JSON.parse('{ "batchMaxBacklogSeconds": 1e400 }'), /batchMaxBacklogSeconds must be a number greater than 0, got a number too large to hold \(it reads as Infinity\)/],
     [null, /admission must be an object/],
   ])('refuses %j naming the rule', (v, rule) => {
     expect(() => parseAdmission(v)).toThrow(rule);
