@@ -79,7 +79,11 @@ function isTerminal(fd) {
 // (runCli's userEnv), so a worker's handlers see the environment the user gave, not FORCE_COLOR
 // with agentq's colour decision (a handler on a terminal coloured its stdout, the job's result).
 const userEnv = {};
-for (const name of ['FORCE_COLOR', 'NO_COLOR', 'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED']) userEnv[name] = process.env[name];
+for (const name of ['FORCE_COLOR', 'NO_COLOR', 'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED', 'DEBUG']) userEnv[name] = process.env[name];
+// DEBUG is the `debug` package's switch, which ioredis reads when it loads: DEBUG=* (left set for
+// another tool) had it write every Redis command to stderr, AUTH with its password in clear, while
+// agentq redacts credentials everywhere it prints. agentq's own switch is --debug / AGENTQ_DEBUG.
+delete process.env.DEBUG;
 
 // ---- 3. the AWS SDK's "will require node >=N" warning: the SDK's own switch first, and a
 // filter for the wording of other SDK versions (only warnings that are about the AWS SDK and

@@ -207,6 +207,14 @@ describe('credentials and permissions', () => {
   it('the right password works', async () => {
     await runCliOk(home, ['--url', `redis://:s3cret@127.0.0.1:${authServer.port}`, 'list', '--queue', 'auth']);
   });
+
+  // Regression: with DEBUG=* left in the environment (for another tool), ioredis's debug log wrote
+  // every command to stderr, the AUTH command with the password in clear among them.
+  it('DEBUG=* in the environment prints no password (nor ioredis\'s debug log)', async () => {
+    const r = await runCliOk(home, ['--url', `redis://:s3cret@127.0.0.1:${authServer.port}`, 'list', '--queue', 'auth'], { env: { DEBUG: '*' } });
+    expect(r.stderr).not.toContain('s3cret');
+    expect(r.stderr).not.toContain('ioredis:');
+  });
 });
 
 describe('a password the server does not need', () => {

@@ -259,14 +259,14 @@ echo -n "$missing|$killed|$split"`,
   // Regression: agentq publishes its own colour decision as FORCE_COLOR (for chalk and Ink) and
   // drops NO_COLOR, and turns the AWS SDK's Node warning off; handlers inherited all three, so a
   // worker on a terminal (or with --color always) had its handlers colour their stdout, the result.
-  it("handlers get the user's FORCE_COLOR, NO_COLOR and AWS SDK setting, not the ones agentq set for itself", async () => {
-    const h = handler('env.sh', `echo "FC=\${FORCE_COLOR-unset} NC=\${NO_COLOR-unset} AWS=\${AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED-unset}"`);
+  it("handlers get the user's FORCE_COLOR, NO_COLOR, DEBUG and AWS SDK setting, not the ones agentq set for itself", async () => {
+    const h = handler('env.sh', `echo "FC=\${FORCE_COLOR-unset} NC=\${NO_COLOR-unset} AWS=\${AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED-unset} DEBUG=\${DEBUG-unset}"`);
     const plain = await submit('--input', 'x');
     await runCliOk(home, ['--color', 'always', 'worker', '--queue', 'w', '--drain', '--', h], { env: { NO_COLOR: undefined, FORCE_COLOR: undefined } });
-    expect((await inspect(plain)).result).toBe('FC=unset NC=unset AWS=unset\n');
+    expect((await inspect(plain)).result).toBe('FC=unset NC=unset AWS=unset DEBUG=unset\n');
     const noColour = await submit('--input', 'x');
-    await runCliOk(home, ['worker', '--queue', 'w', '--drain', '--', h], { env: { NO_COLOR: '1', FORCE_COLOR: undefined, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'false' } });
-    expect((await inspect(noColour)).result).toBe('FC=unset NC=1 AWS=false\n');
+    await runCliOk(home, ['worker', '--queue', 'w', '--drain', '--', h], { env: { NO_COLOR: '1', FORCE_COLOR: undefined, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'false', DEBUG: 'app:*' } });
+    expect((await inspect(noColour)).result).toBe('FC=unset NC=1 AWS=false DEBUG=app:*\n');
   });
 });
 
