@@ -38,6 +38,10 @@ describe('buildSubmitRequest', () => {
     }
   });
 
+  it('refuses a WORKFLOW that is not name:vN, naming the argument', async () => {
+    await expect(buildSubmitRequest({ workflow: 'bad' }, NOW, 'd')).rejects.toThrowError(/^WORKFLOW "bad": workflow must look like name:vN, e.g. research_report:v3$/);
+  });
+
   it('uses the context queue when no --queue is given', async () => {
     expect((await buildSubmitRequest({ workflow: 'x:v1' }, NOW, 'research')).queue).toBe('research');
   });
@@ -66,6 +70,17 @@ describe('buildSubmitRequest', () => {
     [{ budgetUsd: '-1' }, /--budget-usd "-1" must be a positive number/],
     [{ estimatedSeconds: '1e308' }, /--estimated-seconds "1e308" must be at most 3153600000 \(100 years\)/],
     [{ inputFile: join(dir, 'missing') }, /cannot be read: ENOENT/],
+    // Regression: these were refused in the wire's words (`invalid submit request: operation: Too big:
+    // expected string to have <=200 characters`, `tenant_id: …`, `allowed_tools.0: …`), naming no flag.
+    [{ operation: 'x'.repeat(201) }, /^--operation must be at most 200 characters \(got 201\)$/],
+    [{ operation: '' }, /^--operation must not be empty$/],
+    [{ traceId: 't'.repeat(129) }, /^--trace-id must be at most 128 characters \(got 129\)$/],
+    [{ idempotencyKey: '' }, /^--idempotency-key must not be empty$/],
+    [{ allowedTool: ['web', ''] }, /^--allowed-tool must not be empty$/],
+    [{ tenant: 'a b' }, /^--tenant "a b": name must be 1-128 characters/],
+    [{ queue: '' }, /^--queue "": name must be 1-128 characters/],
+    [{ inputRef: 'r'.repeat(2049), inputSha256: 'a'.repeat(64) }, /^--input-ref must be at most 2048 characters \(got 2049\)$/],
+    [{ inputRef: 's3://b/k', inputSha256: 'zz' }, /^--input-sha256 "zz": sha256 must be 64 lowercase hex digits$/],
   ])('refuses %j', async (flags, message) => {
     await expect(buildSubmitRequest({ workflow: 'x:v1', ...flags }, NOW, 'd')).rejects.toThrowError(ValidationError);
     await expect(buildSubmitRequest({ workflow: 'x:v1', ...flags }, NOW, 'd')).rejects.toThrowError(message);

@@ -9,7 +9,7 @@ import { AgentqError, InterruptedError, ValidationError, WaitExitCode } from '..
 import { openFlagFile, readChunks, readUpTo } from '../flag-file.js';
 import { parseDeadline, parseDuration, parseIsoTime, toIso } from '../../core/duration.js';
 import { INLINE_INPUT_MAX_BYTES, MAX_ESTIMATED_SECONDS } from '../../core/model.js';
-import type { Job, SubmitRequest } from '../../core/schemas.js';
+import { SubmitRequest as SubmitRequestSchema, type Job, type SubmitRequest } from '../../core/schemas.js';
 import { isTerminal } from '../../core/states.js';
 import type { Backend } from '../../backend/contract.js';
 import type { CommandContext } from '../context.js';
@@ -64,7 +64,7 @@ export async function buildSubmitRequest(o: SubmitOptions, now: number, defaultQ
   if (estimatedSeconds !== undefined && estimatedSeconds > MAX_ESTIMATED_SECONDS) {
     throw new ValidationError(`--estimated-seconds ${JSON.stringify(o.estimatedSeconds)} must be at most ${MAX_ESTIMATED_SECONDS} (100 years)`);
   }
-  return {
+  return checkedAsFlags({
     workflow: o.workflow,
     queue: o.queue ?? defaultQueue,
     tenant_id: o.tenant ?? 'default',
@@ -81,7 +81,36 @@ export async function buildSubmitRequest(o: SubmitOptions, now: number, defaultQ
     allowed_tools: o.allowedTool ?? [],
     estimated_seconds: estimatedSeconds ?? null,
     run_at: o.runAt !== undefined ? toIso(parseRunAt(o.runAt, now)) : null,
-  };
+  });
+}
+
+/** The flag (or argument) each request field comes from, for messages. */
+const FLAG_OF: Record<string, string> = {
+  workflow: 'WORKFLOW', queue: '--queue', tenant_id: '--tenant', operation: '--operation', class: '--class',
+  input: '--input', input_ref: '--input-ref', input_sha256: '--input-sha256', deadline_at: '--deadline',
+  idempotency_key: '--idempotency-key', max_attempts: '--max-attempts', trace_id: '--trace-id',
+  budget: '--budget-tokens/--budget-usd', allowed_tools: '--allowed-tool', estimated_seconds: '--estimated-seconds', run_at: '--run-at',
+};
+
+/**
+ * The request checked against the wire schema here, so a bad value is said in the flag's words
+ * (`--operation must be at most 200 characters (got 201)`) rather than the wire's (`invalid submit
+ * request: operation: Too big: expected string to have <=200 characters`). The backend checks again.
+ */
+function checkedAsFlags(req: SubmitRequest): SubmitRequest {
+  const parsed = SubmitRequestSchema.safeParse(req);
+  if (parsed.success) return req;
+  const issue = parsed.error.issues[0]!;
+  const field = String(issue.path[0] ?? '');
+  const flag = FLAG_OF[field] ?? field;
+  const value = issue.path.reduce<unknown>((v, k) => (v as Record<PropertyKey, unknown> | null)?.[k as PropertyKey], req);
+  if (issue.code === 'too_big' && issue.origin === 'string' && typeof value === 'string') {
+    throw new ValidationError(`${flag} must be at most ${String(issue.maximum)} characters (got ${value.length})`);
+  }
+  if (issue.code === 'too_small' && issue.origin === 'string' && Number(issue.minimum) === 1) throw new ValidationError(`${flag} must not be empty`);
+  if (issue.code === 'too_big' && issue.origin === 'array') throw new ValidationError(`${flag} may be given at most ${String(issue.maximum)} times`);
+  // A rule of our own (a name, a workflow, a checksum): its message says it; the value is shown.
+  throw new ValidationError(`${flag}${typeof value === 'string' ? ` ${JSON.stringify(sanitize(value.length > 80 ? `${value.slice(0, 79)}…` : value))}` : ''}: ${issue.message}`);
 }
 
 function parseRunAt(text: string, now: number): number {
