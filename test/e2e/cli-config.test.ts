@@ -272,6 +272,21 @@ describe("a context's scheduling policy", () => {
     }
   });
 
+  // Regression: `--worker-version "$GIT_SHA"` with the variable unset recorded "" on every attempt, and 10 KB were taken too.
+  it('an empty or overlong --worker-version exits 2; an empty AGENTQ_WORKER_VERSION counts as unset', async () => {
+    const empty = await runCli(home, ['--url', 'sqlite::memory:', 'worker', '--worker-version', '', '--', 'true']);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('error: --worker-version is empty (an unset variable?): give a version, or leave the flag out');
+    const long = await runCli(home, ['--url', 'sqlite::memory:', 'worker', '--worker-version', 'v'.repeat(129), '--', 'true']);
+    expect(long.code).toBe(2);
+    expect(long.stderr).toContain('error: --worker-version must be at most 128 characters (got 129)');
+    const db = `sqlite:${join(home.dir, 'wv.db')}`;
+    await runCliOk(home, ['--url', db, 'submit', 'x:v1', '--queue', 'wv']);
+    await runCliOk(home, ['--url', db, 'worker', '--queue', 'wv', '--drain', '--', 'true'], { env: { AGENTQ_WORKER_VERSION: '' } });
+    const [job] = JSON.parse((await runCliOk(home, ['--url', db, 'list', '--queue', 'wv', '-o', 'json'])).stdout) as Array<{ attempts: Array<{ worker_version: string | null }> }>;
+    expect(job!.attempts[0]!.worker_version).toBeNull();
+  });
+
   // Regression: the second of two caps for one tenant silently won.
   it('--tenant-cap twice for one tenant exits 2 naming both values, rather than one silently winning', async () => {
     const r = await runCli(home, ['--url', 'sqlite::memory:', 'worker', '--tenant-cap', 'acme=3', '--tenant-cap', 'beta=1', '--tenant-cap', 'acme=4', '--', 'true']);

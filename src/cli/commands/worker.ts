@@ -100,7 +100,7 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
   const resultCapBytes = parseIntOption(o.maxResultBytes ?? String(64 * 1024), '--max-result-bytes', 0, 16 * 1024 * 1024)!;
   const classes = parseClasses(o.classes);
   const fairness = parseTenantCaps(o.tenantConcurrency, o.tenantCap);
-  const workerVersion = o.workerVersion ?? ctx.env.AGENTQ_WORKER_VERSION ?? null;
+  const workerVersion = parseWorkerVersion(o.workerVersion, ctx.env.AGENTQ_WORKER_VERSION);
   ctx.assertMutable('running a worker');
 
   /** A claim refused for a reason retrying cannot mend, or a handler that cannot run: the worker stops and exits with its code. */
@@ -454,6 +454,23 @@ export function absoluteStoreUrl(url: string, cwd: string): string {
   const m = /^sqlite:(?!\/\/)(.+)$/.exec(url);
   if (!m || m[1] === ':memory:' || isAbsolute(m[1]!) || m[1]!.startsWith('~/')) return url;
   return `sqlite:${resolve(cwd, m[1]!)}`;
+}
+
+/** The longest `--worker-version`: a git sha, a semver, a build tag; it is stored on every attempt. */
+const WORKER_VERSION_MAX_CHARS = 128;
+
+/**
+ * `--worker-version`, else AGENTQ_WORKER_VERSION (empty there counts as unset, as for AGENTQ_URL).
+ * An empty flag is refused: `--worker-version "$GIT_SHA"` with the variable unset recorded "" on
+ * every attempt, and a DLQ sorted by worker version could not tell which build failed.
+ */
+function parseWorkerVersion(flag: string | undefined, env: string | undefined): string | null {
+  if (flag === '') throw new ValidationError('--worker-version is empty (an unset variable?): give a version, or leave the flag out');
+  const version = flag ?? (env === '' ? undefined : env) ?? null;
+  if (version !== null && version.length > WORKER_VERSION_MAX_CHARS) {
+    throw new ValidationError(`${flag !== undefined ? '--worker-version' : 'AGENTQ_WORKER_VERSION'} must be at most ${WORKER_VERSION_MAX_CHARS} characters (got ${version.length})`);
+  }
+  return version;
 }
 
 function parseClasses(value: string | undefined): JobClass[] | undefined {
