@@ -34,6 +34,9 @@ export function parseDuration(text: string, what = 'duration'): number {
   return Math.round(total);
 }
 
+/** The shortest time to a `--deadline` that a job could still meet. */
+export const MIN_DEADLINE_MS = 1000;
+
 /** The longest duration agentq accepts: 100 years. */
 export const MAX_DURATION_MS = 36_500 * 86_400_000;
 
@@ -115,6 +118,11 @@ function looksAbsolute(s: string): boolean {
 export function parseDeadline(text: string, now: number, what = '--deadline'): number {
   const at = looksAbsolute(text) ? parseIsoTime(text, what) : now + parseDuration(text, what);
   if (at <= now) throw new ValidationError(`${what} ${JSON.stringify(text)} is not in the future`);
+  // Less than this had often passed by the time the store checked it (`--deadline 1ms` failed there,
+  // as "deadline_at … is not in the future"), and no worker could claim such a job in time anyway.
+  if (at - now < MIN_DEADLINE_MS) {
+    throw new ValidationError(`${what} ${JSON.stringify(text)} is less than ${formatDuration(MIN_DEADLINE_MS)} away: the job would expire before a worker could claim it`);
+  }
   return at;
 }
 

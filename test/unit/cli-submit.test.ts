@@ -66,6 +66,10 @@ describe('buildSubmitRequest', () => {
     [{ deadline: '-5m' }, /^--deadline "-5m" is not a duration/],
     [{ deadline: '2020-01-01T00:00:00Z' }, /^--deadline "2020-01-01T00:00:00Z" is not in the future/],
     [{ deadline: '2026-11-29T10:00:00' }, /^--deadline "2026-11-29T10:00:00" has no time zone/],
+    // Regression: `--deadline 1ms` passed the flag's check and then failed in the store's words
+    // ("deadline_at 2026-… is not in the future"): it had passed before the job was stored.
+    [{ deadline: '1ms' }, /^--deadline "1ms" is less than 1s away: the job would expire before a worker could claim it$/],
+    [{ deadline: '2026-11-29T10:00:00.500Z' }, /^--deadline "2026-11-29T10:00:00.500Z" is less than 1s away/],
     [{ maxAttempts: '1.5' }, /--max-attempts "1.5" must be a whole number/],
     [{ budgetUsd: '-1' }, /--budget-usd "-1" must be a positive number/],
     [{ estimatedSeconds: '1e308' }, /--estimated-seconds "1e308" must be at most 3153600000 \(100 years\)/],
