@@ -60,7 +60,7 @@ export interface StdioProbe {
   mustFinish?(): void;
   /**
    * The user's own values of the variables the entry set for agentq itself (FORCE_COLOR carrying its
-   * colour decision, NO_COLOR dropped, the AWS SDK's Node warning off), undefined for unset: the
+   * colour decision, NO_COLOR and DEBUG dropped, the AWS SDK's Node warning off), undefined for unset: the
    * commands see, and pass on to handlers and effect commands, the environment the user gave.
    */
   userEnv?: Readonly<Record<string, string | undefined>>;
