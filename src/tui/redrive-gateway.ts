@@ -15,7 +15,7 @@ import { applyRun, resumeCommand, startRun, type EngineDeps } from '../dlq/engin
 import type { RunEvent } from '../dlq/progress.js';
 import { effectiveBatchSize } from '../dlq/rate.js';
 import { walkDlq } from '../dlq/select.js';
-import type { PlannedRedrive, PlanSplit, RedrivePort, RedriveProgress, RedriveResult, SelectionContext } from './redrive-port.js';
+import type { PlanSplit, RedrivePort, RedriveProgress, RedriveResult, SelectionContext } from './redrive-port.js';
 import { planStoreId } from '../backend/store-id.js';
 import { ValidationError } from '../core/errors.js';
 

@@ -9,10 +9,9 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteBackend } from '../../src/backend/sqlite/index.js';
 import { ManualClock, seededRandom } from '../../src/core/clock.js';
-import { loadSchemas } from '../../src/core/model.js';
 import { eventTypes, makeDead, runRecord, type ConformanceFixture } from '../conformance/fixture.js';
 import { withDb as withDbAt } from '../support/sqlite-db.js';
 

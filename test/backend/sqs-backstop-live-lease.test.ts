@@ -19,7 +19,7 @@ import { dlqName, sourceQueueName } from '../../src/backend/sqs/names.js';
 import { SqsBackend } from '../../src/backend/sqs/index.js';
 import { parseSqsUrl } from '../../src/backend/sqs/url.js';
 import { ManualClock } from '../../src/core/clock.js';
-import { sqsUrl, useEmulatorCredentials } from '../conformance/sqs-fixture.js';
+import { useEmulatorCredentials } from '../conformance/sqs-fixture.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
 

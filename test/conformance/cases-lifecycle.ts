@@ -114,7 +114,7 @@ export function lifecycleCases(make: MakeFixture): void {
 
     it('an effect recorded done counts too: the external system was touched', async () => {
       const { backend } = fx();
-      const { job } = await backend.submit(req({ max_attempts: 1 }));
+      await backend.submit(req({ max_attempts: 1 }));
       const lease = await claimOne(backend);
       await backend.beginEffect(lease, 'charged');
       await backend.finishEffect(lease, 'charged', { receipt: 'r-1' });

@@ -52,10 +52,6 @@ function emptyCounts(): Record<LedgerStatus, number> {
 export class SqliteRuns {
   constructor(private readonly store: SqliteStore) {}
 
-  private get db() {
-    return this.store.db;
-  }
-
   private readRun(runId: string): RunRecord | null {
     const row = this.store.sql('SELECT doc FROM runs WHERE run_id = ?').get(runId) as { doc: string } | undefined;
     return row ? (JSON.parse(row.doc) as RunRecord) : null;

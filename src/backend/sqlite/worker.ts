@@ -7,7 +7,7 @@
 import { JobStoppingError, LeaseLostError, ValidationError } from '../../core/errors.js';
 import { STORED_JSON_MAX_BYTES, storedJson } from '../../core/stored-json.js';
 import { addUsage, type Usage } from '../../core/usage.js';
-import { checkClaim, checkEffectKey, checkNewEffectKey, checkJobResult, checkLeaseMs } from '../checks.js';
+import { checkClaim, checkEffectKey, checkNewEffectKey, checkLeaseMs } from '../checks.js';
 import { nextPick, parseFairnessState, tenantCap, type Candidates, type FairnessOptions } from '../../core/fairness.js';
 import { decideFailure, type RetryPolicy } from '../../core/retry.js';
 import { JOB_CLASSES } from '../../core/model.js';
@@ -60,10 +60,6 @@ export class SqliteWorkerOps {
     private readonly store: SqliteStore,
     private readonly config: WorkerConfig,
   ) {}
-
-  private get db() {
-    return this.store.db;
-  }
 
   /** The job behind a lease, if the lease is still the current one; otherwise `LeaseLostError`. */
   private leased(ref: LeaseRef): { job: Job; fence: number } {
