@@ -328,6 +328,22 @@ describe('agentq dlq check', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--max-rate');
   });
+
+  it('refuses a bare --max-rate of 1 or more: "1" meant as 1% would be 100%, a check that can never fire', async () => {
+    for (const [text, suggest] of [['1', '1%'], ['5', '5%'], ['1.0', '1.0%'], ['50', '50%']] as const) {
+      const r = await runCli(home, ['dlq', 'check', '--max-rate', text]);
+      expect(r.code, text).toBe(2);
+      expect(r.stderr, text).toContain(`--max-rate ${JSON.stringify(text)}`);
+      expect(r.stderr, text).toContain(`--max-rate ${suggest}`);
+      expect(r.stderr, text).toContain('100%');
+    }
+    // A fraction under 1, a percentage, and 100% given as such still parse.
+    const j = await runCli(home, ['dlq', 'check', '--queue', 'research', '--max-rate', '100%', '--window', '3h', '-o', 'json']);
+    expect(j.code).toBe(0);
+    expect(JSON.parse(j.stdout).limits.max_rate).toBe(1);
+    expect((await runCli(home, ['dlq', 'check', '--queue', 'research', '--max-rate', '0.05', '--window', '3h'])).code).toBe(1);
+    expect((await runCli(home, ['dlq', 'check', '--queue', 'research', '--max-rate', '0', '--window', '3h'])).code).toBe(1);
+  });
 });
 
 describe('start-up hygiene of the operability commands', () => {

@@ -72,6 +72,14 @@ export function parseLimits(opts: DlqCheckOptions): DlqLimits {
   }
   if (opts.maxAge !== undefined) limits.maxAgeMs = parseDuration(opts.maxAge, '--max-age');
   if (opts.maxRate !== undefined) {
+    // A bare number of 1 or more is ambiguous: "1" meant as 1% reads as the fraction 1 (100%), a
+    // check that can never fire, silently. It is refused; 100% has to be written as a percentage.
+    const bare = /^\s*(\d+(?:\.\d+)?)\s*$/.exec(opts.maxRate);
+    if (bare && Number(bare[1]) >= 1) {
+      throw new ValidationError(
+        `--max-rate ${JSON.stringify(opts.maxRate)} is ambiguous: a bare number is a fraction from 0 to 1 (0.05 is 5%); for ${bare[1]} percent write --max-rate ${bare[1]}%, and for a rate that never fires write 100%`,
+      );
+    }
     const r = parseRate(opts.maxRate);
     if (r === null) throw new ValidationError(`--max-rate ${JSON.stringify(opts.maxRate)} must be a fraction from 0 to 1 (0.05) or a percentage (5%)`);
     limits.maxRate = r;
