@@ -89,7 +89,7 @@ function quantileSamples(queue: string, samplesMs: number[] | undefined): Family
 }
 
 /** The exposition of every given queue, one family at a time (the format wants a family's samples together). */
-export function renderPrometheus(stats: readonly QueueStats[], extra: { scrapeSeconds?: number } = {}): string {
+export function renderPrometheus(stats: readonly QueueStats[], extra: { scrapeSeconds?: number; damagedQueues?: readonly string[] } = {}): string {
   const fam = (name: string, type: Family['type'], help: string): Family => ({ name, type, help, samples: [] });
   const depth = fam('agentq_queue_depth', 'gauge', 'Jobs by queue, service class and state (queued, scheduled, running).');
   const oldest = fam('agentq_oldest_age_seconds', 'gauge', 'Age of the oldest claimable job (a job whose lease expired counts from the lease end), 0 when none.');
@@ -157,7 +157,14 @@ export function renderPrometheus(stats: readonly QueueStats[], extra: { scrapeSe
     }
   }
 
-  const families = [depth, oldest, dlq, stale, backlog, tenantDepth, tiq, exec, jobs, attempts, retries, byAttempt, failures, usageTokens, usageCost];
+  // 1 for a queue whose figures were read, 0 for one whose stored stats are damaged (its other
+  // series are left out): one bad key in one queue does not make the whole scrape fail, and
+  // `agentq_queue_stats_up == 0` alerts on it.
+  const up = fam('agentq_queue_stats_up', 'gauge', "1 when the queue's stats were read, 0 when they are damaged (a counter another writer left holding text; agentq stats names it).");
+  for (const s of stats) up.samples.push({ labels: { queue: s.queue }, value: 1 });
+  for (const queue of extra.damagedQueues ?? []) up.samples.push({ labels: { queue }, value: 0 });
+
+  const families = [depth, oldest, dlq, stale, backlog, tenantDepth, tiq, exec, jobs, attempts, retries, byAttempt, failures, usageTokens, usageCost, up];
   if (extra.scrapeSeconds !== undefined) {
     const scrape = fam('agentq_stats_collect_seconds', 'gauge', 'Time taken to collect these statistics from the backend.');
     scrape.samples.push({ labels: {}, value: extra.scrapeSeconds });

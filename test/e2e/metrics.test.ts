@@ -4,6 +4,7 @@
  * Ctrl-C (SIGINT) closes it cleanly with exit 0.
  */
 import { renameSync } from 'node:fs';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBackend } from '../../src/backend/open.js';
 import { collect, makeCliHome, runCli, spawnCli, type CliHome } from '../support/cli.js';
@@ -83,6 +84,47 @@ describe('agentq metrics serve', () => {
       expect((await done).code).toBe(0);
     } finally {
       server.signal('SIGCONT');
+      await server.stop();
+    }
+  });
+
+  // Regression: one Redis queue whose stats counter held text made every scrape a 503, so every queue's alerts went blind.
+  it('a queue whose stats are damaged is served as agentq_queue_stats_up 0, the other queues as usual (200, not 503)', async () => {
+    const server = await startRedisServer();
+    const url = `${server.url}?prefix=dmg${process.pid}`;
+    const raw = new Redis(server.url);
+    try {
+      const backend = await openBackend(url);
+      await backend.submit({ workflow: 'w:v1', queue: 'broken' });
+      await backend.submit({ workflow: 'w:v1', queue: 'good', class: 'interactive' });
+      await backend.close();
+      await raw.hset(`{dmg${process.pid}:broken:0}:n`, 'batch:queued', 'abc');
+      const child = spawnCli(home, ['--url', url, 'metrics', 'serve', '--listen', '127.0.0.1:0']);
+      const done = collect(child);
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+      child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+      const metrics = await pollUntil(() => /^(http:\/\/127\.0\.0\.1:\d+\/metrics)\n/.exec(out)?.[1], { what: 'the metrics URL on stdout' });
+      const res = await fetch(metrics);
+      expect(res.status).toBe(200);
+      const fams = parseAndValidate(await res.text());
+      expect(sampleValue(fams, 'agentq_queue_depth', { queue: 'good', class: 'interactive', state: 'queued' })).toBe(1);
+      expect(sampleValue(fams, 'agentq_queue_stats_up', { queue: 'good' })).toBe(1);
+      expect(sampleValue(fams, 'agentq_queue_stats_up', { queue: 'broken' })).toBe(0);
+      expect(fams.find((f) => f.name === 'agentq_queue_stats_up')!.type).toBe('GAUGE');
+      await pollUntil(() => err.includes('queue broken: the stats of shard 0 are damaged: n field "batch:queued" holds "abc"'), { what: 'the warning naming the damaged queue' });
+      // Said once, not once per scrape; mended, it is said to be readable again.
+      expect((await fetch(metrics)).status).toBe(200);
+      expect(err.split('are damaged').length - 1).toBe(1);
+      await raw.hset(`{dmg${process.pid}:broken:0}:n`, 'batch:queued', '1');
+      const mended = parseAndValidate(await (await fetch(metrics)).text());
+      expect(sampleValue(mended, 'agentq_queue_stats_up', { queue: 'broken' })).toBe(1);
+      await pollUntil(() => err.includes('readable again'), { what: 'the note that it is mended' });
+      child.kill('SIGINT');
+      expect((await done).code).toBe(0);
+    } finally {
+      raw.disconnect();
       await server.stop();
     }
   });

@@ -150,17 +150,62 @@ describe('Redis stats', () => {
         code: 'STATS_DAMAGED',
         message: 'queue q: the stats of shard 0 are damaged: n field "batch:queued" holds "abc", not a number (written by something other than agentq)',
       });
-      const json = await cli(['stats', '-o', 'json'], make, clock);
+      const json = await cli(['stats', '--queue', 'q', '-o', 'json'], make, clock);
       expect(json.code).toBe(1);
-      expect(json.stdout).toBe('');
+      expect(json.stdout).toBe('[]\n');
       expect(json.stderr).toContain('error: queue q: the stats of shard 0 are damaged: n field "batch:queued"');
-      const prom = await cli(['stats', '-o', 'prometheus'], make, clock);
+      const prom = await cli(['stats', '--queue', 'q', '-o', 'prometheus'], make, clock);
       expect(prom.code).toBe(1);
       expect(prom.stdout).not.toMatch(/NaN/);
       // A sample that is not a number is named too.
       await raw.hset(`{${prefix}:q:0}:n`, 'batch:queued', '2');
       await raw.rpush(`{${prefix}:q:0}:tiq`, 'hello');
       await expect(backend.stats('q')).rejects.toThrow(/a tiq sample holds "hello", not a number/);
+    } finally {
+      raw.disconnect();
+      await backend.close();
+    }
+  });
+
+  it('a damaged counter in one queue does not hide the others: stats shows them and names the damaged one, exit 1; prometheus marks it agentq_queue_stats_up 0', async () => {
+    const clock = new ManualClock();
+    const { url, make } = open(clock);
+    const prefix = new URL(url).searchParams.get('prefix')!;
+    const backend = make();
+    await backend.submit({ workflow: 'w:v1', queue: 'broken' });
+    for (let i = 0; i < 2; i++) await backend.submit({ workflow: 'w:v1', queue: 'good' });
+    await backend.submit({ workflow: 'w:v1', queue: 'fine' });
+    const raw = new Redis(server.url);
+    try {
+      await raw.hset(`{${prefix}:broken:0}:n`, 'batch:queued', 'abc');
+      const json = await cli(['stats', '-o', 'json'], make, clock);
+      expect(json.code).toBe(1);
+      const reports = JSON.parse(json.stdout) as Array<{ queue: string; queued: number }>;
+      expect(reports.map((r) => [r.queue, r.queued]).sort()).toEqual([['fine', 1], ['good', 2]]);
+      expect(json.stderr).toContain('queue broken: the stats of shard 0 are damaged: n field "batch:queued" holds "abc"');
+      const table = await cli(['stats'], make, clock);
+      expect(table.code).toBe(1);
+      expect(table.stdout).toMatch(/^good\s+2\b/m);
+      expect(table.stdout).not.toMatch(/^broken/m);
+      expect(table.stderr).toContain('queue broken: the stats of shard 0 are damaged');
+
+      const prom = await cli(['stats', '-o', 'prometheus'], make, clock);
+      expect(prom.code).toBe(1);
+      expect(prom.stderr).toContain('queue broken: the stats of shard 0 are damaged');
+      const fams = parseAndValidate(prom.stdout);
+      expect(sampleValue(fams, 'agentq_queue_depth', { queue: 'good', class: 'batch', state: 'queued' })).toBe(2);
+      expect(sampleValue(fams, 'agentq_queue_stats_up', { queue: 'good' })).toBe(1);
+      expect(sampleValue(fams, 'agentq_queue_stats_up', { queue: 'fine' })).toBe(1);
+      expect(sampleValue(fams, 'agentq_queue_stats_up', { queue: 'broken' })).toBe(0);
+      expect(prom.stdout).not.toMatch(/agentq_queue_depth\{queue="broken"/);
+
+      // Two damaged queues: each is named.
+      await raw.hset(`{${prefix}:fine:0}:n`, 'batch:queued', 'xyz');
+      const two = await cli(['stats', '-o', 'json'], make, clock);
+      expect(two.code).toBe(1);
+      expect((JSON.parse(two.stdout) as Array<{ queue: string }>).map((r) => r.queue)).toEqual(['good']);
+      expect(two.stderr).toContain('queue broken: the stats of shard 0 are damaged');
+      expect(two.stderr).toContain('queue fine: the stats of shard 0 are damaged');
     } finally {
       raw.disconnect();
       await backend.close();

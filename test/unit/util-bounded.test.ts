@@ -59,7 +59,8 @@ it('collectStats reads several queues at once, and gives them in name order', as
     for (const q of names) await backend.submit({ workflow: 'w:v1', queue: q });
     const c = counted((q: string) => backend.stats(q));
     const wrapped = { queues: (p: Parameters<Backend['queues']>[0]) => backend.queues(p), stats: (q: string) => c.call(q) } as unknown as Backend;
-    const stats = await collectStats(wrapped, undefined);
+    const { stats, damaged } = await collectStats(wrapped, undefined);
+    expect(damaged).toEqual([]);
     expect(stats.map((s) => s.queue)).toEqual(names);
     expect(stats.every((s) => s.counts.queued === 1)).toBe(true);
     expect(c.most()).toBe(QUEUE_READS_AT_ONCE);

@@ -22,6 +22,16 @@ export async function run(opts: { listen?: string }, ctx: CommandContext): Promi
   // Set by the collection that finds the store file gone: the command stops and exits with it.
   let replaced: AgentqError | null = null;
   const storeGone = new AbortController();
+  // Queues whose stats are damaged are served as agentq_queue_stats_up 0 (the others as usual):
+  // said on stderr when the set changes, not once per scrape.
+  let damagedBefore = '';
+  const noteDamaged = (messages: string[]): void => {
+    const now = messages.join('\n');
+    if (now === damagedBefore) return;
+    if (messages.length === 0) ctx.note('metrics: every queue\'s stats are readable again');
+    for (const m of messages) ctx.warn(`${m} (served as agentq_queue_stats_up 0)`);
+    damagedBefore = now;
+  };
   const collect = async (): Promise<string> => {
     try {
       // Every scrape (a stat, microseconds): the backend's own read check runs at most once a
@@ -32,8 +42,9 @@ export async function run(opts: { listen?: string }, ctx: CommandContext): Promi
         'Start agentq metrics serve again (its supervisor does) to serve the store now at that path.',
       );
       const t0 = performance.now();
-      const stats = await collectStats(backend, undefined);
-      return renderPrometheus(stats, { scrapeSeconds: (performance.now() - t0) / 1000 });
+      const { stats, damaged } = await collectStats(backend, undefined);
+      noteDamaged(damaged.map((d) => d.error.message));
+      return renderPrometheus(stats, { scrapeSeconds: (performance.now() - t0) / 1000, damagedQueues: damaged.map((d) => d.queue) });
     } catch (e) {
       if (isStoreReplaced(e) && replaced === null) {
         replaced = e;

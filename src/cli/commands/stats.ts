@@ -27,11 +27,60 @@ export interface StatsOptions {
   prometheus?: boolean;
 }
 
-/** Reads the figures of the given queues (or every queue the backend knows). */
-export async function collectStats(backend: Backend, queue: string | undefined): Promise<QueueStats[]> {
+/** A queue whose stats could not be read because they are damaged (a counter holding text). */
+export interface DamagedQueue {
+  queue: string;
+  error: AgentqError;
+}
+
+export interface StatsRead {
+  stats: QueueStats[];
+  damaged: DamagedQueue[];
+}
+
+/**
+ * Reads the figures of the given queues (or every queue the backend knows). A queue whose stored
+ * figures are damaged (STATS_DAMAGED: written by something other than agentq) is set aside and
+ * named, not allowed to fail the read of every other queue: one bad key once turned every scrape
+ * into a 503. Any other failure (the store down) still fails the whole read.
+ */
+export async function collectStats(backend: Backend, queue: string | undefined): Promise<StatsRead> {
   const queues = queue !== undefined ? [queue] : await allQueues(backend);
   // (a few queues at a time: one after the other, 1,500 queues took longer than a scrape may wait)
-  return mapBounded(queues, QUEUE_READS_AT_ONCE, (q) => backend.stats(q));
+  const read = await mapBounded(queues, QUEUE_READS_AT_ONCE, async (q): Promise<QueueStats | DamagedQueue> => {
+    try {
+      return await backend.stats(q);
+    } catch (e) {
+      if (e instanceof AgentqError && e.code === STATS_DAMAGED) return { queue: q, error: e };
+      throw e;
+    }
+  });
+  const stats: QueueStats[] = [];
+  const damaged: DamagedQueue[] = [];
+  for (const r of read) {
+    if ('error' in r) damaged.push(r);
+    else stats.push(r);
+  }
+  return { stats, damaged };
+}
+
+/** The code of a queue's damaged stats (see StatsDamagedError in backend/redis/stats.ts). */
+const STATS_DAMAGED = 'STATS_DAMAGED';
+
+/**
+ * After the readable queues were shown: each damaged one named on stderr, and exit 1. One is
+ * thrown as it is (its message names the queue, the key and the field, its hint what to do).
+ */
+function failOnDamaged(ctx: CommandContext, damaged: DamagedQueue[]): void {
+  if (damaged.length === 0) return;
+  if (damaged.length === 1) throw damaged[0]!.error;
+  for (const d of damaged) ctx.warn(d.error.message);
+  throw new AgentqError(
+    STATS_DAMAGED,
+    `the stats of ${damaged.length} queues are damaged (named above); the other queues' figures are shown`,
+    ExitCode.failure,
+    damaged[0]!.error.hint,
+  );
 }
 
 // ---------------------------------------------------------------- columns
@@ -227,6 +276,8 @@ async function watch(opts: StatsOptions, ctx: CommandContext, backend: Backend):
   let reports: StatsReport[] = [];
   let unreachableSince: number | null = null;
   let why = '';
+  // Queues whose stats are damaged: named under the table each frame, while the others are shown.
+  let damagedLines: string[] = [];
   // Ctrl-C ends the watch (exit 0) as soon as it comes, also during a read the store does not answer.
   const releaseStops = ctx.handleStops();
   const ABORTED = Symbol('aborted');
@@ -239,7 +290,8 @@ async function watch(opts: StatsOptions, ctx: CommandContext, backend: Backend):
           ctx.abandonBackend?.();
           break;
         }
-        reports = read.map(buildStatsReport);
+        reports = read.stats.map(buildStatsReport);
+        damagedLines = read.damaged.map((d) => `${ctx.palette.warn('DAMAGED')}: ${sanitize(d.error.message)}`);
         recordHistory(history, reports);
         unreachableSince = null;
       } catch (e) {
@@ -253,7 +305,8 @@ async function watch(opts: StatsOptions, ctx: CommandContext, backend: Backend):
       const buffer: OutputTarget = { ...ctx.out, write: (s) => void frame.push(s) };
       await printReports(buffer, reports, opts.by);
       const stale = unreachableSince === null ? '' : `\n${ctx.palette.warn('STALE')}: backend unreachable since ${stamp(unreachableSince)}, retrying (figures as last read): ${sanitize(why)}`;
-      ctx.io.stdout.write(`${CLEAR}agentq stats — ${stamp(ctx.clock.now())} — every ${formatDuration(intervalMs)}, Ctrl-C to stop${stale}\n\n${frame.join('')}\n${renderSparklines(reports, history, width)}`);
+      const damagedBlock = damagedLines.length === 0 ? '' : `\n${damagedLines.join('\n')}\n`;
+      ctx.io.stdout.write(`${CLEAR}agentq stats — ${stamp(ctx.clock.now())} — every ${formatDuration(intervalMs)}, Ctrl-C to stop${stale}\n\n${frame.join('')}${damagedBlock}\n${renderSparklines(reports, history, width)}`);
       await abortableSleep(intervalMs, ctx.signal);
     }
   } finally {
@@ -287,14 +340,16 @@ export async function run(opts: StatsOptions, ctx: CommandContext): Promise<void
   if (opts.prometheus) {
     if (opts.watch) throw new ValidationError('-o prometheus prints one snapshot; it cannot be combined with --watch', 'Use `agentq metrics serve` for a live endpoint.');
     const t0 = ctx.clock.now();
-    const stats = await collectStats(backend, opts.queue);
-    ctx.io.stdout.write(renderPrometheus(stats, { scrapeSeconds: (ctx.clock.now() - t0) / 1000 }));
+    const { stats, damaged } = await collectStats(backend, opts.queue);
+    ctx.io.stdout.write(renderPrometheus(stats, { scrapeSeconds: (ctx.clock.now() - t0) / 1000, damagedQueues: damaged.map((d) => d.queue) }));
     // (a typo in a textfile-collector job writes zeros for a queue nobody uses: said as below)
     await noteUnknownQueue(opts, ctx, backend);
+    failOnDamaged(ctx, damaged);
     return;
   }
   if (opts.watch) return watch(opts, ctx, backend);
-  const reports = (await collectStats(backend, opts.queue)).map(buildStatsReport);
+  const read = await collectStats(backend, opts.queue);
+  const reports = read.stats.map(buildStatsReport);
   await printReports(ctx.out, reports, opts.by);
   const unknown = await noteUnknownQueue(opts, ctx, backend);
   if (unknown) {
@@ -312,5 +367,6 @@ export async function run(opts: StatsOptions, ctx: CommandContext): Promise<void
       }
     }
   }
-  if (reports.length === 0 && ctx.out.format !== 'json' && ctx.out.format !== 'ndjson') ctx.note('No queues yet: submit a job first (agentq submit ...).');
+  if (reports.length === 0 && read.damaged.length === 0 && ctx.out.format !== 'json' && ctx.out.format !== 'ndjson') ctx.note('No queues yet: submit a job first (agentq submit ...).');
+  failOnDamaged(ctx, read.damaged);
 }
