@@ -70,3 +70,37 @@ it('a malformed entry whose record gives no time of death (a key of another type
     await backend.close();
   }
 });
+
+it('the light rows of the TUI (dlqRows) take the same time from the DLQ index for a record of another type or with damaged times, not 1970', async () => {
+  const clock = new ManualClock(Date.UTC(2026, 10, 30, 10));
+  const diedAt = clock.now();
+  const prefix = `rows${process.pid}`;
+  const backend = new RedisBackend(parseRedisUrl(`${redis.url}${redis.url.includes('?') ? '&' : '?'}prefix=${prefix}`), { clock });
+  const raw = new Redis(redis.url);
+  try {
+    for (let i = 0; i < 2; i++) await backend.submit({ workflow: 'w:v1', queue: 'q', max_attempts: 1 });
+    const leases = await backend.claim({ queue: 'q', workerId: 'w', max: 2, leaseMs: 60_000 });
+    for (const lease of leases) await backend.fail(lease, { code: 'X', message: 'x', retryable: false });
+    const [other, damaged] = leases.map((l) => l.jobId).sort();
+    const otherKey = `{${prefix}:q:0}:j:${other}`;
+    await raw.del(otherKey);
+    await raw.set(otherKey, 'not a job hash');
+    await raw.hset(`{${prefix}:q:0}:j:${damaged}`, 'dat', 'soon', 'upd', 'later');
+    clock.advance(2 * 3_600_000);
+    const rows = (await backend.dlqRows({ queue: 'q' }, { limit: 10 })).items;
+    expect(rows.map((r) => [r.job_id, r.malformed, r.dead_at_ms])).toEqual([
+      [other, true, diedAt],
+      [damaged, true, diedAt],
+    ]);
+    // The range filters read the same time, as dlqList's do.
+    expect((await backend.dlqRows({ queue: 'q', until: clock.now() - 3_600_000 }, { limit: 10 })).items).toHaveLength(2);
+    expect((await backend.dlqRows({ queue: 'q', until: clock.now() - 3 * 3_600_000 }, { limit: 10 })).items).toHaveLength(0);
+    expect((await backend.dlqRows({ queue: 'q', since: clock.now() - 3 * 3_600_000 }, { limit: 10 })).items).toHaveLength(2);
+    // And agree with the full entries.
+    const entries = (await backend.dlqList({ queue: 'q' }, { limit: 10 })).items;
+    expect(entries.map((e) => Date.parse(e.dead_at))).toEqual([diedAt, diedAt]);
+  } finally {
+    raw.disconnect();
+    await backend.close();
+  }
+});

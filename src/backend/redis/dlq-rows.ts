@@ -124,7 +124,8 @@ function rowOf(id: string, queue: string, t: Tuple): { row: DlqRow; message: str
     };
   }
   const message = t[14] ?? '';
-  // (a damaged time is no time, as in dlqEntryFrom's fallback: storedTime)
+  // (a damaged time is no time, as in dlqEntryFrom's fallback: storedTime; fetchRows then takes
+  // the time from the DLQ index, as dlqList does)
   return {
     message,
     row: {
@@ -177,13 +178,21 @@ async function fetchRows(client: Client, src: DeadSetSource, ids: string[], keep
     calls.push(dlqRowsScript(client, ids.slice(i, i + ROWS_PER_CALL).map((id) => `${src.prefix}j:${id}`), messageBytes));
   }
   const tuples = (await Promise.all(calls)).flat();
+  const read = tuples.map((t, i) => rowOf(ids[i]!, src.queue, t));
+  // A malformed row whose record gives no time of death (a key of another type, damaged times)
+  // died when the DLQ index says, as dlqList's entry does: the TUI listed it as dead in 1970.
+  // Read before the filter, so since/until judge the same time.
+  const timeless = read.filter((g): g is NonNullable<typeof g> => g !== null && g.row.malformed && g.row.dead_at_ms <= 0);
+  if (timeless.length > 0) {
+    const at = await stillDead(client, src.prefix, timeless.map((g) => g.row.job_id));
+    for (const g of timeless) g.row.dead_at_ms = at.get(g.row.job_id) ?? 0;
+  }
   const out: DlqRow[] = [];
-  tuples.forEach((t, i) => {
-    const got = rowOf(ids[i]!, src.queue, t);
-    if (got === null || !keep(got.row, got.message)) return;
+  for (const got of read) {
+    if (got === null || !keep(got.row, got.message)) continue;
     got.row.error_message = messageStart(got.message);
     out.push(got.row);
-  });
+  }
   // A member whose job hash is gone is a malformed row, as it is a malformed entry (missingRecordEntry).
   const gone = await stillDead(client, src.prefix, ids.filter((_, i) => tuples[i]![0] === null));
   for (const [id, deadAt] of gone) {
