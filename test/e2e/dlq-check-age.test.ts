@@ -3,6 +3,7 @@
  * check wherever it sits in the DLQ, also behind many younger entries of older jobs (a redrive
  * that failed again, jobs that retried for hours). The check asks the store for one aged entry.
  */
+import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBackend } from '../../src/backend/open.js';
@@ -100,5 +101,55 @@ describe('dlq check --max-age and a malformed entry', () => {
     expect(r.stderr).toContain(`see agentq dlq show ${jobId} --raw`);
     expect(r.stderr).not.toMatch(/\d+d\d*h? old/);
     expect(JSON.parse(r.stdout).queues[0]).toMatchObject({ ok: false, aged_entry_age_ms: null });
+  });
+});
+
+describe('dlq check --max-age and a SQLite dead row whose dead_at column is NULL (another writer)', () => {
+  /** One job that died two hours ago; its dead_at column then emptied (and, with `brokenDoc`, its document too). */
+  async function nulled(brokenDoc: boolean): Promise<{ home: CliHome; jobId: string }> {
+    const own = makeCliHome('agentq-dlq-check-null-');
+    const clock = new ManualClock(Date.now() - 2 * HOUR);
+    const backend = await openBackend(own.dataUrl, { clock });
+    let jobId: string;
+    try {
+      await backend.submit({ workflow: 'research_report:v3', queue: 'q', max_attempts: 1 });
+      const [lease] = await backend.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+      await backend.fail(lease!, { code: 'VALIDATION', message: 'rejected', retryable: false });
+      jobId = lease!.jobId;
+    } finally {
+      await backend.close();
+    }
+    const db = new Database(own.dataUrl.slice('sqlite:'.length));
+    try {
+      db.prepare(`UPDATE jobs SET dead_at = NULL${brokenDoc ? `, doc = '{"broken'` : ''} WHERE id = ?`).run(jobId);
+    } finally {
+      db.close();
+    }
+    return { home: own, jobId };
+  }
+
+  it('with a readable document, its age is the time of death the document records', async () => {
+    const { home: own } = await nulled(false);
+    try {
+      const r = await runCli(own, ['dlq', 'check', '--queue', 'q', '--max-age', '1h']);
+      expect(r.stderr).toMatch(/^error: queue q: a DLQ entry is (1h59m|2h\d*m?) old, older than --max-age 1h\n$/);
+      expect(r.code).toBe(1);
+      // Not older than 3h: it passes.
+      expect((await runCli(own, ['dlq', 'check', '--queue', 'q', '--max-age', '3h'])).code).toBe(0);
+    } finally {
+      own.cleanup();
+    }
+  });
+
+  it('with no time of death anywhere, fails naming the entry and why its age is unknown, as on Redis', async () => {
+    const { home: own, jobId } = await nulled(true);
+    try {
+      const r = await runCli(own, ['dlq', 'check', '--queue', 'q', '--max-age', '1h', '-o', 'json']);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`error: queue q: DLQ entry ${jobId} is malformed and has no readable time of death, so its age cannot be held against --max-age 1h`);
+      expect(JSON.parse(r.stdout).queues[0]).toMatchObject({ ok: false, aged_entry_age_ms: null });
+    } finally {
+      own.cleanup();
+    }
   });
 });

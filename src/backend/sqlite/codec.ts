@@ -212,7 +212,9 @@ export function checkDlqRow(row: JobRow): { entry: DlqEntry; job: Job | null } {
     tenant_id: row.tenant,
     workflow: row.workflow,
     class: (['interactive', 'batch', 'maintenance'].includes(row.class) ? row.class : 'batch') as JobClass,
-    dead_at: toIso(row.dead_at ?? (dead ? Date.parse(dead.dead_at) : row.created_at)),
+    // (no column and no readable document: no time of death at all, the epoch, as a Redis entry with
+    // none: `dlq check --max-age` reports its age as unknown rather than use when it was created)
+    dead_at: toIso(row.dead_at ?? (dead ? Date.parse(dead.dead_at) : 0)),
     // The column is all there is when the document is malformed: text that is not a known reason (a foreign writer's) is not shown.
     reason: dead?.reason ?? (isDeadReason(row.dead_reason) ? row.dead_reason : 'permanent'),
     error_code: dead?.error_code ?? row.error_code ?? 'UNKNOWN',

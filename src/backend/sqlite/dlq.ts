@@ -8,7 +8,13 @@ import type { DlqFilter, Page, PageRequest } from '../contract.js';
 import { docBytes, rowToDlqEntry, type JobRow } from './codec.js';
 import { checkPage, type SqliteStore } from './store.js';
 
-export function dlqWhere(filter: DlqFilter, now: number): { sql: string; params: Record<string, unknown> } {
+/**
+ * `withTimeless`: a dead row whose dead_at column is NULL (only another writer leaves one) is
+ * matched by since/until too, for the caller to judge by the time its entry gives (dlqList):
+ * the SQL range alone never found it, so `dlq check --max-age` passed over it for ever.
+ */
+export function dlqWhere(filter: DlqFilter, now: number, withTimeless = false): { sql: string; params: Record<string, unknown> } {
+  const orTimeless = withTimeless ? ' OR dead_at IS NULL' : '';
   const where = [`state = 'dead'`];
   const params: Record<string, unknown> = {};
   if (filter.queue !== undefined) {
@@ -35,11 +41,11 @@ export function dlqWhere(filter: DlqFilter, now: number): { sql: string; params:
     params.reason = filter.reason;
   }
   if (filter.since !== undefined) {
-    where.push('dead_at >= @since');
+    where.push(`(dead_at >= @since${orTimeless})`);
     params.since = filter.since;
   }
   if (filter.until !== undefined) {
-    where.push('dead_at < @until');
+    where.push(`(dead_at < @until${orTimeless})`);
     params.until = filter.until;
   }
   if (filter.minAttempts !== undefined) {
@@ -73,7 +79,8 @@ export function dlqWhere(filter: DlqFilter, now: number): { sql: string; params:
 
 export function dlqList(store: SqliteStore, filter: DlqFilter, page: PageRequest): Page<DlqEntry> {
   checkPage(page.limit);
-  const { sql, params } = dlqWhere(filter, store.clock.now());
+  const ranged = filter.since !== undefined || filter.until !== undefined;
+  const { sql, params } = dlqWhere(filter, store.clock.now(), ranged);
   let where = sql;
   if (page.cursor) {
     where += ' AND id > @cursor';
@@ -82,9 +89,21 @@ export function dlqList(store: SqliteStore, filter: DlqFilter, page: PageRequest
   const raw = store.sql(`SELECT ${ROW_COLUMNS} FROM jobs WHERE ${where} ORDER BY id LIMIT @pageLimit`).raw(true).all({ ...params, pageLimit: page.limit + 1 }) as RawJobRow[];
   const more = raw.length > page.limit;
   const n = more ? page.limit : raw.length;
-  const items: DlqEntry[] = new Array(n);
-  for (let i = 0; i < n; i++) items[i] = rowToDlqEntry(toJobRow(raw[i]!));
-  return { items, next_cursor: more ? items[n - 1]!.job_id : null };
+  const items: DlqEntry[] = [];
+  for (let i = 0; i < n; i++) {
+    const row = toJobRow(raw[i]!);
+    const entry = rowToDlqEntry(row);
+    // A row with no dead_at column: in range by the time its entry gives (its document's, or none:
+    // the epoch, before any since and any until), as a Redis entry is.
+    if (row.dead_at === null && ranged && !inRange(Date.parse(entry.dead_at), filter)) continue;
+    items.push(entry);
+  }
+  // (a page a timeless row was judged out of may be short: the cursor is the last row looked at)
+  return { items, next_cursor: more ? raw[n - 1]![0] : null };
+}
+
+function inRange(ms: number, f: DlqFilter): boolean {
+  return (f.since === undefined || ms >= f.since) && (f.until === undefined || ms < f.until);
 }
 
 /**
