@@ -23,7 +23,10 @@ import { checkPage, type SqliteStore } from './store.js';
  * missing field as unequal rather than NULL.
  */
 const SELECT_ROWS = `SELECT id, queue, tenant, workflow, coalesce(dead_reason, 'permanent'), coalesce(error_code, 'UNKNOWN'),
-  substr(coalesce(error_message, ''), 1, ${DLQ_ROW_MESSAGE_CHARS}), attempt, max_attempts, coalesce(dead_at, created_at),
+  substr(coalesce(error_message, ''), 1, ${DLQ_ROW_MESSAGE_CHARS}), attempt, max_attempts,
+  coalesce(dead_at, CASE WHEN json_valid(CAST(doc AS TEXT))
+    THEN CAST(round((julianday(json_extract(CAST(doc AS TEXT), '$.dead.dead_at')) - 2440587.5) * 86400000) AS INTEGER) END, 0),
+  dead_at IS NULL,
   deadline_at, partial, redrive_count,
   CASE WHEN json_valid(CAST(doc AS TEXT))
     THEN json_extract(CAST(doc AS TEXT), '$.job_id') IS id AND json_extract(CAST(doc AS TEXT), '$.queue') IS queue
@@ -40,7 +43,10 @@ type RawRow = [
   message: string,
   attempt: number,
   maxAttempts: number,
+  /** The column, else (another writer left it NULL) the document's time of death, else 0: as rowToDlqEntry. */
   deadAt: number,
+  /** 1: the dead_at column is NULL. */
+  timeless: number,
   deadlineAt: number | null,
   partial: number,
   redriveCount: number,
@@ -50,7 +56,8 @@ type RawRow = [
 
 export function dlqRows(store: SqliteStore, filter: DlqFilter, page: PageRequest): Page<DlqRow> {
   checkPage(page.limit);
-  const { sql, params } = dlqWhere(filter, store.clock.now());
+  const ranged = filter.since !== undefined || filter.until !== undefined;
+  const { sql, params } = dlqWhere(filter, store.clock.now(), ranged);
   let where = sql;
   if (page.cursor) {
     where += ' AND id > @cursor';
@@ -60,10 +67,12 @@ export function dlqRows(store: SqliteStore, filter: DlqFilter, page: PageRequest
   const raw = store.sql(`${SELECT_ROWS} ${where} ORDER BY id LIMIT @pageLimit`).raw(true).all({ ...params, pageLimit: page.limit + 1 }) as RawRow[];
   const more = raw.length > page.limit;
   const n = more ? page.limit : raw.length;
-  const items: DlqRow[] = new Array(n);
+  const items: DlqRow[] = [];
   for (let i = 0; i < n; i++) {
     const r = raw[i]!;
-    items[i] = {
+    // (a row with no dead_at column is in a since/until range by the time above, as dlqList judges it)
+    if (r[10] === 1 && ranged && !((filter.since === undefined || r[9] >= filter.since) && (filter.until === undefined || r[9] < filter.until))) continue;
+    items.push({
       job_id: r[0],
       queue: r[1],
       tenant_id: r[2],
@@ -74,11 +83,11 @@ export function dlqRows(store: SqliteStore, filter: DlqFilter, page: PageRequest
       attempts: r[7],
       max_attempts: r[8],
       dead_at_ms: r[9],
-      deadline_at_ms: r[10],
-      partial: r[11] === 1,
-      redrive_count: r[12],
-      malformed: r[13] !== 1,
-    };
+      deadline_at_ms: r[11],
+      partial: r[12] === 1,
+      redrive_count: r[13],
+      malformed: r[14] !== 1,
+    });
   }
-  return { items, next_cursor: more ? items[n - 1]!.job_id : null };
+  return { items, next_cursor: more ? raw[n - 1]![0] : null };
 }
