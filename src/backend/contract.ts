@@ -103,6 +103,22 @@ export interface EventQuery {
   /** Keep waiting for new events until `signal` aborts. */
   follow?: boolean | undefined;
   signal?: AbortSignal | undefined;
+  /**
+   * Told of events the store dropped before this reading got to them (a capped Redis stream
+   * trimmed past a reader that fell behind, or past a cursor resumed late), just before the
+   * first event after them is yielded: the loss is reported, never silent.
+   */
+  onGap?: ((gap: EventGap) => void) | undefined;
+}
+
+/** Events trimmed from the store before they were read: those after `afterSeq` and before `resumedSeq`. */
+export interface EventGap {
+  /** Where: the queue (and shard) whose events they were. */
+  where: string;
+  afterSeq: string;
+  resumedSeq: string;
+  /** How many; null when the store cannot tell (a cursor from an earlier reading): some may be missing. */
+  lost: number | null;
 }
 
 // ---------------------------------------------------------------- worker

@@ -57,6 +57,7 @@ import { compareSeq, dlqEntryFrom, effectFrom, isNotAHash, isWrongType, missingR
 import { RedisConnection, settingWarnings, type Client } from './connection.js';
 import { KeyLayout, shardOf } from './keys.js';
 import { TurnBatches } from './turn-batches.js';
+import { readAfter, type StreamGap, type StreamPosition } from './stream-read.js';
 import type { CloseOptions, DlqRow } from '../contract.js';
 import { redisDlqRows, stillDead, type DeadSetSource } from './dlq-rows.js';
 import { callScript, registerScripts, type ScriptName } from './scripts.js';
@@ -76,7 +77,16 @@ export interface RedisBackendDeps {
    * the job's field from each in the script that removes the job, declared as its keys.
    */
   jobFieldHashes?: readonly string[];
+  /** Events a following reading holds that its reader has not taken yet, at most (default FOLLOW_BUFFER). */
+  followBuffer?: number;
 }
+
+/**
+ * Events a following `events()` reads ahead of its reader, at most: a reader slower than the
+ * queue (a `tail --follow` into a slow pipe) leaves the rest in the stream rather than in memory,
+ * and if the cap trims them meanwhile, the gap is reported (stream-read.ts).
+ */
+export const FOLLOW_BUFFER = 2000;
 
 /** The contract's promise-returning methods (events is an iterator, close is best effort). */
 const GUARDED = [
@@ -172,6 +182,9 @@ export class RedisBackend implements Backend {
   /** job id → where it lives. Immutable once written, so safe to cache (bounded). */
   private readonly locCache = new Map<string, Loc>();
   private readonly followers = new Set<Client>();
+  private readonly followBuffer: number;
+  /** Event stream key → the queue and shard it belongs to, for gap reports. */
+  private readonly streamNames = new Map<string, string>();
   /** The stop of every `events({follow})` running: close() ends them as an abort would, quietly. */
   private readonly followStops = new Set<() => void>();
   private readonly admission: AdmissionLimits | undefined;
@@ -188,6 +201,7 @@ export class RedisBackend implements Backend {
     this.admission = deps.admission;
     this.fairness = deps.fairness ?? {};
     this.jobFieldHashes = deps.jobFieldHashes ?? [];
+    this.followBuffer = deps.followBuffer ?? FOLLOW_BUFFER;
     this.newId = createIdFactory(this.clock, this.random);
     this.keys = new KeyLayout(opts.prefix);
     this.description = `redis ${opts.redacted}`;
@@ -740,23 +754,26 @@ export class RedisBackend implements Backend {
       }
       yield* query.last === undefined ? kept : kept.slice(kept.length - Math.min(query.last, kept.length));
       if (!query.follow) return;
-      for await (const ev of this.follow([{ key: `${p}ev`, from: last }], query.signal)) {
+      // (a gap in its shard's stream may hold the job's events, its end too: reported)
+      for await (const ev of this.follow([{ key: `${p}ev`, from: { id: last, n: null } }], query.signal, query.onGap)) {
         if (ev.job_id === query.jobId && keep(ev)) yield ev;
       }
       return;
     }
     const streams = await this.eventStreams(query.queue);
     // Catch up: a k-way merge of the streams by seq, a page of each at a time.
-    const cursors = query.last === undefined ? streams.map(() => last) : await this.cursorsBeforeLast(streams, query.last, last, query.since);
+    const starts = query.last === undefined ? streams.map(() => last) : await this.cursorsBeforeLast(streams, query.last, last, query.since);
+    const cursors: StreamPosition[] = starts.map((id) => ({ id, n: null }));
     const buffers: Array<Array<[string, string[]]>> = streams.map(() => []);
+    const gaps: Array<StreamGap | null> = streams.map(() => null);
     const done = streams.map(() => false);
     const refill = async (i: number) => {
       if (done[i] || buffers[i]!.length > 0) return;
-      const from = cursors[i] !== null ? `(${cursors[i]}` : '-';
-      const page = (await this.client.xrange(streams[i]!, from, '+', 'COUNT', 500)) as Array<[string, string[]]>;
-      if (page.length < 500) done[i] = true;
-      buffers[i] = page;
-      if (page.length > 0) cursors[i] = page[page.length - 1]![0];
+      const read = await readAfter(this.client, streams[i]!, cursors[i]!, 500);
+      if (read.entries.length < 500) done[i] = true;
+      buffers[i] = read.entries;
+      gaps[i] = read.gap;
+      cursors[i] = read.position;
     };
     for (;;) {
       if (query.signal?.aborted) return;
@@ -768,6 +785,11 @@ export class RedisBackend implements Backend {
       }
       if (best < 0) break;
       const [seq, fields] = buffers[best]!.shift()!;
+      const gap = gaps[best];
+      if (gap) {
+        gaps[best] = null;
+        this.reportGap(gap, query.onGap);
+      }
       const ev = eventFrom(seq, fields[1]!);
       if (last === null || compareSeq(seq, last) > 0) last = seq;
       if (keep(ev)) yield ev;
@@ -777,8 +799,12 @@ export class RedisBackend implements Backend {
     // the other shards of a queue that did not exist yet, created with more shards than this
     // connection's URL says (a known queue's shard count is cached: no call).
     const discover = () => this.eventStreams(query.queue);
-    const from = streams.map((key, i) => ({ key, from: cursors[i] ?? null }));
-    for await (const ev of this.follow(from, query.signal, discover)) if (keep(ev)) yield ev;
+    const from = streams.map((key, i) => ({ key, from: cursors[i]! }));
+    for await (const ev of this.follow(from, query.signal, query.onGap, discover)) if (keep(ev)) yield ev;
+  }
+
+  private reportGap(gap: StreamGap, onGap: EventQuery['onGap']): void {
+    onGap?.({ where: this.streamNames.get(gap.stream) ?? gap.stream, afterSeq: gap.afterSeq, resumedSeq: gap.resumedSeq, lost: gap.lost });
   }
 
   /**
@@ -811,23 +837,36 @@ export class RedisBackend implements Backend {
     const streams: string[] = [];
     for (const q of queues) {
       const n = await this.shardsOf(q, false);
-      for (let s = 0; s < n; s++) streams.push(`${this.keys.shard(q, s)}ev`);
+      for (let s = 0; s < n; s++) {
+        const key = `${this.keys.shard(q, s)}ev`;
+        streams.push(key);
+        if (this.streamNames.size < 10_000) this.streamNames.set(key, n > 1 ? `queue ${q} shard ${s}` : `queue ${q}`);
+      }
     }
     return streams;
   }
 
   /**
-   * Blocking reads (XREAD BLOCK) on each stream, one dedicated connection per
-   * stream (a blocked connection serves nothing else, and in a Cluster the
-   * streams of different shards may live on different nodes).
+   * Each stream followed on a dedicated connection (a waiting connection serves nothing else, and
+   * in a Cluster the streams of different shards may live on different nodes): XREAD BLOCK only
+   * waits for new entries, which are then read with the trim check of stream-read.ts. At most
+   * `followBuffer` events are read ahead of the reader.
    */
   private async *follow(
-    streams: Array<{ key: string; from: string | null }>,
+    streams: Array<{ key: string; from: StreamPosition }>,
     signal: AbortSignal | undefined,
+    onGap: EventQuery['onGap'],
     discover?: () => Promise<string[]>,
   ): AsyncIterable<JobEvent> {
-    const pending: JobEvent[] = [];
+    // (a gap goes before the first event after it: sorted with it, ahead of it)
+    const pending: Array<{ seq: string; ev: JobEvent | null; gap: StreamGap | null }> = [];
     let wake: (() => void) | null = null;
+    let roomWaiters: Array<() => void> = [];
+    const room = () => {
+      const w = roomWaiters;
+      roomWaiters = [];
+      for (const r of w) r();
+    };
     let failure: unknown = null;
     let stopped = false;
     const conns: Client[] = [];
@@ -835,6 +874,7 @@ export class RedisBackend implements Backend {
       stopped = true;
       for (const c of conns) c.disconnect();
       wake?.();
+      room();
     };
     if (signal?.aborted) return;
     signal?.addEventListener('abort', stop, { once: true });
@@ -842,7 +882,7 @@ export class RedisBackend implements Backend {
     const following = new Set<string>();
     const loops: Array<Promise<void>> = [];
     // Each stream from its own position: what the catch-up read last, or its start.
-    const tail = (stream: string, start: string) => {
+    const tail = (stream: string, start: StreamPosition) => {
       following.add(stream);
       loops.push(
         (async () => {
@@ -850,18 +890,24 @@ export class RedisBackend implements Backend {
           conn.on('error', () => {});
           conns.push(conn);
           this.followers.add(conn);
-          let from = start;
+          let pos = start;
           try {
             while (!stopped) {
-              const res = (await conn.xread('COUNT', 500, 'BLOCK', 1000, 'STREAMS', stream, from)) as Array<[string, Array<[string, string[]]>]> | null;
-              if (!res) continue;
-              for (const [, entries] of res) {
-                for (const [seq, fields] of entries) {
-                  from = seq;
-                  pending.push(eventFrom(seq, fields[1]!));
-                }
+              if (pending.length >= this.followBuffer) {
+                await new Promise<void>((r) => roomWaiters.push(r));
+                continue;
               }
-              wake?.();
+              const read = await readAfter(conn, stream, pos, Math.min(500, this.followBuffer));
+              if (stopped) break;
+              pos = read.position;
+              if (read.gap) pending.push({ seq: read.gap.resumedSeq, ev: null, gap: read.gap });
+              for (const [seq, fields] of read.entries) pending.push({ seq, ev: eventFrom(seq, fields[1]!), gap: null });
+              if (read.entries.length > 0) {
+                wake?.();
+                continue;
+              }
+              // nothing new: wait for an entry after the position (what it returns is read above)
+              await conn.xread('COUNT', 1, 'BLOCK', 1000, 'STREAMS', stream, pos.id ?? '0-0');
             }
           } catch (e) {
             if (!stopped) failure = e;
@@ -873,13 +919,13 @@ export class RedisBackend implements Backend {
         })(),
       );
     };
-    for (const s of streams) tail(s.key, s.from ?? '0-0');
+    for (const s of streams) tail(s.key, s.from);
     // New streams (see `discover`) are followed from their start.
     const discovery = discover
       ? setInterval(() => {
           void discover().then(
             (keys) => {
-              for (const k of keys) if (!stopped && !following.has(k)) tail(k, '0-0');
+              for (const k of keys) if (!stopped && !following.has(k)) tail(k, { id: null, n: null });
             },
             () => {},
           );
@@ -896,8 +942,13 @@ export class RedisBackend implements Backend {
           wake = null;
           continue;
         }
-        pending.sort((a, b) => compareSeq(a.seq, b.seq));
-        while (pending.length > 0 && !stopped) yield pending.shift()!;
+        pending.sort((a, b) => compareSeq(a.seq, b.seq) || (a.gap ? -1 : 0) - (b.gap ? -1 : 0));
+        while (pending.length > 0 && !stopped) {
+          const next = pending.shift()!;
+          if (pending.length < this.followBuffer) room();
+          if (next.gap) this.reportGap(next.gap, onGap);
+          else yield next.ev!;
+        }
       }
     } finally {
       if (discovery) clearInterval(discovery);

@@ -15,7 +15,7 @@ import { formatDuration, parsePastTime } from '../../core/duration.js';
 import { EVENT_TYPES, JOB_STATES } from '../../core/model.js';
 import { JOB_ID_PREFIX } from '../../core/ids.js';
 import type { JobEvent } from '../../core/schemas.js';
-import type { Backend, EventQuery } from '../../backend/contract.js';
+import type { Backend, EventGap, EventQuery } from '../../backend/contract.js';
 import { AgentqError, ExitCode, NotFoundError, ValidationError } from '../../core/errors.js';
 import { abortableSleep, unlessAborted } from '../../util/sleep.js';
 import { isTerminal } from '../../core/states.js';
@@ -76,7 +76,9 @@ export const EVENT_COLUMNS: readonly Column<JobEvent>[] = [
 
 export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
   const limit = historyLimit(o);
-  const query: EventQuery = { follow: o.follow === true, signal: ctx.signal };
+  // Events the store dropped before they were read (a capped Redis stream trimmed past a follower
+  // that fell behind, or past where following resumed after an outage): said on stderr, in place.
+  const query: EventQuery = { follow: o.follow === true, signal: ctx.signal, onGap: (g) => ctx.warn(gapWarning(g)) };
   if (o.queue !== undefined) query.queue = checkQueueName(o.queue);
   if (o.job !== undefined) query.jobId = checkJobId(o.job);
   if (o.since !== undefined) query.since = parsePastTime(o.since, ctx.clock.now(), '--since');
@@ -158,6 +160,12 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
     releaseStops();
   }
   stream.end();
+}
+
+/** The warning for events lost to the store's cap: how many (or that some may be), where, between which seqs. */
+export function gapWarning(g: EventGap): string {
+  const what = g.lost === null ? `events of ${g.where} after seq ${g.afterSeq} were trimmed from the store before they were read; some may be missing` : `${g.lost} event${g.lost === 1 ? '' : 's'} of ${g.where} after seq ${g.afterSeq} were trimmed from the store before they were read`;
+  return `tail: ${what} (the stream keeps the last events_maxlen per shard); going on from seq ${g.resumedSeq}`;
 }
 
 /**
