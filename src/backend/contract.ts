@@ -109,6 +109,20 @@ export interface EventQuery {
    * first event after them is yielded: the loss is reported, never silent.
    */
   onGap?: ((gap: EventGap) => void) | undefined;
+  /**
+   * Where this reading has got to in each of the store's event streams, kept up to date as events
+   * are yielded; given to a later reading (a tail going on after an outage, or from its history to
+   * following) it goes on from exactly there, each stream from its own position. One `afterSeq`
+   * cannot say that on a store of several streams (Redis: one per queue shard, whose ids come
+   * from different clocks in a Cluster, or jump ahead after a clock step): the streams behind
+   * the last seq shown lost their events. A store of one sequence (SQLite) goes by `afterSeq`.
+   */
+  position?: EventPosition | undefined;
+}
+
+/** Per event stream of the store, the seq read last (null: none yet, from its start). Opaque to callers. */
+export interface EventPosition {
+  streams: Map<string, string | null>;
 }
 
 /** Events trimmed from the store before they were read: those after `afterSeq` and before `resumedSeq`. */

@@ -762,7 +762,16 @@ export class RedisBackend implements Backend {
     }
     const streams = await this.eventStreams(query.queue);
     // Catch up: a k-way merge of the streams by seq, a page of each at a time.
-    const starts = query.last === undefined ? streams.map(() => last) : await this.cursorsBeforeLast(streams, query.last, last, query.since);
+    const position = query.position?.streams;
+    // Going on from a reading before (see EventQuery.position): each stream from where it was;
+    // streams it did not know (queues created since) from `afterSeq`, as before.
+    const resumed = position !== undefined && position.size > 0;
+    const starts = resumed
+      ? streams.map((key) => (position.has(key) ? position.get(key)! : last))
+      : query.last === undefined
+        ? streams.map(() => last)
+        : await this.cursorsBeforeLast(streams, query.last, last, query.since);
+    if (position) streams.forEach((key, i) => position.set(key, starts[i]!));
     const cursors: StreamPosition[] = starts.map((id) => ({ id, n: null }));
     const buffers: Array<Array<[string, string[]]>> = streams.map(() => []);
     const gaps: Array<StreamGap | null> = streams.map(() => null);
@@ -791,6 +800,7 @@ export class RedisBackend implements Backend {
         this.reportGap(gap, query.onGap);
       }
       const ev = eventFrom(seq, fields[1]!);
+      position?.set(streams[best]!, seq);
       if (last === null || compareSeq(seq, last) > 0) last = seq;
       if (keep(ev)) yield ev;
     }
@@ -800,7 +810,7 @@ export class RedisBackend implements Backend {
     // connection's URL says (a known queue's shard count is cached: no call).
     const discover = () => this.eventStreams(query.queue);
     const from = streams.map((key, i) => ({ key, from: cursors[i]! }));
-    for await (const ev of this.follow(from, query.signal, query.onGap, discover)) if (keep(ev)) yield ev;
+    for await (const ev of this.follow(from, query.signal, query.onGap, discover, position)) if (keep(ev)) yield ev;
   }
 
   private reportGap(gap: StreamGap, onGap: EventQuery['onGap']): void {
@@ -857,9 +867,10 @@ export class RedisBackend implements Backend {
     signal: AbortSignal | undefined,
     onGap: EventQuery['onGap'],
     discover?: () => Promise<string[]>,
+    position?: Map<string, string | null>,
   ): AsyncIterable<JobEvent> {
     // (a gap goes before the first event after it: sorted with it, ahead of it)
-    const pending: Array<{ seq: string; ev: JobEvent | null; gap: StreamGap | null }> = [];
+    const pending: Array<{ stream: string; seq: string; ev: JobEvent | null; gap: StreamGap | null }> = [];
     let wake: (() => void) | null = null;
     let roomWaiters: Array<() => void> = [];
     const room = () => {
@@ -900,8 +911,8 @@ export class RedisBackend implements Backend {
               const read = await readAfter(conn, stream, pos, Math.min(500, this.followBuffer));
               if (stopped) break;
               pos = read.position;
-              if (read.gap) pending.push({ seq: read.gap.resumedSeq, ev: null, gap: read.gap });
-              for (const [seq, fields] of read.entries) pending.push({ seq, ev: eventFrom(seq, fields[1]!), gap: null });
+              if (read.gap) pending.push({ stream, seq: read.gap.resumedSeq, ev: null, gap: read.gap });
+              for (const [seq, fields] of read.entries) pending.push({ stream, seq, ev: eventFrom(seq, fields[1]!), gap: null });
               if (read.entries.length > 0) {
                 wake?.();
                 continue;
@@ -925,7 +936,11 @@ export class RedisBackend implements Backend {
       ? setInterval(() => {
           void discover().then(
             (keys) => {
-              for (const k of keys) if (!stopped && !following.has(k)) tail(k, { id: null, n: null });
+              for (const k of keys) {
+                if (stopped || following.has(k)) continue;
+                if (position && !position.has(k)) position.set(k, null);
+                tail(k, { id: position?.get(k) ?? null, n: null });
+              }
             },
             () => {},
           );
@@ -947,7 +962,10 @@ export class RedisBackend implements Backend {
           const next = pending.shift()!;
           if (pending.length < this.followBuffer) room();
           if (next.gap) this.reportGap(next.gap, onGap);
-          else yield next.ev!;
+          else {
+            position?.set(next.stream, next.seq);
+            yield next.ev!;
+          }
         }
       }
     } finally {

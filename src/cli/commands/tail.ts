@@ -15,7 +15,7 @@ import { formatDuration, parsePastTime } from '../../core/duration.js';
 import { EVENT_TYPES, JOB_STATES } from '../../core/model.js';
 import { JOB_ID_PREFIX } from '../../core/ids.js';
 import type { JobEvent } from '../../core/schemas.js';
-import type { Backend, EventGap, EventQuery } from '../../backend/contract.js';
+import type { Backend, EventGap, EventPosition, EventQuery } from '../../backend/contract.js';
 import { AgentqError, ExitCode, NotFoundError, ValidationError } from '../../core/errors.js';
 import { abortableSleep, unlessAborted } from '../../util/sleep.js';
 import { isTerminal } from '../../core/states.js';
@@ -78,7 +78,10 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
   const limit = historyLimit(o);
   // Events the store dropped before they were read (a capped Redis stream trimmed past a follower
   // that fell behind, or past where following resumed after an outage): said on stderr, in place.
-  const query: EventQuery = { follow: o.follow === true, signal: ctx.signal, onGap: (g) => ctx.warn(gapWarning(g)) };
+  // Every reading of this tail shares one position, so the next (following after the history,
+  // again after an outage) goes on from where each of the store's streams was, not from one seq.
+  const position: EventPosition = { streams: new Map() };
+  const query: EventQuery = { follow: o.follow === true, signal: ctx.signal, onGap: (g) => ctx.warn(gapWarning(g)), position };
   if (o.queue !== undefined) query.queue = checkQueueName(o.queue);
   if (o.job !== undefined) query.jobId = checkJobId(o.job);
   if (o.since !== undefined) query.since = parsePastTime(o.since, ctx.clock.now(), '--since');
