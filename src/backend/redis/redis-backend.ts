@@ -908,15 +908,15 @@ export class RedisBackend implements Backend {
                 await new Promise<void>((r) => roomWaiters.push(r));
                 continue;
               }
-              const read = await readAfter(conn, stream, pos, Math.min(500, this.followBuffer));
+              const count = Math.min(500, this.followBuffer);
+              const read = await readAfter(conn, stream, pos, count);
               if (stopped) break;
               pos = read.position;
               if (read.gap) pending.push({ stream, seq: read.gap.resumedSeq, ev: null, gap: read.gap });
               for (const [seq, fields] of read.entries) pending.push({ stream, seq, ev: eventFrom(seq, fields[1]!), gap: null });
-              if (read.entries.length > 0) {
-                wake?.();
-                continue;
-              }
+              if (read.entries.length > 0) wake?.();
+              // a full page: more may be there already
+              if (read.entries.length === count) continue;
               // nothing new: wait for an entry after the position (what it returns is read above)
               await conn.xread('COUNT', 1, 'BLOCK', 1000, 'STREAMS', stream, pos.id ?? '0-0');
             }
