@@ -125,11 +125,11 @@ export interface EventPosition {
   streams: Map<string, string | null>;
 }
 
-/** Events trimmed from the store before they were read: those after `afterSeq` and before `resumedSeq`. */
+/** Events trimmed from the store before they were read: those after `afterSeq` (null: from the start) and before `resumedSeq`. */
 export interface EventGap {
-  /** Where: the queue (and shard) whose events they were. */
+  /** Where: the queue (and shard) whose events they were, or the job whose earliest events they were. */
   where: string;
-  afterSeq: string;
+  afterSeq: string | null;
   resumedSeq: string;
   /** How many; null when the store cannot tell (a cursor from an earlier reading): some may be missing. */
   lost: number | null;

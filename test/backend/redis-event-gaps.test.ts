@@ -90,3 +90,24 @@ it('reports no gap to a reader that keeps up, nor for history older than the cap
   expect(gaps).toEqual([]);
   await backend.close();
 });
+
+it("says that a job's earliest events were trimmed when its history holds only its last 200", async () => {
+  const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=gap4`), { clock: new ManualClock() });
+  const { job } = await backend.submit({ workflow: 'w:v1', queue: 'long', tenant_id: 'a' });
+  const [lease] = await backend.claim({ queue: 'long', workerId: 'w', max: 1, leaseMs: 60_000 });
+  const history = async (id: string) => {
+    const gaps: EventGap[] = [];
+    const all: JobEvent[] = [];
+    for await (const e of backend.events({ jobId: id, onGap: (g) => gaps.push(g) })) all.push(e);
+    return { gaps, all };
+  };
+  for (let i = 0; i < 198; i++) await backend.checkpoint(lease!, { step: i });
+  // 200 events: all of them, submitted first, nothing to report
+  expect(await history(job.job_id)).toMatchObject({ gaps: [], all: { length: 200 } });
+  await backend.checkpoint(lease!, { step: 198 });
+  const { gaps, all } = await history(job.job_id);
+  expect(all).toHaveLength(200);
+  expect(all[0]!.type).toBe('claimed');
+  expect(gaps).toEqual([{ where: `job ${job.job_id}`, afterSeq: null, resumedSeq: all[0]!.seq, lost: null }]);
+  await backend.close();
+});

@@ -57,6 +57,7 @@ import { compareSeq, dlqEntryFrom, effectFrom, isNotAHash, isWrongType, missingR
 import { RedisConnection, settingWarnings, type Client } from './connection.js';
 import { KeyLayout, shardOf } from './keys.js';
 import { TurnBatches } from './turn-batches.js';
+import { HISTORY_KEEP } from './lua/read.js';
 import { readAfter, type StreamGap, type StreamPosition } from './stream-read.js';
 import type { CloseOptions, DlqRow } from '../contract.js';
 import { redisDlqRows, stillDead, type DeadSetSource } from './dlq-rows.js';
@@ -745,14 +746,20 @@ export class RedisBackend implements Backend {
       const raw = (await callScript(this.client, 'aqHistory', [`${p}h:${query.jobId}`, `${p}j:${query.jobId}`], [])) as string[];
       // (a job's history is bounded: `last` keeps the end of it)
       const kept: JobEvent[] = [];
+      let earliest: JobEvent | null = null;
       for (const line of raw) {
         const i = line.indexOf('|');
         const ev = eventFrom(line.slice(0, i), line.slice(i + 1));
+        earliest ??= ev;
         if (last !== null && compareSeq(ev.seq, last) <= 0) continue;
         last = ev.seq;
         if (keep(ev)) kept.push(ev);
       }
-      yield* query.last === undefined ? kept : kept.slice(kept.length - Math.min(query.last, kept.length));
+      const shown = query.last === undefined ? kept : kept.slice(kept.length - Math.min(query.last, kept.length));
+      // A job keeps its last HISTORY_KEEP events: a history that full and not starting with the
+      // job's first event (always `submitted`) lost its earliest ones, said when they would be shown.
+      if (raw.length >= HISTORY_KEEP && query.afterSeq == null && earliest !== null && earliest.type !== 'submitted' && shown[0]?.seq === earliest.seq) query.onGap?.({ where: `job ${query.jobId}`, afterSeq: null, resumedSeq: earliest.seq, lost: null });
+      yield* shown;
       if (!query.follow) return;
       // (a gap in its shard's stream may hold the job's events, its end too: reported)
       for await (const ev of this.follow([{ key: `${p}ev`, from: { id: last, n: null } }], query.signal, query.onGap)) {

@@ -167,6 +167,7 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
 
 /** The warning for events lost to the store's cap: how many (or that some may be), where, between which seqs. */
 export function gapWarning(g: EventGap): string {
+  if (g.afterSeq === null) return `tail: the earliest events of ${g.where} were trimmed from the store (Redis keeps a job's last 200 events); its history here starts at seq ${g.resumedSeq}`;
   const what = g.lost === null ? `events of ${g.where} after seq ${g.afterSeq} were trimmed from the store before they were read; some may be missing` : `${g.lost} event${g.lost === 1 ? '' : 's'} of ${g.where} after seq ${g.afterSeq} were trimmed from the store before they were read`;
   return `tail: ${what} (the stream keeps the last events_maxlen per shard); going on from seq ${g.resumedSeq}`;
 }
