@@ -111,3 +111,24 @@ it("says that a job's earliest events were trimmed when its history holds only i
   expect(gaps).toEqual([{ where: `job ${job.job_id}`, afterSeq: null, resumedSeq: all[0]!.seq, lost: null }]);
   await backend.close();
 });
+
+it("a job's follower that fell behind its shard's stream still gets the job's events the cap trimmed, its end too", async () => {
+  const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=gap5&events_maxlen=100`), { clock: new ManualClock(), followBuffer: 5 });
+  const { job } = await backend.submit({ workflow: 'w:v1', queue: 'busy', tenant_id: 'a' });
+  const ac = new AbortController();
+  const gaps: EventGap[] = [];
+  const it = backend.events({ jobId: job.job_id, follow: true, signal: ac.signal, onGap: (g) => gaps.push(g) })[Symbol.asyncIterator]();
+  expect(((await it.next()).value as JobEvent).type).toBe('submitted');
+  // The job runs and ends among many other events while its follower does not read.
+  const [lease] = await backend.claim({ queue: 'busy', workerId: 'w', max: 1, leaseMs: 60_000 });
+  await submitMany(backend, 'busy', MORE);
+  await backend.complete(lease!, null);
+  await submitMany(backend, 'busy', MORE);
+  const types: string[] = [];
+  while (types.at(-1) !== 'succeeded') types.push(((await it.next()).value as JobEvent).type);
+  expect(types).toEqual(['claimed', 'succeeded']);
+  expect(gaps).toEqual([]); // nothing of the job was lost
+  ac.abort();
+  await it.return?.();
+  await backend.close();
+});

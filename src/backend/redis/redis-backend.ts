@@ -743,14 +743,10 @@ export class RedisBackend implements Backend {
       const loc = await this.locate(query.jobId);
       if (!loc) return;
       const p = this.sp(loc);
-      const raw = (await callScript(this.client, 'aqHistory', [`${p}h:${query.jobId}`, `${p}j:${query.jobId}`], [])) as string[];
+      const history = await this.jobHistory(p, query.jobId);
       // (a job's history is bounded: `last` keeps the end of it)
       const kept: JobEvent[] = [];
-      let earliest: JobEvent | null = null;
-      for (const line of raw) {
-        const i = line.indexOf('|');
-        const ev = eventFrom(line.slice(0, i), line.slice(i + 1));
-        earliest ??= ev;
+      for (const ev of history) {
         if (last !== null && compareSeq(ev.seq, last) <= 0) continue;
         last = ev.seq;
         if (keep(ev)) kept.push(ev);
@@ -758,12 +754,29 @@ export class RedisBackend implements Backend {
       const shown = query.last === undefined ? kept : kept.slice(kept.length - Math.min(query.last, kept.length));
       // A job keeps its last HISTORY_KEEP events: a history that full and not starting with the
       // job's first event (always `submitted`) lost its earliest ones, said when they would be shown.
-      if (raw.length >= HISTORY_KEEP && query.afterSeq == null && earliest !== null && earliest.type !== 'submitted' && shown[0]?.seq === earliest.seq) query.onGap?.({ where: `job ${query.jobId}`, afterSeq: null, resumedSeq: earliest.seq, lost: null });
+      const earliest = history[0];
+      if (history.length >= HISTORY_KEEP && query.afterSeq == null && earliest !== undefined && earliest.type !== 'submitted' && shown[0]?.seq === earliest.seq) query.onGap?.({ where: `job ${query.jobId}`, afterSeq: null, resumedSeq: earliest.seq, lost: null });
       yield* shown;
       if (!query.follow) return;
-      // (a gap in its shard's stream may hold the job's events, its end too: reported)
-      for await (const ev of this.follow([{ key: `${p}ev`, from: { id: last, n: null } }], query.signal, query.onGap)) {
-        if (ev.job_id === query.jobId && keep(ev)) yield ev;
+      // The shard's stream trimmed past this reading (it fell behind): the job's own history,
+      // trimmed only to its last HISTORY_KEEP, holds the job's events it lost, its end too.
+      let trimmed = false;
+      for await (const ev of this.follow([{ key: `${p}ev`, from: { id: last, n: null } }], query.signal, () => (trimmed = true))) {
+        if (trimmed) {
+          trimmed = false;
+          const again = await this.jobHistory(p, query.jobId);
+          if (last !== null && again.length >= HISTORY_KEEP && compareSeq(again[0]!.seq, last) > 0) {
+            query.onGap?.({ where: `job ${query.jobId}`, afterSeq: last, resumedSeq: again[0]!.seq, lost: null });
+          }
+          for (const e of again) {
+            if (last !== null && compareSeq(e.seq, last) <= 0) continue;
+            last = e.seq;
+            if (keep(e)) yield e;
+          }
+        }
+        if (ev.job_id !== query.jobId || (last !== null && compareSeq(ev.seq, last) <= 0)) continue;
+        last = ev.seq;
+        if (keep(ev)) yield ev;
       }
       return;
     }
@@ -818,6 +831,15 @@ export class RedisBackend implements Backend {
     const discover = () => this.eventStreams(query.queue);
     const from = streams.map((key, i) => ({ key, from: cursors[i]! }));
     for await (const ev of this.follow(from, query.signal, query.onGap, discover, position)) if (keep(ev)) yield ev;
+  }
+
+  /** A job's last HISTORY_KEEP events, oldest first (lua/read.ts `history`). */
+  private async jobHistory(shardPrefix: string, jobId: string): Promise<JobEvent[]> {
+    const raw = (await callScript(this.client, 'aqHistory', [`${shardPrefix}h:${jobId}`, `${shardPrefix}j:${jobId}`], [])) as string[];
+    return raw.map((line) => {
+      const i = line.indexOf('|');
+      return eventFrom(line.slice(0, i), line.slice(i + 1));
+    });
   }
 
   private reportGap(gap: StreamGap, onGap: EventQuery['onGap']): void {
