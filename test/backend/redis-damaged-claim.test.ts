@@ -88,6 +88,12 @@ for (const [i, [name, damage, why]] of DAMAGES.entries()) {
         expect(await backend.claim(req)).toEqual([]);
         const entry = (await backend.dlqList({ queue: 'q' }, { limit: 10 })).items.find((e) => e.job_id === b);
         expect(entry?.malformed, JSON.stringify(entry)).toEqual(expect.any(String));
+        // its reason says what happened (set aside: permanent, as SQLite shows a malformed entry), not `custody`,
+        // which is an SQS backstop's; the light listing agrees
+        expect(entry?.reason).toBe('permanent');
+        const row = (await backend.dlqRows({ queue: 'q' }, { limit: 10 })).items.find((r) => r.job_id === b);
+        expect([row?.reason, row?.malformed]).toEqual(['permanent', true]);
+        expect((await backend.dlqList({ queue: 'q', reason: 'custody' }, { limit: 10 })).items).toEqual([]);
         expect(await raw.zscore(`{${prefix}:q:0}:s:dead`, b)).not.toBeNull();
         const stats = await backend.stats('q');
         expect(stats.dlq_size).toBe(1);

@@ -280,7 +280,10 @@ export function dlqEntryFrom(jobId: string, queue: string, snap: Snapshot): DlqE
       class: cls,
       // (a damaged time is no time: the fallback of a malformed record must not throw in turn)
       dead_at: iso(storedTime(h.dat) ?? storedTime(h.upd) ?? 0)!,
-      reason: 'custody',
+      // the stored reason when it is a known one (a record the claim set aside: permanent; an SQS
+      // backstop's: custody), else permanent, as SQLite shows a malformed entry: custody said an SQS
+      // backstop took in an entry it never saw
+      reason: isDeadReason(h.dr) ? h.dr : 'permanent',
       error_code: h.dec ?? '',
       error_message: h.dem ?? '',
       worker_version: h.dwv ?? null,
@@ -314,7 +317,8 @@ export function missingRecordEntry(jobId: string, queue: string, deadAtMs: numbe
     class: 'batch',
     // (when it died, as the DLQ index recorded it: `dlq check --max-age` must not call it 57 years old)
     dead_at: new Date(deadAtMs).toISOString(),
-    reason: 'custody',
+    // (no record, no stored reason: permanent, as SQLite shows a malformed entry without one)
+    reason: 'permanent',
     error_code: '',
     error_message: '',
     worker_version: null,

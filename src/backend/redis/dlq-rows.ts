@@ -8,8 +8,8 @@
  * transition scripts: it only reads).
  *
  * Every field is derived as `dlqEntryFrom` derives it from the full record,
- * including the fallbacks for a record that cannot be read (reason
- * `custody`, no deadline), so a row and its entry agree; the conformance
+ * including the fallbacks for a record that cannot be read (the stored
+ * reason when it is a known one, else `permanent`; no deadline), so a row and its entry agree; the conformance
  * suite checks it.
  */
 import { createHash } from 'node:crypto';
@@ -133,7 +133,8 @@ function rowOf(id: string, queue: string, t: Tuple): { row: DlqRow; message: str
       queue,
       tenant_id: t[18] ?? '',
       workflow: t[19] ?? '',
-      reason: 'custody',
+      // (as dlqEntryFrom's fallback: the stored reason when known, else permanent)
+      reason: isDeadReason(t[10]) ? t[10] : 'permanent',
       error_code: t[13] ?? '',
       error_message: message,
       attempts: num(t[8], 0) || 0,
