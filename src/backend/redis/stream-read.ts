@@ -6,9 +6,9 @@
  * finds the events after its position trimmed. XRANGE/XREAD just start at the oldest entry left,
  * so without a check the loss is silent. Redis 7.0 does not record trims in `max-deleted-entry-id`
  * (only XDEL), but nothing deletes events except the head trim, so `entries-added` numbers them:
- * the stream's first entry is number `entries-added - length + 1`. Each read is one MULTI of
- * XINFO STREAM, XRANGE and XINFO STREAM again (not MULTI: a read-only ACL user of `+@read` has no
- * @transaction); when both XINFOs show the same first entry, nothing was trimmed in between and the
+ * the stream's first entry is number `entries-added - length + 1`. Each read is one pipeline of
+ * XINFO STREAM, XRANGE and XINFO STREAM again (a pipeline, not MULTI: a read-only ACL user of
+ * `+@read` has no @transaction); when both XINFOs show the same first entry, nothing was trimmed in between and the
  * numbers hold for the entries read. A reader that knows the number of its last entry then counts
  * exactly how many were trimmed before it read them.
  */
