@@ -211,4 +211,48 @@ describe('Redis stats', () => {
       await backend.close();
     }
   });
+
+  it('dlq check judges the other queues and fails the damaged one as a check of its own, naming the damage (-o json gives it an entry)', async () => {
+    const clock = new ManualClock();
+    const { url, make } = open(clock);
+    const prefix = new URL(url).searchParams.get('prefix')!;
+    const backend = make();
+    await backend.submit({ workflow: 'w:v1', queue: 'broken' });
+    await backend.submit({ workflow: 'w:v1', queue: 'good' });
+    const raw = new Redis(server.url);
+    try {
+      await raw.hset(`{${prefix}:broken:0}:n`, 'batch:queued', 'abc');
+      const json = await cli(['dlq', 'check', '-o', 'json'], make, clock);
+      expect(json.code).toBe(1);
+      const result = JSON.parse(json.stdout) as { ok: boolean; queues: Array<Record<string, unknown>>; reasons: string[] };
+      expect(result.ok).toBe(false);
+      const byQueue = new Map(result.queues.map((q) => [q.queue, q]));
+      // The good queue was judged as usual.
+      expect(byQueue.get('good')).toEqual({ queue: 'good', ok: true, dlq_size: 0, dlq_rate: null, ended: 0, dead: 0, aged_entry_age_ms: null, reason: null });
+      // The damaged one has an entry of the same keys, its figures unknown, the reason naming the damage.
+      const broken = byQueue.get('broken')!;
+      expect(Object.keys(broken).sort()).toEqual(Object.keys(byQueue.get('good')!).sort());
+      expect(broken).toMatchObject({ ok: false, dlq_size: null, dlq_rate: null, ended: null, dead: null, aged_entry_age_ms: null });
+      expect(broken.reason).toBe(
+        'queue broken: its DLQ could not be checked: the stats of shard 0 are damaged: n field "batch:queued" holds "abc", not a number (written by something other than agentq)',
+      );
+      expect(result.reasons).toEqual([broken.reason]);
+      expect(json.stderr).toContain('error: queue broken: its DLQ could not be checked: the stats of shard 0 are damaged');
+      expect(json.stderr).not.toMatch(/\n\s+at /);
+
+      // A DLQ entry in the good queue is still reported, next to the damaged one.
+      await backend.submit({ workflow: 'w:v1', queue: 'good', max_attempts: 1 });
+      const [lease] = await backend.claim({ queue: 'good', workerId: 'w', max: 2, leaseMs: 60_000 });
+      await backend.fail(lease!, { code: 'X', message: 'boom', retryable: false });
+      const table = await cli(['dlq', 'check', '--queue', 'good'], make, clock);
+      expect(table.code).toBe(1);
+      expect(table.stderr).toContain('queue good: DLQ holds 1 job');
+      const both = await cli(['dlq', 'check'], make, clock);
+      expect(both.code).toBe(1);
+      expect(both.stderr).toMatch(/\(and 1 more queue\)/);
+    } finally {
+      raw.disconnect();
+      await backend.close();
+    }
+  });
 });

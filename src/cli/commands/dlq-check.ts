@@ -22,6 +22,7 @@ import { isMachineFormat, printObject } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
 import { checkQueueName, queuesHere } from '../parse.js';
 import { allQueues, surveyQueues } from '../../backend/queue-walk.js';
+import { isStatsDamaged } from './stats.js';
 import { mapBounded, QUEUE_READS_AT_ONCE } from '../../util/bounded.js';
 
 export interface DlqCheckOptions {
@@ -99,13 +100,14 @@ export function parseLimits(opts: DlqCheckOptions): DlqLimits {
 export interface CheckedQueue {
   queue: string;
   ok: boolean;
-  dlq_size: number;
+  /** Null (as ended and dead) when the queue's stats could not be read (damaged); the reason says why. */
+  dlq_size: number | null;
   /** Jobs that went to the DLQ / jobs that ended (0..1) over the window (`limits.window_ms`); null when none ended in it. */
   dlq_rate: number | null;
   /** Jobs that ended (succeeded, dead, expired, cancelled) over the window. */
-  ended: number;
+  ended: number | null;
   /** Of them, jobs that went to the DLQ. */
-  dead: number;
+  dead: number | null;
   /** With --max-age: the age of one entry older than it (null when none is, or without --max-age). */
   aged_entry_age_ms: number | null;
   /** Why the queue is out of limits; null when it is within them. */
@@ -166,6 +168,19 @@ interface AgedEntry {
   malformed: string | null;
 }
 
+/**
+ * A queue whose stored stats are damaged (a counter another writer left holding text): its DLQ
+ * cannot be judged, which is a failed check of its own (exit 1: an alert that silently skipped it
+ * would pass for ever), while the other queues are judged as usual. Its figures are unknown: null.
+ */
+function uncheckable(queue: string, damage: AgentqError): CheckedQueue {
+  // (the error's message begins with the queue's name, given here once)
+  const own = `queue ${queue}: `;
+  const why = damage.message.startsWith(own) ? damage.message.slice(own.length) : damage.message;
+  const reason = `queue ${sanitize(queue)}: its DLQ could not be checked: ${sanitize(why)}`;
+  return { queue, ok: false, dlq_size: null, dlq_rate: null, ended: null, dead: null, aged_entry_age_ms: null, reason };
+}
+
 /** The reason for a malformed DLQ entry whose age cannot be read: a person must look at it (exit 1), named so they can. */
 function timelessReason(queue: string, e: AgedEntry, maxAgeMs: number): string {
   return `queue ${sanitize(queue)}: DLQ entry ${sanitize(e.jobId)} is malformed and has no readable time of death, so its age cannot be held against --max-age ${formatDuration(maxAgeMs)} (${sanitize(e.malformed ?? '')}); see agentq dlq show ${sanitize(e.jobId)} --raw`;
@@ -189,7 +204,13 @@ export async function run(opts: DlqCheckOptions, ctx: CommandContext): Promise<v
   const windowMs = limits.windowMs ?? null;
   // (a few queues at a time, in order: one after the other, 1,500 queues took seconds)
   const checked = await mapBounded(queues, QUEUE_READS_AT_ONCE, async (queue): Promise<CheckedQueue> => {
-    const stats = await backend.stats(queue, windowMs === null ? {} : { endsWindowMs: windowMs });
+    let stats: Awaited<ReturnType<Backend['stats']>>;
+    try {
+      stats = await backend.stats(queue, windowMs === null ? {} : { endsWindowMs: windowMs });
+    } catch (e) {
+      if (isStatsDamaged(e)) return uncheckable(queue, e);
+      throw e;
+    }
     const report = buildStatsReport(stats);
     // The rate over the window from the per-minute job ends; over the whole life from the totals.
     const t = report.totals;

@@ -51,7 +51,7 @@ export async function collectStats(backend: Backend, queue: string | undefined):
     try {
       return await backend.stats(q);
     } catch (e) {
-      if (e instanceof AgentqError && e.code === STATS_DAMAGED) return { queue: q, error: e };
+      if (isStatsDamaged(e)) return { queue: q, error: e };
       throw e;
     }
   });
@@ -66,6 +66,11 @@ export async function collectStats(backend: Backend, queue: string | undefined):
 
 /** The code of a queue's damaged stats (see StatsDamagedError in backend/redis/stats.ts). */
 const STATS_DAMAGED = 'STATS_DAMAGED';
+
+/** A read that failed because one queue's stored stats are damaged, not because the store is down. */
+export function isStatsDamaged(e: unknown): e is AgentqError {
+  return e instanceof AgentqError && e.code === STATS_DAMAGED;
+}
 
 /**
  * After the readable queues were shown: each damaged one named on stderr, and exit 1. One is
