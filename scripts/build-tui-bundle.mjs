@@ -30,7 +30,9 @@ await build({
   input: { run: entry },
   platform: 'node',
   logLevel: 'warn',
-  // Ink loads its devtools (and this optional peer) only when DEV=true: never in agentq.
+  // Ink loads its devtools (and this optional peer) only when DEV=true: never in agentq (dlq browse
+  // clears DEV). Their chunk, run-devtools.js, is still written (Ink's import() of it stays in the
+  // bundle) but left out of the npm package (package.json "files").
   external: ['react-devtools-core'],
   // cli-cursor's exit backstop, without its show-cursor escape written to a redirected stderr
   // (see the shim).

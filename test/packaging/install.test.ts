@@ -90,6 +90,17 @@ describe('npm pack', () => {
     expect(packed.filter((f) => f.startsWith('dist/bundle.'))).toEqual([]);
     expect(packed.filter((f) => f.endsWith('.map') || /\.(db|db-wal|db-shm|tgz)$/.test(f) || f.includes('node_modules/'))).toEqual([]);
   });
+
+  it("leaves out Ink's devtools chunk, which agentq never loads (dlq browse clears DEV; react-devtools-core is no dependency)", () => {
+    // The TUI bundle splits Ink's `DEV=true` devtools connection (ws and all, ~118 kB) into a chunk
+    // of its own; shipped, it was weight no agentq run could load.
+    expect(packed).not.toContain('dist/tui/run-devtools.js');
+    const needsDevtools = packed.filter((f) => /\.(c|m)?js$/.test(f) && /from\s*["']react-devtools-core["']/.test(readFileSync(join(REPO_ROOT, f), 'utf8')));
+    expect(needsDevtools).toEqual([]);
+    // The TUI's chunks that are loaded are all there.
+    expect(packed).toContain('dist/tui/run.js');
+    expect(packed).toContain('dist/tui/run-rolldown-runtime.js');
+  });
 });
 
 describe('installed from the tarball into a temporary prefix', () => {
