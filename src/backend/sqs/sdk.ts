@@ -19,10 +19,9 @@ export const SDK_CONNECTION_TIMEOUT_MS = 10_000;
 export const SDK_REQUEST_TIMEOUT_MS = 30_000;
 
 export function createSqsClient(url: Pick<SqsUrl, 'region' | 'endpoint'>, timeouts: { connectionMs?: number; requestMs?: number } = {}): SQSClient {
-  // The SDK prints a Node-20 end-of-support warning on the first client; that is
-  // noise in an operator's terminal and in `-o json` pipelines, so it is turned off
-  // unless the user set the variable themselves.
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  // The SDK prints a Node-20 end-of-support warning on the first client. The CLI turns it off for
+  // itself (bin/agentq.js); here, in a host application's process, it is the host's to decide
+  // (README "Library API"): a library does not change its caller's environment.
   return new SQSClient({
     region: url.region,
     // the SDK's warnings (its credential chain's among them) one line each, in agentq's format
