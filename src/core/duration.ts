@@ -23,15 +23,25 @@ export function parseDuration(text: string, what = 'duration'): number {
     total += Number(m[1]) * UNIT_MS[m[2]!]!;
     matched = re.lastIndex;
   }
-  if (s.length === 0 || matched !== s.length) {
-    throw new ValidationError(
-      `${what} ${JSON.stringify(text)} is not a duration: use a number with a unit (ms, s, m, h, d, w), e.g. 90s, 15m, 2h, 1d, 1h30m`,
-    );
-  }
+  if (s.length === 0 || matched !== s.length) throw new ValidationError(`${what} ${JSON.stringify(text)} is not a duration: ${whyNot(s)}`);
   // (a time this far from now is past what a date can hold: `--deadline 99999999999h` ended in
   // "internal error: Invalid time value")
   if (total > MAX_DURATION_MS) throw new ValidationError(`${what} ${JSON.stringify(text)} is too long: at most 100 years (36500d)`);
   return Math.round(total);
+}
+
+/**
+ * What is wrong with a text that is not a duration. Units are case-sensitive, as in Go's
+ * time.ParseDuration and kubectl: `M` could be minutes or months (`--rate 300/M`, a rate, can only
+ * mean minutes and takes any case), so an upper-case unit is refused, not guessed; the message says
+ * units are lower case, and gives the lower-case form when that reading is the only one.
+ */
+function whyNot(s: string): string {
+  const usage = 'use a number with a unit (ms, s, m, h, d, w), e.g. 90s, 15m, 2h, 1d, 1h30m';
+  const lower = s.toLowerCase();
+  if (lower === s || !/^(\d+(?:\.\d+)?(ms|s|m|h|d|w))+$/.test(lower)) return usage;
+  if (/\dM(?![sS])/.test(s)) return 'units are lower case (ms, s, m, h, d, w); M is not one: m is minutes, and there is no month unit (write days, e.g. 30d)';
+  return `units are lower case (ms, s, m, h, d, w): write ${lower}`;
 }
 
 /** The shortest time to a `--deadline` that a job could still meet. */

@@ -25,6 +25,25 @@ describe('parseDuration', () => {
     expect(() => parseDuration(text, 'deadline')).toThrow(/use a number with a unit/);
   });
 
+  it.each([
+    ['2H', '2h'],
+    ['90S', '90s'],
+    ['1D', '1d'],
+    ['1h30M', null],
+    ['500MS', '500ms'],
+    ['1W', '1w'],
+  ])('refuses upper-case %j (units are case-sensitive, as in Go and kubectl), saying units are lower case', (text, lower) => {
+    expect(() => parseDuration(text, '--since')).toThrow(ValidationError);
+    expect(() => parseDuration(text, '--since')).toThrow(/units are lower case/);
+    if (lower !== null) expect(() => parseDuration(text, '--since')).toThrow(`write ${lower}`);
+  });
+
+  it('refuses M without guessing minutes or months: it says m is minutes and there is no month unit', () => {
+    expect(() => parseDuration('5M', '--older-than')).toThrow(
+      '--older-than "5M" is not a duration: units are lower case (ms, s, m, h, d, w); M is not one: m is minutes, and there is no month unit (write days, e.g. 30d)',
+    );
+  });
+
   it('refuses more than 100 years (a time that far off is no date), naming the limit', () => {
     expect(parseDuration('36500d')).toBe(36_500 * 86_400_000);
     expect(() => parseDuration('36501d', '--deadline')).toThrow(/--deadline "36501d" is too long: at most 100 years/);
