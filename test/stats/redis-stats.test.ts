@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STATS_MAX_TENANTS } from '../../src/backend/contract.js';
 import { RedisBackend } from '../../src/backend/redis/index.js';
 import { parseRedisUrl } from '../../src/backend/redis/url.js';
+import { completionCandidates } from '../../src/cli/completion/dynamic.js';
 import { main } from '../../src/cli/main.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
@@ -206,6 +207,24 @@ describe('Redis stats', () => {
       expect((JSON.parse(two.stdout) as Array<{ queue: string }>).map((r) => r.queue)).toEqual(['good']);
       expect(two.stderr).toContain('queue broken: the stats of shard 0 are damaged');
       expect(two.stderr).toContain('queue fine: the stats of shard 0 are damaged');
+    } finally {
+      raw.disconnect();
+      await backend.close();
+    }
+  });
+
+  it("tenant completion still offers the other queues' tenants when one queue's stats are damaged", async () => {
+    const clock = new ManualClock();
+    const { url, make } = open(clock);
+    const prefix = new URL(url).searchParams.get('prefix')!;
+    const backend = make();
+    await backend.submit({ workflow: 'w:v1', queue: 'broken', tenant_id: 'initech' });
+    await backend.submit({ workflow: 'w:v1', queue: 'good', tenant_id: 'acme' });
+    const raw = new Redis(server.url);
+    try {
+      await raw.hset(`{${prefix}:broken:0}:n`, 'batch:queued', 'abc');
+      const got = await completionCandidates('tenants', ['list', '--tenant'], { backend: async () => backend, contexts: () => [] });
+      expect(got).toEqual(['acme']);
     } finally {
       raw.disconnect();
       await backend.close();

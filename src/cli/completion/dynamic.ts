@@ -79,7 +79,8 @@ async function lookup(kind: DynamicSource, words: readonly string[], src: Comple
       const b = await src.backend();
       const queues = queue ? [queue] : (await b.queues({ limit: 20 })).items;
       const out: string[] = [];
-      for (const q of queues) for (const t of (await b.stats(q)).by_tenant ?? []) out.push(t.key);
+      // (a queue whose stats cannot be read, damaged ones among them, offers none; the others still do)
+      for (const q of queues) for (const t of (await b.stats(q).catch(() => null))?.by_tenant ?? []) out.push(t.key);
       return out;
     }
   }
