@@ -258,6 +258,8 @@ describe('Redis stats', () => {
       expect(result.reasons).toEqual([broken.reason]);
       expect(json.stderr).toContain('error: queue broken: its DLQ could not be checked: the stats of shard 0 are damaged');
       expect(json.stderr).not.toMatch(/\n\s+at /);
+      // What to do about the key, as `agentq stats` says it.
+      expect(json.stderr).toContain('hint: agentq leaves it as it is: restore the key from a backup, or correct the value with redis-cli.');
 
       // A DLQ entry in the good queue is still reported, next to the damaged one.
       await backend.submit({ workflow: 'w:v1', queue: 'good', max_attempts: 1 });

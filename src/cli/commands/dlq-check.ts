@@ -60,8 +60,8 @@ export function parseWindow(text: string | undefined): number | null {
 
 /** Exit 1 with the reason; `main` prints `error: <reason>` on stderr. */
 export class DlqCheckFailed extends AgentqError {
-  constructor(reason: string) {
-    super('DLQ_CHECK_FAILED', reason, ExitCode.failure);
+  constructor(reason: string, hint?: string) {
+    super('DLQ_CHECK_FAILED', reason, ExitCode.failure, hint);
   }
 }
 
@@ -202,13 +202,18 @@ export async function run(opts: DlqCheckOptions, ctx: CommandContext): Promise<v
   const queues = opts.queue !== undefined ? [opts.queue] : await allQueues(backend);
   const now = ctx.clock.now();
   const windowMs = limits.windowMs ?? null;
+  // The damage of queues that could not be checked: its hint (what to do about the key) is shown too.
+  const damage: AgentqError[] = [];
   // (a few queues at a time, in order: one after the other, 1,500 queues took seconds)
   const checked = await mapBounded(queues, QUEUE_READS_AT_ONCE, async (queue): Promise<CheckedQueue> => {
     let stats: Awaited<ReturnType<Backend['stats']>>;
     try {
       stats = await backend.stats(queue, windowMs === null ? {} : { endsWindowMs: windowMs });
     } catch (e) {
-      if (isStatsDamaged(e)) return uncheckable(queue, e);
+      if (isStatsDamaged(e)) {
+        damage.push(e);
+        return uncheckable(queue, e);
+      }
       throw e;
     }
     const report = buildStatsReport(stats);
@@ -247,5 +252,5 @@ export async function run(opts: DlqCheckOptions, ctx: CommandContext): Promise<v
     ctx.note(queues.length === 1 ? `ok: queue ${sanitize(queues[0]!)} within limits${opts.queueFromContext ? " (the context's queue)" : ''}` : `ok: ${queues.length} queues within limits`);
     return;
   }
-  throw new DlqCheckFailed(reasons.length === 1 ? reasons[0]! : `${reasons[0]} (and ${reasons.length - 1} more queue${reasons.length === 2 ? '' : 's'})`);
+  throw new DlqCheckFailed(reasons.length === 1 ? reasons[0]! : `${reasons[0]} (and ${reasons.length - 1} more queue${reasons.length === 2 ? '' : 's'})`, damage[0]?.hint);
 }
