@@ -417,6 +417,14 @@ export interface Backend {
    * store is the broker.
    */
   readonly broker?: { readonly name: string; readonly answered: number; readonly silentMs?: number };
+  /**
+   * Optional, with `broker`: the broker's work that jobs' ends (and heartbeats) left going on
+   * behind once the store answered (SQS: a message's delete, a dead job's DLQ copy then its
+   * message's delete): for how many jobs, and a promise settled (never rejected) once it is all
+   * over. A stopping worker waits for it within its grace, then says what it left; nothing is lost
+   * by leaving it (the store holds every job's end).
+   */
+  brokerWorkBehind?(): { jobs: number; settled: Promise<void> };
 
   // ---- producers and operators
   /** Idempotent on `idempotency_key`: same key and body → same job, `created: false`; same key, other body → `IdempotencyConflictError`. */

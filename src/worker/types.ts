@@ -123,6 +123,13 @@ export type WorkerEvent =
    * any, are claimed again once their leases expire, by `expiresBy` (epoch ms) at the latest.
    */
   | { kind: 'orphan_sweep_abandoned'; expiresBy: number }
+  /**
+   * The stop's grace ran out before the broker (SQS) finished the work the ends of `jobs` jobs
+   * left going on behind (a message's delete, a dead job's DLQ copy): it is given up on as the
+   * backend closes. Nothing is lost: the store holds those jobs' ends, a message that comes back
+   * is deleted (or its DLQ copy sent, then it is deleted) on its next receive.
+   */
+  | { kind: 'broker_work_left'; broker: string; jobs: number }
   | { kind: 'stopped' };
 
 /** Called for every event; what it throws, or an async logger rejects with, is ignored (a log shipper that is down does not stop the worker). */

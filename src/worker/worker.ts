@@ -942,6 +942,13 @@ class WorkerRuntime implements Worker {
       if (!(await this.stopBudget.settles(lastSweep))) this.log({ kind: 'orphan_sweep_abandoned', expiresBy: this.clock.now() + this.leaseMs });
     }
 
+    // The broker's work the jobs' ends left going on behind (SQS silent: a message's delete, a DLQ
+    // copy), waited for within what is left of the grace, as the releases are; past it, said and
+    // given up on (the store holds every job's end, and a message that comes back is answered from it).
+    const behind = this.backend?.brokerWorkBehind?.();
+    if (behind && behind.jobs > 0 && !(await this.stopBudget.settles(behind.settled))) {
+      this.log({ kind: 'broker_work_left', broker: this.backend?.broker?.name ?? 'the broker', jobs: behind.jobs });
+    }
     const left = this.stopBudget?.leftBehind();
     if (left) this.log({ kind: 'leases_left', ...left });
     this.state = 'stopped';

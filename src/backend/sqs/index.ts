@@ -87,10 +87,11 @@ export const SUBMIT_PUBLISH_WAIT_MS = 5000;
 export const BROKER_STALL_MS = 5000;
 
 /**
- * How long a heartbeat waits for SQS to extend its messages' visibility before it answers with
- * the store's result anyway (the extension goes on in the background; see `heartbeat`).
+ * How long a heartbeat, or a job's end (complete, fail, abort, release), waits for SQS after the
+ * store answered before it answers with the store's result anyway: the SQS work (a visibility
+ * change, a message delete, a DLQ copy) goes on behind (see `behind`).
  */
-const HEARTBEAT_SQS_WAIT_MS = 1000;
+const SQS_BEHIND_WAIT_MS = 1000;
 /** How long close() still waits for a publish round it gave up on, once it closed the SQS clients under it. */
 const ABANDONED_ROUND_WAIT_MS = 1000;
 
@@ -161,8 +162,12 @@ export class SqsBackend implements Backend {
   private answered = 0;
   /** Calls SQS has not answered yet (`broker.silentMs`). */
   private readonly unanswered = new UnansweredCalls();
-  /** Jobs whose heartbeat's visibility change SQS has not answered yet (extendVisibility). */
-  private readonly extending = new Set<string>();
+  /**
+   * Per job, the SQS work still going on behind its last heartbeat or its end (`behind`): a
+   * visibility change, a message delete, a DLQ copy then its message's delete. One call at a time
+   * per job, however long SQS is silent.
+   */
+  private readonly sqsWork = new Map<string, Promise<void>>();
   /** Queues whose missing SQS DLQ (or a failed send of a copy to it) was reported (buryInSqs): once each. */
   private readonly dlqMissingSaid = new Set<string>();
 
@@ -651,23 +656,76 @@ export class SqsBackend implements Backend {
     const d = await this.ext.delivery(job.job_id);
     if (!d || !job.dead) return;
     const dlq = await this.sqsQueues.dlqUrl(job.queue);
-    if (dlq === null) {
-      // The source message stays (it comes back and is buried again once the DLQ exists); said
-      // once per queue, not at every death (the worker's start warned too, if it was missing then).
-      if (this.dlqMissingSaid.has(job.queue)) return;
-      this.dlqMissingSaid.add(job.queue);
-      return dlqMissing(this.sqsQueues.dlqName(job.queue), job.queue);
-    }
+    // The source message stays (it comes back and is buried again once the DLQ exists).
+    if (dlq === null) return dlqMissing(this.sqsQueues.dlqName(job.queue), job.queue);
     const fifo = this.url.fifo ? { groupId: dlqGroupId(job), dedupId: dlqDedupId(job, job.dead.dead_at) } : {};
     const out = await sendBatch(this.data, dlq, [{ key: job.job_id, body: messageBody(job), attributes: dlqAttributes(job, job.dead), ...fifo }]);
     if (out.sent.length !== 1) {
       // Not lost: the source message stays and, when it comes back, the copy is sent again (consider → bury).
-      if (this.dlqMissingSaid.has(job.queue)) return;
-      this.dlqMissingSaid.add(job.queue);
       return `its copy could not be sent to the SQS DLQ ${this.sqsQueues.dlqName(job.queue)} (${out.failed[0]?.error ?? 'not confirmed'}); the job is in the job store's DLQ, and the copy is sent again when its message comes back. If the DLQ is missing, run: agentq sqs setup --queue ${job.queue}`;
     }
+    // The copy is confirmed: only now may the source message go (never deleted before its copy).
     await this.ext.markDlqSent(job.job_id);
     await this.deleteMessage(d.queue_url, d.receipt);
+  }
+
+  /**
+   * A burial's warning, said once per queue, not at every death (the worker's start warned too, if
+   * the DLQ was missing then). Only a warning that reaches the worker counts as said: one a burial
+   * finished behind (SQS slow) came too late for its job, and the next death says it.
+   */
+  private sayOnce(queue: string, warning: string | undefined): string | undefined {
+    if (warning === undefined || this.dlqMissingSaid.has(queue)) return undefined;
+    this.dlqMissingSaid.add(queue);
+    return warning;
+  }
+
+  /**
+   * Runs `work` (a job's SQS work) after whatever SQS work of the job is still going on, so a job
+   * has one SQS call at a time; it goes on behind for as long as SQS takes. The caller waits for it
+   * at most SQS_BEHIND_WAIT_MS (`briefly`): by then the store already holds what the worker needs.
+   */
+  private behind<T>(jobId: string, work: () => Promise<T>): Promise<T> {
+    const before = this.sqsWork.get(jobId) ?? Promise.resolve();
+    const run = before.then(work);
+    const done: Promise<void> = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.sqsWork.set(jobId, done);
+    void done.then(() => {
+      if (this.sqsWork.get(jobId) === done) this.sqsWork.delete(jobId);
+    });
+    return run;
+  }
+
+  /**
+   * `work`'s outcome if it settles within SQS_BEHIND_WAIT_MS (its error, if any, is thrown), else
+   * `{ settled: false }` and it goes on behind, its outcome dropped. A frozen SQS (connections
+   * accepted, never answered) held every job's end for its time-outs (3 x 30 s): the worker's
+   * slot, and its stop, with it, though the store held the job's end already.
+   */
+  private async briefly<T>(work: Promise<T>): Promise<{ settled: true; value: T } | { settled: false }> {
+    work.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), SQS_BEHIND_WAIT_MS)));
+    try {
+      const r = await Promise.race([work.then((value) => ({ value })), late]);
+      return r === 'late' ? { settled: false } : { settled: true, value: r.value };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * The SQS work jobs' ends (and heartbeats) left going on behind: for how many jobs, and a promise
+   * settled once it is all over. A stopping worker waits for it within its grace, then says what it
+   * left (nothing is lost: the store holds every job's end, a message that comes back is deleted
+   * or buried then, and the DLQ sweep takes in what the native backstop moved).
+   */
+  brokerWorkBehind(): { jobs: number; settled: Promise<void> } {
+    const work = [...this.sqsWork.values()];
+    return { jobs: work.length, settled: Promise.all(work).then(() => undefined) };
   }
 
   async heartbeat(leases: LeaseRef[], leaseMs: number): Promise<HeartbeatResult[]> {
@@ -678,27 +736,17 @@ export class SqsBackend implements Backend {
     // during a live lease is hidden again by `consider`. So the answer waits for SQS only briefly:
     // a frozen SQS (connections accepted, never answered) held every heartbeat for its time-outs
     // (3 x 30 s), and with it the cancel the store had answered at once, and the next heartbeat.
-    const extending = Promise.all(results.map((r) => (r.status === 'ok' ? this.extendVisibility(r.jobId, r.expiresAt) : undefined)));
-    extending.catch(() => undefined);
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([extending, new Promise<void>((resolve) => (timer = setTimeout(resolve, HEARTBEAT_SQS_WAIT_MS)))]);
-    } finally {
-      clearTimeout(timer);
-    }
+    await this.briefly(Promise.all(results.map((r) => (r.status === 'ok' ? this.extendVisibility(r.jobId, r.expiresAt) : undefined))));
     return results;
   }
 
-  /** Hides a running job's message until `untilMs`; skipped while the last such call for the job is still unanswered (one per job, however long SQS is silent). */
+  /** Hides a running job's message until `untilMs`; skipped while SQS work of the job is still unanswered (one call per job, however long SQS is silent). */
   private async extendVisibility(jobId: string, untilMs: number): Promise<void> {
-    if (this.extending.has(jobId)) return;
-    this.extending.add(jobId);
-    try {
+    if (this.sqsWork.has(jobId)) return;
+    await this.behind(jobId, async () => {
       const d = await this.ext.delivery(jobId);
       if (d) await this.setVisibility(d.queue_url, d.receipt, this.visibilityUntil(untilMs));
-    } finally {
-      this.extending.delete(jobId);
-    }
+    });
   }
   checkpoint(lease: LeaseRef, data: unknown): Promise<void> {
     return this.store.checkpoint(lease, data);
@@ -712,37 +760,52 @@ export class SqsBackend implements Backend {
   finishEffect(lease: LeaseRef, key: string, result: unknown): Promise<Effect> {
     return this.store.finishEffect(lease, key, result);
   }
+  // A job's end is recorded in the store first; its SQS work follows, waited for briefly and then
+  // going on behind (`behind`). Safe: a message whose delete is late or lost comes back and the
+  // store answers it (`consider`: deleted, or buried); a dead job's message is deleted only once
+  // its DLQ copy is confirmed (buryInSqs), however late that is.
   async complete(lease: LeaseRef, result: string | null): Promise<Job> {
     const job = await this.store.complete(lease, result);
-    await this.retire(job.job_id);
+    await this.briefly(this.behind(job.job_id, () => this.retire(job.job_id)));
     return job;
   }
   async fail(lease: LeaseRef, failure: Failure): Promise<FailureOutcome> {
     const out = await this.store.fail(lease, failure);
     if (out.kind === 'retry') {
-      // Retry by visibility delay: the same message comes back when the retry is due.
-      const d = await this.ext.delivery(lease.jobId);
-      if (d) await this.setVisibility(d.queue_url, d.receipt, this.visibilityUntil(out.runAt));
+      // Retry by visibility delay: the same message comes back when the retry is due (or sooner,
+      // when this is late: the store then hides it again until the retry is due).
+      await this.briefly(
+        this.behind(lease.jobId, async () => {
+          const d = await this.ext.delivery(lease.jobId);
+          if (d) await this.setVisibility(d.queue_url, d.receipt, this.visibilityUntil(out.runAt));
+        }),
+      );
     } else if (out.kind === 'dead') {
-      const warning = await this.buryInSqs(out.job);
+      const buried = await this.briefly(this.behind(lease.jobId, () => this.buryInSqs(out.job)));
+      const warning = buried.settled ? this.sayOnce(out.job.queue, buried.value) : undefined;
       if (warning !== undefined) return { ...out, warning };
     } else {
-      await this.retire(lease.jobId);
+      await this.briefly(this.behind(lease.jobId, () => this.retire(lease.jobId)));
     }
     return out;
   }
   async abort(lease: LeaseRef, outcome: AbortOutcome): Promise<Job> {
     const job = await this.store.abort(lease, outcome);
-    await this.retire(job.job_id);
+    await this.briefly(this.behind(job.job_id, () => this.retire(job.job_id)));
     return job;
   }
   async release(lease: LeaseRef): Promise<void> {
     await this.store.release(lease);
     const job = await this.store.get(lease.jobId);
-    const d = await this.ext.delivery(lease.jobId);
-    if (!d) return;
-    if (job && (job.state === 'queued' || job.state === 'scheduled')) await this.setVisibility(d.queue_url, d.receipt, 0);
-    else await this.retire(lease.jobId);
+    // (late: the message comes back when its visibility ends, and the store leases it then)
+    await this.briefly(
+      this.behind(lease.jobId, async () => {
+        const d = await this.ext.delivery(lease.jobId);
+        if (!d) return;
+        if (job && (job.state === 'queued' || job.state === 'scheduled')) await this.setVisibility(d.queue_url, d.receipt, 0);
+        else await this.retire(lease.jobId);
+      }),
+    );
   }
 
   // ------------------------------------------------------------ DLQ (the store holds the rich entries)
@@ -840,6 +903,17 @@ export class SqsBackend implements Backend {
   }
 
   async close(): Promise<void> {
+    // SQS work jobs' ends left behind (a silent SQS; a stopping worker already waited for it within
+    // its grace) is waited for a moment only; then the SQS clients are closed under it, which fails
+    // its calls and ends it (a dead job's message is never deleted before its DLQ copy is
+    // confirmed), and the store closes. Nothing is lost: the store holds every job's end (see
+    // brokerWorkBehind).
+    const behind = this.brokerWorkBehind();
+    if (behind.jobs > 0 && !(await settlesWithin(behind.settled, ABANDONED_ROUND_WAIT_MS))) {
+      if (this.ownsData) this.data.destroy();
+      if (this.ownsClient) this.sdk.destroy();
+      await settlesWithin(behind.settled, ABANDONED_ROUND_WAIT_MS);
+    }
     if (!(await this.publisher.settle())) {
       // A publish round its submits gave up on (SQS silent): closing the SQS clients fails its
       // calls, which ends it; it is waited for a moment only, then the store closes under it
@@ -855,6 +929,14 @@ export class SqsBackend implements Backend {
     if (this.ownsData) this.data.destroy();
     if (this.ownsClient) this.sdk.destroy();
   }
+}
+
+/** Whether `work` (which never throws) settles within `ms`; not cancelled when it does not. */
+async function settlesWithin(work: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const done = await Promise.race([work.then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), ms)))]);
+  clearTimeout(timer);
+  return done;
 }
 
 /** Said when the SQS DLQ of a queue is missing (worker start, the first job buried meanwhile). */

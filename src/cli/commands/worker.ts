@@ -439,6 +439,8 @@ function describe(e: WorkerEvent): string | null {
       return `${e.count} ${e.count === 1 ? 'lease' : 'leases'} not released within --grace (the store did not answer): ${e.count === 1 ? 'it expires' : 'they expire'} by ${new Date(e.expiresAt).toISOString()}, then ${e.count === 1 ? 'its job is' : 'their jobs are'} claimed again`;
     case 'orphan_sweep_abandoned':
       return `the last orphan sweep did not finish within --grace (the store did not answer): jobs a lost claim answer may have leased to this worker are claimed again once their leases expire, by ${new Date(e.expiresBy).toISOString()}`;
+    case 'broker_work_left':
+      return `${sanitize(e.broker)} did not finish within --grace what the ends of ${e.jobs} ${e.jobs === 1 ? 'job' : 'jobs'} left it to do (deleting ${e.jobs === 1 ? 'its message' : 'their messages'}, sending DLQ copies); left undone: nothing is lost, the job store holds ${e.jobs === 1 ? 'its end' : 'their ends'}, and a message that comes back is deleted (a dead job's after its DLQ copy is sent) when it is next received`;
     case 'stopped':
       return 'stopped';
     default:
