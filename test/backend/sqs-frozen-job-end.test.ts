@@ -154,6 +154,43 @@ for (const { name, store } of stores) {
       }
     }, 60_000);
 
+    it('a job whose attempt fails for a retry frees the slot once the store has it', async () => {
+      const { backend, dataPlane, queue } = open(store);
+      const events: WorkerEvent[] = [];
+      let finish!: () => void;
+      const finished = new Promise<void>((r) => (finish = r));
+      const worker = createWorker({
+        backend,
+        queue,
+        concurrency: 1,
+        leaseMs: 60_000,
+        heartbeatMs: 100,
+        gracefulMs: 1_000,
+        minIdleMs: 20,
+        maxIdleMs: 100,
+        handler: async () => {
+          await finished;
+          throw new HandlerError('UPSTREAM_DOWN', 'try again later', { retryable: true });
+        },
+        logger: (e) => void events.push(e),
+      });
+      try {
+        const { job } = await backend.submit({ workflow: 'noop:v1', queue });
+        await backend.workerPreflight(queue);
+        await worker.start();
+        await pollUntil(() => events.some((e) => e.kind === 'claimed'), { what: 'the job to be claimed' });
+        freeze();
+        finish();
+        await pollUntil(() => events.some((e) => e.kind === 'failed' && e.outcome === 'retry'), { timeoutMs: 15_000, what: 'the slot to be freed (retry) while SQS is frozen' });
+        expect((await backend.get(job.job_id))?.state).toBe('scheduled');
+      } finally {
+        thaw();
+        await worker.stop();
+        await backend.close();
+        dataPlane.destroy();
+      }
+    }, 60_000);
+
     it('a job that dies frees the slot once the store has it; its DLQ copy is sent behind, then its message deleted', async () => {
       const { backend, dataPlane, queue } = open(store);
       const events: WorkerEvent[] = [];
