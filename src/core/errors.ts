@@ -39,7 +39,7 @@ export const EXIT_CODE_DOCS: ReadonlyArray<{ code: number; name: string; meaning
   { code: 5, name: 'not-found', meaning: 'The job, run or other named object does not exist.' },
   { code: 6, name: 'partial', meaning: 'A bulk action finished but some items failed; see the ledger.' },
   { code: 75, name: 'retry-later', meaning: 'Backpressure, a held lock or a transient backend error; retry later. From submit --wait after the job was stored: the store was lost while waiting, the job WAS submitted; do not submit it again.' },
-  { code: 78, name: 'config', meaning: 'Bad configuration: unreadable config file, unknown context, bad URL, or a command that adds no jobs pointed at a SQLite store that does not exist, or a SQLite store file removed or replaced since a long-running command (worker, tail --follow, metrics serve …) opened it (start the command again).' },
+  { code: 78, name: 'config', meaning: 'Bad configuration: unreadable config file, unknown context, bad URL, or a command that adds no jobs pointed at a SQLite store that does not exist, or a SQLite store file removed or replaced since a long-running command (worker, tail --follow, metrics serve, submit --wait …) opened it (start the command again).' },
   { code: 124, name: 'wait-timeout', meaning: 'submit --wait: --timeout passed before the job ended.' },
   { code: 130, name: 'interrupted', meaning: 'Interrupted: Ctrl-C, or a first SIGTERM or SIGHUP to a command that changes state (it stops at a safe point; a second signal exits at once, 143 or 129); a command that only reads (list, inspect, stats …) has nothing to finish and exits at once (130, 143, 129); bulk actions print the command to resume.' },
 ];

@@ -258,4 +258,26 @@ describe('SQLite store file removed or replaced under an open backend', () => {
       await reader.close();
     }
   });
+
+  it('refuses a read of one job by id too, once the file is removed: a poll of a job (submit --wait, waitForJob) never ends in a file nobody else sees', async () => {
+    const path = join(dir, 'agentq.db');
+    const backend = new SqliteBackend({ path });
+    try {
+      const { job } = await backend.submit({ queue: 'q', workflow: 'w:v1' });
+      rmSync(path);
+      // The read check runs at most once a second: poll until it has looked (no fixed sleep).
+      const deadline = Date.now() + 10_000;
+      let refused: unknown = null;
+      while (refused === null && Date.now() < deadline) {
+        await backend.get(job.job_id).then(
+          () => new Promise((r) => setTimeout(r, 50)),
+          (e: unknown) => (refused = e),
+        );
+      }
+      expect(refused).toMatchObject({ code: 'STORE_REPLACED', exitCode: 78 });
+      expect(String(refused)).toContain(`the agentq store at ${path} was removed since this process opened it`);
+    } finally {
+      await backend.close();
+    }
+  });
 });

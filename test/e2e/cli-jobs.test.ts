@@ -4,7 +4,7 @@
  * codes as documented; JSON output validated against the public schemas.
  */
 import { execFileSync } from 'node:child_process';
-import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -188,6 +188,31 @@ describe('submit', () => {
     expect(r.stderr).toContain('(it stays queued)');
     const job = Job.parse(JSON.parse((await runCliOk(home, ['inspect', id, '-o', 'json'])).stdout));
     expect(job.state).toBe('queued');
+  });
+});
+
+describe('submit --wait on a SQLite store file removed meanwhile', () => {
+  it('exits 78 (STORE_REPLACED) with the job as last seen, rather than waiting for ever in a file no worker can see', async () => {
+    const own = makeCliHome();
+    try {
+      const waiter = spawnCli(own, ['submit', 'x:v1', '--wait', '-o', 'json']);
+      waiter.stdin.end();
+      const done = collect(waiter);
+      const dbPath = own.dataUrl.slice('sqlite:'.length);
+      await pollUntil(async () => parseNdjson((await runCliOk(own, ['list', '-o', 'ndjson'])).stdout).length > 0 || undefined, { what: 'the submitted job in the store' });
+      for (const suffix of ['', '-wal', '-shm']) rmSync(dbPath + suffix, { force: true });
+      const r = await done;
+      expect(r.code).toBe(78);
+      const job = Job.parse(JSON.parse(r.stdout));
+      expect(job.state).toBe('queued');
+      expect(r.stderr).toContain(`stopped waiting for ${job.job_id}: the agentq store at ${dbPath} was removed since`);
+      // The job went with the removed file: "unaffected, do not submit it again" would be wrong here.
+      expect(r.stderr).toContain('is not in the store now at that path');
+      expect(r.stderr).not.toContain('Do not submit it again');
+      expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    } finally {
+      own.cleanup();
+    }
   });
 });
 

@@ -341,6 +341,9 @@ export class SqliteStore {
   }
 
   row(jobId: string): JobRow | undefined {
+    // (a prepared statement of its own, so `sql()`'s read check is done here: `get` alone is what
+    // `submit --wait` and `waitForJob` poll, and they polled a removed file for ever)
+    if (this.file && !this.db.inTransaction) this.file.checkSometimes();
     return this.selectJob.get(jobId) as JobRow | undefined;
   }
 

@@ -267,6 +267,16 @@ export async function waitForEnd(backend: Backend, job: Job, ctx: Pick<CommandCo
  * that retries `submit` here would submit the job a second time. The job itself is unaffected.
  */
 function lostWhileWaiting(e: AgentqError, last: Job): AgentqError {
+  // A SQLite file removed or replaced (exit 78) does not come back: the job went with the old file,
+  // and no worker reading the path will ever see it, so "unaffected, do not submit it again" is wrong.
+  if (e.code === 'STORE_REPLACED') {
+    return new AgentqError(
+      'WAIT_STORE_LOST',
+      `stopped waiting for ${last.job_id}: ${e.message}. The job was stored in that file (it was ${last.state} when last seen) and is not in the store now at that path`,
+      e.exitCode,
+      'Submit it again against the store now at that path if it is still wanted.',
+    );
+  }
   return new AgentqError(
     'WAIT_STORE_LOST',
     `stopped waiting for ${last.job_id}: ${e.message}. The job WAS submitted and is unaffected (it was ${last.state} when last seen; ${afterWaiting(last.state)})`,
