@@ -92,7 +92,7 @@ export interface WaitOptions {
 /**
  * Waits until a job ends (`succeeded`, `dead`, `cancelled` or `expired`) and returns it as it
  * ended: read `state`, `result` and `last_error`. What `agentq submit --wait` does. Throws
- * `NotFoundError` for an unknown job, and an `AgentqError` when the wait stops first:
+ * `NotFoundError` for an unknown job (also one that vanishes from the store while waited on), and an `AgentqError` when the wait stops first:
  * `WAIT_TIMEOUT`, `INTERRUPTED`, `DEADLINE_MISSED` (still waiting past its deadline: it can no
  * longer run) or `WAIT_STORE_LOST` (the store failed; the job is unaffected, do not submit it again);
  * a `ClosedError` when the client is closed while it waits.

@@ -24,6 +24,23 @@ afterAll(async () => {
 });
 
 describe('the store lost while a command runs', () => {
+  // (first: it empties the server, which the later tests then fill afresh)
+  it('submit --wait -o json: a job that vanishes from the store (FLUSHALL) stops the wait with exit 5, rather than waiting for ever on "queued"', async () => {
+    const url = `${server.url}?prefix=vanish${process.pid}`;
+    const waiter = spawnCli(home, ['submit', 'x:v1', '--url', url, '--queue', 'nobody-claims', '--wait', '-o', 'json']);
+    waiter.stdin.end();
+    const done = collect(waiter, 30_000);
+    await pollUntil(async () => (await runCliOk(home, ['list', '--url', url, '--queue', 'nobody-claims', '-o', 'json'])).stdout.includes('job_') || undefined, {
+      what: 'the job in the store',
+    });
+    server.cli('FLUSHALL');
+    const r = await done;
+    expect(r.code).toBe(5);
+    const job = Job.parse(JSON.parse(r.stdout));
+    expect(r.stderr).toContain(`stopped waiting for ${job.job_id}: it is no longer in the store`);
+    expect(r.stderr).not.toContain('it stays queued');
+  });
+
   it('submit --wait -o json: exit 75 with the job as last seen, saying it WAS submitted and pointing at inspect', async () => {
     const url = `${server.url}?prefix=outage${process.pid}`;
     const waiter = spawnCli(home, ['submit', 'x:v1', '--url', url, '--queue', 'nobody-claims', '--wait', '-o', 'json']);

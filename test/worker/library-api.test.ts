@@ -2,6 +2,7 @@
  * The package's public entry (src/index.ts): a producer and a worker written
  * the way the README shows, each opening the store from a URL.
  */
+import Database from 'better-sqlite3';
 import { mkdir, mkdtemp, readFile, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -276,6 +277,22 @@ it('waitForJob returns the job as it ended, and says why when the wait stops fir
   await expect(waitForJob(client, 'job_01AAAAAAAAAAAAAAAAAAAAAAAA')).rejects.toBeInstanceOf(NotFoundError);
   await expect(waitForJob(client, idle.job_id, { timeout: 5 } as never)).rejects.toThrow(/waitForJob: unknown option "timeout"/);
   expect((await client.get(idle.job_id))?.state).toBe('queued');
+});
+
+// Regression: a job deleted from under a wait (a store reset, a Redis FLUSHALL) was waited on for
+// ever: each poll read null and kept the job as last seen, still queued.
+it('waitForJob throws NotFoundError when the job vanishes from the store while it waits', async () => {
+  const { job } = await client.submit({ workflow: 'lib:v1', queue: 'nobody-works-here' });
+  const waiting = waitForJob(client, job.job_id, { pollMs: 5 });
+  const other = new Database(join(dir, 'store.db'));
+  try {
+    other.pragma('foreign_keys = OFF');
+    other.prepare('DELETE FROM jobs WHERE id = ?').run(job.job_id);
+  } finally {
+    other.close();
+  }
+  await expect(waiting).rejects.toBeInstanceOf(NotFoundError);
+  await expect(waiting).rejects.toThrow(`stopped waiting for ${job.job_id}: it is no longer in the store`);
 });
 
 // Regression: waitForJob judged a job's deadline by the system clock, not the client's: with a

@@ -5,7 +5,7 @@
  * the store became unreachable while waiting, with the job as last seen).
  */
 import { createHash } from 'node:crypto';
-import { AgentqError, InterruptedError, ValidationError, WaitExitCode } from '../../core/errors.js';
+import { AgentqError, InterruptedError, NotFoundError, ValidationError, WaitExitCode } from '../../core/errors.js';
 import { openFlagFile, readChunks, readUpTo } from '../flag-file.js';
 import { parseDeadline, parseDuration, parseIsoTime, toIso } from '../../core/duration.js';
 import { INLINE_INPUT_MAX_BYTES, MAX_ESTIMATED_SECONDS } from '../../core/model.js';
@@ -253,12 +253,23 @@ export async function waitForEnd(backend: Backend, job: Job, ctx: Pick<CommandCo
       // Ctrl-C, or the timeout, ends the wait also while a poll is unanswered (a frozen store holds
       // it 15 s: --timeout 3s ended after 18 s, with 75 instead of 124).
       const read = await unlessAborted(backend.get(job.job_id), ctx.signal, STOPPED, Math.max(until - Date.now(), pollMs));
-      if (read !== STOPPED) current = read ?? current;
+      // A job gone from the store (a store reset, a Redis FLUSHALL) never ends: each poll read null
+      // and the wait kept reporting it "queued" for ever. Stop with not found (exit 5).
+      if (read === null) return { job: current, stopped: vanishedWhileWaiting(current) };
+      if (read !== STOPPED) current = read;
     } catch (e) {
       if (!(e instanceof AgentqError)) throw e;
       return { job: current, stopped: lostWhileWaiting(e, current) };
     }
   }
+}
+
+/** The job was read, then was no longer there: nothing can end it now, so the wait stops (NotFoundError, exit 5). */
+function vanishedWhileWaiting(last: Job): NotFoundError {
+  return new NotFoundError(
+    `stopped waiting for ${last.job_id}: it is no longer in the store (it was ${last.state} when last seen); the store was reset or the job deleted, so submit it again if it is still wanted`,
+    'JOB_NOT_FOUND',
+  );
 }
 
 /**
