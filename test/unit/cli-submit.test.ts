@@ -42,6 +42,12 @@ describe('buildSubmitRequest', () => {
     await expect(buildSubmitRequest({ workflow: 'bad' }, NOW, 'd')).rejects.toThrowError(/^WORKFLOW "bad": workflow must look like name:vN, e.g. research_report:v3$/);
   });
 
+  it('refuses a --run-at not before the --deadline in the flags\' words (it said run_at/deadline_at)', async () => {
+    await expect(buildSubmitRequest({ workflow: 'x:v1', runAt: '1h', deadline: '30m' }, NOW, 'q')).rejects.toThrowError(
+      /^--run-at 1h \(.+\) is not before --deadline 30m \(.+\): the job could never run$/,
+    );
+  });
+
   it('uses the context queue when no --queue is given', async () => {
     expect((await buildSubmitRequest({ workflow: 'x:v1' }, NOW, 'research')).queue).toBe('research');
   });

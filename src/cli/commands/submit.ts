@@ -64,6 +64,12 @@ export async function buildSubmitRequest(o: SubmitOptions, now: number, defaultQ
   if (estimatedSeconds !== undefined && estimatedSeconds > MAX_ESTIMATED_SECONDS) {
     throw new ValidationError(`--estimated-seconds ${JSON.stringify(o.estimatedSeconds)} must be at most ${MAX_ESTIMATED_SECONDS} (100 years)`);
   }
+  const deadlineAt = o.deadline !== undefined ? parseDeadline(o.deadline, now) : null;
+  const runAt = o.runAt !== undefined ? parseRunAt(o.runAt, now) : null;
+  // (the backend refuses it too, but in the wire's words: "run_at … is not before deadline_at …")
+  if (deadlineAt !== null && runAt !== null && runAt >= deadlineAt) {
+    throw new ValidationError(`--run-at ${o.runAt} (${toIso(runAt)}) is not before --deadline ${o.deadline} (${toIso(deadlineAt)}): the job could never run`);
+  }
   return checkedAsFlags({
     workflow: o.workflow,
     queue: o.queue ?? defaultQueue,
@@ -73,14 +79,14 @@ export async function buildSubmitRequest(o: SubmitOptions, now: number, defaultQ
     input,
     input_ref: inputRef,
     input_sha256: inputSha256,
-    deadline_at: o.deadline !== undefined ? toIso(parseDeadline(o.deadline, now)) : null,
+    deadline_at: deadlineAt !== null ? toIso(deadlineAt) : null,
     idempotency_key: o.idempotencyKey ?? null,
     max_attempts: parseIntOption(o.maxAttempts ?? '3', '--max-attempts', 1, 100),
     trace_id: o.traceId ?? null,
     budget: tokens !== undefined || usd !== undefined ? { tokens: tokens ?? null, cost_usd: usd ?? null } : null,
     allowed_tools: o.allowedTool ?? [],
     estimated_seconds: estimatedSeconds ?? null,
-    run_at: o.runAt !== undefined ? toIso(parseRunAt(o.runAt, now)) : null,
+    run_at: runAt !== null ? toIso(runAt) : null,
   });
 }
 
