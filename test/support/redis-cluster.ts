@@ -1,6 +1,6 @@
 /**
- * A real local Redis Cluster of 3 masters (no replicas) for integration
- * tests: three `redis-server --cluster-enabled yes` processes on free loopback
+ * A real local Redis Cluster of 3 masters (and, with `replicas`, that many replicas per master)
+ * for integration tests: `redis-server --cluster-enabled yes` processes on free loopback
  * ports (each port + 10000 free too, for the cluster bus), joined with
  * `redis-cli --cluster create … --cluster-yes`, torn down afterwards.
  * Start it once per test file: creating a cluster takes about a second.
@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { freePort, killChild, RedisExitedError, serverArgs, spawnRedis, waitForPing } from './redis-server.js';
 
 export interface RedisCluster {
+  /** Every node's port: the masters first, then the replicas (as `redis-cli --cluster create` assigned them). */
   ports: number[];
   /** `redis+cluster://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3` */
   url: string;
@@ -24,6 +25,8 @@ export interface RedisCluster {
   killNode(port: number): Promise<void>;
   /** Starts a killed node again with the same arguments; resolves once it answers PING. */
   startNode(port: number): Promise<void>;
+  /** Sends the node on `port` a signal (SIGSTOP freezes it with its sockets open; SIGCONT resumes it). */
+  signalNode(port: number, sig: NodeJS.Signals): void;
 }
 
 function cli(port: number, ...args: string[]): string {
@@ -39,8 +42,18 @@ export interface ClusterTls {
   ca: string;
 }
 
-/** `aof`: the nodes keep an append-only file (appendfsync always), so a killed node restarts with its keys. */
-export async function startRedisCluster(masters = 3, tls?: ClusterTls, o: { aof?: boolean } = {}): Promise<RedisCluster> {
+/**
+ * `aof`: the nodes keep an append-only file (appendfsync always), so a killed node restarts with its
+ * keys. `replicas`: replicas per master (default 0); `nodeTimeoutMs`: cluster-node-timeout (how long
+ * before a dead master's replica is promoted; default 5000).
+ */
+export interface ClusterOptions {
+  aof?: boolean;
+  replicas?: number;
+  nodeTimeoutMs?: number;
+}
+
+export async function startRedisCluster(masters = 3, tls?: ClusterTls, o: ClusterOptions = {}): Promise<RedisCluster> {
   // A node whose port (or bus port) was taken before it bound exits at once: start over on new ports.
   for (let attempt = 1; ; attempt++) {
     try {
@@ -51,14 +64,15 @@ export async function startRedisCluster(masters = 3, tls?: ClusterTls, o: { aof?
   }
 }
 
-async function startRedisClusterOnce(masters: number, tls: ClusterTls | undefined, o: { aof?: boolean }): Promise<RedisCluster> {
+async function startRedisClusterOnce(masters: number, tls: ClusterTls | undefined, o: ClusterOptions): Promise<RedisCluster> {
+  const replicas = o.replicas ?? 0;
   const root = mkdtempSync(join(tmpdir(), 'agentq-cluster-'));
   const children: ChildProcess[] = [];
   const nodeArgs: string[][] = [];
   const ports: number[] = [];
   const tlsPorts: number[] = [];
   try {
-    for (let i = 0; i < masters; i++) {
+    for (let i = 0; i < masters * (1 + replicas); i++) {
       const port = await freePort(10000);
       const dir = join(root, String(port));
       mkdirSync(dir);
@@ -70,20 +84,22 @@ async function startRedisClusterOnce(masters: number, tls: ClusterTls | undefine
         tlsPorts.push(tlsPort);
         tlsArgs.push('--tls-port', String(tlsPort), '--tls-cert-file', tls.cert, '--tls-key-file', tls.key, '--tls-ca-cert-file', tls.ca, '--tls-auth-clients', 'no', '--tls-cluster', 'yes');
       }
-      nodeArgs.push(serverArgs(port, dir, { aof: o.aof ?? false, args: ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-node-timeout', '5000', ...tlsArgs] }));
+      nodeArgs.push(serverArgs(port, dir, { aof: o.aof ?? false, args: ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-node-timeout', String(o.nodeTimeoutMs ?? 5000), ...tlsArgs] }));
       children.push(spawnRedis(nodeArgs[i]!));
     }
     await Promise.all(ports.map((p, i) => waitForPing(p, undefined, join(root, String(p), 'redis.log'), children[i])));
     const create = spawnSync(
       'redis-cli',
-      ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'],
+      ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes'],
       { encoding: 'utf8' },
     );
     if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stderr}${create.stdout}`);
-    // Every node must agree the cluster is up before clients connect.
+    // Every node must agree the cluster is up (and each replica have synced) before clients connect.
     const deadline = Date.now() + 20_000;
     for (;;) {
-      const ok = ports.every((p) => cli(p, 'cluster', 'info').includes('cluster_state:ok'));
+      const ok =
+        ports.every((p) => cli(p, 'cluster', 'info').includes('cluster_state:ok')) &&
+        ports.every((p) => !/^role:slave/m.test(cli(p, 'info', 'replication')) || /^master_link_status:up/m.test(cli(p, 'info', 'replication')));
       if (ok) break;
       if (Date.now() > deadline) throw new Error('cluster did not reach cluster_state:ok');
       await new Promise((r) => setTimeout(r, 50));
@@ -106,6 +122,9 @@ async function startRedisClusterOnce(masters: number, tls: ClusterTls | undefine
       const i = ports.indexOf(port);
       children[i] = spawnRedis(nodeArgs[i]!);
       await waitForPing(port);
+    },
+    signalNode: (port, sig) => {
+      children[ports.indexOf(port)]!.kill(sig);
     },
     stop: async () => {
       await Promise.all(children.map((c) => killChild(c)));

@@ -27,6 +27,16 @@ export type Client = Redis | Cluster;
 
 /** How long a first connection is tried before the call fails (a later call tries again). */
 export const FIRST_CONNECT_MS = 2_000;
+/**
+ * A Cluster client's first load of the slot map (a connection to a node and CLUSTER SLOTS), per
+ * node tried. ioredis allows 1 s: on a busy machine (thirty CLIs started at once, a CPU hog) a
+ * healthy Cluster's answer sat unread past it, and `agentq submit` failed with exit 75 "could not
+ * load the Cluster's slots (timeout)". A node that really does not answer costs this long before
+ * the next seed is tried; once the client is ready, later reloads use ioredis's 1 s again
+ * (RELOAD_SLOTS_MS), so a worker that loses a node finds the new topology as fast as before.
+ */
+export const FIRST_SLOTS_LOAD_MS = 4_000;
+const RELOAD_SLOTS_MS = 1_000;
 /** Per attempt, for the TCP connection and the TLS handshake (ioredis's default is 10 s). */
 const CONNECT_TIMEOUT_MS = 5_000;
 /**
@@ -115,6 +125,7 @@ export class RedisConnection {
     // (with a listener, ioredis does not print each connection error to the console)
     this.client.on('error', (e: Error) => this.noteError(e));
     this.client.on('ready', () => {
+      if (this.client instanceof Cluster) this.client.options.slotsRefreshTimeout = RELOAD_SLOTS_MS;
       this.everReady = true;
       this.readyCount++;
       this.lastError = null;
@@ -335,6 +346,7 @@ export class RedisConnection {
         // node going down, often with "Too many Cluster redirections … MOVED".
         maxRedirections: 120,
         retryDelayOnMoved: 50,
+        slotsRefreshTimeout: FIRST_SLOTS_LOAD_MS,
         redisOptions: { username: o.username, password: o.password, tls, connectTimeout: CONNECT_TIMEOUT_MS, commandTimeout: COMMAND_TIMEOUT_MS, disconnectTimeout: DISCONNECT_WAIT_MS },
         clusterRetryStrategy: (times) => this.retryDelay(Math.min(100 + times * 100, 2000)),
       });
