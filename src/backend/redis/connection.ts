@@ -79,7 +79,7 @@ const SEED_PROBE_MS = 1_000;
 const CLUSTER_PROBE_FRESH_MS = 5_000;
 
 /** Errors of an unreachable or restarting Redis, as ioredis reports them: worth retrying later. */
-const UNAVAILABLE = /Command timed out|Too many Cluster redirections|Cluster is ended|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|Connection is closed|MaxRetriesPerRequest|max retries per request|CLUSTERDOWN|TRYAGAIN|LOADING|EPIPE|ENOTFOUND|EAI_AGAIN|Failed to refresh slots cache|None of startup nodes is available/i;
+const UNAVAILABLE = /Command timed out|Too many Cluster redirections|Cluster is ended|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|Connection is closed|MaxRetriesPerRequest|max retries per request|CLUSTERDOWN|TRYAGAIN|LOADING|UNBLOCKED|EPIPE|ENOTFOUND|EAI_AGAIN|Failed to refresh slots cache|None of startup nodes is available/i;
 /** How `probeCluster` words a slot being exported by a node it asked (the slots follow in brackets). */
 const MIGRATING_CAUSE = 'a hash slot is being migrated between nodes';
 

@@ -947,7 +947,11 @@ export class RedisBackend implements Backend {
               // a full page: more may be there already
               if (read.entries.length === count) continue;
               // nothing new: wait for an entry after the position (what it returns is read above)
-              await conn.xread('COUNT', 1, 'BLOCK', 1000, 'STREAMS', stream, pos.id ?? '0-0');
+              // (a master that turns replica, a Cluster failover, ends the wait with UNBLOCKED:
+              // nothing was read, and the next read finds the new master)
+              await conn.xread('COUNT', 1, 'BLOCK', 1000, 'STREAMS', stream, pos.id ?? '0-0').catch((e: unknown) => {
+                if (!(e instanceof Error && /^UNBLOCKED\b/.test(e.message))) throw e;
+              });
             }
           } catch (e) {
             if (!stopped) failure = e;
