@@ -6,7 +6,7 @@
  * the read only had to be made again on the new master. Real CLI (dist/), a Cluster of its own.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collect, makeCliHome, runCliOk, spawnCli, type CliHome } from '../support/cli.js';
+import { collect, makeCliHome, runCli, runCliOk, spawnCli, type CliHome } from '../support/cli.js';
 import { pollUntil } from '../support/poll.js';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster.js';
 import { TestServers } from '../support/servers.js';
@@ -62,4 +62,40 @@ describe('a replica promoted by CLUSTER FAILOVER', () => {
     const r = await done;
     expect(r.stderr).not.toContain('bug in agentq');
   }, 120_000);
+});
+
+describe('a master killed (SIGKILL), its replica promoted after cluster-node-timeout', () => {
+  it('a worker runs on by itself: jobs from before and after run once each; a command during the outage succeeds or exits 75 saying why', async () => {
+    const queue = 'killed';
+    const { master, replica } = masterAndReplica(`{aq:${queue}:0}`);
+    const worker = spawnCli(home, ['--url', cluster.url, 'worker', '--queue', queue, '--lease', '60s', '--', 'sh', '-c', 'echo ran']);
+    const workerDone = collect(worker, 180_000);
+    const state = async (id: string) => {
+      const r = await runCliOk(home, ['--url', cluster.url, 'inspect', id, '--json']);
+      return JSON.parse(r.stdout) as { state: string; attempt: number };
+    };
+    try {
+      const before = (await runCliOk(home, ['--url', cluster.url, 'submit', 'w:v1', '--queue', queue])).stdout.trim();
+      await pollUntil(async () => (await state(before)).state === 'succeeded', { what: 'the job before the kill to run', timeoutMs: 30_000 });
+      // (replication is asynchronous: the test waits until the replica has everything, as the
+      // README says a real failover does not)
+      const offset = (port: number) => /^master_repl_offset:(\d+)/m.exec(cluster.cli(port, 'info', 'replication'))?.[1];
+      await pollUntil(() => offset(master) === offset(replica), { what: 'the replica caught up', timeoutMs: 30_000 });
+      await cluster.killNode(master);
+      const during = await runCli(home, ['--url', cluster.url, 'submit', 'w:v1', '--queue', queue], { timeoutMs: 60_000 });
+      expect([0, 75]).toContain(during.code);
+      expect(during.stderr).not.toContain('bug in agentq');
+      if (during.code === 75) expect(during.stderr).toContain('is unavailable');
+      await pollUntil(() => /^role:master/m.test(cluster.cli(replica, 'info', 'replication')), { what: 'the replica promoted', timeoutMs: 60_000 });
+      const after = (await runCliOk(home, ['--url', cluster.url, 'submit', 'w:v1', '--queue', queue])).stdout.trim();
+      const ids = [before, after, ...(during.code === 0 ? [during.stdout.trim()] : [])];
+      for (const id of ids) await pollUntil(async () => (await state(id)).state === 'succeeded', { what: `${id} to run`, timeoutMs: 60_000 });
+      for (const id of ids) expect((await state(id)).attempt).toBe(1);
+      expect(worker.exitCode).toBeNull();
+    } finally {
+      worker.kill('SIGTERM');
+    }
+    const w = await workerDone;
+    expect(w.stderr).not.toContain('bug in agentq');
+  }, 240_000);
 });
