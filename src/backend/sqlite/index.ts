@@ -69,6 +69,8 @@ export interface SqliteBackendOptions {
   followPollMs?: number;
   /** How long a write waits for another process's write lock before failing with RetryLaterError (default 10 s). */
   busyTimeoutMs?: number;
+  /** The -wal size past which a writer checkpoints and truncates it (default 64 MiB; wal-bound.ts). */
+  walLimitBytes?: number;
 }
 
 /** core/submit (and zod with it), loaded by the first submit. */
@@ -95,7 +97,7 @@ export class SqliteBackend implements Backend {
     // Absolute, so the description names one file wherever it is read.
     this.description = `sqlite:${opts.path === ':memory:' ? opts.path : resolve(opts.path)}`;
     this.storeId = this.description;
-    this.store = new SqliteStore(opts.path, clock, random, opts.busyTimeoutMs);
+    this.store = new SqliteStore(opts.path, clock, random, opts.busyTimeoutMs, opts.walLimitBytes);
     this.worker = new SqliteWorkerOps(this.store, { fairness: opts.fairness ?? {}, retryPolicy: opts.retryPolicy ?? DEFAULT_RETRY_POLICY });
     this.runs = new SqliteRuns(this.store);
     this.newId = createIdFactory(clock, random);

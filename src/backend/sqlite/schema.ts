@@ -13,6 +13,7 @@ import type Database from 'better-sqlite3';
 import { ConfigError } from '../../core/errors.js';
 import { DEFAULT_ESTIMATED_SECONDS } from '../../core/admission.js';
 import { STATS_MIGRATION } from './stats.js';
+import { WAL_LIMIT_BYTES } from './wal-bound.js';
 
 const PENDING = `('queued','scheduled')`;
 
@@ -283,8 +284,11 @@ function countTriggers(): string {
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
+/** How long a write waits for another process's write lock before failing with RetryLaterError. */
+export const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
+
 /** Sets the connection up and brings the schema to the current version. */
-export function openSchema(db: Database.Database, busyTimeoutMs = 10_000): void {
+export function openSchema(db: Database.Database, busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS, walLimitBytes = WAL_LIMIT_BYTES): void {
   // Wait for another process's write instead of failing with SQLITE_BUSY.
   db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
   if (db.name !== ':memory:' && db.name !== '') db.pragma('journal_mode = WAL');
@@ -292,6 +296,9 @@ export function openSchema(db: Database.Database, busyTimeoutMs = 10_000): void 
   db.pragma('synchronous = NORMAL');
   // Checkpoint (the only fsync under NORMAL) every ~40 MB of WAL rather than every 4 MB.
   db.pragma('wal_autocheckpoint = 10000');
+  // When SQLite starts the WAL over, the file is cut back to this size instead of keeping the
+  // largest it ever reached (wal-bound.ts cuts it when many readers keep it from starting over).
+  db.pragma(`journal_size_limit = ${Math.max(0, Math.floor(walLimitBytes))}`);
   db.pragma('cache_size = -16000');
   db.pragma('foreign_keys = OFF');
   const checkVersion = (): number => {

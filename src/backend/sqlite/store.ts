@@ -14,8 +14,9 @@ import type { AttemptRecord, EventType, Job, JobState } from '../../core/schemas
 import { MAX_PAGE_LIMIT } from '../contract.js';
 import { LIGHT_UPDATE_JOB_SQL, UPDATE_JOB_SQL, isLightUpdate, jobColumns, originOf, rememberSaved, rowToJob, type JobRow } from './codec.js';
 import { COUNTER_TABLES, CounterLog, insertRows } from './counters.js';
-import { openSchema } from './schema.js';
+import { DEFAULT_BUSY_TIMEOUT_MS, openSchema } from './schema.js';
 import { StoreFile } from './store-file.js';
+import { WalBound, WAL_LIMIT_BYTES } from './wal-bound.js';
 
 const TRAFFIC_BUCKET_MS = 10_000;
 
@@ -46,11 +47,12 @@ export class SqliteStore {
     readonly path: string,
     readonly clock: Clock,
     readonly random: Random,
-    busyTimeoutMs?: number,
+    busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS,
+    walLimitBytes = WAL_LIMIT_BYTES,
   ) {
     this.db = new Database(path);
     try {
-      openSchema(this.db, busyTimeoutMs);
+      openSchema(this.db, busyTimeoutMs, walLimitBytes);
     } catch (e) {
       this.db.close();
       // A migration (or WAL switch) waiting out another process's write lock is "retry later" (exit 75),
@@ -59,6 +61,8 @@ export class SqliteStore {
     }
     // Taken now, just after the open: the path is compared with it before each write (store-file.ts).
     this.file = StoreFile.watch(path);
+    // Many processes' overlapping reads keep SQLite's own checkpoints from starting the WAL over (wal-bound.ts).
+    this.wal = this.file ? new WalBound(this.db, `${this.file.path}-wal`, walLimitBytes, Math.max(0, Math.floor(busyTimeoutMs))) : null;
     this.tx = this.db.transaction((fn: () => unknown) => fn());
     this.counters = new CounterLog((text) => this.sql(text));
     this.updateJob = this.db.prepare(UPDATE_JOB_SQL);
@@ -75,6 +79,8 @@ export class SqliteStore {
     );
     this.pruneTraffic = this.db.prepare('DELETE FROM traffic WHERE queue = ? AND bucket < ?');
   }
+
+  private readonly wal: WalBound | null;
 
   /** The file this connection opened, watched for being removed or replaced under it (null: in memory). */
   readonly file: StoreFile | null;
@@ -133,13 +139,15 @@ export class SqliteStore {
     // Not into a file that is no longer the store: what it wrote would be lost with it.
     this.file?.check();
     try {
-      return this.tx.immediate(() => {
-        const out = fn();
+      const out = this.tx.immediate(() => {
+        const value = fn();
         this.writeNewJobs();
         // The counters of every state change in this transaction, summed, in the same commit.
         this.counters.flush();
-        return out;
+        return value;
       }) as T;
+      this.wal?.afterCommit();
+      return out;
     } catch (e) {
       throw storeError(e, this.path);
     } finally {
