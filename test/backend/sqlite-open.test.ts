@@ -1,6 +1,6 @@
 /** Opening stores by URL, the default location, credential redaction, and the SQLite schema on open. */
 import Database from 'better-sqlite3';
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -141,6 +141,33 @@ describe('a database this process may not write', () => {
     await expect(backend.cancel(job.job_id, null)).rejects.toBeInstanceOf(PermissionError);
     expect((await backend.get(job.job_id))?.state).toBe('queued');
     await backend.close();
+  });
+});
+
+describe('a database whose -wal or -shm cannot be opened', () => {
+  it('is refused at open naming the file and its -wal/-shm (exit 78), not SQLite\'s bare "unable to open database file"', async () => {
+    const path = join(dir, 'cantopen.db');
+    const backend = new SqliteBackend({ path });
+    await backend.submit({ workflow: 'w:v1' });
+    await backend.close();
+    // SQLite must open PATH-wal next to the file, even to read; a directory there makes it fail as a
+    // read-only mount or a directory this user may not write does (SQLITE_CANTOPEN), even for root.
+    mkdirSync(`${path}-wal`);
+    const err = (() => {
+      try {
+        new SqliteBackend({ path });
+      } catch (e) {
+        return e;
+      }
+      return null;
+    })();
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).exitCode).toBe(78);
+    expect((err as Error).message).toContain(`cannot open the SQLite database ${path} or its -wal and -shm files (SQLITE_CANTOPEN`);
+    expect((err as ConfigError).hint).toContain(`${path}-wal`);
+    // Through the CLI's opener: the same message, no "cannot open sqlite:PATH: unable to open database file".
+    const viaUrl = await openBackend(`sqlite:${path}`).catch((e: unknown) => e);
+    expect((viaUrl as Error).message).toBe((err as Error).message);
   });
 });
 

@@ -7,6 +7,8 @@
  * at BEGIN instead of failing half-way with SQLITE_BUSY.
  */
 import Database from 'better-sqlite3';
+import { accessSync, constants as fsConstants } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { Clock, Random } from '../../core/clock.js';
 import { toIso } from '../../core/duration.js';
 import { ConfigError, PermissionError, RetryLaterError, ValidationError } from '../../core/errors.js';
@@ -50,7 +52,11 @@ export class SqliteStore {
     busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS,
     walLimitBytes = WAL_LIMIT_BYTES,
   ) {
-    this.db = new Database(path);
+    try {
+      this.db = new Database(path);
+    } catch (e) {
+      throw storeError(e, path);
+    }
     try {
       openSchema(this.db, busyTimeoutMs, walLimitBytes);
     } catch (e) {
@@ -505,6 +511,7 @@ export function storeError(e: unknown, path: string): unknown {
       'Free space on the disk that holds it (df -h), or look for I/O errors in the system log; then retry.',
     );
   }
+  if (code.startsWith('SQLITE_CANTOPEN')) return cantOpenError(e as Error, code, path);
   if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB') {
     return new ConfigError(
       `the SQLite database ${path} is damaged (${code}: ${(e as Error).message}); nothing was written`,
@@ -512,6 +519,37 @@ export function storeError(e: unknown, path: string): unknown {
     );
   }
   return e;
+}
+
+/**
+ * SQLITE_CANTOPEN: SQLite opens (or makes) PATH-wal and PATH-shm next to the file, even to read,
+ * so a store on a read-only mount, or in a directory this user may not write, fails so at open
+ * with only "unable to open database file". Which of those it is, is asked of the directory: a
+ * read-only file system or a directory not writable is a permission error (exit 4, as the README
+ * says of such a directory); anything else (a -wal that is not a file) a configuration one (78).
+ */
+function cantOpenError(e: Error, code: string, path: string): unknown {
+  const dir = dirname(resolve(path));
+  const what = `cannot open the SQLite database ${path} or its -wal and -shm files (${code}: ${e.message})`;
+  let denied: string | undefined;
+  try {
+    accessSync(dir, fsConstants.W_OK);
+  } catch (err) {
+    denied = (err as NodeJS.ErrnoException).code;
+  }
+  if (denied === 'EROFS') {
+    return new PermissionError(
+      `${what}: ${dir} is on a read-only file system, and SQLite must create the -wal and -shm files next to the database even to read it`,
+      `Copy the database (with its -wal, if any) to a writable directory and point --url there, or mount ${dir} read-write.`,
+    );
+  }
+  if (denied === 'EACCES' || denied === 'EPERM') {
+    return new PermissionError(
+      `${what}: this user may not write the directory ${dir}, where SQLite must create the -wal and -shm files even to read`,
+      `Check the directory's owner and mode (ls -ld ${dir}).`,
+    );
+  }
+  return new ConfigError(what, `Check that ${path}-wal and ${path}-shm, where they exist, are files this user may read and write (ls -l ${dir}).`);
 }
 
 export function checkPage(limit: number): void {
