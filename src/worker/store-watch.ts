@@ -20,6 +20,12 @@ import { AgentqError, BrokerUnavailableError, RetryLaterError } from '../core/er
 export const STALL_MS = 5_000;
 /** How often unanswered calls are looked at. */
 const CHECK_MS = 1_000;
+/**
+ * Calls that only read: under a write lock another process holds (SQLite, BACKEND_BUSY) they still
+ * answer, so one of them (the orphan sweep's list after a failed claim) answering does not mean the
+ * store is back; "answers again" then waits for a write to go through.
+ */
+const READS: ReadonlySet<PropertyKey> = new Set(['list', 'get', 'stats', 'queues', 'dlqList', 'dlqGet', 'dlqRows', 'storeIdentity']);
 /** A second "unavailable" within this long of the first is not said again (a store that flaps). */
 const REPEAT_MS = 10_000;
 
@@ -48,6 +54,8 @@ export class StoreWatch {
   /** When a call last settled, or the first of the calls now pending started. */
   private progressAt: number;
   private downSince: number | null = null;
+  /** Down because another process holds the write lock (BACKEND_BUSY): only a write says it is back. */
+  private downOnWriteLock = false;
   private lastSaid = -Infinity;
   private saidDown = false;
   private timer: NodeJS.Timeout | null = null;
@@ -80,7 +88,7 @@ export class StoreWatch {
             const startedAt = this.clock.now();
             const r = (v as (...a: unknown[]) => unknown).apply(target, args);
             const waitMs = prop === 'claim' || prop === 'completeAndClaim' ? claimWaitMs : 0;
-            return r instanceof Promise ? this.watch(r, startedAt, waitMs) : r;
+            return r instanceof Promise ? this.watch(r, startedAt, waitMs, prop) : r;
           };
           wrapped.set(prop, w);
         }
@@ -99,26 +107,26 @@ export class StoreWatch {
     this.timer = null;
   }
 
-  private watch<T>(call: Promise<T>, startedAt: number, waitMs: number): Promise<T> {
+  private watch<T>(call: Promise<T>, startedAt: number, waitMs: number, prop: PropertyKey): Promise<T> {
     if (waitMs > 0) {
       const w = { until: startedAt + waitMs, counted: false };
       this.waiting.add(w);
       const done = (error: unknown) => {
         this.waiting.delete(w);
-        this.settled(error, startedAt, w.counted);
+        this.settled(error, startedAt, w.counted, prop);
       };
       call.then(() => done(null), done);
       return call;
     }
     if (this.pending++ === 0) this.progressAt = startedAt;
     call.then(
-      () => this.settled(null, startedAt),
-      (e: unknown) => this.settled(e, startedAt),
+      () => this.settled(null, startedAt, true, prop),
+      (e: unknown) => this.settled(e, startedAt, true, prop),
     );
     return call;
   }
 
-  private settled(error: unknown, startedAt: number, counted = true): void {
+  private settled(error: unknown, startedAt: number, counted: boolean, prop: PropertyKey): void {
     if (counted) this.pending--;
     this.progressAt = this.clock.now();
     // From the failed call's start: a store call can block the event loop while it waits (SQLite's
@@ -127,7 +135,8 @@ export class StoreWatch {
     this.brokerAnswered();
     if (error instanceof BrokerUnavailableError && this.brokerOf) this.brokerUnavailable(error, startedAt);
     else if (error !== null && isUnavailable(error)) this.down(error, startedAt);
-    else if (this.downSince !== null) {
+    // A read answers under a held write lock (SQLite's WAL): not a sign the store takes writes again.
+    else if (this.downSince !== null && !(this.downOnWriteLock && READS.has(prop))) {
       const downMs = this.clock.now() - this.downSince;
       this.downSince = null;
       if (this.saidDown) this.report({ kind: 'store_available', downMs });
@@ -162,6 +171,7 @@ export class StoreWatch {
     const now = this.clock.now();
     if (this.downSince !== null) return;
     this.downSince = since;
+    this.downOnWriteLock = error instanceof RetryLaterError && error.code === 'BACKEND_BUSY';
     if (now - this.lastSaid < REPEAT_MS) return;
     this.lastSaid = now;
     this.saidDown = true;

@@ -815,6 +815,34 @@ export function runWorkerSuite(name: string, makeFixture: () => Promise<WorkerFi
       expect(events.filter((e) => e.kind === 'store_available')).toEqual([{ kind: 'store_available', downMs: 10_000 }]);
     });
 
+    it('a store whose write lock is held is not said to answer again because a read answers: only a write that goes through says so', async () => {
+      // SQLite under a held write lock (an operator's open transaction): reads still answer (WAL),
+      // writes wait the busy timeout and fail. The orphan sweep's list() after each failed claim
+      // answered, and the worker said "the store answers again" between every two "unavailable".
+      const job = await submit();
+      let failing = 3;
+      const locked = new Proxy(fx.backend, {
+        get(target, prop) {
+          const v = Reflect.get(target, prop, target) as unknown;
+          if (typeof v !== 'function') return v;
+          if (prop !== 'claim') return (v as (...a: unknown[]) => unknown).bind(target);
+          return async (...args: unknown[]) => {
+            if (failing > 0) {
+              failing--;
+              fx.clock.advance(10_000);
+              throw new RetryLaterError('the SQLite database is busy', 'BACKEND_BUSY');
+            }
+            return (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          };
+        },
+      });
+      await start(async () => 'ok', { backend: locked, minIdleMs: 1, maxIdleMs: 1 });
+      await inState(job.job_id, 'succeeded');
+      expect(events.filter((e) => e.kind === 'store_unavailable')).toHaveLength(1);
+      // down from the first claim's start until the claim that went through: three 10 s waits
+      expect(events.filter((e) => e.kind === 'store_available')).toEqual([{ kind: 'store_available', downMs: 30_000 }]);
+    });
+
     it('takes only the classes it was given', async () => {
       const batch = await submit({ class: 'batch' });
       const interactive = await submit({ class: 'interactive' });
