@@ -76,34 +76,60 @@ function stopping(stop: () => Promise<void>): { done: () => boolean } {
   return { done: () => done };
 }
 
+/**
+ * A worker of concurrency 1 on a fresh queue of `store`, its events collected; `close` thaws SQS
+ * and ends the worker, the backend and the test's own SQS client (each case's finally).
+ */
+function frozenWorker(store: (prefix: string) => string, handler: Parameters<typeof createWorker>[0]['handler']) {
+  const { backend, dataPlane, queue } = open(store);
+  const events: WorkerEvent[] = [];
+  const worker = createWorker({
+    backend,
+    queue,
+    concurrency: 1,
+    leaseMs: 60_000,
+    heartbeatMs: 100,
+    gracefulMs: 1_000,
+    minIdleMs: 20,
+    maxIdleMs: 100,
+    handler,
+    logger: (e) => void events.push(e),
+  });
+  const close = async () => {
+    thaw();
+    await worker.stop();
+    await backend.close();
+    dataPlane.destroy();
+  };
+  /** Submits a job, lets the worker claim it, then freezes SQS: the job as submitted. */
+  const claimedThenFrozen = async () => {
+    const { job } = await backend.submit({ workflow: 'noop:v1', queue });
+    await backend.workerPreflight(queue);
+    await worker.start();
+    await pollUntil(() => events.some((e) => e.kind === 'claimed'), { what: 'the job to be claimed' });
+    freeze();
+    return job;
+  };
+  return { backend, dataPlane, queue, events, worker, close, claimedThenFrozen };
+}
+
+/** A handler's gate: the handler waits on `finished` until the test calls `finish`. */
+function gate(): { finished: Promise<void>; finish: () => void } {
+  let finish!: () => void;
+  const finished = new Promise<void>((r) => (finish = r));
+  return { finished, finish };
+}
+
 for (const { name, store } of stores) {
   describe(`SQS frozen after the claim (${name})`, () => {
     it('a completed job frees the slot once the store has it; the stop says what SQS work it left', async () => {
-      const { backend, dataPlane, queue } = open(store);
-      const events: WorkerEvent[] = [];
-      let finish!: () => void;
-      const finished = new Promise<void>((r) => (finish = r));
-      const worker = createWorker({
-        backend,
-        queue,
-        concurrency: 1,
-        leaseMs: 60_000,
-        heartbeatMs: 100,
-        gracefulMs: 1_000,
-        minIdleMs: 20,
-        maxIdleMs: 100,
-        handler: async () => {
-          await finished;
-          return 'done';
-        },
-        logger: (e) => void events.push(e),
+      const { finished, finish } = gate();
+      const { backend, events, worker, close, claimedThenFrozen } = frozenWorker(store, async () => {
+        await finished;
+        return 'done';
       });
       try {
-        const { job } = await backend.submit({ workflow: 'noop:v1', queue });
-        await backend.workerPreflight(queue);
-        await worker.start();
-        await pollUntil(() => events.some((e) => e.kind === 'claimed'), { what: 'the job to be claimed' });
-        freeze();
+        const job = await claimedThenFrozen();
         finish();
         await pollUntil(() => events.some((e) => e.kind === 'succeeded'), { timeoutMs: 15_000, what: 'the slot to be freed (succeeded) while SQS is frozen' });
         expect((await backend.get(job.job_id))?.state).toBe('succeeded');
@@ -112,111 +138,49 @@ for (const { name, store } of stores) {
         const left = events.find((e) => e.kind === 'broker_work_left');
         expect(left).toMatchObject({ kind: 'broker_work_left', jobs: 1 });
       } finally {
-        thaw();
-        await worker.stop();
-        await backend.close();
-        dataPlane.destroy();
+        await close();
       }
     }, 60_000);
 
     it('a cancelled job frees the slot once the store has it', async () => {
-      const { backend, dataPlane, queue } = open(store);
-      const events: WorkerEvent[] = [];
-      const worker = createWorker({
-        backend,
-        queue,
-        concurrency: 1,
-        leaseMs: 60_000,
-        heartbeatMs: 100,
-        gracefulMs: 1_000,
-        minIdleMs: 20,
-        maxIdleMs: 100,
-        handler: async (_env, ctx) => {
-          await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
-          throw ctx.signal.reason;
-        },
-        logger: (e) => void events.push(e),
+      const { backend, events, close, claimedThenFrozen } = frozenWorker(store, async (_env, ctx) => {
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
+        throw ctx.signal.reason;
       });
       try {
-        const { job } = await backend.submit({ workflow: 'noop:v1', queue });
-        await backend.workerPreflight(queue);
-        await worker.start();
-        await pollUntil(() => events.some((e) => e.kind === 'claimed'), { what: 'the job to be claimed' });
-        freeze();
+        const job = await claimedThenFrozen();
         expect((await backend.cancel(job.job_id, 'customer withdrew')).status).toBe('cancel_requested');
         await pollUntil(() => events.some((e) => e.kind === 'aborted'), { timeoutMs: 15_000, what: 'the slot to be freed (aborted) while SQS is frozen' });
         expect((await backend.get(job.job_id))?.state).toBe('cancelled');
       } finally {
-        thaw();
-        await worker.stop();
-        await backend.close();
-        dataPlane.destroy();
+        await close();
       }
     }, 60_000);
 
     it('a job whose attempt fails for a retry frees the slot once the store has it', async () => {
-      const { backend, dataPlane, queue } = open(store);
-      const events: WorkerEvent[] = [];
-      let finish!: () => void;
-      const finished = new Promise<void>((r) => (finish = r));
-      const worker = createWorker({
-        backend,
-        queue,
-        concurrency: 1,
-        leaseMs: 60_000,
-        heartbeatMs: 100,
-        gracefulMs: 1_000,
-        minIdleMs: 20,
-        maxIdleMs: 100,
-        handler: async () => {
-          await finished;
-          throw new HandlerError('UPSTREAM_DOWN', 'try again later', { retryable: true });
-        },
-        logger: (e) => void events.push(e),
+      const { finished, finish } = gate();
+      const { backend, events, close, claimedThenFrozen } = frozenWorker(store, async () => {
+        await finished;
+        throw new HandlerError('UPSTREAM_DOWN', 'try again later', { retryable: true });
       });
       try {
-        const { job } = await backend.submit({ workflow: 'noop:v1', queue });
-        await backend.workerPreflight(queue);
-        await worker.start();
-        await pollUntil(() => events.some((e) => e.kind === 'claimed'), { what: 'the job to be claimed' });
-        freeze();
+        const job = await claimedThenFrozen();
         finish();
         await pollUntil(() => events.some((e) => e.kind === 'failed' && e.outcome === 'retry'), { timeoutMs: 15_000, what: 'the slot to be freed (retry) while SQS is frozen' });
         expect((await backend.get(job.job_id))?.state).toBe('scheduled');
       } finally {
-        thaw();
-        await worker.stop();
-        await backend.close();
-        dataPlane.destroy();
+        await close();
       }
     }, 60_000);
 
     it('a job that dies frees the slot once the store has it; its DLQ copy is sent behind, then its message deleted', async () => {
-      const { backend, dataPlane, queue } = open(store);
-      const events: WorkerEvent[] = [];
-      let finish!: () => void;
-      const finished = new Promise<void>((r) => (finish = r));
-      const worker = createWorker({
-        backend,
-        queue,
-        concurrency: 1,
-        leaseMs: 60_000,
-        heartbeatMs: 100,
-        gracefulMs: 1_000,
-        minIdleMs: 20,
-        maxIdleMs: 100,
-        handler: async () => {
-          await finished;
-          throw new HandlerError('BAD_INPUT', 'cannot be done', { retryable: false });
-        },
-        logger: (e) => void events.push(e),
+      const { finished, finish } = gate();
+      const { backend, dataPlane, queue, events, close, claimedThenFrozen } = frozenWorker(store, async () => {
+        await finished;
+        throw new HandlerError('BAD_INPUT', 'cannot be done', { retryable: false });
       });
       try {
-        const { job } = await backend.submit({ workflow: 'noop:v1', queue });
-        await backend.workerPreflight(queue);
-        await worker.start();
-        await pollUntil(() => events.some((e) => e.kind === 'claimed'), { what: 'the job to be claimed' });
-        freeze();
+        const job = await claimedThenFrozen();
         finish();
         await pollUntil(() => events.some((e) => e.kind === 'failed' && e.outcome === 'dead'), { timeoutMs: 15_000, what: 'the slot to be freed (dead) while SQS is frozen' });
         expect((await backend.get(job.job_id))?.state).toBe('dead');
@@ -235,10 +199,7 @@ for (const { name, store } of stores) {
         };
         await pollUntil(async () => (await held()) === 0, { timeoutMs: 15_000, what: 'the source message to be deleted' });
       } finally {
-        thaw();
-        await worker.stop();
-        await backend.close();
-        dataPlane.destroy();
+        await close();
       }
     }, 60_000);
   });
