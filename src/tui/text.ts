@@ -100,8 +100,9 @@ export function wrapText(text: string, width: number): string[] {
 
 /**
  * A word longer than the line cut into pieces of at most `width` cells (the last one the rest), in
- * one pass: measuring what was left after every cut made a 30,000-character payload of one word
- * take seconds to open in the detail view.
+ * one pass: measuring what was left after every cut is quadratic (a 30,000-character CJK payload
+ * of one word took 0.4 s to open in the detail view, about ten times that with widths counted per
+ * grapheme; 63 ms in one pass).
  */
 function cutToWidth(word: string, width: number): string[] {
   const pieces: string[] = [];
