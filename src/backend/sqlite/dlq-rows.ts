@@ -8,7 +8,7 @@
  */
 import { isDeadReason } from '../../core/model.js';
 import { DLQ_ROW_MESSAGE_CHARS, type DlqFilter, type DlqRow, type Page, type PageRequest } from '../contract.js';
-import { dlqWhere } from './dlq.js';
+import { dlqWhere, inRange } from './dlq.js';
 import { checkPage, type SqliteStore } from './store.js';
 
 /**
@@ -71,7 +71,7 @@ export function dlqRows(store: SqliteStore, filter: DlqFilter, page: PageRequest
   for (let i = 0; i < n; i++) {
     const r = raw[i]!;
     // (a row with no dead_at column is in a since/until range by the time above, as dlqList judges it)
-    if (r[10] === 1 && ranged && !((filter.since === undefined || r[9] >= filter.since) && (filter.until === undefined || r[9] < filter.until))) continue;
+    if (r[10] === 1 && ranged && !inRange(r[9], filter)) continue;
     items.push({
       job_id: r[0],
       queue: r[1],

@@ -102,7 +102,8 @@ export function dlqList(store: SqliteStore, filter: DlqFilter, page: PageRequest
   return { items, next_cursor: more ? raw[n - 1]![0] : null };
 }
 
-function inRange(ms: number, f: DlqFilter): boolean {
+/** Whether a time of death (ms) is in the filter's since/until range. */
+export function inRange(ms: number, f: DlqFilter): boolean {
   return (f.since === undefined || ms >= f.since) && (f.until === undefined || ms < f.until);
 }
 
