@@ -129,6 +129,11 @@ export interface EventPosition {
 export interface EventGap {
   /** Where: the queue (and shard) whose events they were, or the job whose earliest events they were. */
   where: string;
+  /** The queue and shard whose stream the events were trimmed from (a job's history: the job's queue and shard). */
+  queue: string;
+  shard: number;
+  /** The job whose earliest events were trimmed from its own history; null for a queue's stream. */
+  jobId: string | null;
   afterSeq: string | null;
   resumedSeq: string;
   /** How many; null when the store cannot tell (a cursor from an earlier reading): some may be missing. */

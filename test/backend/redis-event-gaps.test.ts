@@ -40,7 +40,7 @@ it('reports how many events a slow follower lost to the stream cap, and reads on
   while (seen.at(-1)!.job_id !== last) seen.push((await it.next()).value as JobEvent);
   expect(gaps.length).toBeGreaterThan(0);
   for (const g of gaps) {
-    expect(g.where).toBe('queue slow');
+    expect(g).toMatchObject({ where: 'queue slow', queue: 'slow', shard: 0, jobId: null });
     expect(g.lost).toBeGreaterThan(0);
   }
   // every event either shown or counted as lost, none twice
@@ -65,7 +65,7 @@ it('reports that events after a resumed cursor may be missing when the cap trimm
   }
   expect(seen.length).toBeGreaterThan(0);
   expect(seen.length).toBeLessThan(MORE);
-  expect(gaps).toEqual([{ where: 'queue resume', afterSeq: cursor, resumedSeq: seen[0]!.seq, lost: null }]);
+  expect(gaps).toEqual([{ where: 'queue resume', queue: 'resume', shard: 0, jobId: null, afterSeq: cursor, resumedSeq: seen[0]!.seq, lost: null }]);
   await backend.close();
 });
 
@@ -108,7 +108,7 @@ it("says that a job's earliest events were trimmed when its history holds only i
   const { gaps, all } = await history(job.job_id);
   expect(all).toHaveLength(200);
   expect(all[0]!.type).toBe('claimed');
-  expect(gaps).toEqual([{ where: `job ${job.job_id}`, afterSeq: null, resumedSeq: all[0]!.seq, lost: null }]);
+  expect(gaps).toEqual([{ where: `job ${job.job_id}`, queue: 'long', shard: 0, jobId: job.job_id, afterSeq: null, resumedSeq: all[0]!.seq, lost: null }]);
   await backend.close();
 });
 

@@ -16,6 +16,13 @@ export class KeyLayout {
   shard(queue: string, shard: number): string {
     return `{${this.prefix}:${queue}:${shard}}:`;
   }
+  /** The queue and shard of a key under `shard()` (queue names hold no ':'); null for any other key. */
+  shardOfKey(key: string): { queue: string; shard: number } | null {
+    const head = `{${this.prefix}:`;
+    if (!key.startsWith(head)) return null;
+    const m = /^([^:}]+):(\d+)\}:/.exec(key.slice(head.length));
+    return m ? { queue: m[1]!, shard: Number(m[2]) } : null;
+  }
   queues(): string {
     return `${this.prefix}:queues`;
   }

@@ -755,7 +755,7 @@ export class RedisBackend implements Backend {
       // A job keeps its last HISTORY_KEEP events: a history that full and not starting with the
       // job's first event (always `submitted`) lost its earliest ones, said when they would be shown.
       const earliest = history[0];
-      if (history.length >= HISTORY_KEEP && query.afterSeq == null && earliest !== undefined && earliest.type !== 'submitted' && shown[0]?.seq === earliest.seq) query.onGap?.({ where: `job ${query.jobId}`, afterSeq: null, resumedSeq: earliest.seq, lost: null });
+      if (history.length >= HISTORY_KEEP && query.afterSeq == null && earliest !== undefined && earliest.type !== 'submitted' && shown[0]?.seq === earliest.seq) query.onGap?.({ where: `job ${query.jobId}`, queue: loc.queue, shard: loc.shard, jobId: query.jobId, afterSeq: null, resumedSeq: earliest.seq, lost: null });
       yield* shown;
       if (!query.follow) return;
       // The shard's stream trimmed past this reading (it fell behind): the job's own history,
@@ -766,7 +766,7 @@ export class RedisBackend implements Backend {
           trimmed = false;
           const again = await this.jobHistory(p, query.jobId);
           if (last !== null && again.length >= HISTORY_KEEP && compareSeq(again[0]!.seq, last) > 0) {
-            query.onGap?.({ where: `job ${query.jobId}`, afterSeq: last, resumedSeq: again[0]!.seq, lost: null });
+            query.onGap?.({ where: `job ${query.jobId}`, queue: loc.queue, shard: loc.shard, jobId: query.jobId, afterSeq: last, resumedSeq: again[0]!.seq, lost: null });
           }
           for (const e of again) {
             if (last !== null && compareSeq(e.seq, last) <= 0) continue;
@@ -843,7 +843,8 @@ export class RedisBackend implements Backend {
   }
 
   private reportGap(gap: StreamGap, onGap: EventQuery['onGap']): void {
-    onGap?.({ where: this.streamNames.get(gap.stream) ?? gap.stream, afterSeq: gap.afterSeq, resumedSeq: gap.resumedSeq, lost: gap.lost });
+    const owner = this.keys.shardOfKey(gap.stream) ?? { queue: gap.stream, shard: 0 };
+    onGap?.({ where: this.streamNames.get(gap.stream) ?? gap.stream, ...owner, jobId: null, afterSeq: gap.afterSeq, resumedSeq: gap.resumedSeq, lost: gap.lost });
   }
 
   /**

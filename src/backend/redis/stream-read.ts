@@ -25,7 +25,7 @@ export interface StreamPosition {
 }
 
 /** Entries trimmed from a stream before they were read (lost: null when the reader's position is not numbered). */
-export type StreamGap = Omit<EventGap, 'where' | 'afterSeq'> & { stream: string; afterSeq: string };
+export type StreamGap = Omit<EventGap, 'where' | 'afterSeq' | 'queue' | 'shard' | 'jobId'> & { stream: string; afterSeq: string };
 
 export interface StreamRead {
   entries: StreamEntry[];

@@ -16,6 +16,7 @@ import { EVENT_TYPES, JOB_STATES } from '../../core/model.js';
 import { JOB_ID_PREFIX } from '../../core/ids.js';
 import type { JobEvent } from '../../core/schemas.js';
 import type { Backend, EventGap, EventPosition, EventQuery } from '../../backend/contract.js';
+import { gapRecord, gapWarning, type GapRecord } from './tail-gap.js';
 import { AgentqError, ExitCode, NotFoundError, ValidationError } from '../../core/errors.js';
 import { abortableSleep, unlessAborted } from '../../util/sleep.js';
 import { isTerminal } from '../../core/states.js';
@@ -74,14 +75,25 @@ export const EVENT_COLUMNS: readonly Column<JobEvent>[] = [
   { header: 'seq', get: (e) => e.seq, wide: true, minWidth: '1796076348705-0'.length },
 ];
 
+/** What a tail writes: events, and gap records where the store dropped some before they were read. */
+type Shown = JobEvent | GapRecord;
+
 export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
   const limit = historyLimit(o);
   // Events the store dropped before they were read (a capped Redis stream trimmed past a follower
-  // that fell behind, or past where following resumed after an outage): said on stderr, in place.
+  // that fell behind, or past where following resumed after an outage): said on stderr, and in
+  // json/ndjson by a gap record just before the first event after them (tail-gap.ts).
   // Every reading of this tail shares one position, so the next (following after the history,
   // again after an outage) goes on from where each of the store's streams was, not from one seq.
   const position: EventPosition = { streams: new Map() };
-  const query: EventQuery = { follow: o.follow === true, signal: ctx.signal, onGap: (g) => ctx.warn(gapWarning(g)), position };
+  // (told before the event after the hole is yielded: taken with that event)
+  const gaps: EventGap[] = [];
+  const onGap = (g: EventGap) => {
+    ctx.warn(gapWarning(g));
+    gaps.push(g);
+  };
+  const withGaps = (e: JobEvent): Shown[] => (gaps.length === 0 ? [e] : [...gaps.splice(0).map(gapRecord), e]);
+  const query: EventQuery = { follow: o.follow === true, signal: ctx.signal, onGap, position };
   if (o.queue !== undefined) query.queue = checkQueueName(o.queue);
   if (o.job !== undefined) query.jobId = checkJobId(o.job);
   if (o.since !== undefined) query.since = parsePastTime(o.since, ctx.clock.now(), '--since');
@@ -95,6 +107,22 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
     if (state !== null && isTerminal(state)) query.follow = false;
   }
   const stream = new RecordStream(ctx.out, { columns: EVENT_COLUMNS });
+  // Events a page at a time, each gap record in its place among them.
+  let pages = 0;
+  const show = async (items: readonly Shown[]) => {
+    let run: JobEvent[] = [];
+    for (const item of items) {
+      if (item.type !== 'gap') run.push(item);
+      else {
+        if (run.length > 0) await stream.page(run);
+        run = [];
+        await stream.extra(item);
+      }
+    }
+    // (an empty first page still writes the table's header)
+    if (run.length > 0 || pages === 0) await stream.page(run);
+    pages++;
+  };
   const jobEnded = (e: JobEvent) => query.jobId !== undefined && e.job_id === query.jobId && e.to_state !== null && isTerminal(e.to_state);
   // Nothing shown of a queue the store never saw (a typo): said once, before following it.
   const noteIfUnknown = async (following: boolean) => {
@@ -112,8 +140,12 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
       // rather than from the end as it is then. Nothing matched yet: from the start.
       const marker = limit === 0 && query.follow;
       const last: JobEvent[] = [];
-      for await (const e of backend.events({ ...query, follow: false, last: marker ? 1 : limit })) last.push(e);
-      if (!marker) await stream.page(last);
+      const shown: Shown[] = [];
+      for await (const e of backend.events({ ...query, follow: false, last: marker ? 1 : limit })) {
+        last.push(e);
+        shown.push(...withGaps(e));
+      }
+      if (!marker) await show(shown);
       const newest = last.at(-1);
       if (newest === undefined) await noteIfUnknown(query.follow === true);
       if (!query.follow || (!marker && newest !== undefined && jobEnded(newest))) return stream.end();
@@ -122,7 +154,7 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
     if (!query.follow) {
       let shown = 0;
       for await (const event of backend.events(from)) {
-        await stream.page([event]);
+        await show(withGaps(event));
         shown++;
       }
       if (shown === 0) await noteIfUnknown(false);
@@ -141,7 +173,7 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
             ctx.note('tail: the store answers again; following on from the last event shown');
             lost = false;
           }
-          await stream.page([event]);
+          await show(withGaps(event));
           from = { ...query, since: undefined, last: undefined, afterSeq: event.seq };
           if (ctx.signal.aborted || jobEnded(event)) return stream.end();
         }
@@ -163,13 +195,6 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
     releaseStops();
   }
   stream.end();
-}
-
-/** The warning for events lost to the store's cap: how many (or that some may be), where, between which seqs. */
-export function gapWarning(g: EventGap): string {
-  if (g.afterSeq === null) return `tail: the earliest events of ${g.where} were trimmed from the store (Redis keeps a job's last 200 events); its history here starts at seq ${g.resumedSeq}`;
-  const what = g.lost === null ? `events of ${g.where} after seq ${g.afterSeq} were trimmed from the store before they were read; some may be missing` : `${g.lost} event${g.lost === 1 ? '' : 's'} of ${g.where} after seq ${g.afterSeq} were trimmed from the store before they were read`;
-  return `tail: ${what} (the stream keeps the last events_maxlen per shard); going on from seq ${g.resumedSeq}`;
 }
 
 /**

@@ -101,6 +101,24 @@ export class RecordStream<T> {
     await this.out.drain?.();
   }
 
+  /**
+   * A record that is not a row (a `tail` gap record), written in line with the rows in json and
+   * ndjson, where a program reads the stream and must see it; nothing in table and plain, whose
+   * columns it does not fit (the command says it on stderr for the person reading).
+   */
+  async extra(value: unknown): Promise<void> {
+    if (!isMachineFormat(this.out.format)) return;
+    if (this.out.format === 'ndjson') this.out.write(ndjsonLine(value));
+    else {
+      if (!this.jsonArray) {
+        this.jsonArray = new JsonArrayWriter((s) => this.out.write(s));
+        this.jsonArray.open();
+      }
+      this.jsonArray.items([value]);
+    }
+    await this.out.drain?.();
+  }
+
   end(): void {
     if (this.out.format === 'json') {
       if (!this.jsonArray) {
