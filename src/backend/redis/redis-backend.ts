@@ -58,7 +58,8 @@ import { RedisConnection, settingWarnings, type Client } from './connection.js';
 import { KeyLayout, shardOf } from './keys.js';
 import { TurnBatches } from './turn-batches.js';
 import { HISTORY_KEEP } from './lua/read.js';
-import { readAfter, type StreamGap, type StreamPosition } from './stream-read.js';
+import { readAfter, waitAfter, type StreamGap, type StreamPosition } from './stream-read.js';
+import { seekSince } from './since-seek.js';
 import type { CloseOptions, DlqRow } from '../contract.js';
 import { redisDlqRows, stillDead, type DeadSetSource } from './dlq-rows.js';
 import { callScript, registerScripts, type ScriptName } from './scripts.js';
@@ -792,7 +793,12 @@ export class RedisBackend implements Backend {
         ? streams.map(() => last)
         : await this.cursorsBeforeLast(streams, query.last, last, query.since);
     if (position) streams.forEach((key, i) => position.set(key, starts[i]!));
-    const cursors: StreamPosition[] = starts.map((id) => ({ id, n: null }));
+    // A stream read from its start for the events from a time on starts at about that time instead
+    // (since-seek.ts): a walk of the capped stream costs seconds at 100,000 events.
+    const since = query.since;
+    const cursors: StreamPosition[] = await Promise.all(
+      starts.map(async (id, i) => (id === null && since !== undefined ? { id, n: null, floor: (await seekSince(this.client, streams[i]!, since)) ?? undefined } : { id, n: null })),
+    );
     const buffers: Array<Array<[string, string[]]>> = streams.map(() => []);
     const gaps: Array<StreamGap | null> = streams.map(() => null);
     const done = streams.map(() => false);
@@ -950,7 +956,7 @@ export class RedisBackend implements Backend {
               // nothing new: wait for an entry after the position (what it returns is read above)
               // (a master that turns replica, a Cluster failover, ends the wait with UNBLOCKED:
               // nothing was read, and the next read finds the new master)
-              await conn.xread('COUNT', 1, 'BLOCK', 1000, 'STREAMS', stream, pos.id ?? '0-0').catch((e: unknown) => {
+              await conn.xread('COUNT', 1, 'BLOCK', 1000, 'STREAMS', stream, waitAfter(pos)).catch((e: unknown) => {
                 if (!(e instanceof Error && /^UNBLOCKED\b/.test(e.message))) throw e;
               });
             }

@@ -22,6 +22,12 @@ export type StreamEntry = [string, string[]];
 export interface StreamPosition {
   id: string | null;
   n: number | null;
+  /**
+   * With no `id`: read from this id on (inclusive) rather than from the stream's start (`--since`,
+   * see since-seek.ts). Where a reading starts, not a position read up to: what the cap trimmed
+   * before it is history older than asked for, never a gap.
+   */
+  floor?: string | undefined;
 }
 
 /** Entries trimmed from a stream before they were read (lost: null when the reader's position is not numbered). */
@@ -47,7 +53,7 @@ const HEAD_MOVED_TRIES = 3;
 
 /** Up to `count` entries after `pos`, with the trim gap before them if there is one. */
 export async function readAfter(client: Client, stream: string, pos: StreamPosition, count: number): Promise<StreamRead> {
-  const from = pos.id !== null ? `(${pos.id}` : '-';
+  const from = pos.id !== null ? `(${pos.id}` : (pos.floor ?? '-');
   for (let tries = 1; ; tries++) {
     const replies = (await client.pipeline().xinfo('STREAM', stream).xrange(stream, from, '+', 'COUNT', count).xinfo('STREAM', stream).exec()) ?? [];
     const [rangeErr, rangeReply] = replies[1] ?? [null, []];
@@ -66,6 +72,16 @@ export async function readAfter(client: Client, stream: string, pos: StreamPosit
       return { entries, position: advance(pos, entries, null), gap: gap ? { stream, afterSeq: pos.id!, resumedSeq: entries[0]![0], lost: null } : null };
     }
   }
+}
+
+/** The id after which XREAD waits for new entries at `pos`: the entry before its floor when it has one. */
+export function waitAfter(pos: StreamPosition): string {
+  if (pos.id !== null) return pos.id;
+  if (pos.floor === undefined) return '0-0';
+  // (the largest id below the floor `<ms>-<seq>`: XREAD takes only an exclusive id)
+  const [ms, seq] = pos.floor.split('-').map(BigInt) as [bigint, bigint];
+  if (seq > 0n) return `${ms}-${seq - 1n}`;
+  return ms > 0n ? `${ms - 1n}-18446744073709551615` : '0-0';
 }
 
 /** XINFO STREAM's reply as fields; null when it failed (no such key). */
