@@ -112,3 +112,38 @@ it('after an outage, goes on from where each shard was: the shard behind the las
   raw.disconnect();
   await backend.close();
 });
+
+it("shows each job's events in their order on a queue of several shards, also while the shards' ids disagree", async () => {
+  const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=tsj&shards=3`));
+  const raw = new Redis(server.url);
+  await backend.submit({ workflow: 'w:v1', queue: 'jobs', tenant_id: 'seed' });
+  // Shard 0's ids run an hour ahead: merged by seq, its events would sort after every other shard's.
+  const s0 = '{tsj:jobs:0}:ev';
+  await raw.xadd(s0, `${Date.now() + 3_600_000}-0`, 'e', JSON.stringify({ type: 'submitted', at: Date.now(), job_id: 'job_01M8QJB537DKTRP0J7VGXPFJX2', queue: 'jobs', tenant_id: 'x', from_state: null, to_state: 'queued', attempt: 0, data: null }));
+  // stdout a pipe read only once the jobs have run: their events pile up in the follower, read from
+  // the three streams, and come out in the order it puts them in
+  const stdout = new PassThrough({ highWaterMark: 1 });
+  const out: string[] = [];
+  const io = { stdout: Object.assign(stdout, { isTTY: false }), stderr: { isTTY: false, write: () => true }, stdin: Object.assign(new PassThrough(), { isTTY: false }) };
+  const ctl = new AbortController();
+  const run = main(['tail', '--queue', 'jobs', '--events', '0', '--follow', '-o', 'ndjson'], { io, env: {}, cwd: process.cwd(), signal: ctl.signal, openBackend: async () => backend });
+  await pollUntil(async () => /^blocked_clients:3/m.test(await raw.info('clients')) || undefined, { what: 'a follower on each shard' });
+  const ids: string[] = [];
+  // jobs on every shard, run one step at a time, interleaved
+  for (let i = 0; i < 12; i++) ids.push((await backend.submit({ workflow: 'w:v1', queue: 'jobs', tenant_id: `t${i}` })).job.job_id);
+  for (;;) {
+    const leases = await backend.claim({ queue: 'jobs', workerId: 'w', max: 4, leaseMs: 60_000 });
+    if (leases.length === 0) break;
+    for (const l of leases) await backend.complete(l, null);
+  }
+  stdout.on('data', (b: Buffer) => out.push(b.toString()));
+  const shown = () => out.join('').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; job_id: string; seq: string });
+  await pollUntil(() => ids.every((id) => shown().some((e) => e.job_id === id && e.type === 'succeeded')) || undefined, { what: 'every job succeeded' });
+  ctl.abort();
+  expect(await run).toBe(0);
+  for (const id of ids) expect(shown().filter((e) => e.job_id === id).map((e) => e.type)).toEqual(['submitted', 'claimed', 'succeeded']);
+  // the jobs were on every shard
+  expect(new Set(await Promise.all(ids.map(async (id) => (await raw.get(`tsj:loc:${id}`))!.split('\t')[1]))).size).toBe(3);
+  raw.disconnect();
+  await backend.close();
+});
