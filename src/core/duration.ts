@@ -13,7 +13,7 @@ const UNIT_MS: Record<string, number> = {
  * Parses `90s`, `15m`, `2h`, `1d`, `1h30m`, `500ms` into milliseconds.
  * A bare number is refused: `--deadline 30` is ambiguous (seconds? minutes?).
  */
-export function parseDuration(text: string, what = 'duration'): number {
+export function parseDuration(text: string, what = 'duration', orTime?: 'ago' | 'from now'): number {
   const s = text.trim();
   const re = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/gy;
   let total = 0;
@@ -23,7 +23,15 @@ export function parseDuration(text: string, what = 'duration'): number {
     total += Number(m[1]) * UNIT_MS[m[2]!]!;
     matched = re.lastIndex;
   }
-  if (s.length === 0 || matched !== s.length) throw new ValidationError(`${what} ${JSON.stringify(text)} is not a duration: ${whyNot(s)}`);
+  if (s.length === 0 || matched !== s.length) {
+    const why = whyNot(s);
+    // A flag that takes a time as well (`--since 10:00`) says so: "use a number with a unit" alone
+    // sent the user away from the ISO time that would have done.
+    if (orTime !== undefined && why === DURATION_USAGE) {
+      throw new ValidationError(`${what} ${JSON.stringify(text)} is neither a duration nor an ISO-8601 time: use a duration ${orTime} (90s, 15m, 2h, 1d, 1h30m) or a time with its zone (2026-11-29T10:00:00Z)`);
+    }
+    throw new ValidationError(`${what} ${JSON.stringify(text)} is not a duration: ${why}`);
+  }
   // (a time this far from now is past what a date can hold: `--deadline 99999999999h` ended in
   // "internal error: Invalid time value")
   if (total > MAX_DURATION_MS) throw new ValidationError(`${what} ${JSON.stringify(text)} is too long: at most 100 years (36500d)`);
@@ -36,10 +44,11 @@ export function parseDuration(text: string, what = 'duration'): number {
  * mean minutes and takes any case), so an upper-case unit is refused, not guessed; the message says
  * units are lower case, and gives the lower-case form when that reading is the only one.
  */
+const DURATION_USAGE = 'use a number with a unit (ms, s, m, h, d, w), e.g. 90s, 15m, 2h, 1d, 1h30m';
+
 function whyNot(s: string): string {
-  const usage = 'use a number with a unit (ms, s, m, h, d, w), e.g. 90s, 15m, 2h, 1d, 1h30m';
   const lower = s.toLowerCase();
-  if (lower === s || !/^(\d+(?:\.\d+)?(ms|s|m|h|d|w))+$/.test(lower)) return usage;
+  if (lower === s || !/^(\d+(?:\.\d+)?(ms|s|m|h|d|w))+$/.test(lower)) return DURATION_USAGE;
   if (/\dM(?![sS])/.test(s)) return 'units are lower case (ms, s, m, h, d, w); M is not one: m is minutes, and there is no month unit (write days, e.g. 30d)';
   return `units are lower case (ms, s, m, h, d, w): write ${lower}`;
 }
@@ -126,7 +135,7 @@ function looksAbsolute(s: string): boolean {
 
 /** `--deadline 2h` (from now) or `--deadline 2026-12-01T00:00:00Z`. Must be in the future. `what` names the flag in errors. */
 export function parseDeadline(text: string, now: number, what = '--deadline'): number {
-  const at = looksAbsolute(text) ? parseIsoTime(text, what) : now + parseDuration(text, what);
+  const at = looksAbsolute(text) ? parseIsoTime(text, what) : now + parseDuration(text, what, 'from now');
   if (at <= now) throw new ValidationError(`${what} ${JSON.stringify(text)} is not in the future`);
   // Less than this had often passed by the time the store checked it (`--deadline 1ms` failed there,
   // as "deadline_at … is not in the future"), and no worker could claim such a job in time anyway.
@@ -138,7 +147,7 @@ export function parseDeadline(text: string, now: number, what = '--deadline'): n
 
 /** `--since 6h` (6 hours ago) or an absolute ISO-8601 time. */
 export function parsePastTime(text: string, now: number, what = 'since'): number {
-  return looksAbsolute(text) ? parseIsoTime(text, what) : now - parseDuration(text, what);
+  return looksAbsolute(text) ? parseIsoTime(text, what) : now - parseDuration(text, what, 'ago');
 }
 
 export function toIso(ms: number): string {

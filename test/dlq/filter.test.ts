@@ -57,7 +57,7 @@ describe('DLQ selector', () => {
     [{ errorCode: ['PROVIDER\n429'] }, /--error-code "PROVIDER\\n429": an error code is 1-128 characters, none of them a control character/],
     [{ errorCode: ['X'.repeat(129)] }, /an error code is 1-128 characters/],
     [{ reason: 'bored' }, /the dead reason must be one of exhausted, permanent, lease_lost, custody/],
-    [{ since: '6' }, /--since "6" is not a duration/],
+    [{ since: '6' }, /--since "6" is neither a duration nor an ISO-8601 time/],
     [{ since: '1h', until: '2h' }, /--since .* must be before --until/],
     [{ since: '2026-01-01T10:00' }, /has no time zone/],
     [{ minAttempts: 'two' }, /--min-attempts "two" must be a whole number/],

@@ -78,7 +78,7 @@ describe('usage errors exit 2 and name the rule', () => {
     [['list', '--state', 'runing'], /--state "runing" is not a job state: use queued, scheduled/],
     [['list', '--limit', '0'], /--limit 0 must be a whole number from 1 to 1000/],
     [['list', '--cursor', 'garbage'], /--cursor must be the cursor printed after the previous page \(a job id, job_\.\.\.\), got "garbage"/],
-    [['list', '--since', '30'], /is not a duration: use a number with a unit/],
+    [['list', '--since', '30'], /is neither a duration nor an ISO-8601 time: use a duration ago/],
     [['list', '--workflow', 'bad'], /--workflow "bad": a workflow must look like name:vN/],
     [['list', '--queue', 'a b'], /--queue "a b": a queue name must be 1-128 characters/],
     [['inspect', 'job_nope'], /is not a job id/],

@@ -82,7 +82,7 @@ describe('dlq list / summary / show / export', () => {
   });
 
   it.each([
-    [['--since', '6'], /--since "6" is not a duration/],
+    [['--since', '6'], /--since "6" is neither a duration nor an ISO-8601 time/],
     [['--min-attempts', '3', '--max-attempts', '1'], /--min-attempts \(3\) must not be greater than --max-attempts \(1\)/],
     [['--expired', '--not-expired'], /exclude each other/],
     [['--reason', 'bored'], /the dead reason must be one of/],

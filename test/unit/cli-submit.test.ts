@@ -69,7 +69,7 @@ describe('buildSubmitRequest', () => {
     [{ inputFile: '/x', inputSha256: 'a'.repeat(64) }, /computed from --input-file/],
     [{ timeout: '1m' }, /--timeout only applies with --wait/],
     // (naming the flag, as every other flag's message does: it once said `deadline "-5m" …`)
-    [{ deadline: '-5m' }, /^--deadline "-5m" is not a duration/],
+    [{ deadline: '-5m' }, /^--deadline "-5m" is neither a duration nor an ISO-8601 time/],
     [{ deadline: '2020-01-01T00:00:00Z' }, /^--deadline "2020-01-01T00:00:00Z" is not in the future/],
     [{ deadline: '2026-11-29T10:00:00' }, /^--deadline "2026-11-29T10:00:00" has no time zone/],
     // Regression: `--deadline 1ms` passed the flag's check and then failed in the store's words

@@ -105,6 +105,17 @@ describe('absolute and relative times', () => {
     expect(() => parseIsoTime('2026-13-45T99:00:00Z')).toThrow(ValidationError);
   });
 
+  it('a --since or --deadline that is neither says both forms it takes, not only a duration (a time was as good)', () => {
+    for (const text of ['10:00', 'yesterday', '1767225600']) {
+      expect(() => parsePastTime(text, now, '--since')).toThrow(
+        `--since ${JSON.stringify(text)} is neither a duration nor an ISO-8601 time: use a duration ago (90s, 15m, 2h, 1d, 1h30m) or a time with its zone (2026-11-29T10:00:00Z)`,
+      );
+    }
+    expect(() => parseDeadline('tomorrow', now)).toThrow('--deadline "tomorrow" is neither a duration nor an ISO-8601 time: use a duration from now (90s, 15m, 2h, 1d, 1h30m) or a time with its zone (2026-11-29T10:00:00Z)');
+    // (a unit in the wrong case still gets its own hint)
+    expect(() => parsePastTime('2H', now, '--since')).toThrow('--since "2H" is not a duration: units are lower case (ms, s, m, h, d, w): write 2h');
+  });
+
   it('regression: a day the month does not have is refused, not rolled over into the next month (--since 2026-02-30 was 2 March)', () => {
     for (const text of ['2026-02-30T00:00:00Z', '2026-02-29', '2026-04-31T12:00:00+02:00', '2026-11-31T00:00:00Z', '2026-11-30T23:60:00Z', '2026-11-30T10:00:60Z']) {
       expect(() => parseIsoTime(text, '--since'), text).toThrow(/--since ".*" is not a valid date/);

@@ -120,7 +120,7 @@ function checkedAsFlags(req: SubmitRequest): SubmitRequest {
 }
 
 function parseRunAt(text: string, now: number): number {
-  return /^\d{4}-\d{2}-\d{2}/.test(text.trim()) ? parseIsoTime(text, '--run-at') : now + parseDuration(text, '--run-at');
+  return /^\d{4}-\d{2}-\d{2}/.test(text.trim()) ? parseIsoTime(text, '--run-at') : now + parseDuration(text, '--run-at', 'from now');
 }
 
 /**
