@@ -109,6 +109,8 @@ export interface EventQuery {
    * first event after them is yielded: the loss is reported, never silent.
    */
   onGap?: ((gap: EventGap) => void) | undefined;
+  /** Told of a stored event that cannot be read (damaged by another program or a hand edit): it is skipped. */
+  onDamaged?: ((damaged: DamagedEvent) => void) | undefined;
   /**
    * Where this reading has got to in each of the store's event streams, kept up to date as events
    * are yielded; given to a later reading (a tail going on after an outage, or from its history to
@@ -118,6 +120,15 @@ export interface EventQuery {
    * the last seq shown lost their events. A store of one sequence (SQLite) goes by `afterSeq`.
    */
   position?: EventPosition | undefined;
+}
+
+/** A stored event that cannot be read, skipped. */
+export interface DamagedEvent {
+  /** The queue (and shard) whose stream, or the job whose history, holds it. */
+  where: string;
+  seq: string;
+  /** What is wrong with it (`not JSON`). */
+  problem: string;
 }
 
 /** Per event stream of the store, the seq read last (null: none yet, from its start). Opaque to callers. */

@@ -346,7 +346,7 @@ interface StoredEvent {
   data: Record<string, unknown> | null;
 }
 
-export function eventFrom(seq: string, raw: string): JobEvent {
+function eventFrom(seq: string, raw: string): JobEvent {
   const e = JSON.parse(raw) as StoredEvent;
   // cjson encodes an empty Lua table as {} and Lua has no null inside tables: normalise.
   const data = e.data && typeof e.data === 'object' && Object.keys(e.data).length > 0 ? e.data : null;
@@ -364,6 +364,25 @@ export function eventFrom(seq: string, raw: string): JobEvent {
     attempt: e.attempt,
     data,
   };
+}
+
+/**
+ * An event as `eventFrom` reads it, or what is wrong with an entry that is not one (not JSON, no
+ * time, no job: written by another program or edited by hand), so that one damaged entry is
+ * skipped and told of instead of ending every read of the stream.
+ */
+export function decodeEvent(seq: string, raw: string | undefined): JobEvent | { problem: string } {
+  let e: unknown;
+  try {
+    e = JSON.parse(raw ?? '');
+  } catch {
+    return { problem: 'not JSON' };
+  }
+  if (typeof e !== 'object' || e === null || Array.isArray(e)) return { problem: 'not a JSON object' };
+  const f = e as Record<string, unknown>;
+  if (typeof f.at !== 'number' || !Number.isInteger(f.at) || f.at < 0 || f.at >= MAX_ISO_MS) return { problem: 'its time "at" is not a time in epoch ms' };
+  if (typeof f.type !== 'string' || typeof f.job_id !== 'string') return { problem: 'no "type" or "job_id" string' };
+  return eventFrom(seq, raw!);
 }
 
 /** Stream ids `ms-seq` in order. */

@@ -53,7 +53,7 @@ import type {
 } from '../contract.js';
 import { MAX_PAGE_LIMIT } from '../contract.js';
 import { allQueues } from '../queue-walk.js';
-import { compareSeq, dlqEntryFrom, effectFrom, isNotAHash, isWrongType, missingRecordEntry, NOT_A_HASH, eventFrom, flatToMap, hasAttemptsList, iso, JOB_FIELDS, jobFieldsFrom, jobFrom, ledgerItemFrom, ownJobFrom, type Snapshot } from './codec.js';
+import { compareSeq, decodeEvent, dlqEntryFrom, effectFrom, isNotAHash, isWrongType, missingRecordEntry, NOT_A_HASH, flatToMap, hasAttemptsList, iso, JOB_FIELDS, jobFieldsFrom, jobFrom, ledgerItemFrom, ownJobFrom, type Snapshot } from './codec.js';
 import { RedisConnection, settingWarnings, type Client } from './connection.js';
 import { KeyLayout, shardOf } from './keys.js';
 import { TurnBatches } from './turn-batches.js';
@@ -744,7 +744,7 @@ export class RedisBackend implements Backend {
       const loc = await this.locate(query.jobId);
       if (!loc) return;
       const p = this.sp(loc);
-      const history = await this.jobHistory(p, query.jobId);
+      const history = await this.jobHistory(p, query.jobId, query.onDamaged);
       // (a job's history is bounded: `last` keeps the end of it)
       const kept: JobEvent[] = [];
       for (const ev of history) {
@@ -765,7 +765,7 @@ export class RedisBackend implements Backend {
       for await (const ev of this.follow([{ key: `${p}ev`, from: { id: last, n: null } }], query.signal, () => (trimmed = true))) {
         if (trimmed) {
           trimmed = false;
-          const again = await this.jobHistory(p, query.jobId);
+          const again = await this.jobHistory(p, query.jobId, query.onDamaged);
           if (last !== null && again.length >= HISTORY_KEEP && compareSeq(again[0]!.seq, last) > 0) {
             query.onGap?.({ where: `job ${query.jobId}`, queue: loc.queue, shard: loc.shard, jobId: query.jobId, afterSeq: last, resumedSeq: again[0]!.seq, lost: null });
           }
@@ -825,10 +825,10 @@ export class RedisBackend implements Backend {
         gaps[best] = null;
         this.reportGap(gap, query.onGap);
       }
-      const ev = eventFrom(seq, fields[1]!);
+      const ev = this.streamEvent(streams[best]!, seq, fields, query.onDamaged);
       position?.set(streams[best]!, seq);
       if (last === null || compareSeq(seq, last) > 0) last = seq;
-      if (keep(ev)) yield ev;
+      if (ev !== null && keep(ev)) yield ev;
     }
     if (!query.follow) return;
     // Streams that appear meanwhile are picked up: queues created since (following every queue), or
@@ -836,16 +836,28 @@ export class RedisBackend implements Backend {
     // connection's URL says (a known queue's shard count is cached: no call).
     const discover = () => this.eventStreams(query.queue);
     const from = streams.map((key, i) => ({ key, from: cursors[i]! }));
-    for await (const ev of this.follow(from, query.signal, query.onGap, discover, position)) if (keep(ev)) yield ev;
+    for await (const ev of this.follow(from, query.signal, query.onGap, discover, position, query.onDamaged)) if (keep(ev)) yield ev;
   }
 
   /** A job's last HISTORY_KEEP events, oldest first (lua/read.ts `history`). */
-  private async jobHistory(shardPrefix: string, jobId: string): Promise<JobEvent[]> {
+  private async jobHistory(shardPrefix: string, jobId: string, onDamaged: EventQuery['onDamaged']): Promise<JobEvent[]> {
     const raw = (await callScript(this.client, 'aqHistory', [`${shardPrefix}h:${jobId}`, `${shardPrefix}j:${jobId}`], [])) as string[];
-    return raw.map((line) => {
+    const events: JobEvent[] = [];
+    for (const line of raw) {
       const i = line.indexOf('|');
-      return eventFrom(line.slice(0, i), line.slice(i + 1));
-    });
+      const ev = decodeEvent(line.slice(0, i), line.slice(i + 1));
+      if ('problem' in ev) onDamaged?.({ where: `job ${jobId}`, seq: line.slice(0, i), problem: ev.problem });
+      else events.push(ev);
+    }
+    return events;
+  }
+
+  /** The event of a stream entry; a damaged one (see decodeEvent) is told of and is null. */
+  private streamEvent(stream: string, seq: string, fields: string[], onDamaged: EventQuery['onDamaged']): JobEvent | null {
+    const ev = decodeEvent(seq, fields[1]);
+    if (!('problem' in ev)) return ev;
+    onDamaged?.({ where: this.streamNames.get(stream) ?? stream, seq, problem: ev.problem });
+    return null;
   }
 
   private reportGap(gap: StreamGap, onGap: EventQuery['onGap']): void {
@@ -864,7 +876,12 @@ export class RedisBackend implements Backend {
       streams.map(async (key) => {
         const page = (await this.client.xrevrange(key, '+', after !== null ? `(${after}` : '-', 'COUNT', n + 1)) as Array<[string, string[]]>;
         // (older than `since`: never shown, so never one of the n; the stream starts after the newest of them)
-        const shown = since === undefined ? page.length : page.findIndex(([seq, f]) => Date.parse(eventFrom(seq, f[1]!).at) < since);
+        // (a damaged entry, skipped when read, is not older)
+        const older = ([seq, f]: [string, string[]]) => {
+          const ev = decodeEvent(seq, f[1]);
+          return !('problem' in ev) && Date.parse(ev.at) < since!;
+        };
+        const shown = since === undefined ? page.length : page.findIndex(older);
         return { page, shown: shown < 0 ? page.length : shown };
       }),
     );
@@ -904,9 +921,11 @@ export class RedisBackend implements Backend {
     onGap: EventQuery['onGap'],
     discover?: () => Promise<string[]>,
     position?: Map<string, string | null>,
+    onDamaged?: EventQuery['onDamaged'],
   ): AsyncIterable<JobEvent> {
     // (a gap goes before the first event after it: sorted with it, ahead of it)
-    const pending: Array<{ stream: string; seq: string; ev: JobEvent | null; gap: StreamGap | null }> = [];
+    // (an entry is decoded when its turn comes: a damaged one is told of there, in its place)
+    const pending: Array<{ stream: string; seq: string; fields: string[] | null; gap: StreamGap | null }> = [];
     let wake: (() => void) | null = null;
     let roomWaiters: Array<() => void> = [];
     const room = () => {
@@ -948,8 +967,8 @@ export class RedisBackend implements Backend {
               const read = await readAfter(conn, stream, pos, count);
               if (stopped) break;
               pos = read.position;
-              if (read.gap) pending.push({ stream, seq: read.gap.resumedSeq, ev: null, gap: read.gap });
-              for (const [seq, fields] of read.entries) pending.push({ stream, seq, ev: eventFrom(seq, fields[1]!), gap: null });
+              if (read.gap) pending.push({ stream, seq: read.gap.resumedSeq, fields: null, gap: read.gap });
+              for (const [seq, fields] of read.entries) pending.push({ stream, seq, fields, gap: null });
               if (read.entries.length > 0) wake?.();
               // a full page: more may be there already
               if (read.entries.length === count) continue;
@@ -1004,7 +1023,8 @@ export class RedisBackend implements Backend {
           if (next.gap) this.reportGap(next.gap, onGap);
           else {
             position?.set(next.stream, next.seq);
-            yield next.ev!;
+            const ev = this.streamEvent(next.stream, next.seq, next.fields!, onDamaged);
+            if (ev !== null) yield ev;
           }
         }
       }

@@ -14,6 +14,7 @@ import { isMachineFormat, printObject } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
 import { checkJobId, parseIntOption } from '../parse.js';
 import { traceLink } from '../trace-link.js';
+import { damagedWarning } from './tail-gap.js';
 
 export interface InspectOptions {
   job: string;
@@ -32,7 +33,7 @@ export async function run(o: InspectOptions, ctx: CommandContext): Promise<void>
     return;
   }
   const dlq = job.state === 'dead' ? await backend.dlqGet(id) : null;
-  const events = eventCount > 0 ? await lastEvents(backend.events({ jobId: id }), eventCount) : [];
+  const events = eventCount > 0 ? await lastEvents(backend.events({ jobId: id, onDamaged: (d) => ctx.warn(damagedWarning('inspect', d)) }), eventCount) : [];
   ctx.out.write(renderJob(job, dlq, events, ctx.clock.now(), ctx.format === 'plain', template));
 }
 

@@ -4,7 +4,7 @@
  * the person watching, and in `-o json`/`-o ndjson` a gap record in line with the events, so a
  * program reading the stream sees the hole where it is, not only a human.
  */
-import type { EventGap } from '../../backend/contract.js';
+import type { DamagedEvent, EventGap } from '../../backend/contract.js';
 
 /**
  * The gap record: `{"type": "gap", "gap": {...}}`. `type` is what every line of `tail -o ndjson`
@@ -37,4 +37,9 @@ export function gapWarning(g: EventGap): string {
   if (g.afterSeq === null) return `tail: the earliest events of ${g.where} were trimmed from the store (Redis keeps a job's last 200 events); its history here starts at seq ${g.resumedSeq}`;
   const what = g.lost === null ? `events of ${g.where} after seq ${g.afterSeq} were trimmed from the store before they were read; some may be missing` : `${g.lost} event${g.lost === 1 ? '' : 's'} of ${g.where} after seq ${g.afterSeq} were trimmed from the store before they were read`;
   return `tail: ${what} (the stream keeps the last events_maxlen per shard); going on from seq ${g.resumedSeq}`;
+}
+
+/** The warning for a stored event that cannot be read (`tail`, `inspect`): skipped, where it is said. */
+export function damagedWarning(command: string, d: DamagedEvent): string {
+  return `${command}: event ${d.seq} of ${d.where} is damaged (${d.problem}): skipped`;
 }

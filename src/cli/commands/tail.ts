@@ -16,7 +16,7 @@ import { EVENT_TYPES, JOB_STATES } from '../../core/model.js';
 import { JOB_ID_PREFIX } from '../../core/ids.js';
 import type { JobEvent } from '../../core/schemas.js';
 import type { Backend, EventGap, EventPosition, EventQuery } from '../../backend/contract.js';
-import { gapRecord, gapWarning, type GapRecord } from './tail-gap.js';
+import { damagedWarning, gapRecord, gapWarning, type GapRecord } from './tail-gap.js';
 import { AgentqError, ExitCode, NotFoundError, ValidationError } from '../../core/errors.js';
 import { abortableSleep, unlessAborted } from '../../util/sleep.js';
 import { isTerminal } from '../../core/states.js';
@@ -93,7 +93,7 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
     gaps.push(g);
   };
   const withGaps = (e: JobEvent): Shown[] => (gaps.length === 0 ? [e] : [...gaps.splice(0).map(gapRecord), e]);
-  const query: EventQuery = { follow: o.follow === true, signal: ctx.signal, onGap, position };
+  const query: EventQuery = { follow: o.follow === true, signal: ctx.signal, onGap, onDamaged: (d) => ctx.warn(damagedWarning('tail', d)), position };
   if (o.queue !== undefined) query.queue = checkQueueName(o.queue);
   if (o.job !== undefined) query.jobId = checkJobId(o.job);
   if (o.since !== undefined) query.since = parsePastTime(o.since, ctx.clock.now(), '--since');
