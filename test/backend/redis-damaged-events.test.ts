@@ -88,3 +88,18 @@ it("inspect and tail --job skip a damaged line of the job's history with a warni
   expect(t2.err.join('')).toMatch(/^warning: tail: event \d+-0 of job \S+ is damaged \(not JSON\): skipped\n$/);
   await backend.close();
 });
+
+it('a stored entry of another program whose type is "gap" is damaged: never written as a gap record, nor dropped silently', async () => {
+  const backend = new RedisBackend(parseRedisUrl(`${server.url}?prefix=de4`));
+  const { job } = await backend.submit({ workflow: 'w:v1', queue: 'gq', tenant_id: 'a' });
+  const odd = await raw.xadd('{de4:gq:0}:ev', '*', 'e', JSON.stringify({ type: 'gap', at: Date.now(), job_id: job.job_id, queue: 'gq', tenant_id: 'a', from_state: null, to_state: null, attempt: 0, data: null }));
+  for (const format of ['plain', 'ndjson']) {
+    const t = io();
+    const open = async () => new RedisBackend(parseRedisUrl(`${server.url}?prefix=de4`));
+    expect(await main(['tail', '--queue', 'gq', '-o', format], { io: t.io, env: {}, cwd: process.cwd(), openBackend: open })).toBe(0);
+    expect(t.out.join('').trim().split('\n')).toHaveLength(1);
+    expect(t.out.join('')).not.toMatch(/gap/);
+    expect(t.err.join('')).toBe(`warning: tail: event ${odd} of queue gq is damaged ("gap" is not an event type): skipped\n`);
+  }
+  await backend.close();
+});

@@ -382,6 +382,8 @@ export function decodeEvent(seq: string, raw: string | undefined): JobEvent | { 
   const f = e as Record<string, unknown>;
   if (typeof f.at !== 'number' || !Number.isInteger(f.at) || f.at < 0 || f.at >= MAX_ISO_MS) return { problem: 'its time "at" is not a time in epoch ms' };
   if (typeof f.type !== 'string' || typeof f.job_id !== 'string') return { problem: 'no "type" or "job_id" string' };
+  // (`tail -o ndjson` promises its readers that a line of type "gap" is its gap record, never an event)
+  if (f.type === 'gap') return { problem: '"gap" is not an event type' };
   return eventFrom(seq, raw!);
 }
 

@@ -75,8 +75,11 @@ export const EVENT_COLUMNS: readonly Column<JobEvent>[] = [
   { header: 'seq', get: (e) => e.seq, wide: true, minWidth: '1796076348705-0'.length },
 ];
 
-/** What a tail writes: events, and gap records where the store dropped some before they were read. */
-type Shown = JobEvent | GapRecord;
+/**
+ * What a tail writes: events, and gap records where the store dropped some before they were read.
+ * (wrapped, not told apart by `type`: a stored event of another program may say "gap")
+ */
+type Shown = { event: JobEvent } | { gap: GapRecord };
 
 export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
   const limit = historyLimit(o);
@@ -92,7 +95,7 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
     ctx.warn(gapWarning(g));
     gaps.push(g);
   };
-  const withGaps = (e: JobEvent): Shown[] => (gaps.length === 0 ? [e] : [...gaps.splice(0).map(gapRecord), e]);
+  const withGaps = (event: JobEvent): Shown[] => [...gaps.splice(0).map((g) => ({ gap: gapRecord(g) })), { event }];
   const query: EventQuery = { follow: o.follow === true, signal: ctx.signal, onGap, onDamaged: (d) => ctx.warn(damagedWarning('tail', d)), position };
   if (o.queue !== undefined) query.queue = checkQueueName(o.queue);
   if (o.job !== undefined) query.jobId = checkJobId(o.job);
@@ -112,11 +115,11 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
   const show = async (items: readonly Shown[]) => {
     let run: JobEvent[] = [];
     for (const item of items) {
-      if (item.type !== 'gap') run.push(item);
+      if ('event' in item) run.push(item.event);
       else {
         if (run.length > 0) await stream.page(run);
         run = [];
-        await stream.extra(item);
+        await stream.extra(item.gap);
       }
     }
     // (an empty first page still writes the table's header)
