@@ -231,6 +231,25 @@ export function checkDlqRow(row: JobRow): { entry: DlqEntry; job: Job | null } {
   return { entry, job };
 }
 
+/** The latest time a Date can hold (8.64e15 ms): `at` past it has no ISO form. */
+const MAX_DATE_MS = 8.64e15;
+
+/**
+ * An event row as `rowToEvent` reads it, or what is wrong with a row that is not one (written by
+ * another program or a hand edit), so that one damaged row is skipped and told of rather than
+ * ending every read of the log.
+ */
+export function decodeEventRow(r: EventRow): JobEvent | { problem: string } {
+  if (!Number.isInteger(r.at) || Math.abs(r.at) > MAX_DATE_MS) return { problem: 'its time "at" is not a time in epoch ms' };
+  // (`tail -o ndjson` promises its readers that a line of type "gap" is its gap record, never an event)
+  if (r.type === 'gap') return { problem: '"gap" is not an event type' };
+  try {
+    return rowToEvent(r);
+  } catch {
+    return { problem: 'its data is not JSON' };
+  }
+}
+
 export function rowToEvent(r: EventRow): JobEvent {
   return {
     type: r.type as JobEvent['type'],

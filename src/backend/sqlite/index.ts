@@ -46,7 +46,7 @@ import type {
   SubmitResult,
 } from '../contract.js';
 import { checkApplyRequest, checkCancelReason, checkCursor, checkDlqFilter, checkEventQuery, checkFailure, checkJobFilter, checkJobIdArg, checkJobResult, checkLeaseRef, checkLeaseRefs, checkLedgerStatus, checkLockHolder, checkPageArg, checkQueueArg, checkQueuePage, checkRunFilter, checkRunRecord, checkRunIdArg, checkStatsOptions } from '../checks.js';
-import { rowToEvent, rowToJob, type EventRow, type JobRow } from './codec.js';
+import { decodeEventRow, rowToJob, type EventRow, type JobRow } from './codec.js';
 import { dlqGet, dlqList, dlqRaw } from './dlq.js';
 import { dlqRows } from './dlq-rows.js';
 import { ItemThrew, SqliteRuns } from './runs.js';
@@ -338,7 +338,9 @@ export class SqliteBackend implements Backend {
       const rows = this.store.sql(sql).all({ ...params, after }) as EventRow[];
       for (const r of rows) {
         after = r.seq;
-        yield rowToEvent(r);
+        const ev = decodeEventRow(r);
+        if ('problem' in ev) query.onDamaged?.({ where: `queue ${r.queue}`, seq: String(r.seq), problem: ev.problem });
+        else yield ev;
         if (query.signal?.aborted) return;
       }
       if (rows.length === EVENT_BATCH) continue;
