@@ -158,7 +158,7 @@ describe('installed from the tarball into a temporary prefix', () => {
     };
     const installed = join(prefix, 'lib', 'node_modules', pkg.name);
     const ours = (JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
-    // The newest Node API agentq calls: AbortSignal.any (createClient's signal), added in 20.3.0.
+    // The newest Node API agentq calls: AbortSignal.any (waitForJob's signal), added in 20.3.0.
     expect(semver.gte(semver.minVersion(ours)!.version, '20.3.0')).toBe(true);
     // Every released line a user might run, early and late in it.
     const nodes = [18, 19, 20, 21, 22, 23, 24, 25, 26].flatMap((major) => [`${major}.0.0`, `${major}.3.0`, `${major}.99.0`]);
