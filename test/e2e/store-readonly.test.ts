@@ -7,7 +7,7 @@
  * File modes do not bind root, so when the tests run as root the CLI runs as nobody (setpriv).
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENTQ_BIN, collect, makeCliHome, runCli, runCliOk, type CliHome, type CliResult } from '../support/cli.js';
@@ -34,11 +34,11 @@ beforeAll(async () => {
 afterAll(() => home.cleanup());
 
 /** The CLI as a user the file modes bind. */
-function runUnprivileged(args: string[]): Promise<CliResult> {
-  if (!ROOT) return runCli(home, ['--url', url, ...args]);
+function runUnprivileged(args: string[], storeUrl = url): Promise<CliResult> {
+  if (!ROOT) return runCli(home, ['--url', storeUrl, ...args]);
   // (scripts/test-tools.sh installs it: without it a root run could not test this at all)
   if (SETPRIV === undefined) throw new Error('setpriv (util-linux) is needed to run these tests as root');
-  const child = spawn(SETPRIV, ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, AGENTQ_BIN, '--url', url, ...args], {
+  const child = spawn(SETPRIV, ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, AGENTQ_BIN, '--url', storeUrl, ...args], {
     cwd: home.dir,
     env: home.env,
     stdio: 'pipe',
@@ -70,5 +70,29 @@ describe('a SQLite store this user may not write', () => {
     expect(r.code, r.stderr).toBe(4);
     expect(r.stderr).toContain('the store has refused this worker');
     expect(r.stderr).toContain('cannot be written by this process');
+  });
+});
+
+describe('a SQLite store in a directory this user may not write', () => {
+  it('every command exits 4 saying SQLite must make the -wal and -shm files in that directory even to read, not that a list "cannot be written"', async () => {
+    // SQLite answers a reader it cannot give a -wal and -shm SQLITE_READONLY_DIRECTORY (not
+    // SQLITE_CANTOPEN), whatever the file's own mode: a `list` said the store "cannot be written".
+    const lockedDir = join(home.dir, 'locked');
+    mkdirSync(lockedDir, { mode: 0o755 });
+    chmodSync(lockedDir, 0o755);
+    const lockedPath = join(lockedDir, 'store.db');
+    await runCliOk(home, ['--url', `sqlite:${lockedPath}`, 'submit', 'task:v1', '--queue', 'ro']);
+    // The -wal and -shm a reader needs are made anew in the directory (as after a clean shutdown).
+    for (const f of [`${lockedPath}-wal`, `${lockedPath}-shm`]) if (existsSync(f)) rmSync(f);
+    for (const mode of [0o444, 0o666]) {
+      chmodSync(lockedPath, mode);
+      for (const args of [['list', '-o', 'plain'], ['submit', 'task:v1', '--queue', 'ro']]) {
+        const r = await runUnprivileged(args, `sqlite:${lockedPath}`);
+        expect(r.code, r.stderr).toBe(4);
+        expect(r.stderr).toContain(`this user may not write the directory ${lockedDir}, where SQLite must create the -wal and -shm files even to read`);
+        expect(r.stderr).not.toContain('cannot be written by this process');
+        expect(r.stderr).toContain(`hint: Check the directory's owner and mode (ls -ld ${lockedDir})`);
+      }
+    }
   });
 });

@@ -483,6 +483,7 @@ export class SqliteStore {
  * - SQLITE_READONLY: the file (or its -wal/-shm, or the directory they are made in) may not be
  *   written by this process: a permission error (exit 4), so a worker gives up as it does on refused
  *   credentials instead of polling on, and a submit says what to check instead of "internal error";
+ *   SQLITE_READONLY_DIRECTORY (no -wal/-shm can be made there) fails reads too, and says so;
  * - SQLITE_FULL and SQLITE_IOERR (the disk is full, or failed a read or write): the store cannot be
  *   used now but may be later, so retry-later (exit 75); nothing of the transaction was written;
  * - SQLITE_CORRUPT and SQLITE_NOTADB: the file is damaged (or not a database), as a file that is
@@ -496,6 +497,15 @@ export function storeError(e: unknown, path: string): unknown {
       'the SQLite database is busy: another process holds its write lock (waited out the busy timeout)',
       'BACKEND_BUSY',
       'Retry in a few seconds; if it persists, look for a stuck process using the same database file.',
+    );
+  }
+  if (code === 'SQLITE_READONLY_DIRECTORY') {
+    // What SQLite answers a reader too (whatever the file's own mode) when it may not make the -wal
+    // and -shm in the directory: "cannot be written" misled an on-call whose `list` failed so.
+    const dir = dirname(resolve(path));
+    return new PermissionError(
+      `the SQLite database ${path} cannot be opened (${code}: ${(e as Error).message}): this user may not write the directory ${dir}, where SQLite must create the -wal and -shm files even to read`,
+      `Check the directory's owner and mode (ls -ld ${dir}), or copy the database (with its -wal, if any) to a writable directory and point --url there.`,
     );
   }
   if (code.startsWith('SQLITE_READONLY')) {
