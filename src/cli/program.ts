@@ -411,6 +411,11 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
     .action(lazy(() => import('./commands/worker.js'), { args: (command) => ({ command }) }));
 
   const job = program.command('job').description('inside a handler run by agentq worker: checkpoint, report usage, record an effect, report an error code');
+  // `job effect KEY ls -l`: an option agentq does not know is refused by the parser before the
+  // preAction check below can name the missing `--`, so its usage error says it, as the worker's does.
+  job.hook('preSubcommand', (_job, sub) => {
+    if (sub.name() === 'effect') sub.showHelpAfterError(rawArgs().includes('--') ? false : 'hint: give the effect command after --, e.g. agentq job effect KEY -- curl -X POST …: before it, every option is read as agentq\'s own');
+  });
   job
     .command('checkpoint')
     .description('save resumable progress for the current job (JSON if it parses, else text)')

@@ -699,6 +699,14 @@ describe('agentq worker / job: usage errors', () => {
     const r = await runCli(home, ['job', 'effect', 'notify', 'curl', '-o', 'json', '--url', 'https://example.com']);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain("error: -o --url after the effect command would be read as agentq's own (the command's options go after --");
+    // An option agentq does not know at all (`ls -l`) was refused as commander's bare
+    // "unknown option '-l'", with nothing about the missing --.
+    const unknown = await runCli(home, ['job', 'effect', 'list', 'ls', '-l']);
+    expect(unknown.code, unknown.stderr).toBe(2);
+    expect(unknown.stderr).toContain("error: unknown option '-l'");
+    expect(unknown.stderr).toContain('hint: give the effect command after --, e.g. agentq job effect KEY -- curl -X POST …');
+    const misspelt = await runCli(home, ['job', 'effect', 'list', '--', 'ls', '-l'], { env: { AGENTQ_JOB_ID: '' } });
+    expect(misspelt.stderr).not.toContain('give the effect command after --');
     const ok = await runCli(home, ['job', 'effect', 'notify', '--', 'curl', '-o', 'out.json']);
     expect(ok.code).toBe(2);
     expect(ok.stderr).not.toContain('after the effect command');
