@@ -55,8 +55,12 @@ const QUEUE_SHRINK_MIN = 8;
 
 /** Fixed columns a narrow terminal drops first, in this order (deadline and partial stay: they decide a redrive). */
 const DROPPABLE: ReadonlyArray<Column['key']> = ['redrives', 'age', 'attempts'];
-/** Room the error code needs to be told apart (PROVIDER_429 from PROVIDER_5XX): it is what triage sorts by. */
-const ERROR_MIN = 14;
+/**
+ * Room the error code needs to be told apart (PROVIDER_429 from PROVIDER_5XX): it is what triage
+ * sorts by. 15: every built-in code whole (BUDGET_EXCEEDED is the longest; at 14 it read
+ * "BUDGET_EXCEED…" even at 120 columns beside a QUEUE column).
+ */
+const ERROR_MIN = 15;
 /** Workflow and tenant: what is left, at least this each. */
 const NAME_MIN = 4;
 /**

@@ -44,6 +44,18 @@ describe('listColumns', () => {
     expect(keys(55)).not.toContain('workflow');
   });
 
+  it('keeps every built-in error code whole (BUDGET_EXCEEDED, the longest) wherever workflow and tenant are shown, also beside a QUEUE column', () => {
+    // BUDGET_EXCEEDED read "BUDGET_EXCEED…" at 120 columns across several queues, and at 100 on one.
+    for (const queueWidth of [0, 8, 16]) {
+      for (let w = 60; w <= 200; w++) {
+        const cols = listColumns(w, queueWidth);
+        if (!cols.some((c) => c.key === 'workflow')) continue;
+        expect(cols.find((c) => c.key === 'error')!.width, `${w} cols, queue ${queueWidth}`).toBeGreaterThanOrEqual('BUDGET_EXCEEDED'.length);
+      }
+    }
+    expect(listColumns(120, 8).find((c) => c.key === 'error')!.width).toBeGreaterThanOrEqual('BUDGET_EXCEEDED'.length);
+  });
+
   it('gives workflow and tenant readable room before the id keeps all 30 characters', () => {
     const at80 = listColumns(80);
     expect(at80.find((c) => c.key === 'workflow')!.width).toBeGreaterThanOrEqual(10);
