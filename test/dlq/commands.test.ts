@@ -356,6 +356,13 @@ describe('plain output of dlq show and dlq runs show is key<TAB>value', () => {
     for (const l of lines) if (l !== '' && !l.startsWith('# ')) expect(l, l).toContain('\t');
     for (const l of lines) expect(l, l).not.toMatch(/ {2}/);
     expect(lines[lines.indexOf('# effects (1)') + 1]).toMatch(/^send-email\tstarted\t1\t/);
+    // Every label line comes before the first section, as in `inspect`: the input (and checkpoint)
+    // lines used to follow the effects rows, so a script reading the `# effects` section took them
+    // for effects.
+    const firstSection = lines.findIndex((l) => l.startsWith('# '));
+    expect(lines.indexOf('input\tline1\\nline2')).toBeLessThan(firstSection);
+    const effectRows = lines.slice(lines.indexOf('# effects (1)') + 1).filter((l) => l !== '' && !l.startsWith('# '));
+    expect(effectRows).toHaveLength(1);
     out = '';
     await dlqShow(id!, {}, tableIo());
     expect(out.split('\n')[0]).toBe(`job:             ${id}`);

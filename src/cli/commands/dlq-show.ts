@@ -92,6 +92,11 @@ export function renderEntry(e: DlqEntry, plain = false, traceUrlTemplate: string
     // what the attempts reported spending before the job died: what a redrive may spend again
     const spent = jobUsage(job.attempts);
     if (spent) field('usage', formatUsage(spent));
+    // Plain: with the other fields, before the sections (as `inspect` has them), one line each
+    // (newlines made visible). After the effects rows, a script reading that section took them
+    // for effects.
+    if (plain && job.checkpoint !== null && job.checkpoint !== undefined) fields.push(['checkpoint', previewLine(JSON.stringify(job.checkpoint))]);
+    if (plain && job.input !== null) fields.push(['input', previewLine(job.input)]);
   }
   lines.push(...fieldLines(fields, plain));
   if (job) {
@@ -112,15 +117,9 @@ export function renderEntry(e: DlqEntry, plain = false, traceUrlTemplate: string
           : `  ${s(ef.key)} ${ef.status} attempt ${ef.attempt} started ${s(ef.started_at)}${ef.done_at ? ` done ${s(ef.done_at)}` : ''} idempotency key ${s(ef.idempotency_key)}`,
       );
     }
-    // Plain: one line each (newlines made visible), so the record stays one `label<TAB>value` line.
-    if (job.checkpoint !== null && job.checkpoint !== undefined) {
-      if (plain) lines.push(...fieldLines([['checkpoint', previewLine(JSON.stringify(job.checkpoint))]], true));
-      else lines.push('', 'checkpoint:', indent(preview(JSON.stringify(job.checkpoint))));
-    }
-    if (job.input !== null) {
-      if (plain) lines.push(...fieldLines([['input', previewLine(job.input)]], true));
-      else lines.push('', 'input (preview):', indent(preview(job.input)));
-    }
+    // (plain: among the fields above)
+    if (!plain && job.checkpoint !== null && job.checkpoint !== undefined) lines.push('', 'checkpoint:', indent(preview(JSON.stringify(job.checkpoint))));
+    if (!plain && job.input !== null) lines.push('', 'input (preview):', indent(preview(job.input)));
   }
   return `${lines.join('\n')}\n`;
 }
