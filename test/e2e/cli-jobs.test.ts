@@ -485,6 +485,10 @@ describe('demo', () => {
       fresh.cleanup();
     }
   });
+  it('counts its sample jobs in words that agree with the number (1 sample job, 7 sample jobs)', async () => {
+    expect((await runCliOk(home, ['demo', '--jobs', '1', '--queue', 'one-sample', '--no-worker'])).stderr).toContain('submitted 1 sample job to queue "one-sample"');
+    expect((await runCliOk(home, ['demo', '--jobs', '7', '--queue', 'seven-samples', '--no-worker'])).stderr).toContain('submitted 7 sample jobs to queue "seven-samples"');
+  });
   // Regression: a first Ctrl-C ended the demo on the spot, and the jobs its worker was running
   // stayed "running" until their 30 s leases ran out.
   it('Ctrl-C while its worker runs stops the worker as `worker` stops (no job left running) and exits 130 saying so', async () => {

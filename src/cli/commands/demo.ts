@@ -28,6 +28,9 @@ const WORKFLOWS = ['research_report:v3', 'summarize:v1', 'send_invoice:v2', 'tri
 const TENANTS = ['acme', 'globex', 'initech'] as const;
 const CLASSES = ['interactive', 'batch', 'maintenance'] as const;
 
+/** "1 sample job", "6 sample jobs". */
+const sampleJobs = (n: number): string => `${n} sample job${n === 1 ? '' : 's'}`;
+
 /** The sample jobs: varied tenants, classes and deadlines so list filters have something to show. */
 export function sampleRequests(queue: string, n: number, now: number): SubmitRequest[] {
   return Array.from({ length: n }, (_, i) => ({
@@ -66,7 +69,7 @@ export async function processSampleJobs(backend: Backend, jobs: Job[], ctx: Comm
   ctx.note(`demo: ${r.succeeded} succeeded, ${r.retrying} scheduled for a retry (rate limited), ${r.dead} moved to the DLQ`);
   if (ctx.signal.aborted) {
     throw new InterruptedError(
-      `the demo was stopped by ${stopName(ctx.signal)}: its worker finished or released the jobs it was running; ${r.unprocessed} sample jobs were not processed (they stay queued)`,
+      `the demo was stopped by ${stopName(ctx.signal)}: its worker finished or released the jobs it was running; ${sampleJobs(r.unprocessed)} ${r.unprocessed === 1 ? 'was' : 'were'} not processed (they stay queued)`,
       `See them with: agentq${urlFlag} list --queue ${queue}`,
     );
   }
@@ -88,10 +91,10 @@ export async function run(o: DemoOptions, ctx: CommandContext): Promise<void> {
     const submitted: Job[] = [];
     for (const req of sampleRequests(queue, n, ctx.clock.now())) {
       // (with --url the submits are changes a first Ctrl-C lets finish one at a time: stop here)
-      if (ctx.signal.aborted) throw new InterruptedError(`the demo was stopped by ${stopName(ctx.signal)} after submitting ${submitted.length} of ${n} sample jobs (they stay queued)`);
+      if (ctx.signal.aborted) throw new InterruptedError(`the demo was stopped by ${stopName(ctx.signal)} after submitting ${submitted.length} of ${sampleJobs(n)} (they stay queued)`);
       submitted.push((await backend.submit(req)).job);
     }
-    ctx.note(`demo: submitted ${submitted.length} sample jobs to queue "${queue}"`);
+    ctx.note(`demo: submitted ${sampleJobs(submitted.length)} to queue "${queue}"`);
 
     if (o.worker !== false) await processSampleJobs(backend, submitted, ctx, urlFlag);
 
