@@ -15,7 +15,7 @@ const load = () => import('./dlq-browse.js') as Promise<CommandModule>;
 const KEYS_HELP = `
 Keys (? inside shows them all):
   j/k ↑/↓ move   PgUp/PgDn page   Home/< top   End/>/G bottom   Enter open   Esc back
-  / text filter (Esc restores)   e hide expired   p hide partial   E error code   T tenant   x clear
+  / text filter (Esc restores)   e hide expired   p hide partial   E error code   T tenant   Q queue   x clear
   g group by error × workflow (Enter drills in)
   Space select   a select ALL matching the filter   c clear   R redrive (plan, confirm, apply)
   r / Ctrl-R reload   ? help (scrolls)   q / Ctrl-C quit
