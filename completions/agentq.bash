@@ -19,6 +19,7 @@ __agentq_sub() {
     '|dlq') __agentq_r='dlq' ;;
     '|stats') __agentq_r='stats' ;;
     '|metrics') __agentq_r='metrics' ;;
+    '|prune') __agentq_r='prune' ;;
     '|completion') __agentq_r='completion' ;;
     '|tui') __agentq_r='tui' ;;
     '|sqs') __agentq_r='sqs' ;;
@@ -219,6 +220,13 @@ __agentq_optval() {
     'stats|--interval') __agentq_r='free' ;;
     'stats|-o'|'stats|--output') __agentq_r='choices:table wide plain json ndjson prometheus' ;;
     'metrics serve|--listen') __agentq_r='free' ;;
+    'prune|--older-than') __agentq_r='free' ;;
+    'prune|-q'|'prune|--queue') __agentq_r='dyn:queues' ;;
+    'prune|--state') __agentq_r='list:queued scheduled running succeeded dead cancelled expired' ;;
+    'prune|--reason') __agentq_r='free' ;;
+    'prune|--rate') __agentq_r='free' ;;
+    'prune|--batch-size') __agentq_r='free' ;;
+    'prune|--resume') __agentq_r='free' ;;
     'tui|-q'|'tui|--queue') __agentq_r='dyn:queues' ;;
     'tui|--tenant') __agentq_r='dyn:tenants' ;;
     'tui|--workflow') __agentq_r='free' ;;
@@ -266,7 +274,7 @@ __agentq_argval() {
     'submit') case "$2" in 0) __agentq_r='free' ;; esac ;;
     'inspect') case "$2" in 0) __agentq_r='free' ;; esac ;;
     'cancel') case "$2" in *) __agentq_r='free' ;; esac ;;
-    'help') case "$2" in 0) __agentq_r='choices:submit inspect list cancel tail context demo dlq stats metrics completion tui sqs outbox worker job exit-codes' ;; esac ;;
+    'help') case "$2" in 0) __agentq_r='choices:submit inspect list cancel tail context demo dlq stats metrics prune completion tui sqs outbox worker job exit-codes' ;; esac ;;
     'context use') case "$2" in 0) __agentq_r='dyn:contexts' ;; esac ;;
     'context help') case "$2" in 0) __agentq_r='choices:list use show' ;; esac ;;
     'dlq show') case "$2" in 0) __agentq_r='dyn:dlq-jobs' ;; esac ;;
@@ -288,7 +296,7 @@ __agentq_argval() {
 __agentq_cmds() {
   __agentq_r=
   case "$1" in
-    '') __agentq_r='submit inspect list cancel tail help context demo dlq stats metrics completion tui sqs outbox worker job' ;;
+    '') __agentq_r='submit inspect list cancel tail help context demo dlq stats metrics prune completion tui sqs outbox worker job' ;;
     'context') __agentq_r='list use show help' ;;
     'dlq') __agentq_r='list show summary export redrive purge expire runs check browse help' ;;
     'dlq runs') __agentq_r='show help' ;;
@@ -333,6 +341,7 @@ __agentq_opts() {
     'metrics') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
     'metrics serve') __agentq_r='--listen -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'metrics help') __agentq_r='--url --context -o --output --json --color --no-input --debug -h --help' ;;
+    'prune') __agentq_r='--older-than -q --queue -A --all-queues --state --dry-run -y --yes --reason --rate --batch-size --resume --break-lock --force -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'completion') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
     'tui') __agentq_r='-q --queue -A --all-queues --tenant --workflow --error-code --since --until --grep --rate --batch-size --max-redrives -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'sqs') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;

@@ -29,6 +29,8 @@ function __agentq_sub --description "canonical subcommand WORD of PATH"
             echo 'stats'
         case '|metrics'
             echo 'metrics'
+        case '|prune'
+            echo 'prune'
         case '|completion'
             echo 'completion'
         case '|tui'
@@ -454,6 +456,22 @@ function __agentq_takes_value --description "does option OPT of PATH take a valu
             return 0
         case 'metrics serve|--listen'
             return 0
+        case 'prune|--older-than'
+            return 0
+        case 'prune|-q'
+            return 0
+        case 'prune|--queue'
+            return 0
+        case 'prune|--state'
+            return 0
+        case 'prune|--reason'
+            return 0
+        case 'prune|--rate'
+            return 0
+        case 'prune|--batch-size'
+            return 0
+        case 'prune|--resume'
+            return 0
         case 'tui|-q'
             return 0
         case 'tui|--queue'
@@ -631,6 +649,7 @@ complete -c agentq -n '__agentq_at \'\'' -a 'demo' -d 'try agentq: create a loca
 complete -c agentq -n '__agentq_at \'\'' -a 'dlq' -d 'triage the dead-letter queue and redrive it safely (plan, dry run, confirm, ledger, resume, audit)'
 complete -c agentq -n '__agentq_at \'\'' -a 'stats' -d 'queue health: depth, oldest age, time in queue and execution p50/p95, retry and DLQ rates, backlog,…'
 complete -c agentq -n '__agentq_at \'\'' -a 'metrics' -d 'expose queue statistics to Prometheus'
+complete -c agentq -n '__agentq_at \'\'' -a 'prune' -d 'delete finished jobs (succeeded, cancelled, expired) that ended longer ago than --older-than: plan,…'
 complete -c agentq -n '__agentq_at \'\'' -a 'completion' -d 'print the shell completion script for bash, zsh or fish'
 complete -c agentq -n '__agentq_at \'\'' -a 'tui' -d 'interactive DLQ triage (full-screen): browse, filter, group by error, inspect, select and redrive s…'
 complete -c agentq -n '__agentq_at \'\'' -a 'sqs' -d 'the AWS SQS backend: create its queues, take its DLQ into custody'
@@ -675,7 +694,7 @@ complete -c agentq -n '__agentq_within \'tail\'' -l job -x -d 'only events of th
 complete -c agentq -n '__agentq_within \'tail\'' -l since -x -d 'events at or after (duration ago or ISO-8601); without it a queue tail starts with the last 20 even…'
 complete -c agentq -n '__agentq_within \'tail\'' -s n -l events -x -d 'how many past events to show: a number, or "all" (default: 20; all with --since or --job)'
 complete -c agentq -n '__agentq_within \'tail\'' -s f -l follow -d 'keep printing new events until Ctrl-C (which exits 0); with --job, until the job ends'
-complete -c agentq -n '__agentq_arg \'help\' 0' -a 'submit inspect list cancel tail context demo dlq stats metrics completion tui sqs outbox worker job exit-codes'
+complete -c agentq -n '__agentq_arg \'help\' 0' -a 'submit inspect list cancel tail context demo dlq stats metrics prune completion tui sqs outbox worker job exit-codes'
 complete -c agentq -n '__agentq_at \'context\'' -a 'list' -d 'list contexts from the user and project config files'
 complete -c agentq -n '__agentq_at \'context\'' -a 'use' -d 'make a context current (written to the user config file)'
 complete -c agentq -n '__agentq_at \'context\'' -a 'show' -d 'show the active context, backend URL (redacted) and where each setting comes from'
@@ -873,6 +892,18 @@ complete -c agentq -n '__agentq_at \'metrics\'' -a 'serve' -d 'serve /metrics in
 complete -c agentq -n '__agentq_at \'metrics\'' -a 'help' -d 'display help for command'
 complete -c agentq -n '__agentq_within \'metrics serve\'' -l listen -x -d 'address to listen on'
 complete -c agentq -n '__agentq_arg \'metrics help\' 0' -a 'serve'
+complete -c agentq -n '__agentq_within \'prune\'' -l older-than -x -d 'required: only jobs that ended longer ago than this, e.g. 7d, 36h'
+complete -c agentq -n '__agentq_within \'prune\'' -s q -l queue -x -a '(__agentq_dyn queues)' -d 'only this queue (default: the context\'s queue; else, or with --all-queues, every queue)'
+complete -c agentq -n '__agentq_within \'prune\'' -s A -l all-queues -d 'every queue, even when the context names one'
+complete -c agentq -n '__agentq_within \'prune\'' -l state -x -a '(__agentq_list queued scheduled running succeeded dead cancelled expired)' -d 'comma-separated: succeeded, cancelled, expired (default: all three; dead jobs are DLQ entries: dlq …'
+complete -c agentq -n '__agentq_within \'prune\'' -l dry-run -d 'print the plan (jobs per queue and state, oldest and newest end) and change nothing'
+complete -c agentq -n '__agentq_within \'prune\'' -s y -l yes -d 'do not ask for confirmation (required without a terminal)'
+complete -c agentq -n '__agentq_within \'prune\'' -l reason -x -d 'why: recorded in the audit record of each run (agentq dlq runs)'
+complete -c agentq -n '__agentq_within \'prune\'' -l rate -x -d 'jobs per second: 50, 20/s, 300/m, or 0/unlimited (default: unlimited, in batches)'
+complete -c agentq -n '__agentq_within \'prune\'' -l batch-size -x -d 'jobs per batch, each deleted in one short step (1-1000; default: 100)'
+complete -c agentq -n '__agentq_within \'prune\'' -l resume -x -d 'continue an interrupted prune run from its ledger (only --rate, --batch-size and the lock options m…'
+complete -c agentq -n '__agentq_within \'prune\'' -l break-lock -d 'break the queue\'s bulk-action lock of a dead process (checked by pid and its start time on this hos…'
+complete -c agentq -n '__agentq_within \'prune\'' -l force -d '--break-lock of a holder on another host, or (with a warning) of a running pid'
 complete -c agentq -n '__agentq_arg \'completion\' 0' -a 'bash zsh fish'
 complete -c agentq -n '__agentq_within \'tui\'' -s q -l queue -x -a '(__agentq_dyn queues)' -d 'only this queue (default: the context\'s queue; else, or with --all-queues, every queue); a redrive …'
 complete -c agentq -n '__agentq_within \'tui\'' -s A -l all-queues -d 'every queue, even when the context names one'

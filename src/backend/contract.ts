@@ -29,6 +29,7 @@ import type {
 import type { QueueStats, StatsOptions } from '../core/queue-stats.js';
 import type { Usage, UsageReport } from '../core/usage.js';
 import type { Action, Verdict } from '../core/verdict.js';
+import type { PrunableState } from '../core/prune.js';
 
 export type BackendKind = 'sqlite' | 'redis' | 'sqs';
 
@@ -326,6 +327,8 @@ export interface RunRecord {
     includePartial?: boolean;
     rate?: number | null;
     batchSize?: number;
+    /** A prune run's rule (core/prune `PruneRule`, `before` as ISO text): apply deletes a job only while it still falls under it. */
+    prune?: { states: PrunableState[]; before: string };
     /**
      * When the plan read the DLQ (its `created_at`). An entry that died after it is another death
      * than the one the plan judged, and apply skips it (`skip:changed`). Every apply checks each

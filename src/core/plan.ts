@@ -12,12 +12,14 @@ import { ValidationError } from './errors.js';
 import { canonicalJobId } from './ids.js';
 import type { DlqEntry, Effect } from './schemas.js';
 import { formatZodError } from './validate.js';
+import { PRUNABLE_STATES } from './prune.js';
 import { verdictFor, type Action, type Verdict, type VerdictOptions } from './verdict.js';
 
 export const VERDICTS = [
   'redrive',
   'purge',
   'expire',
+  'prune',
   'skip:expired',
   'skip:partial',
   'skip:quarantined',
@@ -26,9 +28,10 @@ export const VERDICTS = [
   'skip:not_in_dlq',
   'skip:not_expired',
   'skip:changed',
+  'skip:not_prunable',
 ] as const satisfies readonly Verdict[];
 
-export const ACTIONS = ['redrive', 'purge', 'expire'] as const satisfies readonly Action[];
+export const ACTIONS = ['redrive', 'purge', 'expire', 'prune'] as const satisfies readonly Action[];
 
 /** The verdicts that mean "act on this job"; everything else is a skip. */
 export function isActing(verdict: Verdict): boolean {
@@ -63,6 +66,8 @@ export const PlanOptions = z.object({
   maxRedrives: z.number().int().min(1).optional(),
   minRemainingMs: z.number().int().min(0).optional(),
   includePartial: z.boolean().optional(),
+  /** A prune's rule (core/prune): the states it deletes and the cut-off (ISO) their end must be before. */
+  prune: z.object({ states: z.array(z.enum(PRUNABLE_STATES)).min(1), before: z.iso.datetime({ offset: true }) }).optional(),
 });
 export type PlanOptions = z.infer<typeof PlanOptions>;
 

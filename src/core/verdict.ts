@@ -7,12 +7,14 @@ import type { DlqEntry } from './schemas.js';
 import { formatDuration } from './duration.js';
 import { budgetBreach, jobUsage } from './usage.js';
 
-export type Action = 'redrive' | 'purge' | 'expire';
+/** `prune` (finished jobs, not DLQ entries) shares the runs, ledger and lock of the DLQ actions: core/prune. */
+export type Action = 'redrive' | 'purge' | 'expire' | 'prune';
 
 export type Verdict =
   | 'redrive'
   | 'purge'
   | 'expire'
+  | 'prune'
   | 'skip:expired'
   | 'skip:partial'
   | 'skip:quarantined'
@@ -20,7 +22,8 @@ export type Verdict =
   | 'skip:malformed'
   | 'skip:not_in_dlq'
   | 'skip:not_expired'
-  | 'skip:changed';
+  | 'skip:changed'
+  | 'skip:not_prunable';
 
 export interface VerdictOptions {
   action: Action;
@@ -58,6 +61,9 @@ export function verdictFor(entry: DlqEntry | null, o: VerdictOptions): { verdict
   switch (o.action) {
     case 'purge':
       return { verdict: 'purge', detail: null };
+    case 'prune':
+      // A DLQ entry is never pruned (core/prune): it is `dlq purge`'s.
+      return { verdict: 'skip:not_prunable', detail: 'the job is dead (a DLQ entry): prune never deletes those; dlq purge does' };
     case 'expire':
       return expired
         ? { verdict: 'expire', detail: null }

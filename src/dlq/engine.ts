@@ -267,7 +267,7 @@ export async function resumeRun(deps: EngineDeps, runId: string, c: ApplyControl
     // may lack items, so "resuming" it would complete a plan that was never recorded. It moved nothing.
     throw new ValidationError(
       `run ${runId} was never fully created (its process stopped, or is still running, while it wrote the run's ledger): it cannot be resumed, and it moved nothing`,
-      `Make the plan again (a new dlq ${run.action}); if the ${run.queue} DLQ lock is still held by that dead process, add --break-lock.`,
+      `Make the plan again (a new ${run.action === 'prune' ? 'prune' : `dlq ${run.action}`}); if the ${run.queue} bulk-action lock is still held by that dead process, add --break-lock.`,
       'RUN_INCOMPLETE',
     );
   }
@@ -286,5 +286,7 @@ export async function resumeRun(deps: EngineDeps, runId: string, c: ApplyControl
 export function resumeCommand(run: Pick<RunRecord, 'run_id' | 'action'>, target: ResumeTarget = resumeTarget()): string {
   const flags = target.flags === '' ? '' : `${target.flags} `;
   const note = target.note === null ? '' : ` (${target.note})`;
-  return `agentq ${flags}dlq ${run.action} --resume ${run.run_id}${note}`;
+  // (prune is a command of its own, not a dlq subcommand)
+  const command = run.action === 'prune' ? 'prune' : `dlq ${run.action}`;
+  return `agentq ${flags}${command} --resume ${run.run_id}${note}`;
 }

@@ -35,7 +35,7 @@ function rate(perSecond: number | null): string {
 }
 
 /** What the ledger calls `moved`, in the words of the action: a purged job was not moved anywhere. */
-const DONE_WORD: Record<BulkAction, string> = { redrive: 'moved', purge: 'purged', expire: 'expired' };
+const DONE_WORD: Record<BulkAction, string> = { redrive: 'moved', purge: 'purged', expire: 'expired', prune: 'pruned' };
 
 /** One plain line per event: for logs and CI (stderr, not a terminal). */
 export function formatProgressLine(e: RunEvent): string {

@@ -20,6 +20,7 @@ import { dlqRowsCases } from './cases-dlq-rows.js';
 import { classAndCapCases } from './cases-fairness.js';
 import { jobCases } from './cases-jobs.js';
 import { lifecycleCases } from './cases-lifecycle.js';
+import { pruneCases } from './cases-prune.js';
 import { runCases } from './cases-runs.js';
 import { statsCases } from './cases-stats.js';
 import { workerCases } from './cases-worker.js';
@@ -45,5 +46,6 @@ describe('sqs backend conformance (FIFO queues)', () => {
   dlqCases(make);
   dlqRowsCases(make);
   runCases(make);
+  pruneCases(make);
   statsCases(make);
 });

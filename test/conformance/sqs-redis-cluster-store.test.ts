@@ -13,6 +13,7 @@ import { dlqRowsCases } from './cases-dlq-rows.js';
 import { classAndCapCases } from './cases-fairness.js';
 import { jobCases } from './cases-jobs.js';
 import { lifecycleCases } from './cases-lifecycle.js';
+import { pruneCases } from './cases-prune.js';
 import { runCases } from './cases-runs.js';
 import { statsCases } from './cases-stats.js';
 import { workerCases } from './cases-worker.js';
@@ -38,6 +39,7 @@ describe('sqs backend conformance, Redis Cluster job store', () => {
   dlqCases(make);
   dlqRowsCases(make);
   runCases(make);
+  pruneCases(make);
   statsCases(make);
 });
 

@@ -11,6 +11,7 @@ import { dlqRowsCases } from './cases-dlq-rows.js';
 import { classAndCapCases } from './cases-fairness.js';
 import { jobCases } from './cases-jobs.js';
 import { lifecycleCases } from './cases-lifecycle.js';
+import { pruneCases } from './cases-prune.js';
 import { runCases } from './cases-runs.js';
 import { statsCases } from './cases-stats.js';
 import { workerCases } from './cases-worker.js';
@@ -34,5 +35,6 @@ describe('sqs backend conformance (client=sdk)', () => {
   dlqCases(make);
   dlqRowsCases(make);
   runCases(make);
+  pruneCases(make);
   statsCases(make);
 });

@@ -17,6 +17,7 @@ import { dlqRowsCases } from './cases-dlq-rows.js';
 import { classAndCapCases } from './cases-fairness.js';
 import { jobCases } from './cases-jobs.js';
 import { lifecycleCases } from './cases-lifecycle.js';
+import { pruneCases } from './cases-prune.js';
 import { runCases } from './cases-runs.js';
 import { statsCases } from './cases-stats.js';
 import { workerCases } from './cases-worker.js';
@@ -42,6 +43,7 @@ describe('sqs backend conformance', () => {
   dlqCases(make);
   dlqRowsCases(make);
   runCases(make);
+  pruneCases(make);
   // Stats come from the SQLite store that holds the jobs' state (the SQS queues only deliver).
   statsCases(make);
 });

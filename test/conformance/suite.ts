@@ -11,6 +11,7 @@ import { fairnessCases } from './cases-fairness.js';
 import { jobCases } from './cases-jobs.js';
 import { lifecycleCases } from './cases-lifecycle.js';
 import { modelCases } from './cases-model.js';
+import { pruneCases } from './cases-prune.js';
 import { runCases } from './cases-runs.js';
 import { statsCases } from './cases-stats.js';
 import { workerCases } from './cases-worker.js';
@@ -27,6 +28,7 @@ export function runConformanceSuite(name: string, makeFixture: MakeFixture): voi
     dlqCases(makeFixture);
     dlqRowsCases(makeFixture);
     runCases(makeFixture);
+    pruneCases(makeFixture);
     statsCases(makeFixture);
     modelCases(makeFixture);
     argCases(makeFixture);

@@ -144,7 +144,7 @@ describe('planTotals', () => {
   });
 
   it('isActing is false exactly for skips', () => {
-    expect(VERDICTS.filter(isActing)).toEqual(['redrive', 'purge', 'expire']);
+    expect(VERDICTS.filter(isActing)).toEqual(['redrive', 'purge', 'expire', 'prune']);
   });
 });
 

@@ -549,7 +549,7 @@ function refusedWrite(msg: string, where: string): RetryLaterError | null {
     return new RetryLaterError(
       `Redis at ${where} is full and refused the write (maxmemory reached): ${msg}`,
       'BACKEND_FULL',
-      'Nothing was written. Raise maxmemory first (until Redis is under it, every agentq write is refused, purges included; reads still work), then make room: finished jobs are kept (README, "Production settings"), and DLQ entries that will not be redriven can be purged.',
+      'Nothing was written. Raise maxmemory first (until Redis is under it, every agentq write is refused, purges included; reads still work), then make room: `agentq prune --older-than D` deletes finished jobs, and DLQ entries that will not be redriven can be purged.',
     );
   }
   if (/^(READONLY|MISCONF|BUSY|MASTERDOWN|NOREPLICAS)\b/.test(msg)) {

@@ -23,6 +23,7 @@ import { decideFailure, DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../cor
 import { JOB_CLASSES, JOB_STATES, type DlqEntry, type Effect, type Job, type JobEvent, type JobState, type NormalizedSubmit, type SubmitRequest } from '../../core/schemas.js';
 import { normalizeSubmit, requestFingerprint, sameRequest } from '../../core/submit.js';
 import { isExpiredAt, runVerdictOptions, verdictFor, type VerdictOptions } from '../../core/verdict.js';
+import { runPruneRule } from '../../core/prune.js';
 import { systemClock, systemRandom, type Clock, type Random } from '../../core/clock.js';
 import type {
   AbortOutcome,
@@ -1642,10 +1643,25 @@ export class RedisBackend implements Backend {
     const slices: Array<Promise<Array<[string, string | null, number]>>> = [];
     for (const [shard, ids] of groups) {
       const p = this.sp({ queue: run.queue, shard });
-      for (let i = 0; i < ids.length; i += APPLY_SLICE) slices.push(this.applySlice(p, run, ids.slice(i, i + APPLY_SLICE), verdictOpts, attempts, req.runId));
+      for (let i = 0; i < ids.length; i += APPLY_SLICE) {
+        const slice = ids.slice(i, i + APPLY_SLICE);
+        slices.push(run.action === 'prune' ? this.pruneSlice(p, run, slice, req.runId) : this.applySlice(p, run, slice, verdictOpts, attempts, req.runId));
+      }
     }
     const results = new Map<string, LedgerItem>();
-    for (const res of await Promise.all(slices)) for (const [id, raw] of res) if (raw) results.set(id, ledgerItemFrom(req.runId, id, raw));
+    const pruned: string[] = [];
+    for (const res of await Promise.all(slices)) {
+      for (const [id, raw, gone] of res) {
+        if (raw) results.set(id, ledgerItemFrom(req.runId, id, raw));
+        if (run.action === 'prune' && Number(gone) === 1) pruned.push(id);
+      }
+    }
+    // A pruned job's location key goes too (a purge keeps it, to tell a purged DLQ entry from one
+    // never here; a pruned job is simply gone). It is a key of no shard, so not the script's to
+    // delete on a Cluster: one DEL per key, after the script. Left behind by a crash in between,
+    // it points at a hash that no longer exists, which every read takes as no job.
+    for (const id of pruned) this.locCache.delete(id);
+    await Promise.all(pruned.map((id) => this.client.del(this.keys.loc(id))));
     return req.jobIds.map((id) => results.get(id)).filter((x): x is LedgerItem => x !== undefined);
   }
 
@@ -1674,6 +1690,18 @@ export class RedisBackend implements Backend {
       const v = verdictFor(entry, verdictOpts);
       args.push(id, v.verdict, JSON.stringify(v.detail), r.fingerprint);
     });
+    return this.call<Array<[string, string | null, number]>>('aqApply', p, [`${p}L:${runId}`, ...this.jobFieldHashes.map((h) => p + h)], run.queue, args);
+  }
+
+  /**
+   * One slice of a prune run's items: the script checks each job against the run's rule itself
+   * (state and end time, read in the same step as the delete), so nothing is read here first.
+   * ARGV[7] and [8], a redrive's attempts policy, carry the rule: its states and its cut-off.
+   */
+  private async pruneSlice(p: string, run: RunRecord, ids: string[], runId: string): Promise<Array<[string, string | null, number]>> {
+    const rule = runPruneRule(run.options);
+    const args: Array<string | number> = [runId, 'prune', rule ? rule.states.join(',') : '', rule ? rule.before : 0];
+    for (const id of ids) args.push(id, 'prune', 'null', '');
     return this.call<Array<[string, string | null, number]>>('aqApply', p, [`${p}L:${runId}`, ...this.jobFieldHashes.map((h) => p + h)], run.queue, args);
   }
 

@@ -8,6 +8,7 @@ import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { LEDGER_STATUSES, sameLockHolder } from '../contract.js';
 import type { ApplyRequest, LedgerItem, LedgerStatus, LockHolder, LockResult, Page, PageRequest, PlanVerdict, RunRecord } from '../contract.js';
 import { runVerdictOptions, verdictFor } from '../../core/verdict.js';
+import { pruneCheck, runPruneRule } from '../../core/prune.js';
 import { isPartial, outcomeFor, assertTransition } from '../../core/states.js';
 import { BulkRedrive, readColumnsRows } from './bulk-redrive.js';
 import { checkDlqRow, trackRow, type JobRow } from './codec.js';
@@ -29,6 +30,17 @@ export class ItemThrew extends Error {
   }
 }
 
+/** A job row's end time (epoch ms) from its document; null when it has none or it does not read. */
+function endedAtOf(row: JobRow): number | null {
+  try {
+    const ended = (JSON.parse(typeof row.doc === 'string' ? row.doc : row.doc.toString('utf8')) as { ended_at?: unknown }).ended_at;
+    const ms = typeof ended === 'string' ? Date.parse(ended) : NaN;
+    return Number.isFinite(ms) ? ms : null;
+  } catch {
+    return null;
+  }
+}
+
 function toItem(r: LedgerRow): LedgerItem {
   return {
     run_id: r.run_id,
@@ -40,7 +52,7 @@ function toItem(r: LedgerRow): LedgerItem {
   };
 }
 
-const ACTION_VERDICTS = new Set(['redrive', 'purge', 'expire']);
+const ACTION_VERDICTS = new Set(['redrive', 'purge', 'expire', 'prune']);
 
 /** Plan items per ledger INSERT when a run is created. */
 const LEDGER_CHUNK = 2000;
@@ -253,6 +265,7 @@ export class SqliteRuns {
   }
 
   private applyOne(run: RunRecord, jobId: string, row: JobRow | undefined, checkAt: number, now: number): { verdict: string; status: LedgerStatus; detail: string | null } {
+    if (run.action === 'prune') return this.pruneOne(run, jobId, row);
     // The same check as `dlq list` / `dlq show`, on the document as it is now (inside the apply's
     // write transaction): a record damaged since the plan, by any writer, is skip:malformed.
     const checked = row && row.state === 'dead' ? checkDlqRow(row) : null;
@@ -295,6 +308,25 @@ export class SqliteRuns {
         break;
     }
     return { verdict, status: 'moved', detail: null };
+  }
+
+  /**
+   * A prune deletes a finished job with all it holds (effects, its events; its idempotency key goes
+   * with the row), only while it still falls under the run's rule, checked here inside the apply's
+   * write transaction. The counts drop through the schema's delete triggers; the outcome totals
+   * stay (a job that ended is still one that ended). Its events go too, except the newest event of
+   * the store, should it be one of them: `seq` is max(seq) + 1, so deleting that one would hand its
+   * number out again and a tail resumed from it would miss the next event.
+   */
+  private pruneOne(run: RunRecord, jobId: string, row: JobRow | undefined): { verdict: string; status: LedgerStatus; detail: string | null } {
+    const rule = runPruneRule(run.options);
+    if (rule === null) return { verdict: 'skip:not_prunable', status: 'skipped', detail: 'the run records no prune rule it can read' };
+    const why = pruneCheck(row?.state ?? null, row ? endedAtOf(row) : null, rule);
+    if (why !== null) return { verdict: 'skip:not_prunable', status: 'skipped', detail: why };
+    this.store.sql('DELETE FROM effects WHERE job_id = ?').run(jobId);
+    this.store.sql('DELETE FROM events WHERE job_id = ? AND seq < (SELECT max(seq) FROM events)').run(jobId);
+    this.store.sql('DELETE FROM jobs WHERE id = ?').run(jobId);
+    return { verdict: 'prune', status: 'moved', detail: null };
   }
 
   acquireLock(queue: string, holder: LockHolder): LockResult {

@@ -51,9 +51,10 @@ const VERB: Record<BulkAction, { verb: string; done: string }> = {
   redrive: { verb: 'redrive', done: 'moved back to the queue' },
   purge: { verb: 'purge', done: 'deleted from the DLQ' },
   expire: { verb: 'expire', done: 'moved to expired' },
+  prune: { verb: 'prune', done: 'deleted' },
 };
 
-function engineDeps(io: DlqIo, backend: EngineDeps['backend']): EngineDeps {
+export function engineDeps(io: DlqIo, backend: EngineDeps['backend']): EngineDeps {
   return { backend, clock: io.clock, sleep: io.sleep, newRunId: io.newRunId, identity: io.identity, probe: io.probe };
 }
 
@@ -236,7 +237,7 @@ async function resume(action: BulkAction, o: BulkOptions, io: DlqIo, rate: numbe
       `See the recorded filters, options and reason with: agentq dlq runs show ${sanitize(o.resume!)} (--rate and --batch-size may be given)`,
     );
   }
-  io.assertMutable(`dlq ${action} --resume`);
+  io.assertMutable(`${action === 'prune' ? 'prune' : `dlq ${action}`} --resume`);
   const backend = await io.backend();
   const run = await backend.getRun(o.resume!);
   if (run && run.action !== action) throw new ValidationError(`run ${run.run_id} is a ${run.action} run; resume it with: ${resumeCommand(run)}`);
@@ -276,7 +277,8 @@ async function sqsCopiesLeft(backend: EngineDeps['backend'], run: RunRecord, io:
       );
     }
   }
-  if (backend.kind !== 'sqs' || run.action === 'redrive') return;
+  // (a prune deletes finished jobs, which have no SQS DLQ copies)
+  if (backend.kind !== 'sqs' || run.action === 'redrive' || run.action === 'prune') return;
   const { copiesLeftNotice } = await import('../../backend/sqs/redrive-sweep.js');
   const notice = copiesLeftNotice(backend, run);
   if (notice !== null) io.err.write(`${sanitize(notice)}\n`);
@@ -286,7 +288,7 @@ async function sqsCopiesLeft(backend: EngineDeps['backend'], run: RunRecord, io:
  * A run stopped by a passing backend failure (exit 75: SQLite busy, a Redis timeout) is recorded
  * and resumable, as after Ctrl-C: say how to resume it, with the command, beside the retry hint.
  */
-function resumable(e: unknown, run: Pick<RunRecord, 'run_id' | 'action'>, io: DlqIo): unknown {
+export function resumable(e: unknown, run: Pick<RunRecord, 'run_id' | 'action'>, io: DlqIo): unknown {
   if (e instanceof AgentqError && e.exitCode === ExitCode.retryLater) {
     io.err.write(`run ${run.run_id} stopped; every finished job is in its ledger. Resume it with: ${resumeCommand(run)}\n`);
   }
@@ -337,6 +339,8 @@ async function planFor(action: BulkAction, o: BulkOptions, io: DlqIo) {
       );
     }
     const plan = parsePlan(await io.readFile(o.plan), `plan file ${o.plan}`);
+    // (prune plans are never saved to a file: `agentq prune` plans again each time)
+    if (plan.action === 'prune') throw new ValidationError(`plan file ${o.plan} is a prune plan: prune plans are not applied from files; run agentq prune --older-than D again`);
     if (plan.action !== action) throw new ValidationError(`plan file ${o.plan} is a ${plan.action} plan; apply it with: agentq dlq ${plan.action} --plan ${o.plan}`);
     // First, and not waived by --force (which partial jobs need): a plan applied to another store
     // (a restored copy, another environment) finds none of its jobs, or the wrong ones.
@@ -431,12 +435,12 @@ async function confirm(action: BulkAction, plan: Plan, o: BulkOptions, io: DlqIo
   }
 }
 
-function progressSink(io: DlqIo) {
+export function progressSink(io: DlqIo) {
   return streamProgress(io.err, { isTTY: io.err.isTTY, now: () => io.clock.now() });
 }
 
 /** Prints the run record, then maps the outcome to the exit code. */
-async function report(result: ApplyResult, io: DlqIo, after: AgentqError | null = null): Promise<RunRecord> {
+export async function report(result: ApplyResult, io: DlqIo, after: AgentqError | null = null): Promise<RunRecord> {
   const run = result.run;
   if (io.out.format === 'json' || io.out.format === 'ndjson') printObject(io.out, run);
   else {

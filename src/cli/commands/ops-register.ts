@@ -93,6 +93,33 @@ export function registerOps(program: Command, lazy: Lazy): void {
     .action(lazy(() => import('./dlq-check.js'), { queueScope: 'read' }));
 
   program
+    .command('prune')
+    .description('delete finished jobs (succeeded, cancelled, expired) that ended longer ago than --older-than: plan, dry run, confirm, ledger')
+    .option('--older-than <duration>', 'required: only jobs that ended longer ago than this, e.g. 7d, 36h')
+    .option('-q, --queue <queue>', scopedQueueHelp('read'))
+    .option(ALL_QUEUES_FLAG, ALL_QUEUES_HELP)
+    .option('--state <states>', 'comma-separated: succeeded, cancelled, expired (default: all three; dead jobs are DLQ entries: dlq purge)')
+    .option('--dry-run', 'print the plan (jobs per queue and state, oldest and newest end) and change nothing')
+    .option('-y, --yes', 'do not ask for confirmation (required without a terminal)')
+    .option('--reason <text>', 'why: recorded in the audit record of each run (agentq dlq runs)')
+    .option('--rate <rate>', 'jobs per second: 50, 20/s, 300/m, or 0/unlimited (default: unlimited, in batches)')
+    .option('--batch-size <n>', 'jobs per batch, each deleted in one short step (1-1000; default: 100)')
+    .option('--resume <run>', 'continue an interrupted prune run from its ledger (only --rate, --batch-size and the lock options may be given)')
+    .option('--break-lock', "break the queue's bulk-action lock of a dead process (checked by pid and its start time on this host)")
+    .option('--force', '--break-lock of a holder on another host, or (with a warning) of a running pid')
+    .addHelpText(
+      'after',
+      '\nDeletes each job with its attempts, effects, history and idempotency key (a later submit with that key makes a new job).\n' +
+        'The state counts of `agentq stats` drop; the outcome totals stay. One run per queue, listed by `agentq dlq runs`.\n' +
+        ex(
+          ['agentq prune --older-than 7d --dry-run', 'what would go: jobs per queue and state, oldest and newest end'],
+          ['agentq prune --older-than 30d --queue research --state succeeded --yes', 'in a nightly job'],
+          ['agentq prune --resume run_01JD…', 'continue after Ctrl-C or a crash'],
+        ),
+    )
+    .action(lazy(() => import('./prune.js'), { queueScope: 'read' }));
+
+  program
     .command('completion')
     .description('print the shell completion script for bash, zsh or fish')
     .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']))

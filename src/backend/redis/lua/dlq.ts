@@ -138,6 +138,41 @@ local function freeIdempotencyKey(id, ten)
     if cur and string.sub(cur, 1, #mine) == mine then redis.call('HDEL', P .. 'idem', field) end
   end
 end
+-- A prune run (core/prune): ARGV[7] is its states (comma-separated) and ARGV[8] its cut-off (epoch
+-- ms): a job is deleted only while it is in one of those states and ended before the cut-off.
+local PRUNE_STATES = {}
+if action == 'prune' then for st in string.gmatch(policy, '[^,]+') do PRUNE_STATES[st] = true end end
+local function pruneWhy(st, endv)
+  if not st then return 'the job no longer exists' end
+  if not PRUNE_STATES[st] then return 'the job is ' .. st .. ' now, not one of ' .. policy end
+  local e = tonumber(endv or '')
+  if not e then return 'the job has no end time' end
+  if e >= extra then return 'the job ended at or after the cut-off' end
+  return nil
+end
+-- Deletes a finished job with all it holds: its hash, attempts, effects, history (no history list
+-- is kept, unlike a purge's: retention is what was asked), its idempotency key (a resubmit makes a
+-- new job) and its fields in a layer's per-job hashes. Its state count drops; the outcome totals
+-- stay (the job did end).
+local function pruneItem(id, from)
+  local f = redis.call('HMGET', jk(id), 'st', 'end', 'ten', 'cls', 'est')
+  local why = pruneWhy(f[1], f[2])
+  if why then
+    out[#out + 1] = { id, setStatus(id, from, 'skipped', 'skip:not_prunable', cjson.encode(why)), 0 }
+  elseif not f[3] or not f[4] or (f[5] and not tonumber(f[5])) then
+    out[#out + 1] = { id, setStatus(id, from, 'skipped', 'skip:malformed', '"the job record is damaged: its tenant, class or estimate is missing or unreadable"'), 0 }
+  else
+    local st, ten = f[1], f[3]
+    META[id] = { cls = f[4], ten = ten, est = tonumber(f[5] or '60') }
+    freeIdempotencyKey(id, ten)
+    zsetD(sk(st), id, false)
+    countD('i', K_COUNT, statsCountField(id, st), -1) -- [stats]
+    statsMove(id, st, nil) -- [stats]
+    redis.call('DEL', jk(id), ak(id), ek(id), hk(id))
+    for k = 2, #KEYS do redis.call('HDEL', KEYS[k], id) end
+    out[#out + 1] = { id, setStatus(id, from, 'moved', 'prune', 'null'), 1 }
+  end
+end
 local function applyItem(i)
   local id, verdict, detail, fp = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local raw = redis.call('HGET', L, id)
@@ -150,6 +185,8 @@ local function applyItem(i)
       out[#out + 1] = { id, raw, 0 }
     elseif string.sub(verdict, 1, 5) == 'skip:' then
       out[#out + 1] = { id, setStatus(id, from, 'skipped', verdict, detail), 0 }
+    elseif action == 'prune' then
+      pruneItem(id, from)
     else
       -- everything this item reads of the job, in one command (the fingerprint's fields and the
       -- two more the move needs)

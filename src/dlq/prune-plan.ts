@@ -1,0 +1,78 @@
+/**
+ * The plan of `agentq prune`: finished jobs whose end is older than a cut-off, one frozen plan per
+ * queue (a run locks one queue, as the DLQ actions' runs do), read in bounded pages of `list`.
+ * The plans go through the bulk engine like a `dlq purge` (startRun → ledger → applyRun), whose
+ * apply step deletes a job only while it still falls under the rule (core/prune `pruneCheck`).
+ */
+import { MAX_PAGE_LIMIT, type Backend } from '../backend/contract.js';
+import { eachQueue } from '../backend/queue-walk.js';
+import { planStoreId } from '../backend/store-id.js';
+import type { Clock } from '../core/clock.js';
+import { toIso } from '../core/duration.js';
+import { InterruptedError } from '../core/errors.js';
+import { PLAN_FILE_KIND, PLAN_FILE_VERSION, planTotals, type Plan, type PlanItem } from '../core/plan.js';
+import { pruneCheck, PruneSummary, type PrunableState, type PruneGroup, type PruneRule } from '../core/prune.js';
+
+export const PRUNE_PAGE = 250;
+
+export interface PrunePlan {
+  /** When the plan read the store. */
+  created_at: string;
+  /** Jobs that ended before this are deleted. */
+  cutoff: string;
+  states: PrunableState[];
+  /** One plan per queue that has something to prune, in queue order. */
+  plans: Plan[];
+  groups: PruneGroup[];
+  total: number;
+}
+
+/** Walks the finished jobs of `queue` (or of every queue) and freezes those under the rule. */
+export async function buildPrunePlan(
+  deps: { backend: Backend; clock: Clock },
+  req: { rule: PruneRule; queue?: string | undefined; filters: Record<string, unknown>; signal?: AbortSignal; pageSize?: number },
+): Promise<PrunePlan> {
+  const { backend } = deps;
+  const createdAt = toIso(deps.clock.now());
+  const store = await planStoreId(backend);
+  const summary = new PruneSummary();
+  const plans: Plan[] = [];
+  const limit = Math.min(req.pageSize ?? PRUNE_PAGE, MAX_PAGE_LIMIT);
+  const queues = req.queue !== undefined ? [req.queue] : eachQueue(backend);
+  for await (const queue of queues) {
+    const items: PlanItem[] = [];
+    let cursor: string | null = null;
+    do {
+      if (req.signal?.aborted) throw new InterruptedError('interrupted while reading the finished jobs: nothing was changed');
+      const page = await backend.list({ queue, states: [...req.rule.states] }, { limit, cursor });
+      for (const job of page.items) {
+        const ended = job.ended_at === null ? null : Date.parse(job.ended_at);
+        if (pruneCheck(job.state, ended, req.rule) !== null) continue;
+        items.push({ job_id: job.job_id, queue, verdict: 'prune', detail: null });
+        summary.add(queue, job.state as PrunableState, ended!);
+      }
+      cursor = page.next_cursor;
+    } while (cursor !== null);
+    if (items.length === 0) continue;
+    plans.push({
+      kind: PLAN_FILE_KIND,
+      version: PLAN_FILE_VERSION,
+      action: 'prune',
+      queue,
+      store,
+      created_at: createdAt,
+      filters: req.filters,
+      options: { prune: { states: [...req.rule.states], before: toIso(req.rule.before) } },
+      totals: planTotals(items),
+      items,
+    });
+  }
+  return {
+    created_at: createdAt,
+    cutoff: toIso(req.rule.before),
+    states: [...req.rule.states],
+    plans,
+    groups: summary.rows(),
+    total: plans.reduce((n, p) => n + p.items.length, 0),
+  };
+}
