@@ -4,6 +4,8 @@
  * and a nightly script rely on: the plan, a dry run that changes nothing, --yes in scripts, the
  * exit codes of bad input, the runs in the audit, the counts after.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Backend } from '../../src/backend/contract.js';
 import { openBackend } from '../../src/backend/open.js';
@@ -110,5 +112,28 @@ describe('agentq prune', () => {
     // nothing left to prune: exit 0, said on stderr
     const none = await runCliOk(home, ['prune', '--older-than', '7d', '--yes']);
     expect(none.stderr).toContain('nothing to prune');
+  });
+
+  it("a read-only context refuses it (exit 4) but shows its dry run; a context's queue scopes it, -A lifts that", async () => {
+    const past = await openBackend(home.dataUrl, { clock: new ManualClock(Date.now() - 10 * DAY) });
+    const a = await finished(past, 'research', 'succeeded');
+    const b = await finished(past, 'mail', 'succeeded');
+    await past.close();
+    mkdirSync(join(home.env.XDG_CONFIG_HOME!, 'agentq'), { recursive: true });
+    writeFileSync(
+      join(home.env.XDG_CONFIG_HOME!, 'agentq', 'config.json'),
+      JSON.stringify({ contexts: { ro: { url: home.dataUrl, readOnly: true }, scoped: { url: home.dataUrl, queue: 'mail' } } }),
+    );
+    const refused = await runCli(home, ['--context', 'ro', 'prune', '--older-than', '7d', '--yes']);
+    expect(refused.code).toBe(4);
+    expect(await exists(a)).toBe(true);
+    const dry = await runCliOk(home, ['--context', 'ro', 'prune', '--older-than', '7d', '--dry-run', '-o', 'json']);
+    expect((JSON.parse(dry.stdout) as { total: number }).total).toBe(2);
+    const scoped = await runCliOk(home, ['--context', 'scoped', 'prune', '--older-than', '7d', '--dry-run', '-o', 'json']);
+    expect((JSON.parse(scoped.stdout) as { groups: Array<{ queue: string }> }).groups.map((g) => g.queue)).toEqual(['mail']);
+    await runCliOk(home, ['--context', 'scoped', 'prune', '--older-than', '7d', '--yes']);
+    expect([await exists(a), await exists(b)]).toEqual([true, false]);
+    await runCliOk(home, ['--context', 'scoped', 'prune', '-A', '--older-than', '7d', '--yes']);
+    expect(await exists(a)).toBe(false);
   });
 });
