@@ -1,0 +1,141 @@
+/**
+ * `agentq prune` run in-process with injected I/O over a real SQLite store: the confirmation a
+ * terminal shows (y/N, the typed count above 20 jobs), and Ctrl-C after a batch, then --resume,
+ * without a pseudo-terminal.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Backend } from '../../src/backend/contract.js';
+import { SqliteBackend } from '../../src/backend/sqlite/index.js';
+import { ManualClock, seededRandom } from '../../src/core/clock.js';
+import { DeclinedError, InterruptedError } from '../../src/core/errors.js';
+import { createIdFactory } from '../../src/core/ids.js';
+import { prune } from '../../src/cli/commands/prune.js';
+import type { DlqIo } from '../../src/cli/commands/dlq-io.js';
+import { NO_COLOUR } from '../../src/cli/output/colour.js';
+
+const DAY = 86_400_000;
+let dir: string;
+let backend: Backend;
+let clock: ManualClock;
+let out: string;
+let err: string;
+let prompts: string[];
+let answers: string[];
+
+function io(over: Partial<DlqIo> = {}): DlqIo {
+  const ids = createIdFactory(clock, seededRandom(7));
+  return {
+    backend: async () => backend,
+    clock,
+    out: { format: 'plain', write: (s) => void (out += s), width: undefined, palette: NO_COLOUR, isTTY: false, writeBytes: async (b) => void (out += Buffer.from(b).toString()) },
+    formatChosen: false,
+    err: { write: (s) => void (err += s), isTTY: false },
+    interactive: true,
+    prompt: async (q) => {
+      prompts.push(q);
+      return answers.shift() ?? '';
+    },
+    signal: new AbortController().signal,
+    sleep: async (ms) => clock.advance(ms),
+    newRunId: () => ids('run_'),
+    identity: { user: 'alice', host: 'box1', pid: 1, context: 'prod' },
+    assertMutable: () => undefined,
+    contextName: 'prod',
+    probe: () => false,
+    readFile: async () => '',
+    writeFile: async () => undefined,
+    ...over,
+  };
+}
+
+/** `n` jobs of queue q that succeeded now; returns their ids. */
+async function succeeded(n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const { job } = await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme' });
+    const [lease] = await backend.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+    await backend.complete(lease!, null);
+    ids.push(job.job_id);
+  }
+  return ids;
+}
+
+const left = async (ids: string[]) => (await Promise.all(ids.map((id) => backend.get(id)))).filter((j) => j !== null).length;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'agentq-prune-cmd-'));
+  clock = new ManualClock(Date.parse('2026-03-01T00:00:00Z'));
+  backend = new SqliteBackend({ path: join(dir, 'store.db'), clock, random: seededRandom(3) });
+  out = '';
+  err = '';
+  prompts = [];
+  answers = [];
+});
+
+afterEach(async () => {
+  await backend.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('prune on a terminal', () => {
+  it('asks y/N with the plan and the store; "n" changes nothing (exit 3), "y" prunes', async () => {
+    const ids = await succeeded(3);
+    clock.advance(8 * DAY);
+    answers = ['n'];
+    const e = await prune({ olderThan: '7d' }, io()).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(DeclinedError);
+    expect((e as DeclinedError).exitCode).toBe(3);
+    expect(prompts).toEqual(['prune 3 jobs? [y/N] ']);
+    expect(err).toMatch(/plan: 3 finished jobs \(succeeded, cancelled, expired\) ended before 2026-03-02T00:00:00\.000Z, in 1 queue/);
+    expect(err).toMatch(/context prod, store sqlite:\S+store\.db: 3 jobs will be deleted for good/);
+    expect(await left(ids)).toBe(3);
+    answers = ['y'];
+    await prune({ olderThan: '7d' }, io());
+    expect(await left(ids)).toBe(0);
+  });
+
+  it('above 20 jobs the count must be typed; a wrong count changes nothing', async () => {
+    const ids = await succeeded(21);
+    clock.advance(8 * DAY);
+    answers = ['y'];
+    await expect(prune({ olderThan: '7d' }, io())).rejects.toThrow(/did not match 21: nothing was changed/);
+    expect(prompts[0]).toBe('Type the number of jobs (21) to prune them: ');
+    expect(await left(ids)).toBe(21);
+    answers = ['21'];
+    await prune({ olderThan: '7d' }, io());
+    expect(await left(ids)).toBe(0);
+  });
+});
+
+describe('Ctrl-C and --resume', () => {
+  it('stops after the batch in flight with exit 130 and the resume command; --resume prunes the rest', async () => {
+    const ids = await succeeded(5);
+    clock.advance(8 * DAY);
+    const ctl = new AbortController();
+    let batches = 0;
+    const counting: Backend = new Proxy(backend, {
+      get(target, prop, receiver) {
+        if (prop !== 'applyRunItems') return Reflect.get(target, prop, receiver);
+        return async (...args: Parameters<Backend['applyRunItems']>) => {
+          const r = await target.applyRunItems(...args);
+          // the operator presses Ctrl-C while the first batch is applied
+          if (++batches === 1) ctl.abort();
+          return r;
+        };
+      },
+    });
+    const e = await prune({ olderThan: '7d', yes: true, batchSize: '2' }, io({ backend: async () => counting, signal: ctl.signal })).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(InterruptedError);
+    expect((e as InterruptedError).exitCode).toBe(130);
+    const hint = (e as InterruptedError).hint ?? '';
+    const runId = /prune --resume (run_\w+)/.exec(hint)?.[1];
+    expect(runId, hint).toBeDefined();
+    expect(await left(ids)).toBe(3);
+    await prune({ resume: runId!, yes: true }, io());
+    expect(await left(ids)).toBe(0);
+    expect((await backend.getRun(runId!))!).toMatchObject({ action: 'prune', status: 'completed', counts: { moved: 5, planned: 0 } });
+  });
+});
