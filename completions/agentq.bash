@@ -223,6 +223,7 @@ __agentq_optval() {
     'prune|--older-than') __agentq_r='free' ;;
     'prune|-q'|'prune|--queue') __agentq_r='dyn:queues' ;;
     'prune|--state') __agentq_r='list:queued scheduled running succeeded dead cancelled expired' ;;
+    'prune|--max') __agentq_r='free' ;;
     'prune|--reason') __agentq_r='free' ;;
     'prune|--rate') __agentq_r='free' ;;
     'prune|--batch-size') __agentq_r='free' ;;
@@ -341,7 +342,7 @@ __agentq_opts() {
     'metrics') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
     'metrics serve') __agentq_r='--listen -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'metrics help') __agentq_r='--url --context -o --output --json --color --no-input --debug -h --help' ;;
-    'prune') __agentq_r='--older-than -q --queue -A --all-queues --state --dry-run -y --yes --reason --rate --batch-size --resume --break-lock --force -h --help --url --context -o --output --json --color --no-input --debug' ;;
+    'prune') __agentq_r='--older-than -q --queue -A --all-queues --state --max --dry-run -y --yes --reason --rate --batch-size --resume --break-lock --force -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'completion') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;
     'tui') __agentq_r='-q --queue -A --all-queues --tenant --workflow --error-code --since --until --grep --rate --batch-size --max-redrives -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'sqs') __agentq_r='-h --help --url --context -o --output --json --color --no-input --debug' ;;

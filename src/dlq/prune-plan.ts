@@ -25,12 +25,22 @@ export interface PrunePlan {
   plans: Plan[];
   groups: PruneGroup[];
   total: number;
+  /** True when `max` stopped the walk: more jobs may fall under the rule. */
+  max_reached: boolean;
 }
 
 /** Walks the finished jobs of `queue` (or of every queue) and freezes those under the rule. */
 export async function buildPrunePlan(
   deps: { backend: Backend; clock: Clock },
-  req: { rule: PruneRule; queue?: string | undefined; filters: Record<string, unknown>; signal?: AbortSignal; pageSize?: number },
+  req: {
+    rule: PruneRule;
+    queue?: string | undefined;
+    filters: Record<string, unknown>;
+    signal?: AbortSignal;
+    pageSize?: number;
+    /** At most this many jobs (the plan and its ledger are held whole, as a DLQ plan's are): the first found, queue by queue in name order, each in job-id (creation) order. */
+    max?: number | undefined;
+  },
 ): Promise<PrunePlan> {
   const { backend } = deps;
   const createdAt = toIso(deps.clock.now());
@@ -39,19 +49,24 @@ export async function buildPrunePlan(
   const plans: Plan[] = [];
   const limit = Math.min(req.pageSize ?? PRUNE_PAGE, MAX_PAGE_LIMIT);
   const queues = req.queue !== undefined ? [req.queue] : eachQueue(backend);
+  const max = req.max ?? Infinity;
+  let total = 0;
   for await (const queue of queues) {
+    if (total >= max) break;
     const items: PlanItem[] = [];
     let cursor: string | null = null;
     do {
       if (req.signal?.aborted) throw new InterruptedError('interrupted while reading the finished jobs: nothing was changed');
       const page = await backend.list({ queue, states: [...req.rule.states] }, { limit, cursor });
       for (const job of page.items) {
+        if (total >= max) break;
         const ended = job.ended_at === null ? null : Date.parse(job.ended_at);
         if (pruneCheck(job.state, ended, req.rule) !== null) continue;
         items.push({ job_id: job.job_id, queue, verdict: 'prune', detail: null });
         summary.add(queue, job.state as PrunableState, ended!);
+        total++;
       }
-      cursor = page.next_cursor;
+      cursor = total >= max ? null : page.next_cursor;
     } while (cursor !== null);
     if (items.length === 0) continue;
     plans.push({
@@ -73,6 +88,7 @@ export async function buildPrunePlan(
     states: [...req.rule.states],
     plans,
     groups: summary.rows(),
-    total: plans.reduce((n, p) => n + p.items.length, 0),
+    total,
+    max_reached: total >= max,
   };
 }

@@ -139,3 +139,21 @@ describe('Ctrl-C and --resume', () => {
     expect((await backend.getRun(runId!))!).toMatchObject({ action: 'prune', status: 'completed', counts: { moved: 5, planned: 0 } });
   });
 });
+
+describe('--max', () => {
+  it('prunes at most N jobs this time, says more may remain, and the next run takes the rest', async () => {
+    const ids = await succeeded(5);
+    clock.advance(8 * DAY);
+    await prune({ olderThan: '7d', yes: true, max: '2' }, io());
+    expect(await left(ids)).toBe(3);
+    // the first found: in creation order
+    expect(await backend.get(ids[0]!)).toBeNull();
+    expect(err).toContain('--max 2 reached: more may remain; run it again for them');
+    out = '';
+    await prune({ olderThan: '7d', dryRun: true, max: '10' }, io({ out: { format: 'json', write: (s) => void (out += s), width: undefined, palette: NO_COLOUR, isTTY: false, writeBytes: async () => undefined } }));
+    expect(JSON.parse(out)).toMatchObject({ total: 3, max_reached: false });
+    clock.advance(1000); // (a run id of its own: the injected id factory is seeded)
+    await prune({ olderThan: '7d', yes: true, max: '10' }, io());
+    expect(await left(ids)).toBe(0);
+  });
+});

@@ -57,6 +57,7 @@ describe('agentq prune', () => {
       [['prune', '--older-than', '0s'], /too short: at least 1s/],
       [['prune', '--older-than', '7d', '--state', 'dead'], /dead jobs are DLQ entries.*dlq purge/s],
       [['prune', '--older-than', '7d', '--state', 'running'], /cannot be pruned/],
+      [['prune', '--older-than', '7d', '--max', '0'], /--max "0" must be a whole number from 1/],
       [['prune', '--older-than', '7d', '--resume', 'run_01JPRVNE000000000000000001'], /--older-than does not apply/],
     ];
     for (const [args, message] of cases) {

@@ -31,6 +31,7 @@ export interface PruneOptions {
   queueFromContext?: boolean;
   allQueues?: boolean;
   state?: string;
+  max?: string;
   dryRun?: boolean;
   yes?: boolean;
   reason?: string;
@@ -55,12 +56,13 @@ export async function run(opts: PruneOptions, ctx: CommandContext): Promise<void
 
 /** The plan as `-o json` prints it (and, applied, with the runs). */
 function planDocument(p: PrunePlan, runs?: RunRecord[]) {
-  return { created_at: p.created_at, cutoff: p.cutoff, states: p.states, total: p.total, groups: p.groups, ...(runs ? { runs } : {}) };
+  return { created_at: p.created_at, cutoff: p.cutoff, states: p.states, total: p.total, max_reached: p.max_reached, groups: p.groups, ...(runs ? { runs } : {}) };
 }
 
 function totalsLine(p: PrunePlan): string {
   const queues = new Set(p.groups.map((g) => g.queue)).size;
-  return `plan: ${count(p.total, 'finished job')} (${p.states.join(', ')}) ended before ${p.cutoff}${p.total > 0 ? `, in ${count(queues, 'queue')}` : ''}`;
+  const more = p.max_reached ? ` (--max ${p.total} reached: more may remain)` : '';
+  return `plan: ${count(p.total, 'finished job')} (${p.states.join(', ')}) ended before ${p.cutoff}${p.total > 0 ? `, in ${count(queues, 'queue')}` : ''}${more}`;
 }
 
 export async function prune(o: PruneOptions, io: DlqIo): Promise<unknown> {
@@ -68,12 +70,13 @@ export async function prune(o: PruneOptions, io: DlqIo): Promise<unknown> {
   if (o.resume !== undefined) {
     // A killed or interrupted prune goes on from its ledger like any bulk run (dlq-bulk `resume`),
     // with what was recorded: a new rule typed here would be silently ignored, so it is refused.
-    const given = [o.olderThan !== undefined && '--older-than', o.state !== undefined && '--state', o.queue !== undefined && !o.queueFromContext && '--queue', o.dryRun && '--dry-run'].filter(Boolean);
+    const given = [o.olderThan !== undefined && '--older-than', o.state !== undefined && '--state', o.max !== undefined && '--max', o.queue !== undefined && !o.queueFromContext && '--queue', o.dryRun && '--dry-run'].filter(Boolean);
     if (given.length > 0) throw new ValidationError(`--resume continues the recorded prune run: ${given.join(', ')} ${given.length === 1 ? 'does' : 'do'} not apply`);
     return dlqBulk('prune', { resume: o.resume, rate: o.rate, batchSize: o.batchSize, breakLock: o.breakLock, force: o.force, yes: o.yes }, io);
   }
   const now = io.clock.now();
   const rule = { before: parsePruneCutoff(o.olderThan, now), states: parsePruneStates(o.state) };
+  const max = o.max !== undefined ? parseMax(o.max) : undefined;
   // Unlike a redrive, a prune adds no load to workers: no pacing unless asked, in bounded batches
   // (each its own transaction on SQLite, a few bounded script calls on Redis).
   const rate = o.rate !== undefined ? parseRate(o.rate) : null;
@@ -83,7 +86,7 @@ export async function prune(o: PruneOptions, io: DlqIo): Promise<unknown> {
   io.interruptNote?.('the prune plan was not finished; nothing was changed');
   const backend = await io.backend();
   const filters: Record<string, unknown> = { older_than: o.olderThan, states: rule.states, ...(o.queue !== undefined ? { queue: o.queue } : {}) };
-  const plan = await buildPrunePlan({ backend, clock: io.clock }, { rule, queue: o.queue, filters, signal: io.signal });
+  const plan = await buildPrunePlan({ backend, clock: io.clock }, { rule, queue: o.queue, filters, signal: io.signal, max });
   io.interruptNote?.('the prune was not started; nothing was changed');
   if (plan.total === 0) await noteUnknownQueue(backend, o.queue, io);
 
@@ -122,6 +125,7 @@ export async function prune(o: PruneOptions, io: DlqIo): Promise<unknown> {
   }
   if (io.out.format === 'json' || io.out.format === 'ndjson') printObject(io.out, planDocument(plan, runs));
   else await printRecords(io.out, { columns: RUN_COLUMNS }, runs);
+  if (plan.max_reached) io.err.write(`--max ${plan.total} reached: more may remain; run it again for them\n`);
   const left = plan.plans.length - runs.length;
   if (left > 0) io.err.write(`${count(left, 'queue')} of the plan not started (interrupted); run the prune again to take them\n`);
   for (const r of runs) {
@@ -130,6 +134,15 @@ export async function prune(o: PruneOptions, io: DlqIo): Promise<unknown> {
   }
   return runs;
 }
+
+/** `--max N`: a whole number from 1 to 10,000,000 (the plan and its ledger are held whole). */
+function parseMax(text: string): number {
+  const n = /^\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!(n >= 1 && n <= MAX_PRUNE_JOBS)) throw new ValidationError(`--max ${JSON.stringify(text)} must be a whole number from 1 to ${MAX_PRUNE_JOBS}`);
+  return n;
+}
+
+const MAX_PRUNE_JOBS = 10_000_000;
 
 async function confirm(plan: PrunePlan, o: PruneOptions, io: DlqIo): Promise<void> {
   if (o.yes) return;
