@@ -361,9 +361,11 @@ export class SqliteBackend implements Backend {
   }
 
   /**
-   * The last seq whose event is older than `t`, by binary search over seq (events
-   * are never deleted, so seqs are dense). Event times follow seq order up to the
-   * clock skew between processes, hence the margin the caller subtracts.
+   * The last seq whose event is older than `t`, by binary search over seq. Seqs
+   * have gaps where `agentq prune` deleted a finished job's events: a probe in a gap
+   * reads the next event after it, so the answer stays a lower bound. Event times
+   * follow seq order up to the clock skew between processes, hence the margin the
+   * caller subtracts.
    */
   private seqBefore(t: number): number {
     const bounds = this.store.sql('SELECT min(seq) AS lo, max(seq) AS hi FROM events').get() as { lo: number | null; hi: number | null };

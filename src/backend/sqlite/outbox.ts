@@ -593,7 +593,7 @@ export class SqliteSqsStore implements SqsStore {
 
   /**
    * The states of these jobs, in one query (the DLQ sweep checks a received batch at once); a job
-   * a purge removed is `purged` (its `purged` event stays: events are never deleted), one the store
+   * a purge removed is `purged` (its `purged` event stays: only a prune deletes events, those of a job row it deletes, and a purged job has none), one the store
    * never had null.
    */
   statesOf(jobIds: string[]): Array<StoreState | null> {
