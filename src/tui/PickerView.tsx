@@ -1,13 +1,19 @@
 import { Text } from 'ink';
 import type { TriageState } from './state.js';
-import { clean, count, fit, fitRight } from './text.js';
+import { displayWidth } from '../cli/output/width.js';
+import { clean, count, fitMiddle, fitRight } from './text.js';
 
 const TITLES = { errorCode: 'Pick an error code', tenant: 'Pick a tenant', queue: 'Pick a queue' } as const;
 
 export function PickerView({ state, width }: { state: TriageState; width: number }) {
   const p = state.picker;
   if (p === null) return null;
-  const nameW = Math.max(10, Math.min(60, width - 14));
+  const names = p.options.map((o) => (o.value === null ? '(any)' : clean(o.value)));
+  // At least 60 cells (the counts line up where they always did), wider for a longer name while
+  // the terminal has room: a tenant may have 128 characters. Cut in the middle beyond that, since
+  // names that differ only at their end were rows of the same text when cut at 60.
+  const room = Math.max(10, width - 14);
+  const nameW = Math.min(room, names.reduce((w, n) => Math.max(w, displayWidth(n)), 60));
   const end = Math.min(p.options.length, p.top + state.pageSize);
   const lines = [];
   for (let at = p.top; at < end; at++) {
@@ -15,7 +21,7 @@ export function PickerView({ state, width }: { state: TriageState; width: number
     const isCursor = at === p.cursor;
     lines.push(
       <Text key={`${at}`} wrap="truncate-end" inverse={isCursor}>
-        {`${isCursor ? '›' : ' '} ${fit(o.value === null ? '(any)' : clean(o.value), nameW)} ${fitRight(count(o.count), 9)}`}
+        {`${isCursor ? '›' : ' '} ${fitMiddle(names[at]!, nameW)} ${fitRight(count(o.count), 9)}`}
       </Text>,
     );
   }

@@ -44,6 +44,32 @@ export function fitId(text: string, width: number): string {
   return tail <= 0 ? '…' : `${prefix}…${chars.slice(chars.length - tail).join('')}`;
 }
 
+/**
+ * Cuts to `width` cells in the middle, keeping the start and the end: names of one kind often
+ * share a long start and differ at their end (`tenant-eu-…-prod`, `tenant-eu-…-test`), which an
+ * end cut would make the same text. Works on sanitised text; pads to `width` cells.
+ */
+export function fitMiddle(text: string, width: number): string {
+  if (width <= 0) return '';
+  const w = displayWidth(text);
+  if (w <= width) return text + ' '.repeat(width - w);
+  if (width < 3) return fit(text, width);
+  const gs = [...graphemes(text)];
+  const tailRoom = Math.floor((width - 1) / 2);
+  let tail = '';
+  let tailWidth = 0;
+  for (let i = gs.length - 1; i >= 0; i--) {
+    const gw = graphemeWidth(gs[i]!);
+    if (tailWidth + gw > tailRoom) break;
+    tail = gs[i]! + tail;
+    tailWidth += gw;
+  }
+  const [head] = splitAtWidth(text, width - 1 - tailWidth);
+  // A wide character that would straddle the cut is left out: the head may be one cell short.
+  const kept = displayWidth(head) > width - 1 - tailWidth ? '' : head;
+  return kept + '…' + tail + ' '.repeat(width - 1 - tailWidth - displayWidth(kept));
+}
+
 /** Right-aligns within `width` (numbers). */
 export function fitRight(text: string, width: number): string {
   const w = displayWidth(text);

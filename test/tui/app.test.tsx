@@ -281,6 +281,28 @@ describe('filters and views through the keyboard', () => {
     expect(f).toContain('shown 10');
   });
 
+  // Regression: the picker cut every name at 60 cells, at its end, whatever the terminal's width:
+  // tenants (up to 128 characters) that differ only at their end were rows of the same text.
+  it('T shows long tenant names whole when the terminal has room, and keeps their distinguishing end when it has not', async () => {
+    const long = (end: string) => `tenant-${'z'.repeat(90)}-${end}`;
+    const many = [makeEntry(0, { tenant: long('east') }), makeEntry(1, { tenant: long('west') }), makeEntry(2, { tenant: long('west') })];
+    const props = { ...base, source: arraySource(many), clock: new ManualClock(T0) };
+    const wide = renderApp({ ...props, size: { columns: 160, rows: 20 } });
+    await wide.waitFor('total 3');
+    await wide.press('T');
+    const picker = await wide.waitFor('Pick a tenant');
+    expect(picker).toMatch(new RegExp(`${long('west')}\\s+2\\n`));
+    expect(picker).toMatch(new RegExp(`${long('east')}\\s+1\\n`));
+    wide.unmount();
+    const narrow = renderApp({ ...props, size: { columns: 60, rows: 20 } });
+    await narrow.waitFor('total 3');
+    await narrow.press('T');
+    const cut = await narrow.waitFor('Pick a tenant');
+    expect(cut).toMatch(/tenant-z+…z*-west\s+2\n/);
+    expect(cut).toMatch(/tenant-z+…z*-east\s+1\n/);
+    expect(Math.max(...lines(cut).map((l) => [...l].length))).toBeLessThanOrEqual(60);
+  });
+
   it('a selects all matching the filter and the header says so', async () => {
     const app = open();
     await app.waitFor('total 40');

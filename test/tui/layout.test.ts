@@ -1,7 +1,7 @@
 /** The DLQ list's columns at the widths people have: nothing runs off the edge, the error code stays readable. */
 import { describe, expect, it } from 'vitest';
 import { listColumns, rowLine } from '../../src/tui/layout.js';
-import { fit, fitId, fitRight } from '../../src/tui/text.js';
+import { fit, fitId, fitMiddle, fitRight } from '../../src/tui/text.js';
 import { StringPool, toTriageRow } from '../../src/tui/row.js';
 import { displayWidth } from '../../src/cli/output/width.js';
 import { makeEntry, T0, toDlqRow } from './support/entries.js';
@@ -115,6 +115,13 @@ describe('wide and combining characters in cells (an error code a foreign writer
     expect(displayWidth(fit('東京東京', 6))).toBe(6);
     expect(fit('東京東京', 6)).toBe('東京… '); // a wide character does not fit in the one cell left
     expect(fitRight('東京', 6)).toBe('  東京');
+  });
+
+  it('fitMiddle keeps the start and the end, by cells', () => {
+    expect(fitMiddle('tenant-eu-west-prod', 30)).toBe('tenant-eu-west-prod' + ' '.repeat(11));
+    expect(fitMiddle('tenant-eu-west-prod', 11)).toBe('tenan…-prod');
+    expect(fitMiddle('東京東京東京', 7)).toBe('東京…京');
+    for (const w of [1, 2, 3, 4, 5, 8]) expect(displayWidth(fitMiddle('東京東京東京-x', w)), String(w)).toBe(w);
   });
 
   it('the group view gives a wide error code the cells it needs', () => {
