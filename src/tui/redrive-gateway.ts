@@ -69,7 +69,7 @@ export function engineRedrive(deps: EngineDeps, s: GatewaySettings): RedrivePort
         filters: { ...s.given, via: 'agentq dlq browse', selected: jobIds.length, ...selectionFilters(context) },
         options: { attempts: s.attempts ?? DEFAULT_ATTEMPTS_POLICY, maxRedrives, minRemainingMs: 0, includePartial: false },
       });
-      return { split: splitOf(plan, jobIds.length - found), handle: plan };
+      return { split: { ...splitOf(plan, jobIds.length - found), queue: plan.queue ?? s.baseFilter.queue ?? context?.queue ?? null }, handle: plan };
     },
 
     async apply(planned, onProgress, signal, reason) {

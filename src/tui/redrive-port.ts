@@ -62,6 +62,12 @@ export interface SelectionContext {
   selection: string | null;
   /** Selected jobs the in-app filter hid. */
   hiddenByFilter: number;
+  /**
+   * The queue of the selected jobs as the list loaded them (null when they span several or none is
+   * loaded): the dialog's title names it when none of them is in the DLQ any more (redriven from
+   * another shell), where the plan, which takes its queue from the jobs it finds, has none.
+   */
+  queue?: string | null;
 }
 
 export interface RedrivePort {

@@ -651,11 +651,18 @@ function listCommand(s: TriageState, c: Command): TriageState {
           };
         }
       }
-      return {
-        ...s,
-        mode: 'confirm',
-        redrive: { step: 'planning', jobIds: [...s.selected], context: { inAppFilter: filterRecord(s.filter), selection: s.selectionLabel, hiddenByFilter: s.selectedHidden } },
-      };
+      {
+        const queues = selectedQueues(s);
+        return {
+          ...s,
+          mode: 'confirm',
+          redrive: {
+            step: 'planning',
+            jobIds: [...s.selected],
+            context: { inAppFilter: filterRecord(s.filter), selection: s.selectionLabel, hiddenByFilter: s.selectedHidden, queue: queues.length === 1 ? queues[0]!.value : null },
+          },
+        };
+      }
     default:
       return filterCommand(s, c);
   }

@@ -769,6 +769,45 @@ describe('redrive through the DLQ engine (real SQLite store)', () => {
     }
   });
 
+  // Regression: the title took the queue from the jobs the plan found; with every selected job gone
+  // it said "Redrive plan for queue (none)", as if the app had lost which queue it was showing.
+  it('with every selected job redriven from another shell, the dialog still names their queue (with or without --queue)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));
+    const clock = new ManualClock(T0);
+    const backend = new SqliteBackend({ path: join(dir, 'agentq.db'), clock, random: seededRandom(7) });
+    try {
+      const ids = await seedDlq(backend, clock, 'research', Array.from({ length: 3 }, () => ({ errorCode: 'PROVIDER_429' })));
+      const newId = createIdFactory(clock, seededRandom(9));
+      const deps = { backend, clock, sleep: async () => undefined, newRunId: () => newId(RUN_ID_PREFIX), identity: { user: 'ops', host: 'test', pid: 1, context: 'prod' } };
+      for (const queue of ['research', undefined]) {
+        const settings = { baseFilter: queue === undefined ? {} : { queue }, given: queue === undefined ? {} : { queue }, rate: null };
+        const app = renderApp({ ...base, info: { ...info, queue: queue ?? null }, redrive: engineRedrive(deps, settings), source: backendSource(backend, queue === undefined ? {} : { queue }), clock, size: { columns: 160, rows: 30 } });
+        await app.waitFor('total 3 · shown 3');
+        await app.waitForState((st) => !st.isLoading, 'the load to complete (a waits for it)');
+        await app.press('a');
+        await app.waitFor('selected 3');
+        // Another operator redrives all of them meanwhile.
+        const other = engineRedrive(deps, settings);
+        await other.apply(await other.plan(ids, new AbortController().signal), () => undefined, new AbortController().signal);
+        await app.press('R');
+        const dialog = await app.waitFor('skip: no longer in the DLQ');
+        expect(dialog, String(queue)).toContain('Redrive plan for queue research: 3 selected');
+        app.unmount();
+        if (queue === 'research') {
+          // In the DLQ again for the second round (browsing every queue): they fail once more.
+          for (;;) {
+            const leases = await backend.claim({ queue: 'research', workerId: 'again', max: 10, leaseMs: 60_000 });
+            if (leases.length === 0) break;
+            for (const l of leases) await backend.fail(l, { code: 'PROVIDER_429', message: 'again', retryable: false });
+          }
+        }
+      }
+    } finally {
+      await backend.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('filter → select all → R → type the count → Redrive moves exactly the planned jobs and shows the run', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentq-tui-'));
     const clock = new ManualClock(T0);

@@ -219,7 +219,7 @@ describe('redrive dialog', () => {
 
   it('plans the selection, opens focused on Cancel, and Enter there cancels', () => {
     let s = keys(loaded(3), 'space', 'R');
-    expect(s.redrive).toEqual({ step: 'planning', jobIds: [s.rows[0]!.jobId], context: { inAppFilter: {}, selection: null, hiddenByFilter: 0 } });
+    expect(s.redrive).toEqual({ step: 'planning', jobIds: [s.rows[0]!.jobId], context: { inAppFilter: {}, selection: null, hiddenByFilter: 0, queue: 'research' } });
     s = reduce(s, { type: 'redrive/planned', planned: planned(1) });
     expect(s.redrive).toMatchObject({ step: 'confirm', focus: 'cancel' });
     s = keys(s, 'enter');
