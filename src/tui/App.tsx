@@ -104,7 +104,8 @@ export function App(props: AppProps) {
     },
     [onKey],
   );
-  useKeys(onInput);
+  const onPaste = useCallback((text: string) => dispatch({ type: 'paste', text }), []);
+  useKeys(onInput, onPaste);
 
   if (size.rows < MIN_ROWS) {
     // A frame taller than the screen scrolled and was drawn over itself (lines of the list over the

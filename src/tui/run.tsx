@@ -14,9 +14,12 @@ import type { RedriveResult } from './redrive-port.js';
 import type { ApplyFailure, CutRun, TriageState } from './state.js';
 import type { FrameTrace } from './trace.js';
 
-/** DEC private modes: 1049 = alternate screen (with the main screen saved), 25 = cursor visible. */
-const ENTER_ALT_SCREEN = '\x1b[?1049h\x1b[H\x1b[?25l';
-const LEAVE_ALT_SCREEN = '\x1b[?25h\x1b[?1049l';
+/**
+ * DEC private modes: 1049 = alternate screen (with the main screen saved), 25 = cursor visible,
+ * 2004 = bracketed paste (a paste comes marked, so it is text, never keys: use-keys.ts).
+ */
+const ENTER_ALT_SCREEN = '\x1b[?1049h\x1b[H\x1b[?25l\x1b[?2004h';
+const LEAVE_ALT_SCREEN = '\x1b[?2004l\x1b[?25h\x1b[?1049l';
 
 export interface TuiStreams {
   stdin: NodeJS.ReadStream;

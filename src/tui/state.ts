@@ -9,7 +9,7 @@
  */
 import { EMPTY_FILTER, describeFilter, filterRecord, filterRows, type FullTextMatches, type TriageFilter } from './filter.js';
 import { distinctCounts, groupByError, type ErrorGroup } from './groups.js';
-import { helpScrollMax, resolveKey, type Command, type KeyName, type Mode } from './keymap.js';
+import { helpScrollMax, resolveKey, TEXT_MODES, type Command, type KeyName, type Mode } from './keymap.js';
 import type { PlannedRedrive, RedriveProgress, RedriveResult, SelectionContext } from './redrive-port.js';
 import { isRowExpired, type TriageRow } from './row.js';
 import { indexOfSorted, moveCursor, placeCursor, type ListWindow, type Motion } from './window.js';
@@ -186,6 +186,8 @@ export type TriageAction =
   | { type: 'resize'; pageSize: number; columns?: number }
   /** A key press; resolved through the keymap against the current mode here, so a fast typist never hits a stale mode. */
   | { type: 'key'; name: KeyName }
+  /** A bracketed paste (the terminal marks it): text in the filter and the dialog, never keys. */
+  | { type: 'paste'; text: string }
   | { type: 'detail/loaded'; jobId: string; lines: string[] | null; error?: string }
   | { type: 'redrive/planned'; planned: PlannedRedrive }
   | { type: 'redrive/progress'; progress: RedriveProgress }
@@ -325,6 +327,11 @@ export function reduce(s: TriageState, a: TriageAction): TriageState {
         return { ...s, interruptedBy: a.reason, redrive: { ...s.redrive, isStopRequested: true }, notice: `${a.reason}: stopping after the current batch, then quitting…` };
       }
       return { ...s, interruptedBy: a.reason, isQuitting: true };
+    case 'paste': {
+      if (!TEXT_MODES.has(inputMode(s))) return { ...s, notice: PASTE_IGNORED };
+      const text = pastedText(a.text);
+      return text === '' ? s : typeText({ ...s, notice: null }, text);
+    }
     case 'key': {
       const resolved = resolveKey(inputMode(s), a.name);
       if (resolved.kind === 'none') return s;
@@ -502,6 +509,19 @@ function typeText(s: TriageState, text: string): TriageState {
     return { ...s, redrive: { ...s.redrive, typed: (s.redrive.typed + digits).slice(0, 12) } };
   }
   return s;
+}
+
+/** Said when a paste lands where nothing is typed: it is not run as keys. */
+export const PASTE_IGNORED = 'a paste is not typed here (it is never run as keys): / opens the text filter';
+
+/**
+ * A paste as one line of text: a line copied with its line break ends without it (it would be a
+ * trailing space the filter then looks for), line breaks and tabs inside are spaces, other control
+ * characters are dropped.
+ */
+function pastedText(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\r\n]+$/, '').replace(/\r\n|[\r\n\t]/g, ' ').replace(/[\u0000-\u001f\u007f-\u009f]/g, '');
 }
 
 /** `text` appended to `base` while the whole stays within `max` UTF-16 units, never splitting a character. */

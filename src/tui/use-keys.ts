@@ -17,9 +17,16 @@
  * (nothing), then the search typed as commands (`?` opened the help), and Esc
  * then Backspace or Tab was lost whole. The app binds no Alt key, so the pair is
  * handed to Ink as the two keys it was.
+ *
+ * The app turns on the terminal's bracketed paste (run.tsx): a paste arrives
+ * between `ESC[200~` and `ESC[201~`, which Ink splits into reads like typed
+ * keys. Read as keys, a job id pasted into the list opened pickers, toggled
+ * filters and quit on its `q`. What comes between the markers is collected and
+ * handed over as one paste instead, never to Ink's key handler; escape
+ * sequences inside it (a coloured log) are dropped.
  */
 import { useInput, useStdin } from 'ink';
-import { useLayoutEffect } from 'react';
+import { useLayoutEffect, useRef } from 'react';
 import type { InkKey } from './keymap.js';
 
 /** CSI (`ESC [`) or SS3 (`ESC O`), after an optional second ESC (Alt/Option held). */
@@ -50,16 +57,46 @@ export function isUsableInput(seq: string): boolean {
   return escapes.length === 1 && /^\d+([:;]\d+)*u$/.test(body);
 }
 
-export function useKeys(handler: (input: string, key: InkKey) => void): void {
+const PASTE_START = '\x1b[200~';
+const PASTE_END = '\x1b[201~';
+/** More than any text field takes (200 characters), so cutting a paste is still said; a log of megabytes is not held. */
+const PASTE_MAX = 4096;
+
+export function useKeys(handler: (input: string, key: InkKey) => void, onPaste: (text: string) => void): void {
   const { internal_eventEmitter: events } = useStdin();
+  const pasteRef = useRef(onPaste);
+  pasteRef.current = onPaste;
   useLayoutEffect(() => {
     // Ink's App emits every read on this emitter; its useInput listener is what throws.
     const emit = events.emit;
+    let paste: string[] | null = null;
+    let pasted = 0;
     events.emit = function screened(this: typeof events, name: string | symbol, ...args: unknown[]): boolean {
       if (name !== 'input' || typeof args[0] !== 'string') return emit.call(this, name, ...args);
-      if (!isUsableInput(args[0])) return false;
+      const read = args[0];
+      if (read === PASTE_START) {
+        paste = [];
+        pasted = 0;
+        return true;
+      }
+      if (paste !== null) {
+        // A Ctrl-C read alone ends a paste whose end marker never came (it would otherwise swallow every key).
+        if (read !== PASTE_END && read !== '\x03') {
+          // Kept up to PASTE_MAX characters: the filter and the reason take 200, and say what was cut.
+          if (!read.startsWith('\x1b') && pasted < PASTE_MAX) {
+            paste.push(read);
+            pasted += read.length;
+          }
+          return true;
+        }
+        const text = paste.join('');
+        paste = null;
+        if (text !== '') pasteRef.current(text);
+        if (read === PASTE_END) return true;
+      }
+      if (!isUsableInput(read)) return false;
       let isHandled = false;
-      for (const read of splitEscPair(args[0])) isHandled = emit.call(this, name, read) || isHandled;
+      for (const one of splitEscPair(read)) isHandled = emit.call(this, name, one) || isHandled;
       return isHandled;
     };
     return () => {

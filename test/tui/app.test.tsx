@@ -252,6 +252,30 @@ describe('filters and views through the keyboard', () => {
     expect(app.state.filter.hideExpired).toBe(false);
   });
 
+  // Regression: a paste was read as keys wherever it landed. A job id copied from an alert and pasted
+  // into the list opened the queue and error-code pickers, toggled filters, and its `q` quit the app;
+  // a line copied with its line break submitted the filter. The app now turns on the terminal's
+  // bracketed paste (ESC[200~ … ESC[201~): a paste is text in the filter and the dialog, nothing else.
+  it('a bracketed paste is never run as keys: ignored in the list (said), typed whole into / without its final line break', async () => {
+    const app = open();
+    await app.waitFor('total 40');
+    await app.press('\x1b[200~job_01J0000000000000000000Q a e x q\r\x1b[201~');
+    await app.waitFor('a paste is not typed here');
+    expect(app.state.mode).toBe('list');
+    expect(app.state.isQuitting).toBe(false);
+    expect(app.state.selected.size).toBe(0);
+    expect(app.state.filter.hideExpired).toBe(false);
+    // Into the filter, in several reads (a long paste) with a colour code inside: text, the line break a space,
+    // the final one dropped, the colour code not typed.
+    await app.press('/', '\x1b[200~schema', '\x1b[31m\nq', 'a\r\n', '\x1b[201~');
+    await app.waitForState((s) => s.textDraft === 'schema qa', 'the paste typed as one line');
+    expect(app.state.mode).toBe('filter');
+    expect(app.state.isQuitting).toBe(false);
+    // Keys work as before after it.
+    await app.press(KEYS.esc, 'q');
+    await app.waitForState((s) => s.isQuitting, 'q quits after the paste ended');
+  });
+
   it('g groups by error × workflow and Enter drills into a group', async () => {
     const app = open();
     await app.waitFor('total 40');

@@ -81,6 +81,36 @@ describe('agentq dlq browse in a real terminal', () => {
     }
   }, 120_000);
 
+  // Regression: a paste was read as typed keys. `q a e` and a job id pasted into the list quit the
+  // app (or opened pickers, selected everything, hid expired jobs); a line pasted into / with its
+  // line break submitted it. The app turns on bracketed paste, so tmux and terminals mark a paste.
+  it('a paste (tmux paste-buffer -p) is never keys in the list and is text in /; bracketed paste is off again after q', async () => {
+    const env = { ...home.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' };
+    const pane = TmuxPane.start(['node', AGENTQ_BIN, '--url', url, 'dlq', 'browse', '--queue', 'research'], env, { columns: 160, rows: 40 });
+    try {
+      const ptyLog = join(home.dir, 'pty-paste.log');
+      pane.tmux('pipe-pane', '-t', 'tui:0.0', '-o', `cat >> '${ptyLog}'`);
+      await pane.waitFor('total 36 · shown 36');
+      pane.tmux('set-buffer', '-b', 'keys', `q a e ${ids[0]}\n`);
+      pane.tmux('paste-buffer', '-p', '-b', 'keys', '-t', 'tui:0.0');
+      const after = await pane.waitFor('a paste is not typed here');
+      expect(after).toContain('total 36 · shown 36 · expired 2 · partial 2 · selected 0\n');
+      pane.keys('/');
+      pane.tmux('set-buffer', '-b', 'id', `${ids[0]}\n`);
+      pane.tmux('paste-buffer', '-p', '-b', 'id', '-t', 'tui:0.0');
+      const filtered = await pane.waitFor(`/${ids[0]}    Enter keep`);
+      expect(filtered).toContain(' · shown 1 · ');
+      pane.keys('Escape', 'q');
+      expect(await pane.exitStatus()).toBe(0);
+      await pollUntil(() => {
+        const out = readFileSync(ptyLog, 'latin1');
+        return out.includes('\x1b[?2004h') && out.lastIndexOf('\x1b[?2004l') > out.lastIndexOf('\x1b[?2004h');
+      }, { what: 'bracketed paste turned on, then off again', timeoutMs: 10_000 });
+    } finally {
+      pane.kill();
+    }
+  }, 120_000);
+
   it('with the backend unreachable it fails at start-up like other commands: exit 75 with the message, the screen never taken', async () => {
     const port = await freePort(); // nothing listens there
     const env = { ...home.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' };
