@@ -13,7 +13,7 @@ import { helpScrollMax, resolveKey, TEXT_MODES, type Command, type KeyName, type
 import type { PlannedRedrive, RedriveProgress, RedriveResult, SelectionContext } from './redrive-port.js';
 import { isRowExpired, type TriageRow } from './row.js';
 import { indexOfSorted, moveCursor, placeCursor, type ListWindow, type Motion } from './window.js';
-import { count } from './text.js';
+import { count, withoutLastGrapheme } from './text.js';
 import { confirmFits } from './confirm-layout.js';
 import { DLQ_GREP_MAX_CHARS, DLQ_ROW_MESSAGE_CHARS } from '../backend/contract.js';
 
@@ -817,7 +817,7 @@ function filterInputCommand(s: TriageState, c: Command): TriageState {
     case 'input.cancel':
       return refilter({ ...s, mode: 'list', textDraft: s.textBefore }, { ...s.filter, text: s.textBefore });
     case 'input.backspace': {
-      const textDraft = [...s.textDraft].slice(0, -1).join('');
+      const textDraft = withoutLastGrapheme(s.textDraft);
       return refilter({ ...s, textDraft }, { ...s.filter, text: textDraft });
     }
     default:
@@ -841,7 +841,7 @@ function confirmCommand(s: TriageState, c: Command): TriageState {
     case 'dialog.focusPrev':
       return { ...s, redrive: { ...r, focus: FOCUS_PREV[r.focus] } };
     case 'input.backspace':
-      if (r.focus === 'reason') return { ...s, redrive: { ...r, reason: [...r.reason].slice(0, -1).join('') } };
+      if (r.focus === 'reason') return { ...s, redrive: { ...r, reason: withoutLastGrapheme(r.reason) } };
       return { ...s, redrive: { ...r, typed: r.typed.slice(0, -1) } };
     case 'input.submit': {
       // Enter ends the reason and goes back to Cancel: it never presses Redrive by itself.

@@ -70,6 +70,21 @@ export function fitMiddle(text: string, width: number): string {
   return kept + '…' + tail + ' '.repeat(width - 1 - tailWidth - displayWidth(kept));
 }
 
+/**
+ * `text` without its last grapheme: what Backspace takes off a typed line. One code point was not
+ * one character: after `👩‍💻` it left `👩` and a dangling joiner, after an accented `é` typed as
+ * `e` and an accent it left the `e`.
+ */
+export function withoutLastGrapheme(text: string): string {
+  let start = 0;
+  let end = 0;
+  for (const g of graphemes(text)) {
+    start = end;
+    end += g.length;
+  }
+  return text.slice(0, start);
+}
+
 /** Right-aligns within `width` (numbers). */
 export function fitRight(text: string, width: number): string {
   const w = displayWidth(text);

@@ -130,6 +130,20 @@ describe('filters', () => {
     expect(s.visible.length).toBe(10);
   });
 
+  // Regression: Backspace took off one code point: after an emoji of several (👩‍💻 is 👩, a joiner and
+  // 💻) it left 👩 and a dangling joiner the terminal drew elsewhere on the line; é typed as e and an
+  // accent lost only the accent. It now takes off what shows as one character.
+  it('Backspace in / and in the reason takes off the last character as shown (an emoji sequence, a letter with its accent)', () => {
+    let s = keys(loaded(3), '/', 'a', 'b', '👩\u200d💻', 'backspace');
+    expect(s.textDraft).toBe('ab');
+    s = keys(s, 'e\u0301', 'backspace', 'backspace');
+    expect(s.textDraft).toBe('a');
+    s = keys(s, 'esc', 'space', 'R');
+    s = reduce(s, { type: 'redrive/planned', planned: planned(1) });
+    s = keys(s, 'tab', 'tab', 'x', '🇫🇷', 'backspace');
+    expect(s.redrive).toMatchObject({ step: 'confirm', focus: 'reason', reason: 'x' });
+  });
+
   it('the error-code and tenant pickers list values by count and set the filter', () => {
     let s = loaded(20, mixed);
     s = keys(s, 'E');
