@@ -10,6 +10,7 @@ import { engineRedrive } from '../../src/tui/redrive-gateway.js';
 import { selectionText } from '../../src/cli/commands/dlq-browse.js';
 import { backendSource } from '../../src/tui/source.js';
 import { findUnsafe, HOSTILE_STRINGS } from '../support/hostile.js';
+import { displayWidth } from '../../src/cli/output/width.js';
 import { pollUntil } from '../support/poll.js';
 import { arraySource, makeEntry, T0 } from './support/entries.js';
 import { KEYS, renderApp } from './support/harness.js';
@@ -287,6 +288,28 @@ describe('filters and views through the keyboard', () => {
     await app.press('j', 'j', KEYS.enter);
     const list = await app.waitFor('filter: error=SCHEMA_INVALID workflow=research_report:v3');
     expect(list).toContain('shown 5');
+  });
+
+  // Regression: the group view kept its counts 9 cells wide and its names 10 at least, whatever the
+  // width: below 54 columns (below about 71 with a QUEUE column) its lines ran past the edge and the
+  // PARTIAL count, which decides a redrive, was cut off, where the list fits from 50 (52).
+  it('g fits the terminal from 50 columns (52 with a QUEUE column): every line within the width, the PARTIAL count whole', async () => {
+    const byQueue = Array.from({ length: 12 }, (_, i) =>
+      makeEntry(i, { queue: i % 2 ? 'customer-support-escalations' : 'research', errorCode: i % 3 ? 'PROVIDER_CONTEXT_LENGTH_EXCEEDED' : 'PROVIDER_429', isPartial: i < 4 }),
+    );
+    for (const [set, widths] of [[entries, [50, 53, 60]], [byQueue, [52, 56, 64, 70]]] as const) {
+      for (const columns of widths) {
+        const app = renderApp({ ...base, info: { ...info, queue: null }, source: arraySource([...set]), clock: new ManualClock(T0), size: { columns, rows: 20 } });
+        await app.waitForState((st) => !st.isLoading, 'the load');
+        await app.press('g');
+        const f = await app.waitFor('COUNT');
+        const body = lines(f).slice(2, -1).filter((l) => l.trim() !== '');
+        for (const l of body) expect(displayWidth(l), `${columns}: ${l}`).toBeLessThanOrEqual(columns);
+        expect(body[0], String(columns)).toMatch(/ PARTIAL$/);
+        for (const l of body.slice(1)) expect(l, String(columns)).toMatch(/ \d+ +\d+ +\d+$/);
+        app.unmount();
+      }
+    }
   });
 
   it('E and T pick an error code and a tenant', async () => {
