@@ -110,8 +110,11 @@ export function App(props: AppProps) {
   if (size.rows < MIN_ROWS) {
     // A frame taller than the screen scrolled and was drawn over itself (lines of the list over the
     // column header, the title gone): one line says why instead. Keys keep working; enlarged, it is back.
+    // As tall as a frame (blank under the note): narrowed, a terminal that reflows (tmux) re-wraps a
+    // long line into two; Ink erased only the one line it wrote, and half the old note stayed above
+    // the new one. Redrawing the whole height clears what the reflow left, as the list's frame does.
     return (
-      <Box height={1} width={size.columns}>
+      <Box height={Math.max(1, size.rows - 1)} width={size.columns} flexDirection="column">
         <Text wrap="truncate-end">{`this terminal (${size.columns}×${size.rows}) is too small: the app needs at least ${MIN_ROWS} rows · q quits`}</Text>
       </Box>
     );

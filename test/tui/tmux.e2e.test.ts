@@ -111,6 +111,29 @@ describe('agentq dlq browse in a real terminal', () => {
     }
   }, 120_000);
 
+  // Regression: the "too small" note filled its line to the last column; narrowed, the terminal
+  // (tmux) re-wrapped it into two lines, Ink erased one, and the first half of the old note stayed
+  // on screen above the new one ("this terminal (100×5) is too small…" over "…(60×4)…").
+  it('narrowing a terminal that is too small shows the one-line note once, nothing left of the old one', async () => {
+    const env = { ...home.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' };
+    const pane = TmuxPane.start(['node', AGENTQ_BIN, '--url', url, 'dlq', 'browse', '--queue', 'research'], env, { columns: 100, rows: 30 });
+    try {
+      await pane.waitFor('total 36 · shown 36');
+      const nonEmpty = (s: string) => s.split('\n').filter((l) => l.trim() !== '');
+      for (const [x, y] of [[100, 5], [60, 4], [40, 5], [25, 3]] as const) {
+        pane.tmux('resize-window', '-t', 'tui', '-x', String(x), '-y', String(y));
+        const screen = await pane.waitFor(`(${x}×${y})`);
+        expect(nonEmpty(screen), `${x}×${y}`).toHaveLength(1);
+      }
+      pane.tmux('resize-window', '-t', 'tui', '-x', '100', '-y', '30');
+      await pane.waitFor('total 36 · shown 36');
+      pane.keys('q');
+      expect(await pane.exitStatus()).toBe(0);
+    } finally {
+      pane.kill();
+    }
+  }, 120_000);
+
   it('with the backend unreachable it fails at start-up like other commands: exit 75 with the message, the screen never taken', async () => {
     const port = await freePort(); // nothing listens there
     const env = { ...home.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' };
