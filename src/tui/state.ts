@@ -14,6 +14,7 @@ import type { PlannedRedrive, RedriveProgress, RedriveResult, SelectionContext }
 import { isRowExpired, type TriageRow } from './row.js';
 import { indexOfSorted, moveCursor, placeCursor, type ListWindow, type Motion } from './window.js';
 import { count, withoutLastGrapheme } from './text.js';
+import { graphemes } from '../cli/output/width.js';
 import { confirmFits } from './confirm-layout.js';
 import { DLQ_GREP_MAX_CHARS, DLQ_ROW_MESSAGE_CHARS } from '../backend/contract.js';
 
@@ -492,16 +493,19 @@ function typeText(s: TriageState, text: string): TriageState {
   if (s.mode === 'filter') {
     // As long as --grep takes (Enter hands it to the backend's grep): a paste of a whole log
     // was typed key by key, each one refiltering and redrawing, and froze the app for minutes.
-    const textDraft = upTo(s.textDraft, text, DLQ_GREP_MAX_CHARS);
-    if (textDraft === s.textDraft) return { ...s, notice: `the text filter takes at most ${DLQ_GREP_MAX_CHARS} characters, as --grep` };
+    const isCut = s.textDraft.length + text.length > DLQ_GREP_MAX_CHARS;
+    const textDraft = isCut ? appendWithin(s.textDraft, text, DLQ_GREP_MAX_CHARS, (t) => t.length) : s.textDraft + text;
+    const notice = isCut ? `the text filter takes at most ${DLQ_GREP_MAX_CHARS} characters, as --grep` : s.notice;
+    if (textDraft === s.textDraft) return { ...s, notice };
     // Live filtering: the list follows each keystroke, Enter keeps it, Esc restores.
-    return refilter({ ...s, textDraft }, { ...s.filter, text: textDraft });
+    return refilter({ ...s, textDraft, notice }, { ...s.filter, text: textDraft });
   }
   if (s.mode === 'confirm' && s.redrive?.step === 'confirm' && s.redrive.focus === 'reason') {
-    const typed = [...(s.redrive.reason + text)];
+    const all = s.redrive.reason + text;
+    const isCut = codePoints(all) > REASON_MAX_CHARS;
     // Said, not silently dropped: the rest of a pasted note would otherwise be missing from the audit.
-    const notice = typed.length > REASON_MAX_CHARS ? `the reason takes at most ${REASON_MAX_CHARS} characters: the rest was not typed` : s.notice;
-    return { ...s, notice, redrive: { ...s.redrive, reason: typed.slice(0, REASON_MAX_CHARS).join('') } };
+    const notice = isCut ? `the reason takes at most ${REASON_MAX_CHARS} characters: the rest was not typed` : s.notice;
+    return { ...s, notice, redrive: { ...s.redrive, reason: isCut ? appendWithin(s.redrive.reason, text, REASON_MAX_CHARS, codePoints) : all } };
   }
   if (s.mode === 'confirm' && s.redrive?.step === 'confirm') {
     const digits = text.replace(/[^0-9]/g, '');
@@ -524,15 +528,37 @@ function pastedText(text: string): string {
   return text.replace(/[\r\n]+$/, '').replace(/\r\n|[\r\n\t]/g, ' ').replace(/[\u0000-\u001f\u007f-\u009f]/g, '');
 }
 
-/** `text` appended to `base` while the whole stays within `max` UTF-16 units, never splitting a character. */
-function upTo(base: string, text: string, max: number): string {
-  if (base.length + text.length <= max) return base + text;
-  let out = base;
-  for (const ch of text) {
-    if (out.length + ch.length > max) break;
-    out += ch;
+/** `text` typed after `base` in a field of at most `max` (by `size`), cut as withinLimit cuts. */
+function appendWithin(base: string, text: string, max: number, size: (t: string) => number): string {
+  // The common overflow, a long paste typed key by key once the field is full: a key that starts a
+  // new character (below U+0300, no joiner before it) cannot fit, and nothing is walked for it.
+  if (size(base) >= max && text.charCodeAt(0) < 0x300 && base.charCodeAt(base.length - 1) !== 0x200d) return base;
+  return withinLimit(base + text, max, size);
+}
+
+function codePoints(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0xdc00 || c > 0xdfff) n++; // a low surrogate belongs to the code point before it
   }
-  return out;
+  return n;
+}
+
+/**
+ * The longest start of `text` whose graphemes add up to at most `max` by `size`: a limit cuts
+ * between what shows as characters. Cut between code points, an emoji sequence across the limit
+ * left its first half and a dangling joiner, which the terminal drew further along the line.
+ */
+function withinLimit(text: string, max: number, size: (t: string) => number): string {
+  let used = 0;
+  let end = 0;
+  for (const g of graphemes(text)) {
+    used += size(g);
+    if (used > max) break;
+    end += g.length;
+  }
+  return text.slice(0, end);
 }
 
 // ------------------------------------------------------------------ commands

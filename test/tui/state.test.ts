@@ -290,6 +290,18 @@ describe('redrive dialog', () => {
     expect(s.notice).toBe('the reason takes at most 200 characters: the rest was not typed');
   });
 
+  // Regression: both limits cut between code points: an emoji sequence across the 200th character
+  // left its first half and a dangling joiner, drawn by the terminal further along the line.
+  it('the filter and the reason are cut at their limit between characters as shown, never inside an emoji sequence', () => {
+    let s = keys(loaded(3), '/', 'a'.repeat(197) + '👩\u200d💻');
+    expect(s.textDraft).toBe('a'.repeat(197));
+    expect(s.notice).toBe('the text filter takes at most 200 characters, as --grep');
+    s = reduce(keys(s, 'esc', 'a', 'R'), { type: 'redrive/planned', planned: planned(3) });
+    s = keys(s, 'tab', 'tab', 'x'.repeat(198) + '👩\u200d💻');
+    expect(s.redrive).toMatchObject({ step: 'confirm', focus: 'reason', reason: 'x'.repeat(198) });
+    expect(s.notice).toBe('the reason takes at most 200 characters: the rest was not typed');
+  });
+
   it('a plan with nothing to redrive cannot be applied', () => {
     let s = reduce(keys(loaded(3), 'a', 'R'), { type: 'redrive/planned', planned: planned(0, 3) });
     s = keys(s, 'tab', 'enter');
