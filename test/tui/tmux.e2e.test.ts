@@ -280,7 +280,11 @@ describe('agentq dlq browse when its SQLite store file goes away', () => {
       pane.keys('Space', 'R');
       const refused = await pane.waitFor('Redrive not done');
       expect(refused.replace(/[│\s]+/g, ' ')).toContain(`the agentq store at ${path} was replaced by another file since agentq dlq browse opened it`);
-      pane.keys('Enter', 'r');
+      // Enter, then r once the list is back: sent at once, tmux may hand both over in one read
+      // ("\rr"), which the app takes for a pasted line break (nothing outside a text field) and an r.
+      pane.keys('Enter');
+      await pane.waitFor((sc) => !sc.includes('Redrive not done') && sc.includes('selected 1'));
+      pane.keys('r');
       const reload = await pane.waitFor('The DLQ is not loaded');
       expect(reload.replace(/\s+/g, ' ')).toContain(`the agentq store at ${path} was replaced by another file since agentq dlq browse opened it`);
       const now = new SqliteBackend({ path });
