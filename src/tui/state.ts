@@ -329,7 +329,8 @@ export function reduce(s: TriageState, a: TriageAction): TriageState {
       }
       return { ...s, interruptedBy: a.reason, isQuitting: true };
     case 'paste': {
-      if (!TEXT_MODES.has(inputMode(s))) return { ...s, notice: PASTE_IGNORED };
+      // While a run applies, the status bar's note is about the run ("stopping after the current batch…").
+      if (!TEXT_MODES.has(inputMode(s))) return s.redrive?.step === 'applying' ? s : { ...s, notice: PASTE_IGNORED };
       const text = pastedText(a.text);
       return text === '' ? s : typeText({ ...s, notice: null }, text);
     }

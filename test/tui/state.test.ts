@@ -317,6 +317,17 @@ describe('redrive dialog', () => {
     expect(s.redrive).toMatchObject({ step: 'applying', isStopRequested: true });
   });
 
+  it('a paste while a run applies neither stops it nor hides what the status bar says about it', () => {
+    let s = reduce(keys(loaded(3), 'a', 'R'), { type: 'redrive/planned', planned: planned(3) });
+    s = keys(s, 'tab', 'enter', 'C-c');
+    const notice = s.notice;
+    expect(notice).toContain('stopping after the current batch');
+    s = reduce(s, { type: 'paste', text: 'q\x03q' });
+    expect(s.notice).toBe(notice);
+    expect(s.isQuitting).toBe(false);
+    expect(s.isForceQuit).toBeFalsy();
+  });
+
   it('the result leads back to a fresh load of the DLQ with the selection cleared', () => {
     let s = reduce(keys(loaded(3), 'a', 'R'), { type: 'redrive/planned', planned: planned(3) });
     s = keys(s, 'tab', 'enter');
