@@ -11,7 +11,7 @@
  * Jobs die through the real path: submit (publish), claim from SQS, permanent
  * failure (the store entry, then the agentq copy in the SQS DLQ).
  */
-import { GetQueueAttributesCommand, GetQueueUrlCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, GetQueueAttributesCommand, GetQueueUrlCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBackend } from '../../src/backend/open.js';
@@ -196,6 +196,24 @@ describe('agentq dlq redrive on SQS: the SQS DLQ sweep', () => {
       expect(left.map((m) => m.what)).toEqual([...s.jobs.never!, 'from another system'].sort());
       // Received once by the sweep (never put back and received again), once by this check.
       expect(left.every((m) => m.receives === 2)).toBe(true);
+    } finally {
+      await backend.close();
+    }
+  }, 120_000);
+
+  it('a second copy of one still-dead entry (a DLQ send whose answer was lost, sent again) held beside the moves of a redrive, is deleted: one copy per entry stays', async () => {
+    const s = await seed('h', { never: 3 });
+    // One copy sent twice: the same body and attributes, a message of its own.
+    const r = await raw.send(new ReceiveMessageCommand({ QueueUrl: s.dlq, MaxNumberOfMessages: 10, VisibilityTimeout: 60, MessageAttributeNames: ['All'] }));
+    const copy = r.Messages!.find((m) => m.MessageAttributes?.['agentq-error-code'] !== undefined)!;
+    await raw.send(new SendMessageCommand({ QueueUrl: s.dlq, MessageBody: copy.Body!, MessageAttributes: copy.MessageAttributes }));
+    for (const m of r.Messages!) await raw.send(new ChangeMessageVisibilityCommand({ QueueUrl: s.dlq, ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 }));
+    expect(await depths(s.dlq)).toEqual({ visible: 5, hidden: 0 });
+    const backend = (await openBackend(s.url)) as SqsBackend;
+    try {
+      const held = await backend.sweepRedrivenCopies('research', undefined, Promise.resolve());
+      expect(held).toMatchObject({ received: 5, mirror_kept: 3, duplicate_copies: 1, deleted: 1, kept_in_sqs: 1 });
+      expect((await contents(s.dlq)).map((m) => m.what)).toEqual([...s.jobs.never!, 'from another system'].sort());
     } finally {
       await backend.close();
     }

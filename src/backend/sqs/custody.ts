@@ -11,7 +11,9 @@
  *   kept while the store entry is dead (so SQS alarms see it), deleted once
  *   the entry left the DLQ (redriven, purged, expired); a copy of a job the
  *   store never had is the only record of it here, so it is kept
- *   byte-exact like a foreign message (custody kind `orphan`);
+ *   byte-exact like a foreign message (custody kind `orphan`); a second copy of one entry
+ *   (a DLQ send whose answer was lost, sent again when the job's message came back) is
+ *   deleted, so the DLQ holds each dead entry once (`duplicate_copies`);
  * - agentq envelopes without them: moved by the native backstop
  *   (maxReceiveCount); the job goes dead in the store, reason `custody`;
  * - foreign or malformed bodies: kept byte-exact as DLQ entries listed as
@@ -83,8 +85,15 @@ export interface SweepReport {
    * message left in SQS other than the copies counted in `mirror_kept`.
    */
   kept_in_sqs: number;
-  /** Our own DLQ copies of entries still dead in the store, left in place. */
+  /** Our own DLQ copies of entries still dead in the store, left in place (one per entry). */
   mirror_kept: number;
+  /**
+   * Further copies of an entry still dead, found beside the one kept (`mirror_kept`): deleted (and
+   * counted in `deleted`). A DLQ send whose answer never came (a worker stopped while SQS was
+   * frozen, a connection cut) may have been carried out by SQS, and the copy is sent again when the
+   * job's message comes back: SQS cannot tell, and only a sweep sees both.
+   */
+  duplicate_copies: number;
   /** Stopped by `signal` before the DLQ was drained: later sweeps remove what is left. */
   interrupted?: boolean;
   /** Stopped at `max` received before a receive came back empty: more messages may remain. */
@@ -105,10 +114,12 @@ export async function sweepDlq(
   opts: SweepOptions = {},
   requeue?: Requeue,
 ): Promise<SweepReport> {
-  const report: SweepReport = { received: 0, custody: [], already_in_custody: 0, requeued: 0, deleted: 0, kept_in_sqs: 0, mirror_kept: 0 };
+  const report: SweepReport = { received: 0, custody: [], already_in_custody: 0, requeued: 0, deleted: 0, kept_in_sqs: 0, mirror_kept: 0, duplicate_copies: 0 };
   const max = opts.max ?? 1000;
   const seen = new Set<string>();
   const putBack: Array<{ Id: string; ReceiptHandle: string; VisibilityTimeout: number }> = [];
+  /** Jobs one of whose DLQ copies this sweep keeps in place: any other copy of theirs is a duplicate. */
+  const mirrored = new Set<string>();
   /** Copies held (their jobs were dead when received) by job id, until their job moves or `holdUntil` settles. */
   const held = new Map<string, string[]>();
   /** Judgements of held copies started when their jobs moved (onMoved); the first failure fails the sweep. */
@@ -139,6 +150,12 @@ export async function sweepDlq(
         return null;
       }
       if (state === 'dead') {
+        // One copy per entry stays; this sweep received every visible message once, so it sees them all.
+        if (mirrored.has(parsed.jobId)) {
+          report.duplicate_copies++;
+          return m.ReceiptHandle!;
+        }
+        mirrored.add(parsed.jobId);
         report.mirror_kept++;
         return keepInPlace();
       }
@@ -261,9 +278,14 @@ export async function sweepDlq(
         chunk.forEach((h, i) => {
           const st = states[i] ?? null;
           if (st !== null && st !== 'dead') receipts.push(h.receipt);
-          else {
-            if (st === 'dead') report.mirror_kept++;
-            else report.kept_in_sqs++;
+          else if (st === 'dead' && mirrored.has(h.jobId)) {
+            report.duplicate_copies++;
+            receipts.push(h.receipt);
+          } else {
+            if (st === 'dead') {
+              mirrored.add(h.jobId);
+              report.mirror_kept++;
+            } else report.kept_in_sqs++;
             putBack.push({ Id: `p${putBack.length}`, ReceiptHandle: h.receipt, VisibilityTimeout: 0 });
           }
         });

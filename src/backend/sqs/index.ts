@@ -348,11 +348,11 @@ export class SqsBackend implements Backend {
   private async sweepRedrivenCopiesUnwatched(queue: string, signal?: AbortSignal, holdUntil?: Promise<unknown>): Promise<SweepReport & { dlq: string; in_flight: number }> {
     const name = this.sqsQueues.dlqName(queue);
     const url = await this.sqsQueues.url(name);
-    if (url === null) return { dlq: name, received: 0, custody: [], already_in_custody: 0, requeued: 0, deleted: 0, kept_in_sqs: 0, mirror_kept: 0, in_flight: 0 };
+    if (url === null) return { dlq: name, received: 0, custody: [], already_in_custody: 0, requeued: 0, deleted: 0, kept_in_sqs: 0, mirror_kept: 0, duplicate_copies: 0, in_flight: 0 };
     const depth = await this.sqsQueues.visibleDepth(url, name, queue);
     // Messages someone else holds hidden (another sweep, a consumer, or a redrive killed mid-sweep)
     // cannot be received now: the report says so, since copies of moved jobs may be among them.
-    if (depth === 0) return { dlq: name, received: 0, custody: [], already_in_custody: 0, requeued: 0, deleted: 0, kept_in_sqs: 0, mirror_kept: 0, in_flight: await this.sqsQueues.inFlight(url, name, queue) };
+    if (depth === 0) return { dlq: name, received: 0, custody: [], already_in_custody: 0, requeued: 0, deleted: 0, kept_in_sqs: 0, mirror_kept: 0, duplicate_copies: 0, in_flight: await this.sqsQueues.inFlight(url, name, queue) };
     const max = Math.ceil(depth * 1.1) + 100;
     const visibilitySeconds = Math.min(SQS_MAX_VISIBILITY_SECONDS, 30 + Math.ceil(max / 200));
     const onMoved = (listener: (jobIds: string[]) => void) => {

@@ -79,7 +79,8 @@ export function sweepResult(run: RunRecord, outcome: SweepOutcome, io: Io): Agen
   }
   const r = outcome.report;
   io.err.write(
-    `swept ${r.dlq}: received ${r.received}, deleted ${r.deleted} copies of jobs no longer dead, ` +
+    `swept ${r.dlq}: received ${r.received}, deleted ${r.deleted - r.duplicate_copies} copies of jobs no longer dead` +
+      `${r.duplicate_copies > 0 ? ` and ${r.duplicate_copies} second copies of still-dead entries` : ''}, ` +
       `made ${r.mirror_kept} copies of still-dead entries and ${r.kept_in_sqs} other messages visible again\n`,
   );
   if (r.in_flight > 0) {

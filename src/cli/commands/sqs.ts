@@ -67,7 +67,7 @@ export interface SweepOptions {
 export function sweepWarning(dlqName: string, leaveForeign: boolean): string {
   return (
     `This RECEIVES from the SQS DLQ ${dlqName}. Every message received gets its receive count raised by one and is hidden ` +
-    `for up to 30 s while it is handled. agentq's own copies of entries that are still dead are put back at once. ` +
+    `for up to 30 s while it is handled. agentq's own copies of entries that are still dead are put back at once (one per entry: a second copy of one is deleted). ` +
     `Other messages are written to the job store byte-exact with their attributes, then deleted from SQS` +
     (leaveForeign ? ' — except foreign and malformed ones, which are recorded and left in SQS.' : '.') +
     ' Foreign and malformed messages are listed as malformed DLQ entries and are never redriven or purged.'
@@ -112,7 +112,8 @@ export async function sweep(o: SweepOptions, ctx: CommandContext): Promise<void>
     `received ${report.received}: ${report.custody.length - report.already_in_custody - report.requeued} taken into custody` +
       `${report.already_in_custody > 0 ? ` (${report.already_in_custody} already in custody)` : ''}` +
       `${report.requeued > 0 ? `, ${report.requeued} of running jobs under a live lease left running (messages back in their source queue)` : ''}, ${report.deleted} deleted from SQS, ` +
-      `${report.mirror_kept} agentq copies of dead entries left in place, ${report.kept_in_sqs} foreign/malformed left in SQS`,
+      `${report.mirror_kept} agentq copies of dead entries left in place` +
+      `${report.duplicate_copies > 0 ? ` (${report.duplicate_copies} second copies of them deleted: one copy per entry)` : ''}, ${report.kept_in_sqs} foreign/malformed left in SQS`,
   );
   atMax();
 }

@@ -1,0 +1,107 @@
+/**
+ * A job that dies while SQS is frozen: its DLQ copy is sent behind. A worker that stops (and its
+ * backend's close) before SQS answers gives that send up, but SQS may still carry it out once it
+ * answers again (the request was in its socket), unknown to the store; the job's message then
+ * comes back and is buried again, so the SQS DLQ held two copies of one entry, each counted by
+ * alarms on its depth, and every sweep put both back. A sweep now keeps one copy per entry.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { SqsBackend } from '../../src/backend/sqs/index.js';
+import { parseSqsUrl } from '../../src/backend/sqs/url.js';
+import { createWorker, HandlerError, type WorkerEvent } from '../../src/index.js';
+import { useEmulatorCredentials } from '../conformance/sqs-fixture.js';
+import { pollUntil } from '../support/poll.js';
+import { TestServers } from '../support/servers.js';
+import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
+
+useEmulatorCredentials();
+let sqs: SqsServer;
+let dir: string;
+let frozen = false;
+const servers = new TestServers();
+beforeAll(async () => {
+  sqs = await servers.start(startSqsServer());
+  dir = await mkdtemp(join(tmpdir(), 'agentq-sqs-dlq-once-'));
+});
+afterAll(async () => {
+  if (frozen) sqs?.signal('SIGCONT');
+  await servers.stopAll();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+function open(prefix: string): SqsBackend {
+  const url = `sqs://us-east-1/${prefix}?endpoint=${encodeURIComponent(sqs.endpoint)}&store=${encodeURIComponent(`sqlite:${join(dir, `${prefix}.db`)}`)}&wait=0&autocreate=1`;
+  return new SqsBackend({ url: parseSqsUrl(url, url), shown: url });
+}
+
+it('a job that died while SQS was frozen, its worker stopped before SQS answered: the SQS DLQ holds its copy once', async () => {
+  const queue = `once${process.pid}`;
+  const backend = open(queue);
+  const events: WorkerEvent[] = [];
+  let finish!: () => void;
+  const finished = new Promise<void>((r) => (finish = r));
+  const worker = createWorker({
+    backend,
+    queue,
+    concurrency: 1,
+    leaseMs: 3_000,
+    heartbeatMs: 500,
+    gracefulMs: 500,
+    minIdleMs: 20,
+    maxIdleMs: 100,
+    handler: async () => {
+      await finished;
+      throw new HandlerError('BAD_INPUT', 'cannot be done', { retryable: false });
+    },
+    logger: (e) => void events.push(e),
+  });
+  const { job } = await backend.submit({ workflow: 'noop:v1', queue });
+  await backend.workerPreflight(queue);
+  await worker.start();
+  await pollUntil(() => events.some((e) => e.kind === 'claimed'), { what: 'the job to be claimed' });
+  sqs.signal('SIGSTOP');
+  frozen = true;
+  finish();
+  await pollUntil(() => events.some((e) => e.kind === 'failed' && e.outcome === 'dead'), { timeoutMs: 15_000, what: 'the job to die' });
+  await worker.stop();
+  await backend.close();
+  sqs.signal('SIGCONT');
+  frozen = false;
+
+  const later = open(queue);
+  try {
+    const sourceUrl = (await later.sqsQueues.sourceUrl(queue, job.class))!;
+    const dlqUrl = (await later.sqsQueues.dlqUrl(queue))!;
+    const data = later.sqsQueues['data'];
+    const held = async (url: string) => {
+      const a = (await data.getQueueAttributes({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] })).Attributes ?? {};
+      return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0);
+    };
+    // SQS carried out the send the stopped worker gave up on, unknown to the store.
+    await pollUntil(async () => (await held(dlqUrl)) === 1, { what: 'the abandoned DLQ send to land once SQS answers' });
+    expect((await later.ext.delivery(job.job_id))?.dlq_sent_at).toBeNull();
+    // The job's message comes back (its lease's visibility over) to a worker busy with another
+    // job of its class, and is buried: a second copy, since SQS cannot tell it has one.
+    await later.submit({ workflow: 'noop:v1', queue });
+    await pollUntil(
+      async () => {
+        await later.claim({ queue, workerId: 'w2', workerVersion: null, max: 1, leaseMs: 60_000 });
+        return (await later.ext.delivery(job.job_id))?.dlq_sent_at != null;
+      },
+      { timeoutMs: 20_000, intervalMs: 200, what: "the dead job's message to come back and be buried" },
+    );
+    await pollUntil(async () => (await held(dlqUrl)) === 2, { what: 'the second copy' });
+    // A sweep keeps one copy of the entry and deletes the other.
+    const report = await later.sweepDlq(queue);
+    expect(report).toMatchObject({ received: 2, mirror_kept: 1, duplicate_copies: 1, deleted: 1, custody: [] });
+    expect(await held(dlqUrl)).toBe(1);
+    expect((await later.dlqGet(job.job_id))?.job_id).toBe(job.job_id);
+    // and a second sweep leaves that one in place
+    expect(await later.sweepDlq(queue)).toMatchObject({ received: 1, mirror_kept: 1, duplicate_copies: 0, deleted: 0 });
+  } finally {
+    await later.close();
+  }
+}, 60_000);
