@@ -369,15 +369,18 @@ export class SqliteSqsStore implements SqsStore {
         // The message came back because the lease ran out: the worker crashed or stalled.
         this.reapLease(job, fence, now);
         ({ job, fence } = this.store.load(ref.jobId)!);
-        // Dead of that reap with no message on record (`republish` forgot the one SQS lost): this
-        // message carries the death to the SQS DLQ, as a job's own message does (bury, below).
-        if (job.state === 'dead' && current === null) {
-          this.recordDelivery(ref, now);
-          return { kind: 'bury', job };
-        }
       }
 
       if (job.state === 'dead') {
+        // Dead with no message on record: the one that carried it was replaced (renewed near the
+        // backstop, put back by a DLQ sweep, or forgotten by `republish` when SQS lost it) and the
+        // job died before the new one was received, so its burial found nothing to copy. This
+        // message carries the death to the SQS DLQ, as the job's own message does. (Not a death by
+        // custody: SQS itself moved that job's message to the DLQ, and the sweep took it in.)
+        if (current === null && job.dead?.reason !== 'custody') {
+          this.recordDelivery(ref, now);
+          return { kind: 'bury', job };
+        }
         if (current && current.message_id === ref.messageId && current.dlq_sent_at === null) {
           this.refreshReceipt(ref, now);
           return { kind: 'bury', job };

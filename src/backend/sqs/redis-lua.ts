@@ -79,15 +79,17 @@ if st == 'running' then
   redis.call('ZREM', K_LEASES, id)
   reapLease(id, ARGV[15], rand)
   st = hget(id, 'st')
-  -- Dead of that reap with no message on record (republish forgot the one SQS lost): this
-  -- message carries the death to the SQS DLQ, as a job's own message does (bury, below).
-  if st == 'dead' and not cur then
-    record()
-    return { 'bury', snapshot(id) }
-  end
 end
 
 if st == 'dead' then
+  -- Dead with no message on record (the one that carried it renewed, put back by a DLQ sweep, or
+  -- forgotten by republish, and the job died before the new one was received): this message
+  -- carries the death to the SQS DLQ, as the job's own message does (SqliteSqsStore.consider).
+  -- Not a death by custody: SQS itself moved that job's message to the DLQ.
+  if not cur and hget(id, 'dr') ~= 'custody' then
+    record()
+    return { 'bury', snapshot(id) }
+  end
   if cur and cur.m == mid and tonumber(cur.ds) == 0 then
     refresh()
     return { 'bury', snapshot(id) }
