@@ -75,6 +75,11 @@ const APPLY_PART_MIN = 100;
 /** Receive rounds per class queue in one claim call: bounded work per call. */
 const MAX_ROUNDS = 8;
 /**
+ * How often (store clock) a worker with nothing waiting in the store still receives from its class
+ * queues (`claimLeasing`): messages ended jobs left there are dealt with only when received.
+ */
+export const IDLE_RECEIVE_EVERY_MS = 60_000;
+/**
  * How long a submit waits for SQS to publish its job (publisher.ts): the job is stored with its
  * outbox row by then, so a silent SQS must not hold the caller for the transport's time-outs.
  */
@@ -156,6 +161,8 @@ export class SqsBackend implements Backend {
   private readonly publishWaitMs: number;
   private readonly stallMs: number;
   private fair = initialFairnessState();
+  /** When a claim that finds nothing waiting in the store next receives anyway (IDLE_RECEIVE_EVERY_MS); not at once: a worker's start looked its queues up. */
+  private nextIdleReceiveAt: number;
   /** Told the jobs of every committed redrive batch: the sweep beside the moves (sweepRedrivenCopies). */
   private readonly movedListeners = new Set<(jobIds: string[]) => void>();
   /** Calls SQS answered (`broker`). */
@@ -195,6 +202,7 @@ export class SqsBackend implements Backend {
     );
     this.relay = new OutboxRelay(this.ext, this.sqsQueues, this.data, this.maxVisibility, opts.url.fifo);
     this.publisher = new GroupPublisher(this.relay);
+    this.nextIdleReceiveAt = this.clock.now() + IDLE_RECEIVE_EVERY_MS;
   }
 
   /** Seconds of visibility that hide a message until `untilMs` (store clock), within SQS limits. */
@@ -460,6 +468,7 @@ export class SqsBackend implements Backend {
     for (const c of JOB_CLASSES) if (wanted.has(c) && (pending.get(c) ?? 0) > 0) candidates[c] = ['*'];
     const leases: Lease[] = [];
     const classes = Object.keys(candidates) as JobClass[];
+    if (classes.length === 0) return this.idleReceive(req, wanted, leasing);
     // Classes by smooth weighted round robin (core/fairness), each class its own SQS queue.
     while (leases.length < req.max) {
       const choice = nextPick(this.fair, candidates, this.fairness);
@@ -479,6 +488,28 @@ export class SqsBackend implements Backend {
     // idle worker waits in SQS instead of spinning, without waiting 20 s per empty class.
     if (leases.length === 0 && this.url.waitSeconds > 0 && classes.length > 0) {
       leases.push(...(await this.claimFrom(req, classes[0]!, req.max, this.url.waitSeconds, leasing)));
+    }
+    return leases;
+  }
+
+  /**
+   * Nothing of these classes waits in the store, so no receive is due; but a message an ended job
+   * left behind is dealt with only when received: a dead job's whose DLQ copy could not be sent
+   * (the SQS DLQ missing at its death, a send a stop gave up on), an ended job's whose delete
+   * failed. With no further job of its class it was never received: the copy never reached the
+   * SQS DLQ once it existed, and the message lay in the source queue (its depth and oldest age)
+   * until SQS's retention dropped it. So once a minute an idle worker receives from each of its
+   * class queues (no long poll); `consider` buries or deletes what it finds, as on any receive.
+   */
+  private async idleReceive(req: ClaimRequest, wanted: Set<JobClass>, leasing: Leasing): Promise<Lease[]> {
+    const now = this.clock.now();
+    if (now < this.nextIdleReceiveAt) return [];
+    this.nextIdleReceiveAt = now + IDLE_RECEIVE_EVERY_MS;
+    const leases: Lease[] = [];
+    for (const cls of JOB_CLASSES) {
+      // (a class queue that is missing holds nothing, and no job of the store waits for it)
+      if (!wanted.has(cls) || leases.length >= req.max || (await this.sqsQueues.sourceUrl(req.queue, cls)) === null) continue;
+      leases.push(...(await this.claimFrom(req, cls, req.max - leases.length, 0, leasing)));
     }
     return leases;
   }
