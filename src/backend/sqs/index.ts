@@ -588,7 +588,9 @@ export class SqsBackend implements Backend {
         await this.deleteMessage(url, m.ReceiptHandle!);
         return null;
       case 'bury':
-        await this.buryInSqs(d.job);
+        // After the job's own SQS work (its worker's burial may still be going on behind, SQS slow
+        // to answer its copy): two burials at once sent two copies of one death.
+        await this.behind(parsed.jobId, () => this.buryInSqs(d.job));
         return null;
       case 'unknown':
         await this.setVisibility(url, m.ReceiptHandle!, this.notOursVisibility());
@@ -686,6 +688,13 @@ export class SqsBackend implements Backend {
   private async buryInSqs(job: Job): Promise<string | undefined> {
     const d = await this.ext.delivery(job.job_id);
     if (!d || !job.dead) return;
+    // Its copy was confirmed meanwhile (an earlier burial of this death, going on behind when this
+    // one was decided): only the message is left to delete, by its newest receipt. (A copy sent
+    // before this death, of an earlier one the job was redriven from, does not count.)
+    if (d.dlq_sent_at !== null && d.dlq_sent_at >= Date.parse(job.dead.dead_at)) {
+      await this.deleteMessage(d.queue_url, d.receipt);
+      return;
+    }
     const dlq = await this.sqsQueues.dlqUrl(job.queue);
     // The source message stays (it comes back and is buried again once the DLQ exists).
     if (dlq === null) return dlqMissing(this.sqsQueues.dlqName(job.queue), job.queue);
