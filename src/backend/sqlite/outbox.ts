@@ -287,12 +287,17 @@ export class SqliteSqsStore implements SqsStore {
     return (this.q('SELECT * FROM sqs_deliveries WHERE job_id = ?').get(jobId) as Delivery | undefined) ?? null;
   }
 
+  /**
+   * The message now carries the job (waiting, running, or its death to bury): no DLQ copy of it is
+   * sent yet. Not even when it is the message that was recorded, copy sent: a redrive's job run
+   * again by its old message (whose delete had failed) kept that mark of its earlier death, and the
+   * message of its next death, coming back unburied, was deleted as one whose copy was sent.
+   */
   private recordDelivery(ref: ReceivedRef, now: number): void {
     this.q(
       `INSERT INTO sqs_deliveries (job_id, message_id, receipt, queue_url, received_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (job_id) DO UPDATE SET message_id = excluded.message_id, receipt = excluded.receipt,
-         queue_url = excluded.queue_url, received_at = excluded.received_at,
-         dlq_sent_at = CASE WHEN sqs_deliveries.message_id = excluded.message_id THEN sqs_deliveries.dlq_sent_at END`,
+         queue_url = excluded.queue_url, received_at = excluded.received_at, dlq_sent_at = NULL`,
     ).run(ref.jobId, ref.messageId, ref.receipt, ref.queueUrl, now);
   }
 

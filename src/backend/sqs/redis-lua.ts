@@ -54,10 +54,10 @@ local st = hget(id, 'st')
 if not st then return { 'unknown' } end
 local cur = delivery(id)
 
+-- The message now carries the job: no DLQ copy of it sent yet, even when it is the message recorded
+-- with its copy sent (a redriven job run again by its old message: SqliteSqsStore.recordDelivery).
 local function record()
-  local ds = 0
-  if cur and cur.m == mid then ds = cur.ds end
-  redis.call('HSET', K_DLV, id, cjson.encode({ m = mid, r = rcpt, u = qurl, at = NOW, ds = ds }))
+  redis.call('HSET', K_DLV, id, cjson.encode({ m = mid, r = rcpt, u = qurl, at = NOW, ds = 0 }))
 end
 local function refresh()
   if cur and cur.m == mid then
