@@ -29,8 +29,8 @@ import { RESULT_MAX_BYTES } from '../core/model.js';
 import { CappedOutput, DEFAULT_RESULT_CAP_BYTES, LineSplitter, RESULT_MARKER_ROOM, utf8BoundaryAfter } from './capped-output.js';
 import { HANDLER_KILLED, HandlerError } from './handler-error.js';
 import { launchProblem, namesScript } from './launch-check.js';
-import { ProcessGroup, signalSessions } from './process-group.js';
-import { ERROR_CODE_RE, ERROR_CODE_RULE, jobEnv, shownCode, type ErrorReport } from './job-env.js';
+import { ProcessGroup, signalAttempts } from './process-group.js';
+import { ERROR_CODE_RE, ERROR_CODE_RULE, JOB_ENV, jobEnv, shownCode, type ErrorReport } from './job-env.js';
 import type { Handler, JobContext } from './types.js';
 
 export const EXIT_RETRYABLE = 75;
@@ -129,22 +129,22 @@ function removeOnExit(dir: string): void {
 }
 
 /**
- * The process groups of the handlers still running, or still being ended. Each handler has a
- * group of its own (so a stop reaches what a shell script started), which also means it outlives
- * the worker: a worker leaving at once (a second SIGTERM or Ctrl-C) left its handlers running, and
- * their jobs ran a second time, at the same moment, once their leases expired. So when the
- * process exits, the groups still here are killed.
+ * The handlers still running, or still being ended (their process groups, see `ProcessGroup`).
+ * Each handler has a group of its own (so a stop reaches what a shell script started), which also
+ * means it outlives the worker: a worker leaving at once (a second SIGTERM or Ctrl-C) left its
+ * handlers running, and their jobs ran a second time, at the same moment, once their leases
+ * expired. So when the process exits, what is still here is killed.
  */
-const liveGroups = new Set<number>();
+const liveGroups = new Set<ProcessGroup>();
 let killOnExit = false;
 
-function trackGroup(pid: number | undefined): void {
-  if (pid === undefined) return;
-  liveGroups.add(pid);
+function trackGroup(group: ProcessGroup | null): void {
+  if (group === null) return;
+  liveGroups.add(group);
   if (killOnExit) return;
   killOnExit = true;
   process.once('exit', () => {
-    signalSessions(liveGroups, 'SIGKILL');
+    signalAttempts(liveGroups, 'SIGKILL');
   });
 }
 
@@ -154,7 +154,7 @@ function trackGroup(pid: number | undefined): void {
  * own, a Ctrl-Z on the worker does not reach them.
  */
 export function signalHandlerGroups(sig: NodeJS.Signals): void {
-  signalSessions(liveGroups, sig);
+  signalAttempts(liveGroups, sig);
 }
 
 /**
@@ -232,8 +232,10 @@ function runChildProcess(
       // Its own process group, so a SIGTERM reaches what a shell script started too.
       detached: true,
     });
-    trackGroup(child.pid);
-    const group = child.pid === undefined ? null : new ProcessGroup(child.pid, o.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
+    // Marked by its report file's path, unique to this worker and attempt: what the handler
+    // starts inherits it, also a process that leaves its session (see `ProcessGroup`).
+    const group = child.pid === undefined ? null : new ProcessGroup(child.pid, o.killGraceMs ?? DEFAULT_KILL_GRACE_MS, `${JOB_ENV.reportFile}=${reportFile}`);
+    trackGroup(group);
     /** Resolves when nothing of the handler's group is left running (see `ProcessGroup.end`). */
     let groupEnded: Promise<void> = Promise.resolve();
     let spawnError: Error | null = null;
@@ -253,7 +255,7 @@ function runChildProcess(
     child.on('exit', () => {
       // The attempt ends with the handler: what it left running in its group is ended too
       // (SIGTERM, then SIGKILL after the kill grace), before the job's ending is written.
-      if (group) groupEnded = group.end().finally(() => liveGroups.delete(group.pgid));
+      if (group) groupEnded = group.end().finally(() => liveGroups.delete(group));
       // A grandchild that inherited stdout can hold the pipe open after the handler exited; do not wait for it forever.
       setTimeout(() => {
         child.stdout.destroy();

@@ -1,21 +1,25 @@
 /**
- * Ending what is left of a handler's process group. A handler runs in a group
- * of its own; when its attempt ends, anything it started and left behind
- * (`( loop ) &` in a shell script) would run on beside the job's next attempt,
- * or after a `--drain` worker has exited. So, as systemd's
- * `KillMode=control-group` does for a service: SIGTERM to the group, SIGKILL
- * after the kill grace, and the attempt ends only once the group is empty.
+ * Ending what is left of a handler's processes. A handler runs in a group of its own; when its
+ * attempt ends, anything it started and left behind (`( loop ) &` in a shell script) would run on
+ * beside the job's next attempt, or after a `--drain` worker has exited. So, as systemd's
+ * `KillMode=control-group` does for a service: SIGTERM to what is left, SIGKILL after the kill
+ * grace, and the attempt ends only once nothing of it is left.
  *
- * The handler is started in a session of its own too (spawn's `detached`: setsid), whose id is
- * its pid, as is its group's. A command it runs may make a process group of its own inside that
- * session — GNU `timeout` does (`timeout 300 claude -p …`), as does a shell with job control — and
- * a signal to the handler's group alone missed it: the agent ran on after a cancel. So every
- * group of the session is signalled and waited for (on Linux, where /proc lists them). Only a
- * process that leaves the session on purpose (`setsid`, a daemon) is not followed.
+ * What belongs to an attempt, on Linux (where /proc lists processes):
+ * - the handler's session. It is started in one of its own (spawn's `detached`: setsid), whose id
+ *   is its pid, as is its group's. A command it runs may make a process group of its own inside
+ *   that session — GNU `timeout` does (`timeout 300 claude -p …`), as does a shell with job
+ *   control — so every group of the session is signalled and waited for;
+ * - the session of any process carrying the attempt's mark in its environment (the handler's
+ *   `AGENTQ_REPORT_FILE=…`, a path unique to the worker and the attempt, which every descendant
+ *   inherits). A process that leaves the session (`setsid`, a daemon that detaches, a browser
+ *   node starts `detached`) is followed so; only one that also clears its environment (`env -i`)
+ *   is not. Only a process started after the handler can be one: the environment of no other is read.
+ * Elsewhere the kill probe on the handler's group decides, alone.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** How often the group is looked at while it is being ended. */
+/** How often the attempt's processes are looked at while it is being ended. */
 const POLL_MS = 50;
 /**
  * After SIGKILL, how long to wait for the group to empty (a process stuck in the kernel cannot die
@@ -23,31 +27,46 @@ const POLL_MS = 50;
  */
 const AFTER_KILL_MS = 500;
 
-export class ProcessGroup {
+/** Which processes are one attempt's: its handler's session, and the processes carrying its mark. */
+export interface Attempt {
+  /** The handler's pid: its session's and its group's id as well. */
+  readonly sid: number;
+  /** The `NAME=value` in the environment of the attempt's processes, or null to follow the session alone. */
+  readonly mark: string | null;
+  /** The handler's start time (clock ticks after boot, /proc/PID/stat), or null where unknown. */
+  readonly startTicks: number | null;
+}
+
+export class ProcessGroup implements Attempt {
+  readonly startTicks: number | null;
   private termSentAt: number | null = null;
   private killTimer: NodeJS.Timeout | null = null;
   private killed = false;
 
   constructor(
-    readonly pgid: number,
+    readonly sid: number,
     private readonly killGraceMs: number,
-  ) {}
+    readonly mark: string | null = null,
+  ) {
+    // Read at once, while the handler is there (alive, or a zombie not yet reaped by Node).
+    this.startTicks = procStat(sid)?.start ?? null;
+  }
 
-  /** SIGTERM to the session's groups, SIGKILL after the kill grace; only the first call does anything. */
+  /** SIGTERM to the attempt's process groups, SIGKILL after the kill grace; only the first call does anything. */
   terminate(): void {
     if (this.termSentAt !== null) return;
     this.termSentAt = Date.now();
-    this.signal('SIGTERM');
+    signalAttempts([this], 'SIGTERM');
     this.killTimer = setTimeout(() => this.kill(), this.killGraceMs);
     this.killTimer.unref();
   }
 
-  /** Resolves once no live process is left in the session (SIGTERM, then SIGKILL, as needed). */
+  /** Resolves once no live process of the attempt is left (SIGTERM, then SIGKILL, as needed). */
   async end(): Promise<void> {
-    if (!hasLiveMembers(this.pgid)) return this.done();
+    if (!hasLiveMembers(this)) return this.done();
     this.terminate();
     let killedAt: number | null = null;
-    while (hasLiveMembers(this.pgid)) {
+    while (hasLiveMembers(this)) {
       if (this.killed) killedAt ??= Date.now();
       if (killedAt !== null && Date.now() - killedAt > AFTER_KILL_MS) break;
       await new Promise((r) => setTimeout(r, POLL_MS));
@@ -57,28 +76,28 @@ export class ProcessGroup {
 
   private kill(): void {
     this.killed = true;
-    this.signal('SIGKILL');
+    signalAttempts([this], 'SIGKILL');
   }
 
   private done(): void {
     if (this.killTimer) clearTimeout(this.killTimer);
   }
-
-  private signal(sig: NodeJS.Signals): void {
-    signalSessions([this.pgid], sig);
-  }
 }
 
 /**
- * Sends `sig` to every process group of the sessions `sids` (each handler's own group first), with
- * one read of /proc for them all: a worker leaving at once ends every running handler's session.
+ * Sends `sig` to every process group of the attempts (each handler's own group first), with one
+ * read of /proc for them all: a worker leaving at once ends every running handler's processes.
  */
-export function signalSessions(sids: Iterable<number>, sig: NodeJS.Signals): void {
-  const wanted = new Set(sids);
-  if (wanted.size === 0) return;
-  const found = groupsBySession(wanted, procStats());
-  for (const sid of wanted) {
-    for (const group of new Set([sid, ...(found?.get(sid) ?? [])])) {
+export function signalAttempts(attempts: Iterable<Attempt>, sig: NodeJS.Signals): void {
+  const list = [...attempts];
+  if (list.length === 0) return;
+  const procs = procStats();
+  // (one read of each environment for all the attempts: a worker leaving at once may have many)
+  const environs = new Map<number, string | null>();
+  for (const a of list) {
+    const groups = new Set([a.sid]);
+    for (const p of procs === null ? [] : membersOf(a, procs, environs)) groups.add(p.pgrp);
+    for (const group of groups) {
       try {
         process.kill(-group, sig);
       } catch {
@@ -88,70 +107,93 @@ export function signalSessions(sids: Iterable<number>, sig: NodeJS.Signals): voi
   }
 }
 
-/**
- * Whether a process other than a zombie is in the session `sid` (the handler's pid: its group's
- * id as well). A zombie needs no ending: a background child the handler left is reparented to
- * PID 1, and where PID 1 does not reap (a container's process manager) it stays a zombie.
- */
-export function hasLiveMembers(sid: number): boolean {
-  return liveGroupsOf(sid).length > 0;
+/** A process as /proc/PID/stat gives it: the fields used here. */
+interface Proc {
+  pid: number;
+  state: string;
+  pgrp: number;
+  sid: number;
+  /** Start time, in clock ticks after boot: with the pid, it names one process (a pid is reused). */
+  start: number;
 }
 
 /**
- * The process groups of the session `sid` with a live member (not a zombie). On Linux /proc
- * lists them; elsewhere the kill probe on the session leader's group decides, alone. (A file read
- * per process on the machine, tens of microseconds each, once as each handler ends; read
- * asynchronously, the same took several times as long and held the event loop longer still.)
+ * Whether a live process (not a zombie) of the attempt is left. A zombie needs no ending: a
+ * background child the handler left is reparented to PID 1, and where PID 1 does not reap (a
+ * container's process manager) it stays a zombie. (A file read per process on the machine, tens
+ * of microseconds each; read asynchronously, the same took several times as long and held the
+ * event loop longer still.)
  */
-export function liveGroupsOf(sid: number): number[] {
-  const stats = procStats();
-  const probe = probeLeaderGroup(sid);
-  if (stats === null) return probe === 'empty' ? [] : [sid];
+export function hasLiveMembers(a: Attempt): boolean {
+  const procs = procStats();
+  const probe = probeGroup(a.sid);
+  if (procs === null) return probe !== 'empty';
   // (a member whose /proc entry this user cannot read still counts, as the probe found it)
-  const groups = groupsBySession(new Set([sid]), stats).get(sid) ?? new Set<number>();
-  if (probe === 'other-user') groups.add(sid);
-  return [...groups];
+  return probe === 'other-user' || membersOf(a, procs).length > 0;
 }
 
-/** The /proc/PID/stat lines of every process, or null where there is no /proc. */
-function procStats(): Array<string | null> | null {
+/** The processes of `procs` that are the attempt's (see the file comment), zombies left out. */
+function membersOf(a: Attempt, procs: readonly Proc[], environs = new Map<number, string | null>()): Proc[] {
+  const sessions = new Set([a.sid]);
+  if (a.mark !== null && a.startTicks !== null) {
+    const needle = `\0${a.mark}\0`;
+    for (const p of procs) {
+      // sid 0: a kernel thread. Only what started after the handler may be its descendant.
+      if (p.sid === 0 || sessions.has(p.sid) || p.start < a.startTicks || !alive(p)) continue;
+      if (!environs.has(p.pid)) environs.set(p.pid, environ(p.pid));
+      if (environs.get(p.pid)?.includes(needle)) sessions.add(p.sid);
+    }
+  }
+  return procs.filter((p) => sessions.has(p.sid) && alive(p));
+}
+
+function alive(p: Proc): boolean {
+  return p.state !== 'Z' && p.state !== 'X';
+}
+
+/** A process's environment as /proc gives it (`\0` between entries, one before the first), or null when it cannot be read. */
+function environ(pid: number): string | null {
+  try {
+    return `\0${readFileSync(`/proc/${pid}/environ`, 'utf8')}`;
+  } catch {
+    return null; // gone, or another user's
+  }
+}
+
+/** Every process, or null where there is no /proc. */
+function procStats(): Proc[] | null {
   let pids: string[];
   try {
     pids = readdirSync('/proc');
   } catch {
     return null;
   }
-  return pids
-    .filter((p) => /^\d+$/.test(p))
-    .map((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/stat`, 'utf8');
-      } catch {
-        return null; // exited meanwhile
-      }
-    });
-}
-
-/** For each wanted session, the process groups in it with a live member (not a zombie). */
-function groupsBySession(sids: ReadonlySet<number>, stats: ReadonlyArray<string | null> | null): Map<number, Set<number>> {
-  const out = new Map<number, Set<number>>();
-  for (const stat of stats ?? []) {
-    if (stat === null) continue;
-    // "pid (comm) state ppid pgrp session ...": comm may hold spaces and parentheses, so split after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const sid = Number(fields[3]);
-    if (!sids.has(sid) || fields[0] === 'Z' || fields[0] === 'X') continue;
-    const groups = out.get(sid) ?? new Set<number>();
-    groups.add(Number(fields[2]));
-    out.set(sid, groups);
+  const out: Proc[] = [];
+  for (const pid of pids) {
+    if (!/^\d+$/.test(pid)) continue;
+    const p = procStat(Number(pid));
+    if (p !== null) out.push(p);
   }
   return out;
 }
 
-/** Whether the session leader's own group has members: `kill(-sid, 0)`, which counts zombies too. */
-function probeLeaderGroup(sid: number): 'members' | 'other-user' | 'empty' {
+function procStat(pid: number): Proc | null {
+  let stat: string;
   try {
-    process.kill(-sid, 0);
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null; // exited meanwhile
+  }
+  // "pid (comm) state ppid pgrp session … starttime(22nd) …": comm may hold spaces and
+  // parentheses, so split after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { pid, state: fields[0] ?? '', pgrp: Number(fields[2]), sid: Number(fields[3]), start: Number(fields[19]) };
+}
+
+/** Whether the group has members: `kill(-pgid, 0)`, which counts zombies too. */
+function probeGroup(pgid: number): 'members' | 'other-user' | 'empty' {
+  try {
+    process.kill(-pgid, 0);
     return 'members';
   } catch (e) {
     // EPERM: a member this user may not signal (it changed its uid): still a member.

@@ -396,6 +396,37 @@ echo -n fine`,
     expect(left.filter(running)).toEqual([]);
   });
 
+  // Regression: a process the handler started in a session of its own (`setsid`, a daemon that
+  // detaches) ran on after the handler had exited and after the worker was gone, even after a
+  // second SIGTERM, still calling what it called, beside the job's next attempt.
+  it('what a handler started in a session of its own (setsid) is ended with its attempt, and with a worker that exits at once', async () => {
+    await submit('--input', 'ok');
+    const pids = join(home.dir, 'pids');
+    const loop = `echo \\$\\$ >> ${pids}; while true; do sleep 0.05; done`;
+    const h = handler('h.sh', `setsid sh -c "${loop}" </dev/null >/dev/null 2>&1 &
+while [ ! -s ${pids} ]; do sleep 0.02; done
+echo -n fine`);
+    const r = await runCliOk(home, ['worker', '--queue', 'w', '--drain', '--kill-grace', '1s', '--', h]);
+    expect(r.code).toBe(0);
+    const [detached] = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
+    expect(running(detached!), 'after a --drain worker exited').toBe(false);
+
+    rmSync(pids);
+    await submit('--input', 'a');
+    const h2 = handler('h2.sh', `setsid -f sh -c "trap '' TERM; ${loop}" </dev/null >/dev/null 2>&1\nsleep 60 & wait`);
+    const worker = spawnCli(home, ['worker', '--queue', 'w', '--grace', '60s', '--', h2]);
+    const done = collect(worker, 60_000);
+    let stderr = '';
+    worker.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    await pollUntil(() => existsSync(pids) && readFileSync(pids, 'utf8').trim() !== '', { what: 'the detached daemon started' });
+    const daemon = Number(readFileSync(pids, 'utf8').trim());
+    worker.kill('SIGTERM');
+    await pollUntil(() => stderr.includes('worker: stopping'), { what: 'the worker to take the first SIGTERM' });
+    worker.kill('SIGTERM');
+    expect((await done).code).toBe(143);
+    await pollUntil(() => !running(daemon), { timeoutMs: 10_000, what: 'the detached daemon to be gone' });
+  });
+
   // Regression: a supervisor that stops the service signals every process of it at once
   // (systemd's KillMode=control-group, which the README recommends; `kill -TERM -- -PGID`). The
   // handler died of that SIGTERM before its grace began and the attempt failed as a permanent

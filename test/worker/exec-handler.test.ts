@@ -314,6 +314,49 @@ describe('exec handler: one child process per job', () => {
     }
   });
 
+  // Regression: a process a handler started in a session of its own (`setsid`, a daemon that
+  // detaches, Playwright's browser, which node starts `detached`) was not followed: it ran on after
+  // the handler exited, after a cancel and after the worker was gone, still calling what it called.
+  it('what a handler started in a session of its own (setsid) is ended with it: on its exit and on an abort', async () => {
+    const loop = (pidFile: string, trap = '') => `${trap}echo $$ > ${pidFile}; while :; do sleep 0.05; done`;
+    const exited = `/tmp/agentq-exec-${process.pid}-${Date.now()}-setsid-exit`;
+    const h = await createExecHandler({
+      command: 'bash',
+      args: ['-c', `setsid sh -c '${loop(exited)}' </dev/null >/dev/null 2>&1 & while [ ! -s ${exited} ]; do sleep 0.02; done; echo done`],
+      url: 'sqlite:/tmp/nowhere.db',
+      killGraceMs: 10_000,
+    });
+    try {
+      expect(await h.handler(envelope, ctxWith())).toBe('done\n');
+      const pid = Number(readFileSync(exited, 'utf8'));
+      expect(running(pid), 'after the handler exited').toBe(false);
+    } finally {
+      await h.close();
+      rmSync(exited, { force: true });
+    }
+
+    // A daemon that forks twice and ignores SIGTERM: SIGKILL after the kill grace reaches it too.
+    const aborted = `/tmp/agentq-exec-${process.pid}-${Date.now()}-setsid-abort`;
+    const ac = new AbortController();
+    const h2 = await createExecHandler({
+      command: 'bash',
+      args: ['-c', `setsid -f sh -c '${loop(aborted, 'trap "" TERM; ')}' </dev/null >/dev/null 2>&1; sleep 1000`],
+      url: 'sqlite:/tmp/nowhere.db',
+      killGraceMs: 300,
+    });
+    try {
+      const run = Promise.resolve(h2.handler(envelope, ctxWith(ac.signal))).then(() => null, (e: unknown) => e);
+      await pollUntil(() => existsSync(aborted) && readFileSync(aborted, 'utf8').trim() !== '', { what: 'the detached daemon started' });
+      const daemon = Number(readFileSync(aborted, 'utf8'));
+      ac.abort(new JobAbortedError(envelope.job_id, 'cancelled'));
+      expect(await run).toMatchObject({ reason: 'cancelled' });
+      expect(running(daemon), 'after the abort').toBe(false);
+    } finally {
+      await h2.close();
+      rmSync(aborted, { force: true });
+    }
+  });
+
   it("the worker's own files: a removed directory is made again; one that cannot be is a retryable WORKER_FILES_FAILED, never a permanent failure", async () => {
     // The handler does to the worker's directory what a tmp cleaner or a full disk would.
     const script = `const fs=require('fs'),p=require('path'),d=p.dirname(process.env.AGENTQ_REPORT_FILE);fs.rmSync(d,{recursive:true,force:true});if(process.argv[1]==='block')fs.writeFileSync(d,'not a directory');process.stdout.write('ok')`;
