@@ -51,11 +51,11 @@ export class CappedOutput {
    */
   text(maxTextBytes = Infinity): string {
     const text = this.decoded();
-    if (text.length <= maxTextBytes / 3) return text;
-    const buf = Buffer.from(text);
-    if (buf.length <= maxTextBytes) return text;
-    const end = utf8BoundaryBefore(buf, maxTextBytes - RESULT_MARKER_ROOM);
-    return `${buf.subarray(0, end).toString('utf8')}…[truncated ${this.dropped + buf.length - end} bytes]`;
+    if (text.length <= maxTextBytes / 3 || Buffer.byteLength(text) <= maxTextBytes) return text;
+    // Cut again from the output itself, so the count is of the output's bytes, as the first cut's
+    // (counting bytes of the text added 3 for each U+FFFD, and the first marker, to it).
+    const { text: head, bytes } = prefixFitting(Buffer.concat(this.chunks, this.kept), maxTextBytes - RESULT_MARKER_ROOM);
+    return `${head}…[truncated ${this.kept + this.dropped - bytes} bytes]`;
   }
 
   private decoded(): string {
@@ -66,6 +66,46 @@ export class CappedOutput {
     body = body.subarray(0, whole);
     return `${body.toString('utf8')}…[truncated ${this.dropped + cut} bytes]`;
   }
+}
+
+/** Bytes of output decoded at a time by `prefixFitting`. */
+const FIT_CHUNK = 4096;
+
+/**
+ * The longest text a prefix of `buf` decodes to whose UTF-8 is at most `limit` bytes, and how many
+ * bytes of `buf` that prefix is. Decoded a few KiB at a time, cut where no character can be split
+ * (so each piece decodes as the whole would); the piece that does not fit whole is searched for
+ * its longest fitting prefix.
+ */
+function prefixFitting(buf: Buffer, limit: number): { text: string; bytes: number } {
+  const parts: string[] = [];
+  let size = 0;
+  let at = 0;
+  while (at < buf.length) {
+    const end = Math.min(buf.length, at + FIT_CHUNK);
+    const cut = end === buf.length ? end : Math.max(utf8BoundaryBefore(buf, end), at + 1);
+    const piece = buf.subarray(at, cut).toString('utf8');
+    const pieceSize = Buffer.byteLength(piece);
+    if (size + pieceSize <= limit) {
+      parts.push(piece);
+      size += pieceSize;
+      at = cut;
+      continue;
+    }
+    // The longest fitting prefix of this piece (its size grows with its length).
+    let lo = 0;
+    let hi = cut - at;
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      const p = utf8BoundaryBefore(buf.subarray(at, cut), mid);
+      if (p > lo && size + Buffer.byteLength(buf.subarray(at, at + p).toString('utf8')) <= limit) lo = p;
+      else hi = mid - 1;
+    }
+    parts.push(buf.subarray(at, at + lo).toString('utf8'));
+    at += lo;
+    break;
+  }
+  return { text: parts.join(''), bytes: at };
 }
 
 /**

@@ -21,6 +21,26 @@ describe('CappedOutput: the result cap', () => {
     expect(small.text(1000)).toBe('plain');
   });
 
+  // Regression: the count after a second cut added bytes of the text (3 for each U+FFFD, and the
+  // first marker itself) to the bytes of output: 20 MB of binary output said "[truncated 37748697
+  // bytes]", more than the handler had written. It counts bytes of the output, as the first cut does.
+  it('text(max) counts what it cut in bytes of the output, not of the text they became', () => {
+    for (const [cap, written] of [
+      [1000, 1500],
+      [1000, 1000],
+      [1000, 900],
+    ] as const) {
+      const out = new CappedOutput(cap);
+      out.push(Buffer.from('ok:'));
+      out.push(Buffer.alloc(written, 0xff));
+      const fitted = out.text(1000);
+      const m = /^ok:(\uFFFD+)…\[truncated (\d+) bytes\]$/.exec(fitted);
+      expect(m, fitted).not.toBeNull();
+      // each 0xff byte became one U+FFFD: what is not in the text was cut
+      expect(Number(m![2]), `cap ${cap}, written ${written}`).toBe(3 + written - 3 - m![1]!.length);
+    }
+  });
+
   it('cuts before a character the cap would split, counting its bytes as truncated', () => {
     // "ab" + "é" (2 bytes) + "😀" (4 bytes) = 8 bytes
     for (const [cap, text] of [
