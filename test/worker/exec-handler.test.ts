@@ -357,6 +357,25 @@ describe('exec handler: one child process per job', () => {
     }
   });
 
+  it('a daemon started on purpose without AGENTQ_REPORT_FILE (to serve later jobs) is left running, as the README says', async () => {
+    const pidFile = `/tmp/agentq-exec-${process.pid}-${Date.now()}-kept`;
+    const h = await createExecHandler({
+      command: 'bash',
+      args: ['-c', `env -u AGENTQ_REPORT_FILE setsid -f sh -c 'echo $$ > ${pidFile}; while :; do sleep 0.05; done' </dev/null >/dev/null 2>&1; while [ ! -s ${pidFile} ]; do sleep 0.02; done`],
+      url: 'sqlite:/tmp/nowhere.db',
+    });
+    let pid = 0;
+    try {
+      await h.handler(envelope, ctxWith());
+      pid = Number(readFileSync(pidFile, 'utf8'));
+      expect(running(pid)).toBe(true);
+    } finally {
+      await h.close();
+      if (pid > 0) process.kill(pid, 'SIGKILL');
+      rmSync(pidFile, { force: true });
+    }
+  });
+
   it("the worker's own files: a removed directory is made again; one that cannot be is a retryable WORKER_FILES_FAILED, never a permanent failure", async () => {
     // The handler does to the worker's directory what a tmp cleaner or a full disk would.
     const script = `const fs=require('fs'),p=require('path'),d=p.dirname(process.env.AGENTQ_REPORT_FILE);fs.rmSync(d,{recursive:true,force:true});if(process.argv[1]==='block')fs.writeFileSync(d,'not a directory');process.stdout.write('ok')`;
