@@ -216,6 +216,17 @@ function procStat(pid: number): Proc | null {
   return { pid, state: fields[0] ?? '', pgrp: Number(fields[2]), sid: Number(fields[3]), start: Number(fields[19]) };
 }
 
+/**
+ * What to say when the worker is PID 1 (a container started without an init): what a handler
+ * leaves is reparented to PID 1 when its parent exits, ended there, and then never reaped, since
+ * Node waits only for the children it started: each such process keeps its pid as a zombie until
+ * the container stops, and a long-running worker runs out of them (every spawn then fails).
+ */
+export function pid1Warning(pid: number = process.pid): string | null {
+  if (pid !== 1) return null;
+  return 'this worker is PID 1 (a container without an init): the processes its handlers leave behind are never reaped and each keeps a pid until the container stops; run it under an init (docker run --init, tini, dumb-init; Kubernetes: shareProcessNamespace or an init in the image)';
+}
+
 /** Whether the group has members: `kill(-pgid, 0)`, which counts zombies too. */
 function probeGroup(pgid: number): 'members' | 'other-user' | 'empty' {
   try {

@@ -18,7 +18,7 @@ vi.mock('node:fs', async (importOriginal) => {
   return { ...real, default: { ...real, readFileSync }, readFileSync };
 });
 
-const { ProcessGroup } = await import('../../src/worker/process-group.js');
+const { pid1Warning, ProcessGroup } = await import('../../src/worker/process-group.js');
 
 function running(pid: number): boolean {
   try {
@@ -57,6 +57,14 @@ describe('ProcessGroup: ending what an attempt left', () => {
     const late = Number(fs.readFileSync(pidFile, 'utf8'));
     fs.rmSync(pidFile, { force: true });
     expect(running(late)).toBe(false);
+  });
+
+  // Regression: a worker that was PID 1 (a container started without --init) left every process
+  // its handlers left behind as a zombie for good (Node reaps only the children it started): a
+  // pid lost per job, until spawns failed. Nothing said so.
+  it('a worker that is PID 1 is told to run under an init; any other pid is not', () => {
+    expect(pid1Warning(1)).toMatch(/PID 1 .*never reaped.*docker run --init/);
+    expect(pid1Warning(4242)).toBeNull();
   });
 });
 

@@ -17,6 +17,7 @@ import { JOB_CLASSES, type JobClass } from '../../core/schemas.js';
 import { createExecHandler, signalHandlerGroups } from '../../worker/exec-handler.js';
 import { shownCode, type ErrorReport } from '../../worker/job-env.js';
 import { launchProblem } from '../../worker/launch-check.js';
+import { pid1Warning } from '../../worker/process-group.js';
 import { shownCommand } from '../../worker/redact-args.js';
 import type { WorkerEvent } from '../../worker/types.js';
 import { createWorker, MAX_TIMER_MS, MIN_LEASE_MS } from '../../worker/worker.js';
@@ -320,6 +321,8 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
       `worker ${sanitize(worker.workerId)}: queue ${sanitize(queue)}, concurrency ${concurrency}, lease ${formatDuration(leaseMs)}, ` +
         `heartbeat ${formatDuration(heartbeatMs)}${capsNote(mergeFairness(ctx.config().context?.fairness, fairness))}: ${sanitize(shownCommand(command, args))}`,
     );
+    const asPid1 = pid1Warning();
+    if (asPid1 !== null) ctx.warn(asPid1);
     // Server settings that put jobs at risk, said once (a server that cannot be asked, e.g. an ACL
     // user without INFO, says nothing).
     for (const w of (await backend.serverWarnings?.().catch(() => [])) ?? []) ctx.warn(w);
