@@ -57,7 +57,8 @@ export function parsePruneCutoff(text: string | undefined, now: number): number 
 export function pruneCheck(state: string | null, endedAtMs: number | null, rule: PruneRule): string | null {
   if (state === null) return 'the job no longer exists';
   if (!(rule.states as readonly string[]).includes(state)) return `the job is ${state} now, not one of ${rule.states.join(', ')}`;
-  if (endedAtMs === null) return 'the job has no end time';
+  // (NaN: an end time edited by hand that does not read; it must not pass as "before the cut-off")
+  if (endedAtMs === null || !Number.isFinite(endedAtMs)) return 'the job has no end time';
   if (endedAtMs >= rule.before) return `the job ended at ${new Date(endedAtMs).toISOString()}, not before the cut-off ${new Date(rule.before).toISOString()}`;
   return null;
 }

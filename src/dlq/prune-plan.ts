@@ -27,7 +27,12 @@ export interface PrunePlan {
   total: number;
   /** True when `max` stopped the walk: more jobs may fall under the rule. */
   max_reached: boolean;
+  /** Jobs of a prunable state whose end time is missing or unreadable (edited by hand): kept, and named (up to NO_END_SAMPLE per queue). */
+  no_end: Array<{ queue: string; count: number; job_ids: string[] }>;
 }
+
+/** How many of a queue's jobs without a readable end time the plan names. */
+export const NO_END_SAMPLE = 5;
 
 /** Walks the finished jobs of `queue` (or of every queue) and freezes those under the rule. */
 export async function buildPrunePlan(
@@ -50,17 +55,25 @@ export async function buildPrunePlan(
   const limit = Math.min(req.pageSize ?? PRUNE_PAGE, MAX_PAGE_LIMIT);
   const queues = req.queue !== undefined ? [req.queue] : eachQueue(backend);
   const max = req.max ?? Infinity;
+  const noEnd: PrunePlan['no_end'] = [];
   let total = 0;
   for await (const queue of queues) {
     if (total >= max) break;
     const items: PlanItem[] = [];
+    const queueNoEnd = { queue, count: 0, job_ids: [] as string[] };
     let cursor: string | null = null;
     do {
       if (req.signal?.aborted) throw new InterruptedError('interrupted while reading the finished jobs: nothing was changed');
       const page = await backend.list({ queue, states: [...req.rule.states] }, { limit, cursor });
       for (const job of page.items) {
         if (total >= max) break;
-        const ended = job.ended_at === null ? null : Date.parse(job.ended_at);
+        const parsed = job.ended_at === null ? NaN : Date.parse(job.ended_at);
+        const ended = Number.isFinite(parsed) ? parsed : null;
+        if (ended === null) {
+          // A finished job without a readable end cannot be judged by age: kept, and said (not a silent skip).
+          if (queueNoEnd.count++ < NO_END_SAMPLE) queueNoEnd.job_ids.push(job.job_id);
+          continue;
+        }
         if (pruneCheck(job.state, ended, req.rule) !== null) continue;
         items.push({ job_id: job.job_id, queue, verdict: 'prune', detail: null });
         summary.add(queue, job.state as PrunableState, ended!);
@@ -68,6 +81,7 @@ export async function buildPrunePlan(
       }
       cursor = total >= max ? null : page.next_cursor;
     } while (cursor !== null);
+    if (queueNoEnd.count > 0) noEnd.push(queueNoEnd);
     if (items.length === 0) continue;
     plans.push({
       kind: PLAN_FILE_KIND,
@@ -90,5 +104,6 @@ export async function buildPrunePlan(
     groups: summary.rows(),
     total,
     max_reached: total >= max,
+    no_end: noEnd,
   };
 }

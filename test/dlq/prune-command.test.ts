@@ -6,6 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Backend } from '../../src/backend/contract.js';
 import { SqliteBackend } from '../../src/backend/sqlite/index.js';
@@ -155,5 +156,22 @@ describe('--max', () => {
     clock.advance(1000); // (a run id of its own: the injected id factory is seeded)
     await prune({ olderThan: '7d', yes: true, max: '10' }, io());
     expect(await left(ids)).toBe(0);
+  });
+});
+
+describe('a job whose end time was edited by hand', () => {
+  it('is kept and named on stderr, missing or unreadable, and the others are pruned', async () => {
+    const ids = await succeeded(3);
+    clock.advance(8 * DAY);
+    // another program (or an operator with sqlite3) edits the stored documents
+    const db = new Database(join(dir, 'store.db'));
+    db.prepare(`UPDATE jobs SET doc = json_remove(doc, '$.ended_at') WHERE id = ?`).run(ids[0]);
+    db.prepare(`UPDATE jobs SET doc = json_set(doc, '$.ended_at', 'garbage') WHERE id = ?`).run(ids[1]);
+    db.close();
+    await prune({ olderThan: '7d', yes: true }, io());
+    expect(await backend.get(ids[0]!)).not.toBeNull();
+    expect(await backend.get(ids[1]!)).not.toBeNull();
+    expect(await backend.get(ids[2]!)).toBeNull();
+    expect(err).toContain(`2 jobs of queue q have no readable end time and are kept: ${ids[0]}, ${ids[1]}`);
   });
 });

@@ -88,6 +88,10 @@ export async function prune(o: PruneOptions, io: DlqIo): Promise<unknown> {
   const filters: Record<string, unknown> = { older_than: o.olderThan, states: rule.states, ...(o.queue !== undefined ? { queue: o.queue } : {}) };
   const plan = await buildPrunePlan({ backend, clock: io.clock }, { rule, queue: o.queue, filters, signal: io.signal, max });
   io.interruptNote?.('the prune was not started; nothing was changed');
+  for (const n of plan.no_end) {
+    const more = n.count > n.job_ids.length ? `, … (${n.count - n.job_ids.length} more)` : '';
+    io.err.write(`warning: ${count(n.count, 'job')} of queue ${sanitize(n.queue)} ${n.count === 1 ? 'has' : 'have'} no readable end time and ${n.count === 1 ? 'is' : 'are'} kept: ${n.job_ids.map((id) => sanitize(id)).join(', ')}${more}\n`);
+  }
   if (plan.total === 0) await noteUnknownQueue(backend, o.queue, io);
 
   if (o.dryRun || plan.total === 0) {
