@@ -471,7 +471,7 @@ export class SqliteBackend implements Backend {
 
   async createRun(run: RunRecord, items: Array<{ job_id: string; verdict: PlanVerdict; detail: string | null }>): Promise<void> {
     checkRunRecord(run, items);
-    this.runs.createRun(run, items);
+    await this.runs.createRun(run, items);
   }
   async getRun(runId: string): Promise<RunRecord | null> {
     checkRunIdArg(runId);

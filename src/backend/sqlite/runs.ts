@@ -56,6 +56,8 @@ const ACTION_VERDICTS = new Set(['redrive', 'purge', 'expire', 'prune']);
 
 /** Plan items per ledger INSERT when a run is created. */
 const LEDGER_CHUNK = 2000;
+/** Plan items per write transaction when a run is created (createRun). */
+const LEDGER_TXN_ITEMS = 2 * LEDGER_CHUNK;
 
 function emptyCounts(): Record<LedgerStatus, number> {
   return Object.fromEntries(LEDGER_STATUSES.map((s) => [s, 0])) as Record<LedgerStatus, number>;
@@ -73,18 +75,26 @@ export class SqliteRuns {
     this.store.sql('UPDATE runs SET doc = ? WHERE run_id = ?').run(JSON.stringify(run), run.run_id);
   }
 
-  createRun(run: RunRecord, items: Array<{ job_id: string; verdict: PlanVerdict; detail: string | null }>): void {
-    this.store.write(() => {
-      const now = this.store.clock.now();
-      if (this.readRun(run.run_id)) throw new ValidationError(`run ${run.run_id} already exists`);
-      const counts = emptyCounts();
-      // Items go in as JSON arrays, LEDGER_CHUNK per statement, unpacked by SQLite: one INSERT per
-      // item was most of a large plan's ledger write.
+  /**
+   * A run's record and its ledger. A ledger of up to LEDGER_TXN_ITEMS items goes in with its record
+   * in one transaction. A larger one (a prune of 200,000 finished jobs: one item per job) took
+   * seconds in one transaction, all that time holding the store's write lock: every worker's
+   * claim and completion waited (past its busy timeout, "database is locked", on a ledger of
+   * millions). It is written in transactions of LEDGER_TXN_ITEMS, the lock left free between them
+   * for as long as each held it, under a record that says `creating` until the last item is in
+   * (as on Redis: a run killed half way is `incomplete`, never resumed having moved nothing).
+   */
+  async createRun(run: RunRecord, items: Array<{ job_id: string; verdict: PlanVerdict; detail: string | null }>): Promise<void> {
+    const counts = emptyCounts();
+    const now = this.store.clock.now();
+    // Items go in as JSON arrays, LEDGER_CHUNK per statement, unpacked by SQLite: one INSERT per
+    // item was most of a large plan's ledger write.
+    const insertItems = (slice: typeof items) => {
       const insert = this.store.sql(`INSERT INTO ledger (run_id, job_id, verdict, status, detail, updated_at)
         SELECT ?, value ->> 0, value ->> 1, value ->> 2, value ->> 3, ? FROM json_each(?)`);
-      for (let i = 0; i < items.length; i += LEDGER_CHUNK) {
+      for (let i = 0; i < slice.length; i += LEDGER_CHUNK) {
         const rows: Array<[string, PlanVerdict, LedgerStatus, string | null]> = [];
-        for (const item of items.slice(i, i + LEDGER_CHUNK)) {
+        for (const item of slice.slice(i, i + LEDGER_CHUNK)) {
           // The plan decides: an action verdict is planned, anything else is skipped now with its reason.
           const status: LedgerStatus = ACTION_VERDICTS.has(item.verdict) ? 'planned' : 'skipped';
           rows.push([item.job_id, item.verdict, status, item.detail]);
@@ -93,9 +103,26 @@ export class SqliteRuns {
         const inserted = insert.run(run.run_id, now, JSON.stringify(rows)).changes;
         if (inserted !== rows.length) throw new Error(`internal: ${inserted} ledger rows written for ${rows.length} plan items`);
       }
-      const stored: RunRecord = { ...run, counts };
-      this.store.sql('INSERT INTO runs (run_id, queue, doc) VALUES (?, ?, ?)').run(run.run_id, run.queue, JSON.stringify(stored));
-    });
+    };
+    const insertRun = (record: RunRecord) => {
+      if (this.readRun(run.run_id)) throw new ValidationError(`run ${run.run_id} already exists`);
+      this.store.sql('INSERT INTO runs (run_id, queue, doc) VALUES (?, ?, ?)').run(run.run_id, run.queue, JSON.stringify(record));
+    };
+    if (items.length <= LEDGER_TXN_ITEMS) {
+      this.store.write(() => {
+        insertItems(items);
+        insertRun({ ...run, counts });
+      });
+      return;
+    }
+    this.store.write(() => insertRun({ ...run, status: 'creating', counts: emptyCounts() }));
+    for (let i = 0; i < items.length; i += LEDGER_TXN_ITEMS) {
+      const started = performance.now();
+      this.store.write(() => insertItems(items.slice(i, i + LEDGER_TXN_ITEMS)));
+      // (a writer waiting on the lock polls it, at most 100 ms apart: free half the time, it gets in)
+      await new Promise((resolve) => setTimeout(resolve, Math.max(1, performance.now() - started)));
+    }
+    this.store.write(() => this.writeRun({ ...run, counts }));
   }
 
   getRun(runId: string): RunRecord | null {
