@@ -4,14 +4,14 @@
  * without a pseudo-terminal.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Backend } from '../../src/backend/contract.js';
 import { SqliteBackend } from '../../src/backend/sqlite/index.js';
 import { ManualClock, seededRandom } from '../../src/core/clock.js';
-import { DeclinedError, InterruptedError } from '../../src/core/errors.js';
+import { DeclinedError, InterruptedError, RetryLaterError } from '../../src/core/errors.js';
 import { createIdFactory } from '../../src/core/ids.js';
 import { prune } from '../../src/cli/commands/prune.js';
 import type { DlqIo } from '../../src/cli/commands/dlq-io.js';
@@ -173,5 +173,29 @@ describe('a job whose end time was edited by hand', () => {
     expect(await backend.get(ids[1]!)).not.toBeNull();
     expect(await backend.get(ids[2]!)).toBeNull();
     expect(err).toContain(`2 jobs of queue q have no readable end time and are kept: ${ids[0]}, ${ids[1]}`);
+  });
+});
+
+describe('a queue whose bulk-action lock another run holds', () => {
+  it('is left for the next prune while the other queues are pruned; exit 75 naming it, after the runs are printed', async () => {
+    const byQueue: Record<string, string> = {};
+    for (const queue of ['a', 'b', 'c']) {
+      const { job } = await backend.submit({ workflow: 'w:v1', queue, tenant_id: 'acme' });
+      const [lease] = await backend.claim({ queue, workerId: 'w', max: 1, leaseMs: 60_000 });
+      await backend.complete(lease!, null);
+      byQueue[queue] = job.job_id;
+    }
+    clock.advance(8 * DAY);
+    // a long redrive of queue b, by a process that is alive (this one)
+    await backend.acquireLock('b', { owner: `bob@${hostname()} pid ${process.pid}`, host: hostname(), pid: process.pid, run_id: null, acquired_at: new Date(clock.now()).toISOString() });
+    const e = await prune({ olderThan: '7d', yes: true }, io()).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(RetryLaterError);
+    expect((e as RetryLaterError).exitCode).toBe(75);
+    expect((e as Error).message).toMatch(/queue b was not pruned: another bulk action holds/);
+    expect(await backend.get(byQueue.a!)).toBeNull();
+    expect(await backend.get(byQueue.b!)).not.toBeNull();
+    expect(await backend.get(byQueue.c!)).toBeNull();
+    // the runs that did prune are printed
+    expect(out.match(/\tprune\t[ac]\t/g)).toHaveLength(2);
   });
 });
