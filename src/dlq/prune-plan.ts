@@ -29,7 +29,13 @@ export interface PrunePlan {
   max_reached: boolean;
   /** Jobs of a prunable state whose end time is missing or unreadable (edited by hand): kept, and named (up to NO_END_SAMPLE per queue). */
   no_end: Array<{ queue: string; count: number; job_ids: string[] }>;
+  /** Jobs whose stored record does not read (list's `unreadable`): kept, and named, up to UNREADABLE_SAMPLE; `unreadable_count` is all of them. */
+  unreadable: Array<{ job_id: string; why: string }>;
+  unreadable_count: number;
 }
+
+/** How many jobs whose record does not read the plan names. */
+export const UNREADABLE_SAMPLE = 20;
 
 /** How many of a queue's jobs without a readable end time the plan names. */
 export const NO_END_SAMPLE = 5;
@@ -56,6 +62,8 @@ export async function buildPrunePlan(
   const queues = req.queue !== undefined ? [req.queue] : eachQueue(backend);
   const max = req.max ?? Infinity;
   const noEnd: PrunePlan['no_end'] = [];
+  const unreadable: PrunePlan['unreadable'] = [];
+  let unreadableCount = 0;
   let total = 0;
   for await (const queue of queues) {
     if (total >= max) break;
@@ -65,6 +73,8 @@ export async function buildPrunePlan(
     do {
       if (req.signal?.aborted) throw new InterruptedError('interrupted while reading the finished jobs: nothing was changed');
       const page = await backend.list({ queue, states: [...req.rule.states] }, { limit, cursor });
+      // (a record that does not decode cannot be judged: the store keeps it, and the plan says so)
+      for (const u of page.unreadable ?? []) if (unreadableCount++ < UNREADABLE_SAMPLE) unreadable.push(u);
       for (const job of page.items) {
         if (total >= max) break;
         const parsed = job.ended_at === null ? NaN : Date.parse(job.ended_at);
@@ -105,5 +115,7 @@ export async function buildPrunePlan(
     total,
     max_reached: total >= max,
     no_end: noEnd,
+    unreadable,
+    unreadable_count: unreadableCount,
   };
 }

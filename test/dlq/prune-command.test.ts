@@ -199,3 +199,16 @@ describe('a queue whose bulk-action lock another run holds', () => {
     expect(out.match(/\tprune\t[ac]\t/g)).toHaveLength(2);
   });
 });
+
+describe('a job whose stored record does not read', () => {
+  it('is kept and named on stderr, not passed over in silence', async () => {
+    const ids = await succeeded(2);
+    clock.advance(8 * DAY);
+    const db = new Database(join(dir, 'store.db'));
+    db.prepare(`UPDATE jobs SET doc = '{bad' WHERE id = ?`).run(ids[0]);
+    db.close();
+    await prune({ olderThan: '7d', yes: true }, io());
+    expect(await backend.get(ids[1]!)).toBeNull();
+    expect(err).toMatch(new RegExp(`warning: the stored record of ${ids[0]} is malformed: .*: kept, not pruned`));
+  });
+});

@@ -88,6 +88,8 @@ export async function prune(o: PruneOptions, io: DlqIo): Promise<unknown> {
   const filters: Record<string, unknown> = { older_than: o.olderThan, states: rule.states, ...(o.queue !== undefined ? { queue: o.queue } : {}) };
   const plan = await buildPrunePlan({ backend, clock: io.clock }, { rule, queue: o.queue, filters, signal: io.signal, max });
   io.interruptNote?.('the prune was not started; nothing was changed');
+  for (const u of plan.unreadable) io.err.write(`warning: ${sanitize(u.why)}: kept, not pruned\n`);
+  if (plan.unreadable_count > plan.unreadable.length) io.err.write(`warning: ${count(plan.unreadable_count - plan.unreadable.length, 'more job')} whose stored record does not read: kept, not pruned\n`);
   for (const n of plan.no_end) {
     const more = n.count > n.job_ids.length ? `, … (${n.count - n.job_ids.length} more)` : '';
     io.err.write(`warning: ${count(n.count, 'job')} of queue ${sanitize(n.queue)} ${n.count === 1 ? 'has' : 'have'} no readable end time and ${n.count === 1 ? 'is' : 'are'} kept: ${n.job_ids.map((id) => sanitize(id)).join(', ')}${more}\n`);
