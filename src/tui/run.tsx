@@ -45,7 +45,7 @@ export interface TuiOutcome {
   failure: string | null;
   /** The run that failure cut short, when it was recorded, else null. */
   cutRun: CutRun | null;
-  /** Every redrive an error cut short while it applied, oldest first (also those whose screen was left). */
+  /** Every redrive an error cut short or refused, oldest first (also those whose screen was left). */
   cutShort: ApplyFailure[];
   /** Every run stopped early with work left (its resume command), oldest first (also those whose screen was left). */
   stopped: RedriveResult[];

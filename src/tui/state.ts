@@ -70,7 +70,7 @@ export interface CutRun {
   resumeCommand: string | null;
 }
 
-/** A redrive an error cut short while it applied: what quitting says, and the exit code it ends with. */
+/** A redrive an error cut short or refused: what quitting says, and the exit code it ends with. */
 export interface ApplyFailure {
   message: string;
   /** The error's code and exit code (75 for a passing backend failure), as `dlq redrive` exits. */
@@ -163,7 +163,7 @@ export interface TriageState {
   /** Quit without waiting for the running batch (a second Ctrl-C / q while stopping). */
   isForceQuit: boolean;
   /**
-   * The redrives an error cut short while they applied, oldest first. Kept after the result
+   * The redrives an error cut short while they applied or refused (at their plan or their start), oldest first. Kept after the result
    * screen is left: quitting then still exits with the error's code and says how to resume. One
    * that failed before its run was recorded is dropped when a later run is recorded (withoutUnrecorded).
    */
@@ -307,13 +307,16 @@ export function reduce(s: TriageState, a: TriageAction): TriageState {
       const run = cutRun(s.redrive);
       const hint = a.hint ?? null;
       const failure: ApplyFailure = { message: a.message, code: a.code ?? 'REDRIVE_FAILED', exitCode: a.exitCode ?? 1, run, hint };
+      // A plan refused (the store removed, the backend unreachable) is a redrive refused before its
+      // run was recorded, as a run refused at its start: quitting on it exits with its code.
+      const counts = hasApplied || s.redrive?.step === 'planning';
       return {
         ...s,
         mode: 'result',
         redrive: { step: 'failed', message: a.message, hasApplied, run, hint },
         notice: null,
         isQuitting: s.isQuitting || s.interruptedBy !== null,
-        cutShort: !hasApplied ? s.cutShort : [...(run !== null ? withoutUnrecorded(s.cutShort) : s.cutShort), failure],
+        cutShort: !counts ? s.cutShort : [...(run !== null ? withoutUnrecorded(s.cutShort) : s.cutShort), failure],
       };
     }
     case 'fulltext/found':

@@ -27,7 +27,7 @@ export function useRedrive(port: RedrivePort | null, flow: RedriveFlow | null, d
         if (!abort.signal.aborted) dispatch({ type: 'redrive/planned', planned });
       },
       (e: unknown) => {
-        if (!abort.signal.aborted) dispatch({ type: 'redrive/failed', message: e instanceof Error ? e.message : String(e), ...hintOf(e) });
+        if (!abort.signal.aborted) dispatch({ type: 'redrive/failed', message: e instanceof Error ? e.message : String(e), ...exitOf(e), ...hintOf(e) });
       },
     );
     // Esc while planning: stop the walk; the reducer already left the dialog.

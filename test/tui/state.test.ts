@@ -395,6 +395,29 @@ describe('redrive dialog', () => {
     expect(outcomeOf(keys(s, 'enter', 'q')).cutShort).toEqual([]);
   });
 
+  // Regression: a redrive refused while its plan was built (the SQLite store removed, the backend
+  // unreachable) was not counted: quitting exited 0, though README says a session whose last
+  // redrive was refused before its run was recorded exits with the error's code.
+  it('a redrive refused while its plan was built counts as one refused before its run was recorded: quitting exits with its code, until a later run is recorded', () => {
+    let s = keys(loaded(3), 'a', 'R');
+    s = reduce(s, { type: 'redrive/failed', message: 'the agentq store at /x.db was removed', code: 'STORE_REPLACED', exitCode: 78, hint: 'Quit (q) and start again.' });
+    expect(outcomeOf(keys(s, 'q')).cutShort).toEqual([{ message: 'the agentq store at /x.db was removed', code: 'STORE_REPLACED', exitCode: 78, run: null, hint: 'Quit (q) and start again.' }]);
+    // Also once its screen was left (back to the list).
+    s = keys(s, 'enter');
+    expect(outcomeOf(keys(s, 'q')).cutShort.map((c) => c.exitCode)).toEqual([78]);
+    // Retried, the plan is built and the run recorded: the refusal was got past.
+    s = reduce(keys(s, 'R'), { type: 'redrive/planned', planned: planned(3) });
+    s = keys(s, 'tab', 'enter');
+    s = reduce(s, { type: 'redrive/finished', result: { runId: 'run_Y', status: 'completed', moved: 3, skipped: 0, failed: 0, resumeCommand: null } });
+    expect(outcomeOf(keys(s, 'enter', 'q')).cutShort).toEqual([]);
+  });
+
+  it('Esc while a plan is built is not a failure: quitting exits 0', () => {
+    const s = keys(loaded(3), 'a', 'R', 'esc');
+    expect(s.redrive).toBeNull();
+    expect(outcomeOf(keys(s, 'q')).cutShort).toEqual([]);
+  });
+
   it('a run an error cut short after it was recorded still counts after a later redrive: its ledger says failed, with work to resume', () => {
     let s = reduce(keys(loaded(3), 'a', 'R'), { type: 'redrive/planned', planned: planned(3) });
     s = keys(s, 'tab', 'enter');
@@ -410,10 +433,12 @@ describe('redrive dialog', () => {
 
   it('a planning failure (e.g. a selection over two queues) returns to the list without reloading', () => {
     let s = keys(loaded(3), 'a', 'R');
-    s = reduce(s, { type: 'redrive/failed', message: 'the selection spans 2 queues' });
+    const gen = s.loadGeneration;
+    s = reduce(s, { type: 'redrive/failed', message: 'the selection spans 2 queues', code: 'VALIDATION', exitCode: 2 });
     expect(s.mode).toBe('result');
-    expect(s.cutShort).toEqual([]); // nothing was applied: quitting is not a failure
+    expect(s.redrive).toMatchObject({ step: 'failed', hasApplied: false, run: null });
     s = keys(s, 'enter');
+    expect(s.loadGeneration).toBe(gen);
     expect(s.mode).toBe('list');
     expect(s.rows.length).toBe(3);
     expect(s.selected.size).toBe(3);

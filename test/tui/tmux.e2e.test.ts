@@ -299,7 +299,10 @@ describe('agentq dlq browse when its SQLite store file goes away', () => {
       pane.keys('r');
       await pane.waitFor((sc) => sc.replace(/\s+/g, ' ').includes(`the agentq store at ${path} was removed since agentq dlq browse opened it`));
       pane.keys('q');
-      expect(await pane.exitStatus()).toBe(0);
+      // The session's only redrive was refused (its plan was never built): not a success.
+      expect(await pane.exitStatus(), pane.stderr()).toBe(78);
+      expect(pane.info('#{alternate_on}')).toBe('0');
+      expect(pane.stderr().replace(/\s+/g, ' ')).toContain(`a redrive failed before its run was recorded (the agentq store at ${path} was replaced by another file since agentq dlq browse opened it`);
     } finally {
       pane.kill();
     }
