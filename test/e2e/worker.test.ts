@@ -318,7 +318,9 @@ describe('agentq worker: stopping work', () => {
     expect(existsSync(termed)).toBe(true);
     expect((await inspect(id)).outcome).toBe('cancelled');
     worker.kill('SIGTERM');
-    expect((await done).code).toBe(0);
+    const r = await done;
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('worker: 0 succeeded, 0 failed and scheduled for a retry, 0 moved to the DLQ, 0 expired, 1 cancelled,');
   });
 
   it('a running job whose deadline passes is stopped and ends expired', async () => {
@@ -329,7 +331,10 @@ describe('agentq worker: stopping work', () => {
     await pollUntil(async () => (await inspect(id)).state === 'expired', { what: 'job expired', timeoutMs: 30_000 });
     expect((await inspect(id)).outcome).toBe('expired');
     worker.kill('SIGTERM');
-    expect((await done).code).toBe(0);
+    const r = await done;
+    expect(r.code).toBe(0);
+    // Regression: the closing tally said "0 expired, 1 stopped (cancel/deadline)" for this job.
+    expect(r.stderr).toContain('worker: 0 succeeded, 0 failed and scheduled for a retry, 0 moved to the DLQ, 1 expired, 0 cancelled,');
   });
 
   it('SIGTERM: no new claims, the running job gets the grace period, then is stopped and its lease released', async () => {

@@ -226,7 +226,7 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
   let refusedSince: number | null = null;
   /** --drain: when claims began to fail for want of the store (null while they do not). */
   let unansweredSince: number | null = null;
-  const tally = { succeeded: 0, retried: 0, dead: 0, expired: 0, aborted: 0, released: 0, lost: 0 };
+  const tally = { succeeded: 0, retried: 0, dead: 0, expired: 0, cancelled: 0, released: 0, lost: 0 };
   // -o json|ndjson: every worker event as one JSON line on stdout (`type` = the event kind), for log shippers.
   const machine = ctx.format === 'json' || ctx.format === 'ndjson';
   const worker = createWorker({
@@ -350,7 +350,7 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
     await worker.done;
     ctx.note(
       `worker: ${tally.succeeded} succeeded, ${tally.retried} failed and scheduled for a retry, ${tally.dead} moved to the DLQ, ` +
-        `${tally.expired} expired, ${tally.aborted} stopped (cancel/deadline), ${tally.released} released, ${tally.lost} lost their lease`,
+        `${tally.expired} expired, ${tally.cancelled} cancelled, ${tally.released} released, ${tally.lost} lost their lease`,
     );
     if (fatal) throw fatal;
   } finally {
@@ -380,10 +380,16 @@ function isUnmendable(error: unknown): error is AgentqError {
   return error instanceof AgentqError && (error.exitCode === ExitCode.auth || error.exitCode === ExitCode.config);
 }
 
-function count(t: Record<'succeeded' | 'retried' | 'dead' | 'expired' | 'aborted' | 'released' | 'lost', number>, e: WorkerEvent): void {
+/**
+ * Counted by how the job ended, not by how the worker learnt it: a job stopped at its deadline and
+ * one whose failure left no time for a retry both ended `expired` (the tally once said "0 expired,
+ * 1 stopped (cancel/deadline)" for the first); a cancel seen at a heartbeat or at the failure's write
+ * both ended `cancelled`.
+ */
+function count(t: Record<'succeeded' | 'retried' | 'dead' | 'expired' | 'cancelled' | 'released' | 'lost', number>, e: WorkerEvent): void {
   if (e.kind === 'succeeded') t.succeeded++;
-  else if (e.kind === 'failed') t[e.outcome === 'retry' ? 'retried' : e.outcome === 'dead' ? 'dead' : e.outcome === 'cancelled' ? 'aborted' : 'expired']++;
-  else if (e.kind === 'aborted') t.aborted++;
+  else if (e.kind === 'failed') t[e.outcome === 'retry' ? 'retried' : e.outcome]++;
+  else if (e.kind === 'aborted') t[e.reason]++;
   else if (e.kind === 'released' || e.kind === 'orphan_released') t.released++;
   else if (e.kind === 'lease_lost') t.lost++;
 }
