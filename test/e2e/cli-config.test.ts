@@ -32,6 +32,17 @@ describe('where agentq connects', () => {
     expect(JSON.parse((await runCliOk(home, ['--url', a, 'context', 'show', '-o', 'json'], { env: { AGENTQ_URL: b } })).stdout)).toMatchObject({ url: a, url_source: 'flag' });
   });
 
+  // Regression: `context show` named the user file as if it existed on a fresh machine, sending the
+  // reader to look for settings in a file that was never created.
+  it('context show says when the user file is not created yet, and stops saying so once it is', async () => {
+    const fresh = await runCliOk(home, ['context', 'show']);
+    expect(fresh.stdout).toMatch(new RegExp(`^user file\\t${userFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(not created\\)$`, 'm'));
+    expect(JSON.parse((await runCliOk(home, ['context', 'show', '-o', 'json'])).stdout)).toMatchObject({ user_file: userFile, user_file_exists: false });
+    writeUser({});
+    expect((await runCliOk(home, ['context', 'show'])).stdout).toMatch(/^user file\t\S+config\.json$/m);
+    expect(JSON.parse((await runCliOk(home, ['context', 'show', '-o', 'json'])).stdout)).toMatchObject({ user_file: userFile, user_file_exists: true });
+  });
+
   it('jobs go where the context points, into its default queue', async () => {
     const a = `sqlite:${join(home.dir, 'a.db')}`;
     writeUser({ currentContext: 'a', contexts: { a: { url: a, queue: 'research' } } });

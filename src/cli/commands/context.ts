@@ -2,6 +2,7 @@
  * `agentq context list|use|show`: kubectl-style contexts from the user and
  * project config files (see `../config.ts` for the file format and precedence).
  */
+import { existsSync } from 'node:fs';
 import { ConfigError } from '../../core/errors.js';
 import { describeAdmission, describeTenantCaps } from '../../core/policy.js';
 import type { CommandContext } from '../context.js';
@@ -109,6 +110,10 @@ export async function show(_opts: unknown, ctx: CommandContext): Promise<void> {
     trace_url_source: cfg.traceUrlSource ?? null,
     project_file: cfg.projectFile?.path ?? null,
     user_file: cfg.userFilePath,
+    // Where `context use` would write it, also before it exists: said apart, so that no one looks
+    // in it for settings. (Asked of the path, not of the parsed file: a broken one that --url let
+    // pass is there all the same.)
+    user_file_exists: existsSync(cfg.userFilePath),
   };
   if (isMachineFormat(ctx.format)) {
     printObject(ctx.out, info);
@@ -124,7 +129,7 @@ export async function show(_opts: unknown, ctx: CommandContext): Promise<void> {
     ['admission', describeAdmission(info.admission ?? undefined) ?? 'none'],
     ['trace url', info.trace_url === null ? 'none' : `${info.trace_url} (from ${info.trace_url_source})`],
     ['project file', info.project_file ?? '(none)'],
-    ['user file', info.user_file],
+    ['user file', info.user_file_exists ? info.user_file : `${info.user_file} (not created)`],
   ];
   // `label:  value` aligned on a terminal, `label<TAB>value` in plain output, as `inspect` prints them.
   for (const l of fieldLines(lines.map(([k, v]) => [k, sanitize(v)] as const), ctx.format === 'plain')) ctx.out.write(`${l}\n`);
