@@ -77,7 +77,11 @@ export interface SqliteBackendOptions {
 let submitModule: typeof import('../../core/submit.js') | undefined;
 
 const EVENT_BATCH = 500;
-/** How far event times may run out of seq order (clocks of different processes on one host). */
+/**
+ * How far event times may run out of seq order. Each write reads its time under the write lock
+ * (BEGIN IMMEDIATE), and the processes of one host share one clock, so times follow seq unless the
+ * clock steps back between two writes (NTP, a resumed VM): this allows a step of up to a minute.
+ */
 const CLOCK_SKEW_MARGIN_MS = 60_000;
 
 export class SqliteBackend implements Backend {
@@ -364,8 +368,8 @@ export class SqliteBackend implements Backend {
    * The last seq whose event is older than `t`, by binary search over seq. Seqs
    * have gaps where `agentq prune` deleted a finished job's events: a probe in a gap
    * reads the next event after it, so the answer stays a lower bound. Event times
-   * follow seq order up to the clock skew between processes, hence the margin the
-   * caller subtracts.
+   * follow seq order but for a clock stepped back, hence the margin the caller
+   * subtracts (CLOCK_SKEW_MARGIN_MS).
    */
   private seqBefore(t: number): number {
     const bounds = this.store.sql('SELECT min(seq) AS lo, max(seq) AS hi FROM events').get() as { lo: number | null; hi: number | null };
