@@ -92,7 +92,8 @@ export type WorkerEvent =
   /** A handler ignored its aborted signal past the abort grace; its job was ended without it. */
   | { kind: 'handler_detached'; jobId: string; reason: AbortReason }
   /** A backend call failed; the worker keeps going (a lease left behind expires and is reclaimed), unless a claim was refused because its client was closed (`ClosedError`): then it stops. */
-  | { kind: 'backend_error'; op: string; jobId: string | null; error: unknown }
+  /** `startedAt` (a claim's, epoch ms): when the failed call began; a client's connection retries lie between it and the event. */
+  | { kind: 'backend_error'; op: string; jobId: string | null; error: unknown; startedAt?: number }
   /**
    * The store stopped answering: a call failed for want of it (`error`), or `waiting` calls went
    * unanswered for 5 s (`error` null). Said once until it answers again (and not again within 10 s).

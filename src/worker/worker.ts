@@ -323,6 +323,7 @@ class WorkerRuntime implements Worker {
       }
       let leases: Lease[];
       const seq = this.beginLeasingCall();
+      const claimStartedAt = this.clock.now();
       try {
         leases = await backend.claim({
           queue: this.o.queue,
@@ -335,7 +336,7 @@ class WorkerRuntime implements Worker {
         });
       } catch (error) {
         this.endLeasingCall(seq);
-        this.log({ kind: 'backend_error', op: 'claim', jobId: null, error });
+        this.log({ kind: 'backend_error', op: 'claim', jobId: null, error, startedAt: claimStartedAt });
         if (error instanceof ClosedError) {
           // Its client was closed under it: every later call is refused too, so the worker stops
           // (its `done` resolves) instead of logging a refused claim for ever.

@@ -260,8 +260,24 @@ describe('nothing listening', () => {
   // URL) it waited for ever.
   it('worker --drain gives up after 30 s of claims the store did not answer: exit 75, saying the queue was not drained', async () => {
     const port = await freePort();
-    const r = await runCli(home, ['--url', `redis://127.0.0.1:${port}`, 'worker', '--queue', 'q', '--drain', '--', '/bin/true'], { timeoutMs: 90_000 });
+    const startedAt = Date.now();
+    const child = spawnCli(home, ['--url', `redis://127.0.0.1:${port}`, 'worker', '--queue', 'q', '--drain', '--', '/bin/true']);
+    let stopSaidAfterMs: number | null = null;
+    let said = '';
+    child.stderr.on('data', (b: Buffer) => {
+      said += b.toString();
+      if (stopSaidAfterMs === null && said.includes('worker: stopping')) stopSaidAfterMs = Date.now() - startedAt;
+    });
+    const r = await collect(child, 90_000);
+    const tookMs = Date.now() - startedAt;
     expect(r.code).toBe(75);
+    // Regression: it gave up after about 37 s: the 30 s were counted from the first failed claim's
+    // answer, which came once the client's own connection retries had given up (5 s after start), and
+    // were looked at only at the next failed claim (every 2-3 s). They now count from the worker's
+    // start, and the stop comes when they are up; the exit follows once the claim in flight has ended.
+    expect(stopSaidAfterMs).toBeGreaterThanOrEqual(30_000);
+    expect(stopSaidAfterMs).toBeLessThan(31_500);
+    expect(tookMs).toBeLessThan(36_000);
     expect(r.stderr).toContain('worker: stopping — --drain, and the store has not answered a claim for 30s');
     expect(r.stderr).toContain(`error: --drain: queue q was not drained: its claims have failed for 30s (Redis at 127.0.0.1:${port} is unavailable`);
   }, 90_000);

@@ -227,6 +227,23 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
   /** --drain: when claims began to fail for want of the store (null while they do not). */
   let unansweredSince: number | null = null;
   const tally = { succeeded: 0, retried: 0, dead: 0, expired: 0, cancelled: 0, released: 0, lost: 0 };
+  /** --drain: the last claim failure for want of the store, and the timer that gives up on it. */
+  let lastUnanswered: AgentqError | null = null;
+  /** --drain: whether the store has answered a claim yet (before that, an outage counts from `startedAt`). */
+  let claimAnswered = false;
+  const startedAt = ctx.clock.now();
+  let drainOutageTimer: NodeJS.Timeout | undefined;
+  const giveUpDrain = (): void => {
+    if (fatal !== null || unansweredSince === null || lastUnanswered === null) return;
+    fatal = new AgentqError(
+      'NOT_DRAINED',
+      `--drain: queue ${sanitize(queue)} was not drained: its claims have failed for ${formatDuration(DRAIN_OUTAGE_MS)} (${lastUnanswered.message})`,
+      ExitCode.retryLater,
+      'Check that the store is up and that --url / the context points at it, then run again.',
+    );
+    ctx.note(`worker: stopping — --drain, and the store has not answered a claim for ${formatDuration(DRAIN_OUTAGE_MS)}; running jobs may finish first`);
+    void worker.stop();
+  };
   // -o json|ndjson: every worker event as one JSON line on stdout (`type` = the event kind), for log shippers.
   const machine = ctx.format === 'json' || ctx.format === 'ndjson';
   const worker = createWorker({
@@ -251,20 +268,22 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
       }
       // (also with --quiet: it says the outcome line is not the whole truth)
       if (e.kind === 'failed' && e.warning !== undefined) ctx.warn(`${e.jobId}: ${sanitize(e.warning)}`);
-      if (e.kind === 'claimed' || e.kind === 'idle') refusedSince = unansweredSince = null;
+      if (e.kind === 'claimed' || e.kind === 'idle') {
+        refusedSince = unansweredSince = null;
+        claimAnswered = true;
+        clearTimeout(drainOutageTimer);
+      }
       if (o.drain && e.kind === 'backend_error' && e.op === 'claim' && fatal === null && e.error instanceof AgentqError && e.error.exitCode === ExitCode.retryLater) {
         // A worker waits for a store that is not there yet, or gone for a while; a --drain run (a
-        // CI job, a wrong URL) must end instead, and not with 0: nothing was drained.
-        unansweredSince ??= ctx.clock.now();
-        if (ctx.clock.now() - unansweredSince >= DRAIN_OUTAGE_MS) {
-          fatal = new AgentqError(
-            'NOT_DRAINED',
-            `--drain: queue ${sanitize(queue)} was not drained: its claims have failed for ${formatDuration(DRAIN_OUTAGE_MS)} (${e.error.message})`,
-            ExitCode.retryLater,
-            'Check that the store is up and that --url / the context points at it, then run again.',
-          );
-          ctx.note(`worker: stopping — --drain, and the store has not answered a claim for ${formatDuration(DRAIN_OUTAGE_MS)}; running jobs may finish first`);
-          void worker.stop();
+        // CI job, a wrong URL) must end instead, and not with 0: nothing was drained. Timed from the
+        // failed claim's start (the client's connection retries, 5 s for Redis, are inside the
+        // 30 s), and ended when they are up, not at the next failed claim a backoff later.
+        lastUnanswered = e.error;
+        if (unansweredSince === null) {
+          // (before any claim was answered, from the worker's start: its first calls wait out the retries too)
+          unansweredSince = claimAnswered ? Math.min(e.startedAt ?? Infinity, ctx.clock.now()) : startedAt;
+          clearTimeout(drainOutageTimer);
+          drainOutageTimer = setTimeout(giveUpDrain, Math.max(0, unansweredSince + DRAIN_OUTAGE_MS - ctx.clock.now()));
         }
       }
       if (e.kind === 'backend_error' && fatal === null && isStoreReplaced(e.error)) {
@@ -354,6 +373,7 @@ async function runWorker(o: WorkerCommandOptions, ctx: CommandContext): Promise<
     );
     if (fatal) throw fatal;
   } finally {
+    clearTimeout(drainOutageTimer);
     releaseStops();
     ctx.signal.removeEventListener('abort', onInterrupt);
     process.off('SIGTSTP', onSuspend);
