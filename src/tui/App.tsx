@@ -1,5 +1,5 @@
 import { Box, Text, useApp } from 'ink';
-import { useCallback, useEffect, useReducer } from 'react';
+import { useCallback, useEffect, useReducer, useRef } from 'react';
 import type { Clock } from '../core/clock.js';
 import { DetailView } from './DetailView.js';
 import { EntryList } from './EntryList.js';
@@ -44,6 +44,11 @@ export interface AppProps {
   onState?: (s: TriageState) => void;
   /** Told when a key arrives (benchmark trace). */
   onKey?: () => void;
+  /**
+   * Called once the terminal is in raw mode (keys are read): run.tsx asks the terminal then whether
+   * it marks pastes (an answer sent before raw mode would be echoed on the screen by the tty).
+   */
+  onInputReady?: () => void;
   /**
    * Aborted when the process is told to stop (SIGTERM, SIGHUP): a running redrive finishes its
    * batch and records `interrupted`, then the app quits. Its reason's message names the signal.
@@ -97,15 +102,16 @@ export function App(props: AppProps) {
   }, [state, onState]);
 
   const onKey = props.onKey;
+  const pastesMarked = useRef(false);
   const onInput = useCallback(
     (input: string, key: InkKey) => {
       onKey?.();
-      for (const name of inputKeys(input, key)) dispatch({ type: 'key', name });
+      for (const name of inputKeys(input, key, pastesMarked.current)) dispatch({ type: 'key', name });
     },
     [onKey],
   );
   const onPaste = useCallback((text: string) => dispatch({ type: 'paste', text }), []);
-  useKeys(onInput, onPaste);
+  useKeys(onInput, onPaste, pastesMarked, props.onInputReady);
 
   if (size.rows < MIN_ROWS) {
     // A frame taller than the screen scrolled and was drawn over itself (lines of the list over the

@@ -159,7 +159,7 @@ const CONTROL_NAMES: Record<string, KeyName> = { '\r': 'enter', '\n': 'enter', '
  * `4`, `2`, `9` typed into it, so a chunk of plain characters is split into
  * keys and each is resolved in the mode the previous one left.
  */
-export function inputKeys(input: string, key: InkKey): KeyName[] {
+export function inputKeys(input: string, key: InkKey, pastesMarked = false): KeyName[] {
   // Esc followed at once by a key arrives as one "ESC x" read, which Ink reports as Meta-x.
   // The TUI binds no Meta keys, so it is what it most likely was: Esc, then x.
   if (key.meta && !key.ctrl && input.length === 1 && !key.escape) return ['esc', keyName(input, { ...key, meta: false })];
@@ -169,7 +169,10 @@ export function inputKeys(input: string, key: InkKey): KeyName[] {
   // A line break or tab with text after it in the same read is a paste, not Enter or Tab: a
   // two-line error pasted into `/` submitted the filter and ran its second line as commands
   // (`a` selected everything, `e` hid expired jobs). Keys sent together stay keys: "26\r",
-  // and Tab then Enter ("\t\r", as tmux send-keys Tab Enter delivers them).
+  // and Tab then Enter ("\t\r", as tmux send-keys Tab Enter delivers them). Only on a terminal not
+  // known to mark pastes (bracketed paste, use-keys.ts): on one that does, a paste comes marked, so
+  // an unmarked read is keys, and Enter then `r` in one read (a laggy ssh) kept only the `r`.
+  if (pastesMarked) return chars.map((ch) => CONTROL_NAMES[ch] ?? (ch === ' ' ? 'space' : ch));
   let lastText = -1;
   chars.forEach((ch, i) => {
     // eslint-disable-next-line no-control-regex

@@ -20,6 +20,8 @@ import type { FrameTrace } from './trace.js';
  */
 const ENTER_ALT_SCREEN = '\x1b[?1049h\x1b[H\x1b[?25l\x1b[?2004h';
 const LEAVE_ALT_SCREEN = '\x1b[?2004l\x1b[?25h\x1b[?1049l';
+/** DECRQM for mode 2004: "does this terminal mark pastes?" (the answer is read in use-keys.ts). */
+const ASK_PASTE_MODE = '\x1b[?2004$p';
 
 export interface TuiStreams {
   stdin: NodeJS.ReadStream;
@@ -102,6 +104,10 @@ export async function runTui(props: AppProps, io: TuiStreams): Promise<TuiOutcom
           onState?.(st);
         }}
         onKey={trace ? () => trace.keyReceived() : undefined}
+        onInputReady={() => {
+          // (not the Linux console: it takes `$` for the sequence's end and would print the `p`)
+          if (!isRestored && !(process.env.TERM ?? '').startsWith('linux')) io.stdout.write(ASK_PASTE_MODE);
+        }}
       />
     );
     const instance = render(app, {

@@ -26,7 +26,7 @@
  * sequences inside it (a coloured log) are dropped.
  */
 import { useInput, useStdin } from 'ink';
-import { useLayoutEffect, useRef } from 'react';
+import { useEffect, useLayoutEffect, useRef } from 'react';
 import type { InkKey } from './keymap.js';
 
 /** CSI (`ESC [`) or SS3 (`ESC O`), after an optional second ESC (Alt/Option held). */
@@ -57,12 +57,24 @@ export function isUsableInput(seq: string): boolean {
   return escapes.length === 1 && /^\d+([:;]\d+)*u$/.test(body);
 }
 
+/**
+ * The terminal's answer to the DECRQM query for mode 2004 that run.tsx sends once raw mode is on:
+ * `ESC[?2004;Ps$y`, Ps 1 (set, as the app set it): pastes come marked. Any other Ps (0 not
+ * recognised, 2 reset, 4 permanently reset) says they may not; a terminal that knows no DECRQM
+ * (tmux 3.3) does not answer at all, and the older rule for unmarked reads stays (keymap.ts).
+ */
+// eslint-disable-next-line no-control-regex
+const PASTE_MODE_REPORT = /^\x1b\[\?2004;([0-4])\$y$/;
 const PASTE_START = '\x1b[200~';
 const PASTE_END = '\x1b[201~';
 /** More than any text field takes (200 characters), so cutting a paste is still said; a log of megabytes is not held. */
 const PASTE_MAX = 4096;
 
-export function useKeys(handler: (input: string, key: InkKey) => void, onPaste: (text: string) => void): void {
+/**
+ * `pastesMarked` is set once the terminal is known to mark pastes (it reported mode 2004, or a
+ * marked paste arrived): line breaks in an unmarked read are keys then, not a paste (keymap.ts).
+ */
+export function useKeys(handler: (input: string, key: InkKey) => void, onPaste: (text: string) => void, pastesMarked?: { current: boolean }, onReady?: () => void): void {
   const { internal_eventEmitter: events } = useStdin();
   const pasteRef = useRef(onPaste);
   pasteRef.current = onPaste;
@@ -74,7 +86,13 @@ export function useKeys(handler: (input: string, key: InkKey) => void, onPaste: 
     events.emit = function screened(this: typeof events, name: string | symbol, ...args: unknown[]): boolean {
       if (name !== 'input' || typeof args[0] !== 'string') return emit.call(this, name, ...args);
       const read = args[0];
+      const report = PASTE_MODE_REPORT.exec(read);
+      if (report !== null) {
+        if (pastesMarked && report[1] === '1') pastesMarked.current = true;
+        return true;
+      }
       if (read === PASTE_START) {
+        if (pastesMarked) pastesMarked.current = true;
         paste = [];
         pasted = 0;
         return true;
@@ -104,4 +122,7 @@ export function useKeys(handler: (input: string, key: InkKey) => void, onPaste: 
     };
   }, [events]);
   useInput(handler);
+  // After useInput's effect, which has put the terminal in raw mode.
+  const readyRef = useRef(onReady);
+  useEffect(() => readyRef.current?.(), []);
 }

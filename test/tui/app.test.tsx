@@ -277,6 +277,34 @@ describe('filters and views through the keyboard', () => {
     await app.waitForState((s) => s.isQuitting, 'q quits after the paste ended');
   });
 
+  // Regression: with bracketed paste on, Enter and a key arriving in one read (a laggy ssh, tmux)
+  // were still taken for a pasted line break, so "\rr" lost the Enter on terminals that mark every
+  // paste. Once the terminal is known to mark pastes (it answered the app's DECRQM query for mode
+  // 2004, or marked a paste already), such a read is keys; on other terminals it stays a paste.
+  it('Enter and a key in one read are two keys once the terminal is known to mark pastes; before that, a paste', async () => {
+    const app = open();
+    await app.waitFor('total 40');
+    // Not known yet: a line break with text after it in one read is a paste (nothing in the list).
+    await app.press('\rj');
+    await app.waitForState((s) => s.list.cursor === 1, 'j moved the cursor');
+    expect(app.state.mode).toBe('list');
+    // The terminal answers that bracketed paste is on (DECRPM: mode 2004 set).
+    await app.press('\x1b[?2004;1$y');
+    await app.press('\rj');
+    await app.waitForState((s) => s.mode === 'detail', 'Enter opened the entry');
+    await app.press('q');
+    await app.waitForState((s) => s.isQuitting, 'still keys');
+  });
+
+  it('a marked paste tells the app the terminal marks pastes: Enter and a key in one read are then two keys', async () => {
+    const app = open();
+    await app.waitFor('total 40');
+    await app.press('\x1b[200~abc\x1b[201~');
+    await app.waitFor('a paste is not typed here');
+    await app.press('\rj');
+    await app.waitForState((s) => s.mode === 'detail', 'Enter opened the entry');
+  });
+
   it('g groups by error × workflow and Enter drills into a group', async () => {
     const app = open();
     await app.waitFor('total 40');

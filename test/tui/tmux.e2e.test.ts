@@ -95,6 +95,12 @@ describe('agentq dlq browse in a real terminal', () => {
       pane.tmux('paste-buffer', '-p', '-b', 'keys', '-t', 'tui:0.0');
       const after = await pane.waitFor('a paste is not typed here');
       expect(after).toContain('total 36 · shown 36 · expired 2 · partial 2 · selected 0\n');
+      // The terminal has marked a paste: Enter and a key sent in one write (a laggy ssh) are two
+      // keys, not a pasted line break (the Enter was lost): the entry opens, j scrolls it.
+      pane.tmux('send-keys', '-t', 'tui:0.0', '-l', '\rj');
+      await pane.waitFor('Esc back · j/k PgUp/PgDn scroll');
+      pane.keys('Escape');
+      await pane.waitFor((sc) => !sc.includes('j/k PgUp/PgDn scroll'));
       pane.keys('/');
       pane.tmux('set-buffer', '-b', 'id', `${ids[0]}\n`);
       pane.tmux('paste-buffer', '-p', '-b', 'id', '-t', 'tui:0.0');
@@ -104,7 +110,8 @@ describe('agentq dlq browse in a real terminal', () => {
       expect(await pane.exitStatus()).toBe(0);
       await pollUntil(() => {
         const out = readFileSync(ptyLog, 'latin1');
-        return out.includes('\x1b[?2004h') && out.lastIndexOf('\x1b[?2004l') > out.lastIndexOf('\x1b[?2004h');
+        // (and the terminal asked whether it marks pastes, DECRQM: tmux 3.3 does not answer)
+        return out.includes('\x1b[?2004h') && out.includes('\x1b[?2004$p') && out.lastIndexOf('\x1b[?2004l') > out.lastIndexOf('\x1b[?2004h');
       }, { what: 'bracketed paste turned on, then off again', timeoutMs: 10_000 });
     } finally {
       pane.kill();
