@@ -7,7 +7,7 @@
  * must exit with the right code and name its cause, and never hang.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -281,6 +281,42 @@ describe('nothing listening', () => {
     expect(r.stderr).toContain('worker: stopping — --drain, and the store has not answered a claim for 30s');
     expect(r.stderr).toContain(`error: --drain: queue q was not drained: its claims have failed for 30s (Redis at 127.0.0.1:${port} is unavailable`);
   }, 90_000);
+
+  // The 30 s of a store lost after it had answered count from the first failed claim, not from the
+  // worker's start: a --drain worker whose job ran longer than 30 s before the outage does not give up at once.
+  it('worker --drain, the store lost after it answered: the 30 s count from the first claim that failed', async () => {
+    const server = await startRedisServer();
+    try {
+      const started = join(home.dir, `started-${server.port}`);
+      const release = join(home.dir, `release-${server.port}`);
+      const handler = join(home.dir, `wait-${server.port}.sh`);
+      writeFileSync(handler, `#!/bin/sh\ntouch '${started}'\nwhile [ ! -e '${release}' ]; do sleep 0.05; done\n`, { mode: 0o755 });
+      await runCliOk(home, ['--url', server.url, 'submit', 'x:v1', '--queue', 'later']);
+      const child = spawnCli(home, ['--url', server.url, 'worker', '--queue', 'later', '--drain', '--', handler]);
+      let stopSaidAt: number | null = null;
+      let claimFailedAt: number | null = null;
+      let said = '';
+      child.stderr.on('data', (b: Buffer) => {
+        said += b.toString();
+        if (claimFailedAt === null && said.includes('store error during claim')) claimFailedAt = Date.now();
+        if (stopSaidAt === null && said.includes('worker: stopping')) stopSaidAt = Date.now();
+      });
+      const done = collect(child, 140_000);
+      await pollUntil(() => existsSync(started), { what: 'the handler started', timeoutMs: 30_000 });
+      await server.kill();
+      const lostAt = Date.now();
+      writeFileSync(release, '');
+      const r = await done;
+      expect(r.code, r.stderr).toBe(75);
+      expect(r.stderr).toContain('error: --drain: queue later was not drained: its claims have failed for 30s');
+      expect(stopSaidAt! - lostAt).toBeGreaterThanOrEqual(30_000);
+      // Not at the first failed claim's answer (as if counted from the worker's start): 30 s from its
+      // start, less the few seconds (the client's connection retries) that claim took to fail.
+      expect(stopSaidAt! - claimFailedAt!).toBeGreaterThanOrEqual(20_000);
+    } finally {
+      await server.stop();
+    }
+  }, 160_000);
 
   it('Cluster seed nodes: exit 75 saying none of them could be reached, and why for each', async () => {
     const [a, b] = [await freePort(), await freePort()];
