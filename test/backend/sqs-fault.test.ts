@@ -36,7 +36,7 @@ afterAll(async () => {
 let seq = 0;
 
 for (const variant of [{ name: 'sqs', extra: '' }, { name: 'sqs-fifo', extra: '&fifo=job' }]) {
-  const redriven: Array<{ url: string; prefix: string }> = [];
+  const redriven: Array<{ url: string; prefix: string; cleanup: () => Promise<void> }> = [];
 
   const fresh = async (kind: string) => {
     const dir = await mkdtemp(join(tmpdir(), `agentq-sqs-${kind}-`));
@@ -50,13 +50,16 @@ for (const variant of [{ name: 'sqs', extra: '' }, { name: 'sqs-fifo', extra: '&
   runRedriveKillScenario(variant.name, async () => {
     const s = await fresh('redrive');
     redriven.push(s);
-    // Kept until the SQS check below has run; the temp dir is removed with the OS temp.
+    // Kept until the SQS check below has run, which removes it.
     return { url: s.url, cleanup: async () => undefined };
     // 1,000 entries rather than 5,000: seeding through SQS costs ~4 SQS calls per entry
     // (publish, receive, DLQ copy, delete); the 5,000-entry figure is in bench/sqs-redrive.mjs.
   }, { size: 1000 });
 
   describe(`redrive on SQS after kills (${variant.name})`, () => {
+    afterAll(async () => {
+      await Promise.all(redriven.map((s) => s.cleanup()));
+    });
     it('delivered every moved job: the outbox held what a kill interrupted, and each job runs exactly once', async () => {
       const { url, prefix } = redriven[0]!;
       await expectRedrivenDeliveredOnce(url, prefix, server.endpoint, variant.extra !== '');
