@@ -5,7 +5,7 @@
  * Run `npm run build` first (`npm test` does).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,11 +35,14 @@ export interface CliHome {
 /** A fresh, empty home for one test (or one describe block). */
 export function makeCliHome(prefix = 'agentq-e2e-'): CliHome {
   const dir = mkdtempSync(join(tmpdir(), prefix));
+  mkdirSync(join(dir, 'temp'));
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: dir,
     XDG_DATA_HOME: join(dir, 'data'),
     XDG_CONFIG_HOME: join(dir, 'config'),
+    // (a worker killed with SIGKILL cannot remove its report directory: it goes with the home)
+    TMPDIR: join(dir, 'temp'),
     LANG: 'C.UTF-8',
     TERM: 'xterm-256color',
   };
