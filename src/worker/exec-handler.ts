@@ -23,6 +23,7 @@ import { constants, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { constants as osConstants, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ConfigError, PermissionError } from '../core/errors.js';
 import { ERROR_CODE_TABLE } from '../core/retry.js';
 import type { JobEnvelope } from '../core/schemas.js';
 import { RESULT_MAX_BYTES } from '../core/model.js';
@@ -92,7 +93,7 @@ export interface ExecHandler {
 }
 
 export async function createExecHandler(o: ExecHandlerOptions): Promise<ExecHandler> {
-  const reportDir = await mkdtemp(join(tmpdir(), 'agentq-worker-'));
+  const reportDir = await makeReportDir();
   removeOnExit(reportDir);
   const handler: Handler = (job, ctx) => runChild(o, reportDir, job, ctx);
   return {
@@ -102,6 +103,24 @@ export async function createExecHandler(o: ExecHandlerOptions): Promise<ExecHand
       reportDirs.delete(reportDir);
     },
   };
+}
+
+/**
+ * The worker's report directory in TMPDIR. One it cannot make (TMPDIR not writable by this user,
+ * not there, not a directory) stops the worker before it claims anything, naming TMPDIR: it was an
+ * internal error.
+ */
+async function makeReportDir(): Promise<string> {
+  const base = tmpdir();
+  try {
+    return await mkdtemp(join(base, 'agentq-worker-'));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? '';
+    const why = `the worker could not make its report directory in ${JSON.stringify(base)} (TMPDIR): ${code || (e as Error).message}`;
+    const hint = 'Point TMPDIR at a directory this user can write, or unset it (then /tmp is used).';
+    if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') throw new PermissionError(why, hint);
+    throw new ConfigError(why, hint);
+  }
 }
 
 /**

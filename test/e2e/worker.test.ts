@@ -542,6 +542,17 @@ wait`);
 });
 
 describe('agentq worker / job: usage errors', () => {
+  // Regression: a TMPDIR the worker could not use ended it as "internal error … This is a bug".
+  it('a TMPDIR it cannot make its report directory in stops it before claiming anything, naming TMPDIR (exit 78)', async () => {
+    const id = await submit('--input', 'x');
+    const r = await runCli(home, ['worker', '--queue', 'w', '--', 'true'], { env: { TMPDIR: join(home.dir, 'no-such-dir') } });
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain(`error: the worker could not make its report directory in ${JSON.stringify(join(home.dir, 'no-such-dir'))} (TMPDIR): ENOENT`);
+    expect(r.stderr).toContain('hint: Point TMPDIR at a directory this user can write');
+    expect(r.stderr).not.toContain('This is a bug');
+    expect((await inspect(id)).state).toBe('queued');
+  });
+
   it('refuses a handler command that does not exist, before claiming anything (exit 2)', async () => {
     const id = await submit('--input', 'x');
     const r = await runCli(home, ['worker', '--queue', 'w', '--', './no-such-handler.sh']);
