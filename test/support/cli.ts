@@ -5,7 +5,7 @@
  * Run `npm run build` first (`npm test` does).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,7 +35,9 @@ export interface CliHome {
 /** A fresh, empty home for one test (or one describe block). */
 export function makeCliHome(prefix = 'agentq-e2e-'): CliHome {
   const dir = mkdtempSync(join(tmpdir(), prefix));
+  // (a TMPDIR as /tmp is: any user may write it, so a test that runs the CLI as another user can)
   mkdirSync(join(dir, 'temp'));
+  chmodSync(join(dir, 'temp'), 0o1777);
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: dir,
