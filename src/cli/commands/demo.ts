@@ -9,6 +9,7 @@
  */
 import type { Backend } from '../../backend/contract.js';
 import { InterruptedError } from '../../core/errors.js';
+import { count } from '../../core/plural.js';
 import type { Job, SubmitRequest } from '../../core/schemas.js';
 import type { CommandContext } from '../context.js';
 import { printRecords } from '../output/format.js';
@@ -27,9 +28,6 @@ export interface DemoOptions {
 const WORKFLOWS = ['research_report:v3', 'summarize:v1', 'send_invoice:v2', 'triage_ticket:v1'] as const;
 const TENANTS = ['acme', 'globex', 'initech'] as const;
 const CLASSES = ['interactive', 'batch', 'maintenance'] as const;
-
-/** "1 sample job", "6 sample jobs". */
-const sampleJobs = (n: number): string => `${n} sample job${n === 1 ? '' : 's'}`;
 
 /** The sample jobs: varied tenants, classes and deadlines so list filters have something to show. */
 export function sampleRequests(queue: string, n: number, now: number): SubmitRequest[] {
@@ -69,7 +67,7 @@ export async function processSampleJobs(backend: Backend, jobs: Job[], ctx: Comm
   ctx.note(`demo: ${r.succeeded} succeeded, ${r.retrying} scheduled for a retry (rate limited), ${r.dead} moved to the DLQ`);
   if (ctx.signal.aborted) {
     throw new InterruptedError(
-      `the demo was stopped by ${stopName(ctx.signal)}: its worker finished or released the jobs it was running; ${sampleJobs(r.unprocessed)} ${r.unprocessed === 1 ? 'was' : 'were'} not processed (they stay queued)`,
+      `the demo was stopped by ${stopName(ctx.signal)}: its worker finished or released the jobs it was running; ${count(r.unprocessed, 'sample job')} ${r.unprocessed === 1 ? 'was' : 'were'} not processed (they stay queued)`,
       `See them with: agentq${urlFlag} list --queue ${queue}`,
     );
   }
@@ -91,10 +89,10 @@ export async function run(o: DemoOptions, ctx: CommandContext): Promise<void> {
     const submitted: Job[] = [];
     for (const req of sampleRequests(queue, n, ctx.clock.now())) {
       // (with --url the submits are changes a first Ctrl-C lets finish one at a time: stop here)
-      if (ctx.signal.aborted) throw new InterruptedError(`the demo was stopped by ${stopName(ctx.signal)} after submitting ${submitted.length} of ${sampleJobs(n)} (they stay queued)`);
+      if (ctx.signal.aborted) throw new InterruptedError(`the demo was stopped by ${stopName(ctx.signal)} after submitting ${submitted.length} of ${count(n, 'sample job')} (they stay queued)`);
       submitted.push((await backend.submit(req)).job);
     }
-    ctx.note(`demo: submitted ${sampleJobs(submitted.length)} to queue "${queue}"`);
+    ctx.note(`demo: submitted ${count(submitted.length, 'sample job')} to queue "${queue}"`);
 
     if (o.worker !== false) await processSampleJobs(backend, submitted, ctx, urlFlag);
 
