@@ -17,25 +17,16 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { openBackend } from '../../dist/backend/open.js';
 import { createWorker } from '../../dist/index.js';
+import { freePort } from './scratch-redis.mjs';
 import { PRELUDE } from '../../dist/backend/redis/lua/prelude.js';
 
 const N = Number(process.argv[2] ?? 2000);
 const LEVELS = (process.argv[3] ?? '1,50').split(',').map(Number);
 const out = mkdtempSync(join(tmpdir(), 'aq-callgrind-'));
-
-async function freePort() {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** Runs prepare, measured and after against a fresh redis-server under callgrind, counting only during measured. */
 async function counted(label, prepare, measured, after = async () => {}) {

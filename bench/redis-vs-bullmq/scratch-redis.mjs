@@ -12,13 +12,18 @@ export function distDir(arg) {
   return pathToFileURL(resolve(arg ?? fileURLToPath(new URL('../../dist', import.meta.url)))).href;
 }
 
-export async function startScratchRedis() {
-  const port = await new Promise((resolve) => {
+/** A loopback port nothing listens on now. */
+export function freePort() {
+  return new Promise((resolve) => {
     const srv = createServer().listen(0, '127.0.0.1', () => {
       const { port: free } = srv.address();
       srv.close(() => resolve(free));
     });
   });
+}
+
+export async function startScratchRedis() {
+  const port = await freePort();
   const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   const admin = new Redis({ port, retryStrategy: () => 50 });
   admin.on('error', () => {}); // refused connections while the server starts: retried
