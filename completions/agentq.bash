@@ -69,6 +69,7 @@ __agentq_optval() {
     '|--context') __agentq_r='dyn:contexts' ;;
     '|-o'|'|--output') __agentq_r='choices:table wide plain json ndjson' ;;
     '|--color') __agentq_r='choices:auto always never' ;;
+    'submit|-f'|'submit|--file') __agentq_r='file' ;;
     'submit|-q'|'submit|--queue') __agentq_r='dyn:queues' ;;
     'submit|--tenant') __agentq_r='dyn:tenants' ;;
     'submit|--class') __agentq_r='choices:interactive batch maintenance' ;;
@@ -312,7 +313,7 @@ __agentq_opts() {
   __agentq_r=
   case "$1" in
     '') __agentq_r='-V --version --url --context -o --output --json --color --no-input --debug -h --help' ;;
-    'submit') __agentq_r='-q --queue --tenant --class --operation --deadline --idempotency-key --input --input-file --input-ref --input-sha256 --max-attempts --trace-id --budget-tokens --budget-usd --allowed-tool --estimated-seconds --run-at --wait --timeout -h --help --url --context -o --output --json --color --no-input --debug' ;;
+    'submit') __agentq_r='-f --file -q --queue --tenant --class --operation --deadline --idempotency-key --input --input-file --input-ref --input-sha256 --max-attempts --trace-id --budget-tokens --budget-usd --allowed-tool --estimated-seconds --run-at --wait --timeout -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'inspect') __agentq_r='--events -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'list') __agentq_r='-q --queue -A --all-queues --state --tenant --class --workflow --since --until --limit --cursor --all -h --help --url --context -o --output --json --color --no-input --debug' ;;
     'cancel') __agentq_r='--reason -h --help --url --context -o --output --json --color --no-input --debug' ;;

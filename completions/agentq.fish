@@ -122,6 +122,10 @@ function __agentq_takes_value --description "does option OPT of PATH take a valu
             return 0
         case '|--color'
             return 0
+        case 'submit|-f'
+            return 0
+        case 'submit|--file'
+            return 0
         case 'submit|-q'
             return 0
         case 'submit|--queue'
@@ -640,7 +644,7 @@ complete -c agentq -l no-input -d 'never prompt (mutations then need --yes)'
 complete -c agentq -l debug -d 'print stack traces for errors (also AGENTQ_DEBUG=1)'
 complete -c agentq -s h -l help -d 'display help for command'
 complete -c agentq -n '__agentq_at ""' -s V -l version -d 'show the agentq and Node versions'
-complete -c agentq -n '__agentq_at \'\'' -a 'submit' -d 'submit a job and print its id (validates, persists, returns at once)'
+complete -c agentq -n '__agentq_at \'\'' -a 'submit' -d 'submit a job and print its id (validates, persists, returns at once); --file F: a job a line'
 complete -c agentq -n '__agentq_at \'\'' -a 'inspect' -d 'show one job: state, outcome, attempts, lease, deadline, checkpoint, effects, errors, events'
 complete -c agentq -n '__agentq_at \'\'' -a 'list' -d 'list jobs in creation order (oldest first), a page at a time'
 complete -c agentq -n '__agentq_at \'\'' -a 'cancel' -d 'cancel jobs: a queued job ends at once, a running job is asked to stop at its next heartbeat'
@@ -658,6 +662,7 @@ complete -c agentq -n '__agentq_at \'\'' -a 'sqs' -d 'the AWS SQS backend: creat
 complete -c agentq -n '__agentq_at \'\'' -a 'outbox' -d 'the SQS backend\'s transactional outbox'
 complete -c agentq -n '__agentq_at \'\'' -a 'worker' -d 'run a handler command once per job: claims, heartbeats, graceful stop on SIGTERM/SIGINT/SIGHUP'
 complete -c agentq -n '__agentq_at \'\'' -a 'job' -d 'inside a handler run by agentq worker: checkpoint, report usage, record an effect, report an error …'
+complete -c agentq -n '__agentq_within \'submit\'' -s f -l file -r -F -d 'submit the jobs of an NDJSON file (- for stdin), one object a line with the submit request\'s fields…'
 complete -c agentq -n '__agentq_within \'submit\'' -s q -l queue -x -a '(__agentq_dyn queues)' -d 'queue name (default: the context\'s queue, else "default")'
 complete -c agentq -n '__agentq_within \'submit\'' -l tenant -x -a '(__agentq_dyn tenants)' -d 'tenant id'
 complete -c agentq -n '__agentq_within \'submit\'' -l class -x -a 'interactive batch maintenance' -d 'service class'

@@ -209,8 +209,9 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
   if (want('submit')) {
     program
       .command('submit')
-      .description('submit a job and print its id (validates, persists, returns at once)')
-      .argument('<workflow>', 'workflow as name:vN, e.g. research_report:v3')
+      .description('submit a job and print its id (validates, persists, returns at once); --file F: a job a line')
+      .argument('[workflow]', 'workflow as name:vN, e.g. research_report:v3 (not with --file)')
+      .option('-f, --file <path>', 'submit the jobs of an NDJSON file (- for stdin), one object a line with the submit request\'s fields; every line is checked before any is submitted, and the flags below are defaults for fields a line leaves out')
       .option('-q, --queue <queue>', 'queue name (default: the context\'s queue, else "default")')
       .option('--tenant <tenant>', 'tenant id', 'default')
       .addOption(new Option('--class <class>', 'service class').choices(['interactive', 'batch', 'maintenance']).default('batch'))
@@ -237,6 +238,7 @@ export function buildProgram(host: ProgramHost, build: BuildOptions = {}): Comma
           ['agentq submit summarize:v1 --input "short text" --deadline 15m --class interactive', 'small inline input, due in 15 minutes'],
           ['agentq submit smoke:v1 --input-file in.json --wait --timeout 5m -o json', 'a CI smoke job: wait for the outcome'],
           ['agentq submit report:v2 --idempotency-key order-123', 'safe to repeat: the same key returns the same job'],
+          ['agentq submit --file jobs.ndjson --queue research --deadline 2h -o ndjson', 'many jobs, one JSON object a line; the flags fill in what a line leaves out'],
         ),
       )
       .action(lazy(() => import('./commands/submit.js'), { args: (workflow) => ({ workflow }) }));

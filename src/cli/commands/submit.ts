@@ -19,7 +19,10 @@ import { parseIntOption, parsePositiveNumber } from '../parse.js';
 import { abortableSleep, unlessAborted } from '../../util/sleep.js';
 
 export interface SubmitOptions {
-  workflow: string;
+  /** Absent with --file (each line names its own). */
+  workflow?: string;
+  /** NDJSON jobs, `-` for stdin (commands/submit-file.ts). */
+  file?: string;
   queue?: string;
   tenant?: string;
   class?: string;
@@ -42,7 +45,7 @@ export interface SubmitOptions {
 }
 
 /** Turns flags into a submit request (the backend validates it again with the zod schema). `signal` stops reading --input-file. */
-export async function buildSubmitRequest(o: SubmitOptions, now: number, defaultQueue: string, signal?: AbortSignal): Promise<SubmitRequest> {
+export async function buildSubmitRequest(o: SubmitOptions & { workflow: string }, now: number, defaultQueue: string, signal?: AbortSignal): Promise<SubmitRequest> {
   if (o.input !== undefined && o.inputFile !== undefined) throw new ValidationError('give --input or --input-file, not both');
   if (o.input !== undefined && o.inputRef !== undefined) throw new ValidationError('give either inline input (--input) or a reference (--input-ref), not both');
   if (o.inputFile !== undefined && o.inputSha256 !== undefined) throw new ValidationError('--input-sha256 is computed from --input-file; give only one of them');
@@ -176,6 +179,14 @@ async function inlineInputFile(path: string, signal: AbortSignal | undefined): P
 }
 
 export async function run(o: SubmitOptions, ctx: CommandContext): Promise<void> {
+  if (o.file !== undefined) {
+    const { runFile } = await import('./submit-file.js');
+    return runFile({ ...o, file: o.file }, ctx);
+  }
+  if (o.workflow === undefined) {
+    throw new ValidationError('missing WORKFLOW: give the workflow of the job (name:vN, e.g. research_report:v3), or --file with one job a line', 'See: agentq submit --help');
+  }
+  const workflow = o.workflow;
   const waitTimeoutMs = o.timeout !== undefined ? parseDuration(o.timeout, '--timeout') : undefined;
   // Checked before the submit: `--timeout 0s` stored the job, then gave up on it at once (124).
   if (waitTimeoutMs !== undefined && waitTimeoutMs <= 0) throw new ValidationError(`--timeout must be more than 0 (got ${JSON.stringify(o.timeout)})`);
@@ -183,7 +194,7 @@ export async function run(o: SubmitOptions, ctx: CommandContext): Promise<void> 
   const releaseStops = o.inputFile !== undefined ? ctx.handleStops() : () => undefined;
   let req: SubmitRequest;
   try {
-    req = await buildSubmitRequest(o, ctx.clock.now(), ctx.defaultQueue(), ctx.signal);
+    req = await buildSubmitRequest({ ...o, workflow }, ctx.clock.now(), ctx.defaultQueue(), ctx.signal);
   } finally {
     releaseStops();
   }
