@@ -79,7 +79,11 @@ export const PlanSchema = z.object({
   kind: z.literal(PLAN_FILE_KIND),
   version: z.literal(PLAN_FILE_VERSION),
   action: z.enum(ACTIONS),
-  /** The queue the run locks. Null only when the selection was empty. */
+  /**
+   * The queue the run locks: its items' queue, or for a selection that found nothing, the queue it
+   * was limited to (`--queue`), so the report still says what was looked at. Null only for an
+   * empty selection over every queue.
+   */
   queue: z.string().nullable(),
   /**
    * The store the plan was made against (the backend's `storeId`). A plan file applied to another
@@ -150,7 +154,8 @@ export class PlanBuilder {
     return [...new Set(this.items.map((i) => i.queue))].sort();
   }
 
-  finish(meta: { action: Action; createdAt: string; filters: Record<string, unknown>; options: PlanOptions; store?: string }): Plan {
+  /** `selectedQueue`: the queue the selection was limited to, if any (the plan's queue when it found nothing). */
+  finish(meta: { action: Action; createdAt: string; filters: Record<string, unknown>; options: PlanOptions; store?: string; selectedQueue?: string | undefined }): Plan {
     const queues = this.queues();
     if (queues.length > 1) {
       throw new ValidationError(
@@ -162,7 +167,7 @@ export class PlanBuilder {
       kind: PLAN_FILE_KIND,
       version: PLAN_FILE_VERSION,
       action: meta.action,
-      queue: queues[0] ?? null,
+      queue: queues[0] ?? meta.selectedQueue ?? null,
       ...(meta.store !== undefined ? { store: meta.store } : {}),
       created_at: meta.createdAt,
       filters: meta.filters,

@@ -66,7 +66,7 @@ export async function buildPlan(deps: Pick<EngineDeps, 'backend' | 'clock'>, req
     req.action === 'redrive'
       ? { attempts: req.attempts ?? DEFAULT_ATTEMPTS_POLICY, maxRedrives, minRemainingMs: req.selector.minRemainingMs, includePartial }
       : { minRemainingMs: req.selector.minRemainingMs };
-  const plan = builder.finish({ action: req.action, createdAt: toIso(now), filters: req.selector.given, options, store: await planStoreId(deps.backend) });
+  const plan = builder.finish({ action: req.action, createdAt: toIso(now), filters: req.selector.given, options, store: await planStoreId(deps.backend), selectedQueue: req.selector.filter.queue });
   return { plan, partialNotices: builder.partialNotices };
 }
 

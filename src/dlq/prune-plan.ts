@@ -21,6 +21,8 @@ export interface PrunePlan {
   /** Jobs that ended before this are deleted. */
   cutoff: string;
   states: PrunableState[];
+  /** The queues the plan walked, in name order: `--queue`'s, or every queue (up to where `max` stopped it). */
+  queues: string[];
   /** One plan per queue that has something to prune, in queue order. */
   plans: Plan[];
   groups: PruneGroup[];
@@ -65,8 +67,10 @@ export async function buildPrunePlan(
   const unreadable: PrunePlan['unreadable'] = [];
   let unreadableCount = 0;
   let total = 0;
+  const covered: string[] = [];
   for await (const queue of queues) {
     if (total >= max) break;
+    covered.push(queue);
     const items: PlanItem[] = [];
     const queueNoEnd = { queue, count: 0, job_ids: [] as string[] };
     let cursor: string | null = null;
@@ -110,6 +114,7 @@ export async function buildPrunePlan(
     created_at: createdAt,
     cutoff: toIso(req.rule.before),
     states: [...req.rule.states],
+    queues: covered,
     plans,
     groups: summary.rows(),
     total,

@@ -209,7 +209,13 @@ describe('dlq redrive', () => {
       expect(r.stderr).toContain(`nothing to ${action}`);
       expect(JSON.parse(r.stdout)).toMatchObject({ run_id: null, queue: 'nothing-here', action, status: 'completed', counts: { planned: 0, moved: 0, skipped: 0, failed: 0 } });
     }
-    // Without --queue, a selection that matches nothing names no queue.
+    // Regression: the dry run's plan named no queue either ("queue": null) though --queue named one.
+    for (const action of ['redrive', 'purge', 'expire']) {
+      const dry = await ok(['dlq', action, '--queue', 'nothing-here', '--dry-run', '-o', 'json']);
+      expect(JSON.parse(dry.stdout)).toMatchObject({ kind: 'agentq.plan', action, queue: 'nothing-here', totals: { total: 0 } });
+      expect((await ok(['dlq', action, '--queue', 'nothing-here', '--dry-run'])).stderr).toContain('plan: 0 selected (queue nothing-here)');
+    }
+    // Without --queue, a selection that matches nothing names no queue: it was not limited to one.
     const any = await ok(['dlq', 'purge', '--error-code', 'NO_SUCH_CODE', '--yes', '-o', 'json']);
     expect(JSON.parse(any.stdout)).toMatchObject({ run_id: null, queue: null, action: 'purge', status: 'completed' });
     // The same keys as a run's record.

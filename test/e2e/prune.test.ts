@@ -115,6 +115,15 @@ describe('agentq prune', () => {
     expect(none.stderr).toContain('nothing to prune');
   });
 
+  it('regression: -o json names the queues it covered, also when it finds nothing to prune (it named none)', async () => {
+    const one = await runCliOk(home, ['prune', '--older-than', '7d', '--queue', 'research', '--state', 'expired', '--yes', '-o', 'json']);
+    expect(one.stderr).toContain('nothing to prune');
+    expect(JSON.parse(one.stdout)).toMatchObject({ total: 0, groups: [], runs: [], queues: ['research'] });
+    // Without --queue: every queue it walked, in name order (here the store's two), dry run or not.
+    const every = await runCliOk(home, ['prune', '--older-than', '7d', '--state', 'expired', '--dry-run', '-o', 'json']);
+    expect(JSON.parse(every.stdout)).toMatchObject({ total: 0, queues: ['mail', 'research'] });
+  });
+
   it("a read-only context refuses it (exit 4) but shows its dry run; a context's queue scopes it, -A lifts that", async () => {
     const past = await openBackend(home.dataUrl, { clock: new ManualClock(Date.now() - 10 * DAY) });
     const a = await finished(past, 'research', 'succeeded');

@@ -203,7 +203,8 @@ export async function dlqBulk(action: BulkAction, o: BulkOptions, io: DlqIo): Pr
 function noRun(action: BulkAction, plan: Plan, o: BulkOptions, io: DlqIo): Omit<RunRecord, 'run_id' | 'queue'> & { run_id: null; queue: string | null } {
   return {
     run_id: null,
-    // (the plan locks no queue when it selected nothing; the record still names the one asked for)
+    // (a plan that found nothing names the queue its selection was limited to; a plan file written
+    // before it did carries that queue in its filters only)
     queue: plan.queue ?? (typeof plan.filters.queue === 'string' ? plan.filters.queue : null),
     action,
     user: `${io.identity.user}@${io.identity.host}`,

@@ -54,9 +54,12 @@ export async function run(opts: PruneOptions, ctx: CommandContext): Promise<void
   await prune(opts, dlqIoFrom(ctx));
 }
 
-/** The plan as `-o json` prints it (and, applied, with the runs). */
+/**
+ * The plan as `-o json` prints it (and, applied, with the runs). `queues` names what was covered:
+ * with nothing to prune, `groups` and `runs` are empty and would not say which queues were looked at.
+ */
 function planDocument(p: PrunePlan, runs?: RunRecord[]) {
-  return { created_at: p.created_at, cutoff: p.cutoff, states: p.states, total: p.total, max_reached: p.max_reached, groups: p.groups, ...(runs ? { runs } : {}) };
+  return { created_at: p.created_at, cutoff: p.cutoff, states: p.states, queues: p.queues, total: p.total, max_reached: p.max_reached, groups: p.groups, ...(runs ? { runs } : {}) };
 }
 
 function totalsLine(p: PrunePlan): string {
