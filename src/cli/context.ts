@@ -236,6 +236,7 @@ export class CliContext implements CommandContext {
       // A pseudo-terminal without a size reports 0 columns: treat it as unknown, not as zero width.
       width: deps.io.stdout.isTTY && (deps.io.stdout.columns ?? 0) > 0 ? deps.io.stdout.columns : undefined,
       palette: deps.palette,
+      note: (line) => this.note(line),
     };
   }
 

@@ -33,7 +33,7 @@ describe('stdout backpressure', () => {
   it('page() returns only once the stream took the page; a stream with room does not wait', async () => {
     const h = heldStream();
     const out = { format: 'ndjson' as const, write: (s: string) => void h.stream.write(s), drain: () => streamDrained(h.stream), width: undefined, palette: NO_COLOUR };
-    const rs = new RecordStream<{ n: number }>(out, { columns: [{ header: 'n', get: (r) => String(r.n) }] });
+    const rs = new RecordStream<{ n: number }>(out, { columns: [{ header: 'n', get: (r) => String(r.n) }], empty: 'No rows.' });
     let settled = false;
     const paged = rs.page(Array.from({ length: 200 }, (_, n) => ({ n }))).then(() => (settled = true));
     // Several microtask turns: still waiting, the page (~1.5 KB) is over the 1 KiB mark and nothing was taken.

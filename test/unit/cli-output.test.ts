@@ -77,7 +77,7 @@ describe('no hostile byte from data reaches any output mode', () => {
   for (const format of ['table', 'wide', 'plain', 'json', 'ndjson'] as const) {
     it(`list output, -o ${format}`, async () => {
       const t = target(format, 120);
-      const stream = new RecordStream(t.out, { columns: JOB_COLUMNS });
+      const stream = new RecordStream(t.out, { columns: JOB_COLUMNS, empty: 'No jobs.' });
       await stream.page(jobs.slice(0, 10));
       await stream.page(jobs.slice(10));
       stream.end();
@@ -87,7 +87,7 @@ describe('no hostile byte from data reaches any output mode', () => {
 
     it(`tail output, -o ${format}`, async () => {
       const t = target(format, 100);
-      const stream = new RecordStream(t.out, { columns: EVENT_COLUMNS });
+      const stream = new RecordStream(t.out, { columns: EVENT_COLUMNS, empty: 'No events.' });
       for (const e of events) await stream.page([e]);
       stream.end();
       expect(findUnsafe(t.text(), { allowTabs: format === 'plain' })).toEqual([]);
@@ -96,7 +96,7 @@ describe('no hostile byte from data reaches any output mode', () => {
 
   it('plain output keeps one record per line and a fixed number of columns, whatever the data', async () => {
     const t = target('plain');
-    await new RecordStream(t.out, { columns: JOB_COLUMNS }).page(jobs);
+    await new RecordStream(t.out, { columns: JOB_COLUMNS, empty: 'No jobs.' }).page(jobs);
     const lines = t.text().trimEnd().split('\n');
     expect(lines).toHaveLength(jobs.length);
     for (const l of lines) expect(l.split('\t')).toHaveLength(JOB_COLUMNS.length);
@@ -121,7 +121,7 @@ describe('no hostile byte from data reaches any output mode', () => {
       expect(back.workflow).toBe(jobs[0]!.workflow);
     }
     const t = target('ndjson');
-    const stream = new RecordStream(t.out, { columns: EVENT_COLUMNS });
+    const stream = new RecordStream(t.out, { columns: EVENT_COLUMNS, empty: 'No events.' });
     await stream.page(events);
     const lines = t.text().trimEnd().split('\n');
     expect(lines).toHaveLength(events.length);
@@ -131,7 +131,7 @@ describe('no hostile byte from data reaches any output mode', () => {
   it('colour codes come only from agentq, never from data: with colour on, data escapes are still neutralised', async () => {
     const palette = await createPalette(1);
     let text = '';
-    const stream = new RecordStream({ format: 'table', write: (s) => void (text += s), width: 200, palette }, { columns: JOB_COLUMNS });
+    const stream = new RecordStream({ format: 'table', write: (s) => void (text += s), width: 200, palette }, { columns: JOB_COLUMNS, empty: 'No jobs.' });
     await stream.page(jobs);
     // Our own SGR sequences are ESC [ ... m; strip exactly those, then nothing unsafe may remain.
     // eslint-disable-next-line no-control-regex
@@ -142,25 +142,25 @@ describe('no hostile byte from data reaches any output mode', () => {
 
   it('a streamed JSON array is one valid document, also when empty', async () => {
     const t = target('json');
-    const stream = new RecordStream(t.out, { columns: JOB_COLUMNS });
+    const stream = new RecordStream(t.out, { columns: JOB_COLUMNS, empty: 'No jobs.' });
     await stream.page(jobs.slice(0, 2));
     await stream.page([]);
     await stream.page(jobs.slice(2, 3));
     stream.end();
     expect(JSON.parse(t.text())).toHaveLength(3);
     const e = target('json');
-    new RecordStream(e.out, { columns: JOB_COLUMNS }).end();
+    new RecordStream(e.out, { columns: JOB_COLUMNS, empty: 'No jobs.' }).end();
     expect(JSON.parse(e.text())).toEqual([]);
   });
 });
 
 describe('tail --follow on a terminal, started with nothing to show', () => {
-  // The first page is empty (only the header is printed), so later rows take the widths the header
+  // The header is shown before any event (stream.header), so later rows take the widths the header
   // gave: a time cut to `2…` and a job id to `jo…`, which cannot be copied into `inspect`.
   it.each([80, 100, 120])('later events show their whole time and job id at %i columns', async (width) => {
     const t = target('table', width);
-    const stream = new RecordStream(t.out, { columns: EVENT_COLUMNS });
-    await stream.page([]);
+    const stream = new RecordStream(t.out, { columns: EVENT_COLUMNS, empty: 'No events.' });
+    await stream.header();
     const event: JobEvent = {
       type: 'submitted', seq: '1', at: '2026-11-30T22:33:57.077Z', job_id: 'job_01M8Q9FT209T4EQ6F09W9YTFE2',
       queue: 'research', tenant_id: 'acme', from_state: null, to_state: 'queued', attempt: 0, data: null,
@@ -179,8 +179,8 @@ describe('tail --follow on a terminal, started with nothing to show', () => {
 
   it('-o wide: the seq column holds a Redis stream id whole', async () => {
     const t = target('wide', 160);
-    const stream = new RecordStream(t.out, { columns: EVENT_COLUMNS });
-    await stream.page([]);
+    const stream = new RecordStream(t.out, { columns: EVENT_COLUMNS, empty: 'No events.' });
+    await stream.header();
     await stream.page([{
       type: 'submitted', seq: '1796076348705-0', at: '2026-11-30T22:33:57.077Z', job_id: 'job_01M8Q9FT209T4EQ6F09W9YTFE2',
       queue: 'research', tenant_id: 'acme', from_state: null, to_state: 'queued', attempt: 0, data: null,

@@ -17,7 +17,7 @@ const event = (seq: string): JobEventT => ({ type: 'submitted', seq, at: '2026-0
 
 async function write(format: OutputFormat): Promise<string> {
   let text = '';
-  const stream = new RecordStream({ format, write: (s) => void (text += s), width: 200, palette: NO_COLOUR }, { columns: EVENT_COLUMNS });
+  const stream = new RecordStream({ format, write: (s) => void (text += s), width: 200, palette: NO_COLOUR }, { columns: EVENT_COLUMNS, empty: 'No events.' });
   await stream.page([event('1767225600000-0')]);
   await stream.extra(gapRecord(gap));
   await stream.page([event('1767225600312-4')]);

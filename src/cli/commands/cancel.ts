@@ -80,6 +80,8 @@ export async function run(o: CancelOptions, ctx: CommandContext): Promise<void> 
   ctx.assertMutable('cancel');
   const backend = await ctx.openBackend();
   const stream = new RecordStream<CancelRow>(ctx.out, {
+    // (only when interrupted before the first id: the error after it names them all)
+    empty: 'No job was tried.',
     columns: [
       // (a first row that is a short malformed id must not size the column below a job id's 30 characters)
       { header: 'job', get: (r) => r.job_id, keepWhole: true, minWidth: JOB_ID_CHARS },

@@ -39,12 +39,10 @@ export async function list(_opts: unknown, ctx: CommandContext): Promise<void> {
       trace_url: c.traceUrl ?? null,
       file: c.file,
     }));
-  if (rows.length === 0 && !isMachineFormat(ctx.format)) {
-    ctx.note(`no contexts defined; add them to ${cfg.userFilePath} or a .agentq.json in your project`);
-  }
   await printRecords(
     ctx.out,
     {
+      empty: `no contexts defined; add them to ${cfg.userFilePath} or a .agentq.json in your project`,
       columns: [
         { header: 'current', get: (r) => (r.current ? '*' : '') },
         { header: 'name', get: (r) => r.name },

@@ -98,7 +98,7 @@ export async function run(o: DemoOptions, ctx: CommandContext): Promise<void> {
 
     const shown: Job[] = [];
     for (const j of submitted) shown.push((await backend.get(j.job_id)) ?? j);
-    await printRecords(ctx.out, { columns: JOB_COLUMNS }, shown);
+    await printRecords(ctx.out, { columns: JOB_COLUMNS, empty: 'No sample jobs.' }, shown);
 
     const first = submitted[0]!.job_id;
     // One note per line: a note is one line (a line break in it is shown escaped).

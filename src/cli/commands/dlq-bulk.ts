@@ -15,7 +15,7 @@ import { DEFAULT_RATE_PER_SEC, effectiveBatchSize, parseBatchSize, parseRate } f
 import { printObject, printRecords } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
 import { checkReason, checkRunId } from '../parse.js';
-import { PLAN_ITEM_COLUMNS } from './dlq-columns.js';
+import { NO_DLQ_ENTRIES, PLAN_ITEM_COLUMNS } from './dlq-columns.js';
 import type { DlqIo } from './dlq-io.js';
 import { isSameStore, planStoreId } from '../../backend/store-id.js';
 
@@ -411,7 +411,7 @@ async function printPlan(plan: Plan, io: DlqIo): Promise<void> {
     printObject(io.out, plan);
     return;
   }
-  await printRecords(io.out, { columns: PLAN_ITEM_COLUMNS }, plan.items);
+  await printRecords(io.out, { columns: PLAN_ITEM_COLUMNS, empty: NO_DLQ_ENTRIES }, plan.items);
   // The totals belong with the table for a person; in plain output they would corrupt the rows.
   printTotals(plan, io.out.format === 'plain' ? io.err : io.out);
 }
@@ -446,7 +446,7 @@ export async function report(result: ApplyResult, io: DlqIo, after: AgentqError 
   if (io.out.format === 'json' || io.out.format === 'ndjson') printObject(io.out, run);
   else {
     const { RUN_COLUMNS } = await import('./dlq-columns.js');
-    await printRecords(io.out, { columns: RUN_COLUMNS }, [run]);
+    await printRecords(io.out, { columns: RUN_COLUMNS, empty: 'No run.' }, [run]);
   }
   const err = outcomeError(run, result.interrupted) ?? after;
   if (err) throw err;

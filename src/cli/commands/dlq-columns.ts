@@ -40,6 +40,9 @@ export const PLAN_ITEM_COLUMNS: readonly Column<PlanItem>[] = [
   { header: 'DETAIL', get: (i) => i.detail, flexible: true },
 ];
 
+/** What a DLQ listing (list, summary, a plan's items) with no rows says (RecordSpec.empty). */
+export const NO_DLQ_ENTRIES = 'The DLQ has no entries matching this selection.';
+
 export const LEDGER_COLUMNS: readonly Column<LedgerItem>[] = [
   { header: 'JOB', get: (i) => i.job_id, keepWhole: true },
   { header: 'VERDICT', get: (i) => i.verdict },

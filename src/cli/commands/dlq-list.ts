@@ -15,7 +15,7 @@ import { printObject, RecordStream } from '../output/format.js';
 import { ndjsonLine } from '../output/ndjson.js';
 import { sanitize } from '../output/sanitize.js';
 import { unknownQueueNote } from '../unknown-queue.js';
-import { DLQ_ENTRY_COLUMNS } from './dlq-columns.js';
+import { DLQ_ENTRY_COLUMNS, NO_DLQ_ENTRIES } from './dlq-columns.js';
 import type { DlqIo } from './dlq-io.js';
 
 export interface DlqListOptions extends SelectorInput {
@@ -53,7 +53,7 @@ export async function dlqList(opts: DlqListOptions, io: DlqIo): Promise<void> {
   if (opts.all) {
     // `--all` streams NDJSON unless the operator chose a format (json streams as one array, plain/table page by page).
     const format = io.formatChosen ? io.out.format : 'ndjson';
-    const stream = new RecordStream({ ...io.out, format }, { columns: DLQ_ENTRY_COLUMNS });
+    const stream = new RecordStream({ ...io.out, format }, { columns: DLQ_ENTRY_COLUMNS, empty: NO_DLQ_ENTRIES });
     let n = 0;
     for await (const page of walkDlq(backend, selector.filter, { pageSize: STREAM_PAGE, signal: io.signal })) {
       await stream.page(page);
@@ -70,11 +70,10 @@ export async function dlqList(opts: DlqListOptions, io: DlqIo): Promise<void> {
     if (page.items.length === 0 && opts.cursor === undefined) await noteUnknownQueue(backend, selector.filter.queue, io);
     return;
   }
-  const stream = new RecordStream(io.out, { columns: DLQ_ENTRY_COLUMNS });
+  const stream = new RecordStream(io.out, { columns: DLQ_ENTRY_COLUMNS, empty: NO_DLQ_ENTRIES });
   await stream.page(page.items);
   stream.end();
-  const unknown = page.items.length === 0 && opts.cursor === undefined && (await noteUnknownQueue(backend, selector.filter.queue, io));
-  if (!unknown && page.items.length === 0 && io.out.format !== 'ndjson' && io.out.format !== 'plain') io.err.write('The DLQ has no entries matching this selection.\n');
+  if (page.items.length === 0 && opts.cursor === undefined) await noteUnknownQueue(backend, selector.filter.queue, io);
   if (page.next_cursor !== null) io.err.write(`More entries: add --cursor ${page.next_cursor} (or --all to stream them all).\n`);
 }
 
@@ -87,7 +86,7 @@ export async function dlqExport(opts: SelectorInput, io: DlqIo): Promise<number>
     throw new ValidationError(`dlq export writes NDJSON (or with -o json one JSON array), not -o ${io.out.format}`, 'For a table or plain rows use: agentq dlq list --all -o ' + io.out.format);
   }
   const backend = await io.backend();
-  const stream = asArray ? new RecordStream(io.out, { columns: DLQ_ENTRY_COLUMNS }) : null;
+  const stream = asArray ? new RecordStream(io.out, { columns: DLQ_ENTRY_COLUMNS, empty: NO_DLQ_ENTRIES }) : null;
   let n = 0;
   for await (const page of walkDlq(backend, selector.filter, { pageSize: STREAM_PAGE, signal: io.signal })) {
     if (stream) await stream.page(page);

@@ -35,7 +35,7 @@ export async function dlqRuns(o: DlqRunsOptions, io: DlqIo): Promise<void> {
     printObject(io.out, page);
     return;
   }
-  await printRecords(io.out, { columns: RUN_COLUMNS }, page.items);
+  await printRecords(io.out, { columns: RUN_COLUMNS, empty: o.cursor === undefined ? 'No bulk-action runs found.' : 'No more bulk-action runs.' }, page.items);
   if (page.next_cursor !== null) io.err.write(`More runs: add --cursor ${page.next_cursor}\n`);
 }
 
@@ -87,7 +87,7 @@ export async function dlqRunShow(given: string, o: DlqRunShowOptions, io: DlqIo)
     io.out.write('\n');
   }
   if (run.status === 'interrupted') io.err.write(`This run stopped before it finished; continue it with: ${resumeCommand(run)}\n`);
-  const stream = json ? null : new RecordStream(io.out, { columns: LEDGER_COLUMNS });
+  const stream = json ? null : new RecordStream(io.out, { columns: LEDGER_COLUMNS, empty: status !== undefined || o.cursor !== undefined ? 'No ledger items match this selection.' : 'The ledger of this run is empty.' });
   let cursor: string | null = o.cursor ?? null;
   let first = true;
   // --limit prints one page of the ledger and says how to continue; without it every item is printed.

@@ -2,6 +2,7 @@
 import { parseSelector, type SelectorInput } from '../../dlq/filter.js';
 import { parseSummaryKeys, summarizeDlq, type SummaryGroup } from '../../dlq/summary.js';
 import type { Column } from '../output/columns.js';
+import { NO_DLQ_ENTRIES } from './dlq-columns.js';
 import { printObject, printRecords } from '../output/format.js';
 import type { DlqIo } from './dlq-io.js';
 import { noteUnknownQueue } from './dlq-list.js';
@@ -34,6 +35,7 @@ export async function dlqSummary(opts: DlqSummaryOptions, io: DlqIo): Promise<vo
     { header: 'PARTIAL', get: (g) => g.partial },
     { header: 'MALFORMED', get: (g) => g.malformed, wide: true },
   ];
-  await printRecords(io.out, { columns }, summary.groups);
-  if (io.out.format === 'table' || io.out.format === 'wide') io.out.write(`${count(summary.total, 'entry', 'entries')} in ${count(summary.groups.length, 'group')}\n`);
+  await printRecords(io.out, { columns, empty: NO_DLQ_ENTRIES }, summary.groups);
+  // (with no group, the line on stderr says it: "0 entries in 0 groups" under no table is noise)
+  if ((io.out.format === 'table' || io.out.format === 'wide') && summary.groups.length > 0) io.out.write(`${count(summary.total, 'entry', 'entries')} in ${count(summary.groups.length, 'group')}\n`);
 }

@@ -47,6 +47,7 @@ async function printExitCodes(ctx: CommandContext): Promise<void> {
   await printRecords(
     ctx.out,
     {
+      empty: 'No exit codes.',
       columns: [
         { header: 'code', get: (r) => r.code },
         { header: 'name', get: (r) => r.name },

@@ -75,7 +75,7 @@ export async function run(o: ListOptions, ctx: CommandContext): Promise<void> {
     throw new ValidationError(`--cursor must be the cursor printed after the previous page (a job id, job_...), got ${JSON.stringify(sanitize(o.cursor))}`);
   }
   const backend = await ctx.openBackend();
-  const stream = new RecordStream(ctx.out, { columns: JOB_COLUMNS });
+  const stream = new RecordStream(ctx.out, { columns: JOB_COLUMNS, empty: 'No jobs match this selection.' });
   let cursor: string | null = o.cursor ?? null;
   let shown = 0;
   do {
@@ -89,6 +89,5 @@ export async function run(o: ListOptions, ctx: CommandContext): Promise<void> {
   stream.end();
   const unknown = shown === 0 && o.cursor === undefined ? await unknownQueueNote(backend, filter.queue) : null;
   if (unknown) ctx.note(unknown);
-  else if (shown === 0 && (ctx.format === 'table' || ctx.format === 'wide')) ctx.note('no jobs match');
   if (!o.all && cursor !== null) ctx.note(`more jobs: continue with --cursor ${sanitize(cursor)} (or use --all)`);
 }

@@ -102,7 +102,7 @@ export async function prune(o: PruneOptions, io: DlqIo): Promise<unknown> {
   if (o.dryRun || plan.total === 0) {
     if (io.out.format === 'json' || io.out.format === 'ndjson') printObject(io.out, planDocument(plan, o.dryRun ? undefined : []));
     else {
-      if (plan.total > 0) await printRecords(io.out, { columns: GROUP_COLUMNS }, plan.groups);
+      if (plan.total > 0) await printRecords(io.out, { columns: GROUP_COLUMNS, empty: 'No finished jobs to prune.' }, plan.groups);
       io.err.write(`${totalsLine(plan)}\n`);
     }
     if (plan.total === 0 && !o.dryRun) io.err.write('nothing to prune\n');
@@ -143,7 +143,7 @@ export async function prune(o: PruneOptions, io: DlqIo): Promise<unknown> {
     }
   }
   if (io.out.format === 'json' || io.out.format === 'ndjson') printObject(io.out, planDocument(plan, runs));
-  else await printRecords(io.out, { columns: RUN_COLUMNS }, runs);
+  else await printRecords(io.out, { columns: RUN_COLUMNS, empty: 'No prune run was started.' }, runs);
   if (plan.max_reached) io.err.write(`--max ${plan.total} reached: more may remain; run it again for them\n`);
   const left = plan.plans.length - runs.length - locked.length;
   if (left > 0) io.err.write(`${count(left, 'queue')} of the plan not started (interrupted); run the prune again to take them\n`);

@@ -45,6 +45,7 @@ export async function setup(o: SetupOptions, ctx: CommandContext): Promise<void>
     );
   }
   await printRecords(ctx.out, {
+    empty: 'No SQS queues to set up.',
     columns: [
       { header: 'queue', get: (r) => r.name },
       { header: 'action', get: (r) => r.action },
@@ -100,6 +101,8 @@ export async function sweep(o: SweepOptions, ctx: CommandContext): Promise<void>
     return atMax();
   }
   await printRecords(ctx.out, {
+    // (the totals line below says how many messages were received)
+    empty: 'No message was taken into custody.',
     columns: [
       { header: 'job', get: (r) => r.job_id, keepWhole: true },
       { header: 'kind', get: (r) => r.kind },
@@ -136,6 +139,7 @@ export async function custody(o: CustodyOptions, ctx: CommandContext): Promise<v
   const got = await backend.ext.listCustody(limit + 1, o.after ?? null, o.queue === undefined ? undefined : backend.sqsQueues.dlqName(o.queue));
   const rows = got.slice(0, limit);
   await printRecords(ctx.out, {
+    empty: o.after === undefined ? 'No custody records found.' : 'No more custody records.',
     columns: [
       { header: 'job', get: (r) => r.job_id, keepWhole: true },
       { header: 'kind', get: (r) => r.kind },
@@ -211,6 +215,7 @@ export async function republish(o: RepublishOptions, ctx: CommandContext): Promi
 
   const show = async (rows: RepublishRow[]) =>
     printRecords(ctx.out, {
+      empty: `No waiting job of ${sanitize(queue)} matched.`,
       columns: [
         { header: 'job', get: (r) => r.job_id, keepWhole: true },
         { header: 'state', get: (r) => r.state },

@@ -211,23 +211,31 @@ function failureRows(reports: StatsReport[], perQueue = Infinity): FailureRow[] 
 /** Codes per queue in the short section under the table (`--by code` lists every one). */
 const TOP_FAILURE_CODES = 3;
 
-async function printReports(out: OutputTarget, reports: StatsReport[], by: StatsOptions['by']): Promise<void> {
+/** What a stats table with no rows says (RecordSpec.empty), by what left it empty. */
+function emptyLine(reports: StatsReport[], by: StatsOptions['by'], damaged: number): string {
+  if (reports.length === 0) return damaged > 0 ? 'No queue could be read: the damaged ones are named below.' : 'No queues yet: submit a job first (agentq submit ...).';
+  if (by === 'code') return 'No failed attempts yet.';
+  return `No figures by ${by} yet.`;
+}
+
+async function printReports(out: OutputTarget, reports: StatsReport[], by: StatsOptions['by'], damaged: number): Promise<void> {
   if (out.format === 'json' || out.format === 'ndjson') {
     if (out.format === 'json') printObject(out, reports);
     else for (const r of reports) printObject(out, r);
     return;
   }
   const f = formatters(out.format === 'plain');
-  if (by === 'code') await printRecords(out, { columns: failureColumns(f) }, failureRows(reports));
-  else if (by) await printRecords(out, { columns: breakdownColumns(by, f) }, breakdownRows(reports, by));
+  const empty = emptyLine(reports, by, damaged);
+  if (by === 'code') await printRecords(out, { columns: failureColumns(f), empty }, failureRows(reports));
+  else if (by) await printRecords(out, { columns: breakdownColumns(by, f), empty }, breakdownRows(reports, by));
   else {
-    await printRecords(out, { columns: queueColumns(f) }, reports);
+    await printRecords(out, { columns: queueColumns(f), empty }, reports);
     // For a person at a terminal, the codes behind the retries and the DLQ (429s most often),
     // under the table: plain output stays one line per queue, for scripts.
     const top = failureRows(reports, TOP_FAILURE_CODES);
     if (out.format !== 'plain' && top.length > 0) {
       out.write(`\nFAILURES BY CODE (failed attempts since the queue was created; all: --by code)\n`);
-      await printRecords(out, { columns: failureColumns(f) }, top);
+      await printRecords(out, { columns: failureColumns(f), empty: 'No failed attempts yet.' }, top);
     }
   }
 }
@@ -307,8 +315,9 @@ async function watch(opts: StatsOptions, ctx: CommandContext, backend: Backend):
         why = e.message;
       }
       const frame: string[] = [];
-      const buffer: OutputTarget = { ...ctx.out, write: (s) => void frame.push(s) };
-      await printReports(buffer, reports, opts.by);
+      // (a table with no rows says so in the frame, not on stderr, which the next frame would not clear)
+      const buffer: OutputTarget = { ...ctx.out, write: (s) => void frame.push(s), note: (line) => void frame.push(`${line}\n`) };
+      await printReports(buffer, reports, opts.by, damagedLines.length);
       const stale = unreachableSince === null ? '' : `\n${ctx.palette.warn('STALE')}: backend unreachable since ${stamp(unreachableSince)}, retrying (figures as last read): ${sanitize(why)}`;
       const damagedBlock = damagedLines.length === 0 ? '' : `\n${damagedLines.join('\n')}\n`;
       ctx.io.stdout.write(`${CLEAR}agentq stats — ${stamp(ctx.clock.now())} — every ${formatDuration(intervalMs)}, Ctrl-C to stop${stale}\n\n${frame.join('')}${damagedBlock}\n${renderSparklines(reports, history, width)}`);
@@ -355,14 +364,12 @@ export async function run(opts: StatsOptions, ctx: CommandContext): Promise<void
   if (opts.watch) return watch(opts, ctx, backend);
   const read = await collectStats(backend, opts.queue);
   const reports = read.stats.map(buildStatsReport);
-  await printReports(ctx.out, reports, opts.by);
+  await printReports(ctx.out, reports, opts.by, read.damaged.length);
   const unknown = await noteUnknownQueue(opts, ctx, backend);
   if (unknown) {
     // (said: nothing more to say about a queue that has no figures)
   } else if (opts.by && reports.some((r) => (opts.by === 'class' ? r.by_class : opts.by === 'tenant' ? r.by_tenant : r.failures_by_code) === null)) {
     ctx.note(`This backend does not keep figures by ${opts.by} yet: queues without them are left out.`);
-  } else if (opts.by === 'code' && reports.length > 0 && reports.every((r) => (r.failures_by_code ?? []).length === 0) && !isMachineFormat(ctx.out.format)) {
-    ctx.note('No failed attempts yet.');
   }
   if (opts.by === 'tenant') {
     // The list is capped (the deepest first): say so, or the missing tenants pass for idle ones.
@@ -372,6 +379,5 @@ export async function run(opts: StatsOptions, ctx: CommandContext): Promise<void
       }
     }
   }
-  if (reports.length === 0 && read.damaged.length === 0 && ctx.out.format !== 'json' && ctx.out.format !== 'ndjson') ctx.note('No queues yet: submit a job first (agentq submit ...).');
   failOnDamaged(ctx, read.damaged);
 }

@@ -109,9 +109,8 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
     // Already ended: its history is all there is to follow.
     if (state !== null && isTerminal(state)) query.follow = false;
   }
-  const stream = new RecordStream(ctx.out, { columns: EVENT_COLUMNS });
+  const stream = new RecordStream(ctx.out, { columns: EVENT_COLUMNS, empty: 'No events match this selection.' });
   // Events a page at a time, each gap record in its place among them.
-  let pages = 0;
   const show = async (items: readonly Shown[]) => {
     let run: JobEvent[] = [];
     for (const item of items) {
@@ -122,9 +121,7 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
         await stream.extra(item.gap);
       }
     }
-    // (an empty first page still writes the table's header)
-    if (run.length > 0 || pages === 0) await stream.page(run);
-    pages++;
+    if (run.length > 0) await stream.page(run);
   };
   const jobEnded = (e: JobEvent) => query.jobId !== undefined && e.job_id === query.jobId && e.to_state !== null && isTerminal(e.to_state);
   // Nothing shown of a queue the store never saw (a typo): said once, before following it.
@@ -167,6 +164,8 @@ export async function run(o: TailOptions, ctx: CommandContext): Promise<void> {
     // SQLite lock), as `stats --watch` does: one warning, then the events are read again from
     // after the last one shown, every FOLLOW_RETRY_MS, until the store answers or Ctrl-C.
     let lost = false;
+    // A table that waits for events shows its header at once: the command is running, not stuck.
+    await stream.header();
     // Following ends on the first Ctrl-C, normally (exit 0); the reads before it end at once.
     releaseStops = ctx.handleStops();
     for (;;) {

@@ -36,12 +36,21 @@ export interface OutputTarget {
   /** Terminal width, when stdout is a terminal. */
   width: number | undefined;
   palette: Palette;
+  /** A line for the person reading, not the output (stderr): what a listing with no rows says. */
+  note?(line: string): void;
 }
 
 export interface RecordSpec<T> {
   columns: readonly Column<T>[];
   /** The JSON shape of one record (a zod-schema shape); the record itself by default. */
   toJson?: (row: T) => unknown;
+  /**
+   * What a table or plain listing with no rows says instead, one line on stderr ("No jobs match
+   * this selection."): a header alone reads as output cut short, and plain output has no header
+   * at all, so an empty one says nothing. As kubectl's "No resources found in <ns> namespace."
+   * (exit 0). json and ndjson stay machine-shaped ([] / nothing) and say nothing more.
+   */
+  empty: string;
 }
 
 /**
@@ -54,7 +63,8 @@ export class RecordStream<T> {
   private dropped: string[] | undefined;
   private ages: boolean | undefined;
   private jsonArray: JsonArrayWriter | undefined;
-  private pages = 0;
+  private rows = 0;
+  private headerShown = false;
   constructor(
     private readonly out: OutputTarget,
     private readonly spec: RecordSpec<T>,
@@ -77,28 +87,43 @@ export class RecordStream<T> {
         for (const r of rows) this.out.write(renderPlainRow(this.spec.columns, r));
         break;
       case 'table':
-      case 'wide': {
-        const { renderTable } = await import('./table.js');
-        if (rows.length === 0 && this.pages > 0) break;
-        const t = renderTable(this.spec.columns, rows, {
-          palette: this.out.palette,
-          width: this.out.width,
-          wide: this.out.format === 'wide',
-          colWidths: this.colWidths,
-          dropped: this.dropped,
-          ages: this.ages,
-          header: this.pages === 0,
-        });
-        this.colWidths = t.colWidths;
-        this.dropped = t.dropped;
-        this.ages = t.ages;
-        this.out.write(t.text);
+      case 'wide':
+        // (an empty page shows nothing: the header comes with the first rows, sized by them, or
+        // never, and `end` says the listing is empty)
+        if (rows.length > 0) await this.renderTable(rows);
         break;
-      }
     }
-    this.pages++;
+    this.rows += rows.length;
     // A page at a time in memory, also for a reader slower than the store: wait until it took this one.
     await this.out.drain?.();
+  }
+
+  /**
+   * Shows a table's header now, before any row: for a stream that waits for rows (`tail
+   * --follow`), where the header says the command is running. Nothing in the other formats.
+   */
+  async header(): Promise<void> {
+    if (this.headerShown || (this.out.format !== 'table' && this.out.format !== 'wide')) return;
+    await this.renderTable([]);
+    await this.out.drain?.();
+  }
+
+  private async renderTable(rows: readonly T[]): Promise<void> {
+    const { renderTable } = await import('./table.js');
+    const t = renderTable(this.spec.columns, rows, {
+      palette: this.out.palette,
+      width: this.out.width,
+      wide: this.out.format === 'wide',
+      colWidths: this.colWidths,
+      dropped: this.dropped,
+      ages: this.ages,
+      header: !this.headerShown,
+    });
+    this.headerShown = true;
+    this.colWidths = t.colWidths;
+    this.dropped = t.dropped;
+    this.ages = t.ages;
+    this.out.write(t.text);
   }
 
   /**
@@ -126,6 +151,8 @@ export class RecordStream<T> {
         this.jsonArray.open();
       }
       this.jsonArray.close();
+    } else if (this.rows === 0 && !this.headerShown && !isMachineFormat(this.out.format)) {
+      this.out.note?.(this.spec.empty);
     }
   }
 }
