@@ -53,6 +53,15 @@ describe('README contract', () => {
     }
   });
 
+  it("a describe view's line quoted in the README has the layout inspect and dlq show print: `label:  value`", () => {
+    // Regression: the trace link was quoted as `trace link  https://…`, the layout dlq show had
+    // before every describe view took inspect's `label:` (output/fields.ts).
+    const labels = ['job', 'queue', 'state', 'error', 'dead at', 'worker version', 'attempts', 'trace', 'trace link', 'url', 'mode'];
+    const stale = new RegExp(`\`(?:${labels.join('|')}) {2,}[^\`]*\``, 'g');
+    expect(README.match(stale) ?? []).toEqual([]);
+    expect('`trace link  https://…`'.match(stale), 'the check can fail').not.toBeNull();
+  });
+
   it('the Exit codes table is what `agentq help exit-codes` prints (code, name, meaning)', () => {
     const rows = tableAfter('## Exit codes').map(([code, name, meaning]) => ({ code: Number(code), name, meaning: meaning!.replaceAll('`', '') }));
     expect(rows).toEqual(EXIT_CODE_DOCS.map((d) => ({ ...d })));
