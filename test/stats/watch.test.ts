@@ -63,6 +63,27 @@ describe('stats --watch', () => {
   });
 });
 
+describe('stats --watch on a store with no queue yet', () => {
+  // Regression: each frame held the table's header alone and the sparklines' header alone; the
+  // line a listing with no rows says went to stderr, where the next frame's clear did not reach it.
+  it('each frame says there are no queues, in the frame, with no header alone', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-watch-'));
+    dirs.push(dir);
+    const path = join(dir, 'q.db');
+    await new SqliteBackend({ path }).close();
+    const { io, frames } = terminal();
+    const ctl = new AbortController();
+    const run = main(['stats', '--watch', '--interval', '200ms', '--color', 'never'], { io, env: { TERM: 'xterm' }, cwd: dir, signal: ctl.signal, openBackend: async () => new SqliteBackend({ path }) });
+    await pollUntil(() => frames.some((f) => f.includes('agentq stats')), { what: 'the first frame' });
+    ctl.abort();
+    expect(await run).toBe(0);
+    const frame = frames.find((f) => f.includes('agentq stats'))!;
+    expect(frame).toContain('No queues yet: submit a job first');
+    expect(frame).not.toMatch(/QUEUE\s+QUEUED/);
+    expect(frame).not.toContain('OLDEST AGE');
+  });
+});
+
 describe('stats --watch when the backend goes away', () => {
   it('keeps the last figures up, marked "backend unreachable since …", retries, and clears the mark when it is back', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentq-watch-'));

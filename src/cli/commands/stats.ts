@@ -244,6 +244,8 @@ async function printReports(out: OutputTarget, reports: StatsReport[], by: Stats
 
 /** The sparkline block under the table in `--watch`: depth and oldest age per queue. */
 export function renderSparklines(reports: StatsReport[], history: StatsHistory, width = 30): string {
+  // (no queue, no block: the table above already said so, and a header alone reads as cut short)
+  if (reports.length === 0) return '';
   const nameWidth = Math.min(24, Math.max(5, ...reports.map((r) => sanitize(r.queue).length)));
   const lines = [`${'QUEUE'.padEnd(nameWidth)}  ${'DEPTH'.padEnd(width)}  OLDEST AGE`];
   for (const r of reports) {
