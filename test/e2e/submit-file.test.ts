@@ -103,6 +103,16 @@ describe('submit --file on SQLite', () => {
     expect(await jobsIn('invalid')).toEqual([]);
   });
 
+  it('a file of blank lines submits nothing and says so once: the table prints nothing, stderr one line; json is []', async () => {
+    const f = file('blank.ndjson', ['', '  ']);
+    const table = await runCliOk(home, ['submit', '--file', f, '--queue', 'blank', '-o', 'table']);
+    expect(table.stdout).toBe('');
+    expect(table.stderr.trim().split('\n')).toEqual([`${f} has no jobs (only blank lines); nothing was submitted`]);
+    const json = await runCliOk(home, ['submit', '--file', f, '--queue', 'blank', '-o', 'json']);
+    expect(JSON.parse(json.stdout)).toEqual([]);
+    expect(json.stderr).toBe('');
+  });
+
   it('re-running a file whose lines carry idempotency keys returns the same jobs, created: false (ndjson, one record a job)', async () => {
     const f = file('keyed.ndjson', [1, 2, 3].map((i) => ({ workflow: 'k:v1', idempotency_key: `order-${i}`, input: `${i}` })));
     const first = parseNdjson((await runCliOk(home, ['submit', '--file', f, '--queue', 'keyed', '-o', 'ndjson'])).stdout).map((x) => Record.parse(x));

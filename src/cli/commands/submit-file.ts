@@ -49,6 +49,7 @@ export interface SubmittedLine {
 }
 
 const SPEC: RecordSpec<SubmittedLine> = {
+  empty: 'No job was submitted.',
   columns: [
     { header: 'LINE', get: (r) => r.line },
     { header: 'JOB', get: (r) => r.job_id, keepWhole: true },
@@ -85,12 +86,12 @@ export async function runFile(o: SubmitOptions & { file: string }, ctx: CommandC
   ctx.interruptNote(`stopped reading ${name}; nothing was submitted`);
   const jobs = await checkedJobs(o.file, defaults, now, ctx);
   ctx.assertMutable('submit');
-  const out = new RecordStream(ctx.out, SPEC);
   if (jobs.length === 0) {
-    out.end();
-    ctx.note(`${name} has no jobs (only blank lines); nothing was submitted`);
+    // (the listing's one line says it: json prints [] and nothing more, as every empty listing)
+    new RecordStream(ctx.out, { ...SPEC, empty: `${name} has no jobs (only blank lines); nothing was submitted` }).end();
     return;
   }
+  const out = new RecordStream(ctx.out, SPEC);
   const backend = await ctx.openBackend({ create: true });
   const releaseStops = ctx.handleStops();
   let run: BatchRun;
