@@ -903,7 +903,7 @@ complete -c agentq -n '__agentq_within \'prune\'' -l older-than -x -d 'required:
 complete -c agentq -n '__agentq_within \'prune\'' -s q -l queue -x -a '(__agentq_dyn queues)' -d 'only this queue (default: the context\'s queue; else, or with --all-queues, every queue)'
 complete -c agentq -n '__agentq_within \'prune\'' -s A -l all-queues -d 'every queue, even when the context names one'
 complete -c agentq -n '__agentq_within \'prune\'' -l state -x -a '(__agentq_list queued scheduled running succeeded dead cancelled expired)' -d 'comma-separated: succeeded, cancelled, expired (default: all three; dead jobs are DLQ entries: dlq …'
-complete -c agentq -n '__agentq_within \'prune\'' -l max -x -d 'at most N jobs this time (the first found: queues in name order, each in creation order); run again…'
+complete -c agentq -n '__agentq_within \'prune\'' -l max -x -d 'at most N jobs this time (those that ended longest ago, across the queues covered); run again for t…'
 complete -c agentq -n '__agentq_within \'prune\'' -l dry-run -d 'print the plan (jobs per queue and state, oldest and newest end) and change nothing'
 complete -c agentq -n '__agentq_within \'prune\'' -s y -l yes -d 'do not ask for confirmation (required without a terminal)'
 complete -c agentq -n '__agentq_within \'prune\'' -l reason -x -d 'why: recorded in the audit record of each run (agentq dlq runs)'

@@ -105,3 +105,72 @@ export class PruneSummary {
       .map((g) => ({ queue: g.queue, state: g.state, count: g.count, oldest_ended_at: new Date(g.oldest).toISOString(), newest_ended_at: new Date(g.newest).toISOString() }));
   }
 }
+
+/** A job a prune plan may take: what the oldest-first selection compares. */
+export interface PruneCandidate {
+  queue: string;
+  job_id: string;
+  state: PrunableState;
+  endedAtMs: number;
+}
+
+/**
+ * The `max` candidates that ended longest ago, over every queue a prune covers. `--max N` used to
+ * take the first N found, queue by queue in name order: a capped prune of every queue from cron
+ * pruned queue `a` night after night and never reached the oldest jobs of queue `z`. Retention
+ * deletes what is oldest first, wherever it is. Ties (the same end) go by queue name, then job id,
+ * so the same store gives the same plan. Holds at most `max` candidates, whatever the number
+ * offered: a plain list until `max` is reached (a prune without `--max` never pays for a heap),
+ * then a max-heap on the end, whose top (the newest held) is the one a candidate must beat.
+ */
+export class OldestFirst {
+  private readonly held: PruneCandidate[] = [];
+  private isHeap = false;
+  /** Candidates offered beyond `max` (not held): more remain after this prune. */
+  passedOver = 0;
+
+  constructor(private readonly max: number) {}
+
+  offer(c: PruneCandidate): void {
+    const h = this.held;
+    if (h.length < this.max) {
+      h.push(c);
+      return;
+    }
+    this.passedOver++;
+    if (h.length === 0) return;
+    if (!this.isHeap) {
+      for (let i = (h.length >> 1) - 1; i >= 0; i--) this.down(i);
+      this.isHeap = true;
+    }
+    if (newer(c, h[0]!)) return;
+    h[0] = c;
+    this.down(0);
+  }
+
+  /** The candidates held, in no particular order. */
+  taken(): readonly PruneCandidate[] {
+    return this.held;
+  }
+
+  private down(i: number): void {
+    const h = this.held;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let top = i;
+      if (l < h.length && newer(h[l]!, h[top]!)) top = l;
+      if (r < h.length && newer(h[r]!, h[top]!)) top = r;
+      if (top === i) return;
+      [h[i], h[top]] = [h[top]!, h[i]!];
+      i = top;
+    }
+  }
+}
+
+/** Whether `a` comes after `b` in oldest-first order (later end, then queue name, then job id). */
+function newer(a: PruneCandidate, b: PruneCandidate): boolean {
+  if (a.endedAtMs !== b.endedAtMs) return a.endedAtMs > b.endedAtMs;
+  if (a.queue !== b.queue) return a.queue > b.queue;
+  return a.job_id > b.job_id;
+}

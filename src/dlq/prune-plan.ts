@@ -11,7 +11,7 @@ import type { Clock } from '../core/clock.js';
 import { toIso } from '../core/duration.js';
 import { InterruptedError } from '../core/errors.js';
 import { PLAN_FILE_KIND, PLAN_FILE_VERSION, planTotals, type Plan, type PlanItem } from '../core/plan.js';
-import { pruneCheck, PruneSummary, type PrunableState, type PruneGroup, type PruneRule } from '../core/prune.js';
+import { OldestFirst, pruneCheck, PruneSummary, type PrunableState, type PruneGroup, type PruneRule } from '../core/prune.js';
 
 export const PRUNE_PAGE = 250;
 
@@ -21,14 +21,16 @@ export interface PrunePlan {
   /** Jobs that ended before this are deleted. */
   cutoff: string;
   states: PrunableState[];
-  /** The queues the plan walked, in name order: `--queue`'s, or every queue (up to where `max` stopped it). */
+  /** The queues the plan walked, in name order: `--queue`'s, or every queue (all of them, `--max` or not: it reads every finished job to find those that ended longest ago). */
   queues: string[];
   /** One plan per queue that has something to prune, in queue order. */
   plans: Plan[];
   groups: PruneGroup[];
   total: number;
-  /** True when `max` stopped the walk: more jobs may fall under the rule. */
+  /** True when more jobs fell under the rule than `max`: those that ended last were left for a later prune. */
   max_reached: boolean;
+  /** How many more jobs fell under the rule than `max` (0 without it): left for the next prune. */
+  passed_over: number;
   /** Jobs of a prunable state whose end time is missing or unreadable (edited by hand): kept, and named (up to NO_END_SAMPLE per queue). */
   no_end: Array<{ queue: string; count: number; job_ids: string[] }>;
   /** Jobs whose stored record does not read (list's `unreadable`): kept, and named, up to UNREADABLE_SAMPLE; `unreadable_count` is all of them. */
@@ -51,7 +53,7 @@ export async function buildPrunePlan(
     filters: Record<string, unknown>;
     signal?: AbortSignal;
     pageSize?: number;
-    /** At most this many jobs (the plan and its ledger are held whole, as a DLQ plan's are): the first found, queue by queue in name order, each in job-id (creation) order. */
+    /** At most this many jobs (the plan and its ledger are held whole, as a DLQ plan's are): those that ended longest ago, across every queue covered (core/prune `OldestFirst`). */
     max?: number | undefined;
   },
 ): Promise<PrunePlan> {
@@ -63,15 +65,16 @@ export async function buildPrunePlan(
   const limit = Math.min(req.pageSize ?? PRUNE_PAGE, MAX_PAGE_LIMIT);
   const queues = req.queue !== undefined ? [req.queue] : eachQueue(backend);
   const max = req.max ?? Infinity;
+  // Every finished job of the covered queues is read (in bounded pages), with or without `max`:
+  // which jobs ended longest ago is known only once all are seen, as no store indexes jobs by end.
+  // `max` bounds what is held (the plan and its ledger) and deleted, not what is read.
+  const selection = new OldestFirst(max);
+  const queueOrder: string[] = [];
   const noEnd: PrunePlan['no_end'] = [];
   const unreadable: PrunePlan['unreadable'] = [];
   let unreadableCount = 0;
-  let total = 0;
-  const covered: string[] = [];
   for await (const queue of queues) {
-    if (total >= max) break;
-    covered.push(queue);
-    const items: PlanItem[] = [];
+    queueOrder.push(queue);
     const queueNoEnd = { queue, count: 0, job_ids: [] as string[] };
     let cursor: string | null = null;
     do {
@@ -80,7 +83,6 @@ export async function buildPrunePlan(
       // (a record that does not decode cannot be judged: the store keeps it, and the plan says so)
       for (const u of page.unreadable ?? []) if (unreadableCount++ < UNREADABLE_SAMPLE) unreadable.push(u);
       for (const job of page.items) {
-        if (total >= max) break;
         const parsed = job.ended_at === null ? NaN : Date.parse(job.ended_at);
         const ended = Number.isFinite(parsed) ? parsed : null;
         if (ended === null) {
@@ -89,14 +91,25 @@ export async function buildPrunePlan(
           continue;
         }
         if (pruneCheck(job.state, ended, req.rule) !== null) continue;
-        items.push({ job_id: job.job_id, queue, verdict: 'prune', detail: null });
-        summary.add(queue, job.state as PrunableState, ended!);
-        total++;
+        selection.offer({ queue, job_id: job.job_id, state: job.state as PrunableState, endedAtMs: ended });
       }
-      cursor = total >= max ? null : page.next_cursor;
+      cursor = page.next_cursor;
     } while (cursor !== null);
     if (queueNoEnd.count > 0) noEnd.push(queueNoEnd);
-    if (items.length === 0) continue;
+  }
+  const taken = selection.taken();
+  const byQueue = new Map<string, PlanItem[]>();
+  for (const c of taken) {
+    summary.add(c.queue, c.state, c.endedAtMs);
+    const items = byQueue.get(c.queue) ?? [];
+    items.push({ job_id: c.job_id, queue: c.queue, verdict: 'prune', detail: null });
+    byQueue.set(c.queue, items);
+  }
+  for (const queue of queueOrder) {
+    const items = byQueue.get(queue);
+    if (items === undefined) continue;
+    // (a run's ledger is kept in job-id order: the plan's items are too)
+    items.sort((a, b) => (a.job_id < b.job_id ? -1 : a.job_id > b.job_id ? 1 : 0));
     plans.push({
       kind: PLAN_FILE_KIND,
       version: PLAN_FILE_VERSION,
@@ -114,11 +127,12 @@ export async function buildPrunePlan(
     created_at: createdAt,
     cutoff: toIso(req.rule.before),
     states: [...req.rule.states],
-    queues: covered,
+    queues: queueOrder,
     plans,
     groups: summary.rows(),
-    total,
-    max_reached: total >= max,
+    total: taken.length,
+    max_reached: selection.passedOver > 0,
+    passed_over: selection.passedOver,
     no_end: noEnd,
     unreadable,
     unreadable_count: unreadableCount,

@@ -147,15 +147,61 @@ describe('--max', () => {
     clock.advance(8 * DAY);
     await prune({ olderThan: '7d', yes: true, max: '2' }, io());
     expect(await left(ids)).toBe(3);
-    // the first found: in creation order
+    // the oldest ends first (here also the first created)
     expect(await backend.get(ids[0]!)).toBeNull();
-    expect(err).toContain('--max 2 reached: more may remain; run it again for them');
+    expect(err).toContain('--max 2 reached: 3 more remain (those that ended last); run it again for them');
     out = '';
     await prune({ olderThan: '7d', dryRun: true, max: '10' }, io({ out: { format: 'json', write: (s) => void (out += s), width: undefined, palette: NO_COLOUR, isTTY: false, writeBytes: async () => undefined } }));
     expect(JSON.parse(out)).toMatchObject({ total: 3, max_reached: false });
     clock.advance(1000); // (a run id of its own: the injected id factory is seeded)
     await prune({ olderThan: '7d', yes: true, max: '10' }, io());
     expect(await left(ids)).toBe(0);
+  });
+});
+
+describe('--max takes the jobs that ended longest ago', () => {
+  /** One job of `queue` that succeeded at the clock's time now. */
+  async function endedNow(queue: string): Promise<string> {
+    const { job } = await backend.submit({ workflow: 'w:v1', queue, tenant_id: 'acme' });
+    const [lease] = await backend.claim({ queue, workerId: 'w', max: 1, leaseMs: 60_000 });
+    await backend.complete(lease!, null);
+    return job.job_id;
+  }
+
+  it('across every queue it covers: a capped prune of all queues reaches the oldest jobs of the last queue first', async () => {
+    // queue z's jobs ended first; queue a's (first in name order) later
+    const z = [await endedNow('z'), await endedNow('z')];
+    clock.advance(DAY);
+    const a = [await endedNow('a'), await endedNow('a'), await endedNow('a')];
+    clock.advance(8 * DAY);
+    let json = '';
+    const jsonOut = { format: 'json' as const, write: (s: string) => void (json += s), width: undefined, palette: NO_COLOUR, isTTY: false, writeBytes: async () => undefined };
+    await prune({ olderThan: '7d', dryRun: true, max: '2' }, io({ out: jsonOut }));
+    expect(JSON.parse(json)).toMatchObject({ total: 2, max_reached: true, groups: [{ queue: 'z', count: 2 }] });
+    await prune({ olderThan: '7d', yes: true, max: '2' }, io());
+    expect(await left(z)).toBe(0);
+    expect(await left(a)).toBe(3);
+    expect(err).toContain('--max 2 reached: 3 more remain (those that ended last); run it again for them');
+    clock.advance(1000);
+    err = '';
+    await prune({ olderThan: '7d', yes: true, max: '3' }, io());
+    expect(await left(a)).toBe(0);
+    // exactly N left: nothing more remains, and the prune does not say otherwise
+    expect(err).not.toContain('reached');
+  });
+
+  it('within a queue too: a job created later that ended earlier goes first', async () => {
+    const { job: first } = await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme' });
+    const { job: second } = await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'acme' });
+    const leases = await backend.claim({ queue: 'q', workerId: 'w', max: 2, leaseMs: 600_000 });
+    const leaseOf = (id: string) => leases.find((l) => l.jobId === id)!;
+    await backend.complete(leaseOf(second.job_id), null);
+    clock.advance(60_000);
+    await backend.complete(leaseOf(first.job_id), null);
+    clock.advance(8 * DAY);
+    await prune({ olderThan: '7d', yes: true, max: '1' }, io());
+    expect(await backend.get(second.job_id)).toBeNull();
+    expect(await backend.get(first.job_id)).not.toBeNull();
   });
 });
 

@@ -99,7 +99,7 @@ export function registerOps(program: Command, lazy: Lazy): void {
     .option('-q, --queue <queue>', scopedQueueHelp('read'))
     .option(ALL_QUEUES_FLAG, ALL_QUEUES_HELP)
     .option('--state <states>', 'comma-separated: succeeded, cancelled, expired (default: all three; dead jobs are DLQ entries: dlq purge)')
-    .option('--max <n>', 'at most N jobs this time (the first found: queues in name order, each in creation order); run again for the rest')
+    .option('--max <n>', 'at most N jobs this time (those that ended longest ago, across the queues covered); run again for the rest')
     .option('--dry-run', 'print the plan (jobs per queue and state, oldest and newest end) and change nothing')
     .option('-y, --yes', 'do not ask for confirmation (required without a terminal)')
     .option('--reason <text>', 'why: recorded in the audit record of each run (agentq dlq runs)')

@@ -64,7 +64,7 @@ function planDocument(p: PrunePlan, runs?: RunRecord[]) {
 
 function totalsLine(p: PrunePlan): string {
   const queues = new Set(p.groups.map((g) => g.queue)).size;
-  const more = p.max_reached ? ` (--max ${p.total} reached: more may remain)` : '';
+  const more = p.max_reached ? ` (--max ${p.total} reached: ${p.passed_over} more remain)` : '';
   return `plan: ${count(p.total, 'finished job')} (${p.states.join(', ')}) ended before ${p.cutoff}${p.total > 0 ? `, in ${count(queues, 'queue')}` : ''}${more}`;
 }
 
@@ -144,7 +144,7 @@ export async function prune(o: PruneOptions, io: DlqIo): Promise<unknown> {
   }
   if (io.out.format === 'json' || io.out.format === 'ndjson') printObject(io.out, planDocument(plan, runs));
   else await printRecords(io.out, { columns: RUN_COLUMNS, empty: 'No prune run was started.' }, runs);
-  if (plan.max_reached) io.err.write(`--max ${plan.total} reached: more may remain; run it again for them\n`);
+  if (plan.max_reached) io.err.write(`--max ${plan.total} reached: ${plan.passed_over} more remain (those that ended last); run it again for them\n`);
   const left = plan.plans.length - runs.length - locked.length;
   if (left > 0) io.err.write(`${count(left, 'queue')} of the plan not started (interrupted); run the prune again to take them\n`);
   for (const r of runs) {
