@@ -1540,10 +1540,9 @@ export class RedisBackend implements Backend {
     await this.client.zadd(`${this.keys.shard(run.queue, 0)}runs`, 0, run.run_id);
     // Ledger items go to the shard of their job (so apply is single-slot); unknown jobs to shard 0.
     const groups = new Map<number, Array<string | number>>();
-    const locs = await Promise.all(items.map((i) => this.locate(i.job_id)));
+    const shardOfItem = await this.runShards(run.queue, items.map((i) => i.job_id));
     items.forEach((it, i) => {
-      const l = locs[i];
-      const shard = l && l.queue === run.queue ? l.shard : 0;
+      const shard = shardOfItem[i]!;
       const g = groups.get(shard) ?? [];
       g.push(it.job_id, it.verdict, it.verdict.startsWith('skip:') ? 'skipped' : 'planned', JSON.stringify(it.detail));
       groups.set(shard, g);
@@ -1557,6 +1556,18 @@ export class RedisBackend implements Backend {
       }),
     );
     await this.client.set(this.runKey(run.queue, run.run_id), JSON.stringify(record));
+  }
+
+  /**
+   * The shard of each of a run's jobs: its own when it is a job of the run's queue, else shard 0
+   * (an unknown job's ledger item has to sit somewhere). A queue of one shard has only shard 0, so
+   * no job's location is looked up: a GET per job was a third of a 100,000-job prune's plan and
+   * ledger on Redis, for an answer known in advance (BENCHMARKS.md, "Prune").
+   */
+  private async runShards(queue: string, jobIds: readonly string[]): Promise<number[]> {
+    if ((await this.shardsOf(queue, false)) === 1) return jobIds.map(() => 0);
+    const locs = await Promise.all(jobIds.map((id) => this.locate(id)));
+    return locs.map((l) => (l && l.queue === queue ? l.shard : 0));
   }
 
   async getRun(runId: string): Promise<RunRecord | null> {
@@ -1628,10 +1639,9 @@ export class RedisBackend implements Backend {
     const verdictOpts = runVerdictOptions(run, req.now);
     const attempts = o.attempts ?? DEFAULT_ATTEMPTS_POLICY;
     const groups = new Map<number, string[]>();
-    const locs = await Promise.all(req.jobIds.map((id) => this.locate(id)));
+    const shardOfItem = await this.runShards(run.queue, req.jobIds);
     req.jobIds.forEach((id, i) => {
-      const l = locs[i];
-      const shard = l && l.queue === run.queue ? l.shard : 0;
+      const shard = shardOfItem[i]!;
       const g = groups.get(shard);
       if (g) g.push(id);
       else groups.set(shard, [id]);
