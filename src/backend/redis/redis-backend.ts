@@ -106,6 +106,8 @@ const SCAN_FACTOR = 10;
 const LEDGER_CHUNK = 500;
 /** Ledger items applied per script call: about a millisecond of Redis time each. */
 const APPLY_SLICE = 50;
+/** How many location keys left by an interrupted prune apply one apply call deletes per shard. */
+const PRUNED_LOC_PAGE = 100;
 
 const ALL_CLASSES = JOB_CLASSES.join(',');
 /**
@@ -1650,29 +1652,73 @@ export class RedisBackend implements Backend {
     // them), all under way at once: while Redis moves one slice, this process reads and checks the
     // next (the check is client work, the move Redis work; one after the other, each waited on the
     // other). Each call is idempotent (planned items only), so re-sending one after a reconnect is safe.
-    const slices: Array<Promise<Array<[string, string | null, number]>>> = [];
+    const slices: Array<Promise<{ p: string; res: Array<[string, string | null, number]> }>> = [];
     for (const [shard, ids] of groups) {
       const p = this.sp({ queue: run.queue, shard });
       for (let i = 0; i < ids.length; i += APPLY_SLICE) {
         const slice = ids.slice(i, i + APPLY_SLICE);
-        slices.push(run.action === 'prune' ? this.pruneSlice(p, run, slice, req.runId) : this.applySlice(p, run, slice, verdictOpts, attempts, req.runId));
+        const res = run.action === 'prune' ? this.pruneSlice(p, run, slice, req.runId) : this.applySlice(p, run, slice, verdictOpts, attempts, req.runId);
+        slices.push(res.then((r) => ({ p, res: r })));
       }
     }
     const results = new Map<string, LedgerItem>();
-    const pruned: string[] = [];
-    for (const res of await Promise.all(slices)) {
+    const pruned = new Map<string, string[]>();
+    for (const { p, res } of await Promise.all(slices)) {
       for (const [id, raw, gone] of res) {
         if (raw) results.set(id, ledgerItemFrom(req.runId, id, raw));
-        if (run.action === 'prune' && Number(gone) === 1) pruned.push(id);
+        if (run.action === 'prune' && Number(gone) === 1) {
+          const ids = pruned.get(p);
+          if (ids) ids.push(id);
+          else pruned.set(p, [id]);
+        }
       }
     }
-    // A pruned job's location key goes too (a purge keeps it, to tell a purged DLQ entry from one
-    // never here; a pruned job is simply gone). It is a key of no shard, so not the script's to
-    // delete on a Cluster: one DEL per key, after the script. Left behind by a crash in between,
-    // it points at a hash that no longer exists, which every read takes as no job.
-    for (const id of pruned) this.locCache.delete(id);
-    await Promise.all(pruned.map((id) => this.client.del(this.keys.loc(id))));
+    if (run.action === 'prune') {
+      // A pruned job's location key goes too (a purge keeps it, to tell a purged DLQ entry from one
+      // never here; a pruned job is simply gone). It is a key of no shard, so not the script's to
+      // delete on a Cluster: one DEL per key, after the script, then the job leaves its shard's
+      // 'plc' set, where the script named it. A crash in between leaves both, and the next prune
+      // apply of the queue (this run resumed, or a later run) deletes the key from that set.
+      await Promise.all(
+        [...pruned].map(async ([p, ids]) => {
+          for (const id of ids) this.locCache.delete(id);
+          await Promise.all(ids.map((id) => this.client.del(this.keys.loc(id))));
+          await this.client.srem(`${p}plc`, ...ids);
+        }),
+      );
+      await this.cleanPrunedLocations(run.queue);
+    }
     return req.jobIds.map((id) => results.get(id)).filter((x): x is LedgerItem => x !== undefined);
+  }
+
+  /**
+   * Deletes the location keys an earlier prune apply left when it stopped between its delete
+   * script and its DELs (a crash, a lost connection): up to PRUNED_LOC_PAGE per shard of the
+   * queue per call, so a prune run drains any number of them over its batches, a bounded read
+   * each time (the set is empty but for such leftovers, and an empty set costs one command). A key
+   * is deleted only while it still points at this shard and no job hash is there; the id leaves
+   * the set either way.
+   */
+  private async cleanPrunedLocations(queue: string): Promise<void> {
+    const shards = await this.shardsOf(queue, false);
+    await Promise.all(
+      Array.from({ length: shards }, async (_v, shard) => {
+        const p = this.keys.shard(queue, shard);
+        const ids = (await this.client.srandmember(`${p}plc`, PRUNED_LOC_PAGE)) as string[];
+        if (ids.length === 0) return;
+        const here = `${queue}\t${shard}`;
+        await Promise.all(
+          ids.map(async (id) => {
+            const [where, exists] = await Promise.all([this.client.get(this.keys.loc(id)), this.client.exists(`${p}j:${id}`)]);
+            if (where === here && exists === 0) {
+              this.locCache.delete(id);
+              await this.client.del(this.keys.loc(id));
+            }
+          }),
+        );
+        await this.client.srem(`${p}plc`, ...ids);
+      }),
+    );
   }
 
   /**

@@ -141,6 +141,12 @@ end
 -- A prune run (core/prune): ARGV[7] is its states (comma-separated) and ARGV[8] its cut-off (epoch
 -- ms): a job is deleted only while it is in one of those states and ended before the cut-off.
 local PRUNE_STATES = {}
+-- The jobs this call deleted, named in the shard's set 'plc' in the same step: their location
+-- keys are of no shard, deleted by the client after this script; should it crash in between, the
+-- next prune apply of the queue finds them here (redis-backend cleanPrunedLocations). (A script
+-- could delete them itself on a standalone server, as submit writes them there, but not on a
+-- Cluster: one way for both.)
+local PRUNED = {}
 if action == 'prune' then for st in string.gmatch(policy, '[^,]+') do PRUNE_STATES[st] = true end end
 local function pruneWhy(st, endv)
   if not st then return 'the job no longer exists' end
@@ -170,6 +176,7 @@ local function pruneItem(id, from)
     statsMove(id, st, nil) -- [stats]
     redis.call('DEL', jk(id), ak(id), ek(id), hk(id))
     for k = 2, #KEYS do redis.call('HDEL', KEYS[k], id) end
+    PRUNED[#PRUNED + 1] = id
     out[#out + 1] = { id, setStatus(id, from, 'moved', 'prune', 'null'), 1 }
   end
 end
@@ -259,6 +266,8 @@ flushDeferred()
 for status, n in pairs(delta) do
   if n ~= 0 then redis.call('HINCRBY', LC, status, n) end
 end
+-- (also when an item failed: the jobs deleted before it are gone, their location keys not yet)
+if #PRUNED > 0 then redis.call('SADD', P .. 'plc', unpack(PRUNED)) end
 if not ok then error(err) end
 return out
 `;
