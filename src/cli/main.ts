@@ -27,6 +27,7 @@ import type { BackendPolicy } from '../core/policy.js';
 import { redactCredentials } from './output/redact.js';
 import { resumeTargetOf } from './resume-flags.js';
 import { directWriter } from './output/direct-write.js';
+import type { LogOutput } from './output/log-writer.js';
 import { sanitize } from './output/sanitize.js';
 import { agentqVersion, buildProgram, firstOperand } from './program.js';
 
@@ -43,6 +44,11 @@ export interface MainEnv {
   mustFinish?: () => void;
   /** What the running command does with a first stop signal (see `StopGate`); runCli reads it. */
   stops?: StopGate;
+  /**
+   * Called when the command's output becomes a daemon's log (`agentq worker`, see output/log-writer.ts):
+   * it never waits for its reader, and `main` has given it a bounded time to drain before returning.
+   */
+  onLogOutput?: () => void;
   /** Where commander's own text (help, usage errors) goes; by default `io.stdout` / `io.stderr`. */
   messages?: Pick<OutputConfiguration, 'writeOut' | 'writeErr' | 'getOutHelpWidth' | 'getErrHelpWidth'>;
 }
@@ -141,7 +147,10 @@ export function printable(message: string, isMultiLine = false): string {
 }
 
 export async function main(argv: readonly string[], m: MainEnv): Promise<number> {
-  const { io, env } = m;
+  const { env } = m;
+  let io = m.io;
+  /** A daemon's output (see `onLogOutput`): flushed for a bounded time before returning. */
+  let log: LogOutput | undefined;
   const args = normaliseArgv(argv);
   // Only agentq's own flags count: `worker -- cmd --debug` passes --debug to the handler.
   const ownArgs = args.includes('--') ? args.slice(0, args.indexOf('--')) : args;
@@ -161,13 +170,21 @@ export async function main(argv: readonly string[], m: MainEnv): Promise<number>
       const when = parseColourWhen(globals.color);
       const stdoutTTY = io.stdout.isTTY === true;
       const palette = await createPalette(resolveColourLevel({ when, env, isTTY: stdoutTTY }));
+      const format = resolveFormat(globals.output, globals.json, stdoutTTY);
+      // A worker is a daemon: a reader that stops reading its log must not stop its heartbeats.
+      if (isDaemon(cmd)) {
+        const { logOutput } = await import('./output/log-writer.js');
+        log = logOutput(io, { isMachine: format === 'json' || format === 'ndjson' });
+        io = log.io;
+        m.onLogOutput?.();
+      }
       ctx = new CliContext({
         io,
         env,
         cwd: m.cwd,
         clock: m.clock ?? systemClock,
         globals,
-        format: resolveFormat(globals.output, globals.json, stdoutTTY),
+        format,
         palette,
         signal,
         // Read on first use, so commands that need no backend never fail on a broken config file.
@@ -217,7 +234,13 @@ export async function main(argv: readonly string[], m: MainEnv): Promise<number>
         if (debug) io.stderr.write(printable(`warning: closing the backend failed: ${(e as Error).message}`) + '\n');
       }
     }
+    await log?.flush();
   }
+}
+
+/** Commands whose output is a daemon's log (see output/log-writer.ts): `agentq worker`. */
+function isDaemon(cmd: Command): boolean {
+  return cmd.name() === 'worker' && cmd.parent?.parent === null;
 }
 
 /** Prints an error the way an operator should see it and returns its exit code. */
@@ -429,6 +452,7 @@ export async function runCli(argv: readonly string[] = process.argv.slice(2), st
   // A message on stderr nobody reads: dropped, so a usage error still exits 2.
   const onClosed = () => process.exit(ExitCode.ok);
   const onErrClosed = () => undefined;
+  let isLogOutput = false;
   const code = await main(argv, {
     // On first use only: creating a stdio stream loads Node's stream and socket modules (for a
     // pipe or a terminal), which `agentq --help` and `inspect` never need (a measurable share of their start-up).
@@ -455,6 +479,7 @@ export async function runCli(argv: readonly string[] = process.argv.slice(2), st
     cwd: process.cwd(),
     signal: controller.signal,
     mustFinish: () => stdio.mustFinish?.(),
+    onLogOutput: () => (isLogOutput = true),
     stops,
   });
   // Exit explicitly: an open handle (a timer, a socket) must not keep a finished command alive.
@@ -465,7 +490,9 @@ export async function runCli(argv: readonly string[] = process.argv.slice(2), st
   // when this wait gave up after a second). A reader that goes away ends the wait (close/error,
   // then EPIPE); one that never reads keeps the command waiting, as with any Unix producer, and a
   // second Ctrl-C still exits at once.
-  if (stdio.created('stdout') && process.stdout.writableLength > 0 && !process.stdout.destroyed) {
+  // A daemon's log was given its bounded time by main: a log collector that stalled does not hold
+  // a worker's exit (its supervisor would SIGKILL it, handlers and all).
+  if (!isLogOutput && stdio.created('stdout') && process.stdout.writableLength > 0 && !process.stdout.destroyed) {
     // Writes are done in order: the callback of an empty one comes after everything before it.
     await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
   }
