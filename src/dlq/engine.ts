@@ -112,7 +112,8 @@ export interface RunSettings {
  * the ledger. Returns the run, lock held; follow with `applyRun`.
  */
 export async function startRun(deps: EngineDeps, plan: Plan, s: RunSettings): Promise<RunRecord> {
-  if (plan.queue === null) throw new ValidationError('the plan is empty: nothing to do');
+  // (an empty plan may name the queue its selection covered: it is empty all the same)
+  if (plan.queue === null || plan.items.length === 0) throw new ValidationError('the plan is empty: nothing to do');
   const runId = deps.newRunId();
   const at = toIso(deps.clock.now());
   await takeQueueLock(deps.backend, plan.queue, deps.identity, runId, at, { probe: deps.probe, ...s.lock });
