@@ -9,6 +9,7 @@
  * command pays for Ink and React.
  */
 import { render } from 'ink';
+import { asciiChrome, type Charset } from '../cli/output/charset.js';
 import { App, type AppProps } from './App.js';
 import type { RedriveResult } from './redrive-port.js';
 import type { ApplyFailure, CutRun, TriageState } from './state.js';
@@ -31,6 +32,27 @@ export interface TuiStreams {
   signal: AbortSignal;
   /** Frame timing for the benchmark (`AGENTQ_TUI_TRACE`). */
   trace?: FrameTrace;
+  /** `ascii` for a terminal whose locale is not UTF-8 (cli/output/charset.ts); UTF-8 when absent. */
+  charset?: Charset;
+}
+
+/**
+ * The terminal as Ink sees it, with every frame's own glyphs (hint separators, `…` cuts, the `›`
+ * cursor, arrows, the dialog's rounded border, Ink's own truncation mark) turned into ASCII of the
+ * same width on the way out. At the door rather than in each view: Ink adds glyphs of its own
+ * (truncate-end, borders) that no view writes, and the same width keeps the layout Ink measured.
+ */
+export function asciiTerminal(stdout: NodeJS.WriteStream): NodeJS.WriteStream {
+  return new Proxy(stdout, {
+    get(target, key) {
+      if (key === 'write') {
+        return (chunk: unknown, ...rest: unknown[]) =>
+          (target.write as (...a: unknown[]) => boolean)(typeof chunk === 'string' ? asciiChrome(chunk, { sameWidth: true }) : chunk, ...rest);
+      }
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 /** How the app ended, for the command's exit code and last words. */
@@ -112,7 +134,7 @@ export async function runTui(props: AppProps, io: TuiStreams): Promise<TuiOutcom
     );
     const instance = render(app, {
       stdin: io.stdin,
-      stdout: io.stdout,
+      stdout: io.charset === 'ascii' ? asciiTerminal(io.stdout) : io.stdout,
       stderr: io.stderr,
       // Ctrl-C is a key of the app: it quits, or during a redrive stops after the current batch.
       exitOnCtrlC: false,

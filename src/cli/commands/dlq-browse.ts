@@ -12,6 +12,7 @@ import { parseSelector, type SelectorInput } from '../../dlq/filter.js';
 import { DEFAULT_RATE_PER_SEC, parseBatchSize, parseRate } from '../../dlq/rate.js';
 import type { CommandContext } from '../context.js';
 import { isCi } from '../context.js';
+import { terminalCharset } from '../output/charset.js';
 import { dlqIoFrom } from './dlq-context.js';
 import type { ApplyFailure } from '../../tui/state.js';
 import type { RedriveResult } from '../../tui/redrive-port.js';
@@ -131,6 +132,7 @@ export async function run(opts: BrowseOptions, ctx: CommandContext): Promise<voi
         stderr: ctx.io.stderr as NodeJS.WriteStream,
         signal: ctx.signal,
         trace: tracePath ? fileTrace(tracePath) : undefined,
+        charset: terminalCharset(ctx.env),
       },
     );
   } finally {
