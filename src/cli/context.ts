@@ -5,6 +5,7 @@
  * `process` themselves, so they can be run in-process by tests with fake
  * streams.
  */
+import { chromeFor, terminalCharset, type Charset } from './output/charset.js';
 import type { Backend } from '../backend/contract.js';
 import type { Clock } from '../core/clock.js';
 import type { FairnessOptions } from '../core/fairness.js';
@@ -89,6 +90,8 @@ export interface CommandContext {
   /** Records go here (stdout); see `output/format.ts`. */
   readonly out: OutputTarget;
   readonly palette: Palette;
+  /** UTF-8 or ASCII for agentq's own glyphs, from the locale (output/charset.ts); notes and warnings follow it. */
+  readonly charset: Charset;
   readonly debug: boolean;
   /**
    * Aborted on the first Ctrl-C / SIGTERM / SIGHUP, if the command gets to see it: one that
@@ -212,6 +215,8 @@ export class CliContext implements CommandContext {
   readonly format: OutputFormat;
   readonly out: OutputTarget;
   readonly palette: Palette;
+  /** UTF-8 or ASCII for agentq's own glyphs, from the locale (output/charset.ts). */
+  readonly charset: Charset;
   readonly debug: boolean;
   readonly signal: AbortSignal;
   readonly globals: GlobalOptions;
@@ -229,9 +234,15 @@ export class CliContext implements CommandContext {
     this.signal = deps.signal;
     this.debug = deps.globals.debug === true || deps.env.AGENTQ_DEBUG === '1';
     this.isInteractive = computeInteractive(deps.io, deps.env, deps.globals.input);
+    this.charset = terminalCharset(deps.env);
+    // Tables and describe views are for a person; plain, json, ndjson and prometheus are data and
+    // keep their bytes. Same width: a table's columns were measured before its glyphs were changed.
+    const isForPerson = deps.format === 'table' || deps.format === 'wide';
+    const charset = isForPerson ? this.charset : 'utf8';
     this.out = {
       format: deps.format,
-      write: (s) => void deps.io.stdout.write(s),
+      write: (s) => void deps.io.stdout.write(chromeFor(charset, s, { sameWidth: true })),
+      charset: this.charset,
       drain: () => streamDrained(deps.io.stdout),
       // A pseudo-terminal without a size reports 0 columns: treat it as unknown, not as zero width.
       width: deps.io.stdout.isTTY && (deps.io.stdout.columns ?? 0) > 0 ? deps.io.stdout.columns : undefined,
@@ -340,10 +351,10 @@ export class CliContext implements CommandContext {
   }
 
   note(message: string): void {
-    this.io.stderr.write(safeLine(message) + '\n');
+    this.io.stderr.write(chromeFor(this.charset, safeLine(message)) + '\n');
   }
 
   warn(message: string): void {
-    this.io.stderr.write(`${this.palette.warn('warning:')} ${safeLine(message)}\n`);
+    this.io.stderr.write(`${this.palette.warn('warning:')} ${chromeFor(this.charset, safeLine(message))}\n`);
   }
 }

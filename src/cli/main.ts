@@ -29,6 +29,7 @@ import { resumeTargetOf } from './resume-flags.js';
 import { directWriter } from './output/direct-write.js';
 import type { LogOutput } from './output/log-writer.js';
 import { sanitize } from './output/sanitize.js';
+import { chromeFor, terminalCharset, type Charset } from './output/charset.js';
 import { agentqVersion, buildProgram, firstOperand } from './program.js';
 
 export interface MainEnv {
@@ -157,6 +158,8 @@ export async function main(argv: readonly string[], m: MainEnv): Promise<number>
   const debug = env.AGENTQ_DEBUG === '1' || ownArgs.includes('--debug');
   let ctx: CliContext | undefined;
   const signal = m.signal ?? new AbortController().signal;
+  // Help, usage errors and errors are read by a person: agentq's glyphs in ASCII when the locale is not UTF-8.
+  const charset = terminalCharset(env);
 
   const program = buildProgram({
     run: async (cmd: Command, opts, runner) => {
@@ -213,9 +216,9 @@ export async function main(argv: readonly string[], m: MainEnv): Promise<number>
     },
     // Every message commander prints goes through the same rules as ours.
     output: {
-      writeOut: (s) => void io.stdout.write(s),
-      writeErr: (s) => void io.stderr.write(s),
       ...m.messages,
+      writeOut: (s) => (m.messages?.writeOut ?? ((t: string) => void io.stdout.write(t)))(chromeFor(charset, s)),
+      writeErr: (s) => (m.messages?.writeErr ?? ((t: string) => void io.stderr.write(t)))(chromeFor(charset, s)),
       outputError: (s, write) => write(printable(s, true)),
     },
   }, { commandHint: firstOperand(args) });
@@ -223,7 +226,7 @@ export async function main(argv: readonly string[], m: MainEnv): Promise<number>
     await program.parseAsync(args, { from: 'user' });
     return ExitCode.ok;
   } catch (e) {
-    return reportError(e, { io, debug: debug || (ctx?.debug ?? false), argv: args });
+    return reportError(e, { io, debug: debug || (ctx?.debug ?? false), argv: args, charset });
   } finally {
     if (ctx) {
       try {
@@ -244,8 +247,9 @@ function isDaemon(cmd: Command): boolean {
 }
 
 /** Prints an error the way an operator should see it and returns its exit code. */
-export function reportError(e: unknown, o: { io: CliIo; debug: boolean; argv: readonly string[] }): number {
-  const { io, debug } = o;
+export function reportError(e: unknown, o: { io: CliIo; debug: boolean; argv: readonly string[]; charset?: Charset }): number {
+  const { debug } = o;
+  const io = { stderr: { write: (s: string) => o.io.stderr.write(chromeFor(o.charset ?? 'utf8', s)) } };
   if (isCommanderError(e)) {
     if (COMMANDER_OK.has(e.code)) return ExitCode.ok;
     // `agentq` or `agentq context` without a subcommand: commander shows the help on stderr as an error.

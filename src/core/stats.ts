@@ -70,16 +70,18 @@ const BARS = '▁▂▃▄▅▆▇█';
  * A sparkline of the last `width` values, scaled from 0 to the largest value
  * shown (depth and age are never negative, and a flat non-zero line should
  * read as "high", not as "bottom"). Missing values (null) are a space.
+ * `bars`: the levels, lowest first (an ASCII set for a terminal whose locale is not UTF-8).
  */
-export function sparkline(values: ReadonlyArray<number | null>, width = 20): string {
+export function sparkline(values: ReadonlyArray<number | null>, width = 20, bars = BARS): string {
+  const levels = [...bars];
   const shown = values.slice(-width);
   const max = Math.max(0, ...shown.map((v) => v ?? 0));
   return shown
     .map((v) => {
       if (v === null || !Number.isFinite(v)) return ' ';
-      if (max === 0) return BARS[0];
-      const i = Math.min(BARS.length - 1, Math.max(0, Math.round((v / max) * (BARS.length - 1))));
-      return BARS[i];
+      if (max === 0) return levels[0];
+      const i = Math.min(levels.length - 1, Math.max(0, Math.round((v / max) * (levels.length - 1))));
+      return levels[i];
     })
     .join('');
 }

@@ -39,7 +39,7 @@ describe('stats --watch', () => {
     const ctl = new AbortController();
     const run = main(['stats', '--watch', '--interval', '200ms', '--color', 'never'], {
       io,
-      env: { TERM: 'xterm' },
+      env: { TERM: 'xterm', LANG: 'C.UTF-8' },
       cwd: dir,
       signal: ctl.signal,
       openBackend: async () => new SqliteBackend({ path }),
@@ -60,6 +60,35 @@ describe('stats --watch', () => {
     expect(last.startsWith('\x1b[H\x1b[2J')).toBe(true);
     expect(last).toContain('agentq stats');
     expect(last).toContain('OLDEST AGE');
+  });
+});
+
+describe('stats --watch in a non-UTF-8 locale (LANG=C)', () => {
+  // Regression: the sparkline blocks, the `—` of the title and `…` cuts came out as mojibake there.
+  it('draws every frame in ASCII, with an ASCII sparkline that still rises with the depth', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentq-watch-'));
+    dirs.push(dir);
+    const path = join(dir, 'q.db');
+    const seed = new SqliteBackend({ path });
+    // (a long queue name is cut in the table: the cut mark is chrome too)
+    const queue = 'research-with-a-queue-name-long-enough-to-be-cut-in-a-narrow-table';
+    await seed.submit({ workflow: 'w:v1', queue });
+    const { io, frames } = terminal();
+    io.stdout.columns = 70;
+    const ctl = new AbortController();
+    const run = main(['stats', '--watch', '--interval', '200ms', '--color', 'never'], { io, env: { TERM: 'xterm', LANG: 'C' }, cwd: dir, signal: ctl.signal, openBackend: async () => new SqliteBackend({ path }) });
+    await pollUntil(() => frames.some((f) => f.includes('agentq stats')), { what: 'the first frame' });
+    for (let i = 0; i < 7; i++) await seed.submit({ workflow: 'w:v1', queue });
+    const sparkOf = (frame: string) => frame.split('\n').find((l) => l.startsWith('research-') && /[_#]/.test(l)) ?? '';
+    await pollUntil(() => frames.some((f) => /^research-\S*\s+[_.]+#/.test(sparkOf(f))), { what: 'a frame whose ASCII depth sparkline rises' });
+    ctl.abort();
+    expect(await run).toBe(0);
+    await seed.close();
+    const nonAscii = [...new Set([...frames.join('')].filter((c) => c.codePointAt(0)! >= 0x80))];
+    expect(nonAscii).toEqual([]);
+    const last = frames[frames.length - 2]!;
+    expect(last).toContain('agentq stats - ');
+    expect(last).toMatch(/research-with-a-qu\S*~/);
   });
 });
 
@@ -134,5 +163,7 @@ describe('renderSparklines', () => {
     expect(out).not.toContain('\x1b');
     expect(out).not.toContain('\x07');
     expect(out.split('\n')[1]).toMatch(/^evil\\x1b\]0;x\\x07\s+▁▅█\s+ ▅█$/);
+    // the same levels in ASCII, for a terminal whose locale is not UTF-8
+    expect(renderSparklines([buildStatsReport(snap(8, 2000))], h, 3, 'ascii').split('\n')[1]).toMatch(/^evil\\x1b\]0;x\\x07\s+_=#\s+ =#$/);
   });
 });

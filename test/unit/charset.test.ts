@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { asciiChrome, chromeFor, ctypeLocale, ELLIPSIS, isUtf8Locale, SPARK_BARS, terminalCharset } from '../../src/cli/output/charset.js';
+import { asciiChrome, chromeFor, ctypeLocale, isUtf8Locale, SPARK_BARS, terminalCharset } from '../../src/cli/output/charset.js';
 import { sanitize } from '../../src/cli/output/sanitize.js';
 
 const isAscii = (s: string) => [...Buffer.from(s, 'utf8')].every((b) => b < 0x80);
@@ -35,7 +35,6 @@ describe('the glyph sets', () => {
   it('ASCII sets are ASCII and keep the shape of the UTF-8 ones', () => {
     expect(isAscii(SPARK_BARS.ascii)).toBe(true);
     expect([...SPARK_BARS.ascii]).toHaveLength([...SPARK_BARS.utf8].length);
-    expect(isAscii(ELLIPSIS.ascii)).toBe(true);
     expect(asciiChrome(SPARK_BARS.utf8)).toBe(SPARK_BARS.ascii);
   });
 

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { systemRandom } from '../../core/clock.js';
 import { createIdFactory, RUN_ID_PREFIX } from '../../core/ids.js';
 import { ValidationError } from '../../core/errors.js';
+import { chromeFor } from '../output/charset.js';
 import { streamDrained, type CommandContext } from '../context.js';
 import type { DlqIo } from './dlq-io.js';
 import { processStartTime } from '../../dlq/lock.js';
@@ -43,7 +44,7 @@ export function dlqIoFrom(ctx: CommandContext): DlqIo {
       },
     },
     formatChosen: ctx.globals.output !== undefined || ctx.globals.json === true,
-    err: { write: (s) => void ctx.io.stderr.write(s), isTTY: ctx.io.stderr.isTTY === true },
+    err: { write: (s) => void ctx.io.stderr.write(chromeFor(ctx.charset, s)), isTTY: ctx.io.stderr.isTTY === true },
     interactive: ctx.isInteractive,
     prompt: (q) => ctx.prompt(q),
     signal: ctx.signal,

@@ -13,6 +13,7 @@ import type { CommandContext } from '../context.js';
 import type { Column } from '../output/columns.js';
 import { isMachineFormat, printObject, printRecords, type OutputTarget } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
+import { chromeFor, SPARK_BARS, type Charset } from '../output/charset.js';
 import { abortableSleep, unlessAborted } from '../../util/sleep.js';
 import { checkQueueName, queuesHere } from '../parse.js';
 import { allQueues, surveyQueues } from '../../backend/queue-walk.js';
@@ -243,15 +244,15 @@ async function printReports(out: OutputTarget, reports: StatsReport[], by: Stats
 // ---------------------------------------------------------------- watch
 
 /** The sparkline block under the table in `--watch`: depth and oldest age per queue. */
-export function renderSparklines(reports: StatsReport[], history: StatsHistory, width = 30): string {
+export function renderSparklines(reports: StatsReport[], history: StatsHistory, width = 30, charset: Charset = 'utf8'): string {
   // (no queue, no block: the table above already said so, and a header alone reads as cut short)
   if (reports.length === 0) return '';
   const nameWidth = Math.min(24, Math.max(5, ...reports.map((r) => sanitize(r.queue).length)));
   const lines = [`${'QUEUE'.padEnd(nameWidth)}  ${'DEPTH'.padEnd(width)}  OLDEST AGE`];
   for (const r of reports) {
     const name = sanitize(r.queue).slice(0, nameWidth).padEnd(nameWidth);
-    const depth = sparkline(history.get(`${r.queue}\0depth`), width).padEnd(width);
-    const age = sparkline(history.get(`${r.queue}\0age`), width);
+    const depth = sparkline(history.get(`${r.queue}\0depth`), width, SPARK_BARS[charset]).padEnd(width);
+    const age = sparkline(history.get(`${r.queue}\0age`), width, SPARK_BARS[charset]);
     lines.push(`${name}  ${depth}  ${age}`);
   }
   return lines.join('\n') + '\n';
@@ -278,6 +279,7 @@ async function watch(opts: StatsOptions, ctx: CommandContext, backend: Backend):
   const intervalMs = parseDuration(opts.interval ?? '2s', '--interval');
   if (intervalMs < 200) throw new ValidationError('--interval must be at least 200ms');
   const history = new StatsHistory(60);
+  const charset = ctx.out.charset ?? 'utf8';
   const width = Math.max(10, Math.min(60, Math.floor(((ctx.io.stdout.columns ?? 100) - 30) / 2)));
   // Lines are cut at the right edge while watching, not wrapped (as top does): a wrapped table
   // scrolled the screen on a narrow terminal and left pieces of the last frame behind.
@@ -322,7 +324,9 @@ async function watch(opts: StatsOptions, ctx: CommandContext, backend: Backend):
       await printReports(buffer, reports, opts.by, damagedLines.length);
       const stale = unreachableSince === null ? '' : `\n${ctx.palette.warn('STALE')}: backend unreachable since ${stamp(unreachableSince)}, retrying (figures as last read): ${sanitize(why)}`;
       const damagedBlock = damagedLines.length === 0 ? '' : `\n${damagedLines.join('\n')}\n`;
-      ctx.io.stdout.write(`${CLEAR}agentq stats — ${stamp(ctx.clock.now())} — every ${formatDuration(intervalMs)}, Ctrl-C to stop${stale}\n\n${frame.join('')}${damagedBlock}\n${renderSparklines(reports, history, width)}`);
+      // Same width: the table's columns were measured with its glyphs (a `…` cut becomes `~`).
+      const text = `${CLEAR}agentq stats — ${stamp(ctx.clock.now())} — every ${formatDuration(intervalMs)}, Ctrl-C to stop${stale}\n\n${frame.join('')}${damagedBlock}\n${renderSparklines(reports, history, width, charset)}`;
+      ctx.io.stdout.write(chromeFor(charset, text, { sameWidth: true }));
       await abortableSleep(intervalMs, ctx.signal);
     }
   } finally {

@@ -47,9 +47,6 @@ export const SPARK_BARS: Readonly<Record<Charset, string>> = {
   ascii: '_.-:=+*#',
 };
 
-/** What marks a cut in a table cell. */
-export const ELLIPSIS: Readonly<Record<Charset, string>> = { utf8: '…', ascii: '...' };
-
 /**
  * Every glyph agentq draws itself, and its ASCII stand-in of the same width: one column for one.
  * The same width matters in the TUI, where a frame is laid out before it is written and a wider

@@ -4,6 +4,7 @@
  * decides the bytes. Table on a terminal, plain otherwise, unless `-o`/`--json`
  * says so.
  */
+import type { Charset } from './charset.js';
 import { ValidationError } from '../../core/errors.js';
 import type { Palette } from './colour.js';
 import type { Column } from './columns.js';
@@ -36,6 +37,11 @@ export interface OutputTarget {
   /** Terminal width, when stdout is a terminal. */
   width: number | undefined;
   palette: Palette;
+  /**
+   * `ascii` when the locale is not UTF-8 (output/charset.ts): table and wide output then show
+   * agentq's glyphs in ASCII (`write` does it). UTF-8 when absent.
+   */
+  charset?: Charset;
   /** A line for the person reading, not the output (stderr): what a listing with no rows says. */
   note?(line: string): void;
 }
