@@ -3,8 +3,9 @@
  * and save a job (document + derived columns), append an event, run a write
  * transaction. Every write runs inside `BEGIN IMMEDIATE`, which takes the
  * database's write lock up front: a read-then-write cannot interleave with
- * another process's write, and a busy database is waited for (busy_timeout)
- * at BEGIN instead of failing half-way with SQLITE_BUSY.
+ * another process's write, and a busy database is waited for (up to the busy
+ * timeout, looking every millisecond: write-lock.ts) at BEGIN instead of
+ * failing half-way with SQLITE_BUSY.
  */
 import Database from 'better-sqlite3';
 import { accessSync, constants as fsConstants } from 'node:fs';
@@ -19,6 +20,7 @@ import { COUNTER_TABLES, CounterLog, insertRows } from './counters.js';
 import { DEFAULT_BUSY_TIMEOUT_MS, openSchema } from './schema.js';
 import { StoreFile } from './store-file.js';
 import { WalBound, WAL_LIMIT_BYTES } from './wal-bound.js';
+import { takeWriteLock } from './write-lock.js';
 
 const TRAFFIC_BUCKET_MS = 10_000;
 
@@ -70,6 +72,12 @@ export class SqliteStore {
     // Many processes' overlapping reads keep SQLite's own checkpoints from starting the WAL over (wal-bound.ts).
     this.wal = this.file ? new WalBound(this.db, `${this.file.path}-wal`, walLimitBytes, Math.max(0, Math.floor(busyTimeoutMs))) : null;
     this.tx = this.db.transaction((fn: () => unknown) => fn());
+    this.busyTimeoutMs = Math.max(0, Math.floor(busyTimeoutMs));
+    this.begin = this.db.prepare('BEGIN IMMEDIATE');
+    this.commit = this.db.prepare('COMMIT');
+    this.rollback = this.db.prepare('ROLLBACK');
+    this.noBusyWait = this.db.prepare('PRAGMA busy_timeout = 0');
+    this.busyWait = this.db.prepare(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`);
     this.counters = new CounterLog((text) => this.sql(text));
     this.updateJob = this.db.prepare(UPDATE_JOB_SQL);
     this.selectJob = this.db.prepare('SELECT * FROM jobs WHERE id = ?');
@@ -102,6 +110,27 @@ export class SqliteStore {
    * transaction it becomes a savepoint.
    */
   private readonly tx: Database.Transaction<(fn: () => unknown) => unknown>;
+  private readonly busyTimeoutMs: number;
+  private readonly begin: Database.Statement;
+  private readonly commit: Database.Statement;
+  private readonly rollback: Database.Statement;
+  private readonly noBusyWait: Database.Statement;
+  private readonly busyWait: Database.Statement;
+
+  /**
+   * BEGIN IMMEDIATE, waiting for another process's write lock by looking for it every millisecond
+   * (write-lock.ts) instead of with SQLite's busy handler, which looks only every 100 ms after the
+   * first third of a second. The connection's own busy timeout stays for everything else (reads,
+   * checkpoints, migrations).
+   */
+  private beginImmediate(): void {
+    this.noBusyWait.run();
+    try {
+      takeWriteLock(() => this.begin.run(), this.busyTimeoutMs);
+    } finally {
+      this.busyWait.run();
+    }
+  }
 
   /** A prepared statement, compiled once per connection (preparing is most of the cost of a small query). */
   sql(text: string): Database.Statement {
@@ -145,13 +174,19 @@ export class SqliteStore {
     // Not into a file that is no longer the store: what it wrote would be lost with it.
     this.file?.check();
     try {
-      const out = this.tx.immediate(() => {
-        const value = fn();
+      // (What better-sqlite3's transaction().immediate does, but with the wait of beginImmediate.)
+      this.beginImmediate();
+      let out: T;
+      try {
+        out = fn();
         this.writeNewJobs();
         // The counters of every state change in this transaction, summed, in the same commit.
         this.counters.flush();
-        return value;
-      }) as T;
+        this.commit.run();
+      } catch (e) {
+        if (this.db.inTransaction) this.rollback.run();
+        throw e;
+      }
       this.wal?.afterCommit();
       return out;
     } catch (e) {
