@@ -104,34 +104,27 @@ loop();
 `;
 
 describe('SqliteStore writes', () => {
-  it('a worker writing while another process commits short transactions back to back waits milliseconds, not the busy handler’s 100 ms steps', async () => {
+  it('a worker writing while another process commits short transactions back to back gets every write in, in one of the gaps between them', async () => {
+    // How long such writes wait (the reason for looking every millisecond) is measured, not
+    // asserted here: bench/prune.mjs, BENCHMARKS.md "Prune". This is the part that must hold on
+    // any machine: taking the lock by our own looks loses no write and leaves no transaction open.
     const path = join(dir, 'store.db');
     const backend = new SqliteBackend({ path });
-    await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'a' });
     const child = spawn(process.execPath, ['--input-type=module', '-e', BULK_WRITER, path], { cwd: process.cwd(), stdio: ['pipe', 'pipe', 'inherit'] });
     const ready = new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => d.toString().includes('ready') && resolve()));
     const done = new Promise<void>((resolve) => child.on('exit', () => resolve()));
     try {
       await ready;
-      // Every write of a worker's round (submit, claim, complete) timed: whichever meets the
-      // other process's transaction waits for it.
-      const waits: number[] = [];
-      const timed = async <T>(op: () => Promise<T>): Promise<T> => {
-        const t = performance.now();
-        const out = await op();
-        waits.push(performance.now() - t);
-        return out;
-      };
       for (let i = 0; i < 60; i++) {
-        await timed(() => backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'a' }));
-        const [lease] = await timed(() => backend.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 }));
-        await timed(() => backend.complete(lease!, null));
+        await backend.submit({ workflow: 'w:v1', queue: 'q', tenant_id: 'a' });
+        const [lease] = await backend.claim({ queue: 'q', workerId: 'w', max: 1, leaseMs: 60_000 });
+        expect(lease, `claim ${i}`).toBeDefined();
+        await backend.complete(lease!, null);
       }
-      waits.sort((a, b) => a - b);
-      // SQLite's busy handler, once past its first 330 ms, looks every 100 ms and mostly finds the
-      // lock taken (a 10 ms transaction holds it most of the time): with it, the longest of these
-      // writes waited 480 ms and 1,050 ms in two runs; looking every millisecond, 44 and 83 ms.
-      expect(waits.at(-1)!, `write waits (ms): ${waits.map((w) => w.toFixed(0)).join(' ')}`).toBeLessThan(300);
+      const counts = (await backend.stats('q')).counts;
+      expect([counts.succeeded, counts.queued, counts.running]).toEqual([60, 0, 0]);
+      const store = (backend as unknown as { store: { db: Database.Database } }).store;
+      expect(store.db.inTransaction).toBe(false);
     } finally {
       child.stdin.end();
       await done;
