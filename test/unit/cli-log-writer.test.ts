@@ -24,6 +24,15 @@ class StalledStream implements LogStream {
     return this.writableLength < 16_384;
   }
 
+  /** The reader takes the first write that waits (a slow reader). */
+  takeOne(): void {
+    const w = this.waiting.shift();
+    if (!w) return;
+    this.writableLength -= Buffer.byteLength(w.text);
+    if (w.text !== '') this.taken.push(w.text);
+    w.cb?.();
+  }
+
   /** The reader takes everything that waits (and what is written meanwhile, from callbacks). */
   take(): void {
     while (this.waiting.length > 0) {
@@ -131,6 +140,60 @@ describe('LogWriter', () => {
     const never = w.flush(2_000);
     await vi.advanceTimersByTimeAsync(2_000);
     await expect(never).resolves.toBe(false);
+  });
+  it('flush: a reader that is slow but still taking what waits is waited for; only one that took nothing for the bound is left', async () => {
+    vi.useFakeTimers();
+    const s = new StalledStream();
+    const w = new LogWriter(s, { droppedLine: (n) => `dropped ${n}\n` });
+    for (let i = 0; i < 30; i++) w.write(line(i));
+    let result: boolean | undefined;
+    void w.flush(2_000).then((r) => (result = r));
+    // The reader takes one line a second: 30 s for everything, far past the bound, but never idle for it.
+    for (let i = 0; i < 29; i++) {
+      await vi.advanceTimersByTimeAsync(1_000);
+      s.takeOne();
+      expect(result).toBeUndefined();
+    }
+    await vi.advanceTimersByTimeAsync(1_000);
+    s.take();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(result).toBe(true);
+    expect(s.taken).toEqual(Array.from({ length: 30 }, (_, i) => line(i)));
+
+    // Then it stops reading: the exit waits the bound after its last progress, no longer.
+    w.write(line(30));
+    w.write(line(31));
+    result = undefined;
+    void w.flush(2_000).then((r) => (result = r));
+    await vi.advanceTimersByTimeAsync(1_000);
+    s.takeOne();
+    await vi.advanceTimersByTimeAsync(1_900);
+    expect(result).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(400);
+    expect(result).toBe(false);
+  });
+  it("flush: progress is also the fd's write queue shrinking while the stream still counts one big write as waiting (Node hands a pipe all it queued at once)", async () => {
+    vi.useFakeTimers();
+    const handle = { writeQueueSize: 50_000, setBlocking: () => undefined };
+    let done: (() => void) | undefined;
+    const s = {
+      writableLength: 50_000,
+      destroyed: false,
+      _handle: handle,
+      write: (_t: string, cb?: () => void) => ((done = cb), false),
+    };
+    const w = new LogWriter(s, { droppedLine: () => '' });
+    let result: boolean | undefined;
+    void w.flush(2_000).then((r) => (result = r));
+    for (let i = 0; i < 10; i++) {
+      await vi.advanceTimersByTimeAsync(1_000);
+      handle.writeQueueSize -= 5_000;
+      expect(result).toBeUndefined();
+    }
+    s.writableLength = 0;
+    done?.();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(result).toBe(true);
   });
 });
 

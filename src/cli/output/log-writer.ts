@@ -12,8 +12,9 @@
  *   many were dropped and for how long the output was blocked. Lines are never reordered or cut:
  *   a line is written whole or dropped whole, and nothing is written after a dropped line until
  *   the note about it;
- * - at exit, what still waits is given a bounded time (`flush`), not for ever: a worker told to
- *   stop exited only once a reader that never came back had read its stdout.
+ * - at exit, what still waits is waited for while the reader takes it, and given up once the
+ *   reader has taken nothing for a bounded time (`flush`), not for ever: a worker told to stop
+ *   exited only once a reader that never came back had read its stdout.
  * A reader that went away (EPIPE) is handled as before, by the entry: the output is dropped
  * without a word, and the worker goes on (bin/agentq.js).
  */
@@ -29,7 +30,7 @@ export interface LogStream extends OutStream {
   /** Set once the stream failed (EPIPE): its reader is gone. */
   readonly destroyed?: boolean;
   /** Node's handle of the fd; a terminal's can be made non-blocking. */
-  readonly _handle?: { setBlocking?(blocking: boolean): unknown } | null;
+  readonly _handle?: { setBlocking?(blocking: boolean): unknown; readonly writeQueueSize?: number } | null;
 }
 
 export interface LogWriterOptions {
@@ -46,8 +47,11 @@ export interface LogWriterOptions {
 
 export const LOG_CAP_BYTES = 1024 * 1024;
 
-/** How long a worker's exit waits for a reader to take what its output still holds. */
+/** How long a worker's exit waits for a reader that takes nothing of what its output still holds. */
 export const LOG_FLUSH_MS = 2_000;
+
+/** How often the exit's flush looks whether the reader took anything. */
+const FLUSH_POLL_MS = 100;
 
 export class LogWriter implements OutStream {
   private readonly capBytes: number;
@@ -107,19 +111,43 @@ export class LogWriter implements OutStream {
   }
 
   /**
-   * Resolves once the reader has taken everything written (true), or after `timeoutMs` (false):
-   * a reader that never comes back does not hold the exit. Lines being dropped are noted first.
+   * Resolves once the reader has taken everything written (true), or once it has taken nothing for
+   * `timeoutMs` (false): a reader that never comes back does not hold the exit, but one that is
+   * only slow (a log shipper at 100 KiB/s behind a backlog) is waited for — a bound on the whole
+   * wait cut the worker's last lines, its summary among them, mid-line. Lines being dropped are
+   * noted first.
    */
   flush(timeoutMs: number): Promise<boolean> {
     this.sayDropped();
     if (this.stream.destroyed || (this.stream.writableLength ?? 0) === 0) return Promise.resolve(true);
     return new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), timeoutMs);
+      const step = Math.min(FLUSH_POLL_MS, timeoutMs);
+      let last = this.waiting();
+      let idleMs = 0;
+      const timer = setInterval(() => {
+        const now = this.waiting();
+        idleMs = now.stream < last.stream || now.fd < last.fd ? 0 : idleMs + step;
+        last = now;
+        if (idleMs >= timeoutMs) {
+          clearInterval(timer);
+          resolve(false);
+        }
+      }, step);
       this.stream.write('', () => {
-        clearTimeout(timer);
+        clearInterval(timer);
         resolve(true);
       });
     });
+  }
+
+  /**
+   * What still waits: in the stream, and of that, what the fd has not yet taken. Node hands a
+   * pipe everything queued in one write and counts it in `writableLength` until the last byte is
+   * taken (540 KB stayed 540 KB for 3 s while a reader took 160 KB/s); libuv's write queue shrinks
+   * as the reader takes it.
+   */
+  private waiting(): { stream: number; fd: number } {
+    return { stream: this.stream.writableLength ?? 0, fd: this.stream._handle?.writeQueueSize ?? 0 };
   }
 
   private sayDropped(): void {
