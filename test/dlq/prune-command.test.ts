@@ -159,6 +159,19 @@ describe('--max', () => {
   });
 });
 
+describe('--max, one job left over', () => {
+  it('says "1 more remains", in the plan line and after the run', async () => {
+    const ids = await succeeded(3);
+    clock.advance(8 * DAY);
+    await prune({ olderThan: '7d', dryRun: true, max: '2' }, io());
+    expect(err).toContain('(--max 2 reached: 1 more remains)');
+    await prune({ olderThan: '7d', yes: true, max: '2' }, io());
+    expect(await left(ids)).toBe(1);
+    expect(err).toContain('--max 2 reached: 1 more remains (the one that ended last); run it again for it');
+    expect(err).not.toContain('1 more remain ');
+  });
+});
+
 describe('--max takes the jobs that ended longest ago', () => {
   /** One job of `queue` that succeeded at the clock's time now. */
   async function endedNow(queue: string): Promise<string> {

@@ -62,9 +62,14 @@ function planDocument(p: PrunePlan, runs?: RunRecord[]) {
   return { created_at: p.created_at, cutoff: p.cutoff, states: p.states, queues: p.queues, total: p.total, max_reached: p.max_reached, groups: p.groups, ...(runs ? { runs } : {}) };
 }
 
+/** `3 more remain`, `1 more remains`. */
+function moreRemain(n: number): string {
+  return `${n} more ${n === 1 ? 'remains' : 'remain'}`;
+}
+
 function totalsLine(p: PrunePlan): string {
   const queues = new Set(p.groups.map((g) => g.queue)).size;
-  const more = p.max_reached ? ` (--max ${p.total} reached: ${p.passed_over} more remain)` : '';
+  const more = p.max_reached ? ` (--max ${p.total} reached: ${moreRemain(p.passed_over)})` : '';
   return `plan: ${count(p.total, 'finished job')} (${p.states.join(', ')}) ended before ${p.cutoff}${p.total > 0 ? `, in ${count(queues, 'queue')}` : ''}${more}`;
 }
 
@@ -144,7 +149,10 @@ export async function prune(o: PruneOptions, io: DlqIo): Promise<unknown> {
   }
   if (io.out.format === 'json' || io.out.format === 'ndjson') printObject(io.out, planDocument(plan, runs));
   else await printRecords(io.out, { columns: RUN_COLUMNS, empty: 'No prune run was started.' }, runs);
-  if (plan.max_reached) io.err.write(`--max ${plan.total} reached: ${plan.passed_over} more remain (those that ended last); run it again for them\n`);
+  if (plan.max_reached) {
+    const which = plan.passed_over === 1 ? '(the one that ended last); run it again for it' : '(those that ended last); run it again for them';
+    io.err.write(`--max ${plan.total} reached: ${moreRemain(plan.passed_over)} ${which}\n`);
+  }
   const left = plan.plans.length - runs.length - locked.length;
   if (left > 0) io.err.write(`${count(left, 'queue')} of the plan not started (interrupted); run the prune again to take them\n`);
   for (const r of runs) {
