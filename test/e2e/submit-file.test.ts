@@ -103,6 +103,14 @@ describe('submit --file on SQLite', () => {
     expect(await jobsIn('invalid')).toEqual([]);
   });
 
+  it('an empty file (no line at all) says it is empty, not that it holds only blank lines', async () => {
+    const f = join(home.dir, 'zero.ndjson');
+    writeFileSync(f, '');
+    const table = await runCliOk(home, ['submit', '--file', f, '--queue', 'blank', '-o', 'table']);
+    expect(table.stdout).toBe('');
+    expect(table.stderr.trim().split('\n')).toEqual([`${f} is empty; nothing was submitted`]);
+  });
+
   it('a file of blank lines submits nothing and says so once: the table prints nothing, stderr one line; json is []', async () => {
     const f = file('blank.ndjson', ['', '  ']);
     const table = await runCliOk(home, ['submit', '--file', f, '--queue', 'blank', '-o', 'table']);

@@ -84,11 +84,12 @@ export async function runFile(o: SubmitOptions & { file: string }, ctx: CommandC
   };
   const name = o.file === '-' ? 'stdin' : o.file;
   ctx.interruptNote(`stopped reading ${name}; nothing was submitted`);
-  const jobs = await checkedJobs(o.file, defaults, now, ctx);
+  const { jobs, bytes } = await checkedJobs(o.file, defaults, now, ctx);
   ctx.assertMutable('submit');
   if (jobs.length === 0) {
     // (the listing's one line says it: json prints [] and nothing more, as every empty listing)
-    new RecordStream(ctx.out, { ...SPEC, empty: `${name} has no jobs (only blank lines); nothing was submitted` }).end();
+    const why = bytes === 0 ? 'is empty' : 'has no jobs (only blank lines)';
+    new RecordStream(ctx.out, { ...SPEC, empty: `${name} ${why}; nothing was submitted` }).end();
     return;
   }
   const out = new RecordStream(ctx.out, SPEC);
@@ -105,7 +106,8 @@ export async function runFile(o: SubmitOptions & { file: string }, ctx: CommandC
 }
 
 /** Reads and checks every line; throws (exit 2, nothing submitted) when any is bad or a cap is passed. */
-async function checkedJobs(path: string, defaults: JobDefaults, now: number, ctx: CommandContext): Promise<JobLine[]> {
+/** The jobs of the file, every line checked, and how many bytes it had (0: an empty file, not blank lines). */
+async function checkedJobs(path: string, defaults: JobDefaults, now: number, ctx: CommandContext): Promise<{ jobs: JobLine[]; bytes: number }> {
   const checker = new JobLineChecker(defaults, now, MAX_REPORTED);
   const split = new LineSplitter((line, bytes) => checker.add(line, bytes));
   let read = 0;
@@ -151,7 +153,7 @@ async function checkedJobs(path: string, defaults: JobDefaults, now: number, ctx
       'INVALID_JOB_LINES',
     );
   }
-  return checker.jobs;
+  return { jobs: checker.jobs, bytes: read };
 }
 
 /** How a run of submits ended, per job (by index into the jobs). */
