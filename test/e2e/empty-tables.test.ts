@@ -72,6 +72,13 @@ describe('a listing with no rows', () => {
     expect((await runCliOk(home, ['dlq', 'runs', '-o', 'table'])).stdout).toMatch(CASES['dlq runs']!.header);
   });
 
+  it('list past its last page (--cursor of the last job) says there are no more jobs, not that none match', async () => {
+    const jobs = JSON.parse((await runCliOk(home, ['list', '-o', 'json'])).stdout) as Array<{ job_id: string }>;
+    const r = await runCliOk(home, ['list', '--cursor', jobs[jobs.length - 1]!.job_id, '-o', 'table']);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toEqual(['No more jobs match this selection.']);
+  });
+
   it('context list with no contexts says where to add them, in place of the header', async () => {
     const r = await runCliOk(home, ['context', 'list', '-o', 'table']);
     expect(r.stdout).toBe('');

@@ -75,7 +75,9 @@ export async function run(o: ListOptions, ctx: CommandContext): Promise<void> {
     throw new ValidationError(`--cursor must be the cursor printed after the previous page (a job id, job_...), got ${JSON.stringify(sanitize(o.cursor))}`);
   }
   const backend = await ctx.openBackend();
-  const stream = new RecordStream(ctx.out, { columns: JOB_COLUMNS, empty: 'No jobs match this selection.' });
+  // After a cursor, nothing found means the pages ran out, not that the selection is empty (as dlq runs says it).
+  const empty = o.cursor === undefined ? 'No jobs match this selection.' : 'No more jobs match this selection.';
+  const stream = new RecordStream(ctx.out, { columns: JOB_COLUMNS, empty });
   let cursor: string | null = o.cursor ?? null;
   let shown = 0;
   do {
