@@ -216,6 +216,6 @@ describe('logOutput', () => {
     t.out.take();
     t.err.take();
     expect(t.err.taken.at(-1)).toBe('worker: 2 lines of output dropped: stderr was blocked (not read) for 0ms\n');
-    expect(JSON.parse(t.out.taken.at(-1)!)).toEqual({ type: 'output_dropped', at: '2026-01-01T00:00:00.000Z', stream: 'stdout', lines: 2, blocked_ms: 0 });
+    expect(JSON.parse(t.out.taken.at(-1)!)).toEqual({ type: 'output_dropped', at: '2026-01-01T00:00:00.000Z', stream: 'stdout', lines: 2, blockedMs: 0 });
   });
 });

@@ -182,7 +182,7 @@ export function logOutput(io: CliIo, o: { isMachine: boolean; now?: () => number
   const textNote = (name: string) => (lines: number, blockedMs: number) =>
     `worker: ${lines} ${lines === 1 ? 'line' : 'lines'} of output dropped: ${name} was blocked (not read) for ${formatDuration(blockedMs)}\n`;
   const recordNote = (lines: number, blockedMs: number) =>
-    ndjsonLine({ type: 'output_dropped', at: new Date(now()).toISOString(), stream: 'stdout', lines, blocked_ms: blockedMs });
+    ndjsonLine({ type: 'output_dropped', at: new Date(now()).toISOString(), stream: 'stdout', lines, blockedMs });
   const common = { now, ...(o.capBytes !== undefined ? { capBytes: o.capBytes } : {}) };
   const stdout = new LogWriter(io.stdout as LogStream, { ...common, droppedLine: o.isMachine ? recordNote : textNote('stdout') });
   const stderr = new LogWriter(io.stderr as LogStream, { ...common, droppedLine: textNote('stderr') });
