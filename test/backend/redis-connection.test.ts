@@ -311,9 +311,12 @@ describe('nothing listening', () => {
       expect(r.code, r.stderr).toBe(75);
       expect(r.stderr).toContain('error: --drain: queue later was not drained: its claims have failed for 30s');
       expect(stopSaidAt! - lostAt).toBeGreaterThanOrEqual(30_000);
-      // Not at the first failed claim's answer (as if counted from the worker's start): 30 s from its
-      // start, less the few seconds (the client's connection retries) that claim took to fail.
-      expect(stopSaidAt! - claimFailedAt!).toBeGreaterThanOrEqual(20_000);
+      // Not at the first failed claim's answer (as if counted from the worker's start, which stopped
+      // at that answer or the next, 0-3 s later): 30 s from the claim's start, less the time it
+      // took to fail, which is the client's connection retries (a few seconds) or, when it met the
+      // dead server's connection still open, its 15 s answer timeout first (seen: the stop 11.5 s
+      // after the answer, under load). So at least 10 s; 5 s leaves room for a loaded machine.
+      expect(stopSaidAt! - claimFailedAt!).toBeGreaterThanOrEqual(5_000);
     } finally {
       await server.stop();
     }
