@@ -1,6 +1,6 @@
 /**
- * `agentq submit --file F` / `--file -` through the built CLI, on the SQLite default and on a
- * spawned redis-server: every line checked before any is submitted (a bad file submits nothing),
+ * `agentq submit --file F` / `--file -` through the built CLI, on the SQLite default, on a
+ * spawned redis-server and on a spawned fauxqs (SQS with its SQLite store): every line checked before any is submitted (a bad file submits nothing),
  * the flags as defaults, stdin, idempotent re-runs, and a store failing half way (which lines were
  * stored, which not, exit 75).
  */
@@ -11,6 +11,8 @@ import { z } from 'zod';
 import { Job } from '../../src/core/schemas.js';
 import { makeCliHome, parseNdjson, runCli, runCliOk, type CliHome } from '../support/cli.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { startSqsServer, type SqsServer } from '../support/sqs-server.js';
+import { sqsUrl } from '../conformance/sqs-fixture.js';
 
 const Record = z.object({
   line: z.number(),
@@ -35,8 +37,8 @@ function file(name: string, lines: Array<string | object>): string {
   return path;
 }
 
-async function jobsIn(queue: string, url?: string): Promise<Job[]> {
-  const r = await runCliOk(home, ['list', '--queue', queue, '--all', '-o', 'ndjson', ...(url ? ['--url', url] : [])]);
+async function jobsIn(queue: string, url?: string, env?: Record<string, string>): Promise<Job[]> {
+  const r = await runCliOk(home, ['list', '--queue', queue, '--all', '-o', 'ndjson', ...(url ? ['--url', url] : [])], { env });
   return parseNdjson(r.stdout).map((j) => Job.parse(j));
 }
 
@@ -239,5 +241,41 @@ describe('submit --file on Redis', () => {
     expect(r.stderr).toContain('not submitted: lines 1-2 (2 jobs)');
     expect(r.stderr).toContain('hint: Nothing was stored: submit the file again once the cause is mended.');
     expect(await jobsIn('down', url)).toEqual([]);
+  }, 60_000);
+});
+
+describe('submit --file on SQS', () => {
+  const creds = { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' };
+  let server: SqsServer;
+  beforeAll(async () => {
+    server = await startSqsServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('submits a file (jobs in the store, messages sent) and an idempotent re-run finds the same jobs, created: false', async () => {
+    const url = sqsUrl(server.endpoint, `file${process.pid}`, join(home.dir, 'sqs-store.db'), '&autocreate=1&wait=0');
+    const f = file('sqs.ndjson', [
+      ...Array.from({ length: 40 }, (_v, i) => ({ workflow: 's:v1', idempotency_key: `s-${i}`, tenant_id: `t${i % 3}`, input: `${i}` })),
+      '',
+      { workflow: 's:v2', idempotency_key: 's-other', queue: 'sqs-other', input: 'other' },
+    ]);
+    const run = (): Promise<z.infer<typeof Record>[]> =>
+      runCliOk(home, ['submit', '--url', url, '--file', f, '--queue', 'sqs-bulk', '-o', 'ndjson'], { env: creds }).then((r) => parseNdjson(r.stdout).map((x) => Record.parse(x)));
+    const first = await run();
+    expect(first.map((x) => x.line)).toEqual([...Array.from({ length: 40 }, (_v, i) => i + 1), 42]);
+    expect(first.every((x) => x.created && x.state === 'queued')).toBe(true);
+    expect(first.at(-1)).toMatchObject({ queue: 'sqs-other', workflow: 's:v2' });
+    const again = await run();
+    expect(again.map((x) => [x.line, x.job_id, x.created])).toEqual(first.map((x) => [x.line, x.job_id, false]));
+    const stored = await jobsIn('sqs-bulk', url, creds);
+    expect(new Set(stored.map((j) => j.job_id))).toEqual(new Set(first.slice(0, 40).map((x) => x.job_id)));
+    expect(stored.find((j) => j.idempotency_key === 's-7')).toMatchObject({ input: '7', tenant_id: 't1' });
+    expect((await jobsIn('sqs-other', url, creds)).map((j) => j.job_id)).toEqual([first.at(-1)!.job_id]);
+    // the messages were sent: a worker claims every job of the file from the queue
+    const drained = await runCliOk(home, ['worker', '--url', url, '--queue', 'sqs-other', '--drain', '--', 'true'], { env: creds });
+    expect(drained.code).toBe(0);
+    expect((await jobsIn('sqs-other', url, creds))[0]!.state).toBe('succeeded');
   }, 60_000);
 });
