@@ -11,7 +11,7 @@
 import { ValidationError } from '../core/errors.js';
 import { INLINE_INPUT_MAX_BYTES } from '../core/model.js';
 import { SubmitRequest as SubmitRequestSchema, type NormalizedSubmit, type SubmitRequest } from '../core/schemas.js';
-import { normalizeSubmit, requestFingerprint } from '../core/submit.js';
+import { checkSubmit, requestFingerprint } from '../core/submit.js';
 import { sanitize } from './output/sanitize.js';
 
 /** Jobs (non-blank lines) one file may hold. */
@@ -79,8 +79,9 @@ export function parseJobLine(text: string, defaults: JobDefaults, now: number): 
     throw new ValidationError(`${path}${typeof bad === 'string' ? ` ${quote(bad)}` : ''}: ${issue.message}`);
   }
   // The rules across fields (input or input_ref, a reference's checksum, deadline after run_at):
-  // the library's own check, so a line means what the same request means to `backend.submit`.
-  const req = normalizeSubmit(merged, now);
+  // the library's own check, so a line means what the same request means to `backend.submit`
+  // (on the schema's output above: normalizeSubmit would parse the line a second time).
+  const req = checkSubmit(parsed.data, now);
   if (req.deadline_at !== null && Date.parse(req.deadline_at) - now < MIN_DEADLINE_MS) {
     throw new ValidationError(`deadline_at ${req.deadline_at} is less than 1s away: the job would expire before a worker could claim it`);
   }

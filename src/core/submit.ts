@@ -11,7 +11,15 @@ import { formatZodError } from './validate.js';
 export function normalizeSubmit(raw: unknown, now: number): NormalizedSubmit {
   const parsed = SubmitRequest.safeParse(raw);
   if (!parsed.success) throw new ValidationError(formatZodError(parsed.error, 'submit request'));
-  const req = parsed.data;
+  return checkSubmit(parsed.data, now);
+}
+
+/**
+ * The rules across fields, for a request the schema has already parsed (its output, which this
+ * normalises in place): what `normalizeSubmit` checks after the schema. For a caller that runs the
+ * schema itself for its own messages (`submit --file`), so a request is not parsed twice.
+ */
+export function checkSubmit(req: NormalizedSubmit, now: number): NormalizedSubmit {
   if (req.input !== null) {
     const bytes = Buffer.byteLength(req.input, 'utf8');
     if (bytes > INLINE_INPUT_MAX_BYTES) {
