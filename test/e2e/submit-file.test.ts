@@ -278,4 +278,25 @@ describe('submit --file on SQS', () => {
     expect(drained.code).toBe(0);
     expect((await jobsIn('sqs-other', url, creds))[0]!.state).toBe('succeeded');
   }, 60_000);
+
+  it('SQS unreachable: the jobs are stored (exit 0) and stderr says how many wait in the outbox to be published, and why', async () => {
+    const url = sqsUrl(server.endpoint, `unpub${process.pid}`, join(home.dir, 'sqs-unpub.db'), '&autocreate=1&wait=0');
+    const f = file('sqs-unpub.ndjson', [{ workflow: 'u:v1', idempotency_key: 'u-1' }, { workflow: 'u:v1', idempotency_key: 'u-2' }, { workflow: 'u:v1', idempotency_key: 'u-3' }]);
+    // (the queue is created first: submitting with the broker down must not be what creates it)
+    await runCliOk(home, ['submit', '--url', url, '--file', f, '--queue', 'sqs-unpub', '-o', 'ndjson'], { env: creds });
+    const g = file('sqs-unpub2.ndjson', [{ workflow: 'u:v1', idempotency_key: 'u-1' }, { workflow: 'u:v1', idempotency_key: 'u-4' }, { workflow: 'u:v1', idempotency_key: 'u-5' }]);
+    const port = server.port;
+    await server.stop();
+    let r;
+    try {
+      r = await runCli(home, ['submit', '--url', url, '--file', g, '--queue', 'sqs-unpub', '-o', 'ndjson'], { env: creds });
+    } finally {
+      server = await startSqsServer({ port });
+    }
+    expect(r.code).toBe(0);
+    expect(parseNdjson(r.stdout).map((x) => Record.parse(x)).map((x) => [x.line, x.created])).toEqual([[1, false], [2, true], [3, true]]);
+    expect(r.stderr).toContain(`3 jobs from ${g}: 2 created, 1 already there (idempotency key)`);
+    expect(r.stderr).toMatch(/2 of the jobs \(lines 2-3\) are stored but not yet published \(.+\); the outbox relay \(workers, `agentq outbox relay`\) publishes them once that is mended/);
+    expect(await jobsIn('sqs-unpub', url, creds)).toHaveLength(5);
+  }, 60_000);
 });

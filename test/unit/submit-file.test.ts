@@ -146,8 +146,8 @@ describe('JobLineChecker', () => {
   });
 });
 
-/** A backend whose submit answers on demand: `answer(i)` settles the i-th call. */
-function fakeBackend(fail: (i: number) => Error | null) {
+/** A backend whose submit answers on demand: `fail(i)` settles the i-th call, `unpublished(i)` says its job was not published. */
+function fakeBackend(fail: (i: number) => Error | null, unpublished: (i: number) => string | undefined = () => undefined) {
   const calls: SubmitRequest[] = [];
   let inFlight = 0;
   let maxInFlight = 0;
@@ -162,7 +162,7 @@ function fakeBackend(fail: (i: number) => Error | null) {
           inFlight--;
           const e = fail(i);
           if (e) reject(e);
-          else resolve({ job: { job_id: `job_${i}`, state: 'queued', queue: req.queue, tenant_id: req.tenant_id, workflow: req.workflow, idempotency_key: req.idempotency_key ?? null } as Job, created: true });
+          else resolve({ job: { job_id: `job_${i}`, state: 'queued', queue: req.queue, tenant_id: req.tenant_id, workflow: req.workflow, idempotency_key: req.idempotency_key ?? null } as Job, created: true, unpublished: unpublished(i) });
         }),
       );
     },
@@ -182,6 +182,15 @@ describe('submitInOrder', () => {
     expect(f.maxInFlight()).toBeGreaterThan(1);
     expect(printed.map((r) => r.line)).toEqual(Array.from({ length: 1000 }, (_v, i) => i * 2 + 1));
     expect(run.interrupted).toBe(false);
+    expect(run.unpublished.size).toBe(0);
+  });
+
+  it('keeps which stored jobs were not published (SQS broker unreachable), by job index, out of the printed records', async () => {
+    const f = fakeBackend(() => null, (i) => (i % 2 === 1 ? 'SQS is unreachable' : undefined));
+    const printed: SubmittedLine[] = [];
+    const run = await submitInOrder(f.backend, jobs(6), async (rows) => void printed.push(...rows), new AbortController().signal);
+    expect([...run.unpublished].sort(([a], [b]) => a - b)).toEqual([[1, 'SQS is unreachable'], [3, 'SQS is unreachable'], [5, 'SQS is unreachable']]);
+    expect(printed.every((r) => !('unpublished' in r))).toBe(true);
   });
 
   it('stops sending at the first failure, waits for those in flight, and knows the fate of every job', async () => {

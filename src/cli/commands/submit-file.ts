@@ -160,6 +160,8 @@ async function checkedJobs(path: string, defaults: JobDefaults, now: number, ctx
 export interface BatchRun {
   /** Per job: the stored job, the error its submit failed with, or undefined when it was never sent. */
   results: Array<SubmittedLine | { error: unknown } | undefined>;
+  /** Job index → why its job, stored, is not published yet (SQS: its outbox row waits for the relay). */
+  unpublished: Map<number, string>;
   interrupted: boolean;
 }
 
@@ -171,6 +173,7 @@ export interface BatchRun {
 export async function submitInOrder(backend: Backend, jobs: readonly JobLine[], emit: (rows: SubmittedLine[]) => Promise<void>, signal: AbortSignal): Promise<BatchRun> {
   const results: BatchRun['results'] = new Array(jobs.length);
   const answered: boolean[] = new Array(jobs.length).fill(false);
+  const unpublished = new Map<number, string>();
   let next = 0;
   let emitted = 0;
   let inFlight = 0;
@@ -186,7 +189,8 @@ export async function submitInOrder(backend: Backend, jobs: readonly JobLine[], 
     inFlight++;
     const { line, req } = jobs[i]!;
     backend.submit(req).then(
-      ({ job, created }) => {
+      ({ job, created, unpublished: why }) => {
+        if (why !== undefined) unpublished.set(i, why);
         results[i] = { line, job_id: job.job_id, created, state: job.state, queue: job.queue, tenant_id: job.tenant_id, workflow: job.workflow, idempotency_key: job.idempotency_key };
       },
       (error: unknown) => {
@@ -214,7 +218,7 @@ export async function submitInOrder(backend: Backend, jobs: readonly JobLine[], 
   } finally {
     signal.removeEventListener('abort', woken);
   }
-  return { results, interrupted: signal.aborted && !failed };
+  return { results, unpublished, interrupted: signal.aborted && !failed };
 }
 
 /** Stderr after the run: a summary, or which lines were stored and which not, then the error to exit with. */
@@ -236,6 +240,7 @@ function reportRun(run: BatchRun, jobs: readonly JobLine[], name: string, ctx: C
       if (r.created) created++;
     }
   }
+  reportUnpublished(run.unpublished, jobs, ctx);
   if (failures.length === 0 && !run.interrupted) {
     const existing = stored.length - created;
     ctx.note(`${stored.length} job${stored.length === 1 ? '' : 's'} from ${name}: ${created} created${existing > 0 ? `, ${existing} already there (idempotency key)` : ''}`);
@@ -267,6 +272,28 @@ function reportRun(run: BatchRun, jobs: readonly JobLine[], name: string, ctx: C
   const first = failures[0]!;
   if (!(first.error instanceof AgentqError)) throw first.error;
   throw new AgentqError(first.error.code, `submitting ${name} stopped at line ${first.line}: ${first.error.message.replace(/\.$/, '')}; ${tally}`, first.error.exitCode, hint);
+}
+
+/**
+ * Jobs stored but not yet published (SQS with its broker unreachable): what `agentq submit` says of
+ * one job, said once per cause with the lines it holds for, since the run itself succeeded.
+ */
+function reportUnpublished(unpublished: ReadonlyMap<number, string>, jobs: readonly JobLine[], ctx: CommandContext): void {
+  if (unpublished.size === 0) return;
+  const byReason = new Map<string, number[]>();
+  for (const i of [...unpublished.keys()].sort((a, b) => a - b)) {
+    const reason = sanitize(unpublished.get(i)!);
+    const same = byReason.get(reason);
+    if (same) same.push(i);
+    else byReason.set(reason, [i]);
+  }
+  for (const [reason, indexes] of [...byReason].slice(0, MAX_REPORTED)) {
+    const one = indexes.length === 1;
+    ctx.note(
+      `${indexes.length} of the jobs (${lineRanges(indexes, jobs, false)}) ${one ? 'is' : 'are'} stored but not yet published (${reason}); the outbox relay (workers, \`agentq outbox relay\`) publishes ${one ? 'it' : 'them'} once that is mended`,
+    );
+  }
+  if (byReason.size > MAX_REPORTED) ctx.note(`… and ${byReason.size - MAX_REPORTED} more causes of jobs not yet published`);
 }
 
 /** A submit that failed with its answer lost (a timeout, a connection dropped under it) may have stored the job. */
