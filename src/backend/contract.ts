@@ -26,6 +26,7 @@ import type {
   JobState,
   SubmitRequest,
 } from '../core/schemas.js';
+import type { ValidationError } from '../core/errors.js';
 import type { QueueStats, StatsOptions } from '../core/queue-stats.js';
 import type { Usage, UsageReport } from '../core/usage.js';
 import type { Action, Verdict } from '../core/verdict.js';
@@ -448,6 +449,12 @@ export interface Backend {
   // ---- producers and operators
   /** Idempotent on `idempotency_key`: same key and body → same job, `created: false`; same key, other body → `IdempotencyConflictError`. */
   submit(req: SubmitRequest): Promise<SubmitResult>;
+  /**
+   * Optional: a rule of this backend's own that `submit` would refuse the request for (SQS: `run_at`
+   * within 13 days), without I/O; null when it breaks none. `submit --file` asks it for every line
+   * before submitting any, so a file with such a line submits nothing rather than stopping half way.
+   */
+  refusesSubmit?(req: SubmitRequest): ValidationError | null;
   get(jobId: string): Promise<Job | null>;
   list(filter: JobFilter, page: PageRequest): Promise<JobPage>;
   /** `reason`: 1-500 characters, kept as the job's `cancel_reason`; none when left out or null. */

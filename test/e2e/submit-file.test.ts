@@ -279,6 +279,18 @@ describe('submit --file on SQS', () => {
     expect((await jobsIn('sqs-other', url, creds))[0]!.state).toBe('succeeded');
   }, 60_000);
 
+  it('a line SQS cannot take (run_at over 13 days ahead) is refused with the others checked: exit 2, nothing submitted', async () => {
+    const url = sqsUrl(server.endpoint, `ahead${process.pid}`, join(home.dir, 'sqs-ahead.db'), '&autocreate=1&wait=0');
+    const far = new Date(Date.now() + 20 * 24 * 3600_000).toISOString();
+    const f = file('sqs-ahead.ndjson', [{ workflow: 'a:v1' }, { workflow: 'a:v1', run_at: far }, { workflow: 'a:v1' }]);
+    const r = await runCli(home, ['submit', '--url', url, '--file', f, '--queue', 'sqs-ahead', '-o', 'json'], { env: creds });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('line 2: run_at must be at most 13 days ahead on the SQS backend');
+    expect(r.stderr).toContain(`error: 1 line of ${f} is invalid (the first: line 2); nothing was submitted`);
+    expect(await jobsIn('sqs-ahead', url, creds)).toEqual([]);
+  }, 60_000);
+
   it('SQS unreachable: the jobs are stored (exit 0) and stderr says how many wait in the outbox to be published, and why', async () => {
     const url = sqsUrl(server.endpoint, `unpub${process.pid}`, join(home.dir, 'sqs-unpub.db'), '&autocreate=1&wait=0');
     const f = file('sqs-unpub.ndjson', [{ workflow: 'u:v1', idempotency_key: 'u-1' }, { workflow: 'u:v1', idempotency_key: 'u-2' }, { workflow: 'u:v1', idempotency_key: 'u-3' }]);

@@ -393,14 +393,8 @@ export class SqsBackend implements Backend {
   // ------------------------------------------------------------ producers and operators
 
   async submit(req: SubmitRequest): Promise<SubmitResult> {
-    // (`?.`: a request that is not an object is the store's to refuse, with a ValidationError)
-    const runAt = (req as SubmitRequest | null | undefined)?.run_at;
-    if (typeof runAt === 'string' && Date.parse(runAt) - this.clock.now() > MAX_SCHEDULE_AHEAD_MS) {
-      throw new ValidationError(
-        'run_at must be at most 13 days ahead on the SQS backend (SQS keeps a message at most 14 days, and the message waits in SQS until it is due)',
-        'Submit it later, or schedule it outside agentq.',
-      );
-    }
+    const refused = this.refusesSubmit(req);
+    if (refused !== null) throw refused;
     const res = await this.store.submit(req);
     // Published at once when SQS answers (together with concurrent submits); otherwise, or when
     // it does not answer within publishWaitMs, the outbox row waits for the relay (workers,
@@ -408,6 +402,17 @@ export class SqsBackend implements Backend {
     if (!res.created) return res;
     const unpublished = await this.publisher.publish(res.job.job_id, this.publishWaitMs);
     return unpublished === null ? res : { ...res, unpublished };
+  }
+  refusesSubmit(req: SubmitRequest): ValidationError | null {
+    // (`?.`: a request that is not an object is the store's to refuse, with a ValidationError)
+    const runAt = (req as SubmitRequest | null | undefined)?.run_at;
+    if (typeof runAt === 'string' && Date.parse(runAt) - this.clock.now() > MAX_SCHEDULE_AHEAD_MS) {
+      return new ValidationError(
+        'run_at must be at most 13 days ahead on the SQS backend (SQS keeps a message at most 14 days, and the message waits in SQS until it is due)',
+        'Submit it later, or schedule it outside agentq.',
+      );
+    }
+    return null;
   }
   get(jobId: string): Promise<Job | null> {
     return this.store.get(jobId);

@@ -10,7 +10,7 @@ import type { Backend } from '../../backend/contract.js';
 import type { Job } from '../../core/schemas.js';
 import type { CommandContext } from '../context.js';
 import { openFlagFile, readChunks } from '../flag-file.js';
-import { JobLineChecker, LineSplitter, MAX_JOBS, type JobDefaults, type JobLine } from '../job-lines.js';
+import { JobLineChecker, LineSplitter, MAX_JOBS, type JobDefaults, type JobLine, type LineError } from '../job-lines.js';
 import { RecordStream, type RecordSpec } from '../output/format.js';
 import { sanitize } from '../output/sanitize.js';
 import { buildSubmitRequest, type SubmitOptions } from './submit.js';
@@ -94,6 +94,7 @@ export async function runFile(o: SubmitOptions & { file: string }, ctx: CommandC
   }
   const out = new RecordStream(ctx.out, SPEC);
   const backend = await ctx.openBackend({ create: true });
+  refuseBackendRules(backend, jobs, name, ctx);
   const releaseStops = ctx.handleStops();
   let run: BatchRun;
   try {
@@ -105,8 +106,10 @@ export async function runFile(o: SubmitOptions & { file: string }, ctx: CommandC
   reportRun(run, jobs, name, ctx);
 }
 
-/** Reads and checks every line; throws (exit 2, nothing submitted) when any is bad or a cap is passed. */
-/** The jobs of the file, every line checked, and how many bytes it had (0: an empty file, not blank lines). */
+/**
+ * Reads and checks every line; throws (exit 2, nothing submitted) when any is bad or a cap is
+ * passed. Returns the jobs and how many bytes the input had (0: an empty file, not blank lines).
+ */
 async function checkedJobs(path: string, defaults: JobDefaults, now: number, ctx: CommandContext): Promise<{ jobs: JobLine[]; bytes: number }> {
   const checker = new JobLineChecker(defaults, now, MAX_REPORTED);
   const split = new LineSplitter((line, bytes) => checker.add(line, bytes));
@@ -139,21 +142,46 @@ async function checkedJobs(path: string, defaults: JobDefaults, now: number, ctx
     }
   }
   const name = path === '-' ? 'stdin' : path;
-  for (const e of checker.errors) ctx.note(`line ${e.line}: ${e.message}`);
-  const unshown = checker.errorCount - checker.errors.length;
-  if (unshown > 0) ctx.note(`… and ${unshown} more invalid line${unshown === 1 ? '' : 's'}`);
+  reportInvalidLines(checker.errors, checker.errorCount, ctx);
   const split1 = `Split it (split -l ${MAX_JOBS} ${path === '-' ? 'FILE' : path}) and submit each part.`;
   if (tooLarge) throw new ValidationError(`${name} is over ${MAX_FILE_BYTES / 1024 / 1024} MiB; nothing was submitted`, split1, 'INPUT_TOO_LARGE');
   if (checker.overCap !== null) throw new ValidationError(`${name} ${checker.overCap}; at most ${MAX_JOBS} a file; nothing was submitted`, split1, 'INPUT_TOO_LARGE');
-  if (checker.errorCount > 0) {
-    const first = checker.errors[0]!.line;
-    throw new ValidationError(
-      `${checker.errorCount} line${checker.errorCount === 1 ? '' : 's'} of ${name} ${checker.errorCount === 1 ? 'is' : 'are'} invalid (the first: line ${first}); nothing was submitted`,
-      'Mend the lines named above and submit the file again.',
-      'INVALID_JOB_LINES',
-    );
-  }
+  if (checker.errorCount > 0) throw invalidLines(checker.errors, checker.errorCount, name);
   return { jobs: checker.jobs, bytes: read };
+}
+
+/**
+ * The backend's own rules (SQS: `run_at` within 13 days), asked for every line once the backend is
+ * open and before any is submitted: a line only this backend refuses must not stop a file half way.
+ */
+function refuseBackendRules(backend: Backend, jobs: readonly JobLine[], name: string, ctx: CommandContext): void {
+  if (backend.refusesSubmit === undefined) return;
+  const errors: LineError[] = [];
+  let count = 0;
+  for (const { line, req } of jobs) {
+    const refused = backend.refusesSubmit(req);
+    if (refused === null) continue;
+    count++;
+    if (errors.length < MAX_REPORTED) errors.push({ line, message: sanitize(refused.message) });
+  }
+  if (count === 0) return;
+  reportInvalidLines(errors, count, ctx);
+  throw invalidLines(errors, count, name);
+}
+
+/** `line N: rule` on stderr for the lines kept, then a count of the rest. */
+function reportInvalidLines(errors: readonly LineError[], count: number, ctx: CommandContext): void {
+  for (const e of errors) ctx.note(`line ${e.line}: ${e.message}`);
+  const unshown = count - errors.length;
+  if (unshown > 0) ctx.note(`… and ${unshown} more invalid line${unshown === 1 ? '' : 's'}`);
+}
+
+function invalidLines(errors: readonly LineError[], count: number, name: string): ValidationError {
+  return new ValidationError(
+    `${count} line${count === 1 ? '' : 's'} of ${name} ${count === 1 ? 'is' : 'are'} invalid (the first: line ${errors[0]!.line}); nothing was submitted`,
+    'Mend the lines named above and submit the file again.',
+    'INVALID_JOB_LINES',
+  );
 }
 
 /** How a run of submits ended, per job (by index into the jobs). */
