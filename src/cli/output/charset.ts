@@ -73,8 +73,8 @@ const SAME_WIDTH: Readonly<Record<string, string>> = {
   '┏': '+', '┓': '+', '┗': '+', '┛': '+', '╔': '+', '╗': '+', '╚': '+', '╝': '+',
   '─': '-', '━': '-', '═': '-',
   '│': '|', '┃': '|', '║': '|',
-  // sparklines (stats --watch), as SPARK_BARS.ascii
-  '▁': '_', '▂': '.', '▃': '-', '▄': ':', '▅': '=', '▆': '+', '▇': '*', '█': '#',
+  // sparklines (stats --watch): each level to the ASCII level of the same rank
+  ...Object.fromEntries([...SPARK_BARS.utf8].map((bar, i) => [bar, SPARK_BARS.ascii[i]!])),
 };
 
 /** Where the width is free (a line of prose on stderr), the clearer form. */
