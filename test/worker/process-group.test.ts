@@ -49,11 +49,17 @@ describe('ProcessGroup: ending what an attempt left', () => {
   it('a member started while the known ones are being ended is found before the group counts as ended', async () => {
     // On SIGTERM, the shell starts a new process group of its own and exits: the known member is
     // gone, the new one is not, and it must be found and ended too.
+    // The shell says when its trap is set (a SIGTERM before that ends it at once, with no new
+    // member), and writes the new member's pid itself before it exits (the new member may be
+    // found and ended before it could write anything). Seen under load: no pid file, both ways.
+    // The grace leaves the shell time to run its trap before any SIGKILL.
     const pidFile = `/tmp/agentq-pg-${process.pid}-${Date.now()}`;
-    const child = spawn('bash', ['-c', `trap 'set -m; (trap "" TERM; echo $BASHPID > ${pidFile}; while :; do sleep 0.05; done) & exit 0' TERM; while :; do sleep 0.05; done`], { detached: true, stdio: 'ignore' });
+    const ready = `${pidFile}.ready`;
+    const child = spawn('bash', ['-c', `trap 'set -m; (trap "" TERM; while :; do sleep 0.05; done) & echo $! > ${pidFile}; exit 0' TERM; : > ${ready}; while :; do sleep 0.05; done`], { detached: true, stdio: 'ignore' });
     const pid = child.pid!;
-    await pollUntil(() => running(pid), { what: 'the child to run' });
-    await group(pid).end();
+    await pollUntil(() => fs.existsSync(ready), { what: 'the child to set its trap' });
+    fs.rmSync(ready, { force: true });
+    await new ProcessGroup(pid, 2_000, null).end();
     const late = Number(fs.readFileSync(pidFile, 'utf8'));
     fs.rmSync(pidFile, { force: true });
     expect(running(late)).toBe(false);
@@ -67,8 +73,3 @@ describe('ProcessGroup: ending what an attempt left', () => {
     expect(pid1Warning(4242)).toBeNull();
   });
 });
-
-function group(pid: number) {
-  return new ProcessGroup(pid, 300, null);
-}
-
